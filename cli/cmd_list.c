@@ -1,0 +1,68 @@
+/* list: the kernel registry as a table (or JSON with --json), with what this build can run. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "softmax_lab.h"
+
+static void mask_names(char *buf, size_t n, unsigned mask, int ops) {
+    buf[0] = 0;
+    unsigned count = ops ? SML_OP_COUNT : SML_DTYPE_COUNT;
+    for (unsigned i = 0; i < count; i++) {
+        if (!(mask & (1u << i))) continue;
+        const char *name = ops ? sml_op_name((sml_op)i) : sml_dtype_name((sml_dtype)i);
+        if (buf[0]) strncat(buf, ",", n - strlen(buf) - 1);
+        strncat(buf, name, n - strlen(buf) - 1);
+    }
+}
+
+static const char *availability(const sml_kernel *k, int gpu) {
+    if (!k->launch) return "not built";
+    if (k->device == SML_DEVICE_GPU && !gpu) return "no GPU";
+    return "ready";
+}
+
+int sml_cmd_list(int argc, char **argv) {
+    int json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--help")) {
+            printf("usage: softmax-lab list [--json]\n");
+            return 0;
+        } else {
+            fprintf(stderr, "softmax-lab list: unknown option '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    int gpu = sml_gpu_available();
+    char ops[96], dts[32], claim[64];
+    if (json) printf("[\n");
+    else printf("%-10s %-4s %-9s %-40s %-14s %-9s %-18s %s\n", "kernel", "dev", "status", "ops",
+                "dtypes", "cols", "claim", "summary");
+    for (size_t i = 0; i < sml_kernel_count(); i++) {
+        const sml_kernel *k = sml_kernel_at(i);
+        mask_names(ops, sizeof ops, k->ops, 1);
+        mask_names(dts, sizeof dts, k->dtypes, 0);
+        if (k->claim.baseline)
+            snprintf(claim, sizeof claim, ">=%.2fx %s (%s)", k->claim.min_speedup, k->claim.baseline,
+                     k->claim.shapes);
+        else
+            snprintf(claim, sizeof claim, "none");
+        char cols[32];
+        if (k->max_cols) snprintf(cols, sizeof cols, "%lld-%lld", (long long)k->min_cols, (long long)k->max_cols);
+        else snprintf(cols, sizeof cols, "%lld-", (long long)k->min_cols);
+        if (json)
+            printf("  {\"name\": \"%s\", \"device\": \"%s\", \"status\": \"%s\", \"ops\": \"%s\", "
+                   "\"dtypes\": \"%s\", \"min_cols\": %lld, \"max_cols\": %lld, \"file\": \"%s\", "
+                   "\"claim\": \"%s\", \"summary\": \"%s\"}%s\n",
+                   k->name, k->device == SML_DEVICE_GPU ? "gpu" : "cpu", availability(k, gpu), ops,
+                   dts, (long long)k->min_cols, (long long)k->max_cols, k->file, claim, k->summary,
+                   i + 1 < sml_kernel_count() ? "," : "");
+        else
+            printf("%-10s %-4s %-9s %-40s %-14s %-9s %-18s %s\n", k->name,
+                   k->device == SML_DEVICE_GPU ? "gpu" : "cpu", availability(k, gpu), ops, dts, cols,
+                   claim, k->summary);
+    }
+    if (json) printf("]\n");
+    return 0;
+}

@@ -1,0 +1,14 @@
+/* commands.h: one function per `softmax-lab` subcommand, each in its own file. Each takes
+ * the arguments after the subcommand's name and returns the process exit code:
+ * 0 success, 1 a verdict failed (a kernel broke the contract, a gate was missed),
+ * 2 bad usage or input (nothing was written). */
+#ifndef SML_CLI_COMMANDS_H
+#define SML_CLI_COMMANDS_H
+
+int sml_cmd_list(int argc, char **argv);    /* cmd_list.c */
+int sml_cmd_bench(int argc, char **argv);   /* cmd_bench.c */
+int sml_cmd_check(int argc, char **argv);   /* cmd_check.c */
+int sml_cmd_replay(int argc, char **argv);  /* cmd_replay.c */
+int sml_cmd_compare(int argc, char **argv); /* cmd_compare.c */
+
+#endif

@@ -1,0 +1,141 @@
+/* softmax_lab.h: the one public header of softmax-lab.
+ *
+ * Every tensor is row-major [rows, cols] with one row stride `ld` (in elements, ld >= cols)
+ * shared by all tensors of a call. Softmax is taken over each row. fp16 and bf16 inputs are
+ * computed with fp32 accumulation. Exported names carry the prefix sml_.
+ *
+ * Two ways in:
+ *   - the convenience calls (sml_softmax_forward ...) run the `auto` kernel, which picks the
+ *     fastest registered GPU path for the shape;
+ *   - the registry (sml_kernel_at / sml_kernel_find + sml_run) runs any named kernel, which is
+ *     how the tests, the property suite and the benchmark see every kernel.
+ *
+ * Bad input returns a status and writes nothing. Misaligned pointers and odd strides are
+ * not errors: kernels fall back to narrower loads.
+ */
+#ifndef SOFTMAX_LAB_H
+#define SOFTMAX_LAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sml_status {
+    SML_OK = 0,
+    SML_ERR_NULL_POINTER,   /* a required pointer is NULL */
+    SML_ERR_BAD_SHAPE,      /* rows or cols negative, or rows*ld overflows 64 bits */
+    SML_ERR_BAD_STRIDE,     /* ld < cols */
+    SML_ERR_BAD_DTYPE,      /* dtype outside sml_dtype */
+    SML_ERR_BAD_OP,         /* op outside sml_op */
+    SML_ERR_BAD_ALIAS,      /* output partly overlaps an input (only out == x for forward is allowed) */
+    SML_ERR_UNSUPPORTED,    /* the kernel does not support this op, dtype or row length */
+    SML_ERR_UNKNOWN_KERNEL, /* no kernel of that name in the registry */
+    SML_ERR_NO_DEVICE,      /* a GPU kernel, but no CUDA device (or built without CUDA) */
+    SML_ERR_CUDA,           /* a CUDA runtime call or a kernel launch failed */
+    SML_ERR_CUDNN,          /* a cuDNN call failed */
+    SML_ERR_OUT_OF_MEMORY,  /* host or device allocation failed */
+    SML_ERR_IO,             /* a file could not be read or written */
+    SML_ERR_FORMAT,         /* a file is not in the expected format */
+    SML_ERR_INVALID_ARG,    /* any other bad argument (bad flag value, ...) */
+    SML_ERR_INTERNAL,       /* a bug in softmax-lab */
+    SML_STATUS_COUNT
+} sml_status;
+
+/* A static, human-readable message for a status; never NULL. */
+const char *sml_strerror(sml_status s);
+
+typedef enum sml_dtype { SML_F32 = 0, SML_F16 = 1, SML_BF16 = 2, SML_DTYPE_COUNT } sml_dtype;
+
+typedef enum sml_op {
+    SML_SOFTMAX = 0,         /* y = exp(x - max) / sum(exp(x - max)) */
+    SML_LOG_SOFTMAX = 1,     /* y = x - max - log(sum(exp(x - max))) */
+    SML_SOFTMAX_BWD = 2,     /* dx = y * (dy - sum(dy * y)), y = softmax output */
+    SML_LOG_SOFTMAX_BWD = 3, /* dx = dy - exp(y) * sum(dy), y = log-softmax output */
+    SML_OP_COUNT
+} sml_op;
+
+typedef enum sml_device { SML_DEVICE_CPU = 0, SML_DEVICE_GPU = 1 } sml_device;
+
+const char *sml_dtype_name(sml_dtype d);  /* "fp32", "fp16", "bf16"; "?" if out of range */
+size_t sml_dtype_size(sml_dtype d);       /* bytes per element; 0 if out of range */
+const char *sml_op_name(sml_op op);       /* "softmax", "log_softmax", "softmax_bwd", "log_softmax_bwd" */
+/* Parse the names above (also "float32", "float16", "bfloat16", "f32", ...). */
+sml_status sml_dtype_parse(const char *s, sml_dtype *out);
+sml_status sml_op_parse(const char *s, sml_op *out);
+int sml_op_is_backward(sml_op op);
+
+/* State a kernel may need across calls: the cuDNN handle, a device scratch buffer.
+ * Not thread-safe: one handle per host thread. */
+typedef struct sml_handle sml_handle;
+sml_status sml_handle_create(sml_handle **out);
+void sml_handle_destroy(sml_handle *h);
+
+/* One call's worth of work. Pointers are device pointers for GPU kernels, host pointers
+ * for CPU kernels. */
+typedef struct sml_problem {
+    sml_op op;
+    sml_dtype dtype;
+    int64_t rows, cols, ld;
+    const void *x;  /* forward: logits; backward: the forward output y */
+    const void *dy; /* backward: the upstream gradient; ignored (may be NULL) for forward */
+    void *out;      /* forward: y (may equal x: in place); backward: dx */
+    void *stream;   /* cudaStream_t for GPU kernels (NULL: the default stream); ignored on CPU */
+} sml_problem;
+
+typedef sml_status (*sml_launch_fn)(sml_handle *h, const sml_problem *p);
+
+/* A kernel's performance promise, checked by the perf suite (tests/perf). */
+typedef struct sml_claim {
+    const char *baseline; /* kernel it must beat; NULL: no claim (experimental) */
+    double min_speedup;   /* time(baseline) / time(kernel) at least this */
+    const char *shapes;   /* shape class it holds on: "all", "short", "mid", "long" */
+} sml_claim;
+
+#define SML_OPS_ALL ((1u << SML_OP_COUNT) - 1u)
+#define SML_OPS_FWD ((1u << SML_SOFTMAX) | (1u << SML_LOG_SOFTMAX))
+#define SML_DTYPES_ALL ((1u << SML_DTYPE_COUNT) - 1u)
+
+typedef struct sml_kernel {
+    const char *name;       /* unique: "warp", "block", "cudnn", "auto", "cpu_naive", ... */
+    const char *file;       /* the source file that implements it, from the repository root */
+    sml_device device;
+    unsigned ops;           /* bit (1u << op) per supported op */
+    unsigned dtypes;        /* bit (1u << dtype) per supported dtype */
+    int64_t min_cols;       /* shortest supported row (>= 1) */
+    int64_t max_cols;       /* longest supported row; 0: no limit */
+    sml_launch_fn launch;   /* NULL when this build cannot run it (no CUDA, no cuDNN) */
+    const char *summary;    /* one line: what it does differently */
+    sml_claim claim;
+} sml_kernel;
+
+size_t sml_kernel_count(void);
+const sml_kernel *sml_kernel_at(size_t i);          /* NULL past the end */
+const sml_kernel *sml_kernel_find(const char *name); /* NULL if absent */
+
+/* Validate p against the API rules and k's limits without running anything. */
+sml_status sml_validate(const sml_kernel *k, const sml_problem *p);
+/* Validate, then run. GPU kernels are asynchronous on p->stream; a launch error is reported. */
+sml_status sml_run(const sml_kernel *k, sml_handle *h, const sml_problem *p);
+
+/* 1 when this build has CUDA and a CUDA device is present, else 0. */
+int sml_gpu_available(void);
+
+/* The convenience API: the `auto` kernel, on device pointers. */
+sml_status sml_softmax_forward(sml_handle *h, const void *x, void *y, int64_t rows, int64_t cols,
+                               int64_t ld, sml_dtype dtype, void *stream);
+sml_status sml_log_softmax_forward(sml_handle *h, const void *x, void *y, int64_t rows,
+                                   int64_t cols, int64_t ld, sml_dtype dtype, void *stream);
+sml_status sml_softmax_backward(sml_handle *h, const void *y, const void *dy, void *dx,
+                                int64_t rows, int64_t cols, int64_t ld, sml_dtype dtype,
+                                void *stream);
+sml_status sml_log_softmax_backward(sml_handle *h, const void *y, const void *dy, void *dx,
+                                    int64_t rows, int64_t cols, int64_t ld, sml_dtype dtype,
+                                    void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,130 @@
+/* devmem.c: host or device buffers behind one interface, and the GPU's description.
+ * Built with or without CUDA: without it, GPU requests answer SML_ERR_NO_DEVICE. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifdef SML_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+const char *sml_last_cuda_error(void) { return cudaGetErrorString(cudaPeekAtLastError()); }
+
+int sml_gpu_available(void) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError(); /* clear "no device" so later calls start clean */
+        return 0;
+    }
+    return n > 0;
+}
+
+static sml_status gpu_status(cudaError_t e) {
+    if (e == cudaSuccess) return SML_OK;
+    return e == cudaErrorMemoryAllocation ? SML_ERR_OUT_OF_MEMORY : SML_ERR_CUDA;
+}
+#else
+const char *sml_last_cuda_error(void) { return "built without CUDA"; }
+int sml_gpu_available(void) { return 0; }
+#endif
+
+sml_status sml_buffer_alloc(sml_buffer *b, sml_device d, size_t bytes) {
+    if (!b) return SML_ERR_NULL_POINTER;
+    b->device = d;
+    b->ptr = NULL;
+    b->bytes = 0;
+    size_t n = bytes ? bytes : 1;
+    if (d == SML_DEVICE_CPU) {
+        b->ptr = malloc(n);
+        if (!b->ptr) return SML_ERR_OUT_OF_MEMORY;
+    } else {
+#ifdef SML_HAVE_CUDA
+        if (!sml_gpu_available()) return SML_ERR_NO_DEVICE;
+        sml_status s = gpu_status(cudaMalloc(&b->ptr, n));
+        if (s != SML_OK) { b->ptr = NULL; return s; }
+#else
+        return SML_ERR_NO_DEVICE;
+#endif
+    }
+    b->bytes = bytes;
+    return SML_OK;
+}
+
+void sml_buffer_free(sml_buffer *b) {
+    if (!b || !b->ptr) return;
+    if (b->device == SML_DEVICE_CPU) free(b->ptr);
+#ifdef SML_HAVE_CUDA
+    else cudaFree(b->ptr);
+#endif
+    b->ptr = NULL;
+    b->bytes = 0;
+}
+
+sml_status sml_buffer_upload(sml_buffer *b, size_t offset, const void *host, size_t n) {
+    if (!b || !b->ptr || !host) return SML_ERR_NULL_POINTER;
+    if (offset > b->bytes || n > b->bytes - offset) return SML_ERR_INVALID_ARG;
+    if (b->device == SML_DEVICE_CPU) { memcpy((char *)b->ptr + offset, host, n); return SML_OK; }
+#ifdef SML_HAVE_CUDA
+    return gpu_status(cudaMemcpy((char *)b->ptr + offset, host, n, cudaMemcpyHostToDevice));
+#else
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
+sml_status sml_buffer_download(const sml_buffer *b, size_t offset, void *host, size_t n) {
+    if (!b || !b->ptr || !host) return SML_ERR_NULL_POINTER;
+    if (offset > b->bytes || n > b->bytes - offset) return SML_ERR_INVALID_ARG;
+    if (b->device == SML_DEVICE_CPU) { memcpy(host, (char *)b->ptr + offset, n); return SML_OK; }
+#ifdef SML_HAVE_CUDA
+    return gpu_status(cudaMemcpy(host, (char *)b->ptr + offset, n, cudaMemcpyDeviceToHost));
+#else
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
+sml_status sml_buffer_fill(sml_buffer *b, unsigned char byte) {
+    if (!b || !b->ptr) return SML_ERR_NULL_POINTER;
+    if (b->device == SML_DEVICE_CPU) { memset(b->ptr, byte, b->bytes); return SML_OK; }
+#ifdef SML_HAVE_CUDA
+    sml_status s = gpu_status(cudaMemset(b->ptr, byte, b->bytes));
+    return s != SML_OK ? s : gpu_status(cudaDeviceSynchronize());
+#else
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
+sml_status sml_device_sync(sml_device d, void *stream) {
+    if (d == SML_DEVICE_CPU) return SML_OK;
+#ifdef SML_HAVE_CUDA
+    sml_status s = gpu_status(cudaStreamSynchronize((cudaStream_t)stream));
+    return s != SML_OK ? s : gpu_status(cudaGetLastError());
+#else
+    (void)stream;
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
+sml_status sml_gpu_query(sml_gpu_info *out) {
+    if (!out) return SML_ERR_NULL_POINTER;
+    memset(out, 0, sizeof *out);
+#ifdef SML_HAVE_CUDA
+    if (!sml_gpu_available()) return SML_OK;
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return SML_ERR_CUDA;
+    out->present = 1;
+    strncpy(out->name, prop.name, sizeof out->name - 1);
+    out->sm_count = prop.multiProcessorCount;
+    out->cc_major = prop.major;
+    out->cc_minor = prop.minor;
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) == cudaSuccess) out->sm_clock_mhz = khz / 1000;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess) out->mem_clock_mhz = khz / 1000;
+    (void)cudaGetLastError();
+    cudaDriverGetVersion(&out->driver_version);
+    cudaRuntimeGetVersion(&out->runtime_version);
+    out->l2_bytes = (size_t)prop.l2CacheSize;
+    out->global_mem_bytes = prop.totalGlobalMem;
+    out->max_smem_per_block_optin = (int)prop.sharedMemPerBlockOptin;
+#endif
+    return SML_OK;
+}

@@ -1,0 +1,60 @@
+/* internal.h: what the library's parts share and users do not see: the handle's insides,
+ * device-agnostic buffers (so tests, the property engine and the benchmark drive CPU and GPU
+ * kernels alike) and the GPU description recorded with every measurement. */
+#ifndef SML_INTERNAL_H
+#define SML_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "softmax_lab.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sml_handle {
+    void *cudnn;                    /* cudnnHandle_t, made on the first cuDNN call */
+    void (*cudnn_release)(void *);  /* set by the cuDNN kernel with the handle */
+    void *scratch;                  /* device workspace (split-row partials) */
+    size_t scratch_bytes;
+};
+
+/* A device workspace of at least `bytes`, kept in the handle and grown on demand. */
+sml_status sml_handle_scratch(sml_handle *h, size_t bytes, void **out);
+
+/* A buffer on the CPU (malloc) or the GPU (cudaMalloc). */
+typedef struct sml_buffer {
+    sml_device device;
+    void *ptr;
+    size_t bytes;
+} sml_buffer;
+
+sml_status sml_buffer_alloc(sml_buffer *b, sml_device d, size_t bytes);
+void sml_buffer_free(sml_buffer *b);
+sml_status sml_buffer_upload(sml_buffer *b, size_t offset, const void *host, size_t n);
+sml_status sml_buffer_download(const sml_buffer *b, size_t offset, void *host, size_t n);
+/* Fill every byte (poison before a launch; 0xFF makes NaN in every dtype). */
+sml_status sml_buffer_fill(sml_buffer *b, unsigned char byte);
+/* Wait for the stream (GPU) and report any asynchronous error; no-op on the CPU. */
+sml_status sml_device_sync(sml_device d, void *stream);
+
+typedef struct sml_gpu_info {
+    int present;
+    char name[128];
+    int sm_count;
+    int cc_major, cc_minor;
+    int sm_clock_mhz, mem_clock_mhz;   /* as the runtime reports them (maximum clocks) */
+    int driver_version, runtime_version;
+    size_t l2_bytes, global_mem_bytes;
+    int max_smem_per_block_optin;
+} sml_gpu_info;
+/* Describe device 0; present = 0 when none (or no CUDA in this build). */
+sml_status sml_gpu_query(sml_gpu_info *out);
+
+/* The reason string of the last CUDA error seen by the library's host code, for messages. */
+const char *sml_last_cuda_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,63 @@
+/* registry.c: the one table of every kernel softmax-lab ships. Every test, the property
+ * suite and the benchmark iterate it, so a new kernel is one file plus one line here.
+ * tests/unit/test_registry.c fails if a file in kernels/ has no line here. */
+#include <string.h>
+
+#include "kernels/launchers.h"
+#include "softmax_lab.h"
+
+#ifdef SML_HAVE_CUDA
+#define GPU(fn) fn
+#else
+#define GPU(fn) NULL
+#endif
+#ifdef SML_HAVE_CUDNN
+#define CUDNN(fn) fn
+#else
+#define CUDNN(fn) NULL
+#endif
+
+#define NO_CLAIM {NULL, 0.0, NULL}
+
+static const sml_kernel REGISTRY[] = {
+    {"cpu_naive", "src/cpu_softmax.c", SML_DEVICE_CPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     sml_launch_cpu_naive, "CPU, fp32: max, sum of exp, divide in three passes (pairwise sums)",
+     NO_CLAIM},
+    {"cpu_online", "src/cpu_softmax.c", SML_DEVICE_CPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     sml_launch_cpu_online, "CPU, fp32: one pass with a running max and rescaled sum, then output",
+     NO_CLAIM},
+    {"naive", "kernels/softmax_naive.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     GPU(sml_launch_gpu_naive), "unfused: separate max, exp, sum and divide launches (slow baseline)",
+     NO_CLAIM},
+    {"warp", "kernels/softmax_warp.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 1024,
+     GPU(sml_launch_warp), "one warp per row, row in registers, 16-byte loads: short rows",
+     NO_CLAIM},
+    {"block", "kernels/softmax_block.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 16384,
+     GPU(sml_launch_block), "one block per row, row held on chip, global memory read once",
+     NO_CLAIM},
+    {"online", "kernels/softmax_online.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     GPU(sml_launch_online), "online max/sum over tiles: any row length, two reads",
+     NO_CLAIM},
+    {"split", "kernels/softmax_split.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     GPU(sml_launch_split), "one row over a cluster of blocks (DSMEM): long rows, few rows",
+     NO_CLAIM},
+    {"cudnn", "kernels/softmax_cudnn.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     CUDNN(sml_launch_cudnn), "cuDNN cudnnSoftmaxForward/Backward, ACCURATE/LOG, MODE_INSTANCE",
+     NO_CLAIM},
+    {"auto", "kernels/softmax_auto.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     GPU(sml_launch_auto), "the dispatcher: warp, block, online or split by dtype and shape",
+     {"cudnn", 1.2, "all"}},
+};
+
+size_t sml_kernel_count(void) { return sizeof REGISTRY / sizeof REGISTRY[0]; }
+
+const sml_kernel *sml_kernel_at(size_t i) {
+    return i < sml_kernel_count() ? &REGISTRY[i] : NULL;
+}
+
+const sml_kernel *sml_kernel_find(const char *name) {
+    if (!name) return NULL;
+    for (size_t i = 0; i < sml_kernel_count(); i++)
+        if (strcmp(REGISTRY[i].name, name) == 0) return &REGISTRY[i];
+    return NULL;
+}
