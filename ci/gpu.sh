@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The GPU job: build for this host's GPU(s), run every test label (unit, property, perf,
+# mutants) spread over all GPUs through ctest's resource allocation, run the benchmark sweeps,
+# and collect logs, ledgers and reproducers under $ARTIFACTS (default: ./artifacts).
+#
+#   ci/gpu.sh                 everything
+#   SML_GPU_STAGES="build test" ci/gpu.sh   a subset of: build test bench sanitize
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ARTIFACTS=${ARTIFACTS:-$PWD/artifacts}
+BUILD=${BUILD:-build-gpu}
+STAGES=${SML_GPU_STAGES:-build test bench sanitize}
+mkdir -p "$ARTIFACTS"
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+status=0
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+log() { echo "== ci/gpu.sh: $*" >&2; }
+
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "ci/gpu.sh: no NVIDIA GPU on this machine; run ci/cpu.sh instead" >&2
+  exit 77
+fi
+nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu \
+  --format=csv | tee "$ARTIFACTS/gpu.csv"
+
+if has build; then
+  log "configure + build ($BUILD, CUDA architectures native)"
+  t=$(date +%s)
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native \
+    >"$ARTIFACTS/configure.log" 2>&1 || { cat "$ARTIFACTS/configure.log"; exit 1; }
+  grep 'softmax-lab:' "$ARTIFACTS/configure.log" >&2
+  cmake --build "$BUILD" -j "$(nproc)" >"$ARTIFACTS/build.log" 2>&1 || { tail -50 "$ARTIFACTS/build.log"; exit 1; }
+  log "built in $(( $(date +%s) - t )) s"
+fi
+
+if has test; then
+  # One resource slot per GPU, so `ctest -j` runs one GPU test per GPU at a time.
+  spec="$ARTIFACTS/resources.json"
+  ids=$(nvidia-smi --query-gpu=index --format=csv,noheader | tr -d ' ')
+  { printf '{"version": {"major": 1, "minor": 0}, "local": [{"gpus": ['
+    sep=""; for i in $ids; do printf '%s{"id": "%s", "slots": 1}' "$sep" "$i"; sep=", "; done
+    printf ']}]}\n'; } >"$spec"
+  ngpu=$(echo "$ids" | wc -w)
+  log "ctest on $ngpu GPU(s), every label"
+  (cd "$BUILD" && ctest --output-on-failure -j "$((ngpu + 1))" --resource-spec-file "$spec" \
+     --output-junit "$ARTIFACTS/ctest.xml") 2>&1 | tee "$ARTIFACTS/ctest.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
+if has bench; then
+  log "benchmark: standard sweep, all ops, ledger"
+  mkdir -p "$ARTIFACTS/ledger"
+  "./$BUILD/softmax-lab" bench --backend all --sweep standard --op all \
+    --ledger "$ARTIFACTS/ledger" --json "$ARTIFACTS/bench.json" --md "$ARTIFACTS/bench.md" \
+    2>"$ARTIFACTS/bench.stderr" | tee "$ARTIFACTS/bench.txt" || status=1
+fi
+
+if has sanitize && [ -x "$BUILD/tests/mutants/run_sanitizers.sh" ]; then
+  log "compute-sanitizer on a reduced budget"
+  "$BUILD/tests/mutants/run_sanitizers.sh" "$BUILD" "$ARTIFACTS" || status=1
+fi
+
+cp -r tests/regressions "$ARTIFACTS/regressions" 2>/dev/null || true
+log "artifacts in $ARTIFACTS; status $status"
+exit $status
