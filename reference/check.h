@@ -1,7 +1,7 @@
 /* check.h: the numerics contract's checker. Compares a kernel's output (host memory, the
  * problem's dtype and stride) with the double-precision reference under the tolerances of
- * docs/NUMERICS.md, and says where the worst error is. The tolerances live here and only
- * here. */
+ * docs/NUMERICS.md, and says where the worst error is. The tolerances are implemented in
+ * reference/contract.c and nowhere else; this header exposes them for tests and docs. */
 #ifndef SML_REFERENCE_CHECK_H
 #define SML_REFERENCE_CHECK_H
 
@@ -24,8 +24,11 @@ typedef struct sml_check_report {
     double worst_abs;
     int64_t worst_row, worst_col; /* -1 when nothing was compared */
     double got, want;       /* at the worst element */
-    double row_max, row_sum; /* of the worst row's input: max and sum of exp(x - max) */
+    double row_max, row_sum; /* of the worst row's input: forward: max and sum of exp(x - max);
+                                backward: max of y and sum of y (softmax_bwd) or exp(y) */
     char message[320];      /* one line a person can read: verdict, worst error and where */
+    int64_t overflow_ok;    /* non-finite outputs accepted because fp32 intermediates of the
+                               row can overflow (backward ops on huge values; see NUMERICS.md) */
 } sml_check_report;
 
 /* x, dy and out are host buffers of dtype dt with stride ld, as in sml_problem. */
@@ -38,11 +41,40 @@ sml_status sml_check_against(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
                              const void *x, const void *dy, const double *want,
                              const void *out, sml_check_report *r);
 
-/* The bound (absolute) an output element may be off by, given everything the contract
- * uses: the reference value, the input element and its row's max, the row length.
- * Exposed for the unit tests and the docs' worked examples. */
-double sml_check_bound(sml_op op, sml_dtype dt, int64_t cols, double want, double x_i,
-                       double row_max, double row_aux);
+/* What the contract's bound needs to know about a row besides its length; computed from
+ * the row's inputs (as doubles) by sml_row_facts_compute. */
+typedef struct sml_row_facts {
+    int64_t cols;
+    double max;        /* forward: the row's max logit; backward: max of y */
+    double sum;        /* forward: sum of exp(x - max); softmax_bwd: sum of y;
+                          log_softmax_bwd: sum of exp(y) (the last two are 1 for valid y) */
+    double mean_abs_t; /* forward: sum_j softmax_j * |x_j - max| (the exp arguments' size) */
+    double dot;        /* softmax_bwd: sum dy_j y_j; log_softmax_bwd: sum dy_j */
+    double dot_abs;    /* softmax_bwd: sum |dy_j y_j|; log_softmax_bwd: sum |dy_j| */
+    int may_overflow;  /* backward: fp32 intermediates can overflow, so non-finite outputs
+                          are accepted in this row (docs/NUMERICS.md, "Overflow") */
+} sml_row_facts;
+
+void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const double *dy,
+                           int64_t cols, sml_row_facts *f);
+
+/* The two parts of the bound on |got - want| for one element: `compute` for the fp32
+ * computation (floor for flushed subnormals included), `rounding` for the final rounding to
+ * a 16-bit output (0 for fp32). x_i is the logit (forward) or y_i (backward). want must be
+ * finite. */
+typedef struct sml_bound { double compute, rounding; } sml_bound;
+sml_bound sml_check_bound_parts(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
+                                double dy_i, double want);
+/* compute + rounding: the absolute amount an element may be off by. Exposed for the unit
+ * tests and the docs' worked examples. */
+double sml_check_bound(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
+                       double dy_i, double want);
+/* 1 when an infinite output is acceptable for a finite reference value: the allowed
+ * interval reaches the dtype's overflow threshold (same sign), or the row may overflow. */
+int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want,
+                          const sml_bound *b, double got);
+/* The summation depth the contract allows for a row of n: min(n - 1, 32 + ceil(log2 n)). */
+int sml_check_sum_depth(int64_t n);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,174 @@
+/* check.c: compares a kernel's output with the reference, element by element, under the
+ * bounds of contract.c, and writes the report (worst element, where, why). It holds no
+ * tolerance of its own. */
+#include "reference/check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference/dtype.h"
+#include "reference/reference.h"
+
+typedef struct row_ctx {
+    sml_op op;
+    sml_dtype dt;
+    int64_t row, cols;
+    const double *x, *dy, *want;
+    const void *out; /* the output's row */
+    sml_row_facts facts;
+} row_ctx;
+
+static void record_worst(sml_check_report *r, const row_ctx *c, int64_t j, double got,
+                         double want, double ratio) {
+    if (!(ratio > r->worst_ratio) && r->worst_row >= 0) return;
+    double err = fabs(got - want);
+    r->worst_ratio = ratio;
+    r->worst_row = c->row;
+    r->worst_col = j;
+    r->got = got;
+    r->want = want;
+    if (isfinite(got) && isfinite(want)) {
+        r->worst_abs = err;
+        r->worst_rel = want != 0.0 ? err / fabs(want) : (err == 0.0 ? 0.0 : INFINITY);
+        r->worst_ulps = err / sml_ulp(c->dt, want);
+    } else {
+        r->worst_abs = r->worst_rel = r->worst_ulps = INFINITY;
+    }
+    r->row_max = c->facts.max;
+    r->row_sum = c->facts.sum;
+}
+
+static void check_row(sml_check_report *r, row_ctx *c) {
+    sml_row_facts_compute(c->op, c->dt, c->x, c->dy, c->cols, &c->facts);
+    for (int64_t j = 0; j < c->cols; j++) {
+        double got = sml_load(c->dt, c->out, j), want = c->want[j];
+        r->checked++;
+        if (isnan(want) || isinf(want)) {
+            if (got == want || (isnan(want) && isnan(got))) {
+                record_worst(r, c, j, got, want, 0.0);
+                continue;
+            }
+            if (isnan(want) || isnan(got)) r->nan_mismatch++;
+            else r->inf_mismatch++;
+            r->bad++;
+            record_worst(r, c, j, got, want, INFINITY);
+            continue;
+        }
+        sml_bound b = sml_check_bound_parts(c->op, c->dt, &c->facts, c->x[j],
+                                            c->dy ? c->dy[j] : 0.0, want);
+        if (isnan(got) || isinf(got)) {
+            int ok = isnan(got) ? c->facts.may_overflow
+                                : sml_check_inf_allowed(c->dt, &c->facts, want, &b, got);
+            if (ok) {
+                r->overflow_ok++;
+                continue;
+            }
+            if (isnan(got)) r->nan_mismatch++;
+            else r->inf_mismatch++;
+            r->bad++;
+            record_worst(r, c, j, got, want, INFINITY);
+            continue;
+        }
+        double err = fabs(got - want), allowed = b.compute + b.rounding;
+        double ratio = err == 0.0 ? 0.0 : err / allowed; /* allowed 0 and err > 0: inf */
+        if (ratio > 1.0) r->bad++;
+        record_worst(r, c, j, got, want, ratio);
+    }
+}
+
+static void write_message(sml_check_report *r, sml_op op, sml_dtype dt, int64_t rows,
+                          int64_t cols) {
+    const char *verdict = r->pass ? "PASS" : "FAIL";
+    if (r->worst_row < 0) {
+        snprintf(r->message, sizeof r->message, "%s %s %s %lldx%lld: nothing to compare",
+                 verdict, sml_op_name(op), sml_dtype_name(dt), (long long)rows, (long long)cols);
+        return;
+    }
+    snprintf(r->message, sizeof r->message,
+             "%s %s %s %lldx%lld: %lld/%lld bad (%lld NaN, %lld inf mismatches); worst at "
+             "row %lld col %lld: got %.9g want %.9g, %.3g ulp, rel %.3g, %.3g x bound; "
+             "row max %.6g sum %.6g",
+             verdict, sml_op_name(op), sml_dtype_name(dt), (long long)rows, (long long)cols,
+             (long long)r->bad, (long long)r->checked, (long long)r->nan_mismatch,
+             (long long)r->inf_mismatch, (long long)r->worst_row, (long long)r->worst_col,
+             r->got, r->want, r->worst_ulps, r->worst_rel, r->worst_ratio, r->row_max,
+             r->row_sum);
+}
+
+static sml_status check_args(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
+                             const void *x, const void *dy, const void *out,
+                             sml_check_report *r) {
+    if (!r) return SML_ERR_NULL_POINTER;
+    if ((unsigned)op >= SML_OP_COUNT) return SML_ERR_BAD_OP;
+    if ((unsigned)dt >= SML_DTYPE_COUNT) return SML_ERR_BAD_DTYPE;
+    if (rows < 0 || cols < 0) return SML_ERR_BAD_SHAPE;
+    if (ld < cols) return SML_ERR_BAD_STRIDE;
+    if (rows > 0 && cols > 0 && (!x || !out || (sml_op_is_backward(op) && !dy)))
+        return SML_ERR_NULL_POINTER;
+    return SML_OK;
+}
+
+static void report_init(sml_check_report *r) {
+    memset(r, 0, sizeof *r);
+    r->worst_row = r->worst_col = -1;
+}
+
+/* Shared by both entry points: want_all is the dense reference, or NULL to compute it
+ * row by row. */
+static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
+                             const void *x, const void *dy, const double *want_all,
+                             const void *out, sml_check_report *r) {
+    sml_status s = check_args(op, dt, rows, cols, ld, x, dy, out, r);
+    if (s != SML_OK) return s;
+    report_init(r);
+    if (rows > 0 && cols > 0) {
+        int bwd = sml_op_is_backward(op);
+        double *xr = malloc((size_t)cols * sizeof *xr);
+        double *dyr = bwd ? malloc((size_t)cols * sizeof *dyr) : NULL;
+        double *wr = want_all ? NULL : malloc((size_t)cols * sizeof *wr);
+        if (!xr || (bwd && !dyr) || (!want_all && !wr)) {
+            free(xr);
+            free(dyr);
+            free(wr);
+            return SML_ERR_OUT_OF_MEMORY;
+        }
+        size_t esz = sml_dtype_size(dt);
+        for (int64_t row = 0; row < rows; row++) {
+            for (int64_t j = 0; j < cols; j++) xr[j] = sml_load(dt, x, row * ld + j);
+            if (bwd)
+                for (int64_t j = 0; j < cols; j++) dyr[j] = sml_load(dt, dy, row * ld + j);
+            const double *want = want_all ? want_all + row * cols : wr;
+            if (!want_all) {
+                switch (op) {
+                case SML_SOFTMAX: sml_ref_softmax_naive(xr, wr, cols); break;
+                case SML_LOG_SOFTMAX: sml_ref_log_softmax(xr, wr, cols); break;
+                case SML_SOFTMAX_BWD: sml_ref_softmax_backward(xr, dyr, wr, cols); break;
+                default: sml_ref_log_softmax_backward(xr, dyr, wr, cols); break;
+                }
+            }
+            row_ctx c = {op, dt, row, cols, xr, dyr, want,
+                         (const char *)out + (size_t)(row * ld) * esz, {0}};
+            check_row(r, &c);
+        }
+        free(xr);
+        free(dyr);
+        free(wr);
+    }
+    r->pass = r->bad == 0;
+    write_message(r, op, dt, rows, cols);
+    return SML_OK;
+}
+
+sml_status sml_check(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
+                     const void *x, const void *dy, const void *out, sml_check_report *r) {
+    return check_impl(op, dt, rows, cols, ld, x, dy, NULL, out, r);
+}
+
+sml_status sml_check_against(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
+                             const void *x, const void *dy, const double *want,
+                             const void *out, sml_check_report *r) {
+    if (rows > 0 && cols > 0 && !want) return SML_ERR_NULL_POINTER;
+    return check_impl(op, dt, rows, cols, ld, x, dy, want, out, r);
+}

@@ -1,0 +1,143 @@
+/* contract.c: the numerics contract's tolerances, the one place they live. Every constant
+ * and formula here is derived in docs/NUMERICS.md ("Error bounds"); change both together.
+ *
+ * The model is a kernel that computes in fp32 (u = 2^-24) with these operations:
+ *   t = x - max (rounded), exp through exp2(t * log2 e) or expf (<= 2 ulp), a sum whose
+ *   every path has at most h(n) roundings, each possibly also an online rescale
+ *   (multiply by an approximate exp), a division or reciprocal-multiply (<= 2 ulp), a log
+ *   (<= 3 ulp, or 2^-21.41 absolute on [0.5, 2]), and for 16-bit outputs a final
+ *   round-to-nearest-even. The bounds are first-order sums of those errors. */
+#include <float.h>
+#include <math.h>
+
+#include "reference/check.h"
+#include "reference/dtype.h"
+
+#define U 0x1p-24          /* fp32 unit roundoff */
+#define C_ARG 2.25         /* exp argument: the subtraction (1), the log2 e scaling (1) and
+                              log2 e rounded to fp32 (0.22), per unit of |x - max| */
+#define C_SCALE 1.25       /* exp(y) in log_softmax_bwd: the log2 e scaling only */
+#define C_EXP 4.0          /* exp / exp2 approximation: 2 ulp = 4 u relative */
+#define C_DIV 4.0          /* division, reciprocal + multiply, or __fdividef: 2 ulp */
+#define C_LOG_ABS 6.0      /* log on [0.5, 2]: 2^-21.41 absolute ~ 6 u */
+#define C_LOG_REL 7.0      /* log elsewhere: 3 ulp (6 u) relative, + 1 for the ln 2 scaling */
+#define C_LEVEL (2.0 + C_EXP) /* per summation level: the addition, and an online rescale
+                              (an approximate exp factor and its multiply) */
+#define K_SEQ 32           /* sequential additions a path may have beyond a binary tree */
+#define SLACK (1.0 + 0x1p-10) /* second-order terms: every first-order total used is < 2^-10 */
+#define FLUSH FLT_MIN      /* results below fp32's smallest normal may be flushed to zero */
+#define HEADROOM (FLT_MAX / 2) /* intermediates past this may overflow fp32 after rounding */
+#define EXP_OVERFLOW 88.0  /* exp(y) overflows fp32 a little above 88.72 */
+
+int sml_check_sum_depth(int64_t n) {
+    if (n <= 1) return 0;
+    int lg = 0;
+    while (lg < 63 && ((int64_t)1 << lg) < n) lg++;
+    int64_t h = K_SEQ + lg;
+    return (int)(n - 1 < h ? n - 1 : h);
+}
+
+void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const double *dy,
+                           int64_t n, sml_row_facts *f) {
+    (void)dt; /* the rules are dtype-independent: fp32 does the work for every dtype */
+    f->cols = n;
+    f->max = -INFINITY;
+    f->sum = f->mean_abs_t = f->dot = f->dot_abs = 0.0;
+    f->may_overflow = 0;
+    for (int64_t j = 0; j < n; j++)
+        if (x[j] > f->max) f->max = x[j];
+    if (op == SML_SOFTMAX || op == SML_LOG_SOFTMAX) {
+        double weighted = 0.0;
+        for (int64_t j = 0; j < n; j++) {
+            double t = x[j] - f->max;
+            if (t == -INFINITY) continue;
+            double e = exp(t);
+            f->sum += e;
+            weighted += e * fabs(t);
+        }
+        f->mean_abs_t = weighted / f->sum;
+        return;
+    }
+    double big = 0.0, worst_out = 0.0;
+    if (op == SML_SOFTMAX_BWD) {
+        for (int64_t j = 0; j < n; j++) {
+            f->sum += x[j];
+            f->dot += dy[j] * x[j];
+            f->dot_abs += fabs(dy[j] * x[j]);
+        }
+        for (int64_t j = 0; j < n; j++) {
+            double m = fmax(fabs(dy[j]), fabs(x[j]));
+            big = fmax(big, m);
+            worst_out = fmax(worst_out, fabs(x[j]) * (fabs(dy[j]) + f->dot_abs));
+        }
+        f->may_overflow = f->dot_abs > HEADROOM || big + f->dot_abs > HEADROOM ||
+                          worst_out > HEADROOM;
+    } else {
+        for (int64_t j = 0; j < n; j++) {
+            f->sum += exp(x[j]);
+            f->dot += dy[j];
+            f->dot_abs += fabs(dy[j]);
+            big = fmax(big, fabs(dy[j]));
+        }
+        double e_max = exp(f->max);
+        f->may_overflow = f->max > EXP_OVERFLOW || f->dot_abs > HEADROOM ||
+                          e_max * f->dot_abs > HEADROOM || big + e_max * f->dot_abs > HEADROOM;
+    }
+}
+
+static double compute_bound(sml_op op, const sml_row_facts *row, double x_i, double dy_i,
+                            double want) {
+    double h = sml_check_sum_depth(row->cols);
+    double sum_rel = U * (C_ARG * row->mean_abs_t + C_EXP + C_LEVEL * h);
+    switch (op) {
+    case SML_SOFTMAX: {
+        double t = x_i - row->max;
+        double rel = U * (C_ARG * fabs(t) + C_EXP + C_DIV) + sum_rel;
+        return fabs(want) * rel * (1.0 + rel) * SLACK + FLUSH;
+    }
+    case SML_LOG_SOFTMAX: {
+        double t = fabs(x_i - row->max), l = log(row->sum);
+        return (U * (2.0 * t + (1.0 + C_LOG_REL) * l + C_LOG_ABS) + sum_rel) * SLACK + FLUSH;
+    }
+    case SML_SOFTMAX_BWD: {
+        double y = fabs(x_i), n = (double)row->cols;
+        return U * y * (2.0 * (fabs(dy_i) + fabs(row->dot)) + (h + 1.0) * row->dot_abs) * SLACK +
+               FLUSH * (1.0 + y * (n + 1.0));
+    }
+    case SML_LOG_SOFTMAX_BWD: {
+        double e = exp(x_i), n = (double)row->cols;
+        double b = U * fabs(dy_i) + FLUSH;
+        if (e > 0.0)
+            b += U * e * ((C_SCALE * fabs(x_i) + C_EXP + 2.0) * fabs(row->dot) + h * row->dot_abs) +
+                 FLUSH * e * n;
+        return b * SLACK;
+    }
+    default: return NAN;
+    }
+}
+
+sml_bound sml_check_bound_parts(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
+                                double dy_i, double want) {
+    sml_bound b = {0.0, 0.0};
+    /* A -inf logit's softmax is exactly 0 in every correct kernel: exp(-inf) = 0. */
+    if (op == SML_SOFTMAX && x_i == -INFINITY) return b;
+    b.compute = compute_bound(op, row, x_i, dy_i, want);
+    /* fp32 work rounded once to a 16-bit output: at most half an ulp of where it lands. */
+    if (dt != SML_F32) b.rounding = 0.5 * sml_ulp(dt, fabs(want) + b.compute);
+    return b;
+}
+
+double sml_check_bound(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
+                       double dy_i, double want) {
+    sml_bound b = sml_check_bound_parts(op, dt, row, x_i, dy_i, want);
+    return b.compute + b.rounding;
+}
+
+int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want,
+                          const sml_bound *b, double got) {
+    if (row->may_overflow) return 1;
+    if (!isinf(got) || signbit(got) != signbit(want)) return 0;
+    /* Values at or past max + ulp(max)/2 round to infinity (the tie goes to the even, inf). */
+    double top = sml_dtype_max(dt), threshold = top + 0.5 * sml_ulp(dt, top);
+    return fabs(want) + b->compute >= threshold;
+}
