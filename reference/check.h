@@ -65,10 +65,17 @@ void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const doubl
 typedef struct sml_bound { double compute, rounding; } sml_bound;
 sml_bound sml_check_bound_parts(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
                                 double dy_i, double want);
-/* compute + rounding: the absolute amount an element may be off by. Exposed for the unit
- * tests and the docs' worked examples. */
+/* compute + rounding: the absolute amount an element near `want` may be off by (the nominal
+ * bound; the checker's exact rule is sml_check_allowed). Exposed for the property engine,
+ * the unit tests and the docs' worked examples. */
 double sml_check_bound(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
                        double dy_i, double want);
+/* What the checker allows for a finite output `got`: compute + half the gap from got to its
+ * neighbour on want's side, for 16-bit outputs. That accepts got exactly when some value
+ * within the compute bound of want rounds to got (tighter than compute + ulp(want)/2 at
+ * binade edges). For fp32 outputs: compute. */
+double sml_check_allowed(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
+                         double dy_i, double want, double got);
 /* 1 when an infinite output is acceptable for a finite reference value: the allowed
  * interval reaches the dtype's overflow threshold (same sign), or the row may overflow. */
 int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want,

@@ -127,6 +127,25 @@ sml_bound sml_check_bound_parts(sml_op op, sml_dtype dt, const sml_row_facts *ro
     return b;
 }
 
+/* The distance from got (a 16-bit value) to its neighbour on want's side: got is the
+ * rounding of exactly the values within half of it. */
+static double gap_toward(sml_dtype dt, double got, double want) {
+    uint16_t bits = dt == SML_F16 ? sml_double_to_half(got) : sml_double_to_bf16(got);
+    int32_t ord = (bits & 0x8000) ? -(int32_t)(bits & 0x7FFF) : (int32_t)bits;
+    ord += want > got ? 1 : -1;
+    uint16_t nb = ord < 0 ? (uint16_t)(0x8000 | (uint16_t)(-ord)) : (uint16_t)ord;
+    double next = dt == SML_F16 ? sml_half_to_double(nb) : sml_bf16_to_double(nb);
+    if (isinf(next)) return sml_ulp(dt, sml_dtype_max(dt)); /* rounding treats inf as 2^(emax+1) */
+    return fabs(next - got);
+}
+
+double sml_check_allowed(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
+                         double dy_i, double want, double got) {
+    sml_bound b = sml_check_bound_parts(op, dt, row, x_i, dy_i, want);
+    if (dt == SML_F32 || (b.compute == 0.0 && b.rounding == 0.0) || got == want) return b.compute;
+    return b.compute + 0.5 * gap_toward(dt, got, want);
+}
+
 double sml_check_bound(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
                        double dy_i, double want) {
     sml_bound b = sml_check_bound_parts(op, dt, row, x_i, dy_i, want);

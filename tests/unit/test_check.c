@@ -1,0 +1,362 @@
+/* test_check.c: the contract's checker. It accepts the reference rounded to the dtype, it
+ * rejects 16-bit outputs 2 ulps off (and 1 ulp off an exactly representable value) and fp32
+ * outputs just past the bound, it counts NaN/inf mismatches and says where the worst element
+ * is, it applies the overflow rules, and it rejects the planted no-max CPU mutant. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_softmax.h"
+#include "reference/check.h"
+#include "reference/dtype.h"
+#include "reference/reference.h"
+#include "unit_case.h"
+
+/* A random problem: x (logits, or a valid forward output for backward ops) and dy, in dtype
+ * dt with stride ld; the padding holds NaN, which the checker must never read. */
+typedef struct prob {
+    sml_op op;
+    sml_dtype dt;
+    int64_t rows, cols, ld;
+    void *x, *dy, *out;
+    double *want;
+} prob;
+
+static void prob_make(prob *p, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, sml_rng *r) {
+    p->op = op;
+    p->dt = dt;
+    p->rows = rows;
+    p->cols = cols;
+    p->ld = cols + (int64_t)sml_rng_below(r, 3);
+    size_t bytes = (size_t)(rows * p->ld) * sml_dtype_size(dt);
+    p->x = malloc(bytes);
+    p->dy = malloc(bytes);
+    p->out = malloc(bytes);
+    p->want = malloc((size_t)(rows * cols) * sizeof *p->want);
+    memset(p->x, 0xFF, bytes);
+    memset(p->dy, 0xFF, bytes);
+    memset(p->out, 0xFF, bytes);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) {
+            sml_store(dt, p->x, i * p->ld + j, 3.0 * sml_rng_normal(r));
+            sml_store(dt, p->dy, i * p->ld + j, sml_rng_normal(r));
+        }
+    if (sml_op_is_backward(op)) { /* y = the rounded forward output of the logits */
+        sml_op fwd = op == SML_SOFTMAX_BWD ? SML_SOFTMAX : SML_LOG_SOFTMAX;
+        sml_ref_run(fwd, dt, rows, cols, p->ld, p->x, NULL, p->want);
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++)
+                sml_store(dt, p->x, i * p->ld + j, p->want[i * cols + j]);
+    }
+    sml_ref_run(op, dt, rows, cols, p->ld, p->x, p->dy, p->want);
+}
+
+static void prob_free(prob *p) {
+    free(p->x);
+    free(p->dy);
+    free(p->out);
+    free(p->want);
+}
+
+/* out = the reference rounded to the dtype (the ideal kernel). */
+static void write_rounded(prob *p) {
+    for (int64_t i = 0; i < p->rows; i++)
+        for (int64_t j = 0; j < p->cols; j++)
+            sml_store(p->dt, p->out, i * p->ld + j, p->want[i * p->cols + j]);
+}
+
+static sml_check_report check(const prob *p) {
+    sml_check_report r;
+    sml_status s = sml_check(p->op, p->dt, p->rows, p->cols, p->ld, p->x, p->dy, p->out, &r);
+    if (s != SML_OK) {
+        memset(&r, 0, sizeof r);
+        snprintf(r.message, sizeof r.message, "sml_check returned %s", sml_strerror(s));
+    }
+    return r;
+}
+
+static void accepts_reference(unit_run *u, sml_op op, sml_dtype dt, uint64_t seed) {
+    sml_rng r;
+    sml_rng_seed(&r, seed);
+    prob p;
+    prob_make(&p, op, dt, 7, 1 + (int64_t)sml_rng_below(&r, 300), &r);
+    write_rounded(&p);
+    sml_check_report rep = check(&p);
+    UNIT_EXPECT(u, rep.pass && rep.checked == p.rows * p.cols && rep.bad == 0,
+                "%s %s: the rounded reference is rejected: %s", sml_op_name(op),
+                sml_dtype_name(dt), rep.message);
+    prob_free(&p);
+}
+
+/* The allowed error at element (i, j) for output value got, from the contract's functions. */
+static double allowed_at(const prob *p, int64_t i, int64_t j, double got) {
+    double *xr = malloc((size_t)p->cols * 2 * sizeof *xr), *dyr = xr + p->cols;
+    for (int64_t c = 0; c < p->cols; c++) {
+        xr[c] = sml_load(p->dt, p->x, i * p->ld + c);
+        dyr[c] = sml_load(p->dt, p->dy, i * p->ld + c);
+    }
+    sml_row_facts f;
+    sml_row_facts_compute(p->op, p->dt, xr, dyr, p->cols, &f);
+    double a = sml_check_allowed(p->op, p->dt, &f, xr[j], dyr[j], p->want[i * p->cols + j], got);
+    free(xr);
+    return a;
+}
+
+/* 16-bit outputs: moving one element k ulps from the correctly rounded value. Forward ops:
+ * accepted only for k in {-1, 0, 1}, never |k| = 2, and never k != 0 when the reference
+ * value is exactly representable. Backward ops: the verdict follows the bound (which under
+ * cancellation may exceed an ulp), and most 2-ulp moves are rejected. The report names the
+ * element. */
+static void ulp_steps_16bit(unit_run *u, sml_op op, sml_dtype dt, uint64_t seed) {
+    sml_rng r;
+    sml_rng_seed(&r, seed);
+    prob p;
+    prob_make(&p, op, dt, 4, 64, &r);
+    write_rounded(&p);
+    char why[400] = "";
+    int fwd = !sml_op_is_backward(op), rejected_2ulp = 0, tried_2ulp = 0;
+    for (int trial = 0; trial < 40 && !why[0]; trial++) {
+        int64_t i = (int64_t)sml_rng_below(&r, 4), j = (int64_t)sml_rng_below(&r, 64);
+        int64_t at = i * p.ld + j;
+        double want = p.want[i * p.cols + j], rounded = sml_round_to(dt, want);
+        uint16_t base;
+        memcpy(&base, (uint16_t *)p.out + at, 2);
+        for (int k = -2; k <= 2 && !why[0]; k++) {
+            /* k steps along the ordered bit patterns (sign-magnitude). */
+            int64_t ord = (base & 0x8000) ? -(int64_t)(base & 0x7FFF) : (int64_t)base;
+            ord += k;
+            uint16_t bits = ord < 0 ? (uint16_t)(0x8000 | (uint16_t)(-ord)) : (uint16_t)ord;
+            memcpy((uint16_t *)p.out + at, &bits, 2);
+            double got = sml_load(dt, p.out, at);
+            if (!isfinite(got)) continue;
+            sml_check_report rep = check(&p);
+            int within = fabs(got - want) <= allowed_at(&p, i, j, got);
+            int must_reject = fwd ? (k == 2 || k == -2 || (k != 0 && rounded == want)) : !within;
+            if (k == 2 || k == -2) {
+                tried_2ulp++;
+                rejected_2ulp += !rep.pass;
+            }
+            if (k == 0 && !rep.pass)
+                snprintf(why, sizeof why, "the rounded reference is rejected: %s", rep.message);
+            else if (must_reject && rep.pass)
+                snprintf(why, sizeof why, "%+d ulp at (%lld, %lld) accepted (want %.9g, got %.9g)",
+                         k, (long long)i, (long long)j, want, got);
+            else if (must_reject && (rep.worst_row != i || rep.worst_col != j || rep.bad != 1))
+                snprintf(why, sizeof why, "%+d ulp at (%lld, %lld) reported at (%lld, %lld), %lld bad",
+                         k, (long long)i, (long long)j, (long long)rep.worst_row,
+                         (long long)rep.worst_col, (long long)rep.bad);
+            else if (rep.pass != within)
+                snprintf(why, sizeof why, "%+d ulp at (%lld, %lld): verdict %s disagrees with the bound",
+                         k, (long long)i, (long long)j, rep.pass ? "PASS" : "FAIL");
+        }
+        memcpy((uint16_t *)p.out + at, &base, 2);
+    }
+    if (!why[0] && rejected_2ulp * 4 < tried_2ulp * 3)
+        snprintf(why, sizeof why, "only %d of %d 2-ulp errors rejected", rejected_2ulp, tried_2ulp);
+    UNIT_EXPECT(u, !why[0], "%s %s: %s", sml_op_name(op), sml_dtype_name(dt), why);
+    prob_free(&p);
+}
+
+/* fp32: an error of 0.98 B passes and 1.02 B fails, with the ratio reported. */
+static void fp32_bound_edge(unit_run *u, sml_op op, uint64_t seed) {
+    sml_rng r;
+    sml_rng_seed(&r, seed);
+    prob p;
+    prob_make(&p, op, SML_F32, 3, 200, &r);
+    write_rounded(&p);
+    int64_t i = (int64_t)sml_rng_below(&r, 3), j = (int64_t)sml_rng_below(&r, 200);
+    double xr[200], dyr[200];
+    for (int64_t c = 0; c < 200; c++) {
+        xr[c] = sml_load(SML_F32, p.x, i * p.ld + c);
+        dyr[c] = sml_load(SML_F32, p.dy, i * p.ld + c);
+    }
+    sml_row_facts f;
+    sml_row_facts_compute(op, SML_F32, xr, dyr, 200, &f);
+    double want = p.want[i * p.cols + j];
+    double b = sml_check_bound(op, SML_F32, &f, xr[j], dyr[j], want);
+    char why[400] = "";
+    static const double FACTORS[] = {0.98, -0.98, 1.02, -1.02};
+    for (int k = 0; k < 4 && !why[0]; k++) {
+        double got = (double)(float)(want + FACTORS[k] * b);
+        double ratio = fabs(got - want) / b;
+        sml_store(SML_F32, p.out, i * p.ld + j, got);
+        sml_check_report rep = check(&p);
+        if ((ratio <= 1.0) != rep.pass)
+            snprintf(why, sizeof why, "error %.4f x bound at (%lld, %lld): verdict %s: %s", ratio,
+                     (long long)i, (long long)j, rep.pass ? "PASS" : "FAIL", rep.message);
+        else if (ratio > 0.5 && (rep.worst_row != i || rep.worst_col != j ||
+                                 fabs(rep.worst_ratio - ratio) > 1e-9))
+            snprintf(why, sizeof why, "worst reported at (%lld, %lld) ratio %.6f, planted (%lld, %lld) ratio %.6f",
+                     (long long)rep.worst_row, (long long)rep.worst_col, rep.worst_ratio,
+                     (long long)i, (long long)j, ratio);
+    }
+    UNIT_EXPECT(u, !why[0], "%s fp32: %s", sml_op_name(op), why);
+    prob_free(&p);
+}
+
+static void mismatches(unit_run *u, sml_dtype dt, uint64_t seed) {
+    sml_rng r;
+    sml_rng_seed(&r, seed);
+    prob p;
+    prob_make(&p, SML_LOG_SOFTMAX, dt, 5, 50, &r);
+    write_rounded(&p);
+    char why[400] = "";
+    /* A NaN where a value belongs, then an infinity, then both. */
+    sml_store(dt, p.out, 3 * p.ld + 17, NAN);
+    sml_check_report a = check(&p);
+    sml_store(dt, p.out, 1 * p.ld + 2, -INFINITY);
+    sml_check_report b = check(&p);
+    if (a.pass || a.nan_mismatch != 1 || a.inf_mismatch != 0 || a.bad != 1 || a.worst_row != 3 ||
+        a.worst_col != 17 || !strstr(a.message, "FAIL") || !strstr(a.message, "row 3 col 17"))
+        snprintf(why, sizeof why, "NaN planted at (3, 17): %s", a.message);
+    else if (b.nan_mismatch != 1 || b.inf_mismatch != 1 || b.bad != 2 || b.worst_row != 1 ||
+             b.worst_col != 2)
+        snprintf(why, sizeof why, "then -inf at (1, 2): %s", b.message);
+    /* The reverse: the reference has -inf (a -inf logit), the output a finite value. */
+    prob_free(&p);
+    prob_make(&p, SML_LOG_SOFTMAX, dt, 2, 8, &r);
+    sml_store(dt, p.x, p.ld + 4, -INFINITY);
+    sml_ref_run(p.op, dt, p.rows, p.cols, p.ld, p.x, NULL, p.want);
+    write_rounded(&p);
+    sml_check_report c = check(&p);
+    sml_store(dt, p.out, p.ld + 4, -1e4);
+    sml_check_report d = check(&p);
+    sml_store(dt, p.out, p.ld + 4, INFINITY);
+    sml_check_report e = check(&p);
+    if (!why[0] && !c.pass) snprintf(why, sizeof why, "-inf reference, -inf output: %s", c.message);
+    else if (!why[0] && (d.pass || d.inf_mismatch != 1))
+        snprintf(why, sizeof why, "-inf reference, finite output: %s", d.message);
+    else if (!why[0] && (e.pass || e.inf_mismatch != 1))
+        snprintf(why, sizeof why, "-inf reference, +inf output: %s", e.message);
+    UNIT_EXPECT(u, !why[0], "%s: %s", sml_dtype_name(dt), why);
+    prob_free(&p);
+}
+
+static void arguments(unit_run *u) {
+    float x[4] = {1, 2, 3, 4}, out[4] = {0};
+    double want[4] = {0};
+    sml_check_report r;
+    int bad = 0;
+    bad += sml_check(SML_SOFTMAX, SML_F32, 1, 4, 4, x, NULL, out, NULL) != SML_ERR_NULL_POINTER;
+    bad += sml_check(SML_SOFTMAX, SML_F32, 1, 4, 4, NULL, NULL, out, &r) != SML_ERR_NULL_POINTER;
+    bad += sml_check(SML_SOFTMAX_BWD, SML_F32, 1, 4, 4, x, NULL, out, &r) != SML_ERR_NULL_POINTER;
+    bad += sml_check(SML_SOFTMAX, SML_F32, 1, 4, 3, x, NULL, out, &r) != SML_ERR_BAD_STRIDE;
+    bad += sml_check(SML_SOFTMAX, SML_F32, -1, 4, 4, x, NULL, out, &r) != SML_ERR_BAD_SHAPE;
+    bad += sml_check(SML_SOFTMAX, (sml_dtype)3, 1, 4, 4, x, NULL, out, &r) != SML_ERR_BAD_DTYPE;
+    bad += sml_check((sml_op)4, SML_F32, 1, 4, 4, x, NULL, out, &r) != SML_ERR_BAD_OP;
+    bad += sml_check_against(SML_SOFTMAX, SML_F32, 1, 4, 4, x, NULL, NULL, out, &r) != SML_ERR_NULL_POINTER;
+    if (sml_check(SML_SOFTMAX, SML_F32, 0, 4, 4, NULL, NULL, NULL, &r) != SML_OK || !r.pass ||
+        r.checked != 0 || r.worst_row != -1)
+        bad++;
+    /* sml_check_against with the reference gives the same report as sml_check. */
+    sml_ref_run(SML_SOFTMAX, SML_F32, 1, 4, 4, x, NULL, want);
+    for (int i = 0; i < 4; i++) out[i] = (float)want[i];
+    out[2] = nextafterf(nextafterf(out[2], 1.0f), 1.0f);
+    sml_check_report a, b;
+    sml_check(SML_SOFTMAX, SML_F32, 1, 4, 4, x, NULL, out, &a);
+    sml_check_against(SML_SOFTMAX, SML_F32, 1, 4, 4, x, NULL, want, out, &b);
+    if (a.worst_ratio != b.worst_ratio || a.worst_col != b.worst_col || a.pass != b.pass ||
+        strcmp(a.message, b.message) != 0)
+        bad++;
+    UNIT_EXPECT(u, bad == 0, "argument checks or check/check_against agreement: %d wrong", bad);
+}
+
+/* Overflow: log-softmax of fp16 logits 65504 apart rounds to -inf; a backward row whose fp32
+ * intermediates overflow accepts non-finite outputs but still checks finite ones. */
+static void overflow_rules(unit_run *u) {
+    char why[400] = "";
+    uint16_t x[2] = {sml_double_to_half(65504.0), sml_double_to_half(-65504.0)}, out[2];
+    double want[2];
+    sml_ref_run(SML_LOG_SOFTMAX, SML_F16, 1, 2, 2, x, NULL, want);
+    out[0] = sml_double_to_half(0.0);
+    out[1] = sml_double_to_half(-INFINITY);
+    sml_check_report r;
+    sml_check(SML_LOG_SOFTMAX, SML_F16, 1, 2, 2, x, NULL, out, &r);
+    if (!r.pass || r.overflow_ok != 1) snprintf(why, sizeof why, "fp16 log-softmax -inf: %s", r.message);
+    out[1] = sml_double_to_half(-65504.0);
+    sml_check(SML_LOG_SOFTMAX, SML_F16, 1, 2, 2, x, NULL, out, &r);
+    if (!why[0] && r.pass) snprintf(why, sizeof why, "fp16 log-softmax -65504 for -131008 accepted");
+    /* softmax_bwd in fp32 with dy near FLT_MAX: dy - dot overflows fp32. */
+    float y[2] = {0.5f, 0.5f}, dy[2] = {3e38f, -3e38f}, dx[2] = {NAN, 1.0f};
+    double wd[2];
+    sml_ref_run(SML_SOFTMAX_BWD, SML_F32, 1, 2, 2, y, dy, wd);
+    dx[1] = (float)wd[1];
+    sml_check(SML_SOFTMAX_BWD, SML_F32, 1, 2, 2, y, dy, dx, &r);
+    if (!why[0] && (!r.pass || r.overflow_ok != 1))
+        snprintf(why, sizeof why, "fp32 softmax_bwd overflow row: %s", r.message);
+    dx[1] = (float)(wd[1] * 1.01);
+    sml_check(SML_SOFTMAX_BWD, SML_F32, 1, 2, 2, y, dy, dx, &r);
+    if (!why[0] && r.pass) snprintf(why, sizeof why, "a finite output 1%% off accepted in an overflow row");
+    /* The same NaN in an ordinary row is a mismatch. */
+    float dy2[2] = {3.0f, -3.0f}, dx2[2] = {NAN, 0.0f};
+    sml_check(SML_SOFTMAX_BWD, SML_F32, 1, 2, 2, y, dy2, dx2, &r);
+    if (!why[0] && (r.pass || r.nan_mismatch != 1))
+        snprintf(why, sizeof why, "NaN accepted in an ordinary backward row: %s", r.message);
+    UNIT_EXPECT(u, !why[0], "%s", why);
+}
+
+/* The bound's shape: summation depth, growth with |x - max| and with cols. */
+static void bound_shape(unit_run *u) {
+    int ok = sml_check_sum_depth(1) == 0 && sml_check_sum_depth(2) == 1 &&
+             sml_check_sum_depth(32) == 31 && sml_check_sum_depth(33) == 32 &&
+             sml_check_sum_depth(1024) == 42 && sml_check_sum_depth(1 << 22) == 54;
+    sml_row_facts f = {1024, 0.0, 10.0, 1.0, 0, 0, 0};
+    double b0 = sml_check_bound(SML_SOFTMAX, SML_F32, &f, 0.0, 0, 0.1);
+    double b1 = sml_check_bound(SML_SOFTMAX, SML_F32, &f, -10.0, 0, 0.1);
+    f.cols = 2;
+    double b2 = sml_check_bound(SML_SOFTMAX, SML_F32, &f, 0.0, 0, 0.1);
+    /* Relative size at t = 0, 1024 columns, A = 1: (2.25 + 8 + 4 + 6 * 42) u. */
+    double expect0 = 0.1 * 0x1p-24 * (2.25 + 12.0 + 252.0);
+    ok = ok && b1 > b0 && b2 < b0 && fabs(b0 / (expect0 * (1 + 0x1p-10)) - 1.0) < 1e-3;
+    double bh = sml_check_bound(SML_SOFTMAX, SML_F16, &f, 0.0, 0, 0.1);
+    ok = ok && bh > 0.5 * sml_ulp(SML_F16, 0.1) && bh < 0.51 * sml_ulp(SML_F16, 0.1) + b0;
+    ok = ok && sml_check_bound(SML_SOFTMAX, SML_F16, &f, -INFINITY, 0, 0.0) == 0.0;
+    UNIT_EXPECT(u, ok, "bound shape: b(t=0) %.3g (expected %.3g), b(t=-10) %.3g, b(cols=2) %.3g",
+                b0, expect0, b1, b2);
+}
+
+/* The planted CPU mutant (no max subtraction) overflows on a large logit; the checker
+ * rejects it; on small logits it is as good as the real thing (and is accepted). */
+static void rejects_mutant(unit_run *u, sml_dtype dt) {
+    unsigned char x[4 * 3], out[4 * 3];
+    double big[3] = {100.0, 0.0, -5.0}, small[3] = {1.0, 0.0, -2.0};
+    char why[400] = "";
+    for (int op = 0; op < 2 && !why[0]; op++) {
+        for (int which = 0; which < 2; which++) {
+            for (int i = 0; i < 3; i++) sml_store(dt, x, i, which ? small[i] : big[i]);
+            sml_problem p = {(sml_op)op, dt, 1, 3, 3, x, NULL, out, NULL};
+            sml_launch_cpu_mutant_no_max(NULL, &p);
+            sml_check_report r;
+            sml_check((sml_op)op, dt, 1, 3, 3, x, NULL, out, &r);
+            if (which == 0 && r.pass)
+                snprintf(why, sizeof why, "mutant accepted on [100, 0, -5]: %s", r.message);
+            if (which == 1 && !r.pass)
+                snprintf(why, sizeof why, "mutant rejected on harmless [1, 0, -2]: %s", r.message);
+        }
+    }
+    UNIT_EXPECT(u, !why[0], "%s: %s", sml_dtype_name(dt), why);
+}
+
+int main(int argc, char **argv) {
+    unit_run u;
+    if (unit_init(&u, "test_check", argc, argv)) return 2;
+    uint64_t s;
+    int64_t c = 0;
+    for (int op = 0; op < SML_OP_COUNT; op++)
+        for (int dt = 0; dt < SML_DTYPE_COUNT; dt++, c++)
+            if (unit_case(&u, c, &s)) accepts_reference(&u, (sml_op)op, (sml_dtype)dt, s);
+    for (int op = 0; op < SML_OP_COUNT; op++)
+        for (int dt = SML_F16; dt <= SML_BF16; dt++, c++)
+            if (unit_case(&u, c, &s)) ulp_steps_16bit(&u, (sml_op)op, (sml_dtype)dt, s);
+    for (int op = 0; op < SML_OP_COUNT; op++, c++)
+        if (unit_case(&u, c, &s)) fp32_bound_edge(&u, (sml_op)op, s);
+    for (int dt = 0; dt < SML_DTYPE_COUNT; dt++, c++)
+        if (unit_case(&u, c, &s)) mismatches(&u, (sml_dtype)dt, s);
+    if (unit_case(&u, c++, NULL)) arguments(&u);
+    if (unit_case(&u, c++, NULL)) overflow_rules(&u);
+    if (unit_case(&u, c++, NULL)) bound_shape(&u);
+    for (int dt = 0; dt < SML_DTYPE_COUNT; dt++, c++)
+        if (unit_case(&u, c, NULL)) rejects_mutant(&u, (sml_dtype)dt);
+    return sml_tally_finish(&u.tally);
+}
