@@ -1,11 +1,373 @@
-/* bench: placeholder until its issue lands. */
+/* bench: time backends on one shape or a named sweep, check each on the same input, print a
+ * table per case, and write the decision ledger. Every flag is validated before anything
+ * runs or is written: bad usage exits 2 and leaves no file behind. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "bench/bench.h"
+#include "bench/json_read.h"
+#include "bench/ledger.h"
+#include "bench/plot_svg.h"
+#include "bench/table.h"
 #include "commands.h"
 
-int sml_cmd_bench(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "softmax-lab bench: not implemented yet\n");
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: softmax-lab bench [options]\n"
+        "  --backend all|gpu|cpu|K[,K...]  backends (default all: the GPU kernels, or the CPU\n"
+        "                          backends when there is no GPU); cudnn and naive (cpu_naive)\n"
+        "                          are added as baselines, marked *\n"
+        "  --op OP[,OP...]|all     softmax (default), log_softmax, softmax_bwd, log_softmax_bwd\n"
+        "  --sweep NAME            %s (default seeds)\n"
+        "  --rows R --cols C       one shape instead of a sweep\n"
+        "  --dtype D[,D...]|all    fp32, fp16, bf16 (default: each shape's own dtypes)\n"
+        "  --json FILE --md FILE   also write the ledger to these files\n"
+        "  --ledger DIR            ledger directory (default ./ledger)\n"
+        "  --svg FILE              plot GB/s against cols from this run's ledger\n"
+        "  --min-samples N         at least N samples per measurement (default 10)\n"
+        "  --max-seconds S         per measurement, once N samples are in (default 0.5)\n"
+        "  --noise X               stop when IQR/median <= X (default 0.02)\n"
+        "  --margin X              decision noise floor (default 0.03)\n"
+        "  --l2 cold|warm          cold: rotate buffers past 4x L2 (default); warm: same buffers\n"
+        "  --anchors FILE          print another machine's numbers for the same cells (CSV of\n"
+        "                          ../shared/anchors)\n"
+        "  --seed S                run seed (default 0x5eedbe4c5eedbe4c)\n"
+        "  --threads N             host threads for inputs and checks (default: all cores)\n"
+        "  --no-shrink             keep full sweep shapes on a CPU-only run\n"
+        "  --gate                  exit 1 if a kernel with a claim is not Supported\n"
+        "  --quiet                 no progress line\n"
+        "exit: 0 done, 1 a kernel was WRONG or failed (or --gate missed), 2 bad usage\n"
+        "sweeps:\n", sml_sweep_names());
+    const char *names[] = {"seeds", "cols", "long", "short", "standard"};
+    for (int i = 0; i < 5; i++) {
+        char d[1024];
+        sml_sweep_describe(names[i], d, sizeof d);
+        fprintf(f, "  %-9s %s\n", names[i], d);
+    }
+}
+
+static int bad(const char *fmt, const char *a) {
+    fprintf(stderr, "softmax-lab bench: ");
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, " (see softmax-lab bench --help)\n");
     return 2;
+}
+
+static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (!*s || *end || errno || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_dbl(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= lo && v <= hi)) return 0;
+    *out = v;
+    return 1;
+}
+
+/* "a,b,c" of ops or dtypes into a mask; "all" sets every bit. */
+static int parse_mask(const char *s, int ops, unsigned *mask) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    *mask = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "all")) {
+            *mask |= ops ? SML_OPS_ALL : SML_DTYPES_ALL;
+            continue;
+        }
+        if (ops) {
+            sml_op o;
+            if (sml_op_parse(t, &o) != SML_OK) return 0;
+            *mask |= 1u << o;
+        } else {
+            sml_dtype d;
+            if (sml_dtype_parse(t, &d) != SML_OK) return 0;
+            *mask |= 1u << d;
+        }
+    }
+    return *mask != 0;
+}
+
+/* The directory of `path` must exist and be writable (checked before the run). */
+static int writable_parent(const char *path) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) return access(".", W_OK) == 0;
+    if (slash == dir) slash[1] = 0;
+    else *slash = 0;
+    return access(dir, W_OK) == 0;
+}
+
+/* The ledger directory: fine if it exists and is writable, or if its nearest existing
+ * ancestor is (it is created after the run). */
+static int ledger_dir_ok(const char *dir) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (;;) {
+        if (access(buf, F_OK) == 0) return access(buf, W_OK) == 0;
+        char *slash = strrchr(buf, '/');
+        if (!slash) return access(".", W_OK) == 0;
+        if (slash == buf) return access("/", W_OK) == 0;
+        *slash = 0;
+    }
+}
+
+typedef struct print_ctx {
+    int header_done;
+} print_ctx;
+
+static void on_case(const sml_bench_run *run, size_t c, void *user) {
+    print_ctx *p = user;
+    if (!p->header_done) {
+        sml_bench_print_header(stdout, run);
+        p->header_done = 1;
+    }
+    sml_bench_print_case(stdout, run, c);
+    fflush(stdout);
+}
+
+int sml_cmd_bench(int argc, char **argv) {
+    const char *backend = "all", *sweep = NULL, *json = NULL, *md = NULL, *ledger = "ledger";
+    const char *svg = NULL, *anchors_path = NULL;
+    unsigned ops = 1u << SML_SOFTMAX, dtypes = SML_DTYPES_ALL;
+    int dtypes_given = 0, no_shrink = 0, gate = 0, quiet = 0;
+    int64_t rows = 0, cols = 0;
+    sml_bench_config cfg;
+    sml_bench_config_default(&cfg);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--no-shrink")) { no_shrink = 1; continue; }
+        if (!strcmp(a, "--gate")) { gate = 1; continue; }
+        if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
+        if (strncmp(a, "--", 2) != 0) return bad("unexpected argument '%s'", a);
+        if (i + 1 >= argc) return bad("%s needs a value", a);
+        const char *v = argv[++i];
+        int64_t n;
+        double d;
+        if (!strcmp(a, "--backend")) backend = v;
+        else if (!strcmp(a, "--op")) {
+            if (!parse_mask(v, 1, &ops)) return bad("bad --op '%s'", v);
+        } else if (!strcmp(a, "--dtype")) {
+            if (!parse_mask(v, 0, &dtypes)) return bad("bad --dtype '%s'", v);
+            dtypes_given = 1;
+        } else if (!strcmp(a, "--sweep")) sweep = v;
+        else if (!strcmp(a, "--rows")) {
+            if (!parse_i64(v, 1, (int64_t)1 << 31, &rows)) return bad("bad --rows '%s' (1 to 2^31)", v);
+        } else if (!strcmp(a, "--cols")) {
+            if (!parse_i64(v, 1, (int64_t)1 << 31, &cols)) return bad("bad --cols '%s' (1 to 2^31)", v);
+        } else if (!strcmp(a, "--json")) json = v;
+        else if (!strcmp(a, "--md")) md = v;
+        else if (!strcmp(a, "--ledger")) ledger = v;
+        else if (!strcmp(a, "--svg")) svg = v;
+        else if (!strcmp(a, "--anchors")) anchors_path = v;
+        else if (!strcmp(a, "--min-samples")) {
+            if (!parse_i64(v, 1, 100000, &n)) return bad("bad --min-samples '%s' (1 to 100000)", v);
+            cfg.stop.min_samples = (int)n;
+        } else if (!strcmp(a, "--max-seconds")) {
+            if (!parse_dbl(v, 0, 3600, &d)) return bad("bad --max-seconds '%s' (0 to 3600)", v);
+            cfg.stop.max_seconds = d;
+        } else if (!strcmp(a, "--noise")) {
+            if (!parse_dbl(v, 0, 1, &d)) return bad("bad --noise '%s' (0 to 1)", v);
+            cfg.stop.noise = d;
+        } else if (!strcmp(a, "--margin")) {
+            if (!parse_dbl(v, 0, 1, &d)) return bad("bad --margin '%s' (0 to 1)", v);
+            cfg.margin = d;
+        } else if (!strcmp(a, "--l2")) {
+            if (!strcmp(v, "cold")) cfg.l2_warm = 0;
+            else if (!strcmp(v, "warm")) cfg.l2_warm = 1;
+            else return bad("bad --l2 '%s' (cold or warm)", v);
+        } else if (!strcmp(a, "--seed")) {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(v, &end, 0);
+            if (!*v || *end || errno) return bad("bad --seed '%s'", v);
+            cfg.seed = s;
+        } else if (!strcmp(a, "--threads")) {
+            if (!parse_i64(v, 1, 64, &n)) return bad("bad --threads '%s' (1 to 64)", v);
+            cfg.threads = (int)n;
+        } else return bad("unknown option '%s'", a);
+    }
+    if (cfg.stop.max_samples < cfg.stop.min_samples) cfg.stop.max_samples = cfg.stop.min_samples;
+    cfg.progress = !quiet;
+
+    sml_bench_plan plan;
+    memset(&plan, 0, sizeof plan);
+    if (rows || cols) {
+        if (sweep) return bad("%s", "--rows/--cols and --sweep exclude each other");
+        if (!rows || !cols) return bad("%s", "give both --rows and --cols");
+        snprintf(plan.sweep, sizeof plan.sweep, "custom");
+        plan.shapes.n = 1;
+        plan.shapes.shape[0] = (sml_sweep_shape){rows, cols, SML_DTYPES_ALL, 0};
+        if (!dtypes_given) dtypes = 1u << SML_F32;
+    } else {
+        if (!sweep) sweep = "seeds";
+        if (sml_sweep_get(sweep, &plan.shapes) != SML_OK)
+            return bad("unknown --sweep '%s' (seeds, cols, long, short, standard)", sweep);
+        snprintf(plan.sweep, sizeof plan.sweep, "%s", sweep);
+    }
+    plan.ops = ops;
+    plan.dtypes = dtypes;
+    if (json && !writable_parent(json)) return bad("cannot write --json '%s' (no such directory?)", json);
+    if (md && !writable_parent(md)) return bad("cannot write --md '%s' (no such directory?)", md);
+    if (svg && !writable_parent(svg)) return bad("cannot write --svg '%s' (no such directory?)", svg);
+    if (!ledger_dir_ok(ledger)) return bad("cannot create or write the --ledger directory '%s'", ledger);
+
+    int gpu = sml_gpu_available();
+    char notes[512] = "", err[512];
+    const sml_kernel *kernels[SML_MAX_KERNELS];
+    int baseline_only[SML_MAX_KERNELS];
+    size_t nk = 0;
+    sml_status s = sml_bench_select(backend, gpu, kernels, baseline_only, &nk, notes, sizeof notes,
+                                    err, sizeof err);
+    if (s != SML_OK) {
+        /* With no GPU and only GPU backends asked for, say so and do nothing: not an error. */
+        if (!gpu && s == SML_ERR_INVALID_ARG) {
+            printf("GPU backends are unavailable on this machine (no CUDA device, or built without "
+                   "CUDA); nothing to run for --backend %s. The CPU backends run with --backend cpu.\n",
+                   backend);
+            return 0;
+        }
+        return bad("%s", err);
+    }
+    plan.kernels = kernels;
+    plan.baseline_only = baseline_only;
+    plan.nkernels = nk;
+    int any_gpu = 0;
+    for (size_t i = 0; i < nk; i++) any_gpu |= kernels[i]->device == SML_DEVICE_GPU;
+    sml_anchors anchors;
+    memset(&anchors, 0, sizeof anchors);
+    if (anchors_path) {
+        s = sml_anchors_load(anchors_path, &anchors, err, sizeof err);
+        if (s != SML_OK) return bad("--anchors: %s", err);
+        plan.anchors = &anchors;
+    }
+
+    /* A CPU-only run keeps each shape's cols (its class) and cuts rows to time in seconds. */
+    if (!any_gpu && !no_shrink && !(rows || cols)) {
+        int cut = 0;
+        for (size_t i = 0; i < plan.shapes.n; i++) {
+            int64_t r = sml_sweep_shrink_rows(plan.shapes.shape[i].rows, plan.shapes.shape[i].cols,
+                                              SML_CPU_MAX_ELEMS);
+            if (r != plan.shapes.shape[i].rows) {
+                cut = 1;
+                plan.shapes.shape[i].requested_rows = plan.shapes.shape[i].rows;
+                plan.shapes.shape[i].rows = r;
+            }
+        }
+        if (cut) {
+            plan.shrunk = 1;
+            size_t used = strlen(notes);
+            snprintf(notes + used, sizeof notes - used,
+                     "%sCPU-only run: sweep shapes shrunk to at most 2^20 elements (rows cut, cols "
+                     "kept; --no-shrink keeps them).",
+                     used ? " " : "");
+        }
+    }
+    sml_bench_estimate est;
+    sml_bench_estimate_plan(&plan, &cfg, gpu, &est);
+    if (!quiet)
+        fprintf(stderr, "plan: sweep %s, %zu cases, %zu measurements; timing at most %.0f s "
+                        "(%.2f s each), host work ~%.0f s (%.2g elements)\n",
+                plan.sweep, est.cases, est.measurements, est.timing_bound_s, cfg.stop.max_seconds,
+                est.host_s, est.host_elements);
+
+    plan.notes = notes;
+    sml_bench_run run;
+    print_ctx pc = {0};
+    s = sml_bench_execute(&plan, &cfg, on_case, &pc, &run, err, sizeof err);
+    if (s != SML_OK) {
+        fprintf(stderr, "softmax-lab bench: %s\n", err);
+        sml_bench_run_free(&run);
+        sml_anchors_free(&anchors);
+        return 1;
+    }
+    if (!pc.header_done) sml_bench_print_header(stdout, &run);
+    if (run.nresults == 0) printf("\nnothing was measured: no selected backend supports these shapes\n");
+
+    sml_ledger l;
+    int rc = 0;
+    if (sml_ledger_build(&run, &l) != SML_OK) {
+        fprintf(stderr, "softmax-lab bench: out of memory building the ledger\n");
+        sml_bench_run_free(&run);
+        sml_anchors_free(&anchors);
+        return 1;
+    }
+    sml_bench_print_decisions(stdout, &run, &l);
+    char stem[96], jp[1200], mp[1200];
+    char opstag[80] = "";
+    if (ops == SML_OPS_ALL) snprintf(opstag, sizeof opstag, "all");
+    else
+        for (int o = 0; o < SML_OP_COUNT; o++)
+            if (ops & (1u << o)) {
+                if (opstag[0]) strncat(opstag, "+", sizeof opstag - strlen(opstag) - 1);
+                strncat(opstag, sml_op_name((sml_op)o), sizeof opstag - strlen(opstag) - 1);
+            }
+    snprintf(stem, sizeof stem, "%s_%s", run.plan.sweep, opstag);
+    s = sml_ledger_save(&run, &l, ledger, stem, jp, mp, sizeof jp, err, sizeof err);
+    if (s != SML_OK) {
+        fprintf(stderr, "softmax-lab bench: %s\n", err);
+        rc = 1;
+    } else {
+        printf("\nledger: %s and %s\n", jp, mp);
+    }
+    if (rc == 0 && json && sml_ledger_save_file(&run, &l, json, 1, err, sizeof err) != SML_OK) {
+        fprintf(stderr, "softmax-lab bench: %s\n", err);
+        rc = 1;
+    }
+    if (rc == 0 && md && sml_ledger_save_file(&run, &l, md, 0, err, sizeof err) != SML_OK) {
+        fprintf(stderr, "softmax-lab bench: %s\n", err);
+        rc = 1;
+    }
+    if (rc == 0 && svg) {
+        sml_json *doc = NULL;
+        char info[160];
+        s = sml_json_parse_file(jp, &doc, err, sizeof err);
+        FILE *f = s == SML_OK ? fopen(svg, "w") : NULL;
+        if (f) {
+            s = sml_plot_svg(doc, NULL, f, info, sizeof info, err, sizeof err);
+            if (fclose(f) != 0 && s == SML_OK) s = SML_ERR_IO;
+        } else if (s == SML_OK) {
+            snprintf(err, sizeof err, "%s: %s", svg, strerror(errno));
+            s = SML_ERR_IO;
+        }
+        sml_json_free(doc);
+        if (s != SML_OK) {
+            fprintf(stderr, "softmax-lab bench: plot: %s\n", err);
+            rc = 1;
+        } else {
+            printf("plot: %s (%s)\n", svg, info);
+        }
+    }
+    int broken = 0, missed = 0;
+    for (size_t i = 0; i < run.nresults; i++) broken += run.results[i].verdict != SML_VERDICT_OK;
+    for (size_t j = 0; j < l.n; j++)
+        missed += l.rec[j].claim.baseline && l.rec[j].decision.status != SML_DECISION_SUPPORTED &&
+                  l.rec[j].decision.status != SML_DECISION_MEASURED;
+    if (broken) {
+        printf("%d measurement(s) WRONG or failed: see the check column\n", broken);
+        rc = 1;
+    }
+    if (gate && missed) {
+        printf("gate: %d kernel(s) miss their claim\n", missed);
+        rc = 1;
+    }
+    sml_ledger_free(&l);
+    sml_bench_run_free(&run);
+    sml_anchors_free(&anchors);
+    return rc;
 }

@@ -1,0 +1,580 @@
+/* ledger.c: see ledger.h. The statuses come from sml_decide alone; this file only gathers
+ * the rows it needs and writes what it said. */
+#include "bench/ledger.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench/json_write.h"
+
+void sml_case_label(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, char *buf, size_t n) {
+    snprintf(buf, n, "%s %s %lldx%lld", sml_op_name(op), sml_dtype_name(dt), (long long)rows,
+             (long long)cols);
+}
+
+static const sml_kernel *plan_kernel(const sml_bench_run *run, const char *name, int *baseline) {
+    for (size_t i = 0; i < run->plan.nkernels; i++)
+        if (!strcmp(run->plan.kernels[i]->name, name)) {
+            if (baseline) *baseline = run->plan.baseline_only ? run->plan.baseline_only[i] : 0;
+            return run->plan.kernels[i];
+        }
+    return sml_kernel_find(name);
+}
+
+static void append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t n, const char *fmt, ...) {
+    size_t used = strlen(buf);
+    if (used + 1 >= n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, n - used, fmt, ap);
+    va_end(ap);
+}
+
+/* "at a, b, c and 4 more" for the rows with outcome o. */
+static void list_where(const sml_bench_run *run, const sml_ledger_record *r, sml_row_outcome o,
+                       char *buf, size_t n) {
+    int shown = 0, total = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->outcome[i] != o) continue;
+        total++;
+        if (shown >= 6) continue;
+        const sml_bench_result *x = &run->results[r->result[i]];
+        char label[64];
+        sml_case_label(x->op, x->dtype, x->rows, x->cols, label, sizeof label);
+        if (x->verdict != SML_VERDICT_OK)
+            append(buf, n, "%s%s (%s)", shown ? ", " : "", label, sml_bench_verdict_name(x->verdict));
+        else
+            append(buf, n, "%s%s (%.2fx)", shown ? ", " : "", label, r->vs_baseline[i]);
+        shown++;
+    }
+    if (total > shown) append(buf, n, " and %d more", total - shown);
+}
+
+static void explain(const sml_bench_run *run, sml_ledger_record *r) {
+    const sml_decision *d = &r->decision;
+    char *b = r->reason;
+    size_t n = sizeof r->reason;
+    b[0] = 0;
+    if (!r->claim.baseline) {
+        append(b, n, "No claim (experimental).");
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t i = 0; i < r->n; i++) {
+            double v = run->results[r->result[i]].vs_cudnn;
+            if (isfinite(v)) {
+                if (v < lo) lo = v;
+                if (v > hi) hi = v;
+            }
+        }
+        if (isfinite(lo)) append(b, n, " Against cudnn: %.2fx to %.2fx.", lo, hi);
+        if (r->baseline_only) append(b, n, " Measured as a baseline for the others.");
+        return;
+    }
+    append(b, n, "Claim: >= %.2fx over %s on %s shapes (noise margin >= %.0f%%). ",
+           r->claim.min_speedup, r->claim.baseline, r->claim.shapes, run->cfg.margin * 100);
+    if (d->counted == 0) {
+        append(b, n, "Not testable on this sweep: %s.",
+               d->no_baseline ? "the baseline was not measured or failed its check on these shapes"
+                              : "no shape of that class was measured");
+        return;
+    }
+    switch (d->status) {
+    case SML_DECISION_SUPPORTED:
+        append(b, n, "Meets it on all %d shapes (%.2fx to %.2fx).", d->counted, d->worst_speedup,
+               d->best_speedup);
+        break;
+    case SML_DECISION_REJECTED:
+        append(b, n, "At or below parity on every one of %d shapes", d->counted);
+        if (isfinite(d->best_speedup)) append(b, n, " (best %.2fx)", d->best_speedup);
+        append(b, n, ".");
+        if (d->wrong) append(b, n, " WRONG on %d.", d->wrong);
+        break;
+    default:
+        append(b, n, "Meets it on %d of %d shapes", d->meets, d->counted);
+        if (d->meets) {
+            append(b, n, ": ");
+            list_where(run, r, SML_ROW_MEETS, b, n);
+        }
+        append(b, n, ".");
+        if (d->above_parity) {
+            append(b, n, " Faster than %s but short of the claim at ", r->claim.baseline);
+            list_where(run, r, SML_ROW_ABOVE_PARITY, b, n);
+            append(b, n, ".");
+        }
+        if (d->losses) {
+            append(b, n, " At or below parity%s at ", d->wrong ? " or WRONG" : "");
+            list_where(run, r, SML_ROW_LOSS, b, n);
+            append(b, n, ".");
+        }
+        break;
+    }
+    if (d->no_baseline) append(b, n, " %d shapes had no usable baseline.", d->no_baseline);
+}
+
+sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
+    memset(out, 0, sizeof *out);
+    out->rec = calloc(SML_MAX_KERNELS, sizeof *out->rec);
+    if (!out->rec) return SML_ERR_OUT_OF_MEMORY;
+    /* Records in the order kernels first appear in the results. */
+    for (size_t i = 0; i < run->nresults; i++) {
+        const sml_bench_result *x = &run->results[i];
+        sml_ledger_record *r = NULL;
+        for (size_t j = 0; j < out->n; j++)
+            if (!strcmp(out->rec[j].kernel, x->kernel)) r = &out->rec[j];
+        if (!r) {
+            if (out->n >= SML_MAX_KERNELS) continue;
+            r = &out->rec[out->n++];
+            snprintf(r->kernel, sizeof r->kernel, "%s", x->kernel);
+            r->device = x->device;
+            const sml_kernel *k = plan_kernel(run, x->kernel, &r->baseline_only);
+            r->file = k ? k->file : "";
+            if (k) r->claim = k->claim;
+            r->result = calloc(run->nresults, sizeof *r->result);
+            r->outcome = calloc(run->nresults, sizeof *r->outcome);
+            r->vs_baseline = calloc(run->nresults, sizeof *r->vs_baseline);
+            if (!r->result || !r->outcome || !r->vs_baseline) {
+                sml_ledger_free(out);
+                return SML_ERR_OUT_OF_MEMORY;
+            }
+        }
+        r->result[r->n++] = i;
+    }
+    for (size_t j = 0; j < out->n; j++) {
+        sml_ledger_record *r = &out->rec[j];
+        sml_decision_row *rows = calloc(r->n ? r->n : 1, sizeof *rows);
+        if (!rows) {
+            sml_ledger_free(out);
+            return SML_ERR_OUT_OF_MEMORY;
+        }
+        for (size_t i = 0; i < r->n; i++) {
+            const sml_bench_result *x = &run->results[r->result[i]];
+            const sml_bench_result *b =
+                r->claim.baseline ? sml_bench_find(run, x->case_index, r->claim.baseline) : NULL;
+            rows[i].cols = x->cols;
+            rows[i].kernel_ok = x->verdict == SML_VERDICT_OK && x->timed;
+            rows[i].baseline_ok = b && b->verdict == SML_VERDICT_OK && b->timed;
+            r->vs_baseline[i] = NAN;
+            if (x->timed && b && b->timed && x->m.t.median > 0)
+                r->vs_baseline[i] = b->m.t.median / x->m.t.median;
+            rows[i].speedup = r->vs_baseline[i];
+            rows[i].kernel_spread = x->m.t.rel_spread;
+            rows[i].baseline_spread = b ? b->m.t.rel_spread : NAN;
+        }
+        sml_decide(r->claim.baseline ? &r->claim : NULL, rows, r->n, run->cfg.margin, &r->decision,
+                   r->outcome);
+        free(rows);
+        explain(run, r);
+    }
+    return SML_OK;
+}
+
+void sml_ledger_free(sml_ledger *l) {
+    if (!l->rec) return;
+    for (size_t j = 0; j < l->n; j++) {
+        free(l->rec[j].result);
+        free(l->rec[j].outcome);
+        free(l->rec[j].vs_baseline);
+    }
+    free(l->rec);
+    memset(l, 0, sizeof *l);
+}
+
+const sml_ledger_record *sml_ledger_find(const sml_ledger *l, const char *kernel) {
+    for (size_t j = 0; j < l->n; j++)
+        if (!strcmp(l->rec[j].kernel, kernel)) return &l->rec[j];
+    return NULL;
+}
+
+/* ---- JSON -------------------------------------------------------------------------------- */
+
+static void json_measurement(sml_jw *w, const char *key, const sml_measurement *m) {
+    sml_jw_key(w, key);
+    sml_jw_object_inline(w);
+    sml_jw_knum(w, "median_ms", m->t.median * 1e3);
+    sml_jw_knum(w, "q1_ms", m->t.q1 * 1e3);
+    sml_jw_knum(w, "q3_ms", m->t.q3 * 1e3);
+    sml_jw_knum(w, "min_ms", m->t.min * 1e3);
+    sml_jw_knum(w, "max_ms", m->t.max * 1e3);
+    sml_jw_knum(w, "rel_spread", m->t.rel_spread);
+    sml_jw_kint(w, "samples", m->t.n);
+    sml_jw_kint(w, "batch", m->batch);
+    sml_jw_kstr(w, "stop", sml_stop_reason_name(m->stop));
+    sml_jw_end(w);
+}
+
+static void json_env(sml_jw *w, const sml_bench_run *run) {
+    const sml_bench_env *e = &run->env;
+    sml_jw_key(w, "environment");
+    sml_jw_object(w);
+    sml_jw_kstr(w, "time_utc", e->time_utc);
+    sml_jw_kstr(w, "host", e->host);
+    sml_jw_kint(w, "host_threads", e->threads);
+    sml_jw_kstr(w, "softmax_lab_version", e->version);
+    sml_jw_key(w, "gpu");
+    if (e->gpu.present) {
+        sml_jw_object(w);
+        sml_jw_kstr(w, "name", e->gpu.name);
+        sml_jw_kint(w, "sm_count", e->gpu.sm_count);
+        char cc[16];
+        snprintf(cc, sizeof cc, "%d.%d", e->gpu.cc_major, e->gpu.cc_minor);
+        sml_jw_kstr(w, "compute_capability", cc);
+        sml_jw_kint(w, "sm_clock_mhz", e->gpu.sm_clock_mhz);
+        sml_jw_kint(w, "mem_clock_mhz", e->gpu.mem_clock_mhz);
+        sml_jw_kint(w, "driver_version", e->gpu.driver_version);
+        sml_jw_kint(w, "runtime_version", e->gpu.runtime_version);
+        sml_jw_kint(w, "l2_bytes", (int64_t)e->gpu.l2_bytes);
+        sml_jw_kint(w, "global_mem_bytes", (int64_t)e->gpu.global_mem_bytes);
+        sml_jw_end(w);
+    } else {
+        sml_jw_null(w);
+    }
+    sml_jw_key(w, "copy");
+    sml_jw_object(w);
+    if (e->has_memcpy) {
+        sml_jw_knum(w, "memcpy_d2d_gbps", e->memcpy_gbps);
+        sml_jw_kint(w, "memcpy_d2d_bytes", (int64_t)e->memcpy_bytes);
+        json_measurement(w, "memcpy_d2d", &e->memcpy);
+    }
+    if (e->has_host_memcpy) {
+        sml_jw_knum(w, "host_memcpy_gbps", e->host_memcpy_gbps);
+        sml_jw_kint(w, "host_memcpy_bytes", (int64_t)e->host_memcpy_bytes);
+        json_measurement(w, "host_memcpy", &e->host_memcpy);
+    }
+    sml_jw_end(w);
+    sml_jw_end(w);
+}
+
+static void json_config(sml_jw *w, const sml_bench_run *run) {
+    const sml_bench_config *c = &run->cfg;
+    sml_jw_key(w, "config");
+    sml_jw_object(w);
+    sml_jw_kint(w, "min_samples", c->stop.min_samples);
+    sml_jw_kint(w, "max_samples", c->stop.max_samples);
+    sml_jw_knum(w, "noise", c->stop.noise);
+    sml_jw_knum(w, "max_seconds", c->stop.max_seconds);
+    sml_jw_knum(w, "gpu_sample_seconds", c->gpu_sample_s);
+    sml_jw_knum(w, "cpu_sample_seconds", c->cpu_sample_s);
+    sml_jw_kstr(w, "l2", c->l2_warm ? "warm" : "cold");
+    sml_jw_knum(w, "l2_multiple", c->l2_multiple);
+    char seed[24];
+    snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)c->seed);
+    sml_jw_kstr(w, "seed", seed);
+    sml_jw_knum(w, "decision_margin", c->margin);
+    sml_jw_kstr(w, "shape_classes", "short: cols <= 1024; mid: 1024 < cols < 131072; long: cols >= 131072");
+    sml_jw_end(w);
+}
+
+static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_record *r, size_t i) {
+    const sml_bench_result *x = &run->results[r->result[i]];
+    const sml_bench_case *c = &run->cases[x->case_index];
+    sml_jw_object_inline(w);
+    sml_jw_kstr(w, "op", sml_op_name(x->op));
+    sml_jw_kstr(w, "dtype", sml_dtype_name(x->dtype));
+    sml_jw_kint(w, "rows", x->rows);
+    sml_jw_kint(w, "cols", x->cols);
+    if (c->requested_rows && c->requested_rows != c->rows) sml_jw_kint(w, "requested_rows", c->requested_rows);
+    sml_jw_kstr(w, "class", sml_shape_class(x->cols));
+    sml_jw_kstr(w, "check", sml_bench_verdict_name(x->verdict));
+    sml_jw_kstr(w, "check_detail", x->check);
+    sml_jw_knum(w, "worst_ulps", x->worst_ulps);
+    sml_jw_kstr(w, "outcome", sml_row_outcome_name(r->outcome[i]));
+    if (x->timed) {
+        sml_jw_knum(w, "median_ms", x->m.t.median * 1e3);
+        sml_jw_knum(w, "q1_ms", x->m.t.q1 * 1e3);
+        sml_jw_knum(w, "q3_ms", x->m.t.q3 * 1e3);
+        sml_jw_knum(w, "min_ms", x->m.t.min * 1e3);
+        sml_jw_knum(w, "max_ms", x->m.t.max * 1e3);
+        sml_jw_knum(w, "rel_spread", x->m.t.rel_spread);
+        sml_jw_kint(w, "samples", x->m.t.n);
+        sml_jw_kint(w, "batch", x->m.batch);
+        sml_jw_kstr(w, "stop", sml_stop_reason_name(x->m.stop));
+        sml_jw_knum(w, "gbps", x->gbps);
+        sml_jw_knum(w, "frac_memcpy", x->frac_memcpy);
+        sml_jw_knum(w, "frac_copy_kernel", x->frac_copy_kernel);
+        sml_jw_knum(w, "vs_cudnn", x->vs_cudnn);
+        sml_jw_knum(w, "vs_naive", x->vs_naive);
+        sml_jw_knum(w, "vs_baseline", r->vs_baseline[i]);
+        sml_jw_knum(w, "vs_best_other", x->vs_best_other);
+        sml_jw_kstr(w, "best_other", x->best_other[0] ? x->best_other : NULL);
+    }
+    sml_jw_kint(w, "bytes_moved", (int64_t)c->bytes_moved);
+    sml_jw_kstr(w, "cache", c->cache);
+    sml_jw_kint(w, "buffer_sets", c->nsets);
+    if (c->has_copy) {
+        sml_jw_knum(w, "copy_kernel_ms", c->copy.t.median * 1e3);
+        sml_jw_knum(w, "copy_kernel_gbps", c->copy_gbps);
+    }
+    char seed[24];
+    snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)c->seed);
+    sml_jw_kstr(w, "seed", seed);
+    if (c->anchor.found) {
+        sml_jw_key(w, "anchor_other_machine");
+        sml_jw_object_inline(w);
+        sml_jw_knum(w, "best_gbps", c->anchor.best_gbps);
+        sml_jw_kstr(w, "best_backend", c->anchor.best_backend);
+        sml_jw_knum(w, "cudnn_gbps", c->anchor.cudnn_gbps);
+        sml_jw_knum(w, "copy_kernel_gbps", c->anchor.copy_kernel_gbps);
+        sml_jw_end(w);
+    }
+    sml_jw_end(w);
+}
+
+int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f) {
+    sml_jw w;
+    sml_jw_init(&w, f);
+    sml_jw_object(&w);
+    sml_jw_kstr(&w, "schema", SML_LEDGER_SCHEMA);
+    sml_jw_kstr(&w, "sweep", run->plan.sweep);
+    sml_jw_key(&w, "ops");
+    sml_jw_array_inline(&w);
+    for (int o = 0; o < SML_OP_COUNT; o++)
+        if (run->plan.ops & (1u << o)) sml_jw_str(&w, sml_op_name((sml_op)o));
+    sml_jw_end(&w);
+    sml_jw_kbool(&w, "shrunk_for_cpu", run->plan.shrunk);
+    sml_jw_kstr(&w, "notes", run->notes);
+    sml_jw_kstr(&w, "decision_rule",
+                "docs/BENCHMARKING.md; code: sml_decide in src/bench/decide.c. A row meets the "
+                "claim when speedup >= min_speedup*(1-m), m = max(margin, 2*sqrt(ks^2+bs^2)) "
+                "from both relative spreads; Supported: every row in the claim's class meets; "
+                "Rejected: none is faster than the baseline beyond m; Caveated: otherwise; "
+                "Measured: no claim or nothing to test. A WRONG kernel's row is a loss.");
+    sml_jw_knum(&w, "seconds", run->seconds);
+    json_env(&w, run);
+    json_config(&w, run);
+    if (run->plan.anchors) {
+        sml_jw_key(&w, "anchors");
+        sml_jw_object(&w);
+        sml_jw_kstr(&w, "source", run->plan.anchors->source);
+        sml_jw_kstr(&w, "label", run->plan.anchors->label);
+        sml_jw_kstr(&w, "note", "another machine's measurement (same buffers every call: small "
+                                "shapes ran from L2); shown for orientation, never used in a decision");
+        sml_jw_end(&w);
+    }
+    sml_jw_key(&w, "records");
+    sml_jw_array(&w);
+    for (size_t j = 0; j < l->n; j++) {
+        const sml_ledger_record *r = &l->rec[j];
+        sml_jw_object(&w);
+        sml_jw_kstr(&w, "kernel", r->kernel);
+        sml_jw_kstr(&w, "sweep", run->plan.sweep);
+        sml_jw_kstr(&w, "device", r->device == SML_DEVICE_GPU ? "gpu" : "cpu");
+        sml_jw_kstr(&w, "file", r->file);
+        sml_jw_kbool(&w, "baseline_only", r->baseline_only);
+        sml_jw_key(&w, "claim");
+        if (r->claim.baseline) {
+            sml_jw_object_inline(&w);
+            sml_jw_kstr(&w, "baseline", r->claim.baseline);
+            sml_jw_knum(&w, "min_speedup", r->claim.min_speedup);
+            sml_jw_kstr(&w, "shapes", r->claim.shapes);
+            sml_jw_end(&w);
+        } else {
+            sml_jw_null(&w);
+        }
+        sml_jw_kstr(&w, "status", sml_decision_name(r->decision.status));
+        sml_jw_kstr(&w, "reason", r->reason);
+        sml_jw_key(&w, "counts");
+        sml_jw_object_inline(&w);
+        sml_jw_kint(&w, "counted", r->decision.counted);
+        sml_jw_kint(&w, "meets", r->decision.meets);
+        sml_jw_kint(&w, "above_parity", r->decision.above_parity);
+        sml_jw_kint(&w, "losses", r->decision.losses);
+        sml_jw_kint(&w, "wrong", r->decision.wrong);
+        sml_jw_kint(&w, "no_baseline", r->decision.no_baseline);
+        sml_jw_end(&w);
+        sml_jw_key(&w, "evidence");
+        sml_jw_array(&w);
+        for (size_t i = 0; i < r->n; i++) json_evidence(&w, run, r, i);
+        sml_jw_end(&w);
+        sml_jw_end(&w);
+    }
+    sml_jw_end(&w);
+    sml_jw_end(&w);
+    return sml_jw_finish(&w);
+}
+
+/* ---- Markdown ------------------------------------------------------------------------------ */
+
+static void md_num(FILE *f, double v, const char *fmt) {
+    if (isfinite(v)) fprintf(f, fmt, v);
+    else fputs("-", f);
+}
+
+/* GB/s with three significant figures at CPU scale, whole numbers at GPU scale. */
+static void md_gbps(FILE *f, double v) {
+    md_num(f, v, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f");
+}
+
+static void md_escape(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '|') fputs("\\|", f);
+        else if (*s == '\n') fputc(' ', f);
+        else fputc(*s, f);
+    }
+}
+
+int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) {
+    const sml_bench_env *e = &run->env;
+    fprintf(f, "# softmax-lab decision ledger: sweep `%s`\n\n", run->plan.sweep);
+    fprintf(f, "Ops:");
+    for (int o = 0; o < SML_OP_COUNT; o++)
+        if (run->plan.ops & (1u << o)) fprintf(f, " %s", sml_op_name((sml_op)o));
+    fprintf(f, ". Run at %s on host `%s` (%d threads), softmax-lab %s, %.1f s.\n\n", e->time_utc,
+            e->host, e->threads, e->version, run->seconds);
+    if (e->gpu.present)
+        fprintf(f,
+                "GPU: %s, %d SMs, cc %d.%d, SM clock %d MHz, memory clock %d MHz (maximum clocks "
+                "as the runtime reports them), L2 %.0f MiB, driver %d, CUDA runtime %d.\n\n",
+                e->gpu.name, e->gpu.sm_count, e->gpu.cc_major, e->gpu.cc_minor, e->gpu.sm_clock_mhz,
+                e->gpu.mem_clock_mhz, (double)e->gpu.l2_bytes / 1048576.0, e->gpu.driver_version,
+                e->gpu.runtime_version);
+    else
+        fprintf(f, "GPU: none on this machine.\n\n");
+    if (e->has_memcpy)
+        fprintf(f, "Device copy bandwidth, same run: cudaMemcpy D2D of %.0f MiB: **%.0f GB/s** "
+                   "(read + written; spread %.1f%%).\n\n",
+                (double)e->memcpy_bytes / 1048576.0, e->memcpy_gbps, e->memcpy.t.rel_spread * 100);
+    if (e->has_host_memcpy)
+        fprintf(f, "Host copy bandwidth, same run: memcpy of %.0f MiB: **%.1f GB/s**.\n\n",
+                (double)e->host_memcpy_bytes / 1048576.0, e->host_memcpy_gbps);
+    fprintf(f, "Timing: at least %d samples, until IQR/median <= %.1f%% or %.2f s per measurement; "
+               "L2 %s; seed 0x%016llx; decision margin %.0f%%. Shape classes: short cols <= %d, "
+               "long cols >= %d, mid between. Method: docs/BENCHMARKING.md.\n\n",
+            run->cfg.stop.min_samples, run->cfg.stop.noise * 100, run->cfg.stop.max_seconds,
+            run->cfg.l2_warm ? "warm (same buffers every call)" : "cold (buffers rotated past L2)",
+            (unsigned long long)run->cfg.seed, run->cfg.margin * 100, SML_SHORT_MAX_COLS,
+            SML_LONG_MIN_COLS);
+    if (run->notes[0]) fprintf(f, "**Notes:** %s\n\n", run->notes);
+    if (run->plan.anchors)
+        fprintf(f, "Anchor columns: **another machine's measurement** (%s; file %s), same buffers "
+                   "every call, so shapes under its L2 ran warm there. For orientation only; "
+                   "never used in a decision.\n\n",
+                run->plan.anchors->label, run->plan.anchors->source);
+    fprintf(f, "## Decisions\n\n| kernel | device | claim | status | why |\n|---|---|---|---|---|\n");
+    for (size_t j = 0; j < l->n; j++) {
+        const sml_ledger_record *r = &l->rec[j];
+        fprintf(f, "| %s | %s | ", r->kernel, r->device == SML_DEVICE_GPU ? "gpu" : "cpu");
+        if (r->claim.baseline)
+            fprintf(f, ">= %.2fx %s (%s)", r->claim.min_speedup, r->claim.baseline, r->claim.shapes);
+        else
+            fprintf(f, "none");
+        fprintf(f, " | **%s** | ", sml_decision_name(r->decision.status));
+        md_escape(f, r->reason);
+        fprintf(f, " |\n");
+    }
+    for (size_t j = 0; j < l->n; j++) {
+        const sml_ledger_record *r = &l->rec[j];
+        fprintf(f, "\n## %s: %s\n\n", r->kernel, sml_decision_name(r->decision.status));
+        fprintf(f, "`%s`. ", r->file);
+        md_escape(f, r->reason);
+        fprintf(f, "\n\n| case | class | check | ms | spread | GB/s | of memcpy | of copy kernel | "
+                   "vs cudnn | vs naive | vs claim baseline | vs best other | outcome | cache | "
+                   "samples |%s\n",
+                run->plan.anchors ? " anchor best GB/s (other machine) |" : "");
+        fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n",
+                run->plan.anchors ? "---|" : "");
+        for (size_t i = 0; i < r->n; i++) {
+            const sml_bench_result *x = &run->results[r->result[i]];
+            const sml_bench_case *c = &run->cases[x->case_index];
+            char label[64];
+            sml_case_label(x->op, x->dtype, x->rows, x->cols, label, sizeof label);
+            fprintf(f, "| %s | %s | %s | ", label, sml_shape_class(x->cols), sml_bench_verdict_name(x->verdict));
+            if (x->timed) {
+                md_num(f, x->m.t.median * 1e3, "%.4f");
+                fputs(" | ", f);
+                md_num(f, x->m.t.rel_spread * 100, "%.1f%%");
+                fputs(" | ", f);
+                md_gbps(f, x->gbps);
+                fputs(" | ", f);
+                md_num(f, x->frac_memcpy * 100, "%.0f%%");
+                fputs(" | ", f);
+                md_num(f, x->frac_copy_kernel * 100, "%.0f%%");
+                fputs(" | ", f);
+                md_num(f, x->vs_cudnn, "%.2fx");
+                fputs(" | ", f);
+                md_num(f, x->vs_naive, "%.2fx");
+                fputs(" | ", f);
+                md_num(f, r->vs_baseline[i], "%.2fx");
+                fputs(" | ", f);
+                md_num(f, x->vs_best_other, "%.2fx");
+                fprintf(f, "%s%s", x->best_other[0] ? " " : "", x->best_other);
+            } else {
+                fputs("- | - | - | - | - | - | - | - | -", f);
+            }
+            fprintf(f, " | %s | %s | %d x%d |", sml_row_outcome_name(r->outcome[i]), c->cache,
+                    x->m.t.n, x->m.batch);
+            if (run->plan.anchors) {
+                if (c->anchor.found) fprintf(f, " %.0f (%s) |", c->anchor.best_gbps, c->anchor.best_backend);
+                else fputs(" - |", f);
+            }
+            fputc('\n', f);
+            if (x->verdict != SML_VERDICT_OK) {
+                fputs("| | | ", f);
+                md_escape(f, x->check);
+                fputs(" | | | | | | | | | | | | |", f);
+                if (run->plan.anchors) fputs(" |", f);
+                fputc('\n', f);
+            }
+        }
+    }
+    fprintf(f, "\n## Copy references (same run, same buffer rotation as the case)\n\n"
+               "| case | bytes moved | cache | copy ms | copy GB/s |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < run->ncases; i++) {
+        const sml_bench_case *c = &run->cases[i];
+        if (!c->has_copy) continue;
+        char label[64];
+        sml_case_label(c->op, c->dtype, c->rows, c->cols, label, sizeof label);
+        fprintf(f, "| %s | %.1f MiB | %s | %.4f | ", label, (double)c->bytes_moved / 1048576.0,
+                c->cache, c->copy.t.median * 1e3);
+        md_gbps(f, c->copy_gbps);
+        fputs(" |\n", f);
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+int sml_mkdir_p(const char *dir) {
+    char buf[1024];
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    struct stat st;
+    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+sml_status sml_ledger_save_file(const sml_bench_run *run, const sml_ledger *l, const char *path,
+                                int json, char *err, size_t errlen) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return SML_ERR_IO;
+    }
+    int bad = json ? sml_ledger_write_json(run, l, f) : sml_ledger_write_md(run, l, f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad) {
+        snprintf(err, errlen, "%s: write failed", path);
+        return SML_ERR_IO;
+    }
+    return SML_OK;
+}
+
+sml_status sml_ledger_save(const sml_bench_run *run, const sml_ledger *l, const char *dir,
+                           const char *stem, char *json_path, char *md_path, size_t path_len,
+                           char *err, size_t errlen) {
+    if (sml_mkdir_p(dir) != 0) {
+        snprintf(err, errlen, "cannot create the ledger directory %s: %s", dir, strerror(errno));
+        return SML_ERR_IO;
+    }
+    snprintf(json_path, path_len, "%s/%s.json", dir, stem);
+    snprintf(md_path, path_len, "%s/%s.md", dir, stem);
+    sml_status s = sml_ledger_save_file(run, l, json_path, 1, err, errlen);
+    if (s == SML_OK) s = sml_ledger_save_file(run, l, md_path, 0, err, errlen);
+    return s;
+}

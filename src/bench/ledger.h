@@ -1,0 +1,62 @@
+/* ledger.h: the decision ledger. One record per kernel and sweep: its claim, its status by
+ * the decision rule (decide.h), where it met or missed the claim, and the evidence per shape
+ * with the environment. Written as JSON (read back by `compare` and `plot`) and Markdown.
+ * A Rejected kernel keeps its record and its numbers. */
+#ifndef SML_BENCH_LEDGER_H
+#define SML_BENCH_LEDGER_H
+
+#include <stdio.h>
+
+#include "bench/bench.h"
+#include "bench/decide.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SML_LEDGER_SCHEMA "softmax-lab-ledger/1"
+
+typedef struct sml_ledger_record {
+    char kernel[32];
+    sml_device device;
+    const char *file;
+    int baseline_only;
+    sml_claim claim;
+    sml_decision decision;
+    size_t n;                  /* evidence rows */
+    size_t *result;            /* index into run->results per row */
+    sml_row_outcome *outcome;  /* per row */
+    double *vs_baseline;       /* per row: the claim baseline's time / this kernel's; NaN if none */
+    char reason[1024];         /* the status in one paragraph, with where it won and lost */
+} sml_ledger_record;
+
+typedef struct sml_ledger {
+    sml_ledger_record *rec;
+    size_t n;
+} sml_ledger;
+
+sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out);
+void sml_ledger_free(sml_ledger *l);
+/* The record of a kernel, or NULL. */
+const sml_ledger_record *sml_ledger_find(const sml_ledger *l, const char *kernel);
+
+/* "softmax fp16 4096x8192" */
+void sml_case_label(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, char *buf, size_t n);
+
+int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f);
+int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f);
+/* Writes <dir>/<stem>.json and <dir>/<stem>.md (dir made if missing); the paths written go
+ * to json_path / md_path. SML_ERR_IO with the reason in err. */
+sml_status sml_ledger_save(const sml_bench_run *run, const sml_ledger *l, const char *dir,
+                           const char *stem, char *json_path, char *md_path, size_t path_len,
+                           char *err, size_t errlen);
+/* Writes one file (JSON if the name ends in .json, else Markdown). */
+sml_status sml_ledger_save_file(const sml_bench_run *run, const sml_ledger *l, const char *path,
+                                int json, char *err, size_t errlen);
+/* mkdir -p; 0 on success. */
+int sml_mkdir_p(const char *dir);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

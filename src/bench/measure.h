@@ -1,0 +1,43 @@
+/* measure.h: timing one launchable thing the way docs/BENCHMARKING.md describes: a probe
+ * launch to size the batch, a warm-up, then samples until the stopping rule says so. GPU
+ * samples are CUDA events around a batch of back-to-back launches on the stream; CPU samples
+ * are CLOCK_MONOTONIC around the same. */
+#ifndef SML_BENCH_MEASURE_H
+#define SML_BENCH_MEASURE_H
+
+#include "bench/stats.h"
+#include "softmax_lab.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One launch using buffer set `set` (0 <= set < nsets); asynchronous on the GPU. */
+typedef sml_status (*sml_launch_cb)(void *ctx, int set);
+
+typedef struct sml_measure_opts {
+    sml_stop_rule stop;
+    double sample_seconds; /* launches are batched until one sample takes about this long */
+    double warmup_seconds; /* run at least this long before the first sample */
+    int max_batch;
+} sml_measure_opts;
+
+typedef struct sml_measurement {
+    sml_summary t; /* seconds per launch */
+    int batch;     /* launches per sample */
+    sml_stop_reason stop;
+    double seconds; /* wall time spent sampling */
+    long long launches;
+} sml_measurement;
+
+/* On error returns the status and writes a line to err (the CUDA reason where there is one). */
+sml_status sml_measure(sml_device dev, void *stream, sml_launch_cb fn, void *ctx, int nsets,
+                       const sml_measure_opts *o, sml_measurement *m, char *err, size_t errlen);
+
+/* Seconds since an arbitrary point (CLOCK_MONOTONIC). */
+double sml_now(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
