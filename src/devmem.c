@@ -112,7 +112,8 @@ sml_status sml_gpu_query(sml_gpu_info *out) {
     struct cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return SML_ERR_CUDA;
     out->present = 1;
-    strncpy(out->name, prop.name, sizeof out->name - 1);
+    /* memcpy, not strncpy: GCC's -Wstringop-truncation (an error here) flags the latter. */
+    memcpy(out->name, prop.name, strnlen(prop.name, sizeof out->name - 1));
     out->sm_count = prop.multiProcessorCount;
     out->cc_major = prop.major;
     out->cc_minor = prop.minor;
