@@ -1,0 +1,41 @@
+/* case.h: one test problem as data. A case is what the generator draws, what the shrinker
+ * edits and what a reproducer stores: op, dtype, shape, layout, and the input values dense
+ * (rows x cols, no padding) in the dtype, so every value is one the dtype can represent.
+ * The layout (ld, offset, in place) is applied only when the case is run (exec.h). */
+#ifndef SML_PROP_CASE_H
+#define SML_PROP_CASE_H
+
+#include <stdint.h>
+
+#include "softmax_lab.h"
+
+typedef struct sml_prop_case {
+    sml_op op;
+    sml_dtype dtype;
+    int64_t rows, cols;
+    int64_t ld;       /* >= cols */
+    int64_t offset;   /* elements between an aligned allocation and the tensor's start */
+    int inplace;      /* forward only: out == x */
+    uint64_t seed;    /* the case's own seed: properties draw their choices from it */
+    void *x;          /* the kernel's x: logits (forward) or y (backward), dense */
+    void *dy;         /* backward: the upstream gradient, dense; NULL for forward */
+    void *logits;     /* backward: the logits y came from (y = rounded reference forward) */
+    char family[64];  /* how the values were drawn, for reports */
+} sml_prop_case;
+
+/* Allocate the arrays for c's op, dtype, rows and cols (contents undefined). */
+sml_status sml_prop_case_alloc(sml_prop_case *c);
+void sml_prop_case_free(sml_prop_case *c);
+/* Deep copy. */
+sml_status sml_prop_case_copy(sml_prop_case *dst, const sml_prop_case *src);
+/* Backward cases: y := the reference forward of logits, rounded to the dtype. Forward: no-op. */
+sml_status sml_prop_case_derive_y(sml_prop_case *c);
+/* The array the shrinker and generator edit: x (forward) or logits (backward). */
+void *sml_prop_case_source(const sml_prop_case *c);
+/* The forward op whose output a backward op's y is. */
+sml_op sml_prop_forward_of(sml_op op);
+int64_t sml_prop_case_elems(const sml_prop_case *c);
+/* "7x1000 ld 1003 +2 inplace" */
+void sml_prop_case_shape_str(const sml_prop_case *c, char *buf, size_t n);
+
+#endif

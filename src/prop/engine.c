@@ -1,0 +1,366 @@
+/* engine.c: the run loop. For one kernel, op and dtype: replay the saved reproducers, then
+ * draw case after case (seed derived per case, sizes ramping with the budget spent),
+ * evaluate every property still standing, and on a property's first failure shrink the
+ * case, save it, print the command that replays it, and retire that property. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prop/gen.h"
+#include "prop/prop.h"
+#include "prop/props.h"
+#include "prop/repro.h"
+#include "prop/shrink.h"
+#include "rng.h"
+
+int sml_prop_result_killer(const sml_prop_result *res) {
+    int best = -1;
+    for (int p = 0; p < SML_PROP_COUNT; p++)
+        if (res->killed_at[p] > 0 && (best < 0 || res->killed_at[p] < res->killed_at[best])) best = p;
+    return best;
+}
+
+static FILE *log_of(const sml_prop_config *cfg) { return cfg->log ? cfg->log : stdout; }
+
+/* The progress line: rewritten in place on a terminal, one line every 10 s otherwise. */
+typedef struct progress { double last; int tty; int drawn; } progress;
+
+static void progress_update(progress *pg, const sml_prop_config *cfg, const sml_kernel *k,
+                            sml_op op, sml_dtype dt, const sml_prop_result *res, double t0, int force) {
+    if (!cfg->progress) return;
+    double now = sml_prop_now();
+    if (!force && now - pg->last < (pg->tty ? 0.25 : 10.0)) return;
+    pg->last = now;
+    fprintf(cfg->progress, "%scheck %s %s %s: %lld cases, %lld failed, %.1f s%s",
+            pg->tty ? "\r\033[K" : "", k->name, sml_op_name(op), sml_dtype_name(dt),
+            (long long)res->cases, (long long)res->failed_cases, now - t0, pg->tty ? "" : "\n");
+    fflush(cfg->progress);
+    pg->drawn = pg->tty;
+}
+
+static void progress_clear(progress *pg, const sml_prop_config *cfg) {
+    if (cfg->progress && pg->drawn) {
+        fprintf(cfg->progress, "\r\033[K");
+        fflush(cfg->progress);
+        pg->drawn = 0;
+    }
+}
+
+static void shape_of(const sml_prop_case *c, char *b, size_t n) { sml_prop_case_shape_str(c, b, n); }
+
+/* Shrink, save and report the first failure of property p at case `index`. */
+static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
+                           sml_prop_id p, const sml_prop_case *c, const sml_prop_verdict *v,
+                           int64_t index, int level) {
+    sml_prop_failure *f = &res->failures[res->nfail++];
+    memset(f, 0, sizeof *f);
+    f->prop = p;
+    f->outcome = v->outcome;
+    f->case_index = index;
+    f->level = level;
+    f->case_seed = c->seed;
+    f->rows = c->rows;
+    f->cols = c->cols;
+    f->ld = c->ld;
+    f->offset = c->offset;
+    f->inplace = c->inplace;
+    snprintf(f->family, sizeof f->family, "%s", c->family);
+
+    sml_prop_case small = *c;
+    sml_prop_verdict sv = *v;
+    sml_prop_shrink_stats st = {0, 0, 0};
+    int shrunk = 0;
+    /* A CUDA error may have taken the context with it: nothing after it can be trusted. */
+    int cuda_lost = v->outcome == SML_PROP_ERROR && strstr(v->msg, "CUDA") != NULL;
+    if (cfg->shrink && !cuda_lost) {
+        if (sml_prop_shrink(env, p, v->outcome, c, v, cfg->shrink_max_evals, cfg->shrink_max_seconds,
+                            &small, &sv, &st) == SML_OK)
+            shrunk = 1;
+    }
+    f->s_rows = small.rows;
+    f->s_cols = small.cols;
+    f->s_ld = small.ld;
+    f->s_offset = small.offset;
+    f->s_inplace = small.inplace;
+    f->shrink_steps = st.steps;
+    f->shrink_evals = st.evals;
+    snprintf(f->message, sizeof f->message, "%s", sv.msg);
+
+    const sml_kernel *k = env->k;
+    FILE *L = log_of(cfg);
+    char a[96], b[96];
+    shape_of(c, a, sizeof a);
+    shape_of(&small, b, sizeof b);
+    if (cfg->save_dir) {
+        sml_prop_repro m;
+        memset(&m, 0, sizeof m);
+        snprintf(m.kernel, sizeof m.kernel, "%s", k->name);
+        m.prop = p;
+        snprintf(m.verdict, sizeof m.verdict, "%s", sml_prop_outcome_name(sv.outcome));
+        snprintf(m.message, sizeof m.message, "%s", sv.msg);
+        m.run_seed = cfg->seed;
+        m.case_index = index;
+        m.level = level;
+        m.orig_rows = c->rows;
+        m.orig_cols = c->cols;
+        m.orig_ld = c->ld;
+        m.orig_offset = c->offset;
+        m.shrink_steps = st.steps;
+        snprintf(m.family, sizeof m.family, "%s", c->family);
+        char err[512] = "";
+        if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, f->repro, sizeof f->repro,
+                                err, sizeof err) != SML_OK) {
+            f->repro[0] = 0;
+            fprintf(L, "  (could not save the reproducer: %s)\n", err);
+        }
+    }
+    fprintf(L, "%s %s %s %s: property %s %s at case %lld (%s, %s, seed 0x%016llx)\n",
+            v->outcome == SML_PROP_ERROR ? "ERROR" : "FAIL", k->name, sml_op_name(c->op),
+            sml_dtype_name(c->dtype), sml_prop_name(p),
+            v->outcome == SML_PROP_ERROR ? "errored" : "failed", (long long)index, a, c->family,
+            (unsigned long long)c->seed);
+    if (shrunk) {
+        fprintf(L, "  first: %s\n", v->msg);
+        fprintf(L, "  shrunk in %lld steps (%lld tries%s) to %s: %s\n", (long long)st.steps,
+                (long long)st.evals, st.exhausted ? ", budget spent" : "", b, sv.msg);
+    } else {
+        fprintf(L, "  %s\n", v->msg);
+    }
+    if (f->repro[0]) {
+        fprintf(L, "  reproducer: %s\n", f->repro);
+        fprintf(L, "  replay: %s %s\n", cfg->replay_cmd ? cfg->replay_cmd : "softmax-lab replay", f->repro);
+    }
+    if (cfg->rerun_cmd)
+        fprintf(L, "  rerun: %s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d --props %s\n",
+                cfg->rerun_cmd, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
+                (unsigned long long)cfg->seed, (long long)index, level, sml_prop_name(p));
+    fflush(L);
+    if (shrunk) sml_prop_case_free(&small);
+}
+
+/* Replay every saved reproducer for this op and dtype on kernel k: each is a hard input
+ * that once broke some kernel, and must pass here. */
+static void replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op op, sml_dtype dt,
+                          sml_prop_result *res) {
+    char **paths;
+    size_t n = sml_prop_repro_list(cfg->regressions_dir, &paths);
+    const sml_kernel *k = env->k;
+    for (size_t i = 0; i < n; i++) {
+        sml_prop_case c;
+        sml_prop_repro m;
+        char err[512];
+        if (sml_prop_repro_load(paths[i], &c, &m, err, sizeof err) != SML_OK) {
+            fprintf(log_of(cfg), "warning: skipping %s: %s\n", paths[i], err);
+            continue;
+        }
+        int fits = c.op == op && c.dtype == dt && c.cols >= k->min_cols &&
+                   (k->max_cols == 0 || c.cols <= k->max_cols) && (cfg->props & (1u << m.prop));
+        if (fits) {
+            sml_prop_eval e;
+            sml_prop_verdict v;
+            sml_prop_eval_begin(&e, env, &c);
+            sml_prop_eval_check(&e, m.prop, &v);
+            sml_prop_eval_end(&e);
+            res->regressions++;
+            if (v.outcome == SML_PROP_FAIL || v.outcome == SML_PROP_ERROR) {
+                res->regressions_failed++;
+                if (res->nfail < SML_PROP_COUNT) {
+                    sml_prop_failure *f = &res->failures[res->nfail++];
+                    memset(f, 0, sizeof *f);
+                    f->prop = m.prop;
+                    f->outcome = v.outcome;
+                    f->case_index = -1;
+                    f->rows = f->s_rows = c.rows;
+                    f->cols = f->s_cols = c.cols;
+                    f->ld = f->s_ld = c.ld;
+                    f->offset = f->s_offset = c.offset;
+                    snprintf(f->message, sizeof f->message, "%s", v.msg);
+                    snprintf(f->repro, sizeof f->repro, "%s", paths[i]);
+                }
+                FILE *L = log_of(cfg);
+                fprintf(L, "FAIL %s %s %s: saved reproducer %s (recorded on %s) fails %s again: %s\n",
+                        k->name, sml_op_name(op), sml_dtype_name(dt), paths[i], m.kernel,
+                        sml_prop_name(m.prop), v.msg);
+                fprintf(L, "  replay: %s %s --kernel %s\n",
+                        cfg->replay_cmd ? cfg->replay_cmd : "softmax-lab replay", paths[i], k->name);
+                fflush(L);
+            }
+        }
+        sml_prop_case_free(&c);
+    }
+    sml_prop_repro_list_free(paths, n);
+}
+
+sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_config *cfg,
+                        sml_prop_result *res) {
+    if (!k || !cfg || !res) return SML_ERR_NULL_POINTER;
+    if ((unsigned)op >= SML_OP_COUNT) return SML_ERR_BAD_OP;
+    if ((unsigned)dt >= SML_DTYPE_COUNT) return SML_ERR_BAD_DTYPE;
+    memset(res, 0, sizeof *res);
+    res->kernel = k;
+    res->op = op;
+    res->dtype = dt;
+    res->outcome = SML_PROP_PASS;
+    if (!(k->ops & (1u << op)) || !(k->dtypes & (1u << dt))) {
+        res->outcome = SML_PROP_SKIP;
+        snprintf(res->note, sizeof res->note, "%s does not support %s %s", k->name, sml_op_name(op),
+                 sml_dtype_name(dt));
+        return SML_OK;
+    }
+    if (!k->launch) {
+        res->outcome = SML_PROP_SKIP;
+        snprintf(res->note, sizeof res->note, "%s is not built in this build (no CUDA or cuDNN)", k->name);
+        return SML_OK;
+    }
+    if (k->device == SML_DEVICE_GPU && !sml_gpu_available()) {
+        res->outcome = SML_PROP_SKIP;
+        snprintf(res->note, sizeof res->note, "no CUDA device: GPU kernel %s not run", k->name);
+        return SML_OK;
+    }
+    sml_prop_env env;
+    sml_status s = sml_prop_env_init(&env, k);
+    if (s != SML_OK) {
+        sml_prop_env_free(&env);
+        return s;
+    }
+    double t0 = sml_prop_now();
+    progress pg = {0.0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
+    if (cfg->regressions_dir) replay_corpus(&env, cfg, op, dt, res);
+
+    unsigned retired = 0;
+    int stop = 0;
+    for (int64_t i = cfg->only_case >= 0 ? cfg->only_case : 0; !stop; i++) {
+        int level;
+        if (cfg->only_case >= 0) {
+            if (i != cfg->only_case) break;
+            level = cfg->only_level;
+        } else {
+            if (i >= cfg->max_cases) break;
+            double spent = sml_prop_now() - t0;
+            if (cfg->max_seconds > 0.0 && spent >= cfg->max_seconds) break;
+            double f = cfg->max_cases > 0 ? (double)i / (double)cfg->max_cases : 0.0;
+            if (cfg->max_seconds > 0.0 && spent / cfg->max_seconds > f) f = spent / cfg->max_seconds;
+            level = (int)(100.0 * f);
+            if (level > 100) level = 100;
+        }
+        sml_prop_case c;
+        s = sml_prop_gen_case(k, op, dt, sml_derive_seed(cfg->seed, (uint64_t)i), level, &cfg->sizes, &c);
+        if (s != SML_OK) {
+            res->outcome = SML_PROP_ERROR;
+            snprintf(res->note, sizeof res->note, "engine: cannot draw case %lld: %s", (long long)i,
+                     sml_strerror(s));
+            break;
+        }
+        res->cases++;
+        res->elements += (double)(c.rows * c.cols);
+        sml_prop_eval e;
+        sml_prop_eval_begin(&e, &env, &c);
+        int case_failed = 0;
+        for (int p = 0; p < SML_PROP_COUNT && !stop; p++) {
+            if (!(cfg->props & (1u << p)) || (retired & (1u << p)) || !sml_prop_applies((sml_prop_id)p, op))
+                continue;
+            sml_prop_verdict v;
+            sml_prop_eval_check(&e, (sml_prop_id)p, &v);
+            if (v.outcome == SML_PROP_SKIP) {
+                res->skips[p]++;
+                continue;
+            }
+            res->checks[p]++;
+            if (p == SML_PROP_AGREEMENT && !(v.ratio <= res->worst_ratio)) {
+                res->worst_ratio = v.ratio;
+                res->worst_ulps = v.ulps;
+            }
+            if (v.outcome == SML_PROP_PASS) continue;
+            res->fails[p]++;
+            case_failed = 1;
+            res->killed_at[p] = res->cases;
+            retired |= 1u << p;
+            progress_clear(&pg, cfg);
+            if (res->nfail < SML_PROP_COUNT) handle_failure(&env, cfg, res, (sml_prop_id)p, &c, &v, i, level);
+            if (v.outcome == SML_PROP_ERROR && strstr(v.msg, "CUDA")) {
+                snprintf(res->note, sizeof res->note, "a CUDA error stopped the run (the context may be lost)");
+                stop = 1;
+            }
+            if (cfg->stop_on_failure) stop = 1;
+        }
+        sml_prop_eval_end(&e);
+        sml_prop_case_free(&c);
+        if (case_failed) res->failed_cases++;
+        unsigned live = 0;
+        for (int p = 0; p < SML_PROP_COUNT; p++)
+            if ((cfg->props & (1u << p)) && sml_prop_applies((sml_prop_id)p, op)) live |= 1u << p;
+        if (live && (retired & live) == live) stop = 1; /* every property has failed already */
+        progress_update(&pg, cfg, k, op, dt, res, t0, 0);
+    }
+    progress_clear(&pg, cfg);
+    res->seconds = sml_prop_now() - t0;
+    int any_fail = 0, any_error = 0;
+    for (int i = 0; i < res->nfail; i++) {
+        if (res->failures[i].outcome == SML_PROP_ERROR) any_error = 1;
+        else any_fail = 1;
+    }
+    if (any_fail) res->outcome = SML_PROP_FAIL;
+    else if (any_error || res->outcome == SML_PROP_ERROR) res->outcome = SML_PROP_ERROR;
+    sml_prop_env_free(&env);
+    return SML_OK;
+}
+
+sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_lookup_fn lookup,
+                           void *lookup_ctx, sml_prop_replay_result *r) {
+    if (!json_path || !r) return SML_ERR_NULL_POINTER;
+    memset(r, 0, sizeof *r);
+    sml_prop_case c;
+    sml_prop_repro m;
+    sml_status s = sml_prop_repro_load(json_path, &c, &m, r->message, sizeof r->message);
+    if (s != SML_OK) return s;
+    if (!k) k = lookup ? lookup(m.kernel, lookup_ctx) : NULL;
+    if (!k) k = sml_kernel_find(m.kernel);
+    snprintf(r->kernel, sizeof r->kernel, "%s", k ? k->name : m.kernel);
+    r->prop = m.prop;
+    r->op = c.op;
+    r->dtype = c.dtype;
+    r->rows = c.rows;
+    r->cols = c.cols;
+    r->ld = c.ld;
+    r->offset = c.offset;
+    r->inplace = c.inplace;
+    snprintf(r->recorded, sizeof r->recorded, "%s", m.verdict);
+    if (!k) {
+        snprintf(r->message, sizeof r->message,
+                 "kernel '%s' is not in the registry (a mutant? replay it with --kernel NAME, or "
+                 "with the test binary that defines it)", m.kernel);
+        sml_prop_case_free(&c);
+        return SML_ERR_UNKNOWN_KERNEL;
+    }
+    if (!(k->ops & (1u << c.op)) || !(k->dtypes & (1u << c.dtype)) || c.cols < k->min_cols ||
+        (k->max_cols > 0 && c.cols > k->max_cols)) {
+        r->outcome = SML_PROP_SKIP;
+        snprintf(r->message, sizeof r->message, "%s does not take %s %s with %lld columns", k->name,
+                 sml_op_name(c.op), sml_dtype_name(c.dtype), (long long)c.cols);
+        sml_prop_case_free(&c);
+        return SML_OK;
+    }
+    if (!k->launch || (k->device == SML_DEVICE_GPU && !sml_gpu_available())) {
+        r->outcome = SML_PROP_SKIP;
+        snprintf(r->message, sizeof r->message, "%s cannot run here (%s)", k->name,
+                 !k->launch ? "not built" : "no CUDA device");
+        sml_prop_case_free(&c);
+        return SML_OK;
+    }
+    sml_prop_env env;
+    s = sml_prop_env_init(&env, k);
+    if (s == SML_OK) {
+        sml_prop_eval e;
+        sml_prop_verdict v;
+        sml_prop_eval_begin(&e, &env, &c);
+        sml_prop_eval_check(&e, m.prop, &v);
+        sml_prop_eval_end(&e);
+        r->outcome = v.outcome;
+        snprintf(r->message, sizeof r->message, "%s", v.msg);
+    }
+    sml_prop_env_free(&env);
+    sml_prop_case_free(&c);
+    return s;
+}

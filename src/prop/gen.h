@@ -1,0 +1,33 @@
+/* gen.h: the generators. A case is a pure function of (kernel limits, op, dtype, case seed,
+ * level, sizes), so `--seed S --case I --level L` redraws exactly the case that failed. */
+#ifndef SML_PROP_GEN_H
+#define SML_PROP_GEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prop/case.h"
+#include "prop/prop.h"
+#include "src/rng.h"
+
+/* Draw a case. level 0..100 is the size ramp's position. */
+sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed,
+                             int level, const sml_prop_sizes *sz, sml_prop_case *out);
+
+/* Every column count the generators treat as an edge, for kernel k (NULL: all): the fixed
+ * list in gen.c (vector widths, warp and block sizes, powers of two +-1, 2^20 + 3), every
+ * registered kernel's max_cols +-1, and the dispatcher's thresholds +-1. Sorted, unique,
+ * within k's [min_cols, max_cols]. Returns how many (at most cap written). */
+size_t sml_prop_edge_cols(const sml_kernel *k, int64_t *out, size_t cap);
+
+/* A row of n values of dtype dt, drawn by logit family `family` (or a random one when
+ * family < 0) into dense doubles already rounded to dt; writes the family's name. Used by
+ * the generator and by the CLI test's input writer. */
+void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int64_t n,
+                         char *name, size_t name_n);
+
+/* Number of logit families and the name of each. */
+int sml_prop_family_count(void);
+const char *sml_prop_family_name(int family);
+
+#endif

@@ -1,0 +1,173 @@
+/* prop.h: the property-based engine. It draws seeded random problems (shapes and logits
+ * chosen to hit edge cases), runs a kernel on each, checks the properties every softmax
+ * kernel must have, shrinks a failing problem to a small one that still fails, and saves it
+ * as a reproducer that `softmax-lab replay` re-runs. docs/PROPERTIES.md is the manual.
+ *
+ * The engine takes any sml_kernel, registered or not, so the mutation test (tests/mutants)
+ * can run it on planted-bug kernels and read back which property killed each one, after how
+ * many cases, and where the shrunk reproducer is. */
+#ifndef SML_PROP_PROP_H
+#define SML_PROP_PROP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "softmax_lab.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sml_prop_id {
+    SML_PROP_AGREEMENT = 0,   /* 1. within the numerics contract of the reference */
+    SML_PROP_ROW_SUM,         /* 2. forward rows sum to 1 (exp of log-softmax too) */
+    SML_PROP_RANGE,           /* 3. 0 <= softmax <= 1, log-softmax <= 0 */
+    SML_PROP_SHIFT,           /* 4. integer logits + integer constant: identical bits */
+    SML_PROP_MONOTONIC,       /* 5. x_i >= x_j implies y_i >= y_j */
+    SML_PROP_PERMUTATION,     /* 6. permuted columns give the permuted output */
+    SML_PROP_ROW_INDEPENDENCE,/* 7. a row's output does not depend on the other rows */
+    SML_PROP_DETERMINISM,     /* 8. two runs, identical bits */
+    SML_PROP_CANARIES,        /* 9. nothing written outside the output */
+    SML_PROP_SPECIAL_VALUES,  /* 10. NaN, inf and exact zeros as the contract's table says */
+    SML_PROP_BWD_SUM,         /* 11. backward rows sum to what the reference's sum to (~0) */
+    SML_PROP_COUNT
+} sml_prop_id;
+
+#define SML_PROPS_ALL ((1u << SML_PROP_COUNT) - 1u)
+
+const char *sml_prop_name(sml_prop_id p);           /* "agreement", "row_sum", ... */
+sml_status sml_prop_parse(const char *s, sml_prop_id *out);
+int sml_prop_applies(sml_prop_id p, sml_op op);      /* 1 if p is checked for op */
+
+typedef enum sml_prop_outcome {
+    SML_PROP_PASS = 0,
+    SML_PROP_FAIL,  /* the kernel broke the property */
+    SML_PROP_SKIP,  /* not applicable to this case, or the kernel cannot run here */
+    SML_PROP_ERROR  /* the kernel returned an error for a valid problem, or the engine failed */
+} sml_prop_outcome;
+const char *sml_prop_outcome_name(sml_prop_outcome o); /* "pass", "fail", "skip", "error" */
+
+/* How large cases get. Ordinary cases are capped at an element count that ramps from
+ * small_min_elems to small_max_elems over the run; a growing fraction (up to big_prob at
+ * the end) are big cases: long rows, dispatch thresholds past small_max_elems, more than
+ * 65,535 rows, capped at big_max_elems. The double-precision reference is the cost. */
+typedef struct sml_prop_sizes {
+    int64_t small_min_elems, small_max_elems;
+    double big_prob;
+    int64_t big_max_elems;
+    int64_t max_cols;
+} sml_prop_sizes;
+
+typedef enum sml_prop_profile {
+    SML_PROP_PROFILE_CI = 0, /* CPU kernels in CI: seconds for the whole registry */
+    SML_PROP_PROFILE_GPU,    /* GPU kernels: >= 10,000 cases per kernel, op and dtype */
+    SML_PROP_PROFILE_LONG    /* nightly: 10x the cases, bigger shapes */
+} sml_prop_profile;
+
+typedef struct sml_prop_config {
+    uint64_t seed;          /* the run seed; each case's seed is sml_derive_seed(seed, index) */
+    int64_t max_cases;      /* per kernel, op and dtype */
+    double max_seconds;     /* per kernel, op and dtype; 0: no limit */
+    double total_seconds;   /* for drivers running many: the whole run's budget; 0: none */
+    unsigned props;         /* mask of sml_prop_id bits to check */
+    sml_prop_sizes sizes;
+    int shrink;             /* shrink failures before reporting them */
+    int64_t shrink_max_evals;
+    double shrink_max_seconds;
+    int stop_on_failure;    /* end a kernel/op/dtype run at its first failure */
+    const char *save_dir;   /* write reproducers of failures here; NULL: do not */
+    const char *regressions_dir; /* replay every reproducer under it first; NULL: none */
+    const char *replay_cmd; /* prefix of the printed replay command ("./build/softmax-lab replay") */
+    const char *rerun_cmd;  /* prefix of the printed rerun-one-case command, or NULL */
+    int64_t only_case;      /* >= 0: run just this case index (with only_level) */
+    int only_level;         /* 0..100: the size ramp's position for only_case */
+    FILE *log;              /* failure reports; NULL: stdout */
+    FILE *progress;         /* progress line; NULL: none */
+} sml_prop_config;
+
+/* Defaults for a profile, then SML_PROP_SEED, SML_PROP_CASES, SML_PROP_SECONDS (per
+ * kernel/op/dtype), SML_PROP_LONG=1 (long profile) from the environment. */
+void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile);
+void sml_prop_config_env(sml_prop_config *cfg);
+/* Parse one engine flag at argv[*i] (--seed S, --cases N, --seconds S, --long, --props
+ * a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR): returns 1 and
+ * advances *i when consumed, 0 when the flag is not the engine's, -1 on a bad value (message
+ * on stderr). */
+int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i);
+/* The usage text of those flags. */
+const char *sml_prop_flags_help(void);
+/* The seconds a driver should give its next kernel/op/dtype run: max_seconds, or less so
+ * that total_seconds is shared evenly by the `remaining` runs after `spent` seconds. */
+double sml_prop_next_seconds(const sml_prop_config *cfg, double spent, int remaining);
+
+/* The first failure of one property in a run, after shrinking. */
+typedef struct sml_prop_failure {
+    sml_prop_id prop;
+    sml_prop_outcome outcome;      /* FAIL or ERROR */
+    int64_t case_index;            /* 0-based index of the case that first failed */
+    int level;                     /* the size ramp's position then (for --case/--level) */
+    uint64_t case_seed;
+    int64_t rows, cols, ld, offset;          /* the case as drawn */
+    int64_t s_rows, s_cols, s_ld, s_offset;  /* the shrunk case */
+    int inplace, s_inplace;
+    int64_t shrink_steps, shrink_evals;
+    char family[64];               /* the logit generator that drew it */
+    char message[384];             /* what the shrunk case shows */
+    char repro[1024];              /* the reproducer's .json, or "" if not saved */
+} sml_prop_failure;
+
+typedef struct sml_prop_result {
+    const sml_kernel *kernel;
+    sml_op op;
+    sml_dtype dtype;
+    sml_prop_outcome outcome;      /* PASS, FAIL, SKIP (could not run here: see note), ERROR */
+    char note[192];
+    int64_t cases;                 /* random cases run */
+    int64_t failed_cases;          /* cases where some property failed or errored */
+    int64_t regressions, regressions_failed; /* saved reproducers replayed first */
+    int64_t checks[SML_PROP_COUNT], fails[SML_PROP_COUNT], skips[SML_PROP_COUNT];
+    int64_t killed_at[SML_PROP_COUNT]; /* cases run when the property first failed; 0: never */
+    double worst_ratio;            /* agreement: worst |error| / allowed over all cases */
+    double worst_ulps;             /* ... in ulps of the output dtype, at that element */
+    double seconds;
+    double elements;               /* input elements over all cases */
+    int nfail;
+    sml_prop_failure failures[SML_PROP_COUNT]; /* in the order found */
+} sml_prop_result;
+
+/* Seconds on a monotonic clock (the budgets' clock). */
+double sml_prop_now(void);
+
+/* Run the engine on one kernel, op and dtype. SML_OK even when properties fail (see
+ * res->outcome); an error status only for a bad argument. */
+sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_config *cfg,
+                        sml_prop_result *res);
+/* The property that failed in the fewest cases (the mutation test's "killed by"), or -1. */
+int sml_prop_result_killer(const sml_prop_result *res);
+
+/* Reproducers. A kernel named in one that is not in the registry (a mutant) is resolved by
+ * `lookup` when given. */
+typedef const sml_kernel *(*sml_prop_lookup_fn)(const char *name, void *ctx);
+
+typedef struct sml_prop_replay_result {
+    sml_prop_outcome outcome;      /* now: FAIL means the bug is still there */
+    char kernel[64];
+    sml_prop_id prop;
+    sml_op op;
+    sml_dtype dtype;
+    int64_t rows, cols, ld, offset;
+    int inplace;
+    char recorded[16];             /* the verdict when it was saved */
+    char message[384];
+} sml_prop_replay_result;
+
+/* Re-run the reproducer at json_path on `k` (NULL: the kernel it names). SML_ERR_IO /
+ * SML_ERR_FORMAT for an unreadable reproducer, SML_ERR_UNKNOWN_KERNEL for a kernel that
+ * cannot be found; message in r->message. */
+sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_lookup_fn lookup,
+                           void *lookup_ctx, sml_prop_replay_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,711 @@
+/* props.c: the eleven properties. Each is a function of one case; its verdict says pass,
+ * fail (with the first place it broke), skip (does not apply) or error (the kernel refused
+ * a valid problem, or the engine failed). Tolerances come only from reference/contract.c:
+ * agreement uses the checker, the sum properties add up the checker's per-element bounds
+ * (sml_prop_row_sum_bound), and the other properties are exact. */
+#include "prop/props.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference/dtype.h"
+#include "reference/reference.h"
+#include "rng.h"
+
+static const char *const NAMES[SML_PROP_COUNT] = {
+    "agreement", "row_sum", "range", "shift", "monotonic", "permutation",
+    "row_independence", "determinism", "canaries", "special_values", "bwd_sum"};
+
+const char *sml_prop_name(sml_prop_id p) {
+    return (unsigned)p < SML_PROP_COUNT ? NAMES[p] : "?";
+}
+
+sml_status sml_prop_parse(const char *s, sml_prop_id *out) {
+    if (!s || !out) return SML_ERR_NULL_POINTER;
+    for (int i = 0; i < SML_PROP_COUNT; i++)
+        if (!strcmp(s, NAMES[i])) { *out = (sml_prop_id)i; return SML_OK; }
+    return SML_ERR_INVALID_ARG;
+}
+
+int sml_prop_applies(sml_prop_id p, sml_op op) {
+    int bwd = sml_op_is_backward(op);
+    switch (p) {
+    case SML_PROP_ROW_SUM:
+    case SML_PROP_RANGE:
+    case SML_PROP_SHIFT:
+    case SML_PROP_MONOTONIC: return !bwd;
+    case SML_PROP_BWD_SUM: return bwd;
+    default: return (unsigned)p < SML_PROP_COUNT;
+    }
+}
+
+const char *sml_prop_outcome_name(sml_prop_outcome o) {
+    switch (o) {
+    case SML_PROP_PASS: return "pass";
+    case SML_PROP_FAIL: return "fail";
+    case SML_PROP_SKIP: return "skip";
+    case SML_PROP_ERROR: return "error";
+    }
+    return "?";
+}
+
+sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k) {
+    memset(env, 0, sizeof *env);
+    env->k = k;
+    sml_prop_exec_init(&env->ex, k->device);
+    return sml_handle_create(&env->h);
+}
+
+void sml_prop_env_free(sml_prop_env *env) {
+    sml_prop_exec_free(&env->ex);
+    sml_handle_destroy(env->h);
+    env->h = NULL;
+}
+
+void sml_prop_eval_begin(sml_prop_eval *e, sml_prop_env *env, const sml_prop_case *c) {
+    memset(e, 0, sizeof *e);
+    e->env = env;
+    e->c = c;
+}
+
+void sml_prop_eval_end(sml_prop_eval *e) {
+    free(e->want);
+    free(e->xd);
+    free(e->dyd);
+    free(e->facts);
+    free(e->out);
+    memset(e, 0, sizeof *e);
+}
+
+static size_t n_elems(const sml_prop_case *c) { return (size_t)(c->rows * c->cols); }
+static size_t n_bytes(const sml_prop_case *c) {
+    size_t b = n_elems(c) * sml_dtype_size(c->dtype);
+    return b ? b : 1;
+}
+
+static void verdict(sml_prop_verdict *v, sml_prop_outcome o, int64_t row, int64_t col,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void verdict(sml_prop_verdict *v, sml_prop_outcome o, int64_t row, int64_t col,
+                    const char *fmt, ...) {
+    v->outcome = o;
+    v->row = row;
+    v->col = col;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->msg, sizeof v->msg, fmt, ap);
+    va_end(ap);
+}
+
+static int ensure_inputs(sml_prop_eval *e) {
+    if (e->xd) return 1;
+    const sml_prop_case *c = e->c;
+    size_t n = n_elems(c);
+    e->xd = malloc((n ? n : 1) * sizeof *e->xd);
+    if (c->dy) e->dyd = malloc((n ? n : 1) * sizeof *e->dyd);
+    if (!e->xd || (c->dy && !e->dyd)) {
+        e->engine_status = SML_ERR_OUT_OF_MEMORY;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) e->xd[i] = sml_load(c->dtype, c->x, (int64_t)i);
+    if (c->dy)
+        for (size_t i = 0; i < n; i++) e->dyd[i] = sml_load(c->dtype, c->dy, (int64_t)i);
+    return 1;
+}
+
+static int ensure_want(sml_prop_eval *e) {
+    if (e->want_state) return e->want_state > 0;
+    const sml_prop_case *c = e->c;
+    e->want = malloc((n_elems(c) ? n_elems(c) : 1) * sizeof *e->want);
+    if (!e->want) {
+        e->engine_status = SML_ERR_OUT_OF_MEMORY;
+        e->want_state = -1;
+        return 0;
+    }
+    sml_status s = sml_ref_run(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy, e->want);
+    e->engine_status = s;
+    e->want_state = s == SML_OK ? 1 : -1;
+    return s == SML_OK;
+}
+
+static int ensure_facts(sml_prop_eval *e) {
+    if (e->facts_state) return e->facts_state > 0;
+    const sml_prop_case *c = e->c;
+    if (!ensure_inputs(e)) { e->facts_state = -1; return 0; }
+    e->facts = malloc((size_t)(c->rows ? c->rows : 1) * sizeof *e->facts);
+    if (!e->facts) {
+        e->engine_status = SML_ERR_OUT_OF_MEMORY;
+        e->facts_state = -1;
+        return 0;
+    }
+    for (int64_t r = 0; r < c->rows; r++)
+        sml_row_facts_compute(c->op, c->dtype, e->xd + r * c->cols,
+                              e->dyd ? e->dyd + r * c->cols : NULL, c->cols, &e->facts[r]);
+    e->facts_state = 1;
+    return 1;
+}
+
+/* Run the kernel on case c into out; turn a refusal or engine failure into a verdict.
+ * Returns 1 when the output is there to judge. */
+static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_prop_run_report *rep,
+                    sml_prop_verdict *v) {
+    sml_status s = sml_prop_exec_run(&e->env->ex, e->env->k, e->env->h, c, out, rep);
+    if (s != SML_OK) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "engine: %s", sml_strerror(s));
+        return 0;
+    }
+    /* Shapes are drawn inside the kernel's declared limits, so only a missing device is a
+     * reason to skip; a launcher refusing with SML_ERR_UNSUPPORTED has a registry entry that
+     * promises too much, which is an error. */
+    if (rep->status == SML_ERR_NO_DEVICE) {
+        verdict(v, SML_PROP_SKIP, -1, -1, "%s", rep->where);
+        return 0;
+    }
+    if (rep->status != SML_OK) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "%s", rep->where);
+        return 0;
+    }
+    return 1;
+}
+
+static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
+    if (e->main_state > 0) return 1;
+    if (e->main_state < 0) {
+        /* Repeat the first run's verdict for every property that needs it. */
+        if (e->main.status == SML_ERR_NO_DEVICE)
+            verdict(v, SML_PROP_SKIP, -1, -1, "%s", e->main.where);
+        else if (e->engine_status != SML_OK)
+            verdict(v, SML_PROP_ERROR, -1, -1, "engine: %s", sml_strerror(e->engine_status));
+        else
+            verdict(v, SML_PROP_ERROR, -1, -1, "%s", e->main.where);
+        return 0;
+    }
+    e->out = malloc(n_bytes(e->c));
+    if (!e->out) {
+        e->engine_status = SML_ERR_OUT_OF_MEMORY;
+        e->main_state = -1;
+        verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory");
+        return 0;
+    }
+    sml_status s = sml_prop_exec_run(&e->env->ex, e->env->k, e->env->h, e->c, e->out, &e->main);
+    if (s != SML_OK) e->engine_status = s;
+    e->main_state = (s == SML_OK && e->main.status == SML_OK) ? 1 : -1;
+    if (e->main_state < 0) return ensure_main(e, v);
+    return 1;
+}
+
+/* A row whose reference holds a NaN is a special-value row: only property 10 judges it. */
+static int row_is_nan(const double *want, int64_t cols) {
+    for (int64_t j = 0; j < cols; j++)
+        if (isnan(want[j])) return 1;
+    return 0;
+}
+
+/* Equal bits, except that any NaN equals any NaN (payloads of NaNs a kernel makes from
+ * different operations are not its output's meaning). Returns the first difference or -1. */
+static int64_t first_bit_difference(sml_dtype dt, const void *a, const void *b, int64_t n) {
+    size_t esz = sml_dtype_size(dt);
+    if (memcmp(a, b, (size_t)n * esz) == 0) return -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (memcmp((const char *)a + (size_t)i * esz, (const char *)b + (size_t)i * esz, esz) == 0)
+            continue;
+        if (isnan(sml_load(dt, a, i)) && isnan(sml_load(dt, b, i))) continue;
+        return i;
+    }
+    return -1;
+}
+
+static sml_rng prop_rng(const sml_prop_case *c, sml_prop_id p) {
+    sml_rng r;
+    sml_rng_seed(&r, c->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(p + 1)));
+    return r;
+}
+
+/* ---- 1. agreement ------------------------------------------------------------------- */
+
+static void p_agreement(sml_prop_eval *e, sml_prop_verdict *v) {
+    const sml_prop_case *c = e->c;
+    if (!ensure_main(e, v)) return;
+    if (!ensure_want(e)) { verdict(v, SML_PROP_ERROR, -1, -1, "reference failed"); return; }
+    sml_check_report rep;
+    sml_status s = sml_check_against(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy,
+                                     e->want, e->out, &rep);
+    if (s != SML_OK) { verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s)); return; }
+    verdict(v, rep.pass ? SML_PROP_PASS : SML_PROP_FAIL, rep.worst_row, rep.worst_col, "%s",
+            rep.message);
+    v->ratio = rep.worst_ratio;
+    v->ulps = rep.worst_ulps;
+}
+
+/* ---- 2. row sums (and the bound shared with 11) --------------------------------------- */
+
+double sml_prop_row_sum_bound(sml_op op, sml_dtype dt, const sml_row_facts *f, const double *x,
+                              const double *dy, const double *want, int64_t cols) {
+    double b = 0.0;
+    for (int64_t j = 0; j < cols; j++) {
+        if (!isfinite(want[j])) continue; /* -inf log-probabilities: exp gives exactly 0 */
+        double bj = sml_check_bound(op, dt, f, x[j], dy ? dy[j] : 0.0, want[j]);
+        if (op == SML_LOG_SOFTMAX) {
+            /* exp(want + b) - exp(want), without 0 * inf far below the max */
+            double e = exp(want[j]), d = e * expm1(bj);
+            if (e == 0.0 || !isfinite(d)) d = exp(fmin(want[j] + bj, 710.0)) - e;
+            bj = d;
+        }
+        b += bj;
+    }
+    return b;
+}
+
+/* A row whose output holds a NaN or inf that the contract accepts (16-bit overflow of a
+ * value near the dtype's top, or a backward row whose fp32 intermediates may overflow) has
+ * no meaningful sum; one the contract does not accept is for properties 1 and 10 to report,
+ * and fails the sum too. Returns 1 when the row is to be skipped. */
+static int row_overflows_legally(const sml_prop_eval *e, int64_t r) {
+    const sml_prop_case *c = e->c;
+    const sml_row_facts *f = &e->facts[r];
+    for (int64_t j = 0; j < c->cols; j++) {
+        int64_t i = r * c->cols + j;
+        double g = sml_load(c->dtype, e->out, i), w = e->want[i];
+        if (isfinite(g) || !isfinite(w)) continue;
+        if (isnan(g)) {
+            if (f->may_overflow) return 1;
+            continue;
+        }
+        sml_bound b = sml_check_bound_parts(c->op, c->dtype, f, e->xd[i], e->dyd ? e->dyd[i] : 0.0, w);
+        if (sml_check_inf_allowed(c->dtype, f, w, &b, g)) return 1;
+    }
+    return 0;
+}
+
+static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
+    const sml_prop_case *c = e->c;
+    if (!ensure_main(e, v)) return;
+    if (!ensure_want(e) || !ensure_facts(e)) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
+        return;
+    }
+    int log = c->op == SML_LOG_SOFTMAX;
+    int64_t judged = 0;
+    for (int64_t r = 0; r < c->rows; r++) {
+        const double *w = e->want + r * c->cols;
+        if (row_is_nan(w, c->cols) || row_overflows_legally(e, r)) continue;
+        double got = 0.0, ref = 0.0;
+        for (int64_t j = 0; j < c->cols; j++) {
+            double g = sml_load(c->dtype, e->out, r * c->cols + j);
+            got += log ? exp(g) : g;
+            ref += log ? exp(w[j]) : w[j];
+        }
+        double bound = sml_prop_row_sum_bound(c->op, c->dtype, &e->facts[r], e->xd + r * c->cols,
+                                              NULL, w, c->cols);
+        double allowed = bound + fabs(ref - 1.0);
+        judged++;
+        if (!(fabs(got - 1.0) <= allowed)) {
+            verdict(v, SML_PROP_FAIL, r, -1,
+                    "row %lld: %s sums to %.17g, 1 +- %.3g allowed (reference's row sums to %.17g)",
+                    (long long)r, log ? "exp(log_softmax)" : "softmax", got, allowed, ref);
+            v->ratio = allowed > 0 ? fabs(got - 1.0) / allowed : INFINITY;
+            return;
+        }
+    }
+    if (!judged) verdict(v, SML_PROP_SKIP, -1, -1, "every row is a special-value row");
+    else verdict(v, SML_PROP_PASS, -1, -1, "%lld rows sum to 1 within the contract", (long long)judged);
+}
+
+/* ---- 3. range -------------------------------------------------------------------------- */
+
+static void p_range(sml_prop_eval *e, sml_prop_verdict *v) {
+    const sml_prop_case *c = e->c;
+    if (!ensure_main(e, v)) return;
+    if (!ensure_want(e)) { verdict(v, SML_PROP_ERROR, -1, -1, "reference failed"); return; }
+    int log = c->op == SML_LOG_SOFTMAX;
+    for (int64_t r = 0; r < c->rows; r++) {
+        if (row_is_nan(e->want + r * c->cols, c->cols)) continue;
+        for (int64_t j = 0; j < c->cols; j++) {
+            double g = sml_load(c->dtype, e->out, r * c->cols + j);
+            int ok = log ? g <= 0.0 : (g >= 0.0 && g <= 1.0);
+            if (!ok) {
+                verdict(v, SML_PROP_FAIL, r, j, "row %lld col %lld: %s = %.9g, outside %s", (long long)r,
+                        (long long)j, sml_op_name(c->op), g, log ? "[-inf, 0]" : "[0, 1]");
+                return;
+            }
+        }
+    }
+    verdict(v, SML_PROP_PASS, -1, -1, "in range");
+}
+
+/* ---- 4. shift invariance ------------------------------------------------------------------ */
+
+/* Integers up to this size stay exact in the dtype, and so do their differences in fp32. */
+static double exact_int_limit(sml_dtype dt) {
+    return dt == SML_F32 ? 0x1p22 : dt == SML_F16 ? 2048.0 : 256.0;
+}
+
+static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
+    const sml_prop_case *c = e->c;
+    if (!ensure_inputs(e)) { verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory"); return; }
+    size_t n = n_elems(c);
+    double lim = exact_int_limit(c->dtype);
+    /* The case's logits made integer (rounded, clamped to half the exact range) unless they
+     * already are; special values stay. */
+    int already = 1;
+    double maxabs = 0.0;
+    double *xi = malloc(n * sizeof *xi);
+    sml_prop_case base = *c, shifted = *c;
+    base.x = malloc(n_bytes(c));
+    shifted.x = malloc(n_bytes(c));
+    void *out_base = malloc(n_bytes(c)), *out_shift = malloc(n_bytes(c));
+    if (!xi || !base.x || !shifted.x || !out_base || !out_shift) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double x = e->xd[i], t = x;
+        if (isfinite(x)) {
+            t = nearbyint(fmin(fmax(x, -lim / 2), lim / 2));
+            if (t == 0.0) t = 0.0; /* no -0: -0 + c would not be the shift of -0 in bits */
+            maxabs = fmax(maxabs, fabs(t));
+        }
+        if (!(t == x || (isnan(t) && isnan(x))) || (x == 0.0 && signbit(x))) already = 0;
+        xi[i] = t;
+    }
+    double room = lim - maxabs;
+    if (room < 1.0) {
+        verdict(v, SML_PROP_SKIP, -1, -1, "no room for a shift that keeps every value exact");
+        goto done;
+    }
+    sml_rng rng = prop_rng(c, SML_PROP_SHIFT);
+    double k = 1.0 + (double)sml_rng_below(&rng, (uint64_t)(room < 4096.0 ? room : 4096.0));
+    if (sml_rng_below(&rng, 2)) k = -k;
+    for (size_t i = 0; i < n; i++) {
+        sml_store(c->dtype, base.x, (int64_t)i, xi[i]);
+        sml_store(c->dtype, shifted.x, (int64_t)i, xi[i] + k);
+    }
+    sml_prop_run_report rep;
+    const void *ref_out;
+    if (already) {
+        if (!ensure_main(e, v)) goto done;
+        ref_out = e->out;
+    } else {
+        if (!run_into(e, &base, out_base, &rep, v)) goto done;
+        ref_out = out_base;
+    }
+    if (!run_into(e, &shifted, out_shift, &rep, v)) goto done;
+    int64_t d = first_bit_difference(c->dtype, ref_out, out_shift, (int64_t)n);
+    if (d >= 0) {
+        int64_t r = d / c->cols, j = d % c->cols;
+        verdict(v, SML_PROP_FAIL, r, j,
+                "row %lld col %lld: integer logits%s shifted by %+.0f change the output bits: "
+                "x = %.9g gives %.9g, x %+.0f gives %.9g",
+                (long long)r, (long long)j, already ? "" : " (the case's, rounded)", k, xi[d],
+                sml_load(c->dtype, ref_out, d), k, sml_load(c->dtype, out_shift, d));
+        goto done;
+    }
+    verdict(v, SML_PROP_PASS, -1, -1, "shift by %+.0f: identical bits", k);
+done:
+    free(xi);
+    free(base.x);
+    free(shifted.x);
+    free(out_base);
+    free(out_shift);
+}
+
+/* ---- 5. monotonicity ------------------------------------------------------------------ */
+
+typedef struct xy { double x, y; int64_t j; } xy;
+
+static int cmp_xy(const void *a, const void *b) {
+    const xy *p = a, *q = b;
+    if (p->x < q->x) return -1;
+    if (p->x > q->x) return 1;
+    return (p->j > q->j) - (p->j < q->j);
+}
+
+static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
+    const sml_prop_case *c = e->c;
+    if (!ensure_main(e, v)) return;
+    if (!ensure_want(e) || !ensure_inputs(e)) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
+        return;
+    }
+    xy *t = malloc((size_t)c->cols * sizeof *t);
+    if (!t) { verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory"); return; }
+    for (int64_t r = 0; r < c->rows; r++) {
+        if (row_is_nan(e->want + r * c->cols, c->cols)) continue;
+        for (int64_t j = 0; j < c->cols; j++) {
+            t[j].x = e->xd[r * c->cols + j];
+            t[j].y = sml_load(c->dtype, e->out, r * c->cols + j);
+            t[j].j = j;
+        }
+        qsort(t, (size_t)c->cols, sizeof *t, cmp_xy);
+        for (int64_t k = 0; k < c->cols; k++) {
+            int bad = isnan(t[k].y);
+            if (!bad && k > 0)
+                bad = t[k].x > t[k - 1].x ? !(t[k].y >= t[k - 1].y) : !(t[k].y == t[k - 1].y);
+            if (bad) {
+                const xy *a = k > 0 ? &t[k - 1] : &t[k], *b = &t[k];
+                verdict(v, SML_PROP_FAIL, r, b->j,
+                        "row %lld: x[%lld] = %.9g %s x[%lld] = %.9g but y = %.9g %s %.9g",
+                        (long long)r, (long long)b->j, b->x, b->x == a->x ? "==" : ">",
+                        (long long)a->j, a->x, b->y, b->x == a->x ? "!=" : "<", a->y);
+                free(t);
+                return;
+            }
+        }
+    }
+    free(t);
+    verdict(v, SML_PROP_PASS, -1, -1, "monotonic");
+}
+
+/* ---- 6. column permutation --------------------------------------------------------------- */
+
+static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
+    const sml_prop_case *c = e->c;
+    if (c->cols < 2) { verdict(v, SML_PROP_SKIP, -1, -1, "one column"); return; }
+    if (!ensure_want(e)) { verdict(v, SML_PROP_ERROR, -1, -1, "reference failed"); return; }
+    size_t n = n_elems(c), esz = sml_dtype_size(c->dtype);
+    int64_t *perm = malloc((size_t)c->cols * sizeof *perm);
+    double *want = malloc(n * sizeof *want);
+    sml_prop_case pc = *c;
+    pc.x = malloc(n_bytes(c));
+    pc.dy = c->dy ? malloc(n_bytes(c)) : NULL;
+    pc.logits = NULL;
+    void *out = malloc(n_bytes(c));
+    if (!perm || !want || !pc.x || (c->dy && !pc.dy) || !out) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory");
+        goto done;
+    }
+    sml_rng rng = prop_rng(c, SML_PROP_PERMUTATION);
+    int reverse = sml_rng_below(&rng, 4) == 0;
+    for (int64_t j = 0; j < c->cols; j++) perm[j] = reverse ? c->cols - 1 - j : j;
+    if (!reverse)
+        for (int64_t j = c->cols - 1; j > 0; j--) {
+            int64_t k = (int64_t)sml_rng_below(&rng, (uint64_t)j + 1);
+            int64_t t = perm[j];
+            perm[j] = perm[k];
+            perm[k] = t;
+        }
+    for (int64_t r = 0; r < c->rows; r++)
+        for (int64_t j = 0; j < c->cols; j++) {
+            size_t to = (size_t)(r * c->cols + j), from = (size_t)(r * c->cols + perm[j]);
+            memcpy((char *)pc.x + to * esz, (const char *)c->x + from * esz, esz);
+            if (c->dy) memcpy((char *)pc.dy + to * esz, (const char *)c->dy + from * esz, esz);
+            want[to] = e->want[from];
+        }
+    sml_prop_run_report rep;
+    if (!run_into(e, &pc, out, &rep, v)) goto done;
+    sml_check_report cr;
+    sml_status s = sml_check_against(c->op, c->dtype, c->rows, c->cols, c->cols, pc.x, pc.dy,
+                                     want, out, &cr);
+    if (s != SML_OK) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
+        goto done;
+    }
+    if (!cr.pass)
+        verdict(v, SML_PROP_FAIL, cr.worst_row, cr.worst_row >= 0 ? perm[cr.worst_col] : -1,
+                "columns %s (column %lld of the case moved to %lld): %s",
+                reverse ? "reversed" : "permuted", (long long)(cr.worst_col >= 0 ? perm[cr.worst_col] : -1),
+                (long long)cr.worst_col, cr.message);
+    else
+        verdict(v, SML_PROP_PASS, -1, -1, "permuted output within the contract");
+    v->ratio = cr.worst_ratio;
+done:
+    free(perm);
+    free(want);
+    free(pc.x);
+    free(pc.dy);
+    free(out);
+}
+
+/* ---- 7. row independence ----------------------------------------------------------------- */
+
+static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
+    const sml_prop_case *c = e->c;
+    if (c->rows < 2) { verdict(v, SML_PROP_SKIP, -1, -1, "one row"); return; }
+    if (!ensure_main(e, v)) return;
+    size_t esz = sml_dtype_size(c->dtype), row_bytes = (size_t)c->cols * esz;
+    sml_prop_case rc = *c, one = *c;
+    rc.x = malloc(n_bytes(c));
+    rc.dy = c->dy ? malloc(n_bytes(c)) : NULL;
+    rc.logits = one.logits = NULL;
+    void *out = malloc(n_bytes(c));
+    if (!rc.x || (c->dy && !rc.dy) || !out) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory");
+        goto done;
+    }
+    /* (a) the rows in reverse order: each row's output moves with it, bit for bit. */
+    for (int64_t r = 0; r < c->rows; r++) {
+        size_t to = (size_t)r * row_bytes, from = (size_t)(c->rows - 1 - r) * row_bytes;
+        memcpy((char *)rc.x + to, (const char *)c->x + from, row_bytes);
+        if (c->dy) memcpy((char *)rc.dy + to, (const char *)c->dy + from, row_bytes);
+    }
+    sml_prop_run_report rep;
+    if (!run_into(e, &rc, out, &rep, v)) goto done;
+    for (int64_t r = 0; r < c->rows; r++) {
+        int64_t src = c->rows - 1 - r;
+        int64_t d = first_bit_difference(c->dtype, (const char *)out + (size_t)r * row_bytes,
+                                         (const char *)e->out + (size_t)src * row_bytes, c->cols);
+        if (d >= 0) {
+            verdict(v, SML_PROP_FAIL, src, d,
+                    "row %lld computed as row %lld of the same batch in reverse order gives "
+                    "different bits at col %lld: %.9g vs %.9g",
+                    (long long)src, (long long)r, (long long)d,
+                    sml_load(c->dtype, (const char *)out + (size_t)r * row_bytes, d),
+                    sml_load(c->dtype, (const char *)e->out + (size_t)src * row_bytes, d));
+            goto done;
+        }
+    }
+    /* (b) one row alone, with the same layout: the same bits as inside the batch. */
+    sml_rng rng = prop_rng(c, SML_PROP_ROW_INDEPENDENCE);
+    int64_t pick = (int64_t)sml_rng_below(&rng, (uint64_t)c->rows);
+    one.rows = 1;
+    one.x = (char *)c->x + (size_t)pick * row_bytes;
+    one.dy = c->dy ? (char *)c->dy + (size_t)pick * row_bytes : NULL;
+    if (!run_into(e, &one, out, &rep, v)) goto done;
+    int64_t d = first_bit_difference(c->dtype, out, (const char *)e->out + (size_t)pick * row_bytes,
+                                     c->cols);
+    if (d >= 0) {
+        verdict(v, SML_PROP_FAIL, pick, d,
+                "row %lld computed alone gives different bits than inside the batch of %lld rows "
+                "at col %lld: %.9g vs %.9g",
+                (long long)pick, (long long)c->rows, (long long)d, sml_load(c->dtype, out, d),
+                sml_load(c->dtype, (const char *)e->out + (size_t)pick * row_bytes, d));
+        goto done;
+    }
+    verdict(v, SML_PROP_PASS, -1, -1, "rows independent");
+done:
+    free(rc.x);
+    free(rc.dy);
+    free(out);
+}
+
+/* ---- 8. determinism ---------------------------------------------------------------------- */
+
+static void p_determinism(sml_prop_eval *e, sml_prop_verdict *v) {
+    const sml_prop_case *c = e->c;
+    if (!ensure_main(e, v)) return;
+    void *out = malloc(n_bytes(c));
+    if (!out) { verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory"); return; }
+    sml_prop_run_report rep;
+    if (run_into(e, c, out, &rep, v)) {
+        size_t esz = sml_dtype_size(c->dtype);
+        if (memcmp(out, e->out, n_elems(c) * esz) != 0) {
+            size_t i = 0;
+            while (memcmp((char *)out + i * esz, (char *)e->out + i * esz, esz) == 0) i++;
+            verdict(v, SML_PROP_FAIL, (int64_t)i / c->cols, (int64_t)i % c->cols,
+                    "two runs on the same input differ at row %lld col %lld: %.9g then %.9g",
+                    (long long)((int64_t)i / c->cols), (long long)((int64_t)i % c->cols),
+                    sml_load(c->dtype, e->out, (int64_t)i), sml_load(c->dtype, out, (int64_t)i));
+        } else {
+            verdict(v, SML_PROP_PASS, -1, -1, "identical bits");
+        }
+    }
+    free(out);
+}
+
+/* ---- 9. canaries ------------------------------------------------------------------------- */
+
+static void p_canaries(sml_prop_eval *e, sml_prop_verdict *v) {
+    if (!ensure_main(e, v)) return;
+    if (e->main.canary_bad)
+        verdict(v, SML_PROP_FAIL, -1, -1, "%s (%lld canary bytes changed)", e->main.where,
+                (long long)e->main.canary_bad);
+    else if (e->main.input_modified)
+        verdict(v, SML_PROP_FAIL, -1, -1, "%s", e->main.where);
+    else
+        verdict(v, SML_PROP_PASS, -1, -1, "canaries intact, inputs unchanged");
+}
+
+/* ---- 10. special values -------------------------------------------------------------------- */
+
+static void p_special_values(sml_prop_eval *e, sml_prop_verdict *v) {
+    const sml_prop_case *c = e->c;
+    if (!ensure_main(e, v)) return;
+    if (!ensure_want(e) || !ensure_facts(e)) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
+        return;
+    }
+    for (int64_t r = 0; r < c->rows; r++) {
+        const sml_row_facts *f = &e->facts[r];
+        for (int64_t j = 0; j < c->cols; j++) {
+            int64_t i = r * c->cols + j;
+            double w = e->want[i], g = sml_load(c->dtype, e->out, i), x = e->xd[i];
+            const char *why = NULL;
+            if (isnan(w)) {
+                if (!isnan(g)) why = "NaN expected";
+            } else if (isinf(w)) {
+                if (g != w) why = w > 0 ? "+inf expected" : "-inf expected";
+            } else if (c->op == SML_SOFTMAX && x == -INFINITY) {
+                if (g != 0.0) why = "exactly 0 expected for a -inf logit";
+            } else if (isnan(g) || isinf(g)) {
+                sml_bound b = sml_check_bound_parts(c->op, c->dtype, f, x, e->dyd ? e->dyd[i] : 0.0, w);
+                int ok = isnan(g) ? f->may_overflow : sml_check_inf_allowed(c->dtype, f, w, &b, g);
+                if (!ok) why = "a finite value expected";
+            }
+            if (why) {
+                verdict(v, SML_PROP_FAIL, r, j, "row %lld col %lld: %s: x %.9g%s, want %.9g, got %.9g",
+                        (long long)r, (long long)j, why, x, sml_op_is_backward(c->op) ? " (y)" : "",
+                        w, g);
+                return;
+            }
+        }
+    }
+    verdict(v, SML_PROP_PASS, -1, -1, "special values as the contract says");
+}
+
+/* ---- 11. backward row sums ------------------------------------------------------------------ */
+
+static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
+    const sml_prop_case *c = e->c;
+    if (!ensure_main(e, v)) return;
+    if (!ensure_want(e) || !ensure_facts(e)) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
+        return;
+    }
+    int64_t judged = 0;
+    for (int64_t r = 0; r < c->rows; r++) {
+        const double *w = e->want + r * c->cols;
+        const sml_row_facts *f = &e->facts[r];
+        int finite = !f->may_overflow;
+        for (int64_t j = 0; j < c->cols && finite; j++) finite = isfinite(w[j]);
+        if (!finite || row_overflows_legally(e, r)) continue;
+        double got = 0.0, ref = 0.0;
+        for (int64_t j = 0; j < c->cols; j++) {
+            got += sml_load(c->dtype, e->out, r * c->cols + j);
+            ref += w[j];
+        }
+        double bound = sml_prop_row_sum_bound(c->op, c->dtype, f, e->xd + r * c->cols,
+                                              e->dyd + r * c->cols, w, c->cols);
+        judged++;
+        if (!(fabs(got - ref) <= bound)) {
+            verdict(v, SML_PROP_FAIL, r, -1,
+                    "row %lld: dx sums to %.9g, the reference's to %.9g (about 0), +- %.3g allowed",
+                    (long long)r, got, ref, bound);
+            v->ratio = bound > 0 ? fabs(got - ref) / bound : INFINITY;
+            return;
+        }
+    }
+    if (!judged) verdict(v, SML_PROP_SKIP, -1, -1, "no finite row");
+    else verdict(v, SML_PROP_PASS, -1, -1, "%lld rows sum as the reference's do", (long long)judged);
+}
+
+typedef void (*prop_fn)(sml_prop_eval *, sml_prop_verdict *);
+static const prop_fn FNS[SML_PROP_COUNT] = {
+    p_agreement, p_row_sum, p_range, p_shift, p_monotonic, p_permutation,
+    p_row_independence, p_determinism, p_canaries, p_special_values, p_bwd_sum};
+
+void sml_prop_eval_check(sml_prop_eval *e, sml_prop_id p, sml_prop_verdict *v) {
+    memset(v, 0, sizeof *v);
+    v->row = v->col = -1;
+    if ((unsigned)p >= SML_PROP_COUNT || !sml_prop_applies(p, e->c->op)) {
+        verdict(v, SML_PROP_SKIP, -1, -1, "%s does not apply to %s", sml_prop_name(p),
+                sml_op_name(e->c->op));
+        return;
+    }
+    if (e->c->rows == 0 || e->c->cols == 0) {
+        verdict(v, SML_PROP_SKIP, -1, -1, "empty problem");
+        return;
+    }
+    FNS[p](e, v);
+}

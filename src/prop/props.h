@@ -1,0 +1,56 @@
+/* props.h: the eleven properties, evaluated on one case. An evaluation computes the
+ * reference and the kernel's main run at most once and shares them among the properties
+ * that need them; properties that need more runs (shifted, permuted, reordered, repeated
+ * inputs) make them through the same exec, with the same layout. */
+#ifndef SML_PROP_PROPS_H
+#define SML_PROP_PROPS_H
+
+#include <stdint.h>
+
+#include "prop/case.h"
+#include "prop/exec.h"
+#include "prop/prop.h"
+#include "reference/check.h"
+
+/* What stays the same over a run: the kernel, its handle, its buffers. */
+typedef struct sml_prop_env {
+    const sml_kernel *k;
+    sml_handle *h;
+    sml_prop_exec ex;
+} sml_prop_env;
+
+sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k);
+void sml_prop_env_free(sml_prop_env *env);
+
+typedef struct sml_prop_verdict {
+    sml_prop_outcome outcome;
+    double ratio, ulps;   /* agreement: the worst error against the bound; else 0 */
+    int64_t row, col;     /* where it broke; -1 when not about one element */
+    char msg[384];
+} sml_prop_verdict;
+
+typedef struct sml_prop_eval {
+    sml_prop_env *env;
+    const sml_prop_case *c;
+    double *want;             /* the reference, dense */
+    double *xd, *dyd;         /* x and dy as doubles, dense */
+    sml_row_facts *facts;     /* per row, for the contract's bounds */
+    void *out;                /* the main run's output, dense, in the dtype */
+    sml_prop_run_report main;
+    int want_state, main_state, facts_state; /* 0 not yet, 1 done, -1 failed */
+    sml_status engine_status;
+} sml_prop_eval;
+
+void sml_prop_eval_begin(sml_prop_eval *e, sml_prop_env *env, const sml_prop_case *c);
+void sml_prop_eval_end(sml_prop_eval *e);
+/* Evaluate property p on the case (SKIP where it does not apply). */
+void sml_prop_eval_check(sml_prop_eval *e, sml_prop_id p, sml_prop_verdict *v);
+
+/* How far one row's sum may stray, from the contract's per-element bounds (the one place
+ * a sum bound is defined): forward softmax: sum over the row of the bound on each y_i;
+ * log-softmax: of exp(want_i) * expm1(bound_i) (the bound carried through exp); backward:
+ * of the bound on each dx_i. want, x, dy are the row's reference output and inputs. */
+double sml_prop_row_sum_bound(sml_op op, sml_dtype dt, const sml_row_facts *f, const double *x,
+                              const double *dy, const double *want, int64_t cols);
+
+#endif

@@ -1,0 +1,43 @@
+/* repro.h: reproducers on disk. One failing case is a small JSON file (what to run, what
+ * failed, where it came from) next to its inputs as .npy: <stem>.json, <stem>.x.npy,
+ * and for backward ops <stem>.dy.npy and <stem>.logits.npy (the logits y was computed
+ * from). The format is documented in docs/PROPERTIES.md ("Reproducers"). */
+#ifndef SML_PROP_REPRO_H
+#define SML_PROP_REPRO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prop/case.h"
+#include "prop/prop.h"
+
+#define SML_PROP_REPRO_FORMAT "softmax-lab reproducer 1"
+
+typedef struct sml_prop_repro {
+    char kernel[64];
+    sml_prop_id prop;
+    char verdict[16];        /* "fail" or "error", when saved */
+    char message[384];
+    uint64_t run_seed;
+    int64_t case_index;      /* -1: not from a numbered case */
+    int level;
+    int64_t orig_rows, orig_cols, orig_ld, orig_offset;
+    int64_t shrink_steps;
+    char family[64];
+} sml_prop_repro;
+
+/* Write the reproducer into dir (created if missing); json_path gets the .json's path. */
+sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sml_prop_repro *m,
+                               const char *replay_cmd, char *json_path, size_t n, char *err,
+                               size_t errlen);
+/* Read one back; c gets its own arrays (sml_prop_case_free). */
+sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop_repro *m,
+                               char *err, size_t errlen);
+/* The .json files under dir, recursively, sorted; returns how many (paths malloc'd, free
+ * with sml_prop_repro_list_free). A missing dir is an empty list. */
+size_t sml_prop_repro_list(const char *dir, char ***paths);
+void sml_prop_repro_list_free(char **paths, size_t n);
+/* mkdir -p */
+sml_status sml_prop_mkdirs(const char *dir);
+
+#endif
