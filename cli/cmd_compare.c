@@ -1,11 +1,110 @@
-/* compare: placeholder until its issue lands. */
+/* compare: two ledger JSON files (old, new), case by case: FAST / SLOW / SAME / UNCLEAR by
+ * the noise-aware rule of src/bench/decide.c. Exits 1 on any SLOW or any check that went
+ * from ok to WRONG/ERROR, so CI can gate a merge on the main branch's ledger; 2 on bad
+ * usage or a malformed file. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "bench/compare.h"
 #include "commands.h"
 
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: softmax-lab compare OLD.json NEW.json [--threshold X] [--changes]\n"
+        "  OLD/NEW      ledger JSON written by `softmax-lab bench` (--json or --ledger DIR)\n"
+        "  --threshold  smallest relative change that counts (default 0.03)\n"
+        "  --changes    list only cases that are not SAME\n"
+        "Per case (kernel, op, dtype, rows, cols), with change = new/old - 1 and noise =\n"
+        "sqrt(old_spread^2 + new_spread^2) from both runs' IQR/median:\n"
+        "  SLOW / FAST  |change| > max(threshold, 2*noise)\n"
+        "  SAME         |change| <= threshold and noise <= threshold\n"
+        "  UNCLEAR      otherwise (the noise hides the answer), or a side was not timed\n"
+        "exit: 0 no SLOW, 1 a SLOW case or a check that broke, 2 bad usage or input\n");
+}
+
+static void fmt_time(char *buf, size_t n, int timed, double ms, double spread) {
+    if (timed) snprintf(buf, n, "%.5f (%.1f%%)", ms, spread * 100);
+    else snprintf(buf, n, "-");
+}
+
 int sml_cmd_compare(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "softmax-lab compare: not implemented yet\n");
-    return 2;
+    const char *paths[2] = {NULL, NULL};
+    double threshold = 0.03;
+    int changes_only = 0, np = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--changes")) {
+            changes_only = 1;
+        } else if (!strcmp(argv[i], "--threshold")) {
+            char *end;
+            if (i + 1 >= argc) {
+                fprintf(stderr, "softmax-lab compare: --threshold needs a value\n");
+                return 2;
+            }
+            errno = 0;
+            threshold = strtod(argv[++i], &end);
+            if (*end || errno || !(threshold >= 0 && threshold < 1)) {
+                fprintf(stderr, "softmax-lab compare: bad --threshold '%s' (0 <= X < 1)\n", argv[i]);
+                return 2;
+            }
+        } else if (!strncmp(argv[i], "--", 2)) {
+            fprintf(stderr, "softmax-lab compare: unknown option '%s'\n", argv[i]);
+            return 2;
+        } else if (np < 2) {
+            paths[np++] = argv[i];
+        } else {
+            fprintf(stderr, "softmax-lab compare: more than two files\n");
+            return 2;
+        }
+    }
+    if (np != 2) {
+        usage(stderr);
+        return 2;
+    }
+    sml_cmp_report r;
+    char err[512];
+    sml_status s = sml_compare_files(paths[0], paths[1], threshold, &r, err, sizeof err);
+    if (s != SML_OK) {
+        fprintf(stderr, "softmax-lab compare: %s\n", err);
+        return 2;
+    }
+    if (strcmp(r.old_gpu, r.new_gpu))
+        printf("warning: different devices (old: %s, new: %s): timings are not comparable\n",
+               r.old_gpu, r.new_gpu);
+    printf("%-10s %-16s %-5s %-15s %-18s %-18s %8s  %s\n", "kernel", "op", "dtype", "shape",
+           "old ms", "new ms", "change", "verdict");
+    for (size_t i = 0; i < r.n; i++) {
+        const sml_cmp_row *x = &r.rows[i];
+        if (changes_only && x->presence == SML_CMP_BOTH && x->verdict == SML_CMP_SAME && !x->broke) continue;
+        char shape[32], a[32], b[32], ch[16];
+        snprintf(shape, sizeof shape, "%lldx%lld", (long long)x->rows, (long long)x->cols);
+        fmt_time(a, sizeof a, x->presence != SML_CMP_ONLY_NEW && x->old_timed, x->old_ms, x->old_spread);
+        fmt_time(b, sizeof b, x->presence != SML_CMP_ONLY_OLD && x->new_timed, x->new_ms, x->new_spread);
+        if (x->presence == SML_CMP_BOTH && x->old_timed && x->new_timed)
+            snprintf(ch, sizeof ch, "%+.1f%%", (x->new_ms / x->old_ms - 1) * 100);
+        else
+            snprintf(ch, sizeof ch, "-");
+        const char *v = x->presence == SML_CMP_ONLY_OLD   ? "only in OLD"
+                        : x->presence == SML_CMP_ONLY_NEW ? "only in NEW"
+                                                          : sml_compare_name(x->verdict);
+        printf("%-10s %-16s %-5s %-15s %-18s %-18s %8s  %s", x->kernel, x->op, x->dtype, shape, a, b,
+               ch, v);
+        if (x->broke) printf("  check broke: %s -> %s", x->old_check, x->new_check);
+        else if (x->presence == SML_CMP_BOTH && strcmp(x->new_check, "ok"))
+            printf("  (check %s in both)", x->new_check);
+        printf("\n");
+    }
+    printf("\n%d SLOW, %d FAST, %d SAME, %d UNCLEAR; %d only in OLD, %d only in NEW; %d checks broke "
+           "(threshold %.1f%%)\n",
+           r.count[SML_CMP_SLOW], r.count[SML_CMP_FAST], r.count[SML_CMP_SAME],
+           r.count[SML_CMP_UNCLEAR], r.only_old, r.only_new, r.broke, threshold * 100);
+    int rc = sml_cmp_failed(&r) ? 1 : 0;
+    sml_cmp_report_free(&r);
+    return rc;
 }

@@ -10,5 +10,6 @@ int sml_cmd_bench(int argc, char **argv);   /* cmd_bench.c */
 int sml_cmd_check(int argc, char **argv);   /* cmd_check.c */
 int sml_cmd_replay(int argc, char **argv);  /* cmd_replay.c */
 int sml_cmd_compare(int argc, char **argv); /* cmd_compare.c */
+int sml_cmd_plot(int argc, char **argv);    /* cmd_plot.c */
 
 #endif

@@ -13,6 +13,7 @@ static const struct {
     {"check", sml_cmd_check, "run the property suite, or check kernels on your own .npy logits"},
     {"replay", sml_cmd_replay, "re-run a saved reproducer and say whether it still fails"},
     {"compare", sml_cmd_compare, "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
+    {"plot", sml_cmd_plot, "SVG of GB/s against columns per backend from a ledger JSON"},
     {"list", sml_cmd_list, "print the kernel registry"},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

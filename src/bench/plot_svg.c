@@ -287,7 +287,7 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
     fprintf(f, "</svg>\n");
 #undef PX
 #undef PY
-    if (info) snprintf(info, infolen, "plotted %s %s at %lld rows: %d series", op, dtype ? dtype : "?",
+    if (info) snprintf(info, infolen, "plotted %s %s at %lld rows: %d backends", op, dtype ? dtype : "?",
                        (long long)rows, ns);
     free(all);
     return ferror(f) ? SML_ERR_IO : SML_OK;

@@ -1,0 +1,46 @@
+/* case_filter.h: the `--case N` flag every perf test accepts, so a failure's reproduce
+ * command re-runs exactly that case. Header-only: each test is one small executable. */
+#ifndef SML_PERF_CASE_FILTER_H
+#define SML_PERF_CASE_FILTER_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sml_case_filter {
+    const char *argv0;
+    int only;         /* -1: every case */
+    const char *fixtures; /* --fixtures DIR: tests/perf/fixtures */
+    const char *cli;      /* --cli PATH: the softmax-lab binary */
+    char repro[512];  /* the reproduce command of the case being run */
+} sml_case_filter;
+
+/* Parses --case N, --fixtures DIR, --cli PATH; returns 0, or 2 after printing usage. */
+static inline int sml_case_filter_init(sml_case_filter *f, int argc, char **argv) {
+    f->argv0 = argv[0];
+    f->only = -1;
+    f->fixtures = "tests/perf/fixtures";
+    f->cli = "./build/softmax-lab";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--case") && i + 1 < argc) {
+            f->only = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--fixtures") && i + 1 < argc) {
+            f->fixtures = argv[++i];
+        } else if (!strcmp(argv[i], "--cli") && i + 1 < argc) {
+            f->cli = argv[++i];
+        } else {
+            fprintf(stderr, "usage: %s [--case N] [--fixtures DIR] [--cli PATH]\n", argv[0]);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* 1 when case n should run; sets the reproduce command for it. */
+static inline int sml_case_filter_want(sml_case_filter *f, int n) {
+    snprintf(f->repro, sizeof f->repro, "%s --fixtures %s --cli %s --case %d", f->argv0,
+             f->fixtures, f->cli, n);
+    return f->only < 0 || f->only == n;
+}
+
+#endif

@@ -1,0 +1,176 @@
+/* test_json.c: the benchmark's JSON writer and reader: a written document reads back to the
+ * same values; every kind of malformed input is refused with a line and column. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/json_read.h"
+#include "bench/json_write.h"
+#include "case_filter.h"
+#include "test_support.h"
+
+static sml_tally T = {"test_json", 0, 0, 0};
+static sml_case_filter F;
+
+static void check(int n, int ok, const char *what) {
+    if (!sml_case_filter_want(&F, n)) return;
+    if (ok) sml_tally_pass(&T);
+    else sml_tally_fail(&T, F.repro, "case %d: %s", n, what);
+}
+
+/* The caller owns *buf (open_memstream's buffer pointer must outlive the stream). */
+static void write_doc(char **buf, size_t *len, int *finish) {
+    FILE *f = open_memstream(buf, len);
+    sml_jw w;
+    sml_jw_init(&w, f);
+    sml_jw_object(&w);
+    sml_jw_kstr(&w, "text", "quote \" backslash \\ newline \n tab \t bell \a end");
+    sml_jw_knum(&w, "pi", 3.141592653589793);
+    sml_jw_knum(&w, "tiny", 1e-300);
+    sml_jw_knum(&w, "third", 1.0 / 3.0);
+    sml_jw_knum(&w, "nan", NAN);
+    sml_jw_knum(&w, "inf", INFINITY);
+    sml_jw_kint(&w, "big", 9007199254740991LL);
+    sml_jw_kint(&w, "neg", -42);
+    sml_jw_kbool(&w, "yes", 1);
+    sml_jw_kbool(&w, "no", 0);
+    sml_jw_key(&w, "nothing");
+    sml_jw_null(&w);
+    sml_jw_key(&w, "list");
+    sml_jw_array_inline(&w);
+    sml_jw_int(&w, 1);
+    sml_jw_object_inline(&w);
+    sml_jw_kstr(&w, "k", "v");
+    sml_jw_end(&w);
+    sml_jw_array(&w);
+    sml_jw_end(&w);
+    sml_jw_end(&w);
+    sml_jw_key(&w, "empty");
+    sml_jw_object(&w);
+    sml_jw_end(&w);
+    sml_jw_end(&w);
+    *finish = sml_jw_finish(&w);
+    fclose(f);
+}
+
+static int parses(const char *text) {
+    sml_json *v = NULL;
+    char err[200];
+    sml_status s = sml_json_parse(text, strlen(text), &v, err, sizeof err);
+    sml_json_free(v);
+    return s == SML_OK;
+}
+
+/* Refused, with a "line L, column C" message. */
+static int refused(const char *text) {
+    sml_json *v = NULL;
+    char err[200] = "";
+    sml_status s = sml_json_parse(text, strlen(text), &v, err, sizeof err);
+    sml_json_free(v);
+    return s == SML_ERR_FORMAT && v == NULL && strstr(err, "line ") && strstr(err, "column ");
+}
+
+int main(int argc, char **argv) {
+    if (sml_case_filter_init(&F, argc, argv)) return 2;
+    size_t len;
+    int finish;
+    char *text = NULL;
+    write_doc(&text, &len, &finish);
+    check(1, finish == 0, "the writer reports a balanced document as fine");
+    sml_json *doc = NULL;
+    char err[200] = "";
+    sml_status s = sml_json_parse(text, len, &doc, err, sizeof err);
+    check(2, s == SML_OK, "the written document parses back");
+    if (s != SML_OK) printf("  parse error: %s\n  document:\n%s\n", err, text);
+    check(3, doc && !strcmp(sml_json_str(sml_json_get(doc, "text")),
+                          "quote \" backslash \\ newline \n tab \t bell \a end"),
+          "a string with escapes and a control character round-trips");
+    check(4, sml_json_num(sml_json_get(doc, "pi"), 0) == 3.141592653589793, "pi round-trips exactly");
+    check(5, sml_json_num(sml_json_get(doc, "tiny"), 0) == 1e-300, "1e-300 round-trips exactly");
+    check(6, sml_json_num(sml_json_get(doc, "third"), 0) == 1.0 / 3.0, "1/3 round-trips exactly");
+    check(7, sml_json_get(doc, "nan") && sml_json_get(doc, "nan")->type == SML_JSON_NULL, "NaN is written as null");
+    check(8, sml_json_get(doc, "inf") && sml_json_get(doc, "inf")->type == SML_JSON_NULL, "inf is written as null");
+    check(9, sml_json_num(sml_json_get(doc, "big"), 0) == 9007199254740991.0, "2^53-1 round-trips");
+    check(10, sml_json_num(sml_json_get(doc, "neg"), 0) == -42, "a negative integer round-trips");
+    check(11, sml_json_get(doc, "yes") && sml_json_get(doc, "yes")->boolean == 1 &&
+                  sml_json_get(doc, "no")->boolean == 0, "booleans round-trip");
+    const sml_json *list = sml_json_get(doc, "list");
+    check(12, sml_json_len(list) == 3 && sml_json_num(sml_json_at(list, 0), 0) == 1 &&
+                  !strcmp(sml_json_str(sml_json_get(sml_json_at(list, 1), "k")), "v") &&
+                  sml_json_at(list, 2)->type == SML_JSON_ARRAY && sml_json_len(sml_json_at(list, 2)) == 0,
+          "a nested inline array with an object and an empty array");
+    check(13, sml_json_get(doc, "empty") && sml_json_get(doc, "empty")->type == SML_JSON_OBJECT &&
+                  sml_json_len(sml_json_get(doc, "empty")) == 0, "an empty object");
+    check(14, text && strstr(text, "\"list\": [1, {\"k\": \"v\"}, []]") != NULL,
+          "inline containers stay on one line");
+    sml_json_free(doc);
+    free(text);
+
+    /* Misuse of the writer is reported, not silently written. */
+    {
+        char *b = NULL;
+        size_t l;
+        FILE *f = open_memstream(&b, &l);
+        sml_jw w;
+        sml_jw_init(&w, f);
+        sml_jw_object(&w);
+        sml_jw_int(&w, 1); /* a value without a key */
+        sml_jw_end(&w);
+        check(15, sml_jw_finish(&w) != 0, "a value without a key inside an object is an error");
+        sml_jw_init(&w, f);
+        sml_jw_array(&w);
+        sml_jw_key(&w, "k"); /* a key inside an array */
+        sml_jw_end(&w);
+        check(16, sml_jw_finish(&w) != 0, "a key inside an array is an error");
+        sml_jw_init(&w, f);
+        sml_jw_object(&w);
+        check(17, sml_jw_finish(&w) != 0, "an unclosed object is an error");
+        fclose(f);
+        free(b);
+    }
+
+    /* Reader: unicode escapes. */
+    {
+        sml_json *v = NULL;
+        const char *t = "\"caf\\u00e9 \\ud83d\\ude00\"";
+        s = sml_json_parse(t, strlen(t), &v, err, sizeof err);
+        check(18, s == SML_OK && !strcmp(sml_json_str(v), "caf\xc3\xa9 \xf0\x9f\x98\x80"),
+              "\\u00e9 and a surrogate pair decode to UTF-8");
+        sml_json_free(v);
+    }
+    check(19, parses(" {\"a\" : [ 1 , -2.5e+3 , true , false , null , \"x\" ] } \n"), "whitespace everywhere");
+    check(20, parses("0") && parses("-0") && parses("1E5") && parses("[]") && parses("{}"), "minimal values");
+
+    static const char *const BAD[] = {
+        "", "   ", "{", "[1,]", "{\"a\":1,}", "{'a':1}", "01", "1.", "-", ".5", "+1", "\"abc",
+        "\"\\x\"", "[1 2]", "nul", "tru", "{\"a\" 1}", "{\"a\":}", "1 2", "\"\\ud800\"",
+        "\"\\udc00\"", "\"a\nb\"", "NaN", "Infinity", "[1,,2]", "{,}", "{\"a\":1 \"b\":2}",
+        "\"\\u12\"", "\"\\u0000\"", "[", "]", "1e", "1e+", "{1:2}"};
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "malformed input %zu (%.40s) is refused with line and column", i, BAD[i]);
+        check(30 + (int)i, refused(BAD[i]), what);
+    }
+    /* Nesting past the limit is refused rather than recursed into. */
+    {
+        char deep[400];
+        memset(deep, '[', 200);
+        memset(deep + 200, ']', 200);
+        sml_json *v = NULL;
+        s = sml_json_parse(deep, sizeof deep, &v, err, sizeof err);
+        check(80, s == SML_ERR_FORMAT && strstr(err, "nested"), "200 levels of nesting are refused");
+        sml_json_free(v);
+    }
+    /* The error position points at the problem. */
+    {
+        sml_json *v = NULL;
+        const char *t = "{\n  \"a\": 1,\n  \"b\": x\n}";
+        s = sml_json_parse(t, strlen(t), &v, err, sizeof err);
+        check(81, s == SML_ERR_FORMAT && strstr(err, "line 3, column 8"), "the error says line 3, column 8");
+        if (s == SML_ERR_FORMAT && !strstr(err, "line 3, column 8")) printf("  got: %s\n", err);
+    }
+    check(82, sml_json_parse_file("/nonexistent/x.json", &doc, err, sizeof err) == SML_ERR_IO,
+          "a missing file is an I/O error");
+    return sml_tally_finish(&T);
+}
