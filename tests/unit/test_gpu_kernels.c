@@ -1,0 +1,689 @@
+/* test_gpu_kernels.c: every GPU kernel of the registry on the shape set of issue 3, checked
+ * under the numerics contract (reference/check.h) against a double-precision reference that
+ * is computed once per input and shared by all kernels.
+ *
+ * Per input: fresh random logits (normal, scale 3; for backward ops y is the reference
+ * forward output rounded to the dtype and dy is random), one seed per input derived from the
+ * printed run seed and the case's parameters, so a reproduce line re-creates the same data.
+ * Per kernel: outputs poisoned with 0xFF bytes (NaN in every dtype) inside the rows; the
+ * stride padding, 64 elements before and after every tensor and the bytes before a
+ * misaligned base hold canaries (0x77 bytes: a large finite value, so a kernel that reads
+ * them gets a wrong max) and must survive; inputs must be unchanged afterwards.
+ *
+ * Shapes: cols 1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 1024, 1025, 4096, 4097, 12345,
+ * 65536, 2^20 + 3 and every `auto` threshold with one either side (kernels/auto_dispatch.h);
+ * rows 1 and 7; 65,537 rows for two short rows; layouts: dense, padded ld with canaries,
+ * base pointer offset by one element, in place (forward); plus one tensor past 2^31 elements
+ * per direction, of which only rows around the 2^31 boundary and the last rows are checked.
+ *
+ *   --list-cases              print the number of inputs, kernel runs and elements; run nothing
+ *   --kernel K --op O --dtype D --rows R --cols C --ld L --offset F --inplace 0|1 --seed S
+ *                             re-run one case (any shape; the failure lines print this)
+ *   --no-huge                 leave out the > 2^31-element cases
+ *   --cpu                     run the CPU kernels instead (checks this harness without a GPU) */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "kernels/auto_dispatch.h"
+#include "reference/check.h"
+#include "reference/dtype.h"
+#include "reference/reference.h"
+#include "src/rng.h"
+#include "test_support.h"
+#ifdef SML_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#define TEST_NAME "test_gpu_kernels"
+#define GUARD 64           /* canary elements before and after every tensor */
+#define CANARY 0x77        /* fp32 5.0e33, fp16 30576, bf16 5.0e33: poisons a max if read */
+#define POISON 0xFF        /* NaN in every dtype */
+#define LOGIT_SCALE 3.0
+#define BIG_ROWS 65537     /* past the 65,535 limit of a grid's y and z dimensions */
+#define HUGE_BLOCK 64      /* distinct rows replicated over a > 2^31-element tensor */
+#define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
+#define MAX_KERNELS 64
+
+typedef enum variant { VAR_PLAIN, VAR_PADDED, VAR_MISALIGNED, VAR_INPLACE, VAR_COUNT } variant;
+static const char *const VARIANT_NAMES[VAR_COUNT] = {"dense", "padded-ld", "misaligned", "in-place"};
+
+typedef struct tcase {
+    sml_op op;
+    sml_dtype dt;
+    int64_t rows, cols, ld, offset;
+    int inplace;
+    variant var;
+} tcase;
+
+typedef struct opts {
+    const char *argv0, *kernel;
+    int op, dt;                             /* -1: all */
+    int64_t rows, cols, ld, offset, inplace; /* -1: not given */
+    uint64_t seed;
+    int list, cpu, huge;
+} opts;
+
+typedef struct cell { int64_t cases, fails; double worst_ratio, worst_ulps; } cell;
+
+typedef struct ctx {
+    opts o;
+    sml_tally tally;
+    sml_handle *h;
+    sml_device dev;
+    int has_clusters;
+    cell stats[MAX_KERNELS][SML_DTYPE_COUNT];
+    int64_t n_inputs, n_runs, n_elems, n_checked; /* --list-cases */
+    int dead;                          /* a CUDA error: the context may be unusable, stop */
+} ctx;
+
+/* ---- shape set ------------------------------------------------------------------------ */
+
+static const int64_t BASE_COLS[] = {1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 1024, 1025,
+                                    4096, 4097, 12345, 65536, ((int64_t)1 << 20) + 3};
+#define N_BASE_COLS (sizeof BASE_COLS / sizeof BASE_COLS[0])
+static const int64_t BIG_ROWS_COLS[] = {3, 33};
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The base columns plus every auto threshold and one either side, sorted, unique. */
+static int all_cols(int64_t *out) {
+    int n = 0;
+    for (size_t i = 0; i < N_BASE_COLS; i++) out[n++] = BASE_COLS[i];
+    for (int t = 0; t < SML_AUTO_N_COL_THRESHOLDS; t++)
+        for (int d = -1; d <= 1; d++) out[n++] = sml_auto_col_threshold(t) + d;
+    qsort(out, (size_t)n, sizeof *out, cmp_i64);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (m == 0 || out[m - 1] != out[i]) out[m++] = out[i];
+    return m;
+}
+
+/* A row stride past cols that keeps rows 16-byte aligned for every dtype (8 elements),
+ * so the padded layout still takes the vector path and the misaligned one cannot. */
+static int64_t padded_ld(int64_t cols) { return (cols + 1 + 7) / 8 * 8; }
+
+/* Which (rows, cols, layout, op) combinations run. The host-side reference and contract
+ * checks (about 100 ns per element per kernel) are the slow part, so large inputs run on
+ * fewer layouts: rows past 1,025 columns use 7 rows only dense and padded (1 row for the
+ * misaligned and in-place layouts); the 2^20 + 3 rows run once (1 row), misaligned only for
+ * softmax and softmax_bwd and in place only for softmax; 65,537 rows run dense on two short
+ * rows (the grid-limit question does not depend on the row length). */
+static int admit(int64_t rows, int64_t cols, variant v, sml_op op) {
+    if (rows == BIG_ROWS) {
+        if (v != VAR_PLAIN) return 0;
+        for (size_t i = 0; i < sizeof BIG_ROWS_COLS / sizeof BIG_ROWS_COLS[0]; i++)
+            if (cols == BIG_ROWS_COLS[i]) return 1;
+        return 0;
+    }
+    if (cols > 65536) {
+        if (rows != 1) return 0;
+        if (v == VAR_MISALIGNED) return op == SML_SOFTMAX || op == SML_SOFTMAX_BWD;
+        if (v == VAR_INPLACE) return op == SML_SOFTMAX;
+        return 1;
+    }
+    if (cols > 1025 && rows > 1) return v == VAR_PLAIN || v == VAR_PADDED;
+    return 1;
+}
+
+static tcase make_case(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, variant v) {
+    tcase t = {op, dt, rows, cols, cols, 0, 0, v};
+    if (v == VAR_PADDED || v == VAR_MISALIGNED || v == VAR_INPLACE) t.ld = padded_ld(cols);
+    if (v == VAR_MISALIGNED) t.offset = 1;
+    if (v == VAR_INPLACE) t.inplace = 1;
+    return t;
+}
+
+static int huge_case(const tcase *t) { return (t->rows - 1) * t->ld + t->cols > ((int64_t)1 << 31); }
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static uint64_t case_seed(uint64_t run_seed, const tcase *t) {
+    uint64_t k = (uint64_t)t->op | (uint64_t)t->dt << 4 | (uint64_t)t->inplace << 8;
+    uint64_t s = k ^ 0x9E3779B97F4A7C15ull;
+    s = sml_splitmix64(&s) ^ (uint64_t)t->rows;
+    s = sml_splitmix64(&s) ^ (uint64_t)t->cols;
+    s = sml_splitmix64(&s) ^ (uint64_t)t->ld;
+    s = sml_splitmix64(&s) ^ (uint64_t)t->offset;
+    return sml_derive_seed(run_seed, sml_splitmix64(&s));
+}
+
+static void repro_line(const ctx *c, const char *kernel, const tcase *t, char *buf, size_t n) {
+    snprintf(buf, n, "%s%s --kernel %s --op %s --dtype %s --rows %" PRId64 " --cols %" PRId64
+                     " --ld %" PRId64 " --offset %" PRId64 " --inplace %d --seed 0x%" PRIx64,
+             c->o.argv0, c->o.cpu ? " --cpu" : "", kernel, sml_op_name(t->op), sml_dtype_name(t->dt),
+             t->rows, t->cols, t->ld, t->offset, t->inplace, c->o.seed);
+}
+
+static void describe(const ctx *c, const sml_kernel *k, const tcase *t, char *buf, size_t n) {
+    int len = snprintf(buf, n, "%s %s %s rows=%" PRId64 " cols=%" PRId64 " ld=%" PRId64 " (%s)",
+                       k->name, sml_op_name(t->op), sml_dtype_name(t->dt), t->rows, t->cols, t->ld,
+                       VARIANT_NAMES[t->var]);
+    if (len > 0 && (size_t)len < n && !strcmp(k->name, "auto"))
+        snprintf(buf + len, n - (size_t)len, " auto->%s",
+                 sml_auto_path_name(sml_auto_pick(t->dt, t->cols, c->has_clusters)));
+}
+
+static int kernel_selected(const ctx *c, const sml_kernel *k) {
+    if (k->device != c->dev) return 0;
+    return !c->o.kernel || !strcmp(c->o.kernel, k->name);
+}
+
+/* 1 when k is registered for this op, dtype and row length (what sml_validate checks
+ * before it looks at pointers and devices). */
+static int kernel_supports(const sml_kernel *k, const tcase *t) {
+    if (!(k->ops & (1u << t->op)) || !(k->dtypes & (1u << t->dt))) return 0;
+    return t->cols >= k->min_cols && (k->max_cols == 0 || t->cols <= k->max_cols);
+}
+
+static void record(ctx *c, size_t ki, sml_dtype dt, int fail, const sml_check_report *r) {
+    cell *s = &c->stats[ki][dt];
+    s->cases++;
+    if (fail) s->fails++;
+    if (r && r->checked > 0) {
+        if (r->worst_ratio > s->worst_ratio) s->worst_ratio = r->worst_ratio;
+        if (r->worst_ulps > s->worst_ulps) s->worst_ulps = r->worst_ulps;
+    }
+}
+
+static sml_status dev_copy(sml_buffer *dst, size_t dst_off, const sml_buffer *src, size_t src_off,
+                           size_t n) {
+    if (dst->device == SML_DEVICE_CPU) {
+        memcpy((char *)dst->ptr + dst_off, (const char *)src->ptr + src_off, n);
+        return SML_OK;
+    }
+#ifdef SML_HAVE_CUDA
+    return cudaMemcpy((char *)dst->ptr + dst_off, (const char *)src->ptr + src_off, n,
+                      cudaMemcpyDeviceToDevice) == cudaSuccess ? SML_OK : SML_ERR_CUDA;
+#else
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
+static sml_status dev_fill(sml_buffer *b, size_t off, unsigned char byte, size_t n) {
+    if (b->device == SML_DEVICE_CPU) {
+        memset((char *)b->ptr + off, byte, n);
+        return SML_OK;
+    }
+#ifdef SML_HAVE_CUDA
+    if (cudaMemset((char *)b->ptr + off, byte, n) != cudaSuccess) return SML_ERR_CUDA;
+    return cudaDeviceSynchronize() == cudaSuccess ? SML_OK : SML_ERR_CUDA;
+#else
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
+/* First byte outside the rows where `got` differs from `image`; -1 if none. The rows are
+ * elements [base + r*ld, base + r*ld + cols) of a buffer of `total` elements. */
+static int64_t changed_outside_rows(const unsigned char *got, const unsigned char *image, size_t esz,
+                                    int64_t total, int64_t base, const tcase *t) {
+    int64_t from = 0;
+    for (int64_t r = 0; r <= t->rows; r++) {
+        int64_t to = r < t->rows ? base + r * t->ld : total;
+        if (to > from && memcmp(got + from * esz, image + from * esz, (size_t)(to - from) * esz)) {
+            for (int64_t i = from; i < to; i++)
+                if (memcmp(got + i * esz, image + i * esz, esz)) return i;
+        }
+        if (r < t->rows) from = base + r * t->ld + t->cols;
+    }
+    return -1;
+}
+
+/* Host images [GUARD + offset | rows with stride ld | GUARD] full of canaries. */
+static unsigned char *canary_image(size_t bytes) {
+    unsigned char *p = malloc(bytes);
+    if (p) memset(p, CANARY, bytes);
+    return p;
+}
+
+/* Random logits (forward) or a real y plus random dy (backward), written in the dtype into
+ * x and dy laid out with stride ld. */
+static sml_status make_inputs(const tcase *t, uint64_t seed, void *x, void *dy) {
+    sml_rng rng;
+    sml_rng_seed(&rng, seed);
+    for (int64_t r = 0; r < t->rows; r++)
+        for (int64_t j = 0; j < t->cols; j++)
+            sml_store(t->dt, x, r * t->ld + j, LOGIT_SCALE * sml_rng_normal(&rng));
+    if (!sml_op_is_backward(t->op)) return SML_OK;
+    double *y = malloc((size_t)(t->rows * t->cols) * sizeof *y);
+    if (!y) return SML_ERR_OUT_OF_MEMORY;
+    sml_op fwd = t->op == SML_SOFTMAX_BWD ? SML_SOFTMAX : SML_LOG_SOFTMAX;
+    sml_status s = sml_ref_run(fwd, t->dt, t->rows, t->cols, t->ld, x, NULL, y);
+    if (s == SML_OK)
+        for (int64_t r = 0; r < t->rows; r++)
+            for (int64_t j = 0; j < t->cols; j++) {
+                sml_store(t->dt, x, r * t->ld + j, y[r * t->cols + j]);
+                sml_store(t->dt, dy, r * t->ld + j, sml_rng_normal(&rng));
+            }
+    free(y);
+    return s;
+}
+
+static void fail_run(ctx *c, size_t ki, const sml_kernel *k, const tcase *t, const char *fmt,
+                     const char *detail) {
+    char repro[512], what[256];
+    repro_line(c, k->name, t, repro, sizeof repro);
+    describe(c, k, t, what, sizeof what);
+    sml_tally_fail(&c->tally, repro, fmt, what, detail);
+    record(c, ki, t->dt, 1, NULL);
+}
+
+/* ---- one input, every kernel --------------------------------------------------------- */
+
+static void run_input(ctx *c, const tcase *t) {
+    const size_t esz = sml_dtype_size(t->dt);
+    const int bwd = sml_op_is_backward(t->op);
+    const int64_t span = (t->rows - 1) * t->ld + t->cols;
+    const int64_t base = GUARD + t->offset, total = base + span + GUARD;
+    const size_t bytes = (size_t)total * esz, data = (size_t)base * esz;
+    const uint64_t seed = case_seed(c->o.seed, t);
+    unsigned char *hx = canary_image(bytes), *hdy = bwd ? canary_image(bytes) : NULL;
+    unsigned char *hout0 = canary_image(bytes), *hgot = malloc(bytes), *hcheck = NULL;
+    double *want = malloc((size_t)(t->rows * t->cols) * sizeof *want);
+    sml_buffer bx = {0}, bdy = {0}, bout = {0};
+    char msg[160];
+    if (!hx || (bwd && !hdy) || !hout0 || !hgot || !want) {
+        printf("FAIL %s: out of host memory for rows=%" PRId64 " cols=%" PRId64 "\n", TEST_NAME, t->rows, t->cols);
+        c->tally.failed++;
+        goto done;
+    }
+    sml_status s = make_inputs(t, seed, hx + data, bwd ? hdy + data : NULL);
+    if (s == SML_OK)
+        s = sml_ref_run(t->op, t->dt, t->rows, t->cols, t->ld, hx + data, bwd ? hdy + data : NULL, want);
+    if (s != SML_OK) {
+        printf("FAIL %s: reference failed (%s) for %s %s rows=%" PRId64 " cols=%" PRId64 "\n", TEST_NAME,
+               sml_strerror(s), sml_op_name(t->op), sml_dtype_name(t->dt), t->rows, t->cols);
+        c->tally.failed++;
+        goto done;
+    }
+    /* The output image: poison inside the rows, canaries around them. */
+    for (int64_t r = 0; r < t->rows; r++) memset(hout0 + data + (size_t)(r * t->ld) * esz, POISON, (size_t)t->cols * esz);
+    s = sml_buffer_alloc(&bx, c->dev, bytes);
+    if (s == SML_OK && bwd) s = sml_buffer_alloc(&bdy, c->dev, bytes);
+    if (s == SML_OK && !t->inplace) s = sml_buffer_alloc(&bout, c->dev, bytes);
+    if (s == SML_OK) s = sml_buffer_upload(&bx, 0, hx, bytes);
+    if (s == SML_OK && bwd) s = sml_buffer_upload(&bdy, 0, hdy, bytes);
+    if (s != SML_OK) {
+        printf("FAIL %s: device buffers (%zu bytes): %s\n", TEST_NAME, bytes, sml_strerror(s));
+        c->tally.failed++;
+        goto done;
+    }
+    if (bytes <= INPUT_CHECK_BYTES) hcheck = malloc(bytes);
+
+    for (size_t ki = 0; ki < sml_kernel_count() && ki < MAX_KERNELS; ki++) {
+        const sml_kernel *k = sml_kernel_at(ki);
+        if (!kernel_selected(c, k)) continue;
+        sml_buffer *out = t->inplace ? &bx : &bout;
+        sml_problem p = {t->op, t->dt, t->rows, t->cols, t->ld, (char *)bx.ptr + data,
+                         bwd ? (char *)bdy.ptr + data : NULL, (char *)out->ptr + data, NULL};
+        s = sml_validate(k, &p);
+        if (s == SML_ERR_UNSUPPORTED || (s == SML_ERR_NO_DEVICE && !k->launch)) {
+            c->tally.skipped++;
+            continue;
+        }
+        if (s != SML_OK) {
+            fail_run(c, ki, k, t, "%s: sml_validate: %s", sml_strerror(s));
+            continue;
+        }
+        const unsigned char *image = t->inplace ? hx : hout0;
+        s = sml_buffer_upload(out, 0, image, bytes);
+        if (s == SML_OK) s = sml_run(k, c->h, &p);
+        if (s == SML_OK) s = sml_device_sync(c->dev, NULL);
+        if (s == SML_OK) s = sml_buffer_download(out, 0, hgot, bytes);
+        if (s != SML_OK) {
+            snprintf(msg, sizeof msg, "%s (%s)", sml_strerror(s),
+                     c->dev == SML_DEVICE_GPU ? sml_last_cuda_error() : "cpu");
+            fail_run(c, ki, k, t, "%s: run failed: %s", msg);
+            if (s == SML_ERR_CUDA) { c->dead = 1; break; }
+            continue;
+        }
+        int64_t at = changed_outside_rows(hgot, image, esz, total, base, t);
+        if (at >= 0) {
+            int64_t rel = at - base, row = rel >= 0 ? rel / t->ld : -1;
+            snprintf(msg, sizeof msg, "element %" PRId64 " from the base (row %" PRId64 ", col %" PRId64
+                                      ") outside the rows was overwritten",
+                     rel, row, rel >= 0 ? rel % t->ld : rel);
+            fail_run(c, ki, k, t, "%s: %s", msg);
+            continue;
+        }
+        if (hcheck && !t->inplace) {
+            s = sml_buffer_download(&bx, 0, hcheck, bytes);
+            int bad = s != SML_OK || memcmp(hcheck, hx, bytes);
+            if (!bad && bwd) {
+                s = sml_buffer_download(&bdy, 0, hcheck, bytes);
+                bad = s != SML_OK || memcmp(hcheck, hdy, bytes);
+            }
+            if (bad) {
+                fail_run(c, ki, k, t, "%s: %s", "an input buffer changed");
+                sml_buffer_upload(&bx, 0, hx, bytes);
+                if (bwd) sml_buffer_upload(&bdy, 0, hdy, bytes);
+                continue;
+            }
+        }
+        sml_check_report rep;
+        memset(&rep, 0, sizeof rep);
+        s = sml_check_against(t->op, t->dt, t->rows, t->cols, t->ld, hx + data, bwd ? hdy + data : NULL,
+                              want, hgot + data, &rep);
+        if (s != SML_OK || !rep.pass) {
+            char repro[512], what[256];
+            repro_line(c, k->name, t, repro, sizeof repro);
+            describe(c, k, t, what, sizeof what);
+            sml_tally_fail(&c->tally, repro, "%s: %s", what, s != SML_OK ? sml_strerror(s) : rep.message);
+            record(c, ki, t->dt, 1, &rep);
+        } else {
+            sml_tally_pass(&c->tally);
+            record(c, ki, t->dt, 0, &rep);
+        }
+    }
+done:
+    sml_buffer_free(&bx);
+    sml_buffer_free(&bdy);
+    sml_buffer_free(&bout);
+    free(hx);
+    free(hdy);
+    free(hout0);
+    free(hgot);
+    free(hcheck);
+    free(want);
+}
+
+/* ---- past 2^31 elements ------------------------------------------------------------------ */
+
+/* The device tensor repeats HUGE_BLOCK random rows (uploaded once, then doubled with
+ * device copies); only rows around element 2^31 and the last rows are downloaded and
+ * checked, plus a canary guard after the end. */
+static void run_huge(ctx *c, const tcase *t) {
+    const size_t esz = sml_dtype_size(t->dt);
+    const int bwd = sml_op_is_backward(t->op);
+    const int64_t nb = t->rows < HUGE_BLOCK ? t->rows : HUGE_BLOCK;
+    const int64_t span = (t->rows - 1) * t->ld + t->cols, full = t->rows * t->ld;
+    const size_t bytes = (size_t)(full + GUARD) * esz, block_bytes = (size_t)(nb * t->ld) * esz;
+    const int64_t rb = (((int64_t)1 << 31) / t->ld);
+    int64_t pick[8] = {0, 1, rb - 1, rb, rb + 1, t->rows - 2, t->rows - 1};
+    int np = 0;
+    for (int i = 0; i < 7; i++) {
+        int64_t r = pick[i];
+        int dup = r < 0 || r >= t->rows;
+        for (int j = 0; j < np && !dup; j++) dup = pick[j] == r;
+        if (!dup) pick[np++] = r;
+    }
+    tcase blk = *t;
+    blk.rows = nb;
+    unsigned char *hx = canary_image(block_bytes), *hdy = bwd ? canary_image(block_bytes) : NULL;
+    double *want = malloc((size_t)(nb * t->cols) * sizeof *want);
+    size_t pbytes = (size_t)(np * t->cols) * esz;
+    unsigned char *px = malloc(pbytes), *pdy = malloc(pbytes), *pgot = malloc(pbytes), guard[GUARD * 4];
+    double *pwant = malloc((size_t)(np * t->cols) * sizeof *pwant);
+    sml_buffer bx = {0}, bdy = {0}, bout = {0};
+    char msg[512];
+    sml_status s = (hx && (!bwd || hdy) && want && px && pdy && pgot && pwant) ? SML_OK : SML_ERR_OUT_OF_MEMORY;
+    if (s == SML_OK) s = make_inputs(&blk, case_seed(c->o.seed, t), hx, bwd ? hdy : NULL);
+    if (s == SML_OK) s = sml_ref_run(t->op, t->dt, nb, t->cols, t->ld, hx, bwd ? hdy : NULL, want);
+    if (s != SML_OK) {
+        printf("FAIL %s: huge case setup on the host: %s\n", TEST_NAME, sml_strerror(s));
+        c->tally.failed++;
+        goto done;
+    }
+    for (int i = 0; i < np; i++) {
+        int64_t src = pick[i] % nb;
+        memcpy(px + (size_t)(i * t->cols) * esz, hx + (size_t)(src * t->ld) * esz, (size_t)t->cols * esz);
+        if (bwd) memcpy(pdy + (size_t)(i * t->cols) * esz, hdy + (size_t)(src * t->ld) * esz, (size_t)t->cols * esz);
+        memcpy(pwant + i * t->cols, want + src * t->cols, (size_t)t->cols * sizeof *want);
+    }
+    s = sml_buffer_alloc(&bx, c->dev, bytes);
+    if (s == SML_OK && bwd) s = sml_buffer_alloc(&bdy, c->dev, bytes);
+    if (s == SML_OK) s = sml_buffer_alloc(&bout, c->dev, bytes);
+    if (s == SML_ERR_OUT_OF_MEMORY) {
+        printf("SKIP %s: %s rows=%" PRId64 " cols=%" PRId64 ": not enough device memory for 2-3 x %zu bytes\n",
+               TEST_NAME, sml_op_name(t->op), t->rows, t->cols, bytes);
+        c->tally.skipped++;
+        goto done;
+    }
+    for (int pass = 0; pass < (bwd ? 2 : 1) && s == SML_OK; pass++) {
+        sml_buffer *b = pass ? &bdy : &bx;
+        const unsigned char *src = pass ? hdy : hx;
+        s = sml_buffer_upload(b, 0, src, block_bytes);
+        for (int64_t done_rows = nb; s == SML_OK && done_rows < t->rows;) {
+            int64_t n = done_rows < t->rows - done_rows ? done_rows : t->rows - done_rows;
+            s = dev_copy(b, (size_t)(done_rows * t->ld) * esz, b, 0, (size_t)(n * t->ld) * esz);
+            done_rows += n;
+        }
+    }
+    if (s != SML_OK) {
+        printf("FAIL %s: huge case device setup: %s\n", TEST_NAME, sml_strerror(s));
+        c->tally.failed++;
+        goto done;
+    }
+    for (size_t ki = 0; ki < sml_kernel_count() && ki < MAX_KERNELS; ki++) {
+        const sml_kernel *k = sml_kernel_at(ki);
+        if (!kernel_selected(c, k)) continue;
+        sml_problem p = {t->op, t->dt, t->rows, t->cols, t->ld, bx.ptr, bwd ? bdy.ptr : NULL, bout.ptr, NULL};
+        s = sml_validate(k, &p);
+        if (s == SML_ERR_UNSUPPORTED || (s == SML_ERR_NO_DEVICE && !k->launch)) {
+            c->tally.skipped++;
+            continue;
+        }
+        s = dev_fill(&bout, 0, POISON, (size_t)span * esz);
+        if (s == SML_OK) s = dev_fill(&bout, (size_t)span * esz, CANARY, bytes - (size_t)span * esz);
+        if (s == SML_OK) s = sml_run(k, c->h, &p);
+        if (s == SML_OK) s = sml_device_sync(c->dev, NULL);
+        for (int i = 0; i < np && s == SML_OK; i++)
+            s = sml_buffer_download(&bout, (size_t)(pick[i] * t->ld) * esz, pgot + (size_t)(i * t->cols) * esz,
+                                    (size_t)t->cols * esz);
+        size_t gbytes = bytes - (size_t)span * esz;
+        if (gbytes > sizeof guard) gbytes = sizeof guard;
+        if (s == SML_OK) s = sml_buffer_download(&bout, (size_t)span * esz, guard, gbytes);
+        if (s != SML_OK) {
+            snprintf(msg, sizeof msg, "%s (%s)", sml_strerror(s),
+                     c->dev == SML_DEVICE_GPU ? sml_last_cuda_error() : "cpu");
+            fail_run(c, ki, k, t, "%s: run failed: %s", msg);
+            if (s == SML_ERR_CUDA) { c->dead = 1; break; }
+            continue;
+        }
+        int guard_ok = 1;
+        for (size_t i = 0; i < gbytes; i++) guard_ok &= guard[i] == CANARY;
+        if (!guard_ok) {
+            fail_run(c, ki, k, t, "%s: %s", "wrote past the end of the tensor");
+            continue;
+        }
+        sml_check_report rep;
+        memset(&rep, 0, sizeof rep);
+        s = sml_check_against(t->op, t->dt, np, t->cols, t->cols, px, bwd ? pdy : NULL, pwant, pgot, &rep);
+        if (s != SML_OK || !rep.pass) {
+            char repro[512], what[256];
+            repro_line(c, k->name, t, repro, sizeof repro);
+            describe(c, k, t, what, sizeof what);
+            /* rep's row r is checked row pick[r] of the tensor */
+            snprintf(msg, sizeof msg, "%s [checked-row index -> tensor row: 0->%" PRId64 " 2->%" PRId64
+                                      " 3->%" PRId64 " last->%" PRId64 "]",
+                     s != SML_OK ? sml_strerror(s) : rep.message, pick[0], pick[2 < np ? 2 : 0],
+                     pick[3 < np ? 3 : 0], pick[np - 1]);
+            sml_tally_fail(&c->tally, repro, "%s: %s", what, msg);
+            record(c, ki, t->dt, 1, &rep);
+        } else {
+            sml_tally_pass(&c->tally);
+            record(c, ki, t->dt, 0, &rep);
+        }
+    }
+done:
+    sml_buffer_free(&bx);
+    sml_buffer_free(&bdy);
+    sml_buffer_free(&bout);
+    free(hx);
+    free(hdy);
+    free(want);
+    free(px);
+    free(pdy);
+    free(pgot);
+    free(pwant);
+}
+
+/* ---- enumeration ------------------------------------------------------------------------- */
+
+static int case_matches(const ctx *c, const tcase *t) {
+    return (c->o.op < 0 || c->o.op == (int)t->op) && (c->o.dt < 0 || c->o.dt == (int)t->dt);
+}
+
+static void visit(ctx *c, const tcase *t) {
+    if (c->o.list) {
+        c->n_inputs++;
+        const int64_t el = huge_case(t) ? HUGE_BLOCK * t->cols : t->rows * t->cols;
+        c->n_elems += el;
+        for (size_t ki = 0; ki < sml_kernel_count(); ki++) {
+            const sml_kernel *k = sml_kernel_at(ki);
+            if (kernel_selected(c, k) && kernel_supports(k, t)) {
+                c->n_runs++;
+                c->n_checked += huge_case(t) ? 7 * t->cols : el;
+            }
+        }
+        return;
+    }
+    if (c->dead) return;
+    if (huge_case(t)) run_huge(c, t);
+    else run_input(c, t);
+}
+
+/* The huge case per direction: fp16, 1,000 columns, rows so that the tensor passes 2^31
+ * elements and one row straddles element 2^31. */
+static tcase huge_tcase(sml_op op) {
+    tcase t = {op, SML_F16, (((int64_t)1 << 31) / 1000) + 3, 1000, 1000, 0, 0, VAR_PLAIN};
+    return t;
+}
+
+static void enumerate(ctx *c) {
+    const opts *o = &c->o;
+    if (o->rows > 0 && o->cols > 0) { /* one explicit case, as a reproduce line gives it */
+        for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
+            for (int op = 0; op < SML_OP_COUNT; op++) {
+                tcase t = {(sml_op)op, (sml_dtype)dt, o->rows, o->cols, o->ld > 0 ? o->ld : o->cols,
+                           o->offset > 0 ? o->offset : 0, o->inplace > 0, VAR_PLAIN};
+                if (t.offset) t.var = VAR_MISALIGNED;
+                else if (t.inplace) t.var = VAR_INPLACE;
+                else if (t.ld > t.cols) t.var = VAR_PADDED;
+                if (t.inplace && sml_op_is_backward(t.op)) continue;
+                if (case_matches(c, &t)) visit(c, &t);
+            }
+        return;
+    }
+    int64_t cols[64];
+    const int ncols = all_cols(cols);
+    const int64_t rows_set[] = {1, 7, BIG_ROWS};
+    for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
+        for (int op = 0; op < SML_OP_COUNT; op++)
+            for (int ci = 0; ci < ncols; ci++)
+                for (size_t ri = 0; ri < sizeof rows_set / sizeof rows_set[0]; ri++)
+                    for (int v = 0; v < VAR_COUNT; v++) {
+                        if (v == VAR_INPLACE && sml_op_is_backward((sml_op)op)) continue;
+                        if (!admit(rows_set[ri], cols[ci], (variant)v, (sml_op)op)) continue;
+                        tcase t = make_case((sml_op)op, (sml_dtype)dt, rows_set[ri], cols[ci], (variant)v);
+                        if (case_matches(c, &t)) visit(c, &t);
+                    }
+    if (o->huge && !o->cpu) {
+        sml_op ops[2] = {SML_SOFTMAX, SML_SOFTMAX_BWD};
+        for (int i = 0; i < 2; i++) {
+            tcase t = huge_tcase(ops[i]);
+            if (case_matches(c, &t)) visit(c, &t);
+        }
+    }
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+static int usage(const char *argv0) {
+    fprintf(stderr,
+            "usage: %s [--list-cases] [--kernel NAME] [--op OP] [--dtype DT] [--rows R --cols C\n"
+            "          [--ld L] [--offset ELEMS] [--inplace 0|1]] [--seed S] [--no-huge] [--cpu]\n",
+            argv0);
+    return 2;
+}
+
+static int parse(opts *o, int argc, char **argv) {
+    memset(o, 0, sizeof *o);
+    o->argv0 = argv[0];
+    o->op = o->dt = -1;
+    o->rows = o->cols = o->ld = o->offset = o->inplace = -1;
+    o->huge = 1;
+    const char *env = getenv("SML_SEED");
+    o->seed = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^ 0x6B55ull;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--list-cases")) { o->list = 1; continue; }
+        if (!strcmp(a, "--cpu")) { o->cpu = 1; continue; }
+        if (!strcmp(a, "--no-huge")) { o->huge = 0; continue; }
+        if (!v) return usage(argv[0]);
+        i++;
+        if (!strcmp(a, "--kernel")) o->kernel = v;
+        else if (!strcmp(a, "--op")) {
+            sml_op op;
+            if (sml_op_parse(v, &op) != SML_OK) return usage(argv[0]);
+            o->op = (int)op;
+        } else if (!strcmp(a, "--dtype")) {
+            sml_dtype dt;
+            if (sml_dtype_parse(v, &dt) != SML_OK) return usage(argv[0]);
+            o->dt = (int)dt;
+        } else if (!strcmp(a, "--rows")) o->rows = strtoll(v, NULL, 0);
+        else if (!strcmp(a, "--cols")) o->cols = strtoll(v, NULL, 0);
+        else if (!strcmp(a, "--ld")) o->ld = strtoll(v, NULL, 0);
+        else if (!strcmp(a, "--offset")) o->offset = strtoll(v, NULL, 0);
+        else if (!strcmp(a, "--inplace")) o->inplace = strtoll(v, NULL, 0);
+        else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
+        else return usage(argv[0]);
+    }
+    if ((o->rows > 0) != (o->cols > 0) || (o->ld >= 0 && o->ld < o->cols)) return usage(argv[0]);
+    if (o->kernel && !sml_kernel_find(o->kernel)) {
+        fprintf(stderr, "%s: no kernel named '%s' in the registry\n", argv[0], o->kernel);
+        return 2;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    static ctx c; /* large: keep it off the stack */
+    int rc = parse(&c.o, argc, argv);
+    if (rc) return rc;
+    c.tally.test = TEST_NAME;
+    c.dev = c.o.cpu ? SML_DEVICE_CPU : SML_DEVICE_GPU;
+    if (c.o.list) {
+        enumerate(&c);
+        printf("%s: %" PRId64 " inputs, %" PRId64 " kernel runs, %" PRId64 " reference elements, %" PRId64
+               " checked elements\n", TEST_NAME, c.n_inputs, c.n_runs, c.n_elems, c.n_checked);
+        return 0;
+    }
+    if (!c.o.cpu) {
+        rc = sml_test_require_gpu(TEST_NAME);
+        if (rc) return rc;
+#ifdef SML_HAVE_CUDA
+        int dev = 0;
+        if (cudaGetDevice(&dev) == cudaSuccess)
+            cudaDeviceGetAttribute(&c.has_clusters, cudaDevAttrClusterLaunch, dev);
+        (void)cudaGetLastError();
+#endif
+    }
+    if (sml_handle_create(&c.h) != SML_OK) {
+        printf("FAIL %s: sml_handle_create\n", TEST_NAME);
+        return 1;
+    }
+    printf("%s: seed 0x%" PRIx64 "%s\n", TEST_NAME, c.o.seed, c.o.cpu ? " (CPU kernels: harness check)" : "");
+    fflush(stdout);
+    enumerate(&c);
+    sml_handle_destroy(c.h);
+    if (c.dead) printf("%s: stopped after a CUDA error; later cases did not run\n", TEST_NAME);
+
+    printf("%-10s %-5s %8s %6s %12s %10s\n", "kernel", "dtype", "cases", "fails", "worst_ratio", "worst_ulps");
+    for (size_t ki = 0; ki < sml_kernel_count() && ki < MAX_KERNELS; ki++)
+        for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
+            const cell *s = &c.stats[ki][dt];
+            if (!s->cases) continue;
+            printf("%-10s %-5s %8" PRId64 " %6" PRId64 " %12.4g %10.4g\n", sml_kernel_at(ki)->name,
+                   sml_dtype_name((sml_dtype)dt), s->cases, s->fails, s->worst_ratio, s->worst_ulps);
+        }
+    return sml_tally_finish(&c.tally);
+}
