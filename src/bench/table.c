@@ -14,7 +14,7 @@ void sml_bench_print_header(FILE *f, const sml_bench_run *run) {
                 e->gpu.mem_clock_mhz, (double)e->gpu.l2_bytes / 1048576.0, e->gpu.driver_version,
                 e->gpu.runtime_version);
     else
-        fprintf(f, "device: no GPU on this machine; GPU backends unavailable\n");
+        fprintf(f, "device: no GPU; GPU backends are unavailable on this machine\n");
     if (e->has_memcpy)
         fprintf(f, "copy bandwidth (this run): cudaMemcpy D2D %.0f MiB = %.0f GB/s (read + write)\n",
                 (double)e->memcpy_bytes / 1048576.0, e->memcpy_gbps);

@@ -1,0 +1,180 @@
+/* test_bench_cli.c: the `bench`, `compare` and `plot` commands as a user runs them: bad
+ * flags exit 2 and write nothing; a small CPU run exits 0, says what it could not run, and
+ * writes the ledger (JSON + Markdown), --json, --md and --svg; compare exits 0 / 1 / 2 on
+ * the fixtures. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/json_read.h"
+#include "case_filter.h"
+#include "test_support.h"
+
+static sml_tally T = {"test_bench_cli", 0, 0, 0};
+static sml_case_filter F;
+static char TMP[256];
+
+/* Runs the CLI with args (NULL-terminated) in TMP, output to TMP/../log; returns the exit code. */
+static int run_cli(const char *const *args, char *log, size_t loglen) {
+    char logpath[300];
+    snprintf(logpath, sizeof logpath, "%s.log", TMP);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *o = freopen(logpath, "w", stdout);
+        if (!o || dup2(fileno(stdout), 2) < 0 || chdir(TMP) != 0) _exit(127);
+        char *argv[32];
+        int n = 0;
+        argv[n++] = (char *)F.cli;
+        for (; args[n - 1] && n < 31; n++) argv[n] = (char *)args[n - 1];
+        argv[n] = NULL;
+        execv(F.cli, argv);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    log[0] = 0;
+    FILE *f = fopen(logpath, "r");
+    if (f) {
+        size_t got = fread(log, 1, loglen - 1, f);
+        log[got] = 0;
+        fclose(f);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int entries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+static int exists(const char *name) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", TMP, name);
+    struct stat st;
+    return stat(p, &st) == 0 && st.st_size > 0;
+}
+
+static char LOG[1 << 16];
+
+static void expect_rc(int n, const char *what, const char *const *args, int want, int must_be_empty) {
+    if (!sml_case_filter_want(&F, n)) return;
+    int rc = run_cli(args, LOG, sizeof LOG);
+    int files = entries(TMP);
+    if (rc == want && (!must_be_empty || files == 0)) {
+        sml_tally_pass(&T);
+        return;
+    }
+    sml_tally_fail(&T, F.repro, "case %d: %s: exit %d (want %d), %d files written%s\n--- output ---\n%.2000s",
+                   n, what, rc, want, files, must_be_empty ? " (want none)" : "", LOG);
+}
+
+static void check(int n, int ok, const char *what) {
+    if (!sml_case_filter_want(&F, n)) return;
+    if (ok) sml_tally_pass(&T);
+    else sml_tally_fail(&T, F.repro, "case %d: %s\n--- last output ---\n%.2000s", n, what, LOG);
+}
+
+int main(int argc, char **argv) {
+    if (sml_case_filter_init(&F, argc, argv)) return 2;
+    if (access(F.cli, X_OK) != 0) {
+        printf("FAIL test_bench_cli: no softmax-lab binary at %s (pass --cli PATH)\n", F.cli);
+        return 1;
+    }
+    snprintf(TMP, sizeof TMP, "/tmp/sml_bench_cli_XXXXXX");
+    if (!mkdtemp(TMP)) {
+        printf("FAIL test_bench_cli: mkdtemp failed\n");
+        return 1;
+    }
+    char fx[3][600];
+    snprintf(fx[0], sizeof fx[0], "%s/compare_old.json", F.fixtures);
+    snprintf(fx[1], sizeof fx[1], "%s/compare_new.json", F.fixtures);
+    snprintf(fx[2], sizeof fx[2], "%s/compare_new_ok.json", F.fixtures);
+    char badfx[600], plotfx[600];
+    snprintf(badfx, sizeof badfx, "%s/bad_field.json", F.fixtures);
+    snprintf(plotfx, sizeof plotfx, "%s/plot_ledger.json", F.fixtures);
+
+    /* Bad usage: exit 2, nothing written (the ledger would go to ./L in TMP). */
+    const char *const BAD[][12] = {
+        {"bench", "--bogus", "--ledger", "L", NULL},
+        {"bench", "--rows", "0", "--cols", "8", "--ledger", "L", NULL},
+        {"bench", "--rows", "x", "--cols", "8", "--ledger", "L", NULL},
+        {"bench", "--rows", "4", "--ledger", "L", NULL},
+        {"bench", "--sweep", "seeds", "--rows", "4", "--cols", "4", "--ledger", "L", NULL},
+        {"bench", "--op", "softmaxx", "--ledger", "L", NULL},
+        {"bench", "--dtype", "fp8", "--ledger", "L", NULL},
+        {"bench", "--sweep", "nope", "--ledger", "L", NULL},
+        {"bench", "--noise", "2", "--ledger", "L", NULL},
+        {"bench", "--min-samples", "0", "--ledger", "L", NULL},
+        {"bench", "--backend", "nosuch", "--ledger", "L", NULL},
+        {"bench", "--l2", "hot", "--ledger", "L", NULL},
+        {"bench", "--json", "/nonexistent/dir/x.json", "--ledger", "L", NULL},
+        {"bench", "--anchors", "/nonexistent/anchors.csv", "--ledger", "L", NULL},
+        {"bench", "--max-seconds", "--ledger", "L", NULL},
+        {"compare", fx[0], NULL},
+        {"compare", fx[0], fx[1], "--threshold", "-1", NULL},
+        {"compare", fx[0], badfx, NULL},
+        {"compare", fx[0], "/nonexistent.json", NULL},
+        {"plot", badfx, "out.svg", NULL},
+        {"plot", plotfx, "out.svg", "--op", "nope", NULL},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        char what[200] = "";
+        for (int j = 0; BAD[i][j]; j++) {
+            strncat(what, BAD[i][j], sizeof what - strlen(what) - 2);
+            strncat(what, " ", sizeof what - strlen(what) - 1);
+        }
+        expect_rc(1 + (int)i, what, BAD[i], 2, 1);
+    }
+
+    /* compare verdicts decide the exit code. */
+    const char *const slow[] = {"compare", fx[0], fx[1], NULL};
+    expect_rc(40, "compare with a SLOW case", slow, 1, 1);
+    check(41, strstr(LOG, "SLOW") && strstr(LOG, "FAST") && strstr(LOG, "SAME") && strstr(LOG, "UNCLEAR") &&
+                  strstr(LOG, "check broke: ok -> WRONG"),
+          "compare prints every verdict and the broken check");
+    const char *const fine[] = {"compare", fx[0], fx[2], NULL};
+    expect_rc(42, "compare with no SLOW case", fine, 0, 1);
+
+    /* A small real run on the CPU backends. */
+    const char *const ok[] = {"bench", "--backend", "cpu", "--rows", "32", "--cols", "256", "--dtype", "fp32,bf16",
+                              "--op", "all", "--max-seconds", "0.02", "--ledger", "L", "--json", "run.json",
+                              "--md", "run.md", "--svg", "run.svg", "--quiet", NULL};
+    expect_rc(50, "a small CPU bench", ok, 0, 0);
+    check(51, exists("L/custom_all.json") && exists("L/custom_all.md"), "the ledger directory holds JSON and Markdown");
+    check(52, exists("run.json") && exists("run.md") && exists("run.svg"), "--json, --md and --svg were written");
+    check(53, strstr(LOG, "== softmax_bwd bf16 32x256") && strstr(LOG, "cpu_online") && strstr(LOG, "decisions"),
+          "a table per case and the decisions are printed");
+    if (!sml_gpu_available())
+        check(54, strstr(LOG, "GPU backends are unavailable") != NULL, "with no GPU the output says so");
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/run.json", TMP);
+    sml_json *doc = NULL;
+    check(55, sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK &&
+                  sml_json_len(sml_json_get(doc, "records")) >= 2 &&
+                  sml_json_len(sml_json_get(sml_json_at(sml_json_get(doc, "records"), 0), "evidence")) == 8,
+          "run.json parses: >= 2 records with 8 evidence rows each (4 ops x 2 dtypes)");
+    sml_json_free(doc);
+    const char *const self[] = {"compare", "run.json", "run.json", NULL};
+    expect_rc(56, "compare a run with itself", self, 0, 0);
+    const char *const plot[] = {"plot", "run.json", "again.svg", "--dtype", "bf16", NULL};
+    expect_rc(57, "plot a run's ledger", plot, 0, 0);
+    check(58, exists("again.svg"), "plot wrote the SVG");
+    const char *const dflt[] = {"bench", "--help", NULL};
+    expect_rc(59, "bench --help", dflt, 0, 0);
+    check(60, strstr(LOG, "standard") && strstr(LOG, "16384x128"), "--help lists the sweeps and their shapes");
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.log'", TMP, TMP);
+    if (T.failed == 0 && system(cmd) != 0) printf("note: could not remove %s\n", TMP);
+    else if (T.failed) printf("files kept in %s\n", TMP);
+    return sml_tally_finish(&T);
+}

@@ -1,0 +1,174 @@
+/* test_bench_cpu.c: the benchmark runner end to end on the CPU backends, with planted
+ * kernels that prove its safeguards work: a kernel that corrupts one element is WRONG and
+ * Rejected however fast it is; a kernel that leaves rows unwritten is caught by the poison;
+ * a correct copy of cpu_naive meets an easy claim. Also checks the numbers the ledger is
+ * built from (GB/s, copy fractions, speedups) are there and consistent. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "bench/compare.h"
+#include "bench/json_read.h"
+#include "bench/ledger.h"
+#include "case_filter.h"
+#include "kernels/launchers.h"
+#include "reference/dtype.h"
+#include "test_support.h"
+
+static sml_tally T = {"test_bench_cpu", 0, 0, 0};
+static sml_case_filter F;
+
+static void check(int n, int ok, const char *what) {
+    if (!sml_case_filter_want(&F, n)) return;
+    if (ok) sml_tally_pass(&T);
+    else sml_tally_fail(&T, F.repro, "case %d: %s", n, what);
+}
+
+/* cpu_naive, then one element of the last row nudged by 1% (far outside any bound). */
+static sml_status launch_corrupt(sml_handle *h, const sml_problem *p) {
+    sml_status s = sml_launch_cpu_naive(h, p);
+    if (s != SML_OK) return s;
+    int64_t i = (p->rows - 1) * p->ld + p->cols / 2;
+    sml_store(p->dtype, p->out, i, sml_load(p->dtype, p->out, i) * 1.01 + 1e-3);
+    return SML_OK;
+}
+
+/* cpu_naive on the first half of the rows only: the rest keeps whatever was there. */
+static sml_status launch_lazy(sml_handle *h, const sml_problem *p) {
+    sml_problem half = *p;
+    half.rows = p->rows / 2 > 0 ? p->rows / 2 : 1;
+    return sml_launch_cpu_naive(h, &half);
+}
+
+static const sml_kernel PLANTED_CORRUPT = {
+    "planted_corrupt", "tests/perf/test_bench_cpu.c", SML_DEVICE_CPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+    launch_corrupt, "cpu_naive with one element off by 1%", {"cpu_naive", 0.5, "all"}};
+static const sml_kernel PLANTED_LAZY = {
+    "planted_lazy", "tests/perf/test_bench_cpu.c", SML_DEVICE_CPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+    launch_lazy, "cpu_naive on half the rows", {NULL, 0.0, NULL}};
+static const sml_kernel PLANTED_OK = {
+    "planted_ok", "tests/perf/test_bench_cpu.c", SML_DEVICE_CPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+    sml_launch_cpu_naive, "cpu_naive under another name", {"cpu_naive", 0.5, "all"}};
+
+static const sml_bench_result *find(const sml_bench_run *run, size_t c, const char *k) {
+    return sml_bench_find(run, c, k);
+}
+
+int main(int argc, char **argv) {
+    if (sml_case_filter_init(&F, argc, argv)) return 2;
+    const sml_kernel *kernels[] = {sml_kernel_find("cpu_naive"), sml_kernel_find("cpu_online"),
+                                   &PLANTED_CORRUPT, &PLANTED_LAZY, &PLANTED_OK};
+    int baseline_only[] = {0, 0, 0, 0, 0};
+    sml_bench_plan plan;
+    memset(&plan, 0, sizeof plan);
+    snprintf(plan.sweep, sizeof plan.sweep, "test");
+    plan.shapes.n = 2;
+    plan.shapes.shape[0] = (sml_sweep_shape){16, 256, 1u << SML_F32, 0};
+    plan.shapes.shape[1] = (sml_sweep_shape){4, 2048, (1u << SML_F16) | (1u << SML_BF16), 0};
+    plan.ops = (1u << SML_SOFTMAX) | (1u << SML_SOFTMAX_BWD);
+    plan.dtypes = SML_DTYPES_ALL;
+    plan.kernels = kernels;
+    plan.baseline_only = baseline_only;
+    plan.nkernels = 5;
+    sml_bench_config cfg;
+    sml_bench_config_default(&cfg);
+    cfg.stop.max_seconds = 0.02;
+    cfg.cpu_sample_s = 2e-4;
+    cfg.progress = 0;
+    cfg.threads = 2;
+    sml_bench_run run;
+    char err[256];
+    sml_status s = sml_bench_execute(&plan, &cfg, NULL, NULL, &run, err, sizeof err);
+    check(1, s == SML_OK, "the run completes");
+    if (s != SML_OK) {
+        printf("  %s\n", err);
+        return sml_tally_finish(&T);
+    }
+    check(2, run.ncases == 6, "6 cases: fp32 256 x2 ops, fp16/bf16 2048 x2 ops");
+    check(3, run.nresults == 30, "30 results: 5 kernels x 6 cases");
+    check(4, run.env.has_host_memcpy && run.env.host_memcpy_gbps > 0, "the host copy bandwidth was measured");
+    int n = 10;
+    for (size_t c = 0; c < run.ncases; c++, n += 10) {
+        const sml_bench_case *k = &run.cases[c];
+        const sml_bench_result *naive = find(&run, c, "cpu_naive"), *online = find(&run, c, "cpu_online");
+        const sml_bench_result *bad = find(&run, c, "planted_corrupt"), *lazy = find(&run, c, "planted_lazy");
+        const sml_bench_result *ok = find(&run, c, "planted_ok");
+        char what[160];
+        snprintf(what, sizeof what, "%s %s %lldx%lld: cpu_naive, cpu_online and planted_ok pass the check",
+                 sml_op_name(k->op), sml_dtype_name(k->dtype), (long long)k->rows, (long long)k->cols);
+        check(n + 0, naive && online && ok && naive->verdict == SML_VERDICT_OK &&
+                         online->verdict == SML_VERDICT_OK && ok->verdict == SML_VERDICT_OK, what);
+        check(n + 1, bad && bad->verdict == SML_VERDICT_WRONG && strstr(bad->check, "WRONG") &&
+                         bad->timed, "the corrupting kernel is WRONG, and still timed");
+        check(n + 2, bad && bad->verdict == SML_VERDICT_WRONG && bad->check[0] &&
+                         strstr(bad->check, "row ") && !strstr(bad->check, "row 0 "),
+              "the WRONG message points at the corrupted (last) row");
+        check(n + 3, lazy && lazy->verdict == SML_VERDICT_WRONG,
+              "a kernel that leaves rows unwritten is caught by the poisoned output");
+        check(n + 4, naive && naive->timed && naive->m.t.n >= 10 && naive->m.t.median > 0 &&
+                         isfinite(naive->gbps) && naive->gbps > 0,
+              "cpu_naive has >= 10 samples, a positive median and GB/s");
+        double want_gbps = naive ? (double)k->bytes_moved / naive->m.t.median * 1e-9 : 0;
+        check(n + 5, naive && fabs(naive->gbps - want_gbps) <= 1e-9 * want_gbps &&
+                         k->bytes_moved == (size_t)k->rows * (size_t)k->cols * sml_dtype_size(k->dtype) *
+                                               (sml_op_is_backward(k->op) ? 3 : 2),
+              "GB/s counts forward 2x, backward 3x the tensor bytes");
+        check(n + 6, naive && fabs(naive->vs_naive - 1.0) < 1e-12 && online &&
+                         fabs(online->vs_naive - naive->m.t.median / online->m.t.median) < 1e-12,
+              "speedup vs naive = time(naive) / time(kernel)");
+        check(n + 7, naive && k->has_copy && isfinite(naive->frac_copy_kernel) &&
+                         fabs(naive->frac_copy_kernel - k->copy.t.median / naive->m.t.median) < 1e-12 &&
+                         isfinite(naive->frac_memcpy),
+              "fractions of the copy references are present and consistent");
+        check(n + 8, k->seed != 0 && strncmp(k->cache, "host", 4) == 0, "the case records its seed and cache state");
+    }
+    sml_ledger l;
+    check(80, sml_ledger_build(&run, &l) == SML_OK, "the ledger builds");
+    const sml_ledger_record *rc = sml_ledger_find(&l, "planted_corrupt");
+    const sml_ledger_record *rk = sml_ledger_find(&l, "planted_ok");
+    const sml_ledger_record *rn = sml_ledger_find(&l, "cpu_naive");
+    check(81, rc && rc->decision.status == SML_DECISION_REJECTED && rc->decision.wrong == 6,
+          "the corrupting kernel is Rejected with 6 WRONG rows, though its claim is easy");
+    check(82, rk && rk->decision.status == SML_DECISION_SUPPORTED,
+          "the correct copy of cpu_naive meets its >= 0.5x claim: Supported");
+    check(83, rn && rn->decision.status == SML_DECISION_MEASURED, "no claim: Measured");
+    check(84, rc && rc->n == 6 && strstr(rc->reason, "WRONG"), "a rejected kernel keeps its evidence and says why");
+    /* The JSON ledger reads back, and compares with itself without a SLOW. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int wj = sml_ledger_write_json(&run, &l, f);
+    fclose(f);
+    sml_json *doc = NULL;
+    s = sml_json_parse(buf, len, &doc, err, sizeof err);
+    check(85, wj == 0 && s == SML_OK, "the ledger JSON is valid");
+    if (s != SML_OK) printf("  %s\n", err);
+    sml_cmp_report cr;
+    s = sml_compare_docs(doc, doc, 0.03, &cr, err, sizeof err);
+    check(86, s == SML_OK && cr.n == 30 && !sml_cmp_failed(&cr) && cr.count[SML_CMP_SLOW] == 0,
+          "the ledger compares with itself: 30 cases, no SLOW");
+    sml_cmp_report_free(&cr);
+    const sml_json *recs = sml_json_get(doc, "records");
+    int statuses = 0;
+    for (size_t i = 0; i < sml_json_len(recs); i++) {
+        const char *k = sml_json_str(sml_json_get(sml_json_at(recs, i), "kernel"));
+        const char *st = sml_json_str(sml_json_get(sml_json_at(recs, i), "status"));
+        if (k && st && !strcmp(k, "planted_corrupt") && !strcmp(st, "Rejected")) statuses++;
+        if (k && st && !strcmp(k, "planted_ok") && !strcmp(st, "Supported")) statuses++;
+    }
+    check(87, statuses == 2, "the JSON records carry the statuses");
+    free(buf);
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    int wm = sml_ledger_write_md(&run, &l, f);
+    fclose(f);
+    check(88, wm == 0 && strstr(buf, "| planted_corrupt | cpu | >= 0.50x cpu_naive (all) | **Rejected** |"),
+          "the Markdown ledger has the decision row");
+    free(buf);
+    sml_json_free(doc);
+    sml_ledger_free(&l);
+    sml_bench_run_free(&run);
+    return sml_tally_finish(&T);
+}
