@@ -1,11 +1,240 @@
-/* check: placeholder until its issue lands. */
+/* check: the property suite from the command line (docs/PROPERTIES.md), or, with --input,
+ * every kernel on a user's own .npy logits (check_input.c).
+ *
+ *   softmax-lab check [--kernel K|all] [--op OP|all] [--dtype D|all] [--cases N]
+ *                     [--seconds S] [--seed S] [--save DIR] [--json FILE] [engine flags]
+ *   softmax-lab check --input logits.npy [--kernel K|all] [--op OP] [--dy grad.npy]
+ *                     [--dtype bf16] [--save DIR] [--json FILE]
+ *
+ * Exit: 0 every property held (skips allowed), 1 a kernel failed, 2 bad usage. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
+#include "check_input.h"
 #include "commands.h"
+#include "prop/prop.h"
+#include "softmax_lab.h"
+
+#define ME "softmax-lab check"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: softmax-lab check [--kernel K|all] [--op OP|all] [--dtype D|all] [--cases N]\n"
+            "                         [--seconds S] [--seed S] [--save DIR] [--json FILE] [...]\n"
+            "       softmax-lab check --input logits.npy [--kernel K|all] [--op OP|all] [--dy grad.npy]\n"
+            "                         [--dtype bf16] [--save DIR] [--json FILE]\n\n"
+            "The first form runs the property suite (11 properties, shrinking, reproducers) on\n"
+            "each selected kernel, op and dtype; the saved reproducers under tests/regressions/\n"
+            "are replayed first. The second runs the kernels on your own tensor (numpy.save;\n"
+            "fp32, fp16, or bf16 bits as uint16 with --dtype bf16; softmax over the last axis)\n"
+            "and judges each against the double-precision reference; --save writes each kernel's\n"
+            "output as .npy. For backward ops --input holds the logits: y is the reference forward\n"
+            "output of them, rounded to the dtype, and --dy the upstream gradient.\n\n"
+            "Suite options:\n"
+            "  --kernel K       a registered kernel, or all (default)\n"
+            "  --op OP          softmax, log_softmax, softmax_bwd, log_softmax_bwd, or all (default)\n"
+            "  --dtype D        fp32, fp16, bf16, or all (default)\n"
+            "  --json FILE      write the results as JSON\n"
+            "%s",
+            sml_prop_flags_help());
+}
+
+static int dir_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+typedef struct ksum {
+    int64_t cases, failed, regressions, runs, skipped;
+    double worst_ratio, worst_ulps, seconds;
+    char skip_note[192];
+} ksum;
 
 int sml_cmd_check(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "softmax-lab check: not implemented yet\n");
-    return 2;
+    const char *kernel = NULL, *op_s = NULL, *dt_s = NULL, *json = NULL, *input = NULL, *dy = NULL;
+    sml_prop_config cfg;
+    sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
+    sml_prop_config_env(&cfg);
+    int64_t default_cases = cfg.max_cases;
+    cfg.replay_cmd = "softmax-lab replay";
+    cfg.regressions_dir = dir_exists("tests/regressions") ? "tests/regressions" : NULL;
+    for (int i = 0; i < argc;) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        const char **slot = !strcmp(a, "--kernel") ? &kernel : !strcmp(a, "--op") ? &op_s
+                          : !strcmp(a, "--dtype") ? &dt_s : !strcmp(a, "--json") ? &json
+                          : !strcmp(a, "--input") ? &input : !strcmp(a, "--dy") ? &dy : NULL;
+        if (slot) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, ME ": %s needs a value\n", a);
+                return 2;
+            }
+            *slot = argv[i + 1];
+            i += 2;
+            continue;
+        }
+        int r = sml_prop_config_flag(&cfg, argc, argv, &i);
+        if (r < 0) return 2;
+        if (r == 0) {
+            fprintf(stderr, ME ": unknown option '%s' (softmax-lab check --help)\n", a);
+            return 2;
+        }
+    }
+    if (input) {
+        int dt = -1;
+        if (dt_s && strcmp(dt_s, "all")) {
+            sml_dtype d;
+            if (sml_dtype_parse(dt_s, &d) != SML_OK) {
+                fprintf(stderr, ME ": unknown dtype '%s'\n", dt_s);
+                return 2;
+            }
+            dt = d;
+        }
+        sml_check_input_args ia = {input, dy, kernel, op_s, dt, cfg.save_dir, json};
+        return sml_check_input(&ia);
+    }
+    if (dy) {
+        fprintf(stderr, ME ": --dy goes with --input\n");
+        return 2;
+    }
+
+    const sml_kernel *only = NULL;
+    if (kernel && strcmp(kernel, "all") && !(only = sml_kernel_find(kernel))) {
+        fprintf(stderr, ME ": no kernel '%s' in the registry (softmax-lab list)\n", kernel);
+        return 2;
+    }
+    unsigned ops = SML_OPS_ALL, dts = SML_DTYPES_ALL;
+    if (op_s && strcmp(op_s, "all")) {
+        sml_op op;
+        if (sml_op_parse(op_s, &op) != SML_OK) {
+            fprintf(stderr, ME ": unknown op '%s'\n", op_s);
+            return 2;
+        }
+        ops = 1u << op;
+    }
+    if (dt_s && strcmp(dt_s, "all")) {
+        sml_dtype d;
+        if (sml_dtype_parse(dt_s, &d) != SML_OK) {
+            fprintf(stderr, ME ": unknown dtype '%s'\n", dt_s);
+            return 2;
+        }
+        dts = 1u << d;
+    }
+    FILE *jf = NULL;
+    if (json && !(jf = fopen(json, "w"))) {
+        fprintf(stderr, ME ": cannot write %s\n", json);
+        return 2;
+    }
+    int gpu = sml_gpu_available();
+    /* GPU kernels get the GPU profile's sizes (and its case count unless --cases was given). */
+    sml_prop_config gcfg;
+    sml_prop_config_init(&gcfg, SML_PROP_PROFILE_GPU);
+    int total = 0;
+    for (size_t i = 0; i < sml_kernel_count(); i++) {
+        const sml_kernel *k = sml_kernel_at(i);
+        if (only && k != only) continue;
+        if (k->device == SML_DEVICE_GPU && (!gpu || !k->launch)) continue;
+        for (int op = 0; op < SML_OP_COUNT; op++)
+            for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
+                total += (ops >> op & 1) && (dts >> dt & 1) && (k->ops >> op & 1) && (k->dtypes >> dt & 1);
+    }
+    char rerun[64];
+    snprintf(rerun, sizeof rerun, "softmax-lab check");
+    cfg.rerun_cmd = rerun;
+    cfg.progress = stderr;
+    printf("check: seed 0x%016llx, up to %lld cases per kernel/op/dtype (GPU kernels %lld), ", (unsigned long long)cfg.seed,
+           (long long)cfg.max_cases, (long long)(cfg.max_cases == default_cases ? gcfg.max_cases : cfg.max_cases));
+    if (cfg.total_seconds > 0) printf("%.0f s budget", cfg.total_seconds);
+    else printf("no time budget");
+    printf("%s\n", cfg.regressions_dir ? ", replaying tests/regressions first" : "");
+    fflush(stdout);
+    if (jf) fprintf(jf, "{\n  \"seed\": \"0x%016llx\",\n  \"runs\": [\n", (unsigned long long)cfg.seed);
+    double t0 = sml_prop_now();
+    int done = 0, failed = 0, first_json = 1;
+    size_t nk = sml_kernel_count();
+    ksum *sum = calloc(nk, sizeof *sum);
+    sml_prop_result *res = malloc(sizeof *res);
+    if (!sum || !res) return 2;
+    for (size_t i = 0; i < nk; i++) {
+        const sml_kernel *k = sml_kernel_at(i);
+        if (only && k != only) continue;
+        ksum *s = &sum[i];
+        for (int op = 0; op < SML_OP_COUNT; op++) {
+            for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
+                if (!(ops >> op & 1) || !(dts >> dt & 1) || !(k->ops >> op & 1) || !(k->dtypes >> dt & 1))
+                    continue;
+                sml_prop_config c = cfg;
+                if (k->device == SML_DEVICE_GPU) {
+                    c.sizes = gcfg.sizes;
+                    if (cfg.max_cases == default_cases) c.max_cases = gcfg.max_cases;
+                }
+                c.max_seconds = sml_prop_next_seconds(&cfg, sml_prop_now() - t0, total - done);
+                if (sml_prop_run(k, (sml_op)op, (sml_dtype)dt, &c, res) != SML_OK) continue;
+                if (res->outcome != SML_PROP_SKIP) done++;
+                s->runs++;
+                if (res->outcome == SML_PROP_SKIP) {
+                    s->skipped++;
+                    snprintf(s->skip_note, sizeof s->skip_note, "%s", res->note);
+                }
+                if (res->outcome == SML_PROP_FAIL || res->outcome == SML_PROP_ERROR) failed = 1;
+                s->cases += res->cases;
+                s->failed += res->failed_cases + res->regressions_failed;
+                s->regressions += res->regressions;
+                s->seconds += res->seconds;
+                if (!(res->worst_ratio <= s->worst_ratio)) {
+                    s->worst_ratio = res->worst_ratio;
+                    s->worst_ulps = res->worst_ulps;
+                }
+                if (jf) {
+                    fprintf(jf, "%s    {\"kernel\": \"%s\", \"op\": \"%s\", \"dtype\": \"%s\", \"outcome\": \"%s\", "
+                                "\"cases\": %lld, \"failed_cases\": %lld, \"regressions\": %lld, "
+                                "\"regressions_failed\": %lld, \"worst_ratio\": %.6g, \"worst_ulps\": %.6g, "
+                                "\"seconds\": %.3f, \"failures\": [",
+                            first_json ? "" : ",\n", k->name, sml_op_name(op), sml_dtype_name(dt),
+                            sml_prop_outcome_name(res->outcome), (long long)res->cases,
+                            (long long)res->failed_cases, (long long)res->regressions,
+                            (long long)res->regressions_failed,
+                            res->worst_ratio < 1e308 ? res->worst_ratio : 1e308,
+                            res->worst_ulps < 1e308 ? res->worst_ulps : 1e308, res->seconds);
+                    first_json = 0;
+                    for (int f = 0; f < res->nfail; f++) {
+                        const sml_prop_failure *fl = &res->failures[f];
+                        fprintf(jf, "%s{\"property\": \"%s\", \"outcome\": \"%s\", \"case\": %lld, \"level\": %d, "
+                                    "\"rows\": %lld, \"cols\": %lld, \"shrunk_rows\": %lld, \"shrunk_cols\": %lld, "
+                                    "\"reproducer\": \"%s\"}",
+                                f ? ", " : "", sml_prop_name(fl->prop), sml_prop_outcome_name(fl->outcome),
+                                (long long)fl->case_index, fl->level, (long long)fl->rows, (long long)fl->cols,
+                                (long long)fl->s_rows, (long long)fl->s_cols, fl->repro);
+                    }
+                    fprintf(jf, "]}");
+                }
+            }
+        }
+    }
+    free(res);
+    printf("\n%-10s %-4s %8s %8s %6s %12s %10s %8s  %s\n", "kernel", "dev", "cases", "failures", "regr",
+           "worst/bound", "worst ulp", "seconds", "status");
+    for (size_t i = 0; i < nk; i++) {
+        const sml_kernel *k = sml_kernel_at(i);
+        ksum *s = &sum[i];
+        if ((only && k != only) || !s->runs) continue;
+        const char *status = s->failed ? "FAIL" : s->skipped == s->runs ? "skipped" : "pass";
+        printf("%-10s %-4s %8lld %8lld %6lld %12.3g %10.3g %8.1f  %s%s%s\n", k->name,
+               k->device == SML_DEVICE_GPU ? "gpu" : "cpu", (long long)s->cases, (long long)s->failed,
+               (long long)s->regressions, s->worst_ratio, s->worst_ulps, s->seconds, status,
+               s->skipped ? ": " : "", s->skipped ? s->skip_note : "");
+    }
+    if (jf) {
+        fprintf(jf, "\n  ],\n  \"passed\": %s\n}\n", failed ? "false" : "true");
+        fclose(jf);
+    }
+    free(sum);
+    printf("\n%s\n", failed ? "check: FAILED (see the FAIL lines above for the commands that replay each)"
+                            : "check: every property held on every kernel that ran");
+    return failed ? 1 : 0;
 }

@@ -1,11 +1,92 @@
-/* replay: placeholder until its issue lands. */
+/* replay: re-run saved reproducers (docs/PROPERTIES.md, "Reproducers") and say whether each
+ * still fails. A folder replays every .json under it.
+ *
+ *   softmax-lab replay FILE.json|DIR [--kernel K]
+ *
+ * --kernel runs the reproducer on another registered kernel (for example a fix, or the
+ * production kernel a mutant's reproducer came from). Exit: 0 none fails now, 1 some still
+ * fails, 2 a reproducer could not be read (or its kernel found). */
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
+#include "prop/prop.h"
+#include "prop/repro.h"
+#include "softmax_lab.h"
+
+#define ME "softmax-lab replay"
 
 int sml_cmd_replay(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "softmax-lab replay: not implemented yet\n");
-    return 2;
+    const char *path = NULL, *kernel = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: softmax-lab replay FILE.json|DIR [--kernel K]\n"
+                   "Re-runs a saved reproducer (or every one under DIR) on the kernel it names, or\n"
+                   "on K, and says whether the property still fails. Exit 1 if any still fails.\n");
+            return 0;
+        }
+        if (!strcmp(argv[i], "--kernel") && i + 1 < argc) {
+            kernel = argv[++i];
+            continue;
+        }
+        if (argv[i][0] == '-' || path) {
+            fprintf(stderr, ME ": unexpected argument '%s' (softmax-lab replay --help)\n", argv[i]);
+            return 2;
+        }
+        path = argv[i];
+    }
+    if (!path) {
+        fprintf(stderr, "usage: softmax-lab replay FILE.json|DIR [--kernel K]\n");
+        return 2;
+    }
+    const sml_kernel *k = NULL;
+    if (kernel && !(k = sml_kernel_find(kernel))) {
+        fprintf(stderr, ME ": no kernel '%s' in the registry\n", kernel);
+        return 2;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, ME ": %s: no such file or directory\n", path);
+        return 2;
+    }
+    char **paths = NULL;
+    size_t n = 0;
+    char *single[1] = {(char *)path};
+    if (S_ISDIR(st.st_mode)) {
+        n = sml_prop_repro_list(path, &paths);
+        if (!n) {
+            fprintf(stderr, ME ": no reproducers (*.json) under %s\n", path);
+            return 2;
+        }
+    } else {
+        n = 1;
+    }
+    int still = 0, bad = 0, passed = 0, skipped = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *p = paths ? paths[i] : single[0];
+        sml_prop_replay_result r;
+        sml_status s = sml_prop_replay(p, k, NULL, NULL, &r);
+        if (s != SML_OK) {
+            fprintf(stderr, ME ": %s: %s\n", p, r.message);
+            bad = 1;
+            continue;
+        }
+        const char *verdict = r.outcome == SML_PROP_FAIL    ? "STILL FAILS"
+                              : r.outcome == SML_PROP_ERROR ? "STILL ERRORS"
+                              : r.outcome == SML_PROP_PASS  ? "passes now"
+                                                            : "skipped";
+        printf("%s: %s %s %s %lldx%lld (ld %lld, offset %lld%s), property %s: %s (recorded: %s)\n  %s\n",
+               p, r.kernel, sml_op_name(r.op), sml_dtype_name(r.dtype), (long long)r.rows,
+               (long long)r.cols, (long long)r.ld, (long long)r.offset, r.inplace ? ", in place" : "",
+               sml_prop_name(r.prop), verdict, r.recorded[0] ? r.recorded : "?", r.message);
+        if (r.outcome == SML_PROP_FAIL || r.outcome == SML_PROP_ERROR) still++;
+        else if (r.outcome == SML_PROP_PASS) passed++;
+        else skipped++;
+    }
+    if (paths) sml_prop_repro_list_free(paths, n);
+    if (n > 1)
+        printf("replay: %zu reproducers: %d still fail, %d pass now, %d skipped%s\n", n, still, passed,
+               skipped, bad ? ", some unreadable" : "");
+    return still ? 1 : bad ? 2 : 0;
 }

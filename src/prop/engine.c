@@ -226,7 +226,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         return s;
     }
     double t0 = sml_prop_now();
-    progress pg = {0.0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
+    progress pg = {t0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
     if (cfg->regressions_dir) replay_corpus(&env, cfg, op, dt, res);
 
     unsigned retired = 0;
