@@ -45,7 +45,7 @@ static const sml_kernel REGISTRY[] = {
      CUDNN(sml_launch_cudnn), "cuDNN cudnnSoftmaxForward/Backward, ACCURATE/LOG, MODE_INSTANCE",
      NO_CLAIM},
     {"auto", "kernels/softmax_auto.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
-     GPU(sml_launch_auto), "warp to 1024 cols, block to 32 KB rows, then split (online without clusters)",
+     GPU(sml_launch_auto), "warp to 1024 cols, block to 32 KB held per row, then split (online without clusters)",
      /* 1.0, not 1.2: on fp32 forward 32768x512 and 4096x8192 cuDNN already runs at 0.9 of
         the copy rate (anchors, H200), so 1.2x there would exceed the copy bandwidth. */
      {"cudnn", 1.0, "all"}},
