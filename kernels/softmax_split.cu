@@ -15,7 +15,7 @@
  *
  * Sizing (host): C is the smallest cluster size whose slice fits in 96 KB (two or more blocks
  * per SM, so one block's cluster barrier hides behind another's loads) while rows * C fills
- * the SMs; failing that, C = 16 (or 8 where 16 cannot be scheduled) with up to ~220 KB of
+ * the SMs (slices of 512 chunks or fewer are not cut further); failing that, C = 16 (or 8 where 16 cannot be scheduled) with up to ~220 KB of
  * cache and one block per SM. Clusters are persistent: the grid is the number of clusters
  * that can be resident, each walking rows. A device without cluster launch gets `online`.
  *
@@ -33,6 +33,8 @@ namespace cg = cooperative_groups;
 #define SPLIT_UNROLL(bwd) ((bwd) ? 2 : 4) /* vectors in flight per tensor */
 #define SPLIT_FIT_BYTES (96 * 1024)
 #define SPLIT_MAX_CLUSTER 16
+#define SPLIT_MIN_CHUNKS 512 /* a slice this short is not split further: the cluster barrier
+                                would cost more than the slice's loads */
 
 template <typename T, int V, bool BWD>
 __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
@@ -178,15 +180,16 @@ typedef struct split_plan {
     size_t smem;   /* dynamic shared memory per block */
 } split_plan;
 
-/* Smallest C whose slice fits SPLIT_FIT_BYTES with rows * C >= SMs; else cmax with the
- * largest cache the device allows. */
+/* Smallest C whose slice fits SPLIT_FIT_BYTES with rows * C >= SMs (or slices already down
+ * to SPLIT_MIN_CHUNKS); else cmax with the largest cache the device allows. */
 static split_plan split_size(int64_t rows, int64_t nch, size_t chunk_bytes, int sms, int cmax,
                              size_t smem_avail) {
     split_plan pl;
     int C = 1;
     while (C < cmax) {
         const int64_t per = (nch + C - 1) / C;
-        if ((size_t)per * chunk_bytes <= SPLIT_FIT_BYTES && rows * C >= sms) break;
+        if ((size_t)per * chunk_bytes <= SPLIT_FIT_BYTES && (rows * C >= sms || per <= SPLIT_MIN_CHUNKS))
+            break;
         C *= 2;
     }
     const int64_t per = (nch + C - 1) / C;
