@@ -103,6 +103,43 @@ static double allowed_at(const prob *p, int64_t i, int64_t j, double got) {
     return a;
 }
 
+/* The contract's compute part at element (i, j). */
+static double compute_at(const prob *p, int64_t i, int64_t j) {
+    double *xr = malloc((size_t)p->cols * 2 * sizeof *xr), *dyr = xr + p->cols;
+    for (int64_t c = 0; c < p->cols; c++) {
+        xr[c] = sml_load(p->dt, p->x, i * p->ld + c);
+        dyr[c] = sml_load(p->dt, p->dy, i * p->ld + c);
+    }
+    sml_row_facts f;
+    sml_row_facts_compute(p->op, p->dt, xr, dyr, p->cols, &f);
+    sml_bound b = sml_check_bound_parts(p->op, p->dt, &f, xr[j], dyr[j], p->want[i * p->cols + j]);
+    free(xr);
+    return b.compute;
+}
+
+/* Rows whose softmax is exactly representable (equal logits: 1/n with n a power of two):
+ * in fp16 and bf16 the only accepted output is that value; one ulp either way fails. (Not
+ * log-softmax: its bound is absolute, and near 0 it spans several 16-bit ulps.) */
+static void exact_values_16bit(unit_run *u, sml_dtype dt) {
+    char why[400] = "";
+    static const int NS[] = {1, 2, 4, 8, 64, 1024};
+    for (size_t ni = 0; ni < sizeof NS / sizeof NS[0] && !why[0]; ni++) {
+        int n = NS[ni];
+        uint16_t x[1024], out[1024];
+        for (int i = 0; i < n; i++) sml_store(dt, x, i, 3.0);
+        for (int k = -1; k <= 1 && !why[0]; k++) {
+            for (int i = 0; i < n; i++) sml_store(dt, out, i, 1.0 / n);
+            out[n - 1] = (uint16_t)(out[n - 1] + k);
+            sml_check_report r;
+            sml_check(SML_SOFTMAX, dt, 1, n, n, x, NULL, out, &r);
+            if (r.pass != (k == 0))
+                snprintf(why, sizeof why, "softmax of %d equal logits, last output %+d ulp: %.300s",
+                         n, k, r.message);
+        }
+    }
+    UNIT_EXPECT(u, !why[0], "%s: %s", sml_dtype_name(dt), why);
+}
+
 /* 16-bit outputs: moving one element k ulps from the correctly rounded value. Forward ops:
  * accepted only for k in {-1, 0, 1}, never |k| = 2, and never k != 0 when the reference
  * value is exactly representable. Backward ops: the verdict follows the bound (which under
@@ -132,6 +169,15 @@ static void ulp_steps_16bit(unit_run *u, sml_op op, sml_dtype dt, uint64_t seed)
             if (!isfinite(got)) continue;
             sml_check_report rep = check(&p);
             int within = fabs(got - want) <= allowed_at(&p, i, j, got);
+            /* The rounding rule restated here, independently of contract.c: got is the
+             * rounding of the values up to half-way to its neighbour on want's side. */
+            int64_t nord = ord + (want > got ? 1 : -1);
+            uint16_t nbits = nord < 0 ? (uint16_t)(0x8000 | (uint16_t)(-nord)) : (uint16_t)nord;
+            double nb = dt == SML_F16 ? sml_half_to_double(nbits) : sml_bf16_to_double(nbits);
+            double ruled = compute_at(&p, i, j) + (got == want ? 0.0 : 0.5 * fabs(nb - got));
+            if (within != (fabs(got - want) <= ruled) && !why[0])
+                snprintf(why, sizeof why, "%+d ulp at (%lld, %lld): allowed %.9g, but compute + half the gap is %.9g",
+                         k, (long long)i, (long long)j, allowed_at(&p, i, j, got), ruled);
             int must_reject = fwd ? (k == 2 || k == -2 || (k != 0 && rounded == want)) : !within;
             if (k == 2 || k == -2) {
                 tried_2ulp++;
@@ -178,14 +224,22 @@ static void fp32_bound_edge(unit_run *u, sml_op op, uint64_t seed) {
     char why[400] = "";
     static const double FACTORS[] = {0.98, -0.98, 1.02, -1.02};
     for (int k = 0; k < 4 && !why[0]; k++) {
-        double got = (double)(float)(want + FACTORS[k] * b);
+        /* The float nearest want + f b, moved outward until just past the bound (f > 1) or
+         * inward until within it (f < 1): when b is about an ulp, rounding alone decides. */
+        float g = (float)(want + FACTORS[k] * b);
+        float outward = FACTORS[k] > 0 ? INFINITY : -INFINITY;
+        if (fabs(FACTORS[k]) > 1.0)
+            while (fabs((double)g - want) <= b) g = nextafterf(g, outward);
+        else
+            while (fabs((double)g - want) > b) g = nextafterf(g, (float)want);
+        double got = (double)g;
         double ratio = fabs(got - want) / b;
         sml_store(SML_F32, p.out, i * p.ld + j, got);
         sml_check_report rep = check(&p);
         if ((ratio <= 1.0) != rep.pass)
             snprintf(why, sizeof why, "error %.4f x bound at (%lld, %lld): verdict %s: %s", ratio,
                      (long long)i, (long long)j, rep.pass ? "PASS" : "FAIL", rep.message);
-        else if (ratio > 0.5 && (rep.worst_row != i || rep.worst_col != j ||
+        else if (ratio > 1.0 && (rep.worst_row != i || rep.worst_col != j || rep.bad != 1 ||
                                  fabs(rep.worst_ratio - ratio) > 1e-9))
             snprintf(why, sizeof why, "worst reported at (%lld, %lld) ratio %.6f, planted (%lld, %lld) ratio %.6f",
                      (long long)rep.worst_row, (long long)rep.worst_col, rep.worst_ratio,
@@ -285,6 +339,10 @@ static void overflow_rules(unit_run *u) {
     sml_check(SML_SOFTMAX_BWD, SML_F32, 1, 2, 2, y, dy, dx, &r);
     if (!why[0] && (!r.pass || r.overflow_ok != 1))
         snprintf(why, sizeof why, "fp32 softmax_bwd overflow row: %s", r.message);
+    dx[0] = wd[0] > 0 ? -INFINITY : INFINITY; /* even the wrong infinity: intermediates overflowed */
+    sml_check(SML_SOFTMAX_BWD, SML_F32, 1, 2, 2, y, dy, dx, &r);
+    if (!why[0] && (!r.pass || r.overflow_ok != 1))
+        snprintf(why, sizeof why, "fp32 softmax_bwd overflow row, infinite output: %s", r.message);
     dx[1] = (float)(wd[1] * 1.01);
     sml_check(SML_SOFTMAX_BWD, SML_F32, 1, 2, 2, y, dy, dx, &r);
     if (!why[0] && r.pass) snprintf(why, sizeof why, "a finite output 1%% off accepted in an overflow row");
@@ -351,6 +409,8 @@ int main(int argc, char **argv) {
             if (unit_case(&u, c, &s)) ulp_steps_16bit(&u, (sml_op)op, (sml_dtype)dt, s);
     for (int op = 0; op < SML_OP_COUNT; op++, c++)
         if (unit_case(&u, c, &s)) fp32_bound_edge(&u, (sml_op)op, s);
+    for (int dt = SML_F16; dt <= SML_BF16; dt++, c++)
+        if (unit_case(&u, c, NULL)) exact_values_16bit(&u, (sml_dtype)dt);
     for (int dt = 0; dt < SML_DTYPE_COUNT; dt++, c++)
         if (unit_case(&u, c, &s)) mismatches(&u, (sml_dtype)dt, s);
     if (unit_case(&u, c++, NULL)) arguments(&u);
