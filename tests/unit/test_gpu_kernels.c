@@ -49,6 +49,7 @@
 #define HUGE_BLOCK 64      /* distinct rows replicated over a > 2^31-element tensor */
 #define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
 #define MAX_KERNELS 64
+#define PRINT_CAP 8        /* failures printed per kernel and dtype; the rest are counted */
 
 typedef enum variant { VAR_PLAIN, VAR_PADDED, VAR_MISALIGNED, VAR_INPLACE, VAR_COUNT } variant;
 static const char *const VARIANT_NAMES[VAR_COUNT] = {"dense", "padded-ld", "misaligned", "in-place"};
@@ -267,13 +268,29 @@ static sml_status make_inputs(const tcase *t, uint64_t seed, void *x, void *dy) 
     return s;
 }
 
-static void fail_run(ctx *c, size_t ki, const sml_kernel *k, const tcase *t, const char *fmt,
+/* Count a failure; print it with its reproduce line unless this kernel and dtype already
+ * printed PRINT_CAP (a kernel broken everywhere would otherwise bury the summary). */
+static void report_fail(ctx *c, size_t ki, const sml_kernel *k, const tcase *t,
+                        const sml_check_report *rep, const char *detail) {
+    cell *cl = &c->stats[ki][t->dt];
+    if (cl->fails < PRINT_CAP) {
+        char repro[512], what[256];
+        repro_line(c, k->name, t, repro, sizeof repro);
+        describe(c, k, t, what, sizeof what);
+        sml_tally_fail(&c->tally, repro, "%s: %s", what, detail);
+        if (cl->fails + 1 == PRINT_CAP)
+            printf("  (further failures of %s %s are counted, not printed)\n", k->name, sml_dtype_name(t->dt));
+    } else {
+        c->tally.failed++;
+    }
+    record(c, ki, t->dt, 1, rep);
+}
+
+static void fail_run(ctx *c, size_t ki, const sml_kernel *k, const tcase *t, const char *what,
                      const char *detail) {
-    char repro[512], what[256];
-    repro_line(c, k->name, t, repro, sizeof repro);
-    describe(c, k, t, what, sizeof what);
-    sml_tally_fail(&c->tally, repro, fmt, what, detail);
-    record(c, ki, t->dt, 1, NULL);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s%s", what, detail);
+    report_fail(c, ki, k, t, NULL, msg);
 }
 
 /* ---- one input, every kernel --------------------------------------------------------- */
@@ -330,7 +347,7 @@ static void run_input(ctx *c, const tcase *t) {
             continue;
         }
         if (s != SML_OK) {
-            fail_run(c, ki, k, t, "%s: sml_validate: %s", sml_strerror(s));
+            fail_run(c, ki, k, t, "sml_validate: ", sml_strerror(s));
             continue;
         }
         const unsigned char *image = t->inplace ? hx : hout0;
@@ -341,7 +358,7 @@ static void run_input(ctx *c, const tcase *t) {
         if (s != SML_OK) {
             snprintf(msg, sizeof msg, "%s (%s)", sml_strerror(s),
                      c->dev == SML_DEVICE_GPU ? sml_last_cuda_error() : "cpu");
-            fail_run(c, ki, k, t, "%s: run failed: %s", msg);
+            fail_run(c, ki, k, t, "run failed: ", msg);
             if (s == SML_ERR_CUDA) { c->dead = 1; break; }
             continue;
         }
@@ -351,7 +368,7 @@ static void run_input(ctx *c, const tcase *t) {
             snprintf(msg, sizeof msg, "element %" PRId64 " from the base (row %" PRId64 ", col %" PRId64
                                       ") outside the rows was overwritten",
                      rel, row, rel >= 0 ? rel % t->ld : rel);
-            fail_run(c, ki, k, t, "%s: %s", msg);
+            fail_run(c, ki, k, t, "", msg);
             continue;
         }
         if (hcheck && !t->inplace) {
@@ -362,7 +379,7 @@ static void run_input(ctx *c, const tcase *t) {
                 bad = s != SML_OK || memcmp(hcheck, hdy, bytes);
             }
             if (bad) {
-                fail_run(c, ki, k, t, "%s: %s", "an input buffer changed");
+                fail_run(c, ki, k, t, "", "an input buffer changed");
                 sml_buffer_upload(&bx, 0, hx, bytes);
                 if (bwd) sml_buffer_upload(&bdy, 0, hdy, bytes);
                 continue;
@@ -373,11 +390,7 @@ static void run_input(ctx *c, const tcase *t) {
         s = sml_check_against(t->op, t->dt, t->rows, t->cols, t->ld, hx + data, bwd ? hdy + data : NULL,
                               want, hgot + data, &rep);
         if (s != SML_OK || !rep.pass) {
-            char repro[512], what[256];
-            repro_line(c, k->name, t, repro, sizeof repro);
-            describe(c, k, t, what, sizeof what);
-            sml_tally_fail(&c->tally, repro, "%s: %s", what, s != SML_OK ? sml_strerror(s) : rep.message);
-            record(c, ki, t->dt, 1, &rep);
+            report_fail(c, ki, k, t, &rep, s != SML_OK ? sml_strerror(s) : rep.message);
         } else {
             sml_tally_pass(&c->tally);
             record(c, ki, t->dt, 0, &rep);
@@ -484,30 +497,26 @@ static void run_huge(ctx *c, const tcase *t) {
         if (s != SML_OK) {
             snprintf(msg, sizeof msg, "%s (%s)", sml_strerror(s),
                      c->dev == SML_DEVICE_GPU ? sml_last_cuda_error() : "cpu");
-            fail_run(c, ki, k, t, "%s: run failed: %s", msg);
+            fail_run(c, ki, k, t, "run failed: ", msg);
             if (s == SML_ERR_CUDA) { c->dead = 1; break; }
             continue;
         }
         int guard_ok = 1;
         for (size_t i = 0; i < gbytes; i++) guard_ok &= guard[i] == CANARY;
         if (!guard_ok) {
-            fail_run(c, ki, k, t, "%s: %s", "wrote past the end of the tensor");
+            fail_run(c, ki, k, t, "", "wrote past the end of the tensor");
             continue;
         }
         sml_check_report rep;
         memset(&rep, 0, sizeof rep);
         s = sml_check_against(t->op, t->dt, np, t->cols, t->cols, px, bwd ? pdy : NULL, pwant, pgot, &rep);
         if (s != SML_OK || !rep.pass) {
-            char repro[512], what[256];
-            repro_line(c, k->name, t, repro, sizeof repro);
-            describe(c, k, t, what, sizeof what);
             /* rep's row r is checked row pick[r] of the tensor */
             snprintf(msg, sizeof msg, "%s [checked-row index -> tensor row: 0->%" PRId64 " 2->%" PRId64
                                       " 3->%" PRId64 " last->%" PRId64 "]",
                      s != SML_OK ? sml_strerror(s) : rep.message, pick[0], pick[2 < np ? 2 : 0],
                      pick[3 < np ? 3 : 0], pick[np - 1]);
-            sml_tally_fail(&c->tally, repro, "%s: %s", what, msg);
-            record(c, ki, t->dt, 1, &rep);
+            report_fail(c, ki, k, t, &rep, msg);
         } else {
             sml_tally_pass(&c->tally);
             record(c, ki, t->dt, 0, &rep);
