@@ -30,6 +30,8 @@ typedef struct sml_bench_config {
     uint64_t seed;
     double margin;          /* noise floor of the decision rule (decide.h) */
     int threads;            /* host threads for inputs, reference, checks; 0: all cores */
+    int64_t check_max_elems; /* check at most this many elements per kernel and case (whole
+                                rows, spread over the tensor); <= 0: every element */
     int progress;           /* 1: progress line on stderr */
 } sml_bench_config;
 
@@ -48,6 +50,7 @@ typedef struct sml_bench_case {
     int64_t rows, cols;
     int64_t requested_rows; /* before the CPU-only shrink */
     uint64_t seed;          /* inputs are a function of this seed and the shape */
+    int64_t checked_rows;   /* rows the correctness check covered (all, or a spread sample) */
     size_t tensor_bytes;    /* rows * cols * element size */
     size_t bytes_moved;     /* forward 2x, backward 3x tensor_bytes */
     int nsets;              /* buffer sets rotated through while timing */
@@ -131,7 +134,7 @@ sml_status sml_bench_select(const char *spec, int gpu, const sml_kernel **out, i
 int sml_bench_supports(const sml_kernel *k, sml_op op, sml_dtype dt, int64_t cols, int gpu);
 
 typedef struct sml_bench_estimate {
-    size_t cases, measurements;
+    size_t cases, cases_run, measurements; /* cases_run: those some selected kernel supports */
     double host_elements;    /* elements generated, referenced and checked */
     double timing_bound_s;   /* measurements x (max seconds + warm-up) */
     double host_s;           /* rough host time at `threads` threads */

@@ -35,7 +35,10 @@ int sml_shape_class_valid(const char *cls);
 typedef struct sml_decision_row {
     int64_t cols;
     int kernel_ok;          /* 1: the kernel passed the correctness check on this input */
-    int baseline_ok;        /* 1: the claim's baseline ran and passed on the same input */
+    int baseline_ok;        /* 1: the claim's baseline ran and was timed on the same input. Its
+                               own check does not matter here: a baseline that misses the
+                               contract (cuDNN's 16-bit outputs do) is still the time to beat;
+                               the ledger flags such rows. */
     double speedup;         /* median time of the baseline / median time of the kernel */
     double kernel_spread;   /* relative spread (IQR / median) of each timing */
     double baseline_spread;

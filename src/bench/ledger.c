@@ -78,7 +78,7 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
            r->claim.min_speedup, r->claim.baseline, r->claim.shapes, run->cfg.margin * 100);
     if (d->counted == 0) {
         append(b, n, "Not testable on this sweep: %s.",
-               d->no_baseline ? "the baseline was not measured or failed its check on these shapes"
+               d->no_baseline ? "the baseline was not timed on these shapes"
                               : "no shape of that class was measured");
         return;
     }
@@ -112,7 +112,10 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
         }
         break;
     }
-    if (d->no_baseline) append(b, n, " %d shapes had no usable baseline.", d->no_baseline);
+    if (d->no_baseline) append(b, n, " %d shapes had no timed baseline.", d->no_baseline);
+    if (r->baseline_wrong)
+        append(b, n, " %s failed its own correctness check on %d of these shapes; its time still "
+                     "counts as the time to beat.", r->claim.baseline, r->baseline_wrong);
 }
 
 sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
@@ -156,7 +159,9 @@ sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
                 r->claim.baseline ? sml_bench_find(run, x->case_index, r->claim.baseline) : NULL;
             rows[i].cols = x->cols;
             rows[i].kernel_ok = x->verdict == SML_VERDICT_OK && x->timed;
-            rows[i].baseline_ok = b && b->verdict == SML_VERDICT_OK && b->timed;
+            rows[i].baseline_ok = b && b->timed;
+            if (b && b->timed && b->verdict != SML_VERDICT_OK && sml_shape_in_class(x->cols, r->claim.shapes))
+                r->baseline_wrong++;
             r->vs_baseline[i] = NAN;
             if (x->timed && b && b->timed && x->m.t.median > 0)
                 r->vs_baseline[i] = b->m.t.median / x->m.t.median;
@@ -280,6 +285,7 @@ static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_
     sml_jw_kstr(w, "class", sml_shape_class(x->cols));
     sml_jw_kstr(w, "check", sml_bench_verdict_name(x->verdict));
     sml_jw_kstr(w, "check_detail", x->check);
+    sml_jw_kint(w, "checked_rows", c->checked_rows);
     sml_jw_knum(w, "worst_ulps", x->worst_ulps);
     sml_jw_kstr(w, "outcome", sml_row_outcome_name(r->outcome[i]));
     if (x->timed) {
@@ -298,6 +304,10 @@ static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_
         sml_jw_knum(w, "vs_cudnn", x->vs_cudnn);
         sml_jw_knum(w, "vs_naive", x->vs_naive);
         sml_jw_knum(w, "vs_baseline", r->vs_baseline[i]);
+        if (r->claim.baseline) {
+            const sml_bench_result *b = sml_bench_find(run, x->case_index, r->claim.baseline);
+            sml_jw_kstr(w, "baseline_check", b ? sml_bench_verdict_name(b->verdict) : NULL);
+        }
         sml_jw_knum(w, "vs_best_other", x->vs_best_other);
         sml_jw_kstr(w, "best_other", x->best_other[0] ? x->best_other : NULL);
     }

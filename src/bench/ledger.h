@@ -27,6 +27,7 @@ typedef struct sml_ledger_record {
     size_t *result;            /* index into run->results per row */
     sml_row_outcome *outcome;  /* per row */
     double *vs_baseline;       /* per row: the claim baseline's time / this kernel's; NaN if none */
+    int baseline_wrong;        /* counted rows where the baseline failed its own check */
     char reason[1024];         /* the status in one paragraph, with where it won and lost */
 } sml_ledger_record;
 

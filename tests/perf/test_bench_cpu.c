@@ -10,6 +10,7 @@
 
 #include "bench/bench.h"
 #include "bench/compare.h"
+#include "bench/inputs.h"
 #include "bench/json_read.h"
 #include "bench/ledger.h"
 #include "case_filter.h"
@@ -170,5 +171,44 @@ int main(int argc, char **argv) {
     sml_json_free(doc);
     sml_ledger_free(&l);
     sml_bench_run_free(&run);
+
+    /* Row sampling for big cases: blocks in bounds, increasing, disjoint, first and last row
+     * in, about the budget. */
+    static const int64_t SHAPES[][3] = {{4096, 32768, 1 << 24}, {128, 1048576, 1 << 24}, {1024, 131072, 1 << 24},
+                                        {1000, 7, 100}, {65, 3, 10}, {64, 3, 10}, {4096, 1024, 1 << 24}, {5, 5, 0}};
+    for (int i = 0; i < 8; i++) {
+        sml_rowset rs;
+        int64_t rows = SHAPES[i][0], cols = SHAPES[i][1], max = SHAPES[i][2];
+        sml_rowset_make(rows, cols, max, &rs);
+        int ok = rs.nblocks >= 1 && rs.row0[0] == 0 &&
+                 rs.row0[rs.nblocks - 1] + rs.nrows[rs.nblocks - 1] == rows;
+        int64_t sum = 0;
+        for (int b = 0; b < rs.nblocks; b++) {
+            sum += rs.nrows[b];
+            if (rs.nrows[b] < 1 || (b && rs.row0[b] < rs.row0[b - 1] + rs.nrows[b - 1])) ok = 0;
+        }
+        int full = max <= 0 || rows * cols <= max || rows <= SML_ROWSET_MAX_BLOCKS;
+        ok &= sum == rs.total_rows && (full ? rs.total_rows == rows
+                                            : rs.total_rows < rows && rs.total_rows * cols <= max + SML_ROWSET_MAX_BLOCKS * cols);
+        char what[160];
+        snprintf(what, sizeof what, "rowset %lldx%lld budget %lld: %d blocks, %lld rows, first and last in, disjoint",
+                 (long long)rows, (long long)cols, (long long)max, rs.nblocks, (long long)rs.total_rows);
+        check(100 + i, ok, what);
+    }
+    /* A sampled check still catches a corrupted last row and unwritten rows. */
+    plan.shapes.n = 1;
+    plan.shapes.shape[0] = (sml_sweep_shape){512, 64, 1u << SML_F32, 0};
+    plan.ops = 1u << SML_SOFTMAX;
+    cfg.check_max_elems = 4096;
+    s = sml_bench_execute(&plan, &cfg, NULL, NULL, &run, err, sizeof err);
+    const sml_bench_result *sb = s == SML_OK ? sml_bench_find(&run, 0, "planted_corrupt") : NULL;
+    const sml_bench_result *sl = s == SML_OK ? sml_bench_find(&run, 0, "planted_lazy") : NULL;
+    const sml_bench_result *sn = s == SML_OK ? sml_bench_find(&run, 0, "cpu_naive") : NULL;
+    check(110, s == SML_OK && run.cases[0].checked_rows == 64, "512x64 with a 4096-element budget checks 64 rows");
+    check(111, sb && sb->verdict == SML_VERDICT_WRONG && strstr(sb->check, "rows sampled: 64 of 512"),
+          "the sampled check catches the corrupted last row and says it sampled");
+    check(112, sl && sl->verdict == SML_VERDICT_WRONG, "the sampled check catches unwritten rows");
+    check(113, sn && sn->verdict == SML_VERDICT_OK, "cpu_naive passes the sampled check");
+    if (s == SML_OK) sml_bench_run_free(&run);
     return sml_tally_finish(&T);
 }

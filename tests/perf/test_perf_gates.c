@@ -6,7 +6,7 @@
  * losses, so a claimed kernel that is wrong fails too. GPU only: exits 77 without one.
  *
  *   test_perf_gates [--sweep NAME] [--op OP[,OP...]] [--kernel K] [--ledger DIR]
- *                   [--max-seconds S] [--noise X] [--anchors FILE] */
+ *                   [--max-seconds S] [--noise X] [--anchors FILE] [--check-elems N|all] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +30,7 @@ static void on_case(const sml_bench_run *run, size_t c, void *user) {
 
 static int usage(const char *argv0) {
     fprintf(stderr, "usage: %s [--sweep NAME] [--op OP[,OP...]] [--kernel K] [--ledger DIR] "
-                    "[--max-seconds S] [--noise X] [--anchors FILE]\n", argv0);
+                    "[--max-seconds S] [--noise X] [--anchors FILE] [--check-elems N|all]\n", argv0);
     return 2;
 }
 
@@ -50,6 +50,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--anchors")) anchors_path = v;
         else if (!strcmp(a, "--max-seconds")) cfg.stop.max_seconds = atof(v);
         else if (!strcmp(a, "--noise")) cfg.stop.noise = atof(v);
+        else if (!strcmp(a, "--check-elems")) cfg.check_max_elems = !strcmp(v, "all") ? 0 : atoll(v);
         else return usage(argv[0]);
     }
     int skip = sml_test_require_gpu("test_perf_gates");
@@ -99,8 +100,10 @@ int main(int argc, char **argv) {
     sml_bench_estimate est;
     sml_bench_estimate_plan(&plan, &cfg, 1, &est);
     printf("test_perf_gates: sweep %s, ops %s, %zu kernels, %zu cases, %zu measurements; timing "
-           "bound %.0f s, host work ~%.0f s\n",
-           sweep, ops_arg, nk, est.cases, est.measurements, est.timing_bound_s, est.host_s);
+           "bound %.0f s, host work ~%.0f s; correctness checked on <= %lld elements per kernel "
+           "and case\n",
+           sweep, ops_arg, nk, est.cases, est.measurements, est.timing_bound_s, est.host_s,
+           (long long)cfg.check_max_elems);
     fflush(stdout);
 
     sml_bench_run run;
@@ -118,7 +121,7 @@ int main(int argc, char **argv) {
     char stem[160], jp[1200], mp[1200], ops_tag[96];
     snprintf(ops_tag, sizeof ops_tag, "%s", ops_arg);
     for (char *p = ops_tag; *p; p++)
-        if (*p == ',') *p = '+';
+        if (*p == ',') *p = '-';
     snprintf(stem, sizeof stem, "perf_%s_%s%s%s", sweep, ops_tag, kernel ? "_" : "", kernel ? kernel : "");
     if (sml_ledger_save(&run, &l, ledger_dir, stem, jp, mp, sizeof jp, err, sizeof err) != SML_OK) {
         sml_tally_fail(&T, NULL, "could not write the ledger: %s", err);
