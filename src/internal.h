@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 struct sml_handle {
-    void *cudnn;                    /* cudnnHandle_t, made on the first cuDNN call */
+    void *cudnn;                    /* the cuDNN kernel's private state, made on its first call */
     void (*cudnn_release)(void *);  /* set by the cuDNN kernel with the handle */
     void *scratch;                  /* device workspace (split-row partials) */
     size_t scratch_bytes;
