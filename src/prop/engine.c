@@ -272,6 +272,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
                 res->worst_ratio = v.ratio;
                 res->worst_ulps = v.ulps;
             }
+            if (v.deviation) res->deviations[p]++;
             if (v.outcome == SML_PROP_PASS) continue;
             res->fails[p]++;
             case_failed = 1;

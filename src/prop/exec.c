@@ -1,4 +1,4 @@
-/* exec.c: lays a case out in guarded, canaried, poisoned allocations, runs the kernel and
+/* exec.c: lays a case out in one guarded, canaried, poisoned allocation, runs the kernel and
  * reads the output back, noting every byte that changed where nothing may be written. */
 #include "prop/exec.h"
 
@@ -6,33 +6,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Where each region and its tensor sit in the allocation (bytes). */
 typedef struct layout {
-    size_t esz, base, span, total; /* span in elements; base, total in bytes */
+    size_t esz, span;       /* element size, elements from a tensor's first to its last */
+    size_t region;          /* bytes of one region: guard, offset, span, guard */
+    size_t base;            /* a tensor's first byte within its region */
+    size_t x, dy, out;      /* region starts; dy/out are (size_t)-1 when absent */
+    size_t total;
 } layout;
+
+#define NONE ((size_t)-1)
+
+static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 static layout layout_of(const sml_prop_case *c) {
     layout L;
     L.esz = sml_dtype_size(c->dtype);
     L.span = (size_t)((c->rows - 1) * c->ld + c->cols);
     L.base = SML_PROP_GUARD + (size_t)c->offset * L.esz;
-    L.total = L.base + L.span * L.esz + SML_PROP_GUARD;
+    /* Regions start 256-byte aligned, as separate cudaMalloc allocations would. */
+    L.region = round_up(L.base + L.span * L.esz + SML_PROP_GUARD, 256);
+    L.x = 0;
+    L.total = L.region;
+    L.dy = L.out = NONE;
+    if (sml_op_is_backward(c->op)) {
+        L.dy = L.total;
+        L.total += L.region;
+    }
+    if (!c->inplace) {
+        L.out = L.total;
+        L.total += L.region;
+    }
     return L;
 }
 
 void sml_prop_exec_init(sml_prop_exec *e, sml_device d) {
     memset(e, 0, sizeof *e);
     e->device = d;
-    e->xb.device = e->dyb.device = e->ob.device = d;
+    e->buf.device = d;
 }
 
 void sml_prop_exec_free(sml_prop_exec *e) {
-    sml_buffer_free(&e->xb);
-    sml_buffer_free(&e->dyb);
-    sml_buffer_free(&e->ob);
-    free(e->hx);
-    free(e->hdy);
-    free(e->ho);
-    free(e->hcheck);
+    sml_buffer_free(&e->buf);
+    free(e->img);
+    free(e->back);
     memset(e, 0, sizeof *e);
 }
 
@@ -54,27 +71,35 @@ static sml_status grow_buf(sml_buffer *b, sml_device d, size_t n) {
     return sml_buffer_alloc(b, d, want);
 }
 
-/* Image of an input allocation: `fill` everywhere, the dense rows placed at stride ld. */
-static void place_rows(unsigned char *img, const layout *L, const sml_prop_case *c,
+/* A region's image: `fill` everywhere, the dense rows placed at stride ld. */
+static void place_rows(unsigned char *region, const layout *L, const sml_prop_case *c,
                        const void *dense, unsigned char fill) {
-    memset(img, fill, L->total);
+    memset(region, fill, L->region);
     size_t row_bytes = (size_t)c->cols * L->esz;
     for (int64_t r = 0; r < c->rows; r++)
-        memcpy(img + L->base + (size_t)(r * c->ld) * L->esz,
+        memcpy(region + L->base + (size_t)(r * c->ld) * L->esz,
                (const unsigned char *)dense + (size_t)r * row_bytes, row_bytes);
+}
+
+/* The output region: canary everywhere, poison where the rows go. */
+static void place_output(unsigned char *region, const layout *L, const sml_prop_case *c) {
+    memset(region, SML_PROP_CANARY, L->region);
+    for (int64_t r = 0; r < c->rows; r++)
+        memset(region + L->base + (size_t)(r * c->ld) * L->esz, SML_PROP_POISON,
+               (size_t)c->cols * L->esz);
 }
 
 static void describe_byte(char *buf, size_t n, const layout *L, const sml_prop_case *c,
                           size_t at, const char *what) {
+    size_t end = L->base + L->span * L->esz;
     if (at < SML_PROP_GUARD)
-        snprintf(buf, n, "%s: byte %zu before the allocation's tensor area (front guard)", what,
+        snprintf(buf, n, "%s: %zu bytes before the tensor's area (front guard)", what,
                  SML_PROP_GUARD - at);
     else if (at < L->base)
         snprintf(buf, n, "%s: in the %lld-element offset before the tensor (element %zu)", what,
                  (long long)c->offset, (at - SML_PROP_GUARD) / L->esz);
-    else if (at >= L->base + L->span * L->esz)
-        snprintf(buf, n, "%s: byte %zu past the tensor's end (back guard)", what,
-                 at - (L->base + L->span * L->esz));
+    else if (at >= end)
+        snprintf(buf, n, "%s: byte %zu past the tensor's end (back guard)", what, at - end);
     else {
         size_t el = (at - L->base) / L->esz;
         long long r = (long long)(el / (size_t)c->ld), j = (long long)(el % (size_t)c->ld);
@@ -86,18 +111,18 @@ static void describe_byte(char *buf, size_t n, const layout *L, const sml_prop_c
     }
 }
 
-/* Count changed canary bytes of the output allocation (everything but the rows' data). */
-static int64_t check_canaries(const unsigned char *img, const layout *L, const sml_prop_case *c,
+/* Changed canary bytes of the output region (everything but the rows' data). */
+static int64_t check_canaries(const unsigned char *region, const layout *L, const sml_prop_case *c,
                               char *where, size_t wn) {
     int64_t bad = 0;
-    size_t first = (size_t)-1;
+    size_t first = NONE;
     size_t row_bytes = (size_t)c->cols * L->esz, ld_bytes = (size_t)c->ld * L->esz;
     size_t pos = 0;
     for (int64_t r = 0; r <= c->rows; r++) {
-        size_t end = r < c->rows ? L->base + (size_t)r * ld_bytes : L->total;
+        size_t end = r < c->rows ? L->base + (size_t)r * ld_bytes : L->region;
         for (size_t i = pos; i < end; i++)
-            if (img[i] != SML_PROP_CANARY) {
-                if (first == (size_t)-1) first = i;
+            if (region[i] != SML_PROP_CANARY) {
+                if (first == NONE) first = i;
                 bad++;
             }
         if (r < c->rows) pos = end + row_bytes;
@@ -106,18 +131,9 @@ static int64_t check_canaries(const unsigned char *img, const layout *L, const s
     return bad;
 }
 
-static int input_changed(sml_prop_exec *e, const sml_buffer *b, const unsigned char *img,
-                         const layout *L, const sml_prop_case *c, const char *name, char *where,
-                         size_t wn, sml_status *st) {
-    const unsigned char *now = b->ptr;
-    if (b->device != SML_DEVICE_CPU) {
-        *st = grow_host(&e->hcheck, &e->cap_check, L->total);
-        if (*st != SML_OK) return 0;
-        *st = sml_buffer_download(b, 0, e->hcheck, L->total);
-        if (*st != SML_OK) return 0;
-        now = e->hcheck;
-    }
-    if (memcmp(now, img, L->total) == 0) return 0;
+static int region_changed(const unsigned char *now, const unsigned char *img, const layout *L,
+                          const sml_prop_case *c, const char *name, char *where, size_t wn) {
+    if (memcmp(now, img, L->region) == 0) return 0;
     size_t i = 0;
     while (now[i] == img[i]) i++;
     char what[64];
@@ -127,65 +143,52 @@ static int input_changed(sml_prop_exec *e, const sml_buffer *b, const unsigned c
 }
 
 sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
-                             const sml_prop_case *c, void *out, sml_prop_run_report *rep) {
+                             const sml_prop_case *c, int verify, void *out,
+                             sml_prop_run_report *rep) {
     memset(rep, 0, sizeof *rep);
     layout L = layout_of(c);
-    int bwd = sml_op_is_backward(c->op);
     sml_status s;
-    if ((s = grow_host(&e->hx, &e->cap_x, L.total)) != SML_OK) return s;
-    if ((s = grow_host(&e->ho, &e->cap_o, L.total)) != SML_OK) return s;
-    if ((s = grow_buf(&e->xb, e->device, L.total)) != SML_OK) return s;
-    if (bwd) {
-        if ((s = grow_host(&e->hdy, &e->cap_dy, L.total)) != SML_OK) return s;
-        if ((s = grow_buf(&e->dyb, e->device, L.total)) != SML_OK) return s;
-    }
-    if (!c->inplace && (s = grow_buf(&e->ob, e->device, L.total)) != SML_OK) return s;
+    if ((s = grow_host(&e->img, &e->cap_img, L.total)) != SML_OK) return s;
+    if ((s = grow_host(&e->back, &e->cap_back, L.total)) != SML_OK) return s;
+    if ((s = grow_buf(&e->buf, e->device, L.total)) != SML_OK) return s;
 
-    place_rows(e->hx, &L, c, c->x, c->inplace ? SML_PROP_CANARY : SML_PROP_POISON);
-    if ((s = sml_buffer_upload(&e->xb, 0, e->hx, L.total)) != SML_OK) return s;
-    if (bwd) {
-        place_rows(e->hdy, &L, c, c->dy, SML_PROP_POISON);
-        if ((s = sml_buffer_upload(&e->dyb, 0, e->hdy, L.total)) != SML_OK) return s;
-    }
-    sml_buffer *ob = c->inplace ? &e->xb : &e->ob;
-    if (!c->inplace) {
-        memset(e->ho, SML_PROP_CANARY, L.total);
-        for (int64_t r = 0; r < c->rows; r++)
-            memset(e->ho + L.base + (size_t)(r * c->ld) * L.esz, SML_PROP_POISON,
-                   (size_t)c->cols * L.esz);
-        if ((s = sml_buffer_upload(ob, 0, e->ho, L.total)) != SML_OK) return s;
-    }
+    place_rows(e->img + L.x, &L, c, c->x, c->inplace ? SML_PROP_CANARY : SML_PROP_POISON);
+    if (L.dy != NONE) place_rows(e->img + L.dy, &L, c, c->dy, SML_PROP_POISON);
+    if (L.out != NONE) place_output(e->img + L.out, &L, c);
+    if ((s = sml_buffer_upload(&e->buf, 0, e->img, L.total)) != SML_OK) return s;
 
-    sml_problem p = {c->op, c->dtype, c->rows, c->cols, c->ld,
-                     (const unsigned char *)e->xb.ptr + L.base,
-                     bwd ? (const unsigned char *)e->dyb.ptr + L.base : NULL,
-                     (unsigned char *)ob->ptr + L.base, NULL};
+    unsigned char *dev = e->buf.ptr;
+    size_t out_region = L.out != NONE ? L.out : L.x;
+    sml_problem p = {c->op, c->dtype, c->rows, c->cols, c->ld, dev + L.x + L.base,
+                     L.dy != NONE ? dev + L.dy + L.base : NULL, dev + out_region + L.base, NULL};
     rep->status = sml_run(k, h, &p);
     if (rep->status == SML_OK) rep->status = sml_device_sync(k->device, NULL);
     if (rep->status != SML_OK) {
-        snprintf(rep->where, sizeof rep->where, "%s returned %s (%s)", k->name,
-                 sml_strerror(rep->status),
-                 rep->status == SML_ERR_CUDA ? sml_last_cuda_error() : "no CUDA error");
+        snprintf(rep->where, sizeof rep->where, "%s returned %s%s%s", k->name,
+                 sml_strerror(rep->status), rep->status == SML_ERR_CUDA ? ": " : "",
+                 rep->status == SML_ERR_CUDA ? sml_last_cuda_error() : "");
         return SML_OK;
     }
-    if ((s = sml_buffer_download(ob, 0, e->ho, L.total)) != SML_OK) return s;
-    rep->canary_bad = check_canaries(e->ho, &L, c, rep->where, sizeof rep->where);
+    /* Only the output region comes back, unless everything is to be verified. */
+    size_t from = verify ? 0 : out_region, n = verify ? L.total : L.region;
+    if ((s = sml_buffer_download(&e->buf, from, e->back + from, n)) != SML_OK) return s;
+    const unsigned char *o = e->back + out_region;
     size_t row_bytes = (size_t)c->cols * L.esz;
     for (int64_t r = 0; r < c->rows; r++)
-        memcpy((unsigned char *)out + (size_t)r * row_bytes,
-               e->ho + L.base + (size_t)(r * c->ld) * L.esz, row_bytes);
-    if (!c->inplace) {
-        char w[192];
-        if (input_changed(e, &e->xb, e->hx, &L, c, "x", w, sizeof w, &s)) {
-            rep->input_modified = 1;
-            if (!rep->canary_bad) snprintf(rep->where, sizeof rep->where, "%s", w);
-        }
-        if (s != SML_OK) return s;
-        if (bwd && input_changed(e, &e->dyb, e->hdy, &L, c, "dy", w, sizeof w, &s)) {
-            rep->input_modified = 1;
-            if (!rep->canary_bad && !rep->where[0]) snprintf(rep->where, sizeof rep->where, "%s", w);
-        }
-        if (s != SML_OK) return s;
+        memcpy((unsigned char *)out + (size_t)r * row_bytes, o + L.base + (size_t)(r * c->ld) * L.esz,
+               row_bytes);
+    if (!verify) return SML_OK;
+    rep->canary_bad = check_canaries(o, &L, c, rep->where, sizeof rep->where);
+    char w[192];
+    int said = rep->canary_bad > 0;
+    if (!c->inplace && region_changed(e->back + L.x, e->img + L.x, &L, c, "x", w, sizeof w)) {
+        rep->input_modified = 1;
+        if (!said) snprintf(rep->where, sizeof rep->where, "%s", w);
+        said = 1;
+    }
+    if (L.dy != NONE && region_changed(e->back + L.dy, e->img + L.dy, &L, c, "dy", w, sizeof w)) {
+        rep->input_modified = 1;
+        if (!said) snprintf(rep->where, sizeof rep->where, "%s", w);
     }
     return SML_OK;
 }

@@ -1,11 +1,15 @@
 /* exec.h: run one kernel on one case the way the whole suite does, on the CPU or the GPU
- * through the sml_buffer API: each tensor sits in its own allocation behind a guard of
- * SML_PROP_GUARD bytes, `offset` elements in and with row stride `ld`; everything of the
- * output allocation that is not output (guards, the offset, stride padding) holds canary
- * bytes, the output itself is poisoned with 0xFF (NaN in every dtype); everything of an
- * input allocation that is not input holds 0xFF, so a kernel that reads padding as data
- * reads NaN. After the run the output allocation's canaries must be intact and the inputs
- * unchanged. Buffers are kept and grown across runs. */
+ * through the sml_buffer API. The tensors live in one allocation, each in its own region
+ * behind a guard of SML_PROP_GUARD bytes, `offset` elements in and with row stride `ld`:
+ *
+ *   [guard | x | guard][guard | dy | guard][guard | out | guard]   (no out region in place)
+ *
+ * Everything of the output's region that is not output (guards, the offset, stride padding)
+ * holds canary bytes and the output itself is poisoned with 0xFF (NaN in every dtype);
+ * everything of an input's region that is not input holds 0xFF, so a kernel that reads
+ * padding as data reads NaN. One upload before and one download after each launch (they
+ * dominate a GPU case's cost); the main run of a case also checks that the canaries held and
+ * the inputs did not change. The buffer is kept and grown across runs. */
 #ifndef SML_PROP_EXEC_H
 #define SML_PROP_EXEC_H
 
@@ -22,9 +26,9 @@
 
 typedef struct sml_prop_exec {
     sml_device device;
-    sml_buffer xb, dyb, ob;
-    unsigned char *hx, *hdy, *ho, *hcheck; /* host images of the allocations */
-    size_t cap_x, cap_dy, cap_o, cap_check;
+    sml_buffer buf;
+    unsigned char *img, *back; /* host image uploaded, and what came back */
+    size_t cap_img, cap_back;
 } sml_prop_exec;
 
 typedef struct sml_prop_run_report {
@@ -38,9 +42,12 @@ void sml_prop_exec_init(sml_prop_exec *e, sml_device d);
 void sml_prop_exec_free(sml_prop_exec *e);
 
 /* Run k on case c (its x and dy, its layout) and read the output back dense into `out`
- * (rows * cols elements of c->dtype). A failure of the engine itself (allocation, a
- * transfer) is the return value; the kernel's own status is rep->status. */
+ * (rows * cols elements of c->dtype). With `verify`, read the whole allocation back and
+ * report changed canaries and inputs; without, only the output comes back. A failure of the
+ * engine itself (allocation, a transfer) is the return value; the kernel's own status is
+ * rep->status. */
 sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
-                             const sml_prop_case *c, void *out, sml_prop_run_report *rep);
+                             const sml_prop_case *c, int verify, void *out,
+                             sml_prop_run_report *rep);
 
 #endif

@@ -12,12 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/auto_dispatch.h"
 #include "reference/dtype.h"
 
-/* The column counts every run treats as edges, beyond the registry's own limits. Kernel
- * engineers: add a dispatch threshold here when a kernel switches paths at a row length
- * that is not some kernel's max_cols (the auto dispatcher's choices among warp, block,
- * online and split). One place, so the generator, the docs and the tests agree. */
+/* The column counts every run treats as edges, beyond the registry's own limits (every
+ * kernel's min_cols and max_cols +-1) and the auto dispatcher's thresholds +-1 (from
+ * kernels/auto_dispatch.h, where the kernel engineer keeps them). A kernel that switches
+ * paths at some other row length adds it here: one place, so the generator, the docs and
+ * the tests agree. */
 static const int64_t EDGE_COLS[] = {
     1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257,
     511, 512, 513, 1000, 1023, 1024, 1025, 2047, 2048, 2049, 3000, 4095, 4096, 4097, 8191,
@@ -30,13 +32,13 @@ static const int64_t EDGE_ROWS[] = {65535, 65536, 65537, 131073};
 
 enum {
     FAM_NORMAL, FAM_UNIFORM, FAM_INTEGER, FAM_EQUAL, FAM_DOMINANT, FAM_TOP, FAM_OVERFLOW,
-    FAM_SPREAD, FAM_DYNAMIC, FAM_SUBNORMAL, FAM_COUNT
+    FAM_SPREAD, FAM_DYNAMIC, FAM_SUBNORMAL, FAM_RAMP, FAM_COUNT
 };
 static const char *const FAM_NAMES[FAM_COUNT] = {
     "normal", "uniform", "integer", "equal", "dominant", "dtype_top", "exp_threshold",
-    "wide_spread", "dynamic_range", "subnormal"};
+    "wide_spread", "dynamic_range", "subnormal", "ramp"};
 /* How often each family is drawn (per mille of the total below). */
-static const int FAM_WEIGHT[FAM_COUNT] = {220, 90, 150, 50, 90, 50, 100, 80, 80, 90};
+static const int FAM_WEIGHT[FAM_COUNT] = {210, 90, 140, 50, 90, 50, 100, 80, 80, 80, 60};
 
 int sml_prop_family_count(void) { return FAM_COUNT; }
 const char *sml_prop_family_name(int f) { return f >= 0 && f < FAM_COUNT ? FAM_NAMES[f] : "?"; }
@@ -169,6 +171,14 @@ void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int6
         }
         break;
     }
+    case FAM_RAMP: {
+        /* Ascending (or descending) rows: an online kernel's max rises at every element,
+         * so its sum is rescaled at every step. */
+        double step = pow(10.0, uni(r, -4.0, 1.0)) * (chance(r, 0.75) ? 1.0 : -1.0);
+        double start = chance(r, 0.5) ? 0.0 : uni(r, -100.0, 100.0);
+        for (int64_t i = 0; i < n; i++) row[i] = start + step * (double)i;
+        break;
+    }
     default: break;
     }
     for (int64_t i = 0; i < n; i++) row[i] = fit(dt, row[i]);
@@ -254,6 +264,8 @@ size_t sml_prop_edge_cols(const sml_kernel *k, int64_t *out, size_t cap) {
     int64_t tmp[256];
     size_t n = 0;
     for (size_t i = 0; i < sizeof EDGE_COLS / sizeof EDGE_COLS[0] && n < 256; i++) tmp[n++] = EDGE_COLS[i];
+    for (int i = 0; i < SML_AUTO_N_COL_THRESHOLDS; i++)
+        for (int d = -1; d <= 1 && n < 256; d++) tmp[n++] = sml_auto_col_threshold(i) + d;
     for (size_t i = 0; i < sml_kernel_count(); i++) {
         const sml_kernel *r = sml_kernel_at(i);
         for (int d = -1; d <= 1 && r->max_cols > 0 && n < 256; d++) tmp[n++] = r->max_cols + d;

@@ -126,6 +126,7 @@ typedef struct sml_prop_result {
     int64_t failed_cases;          /* cases where some property failed or errored */
     int64_t regressions, regressions_failed; /* saved reproducers replayed first */
     int64_t checks[SML_PROP_COUNT], fails[SML_PROP_COUNT], skips[SML_PROP_COUNT];
+    int64_t deviations[SML_PROP_COUNT]; /* passes excused by the kernel's known_deviation */
     int64_t killed_at[SML_PROP_COUNT]; /* cases run when the property first failed; 0: never */
     double worst_ratio;            /* agreement: worst |error| / allowed over all cases */
     double worst_ulps;             /* ... in ulps of the output dtype, at that element */

@@ -99,6 +99,24 @@ static void verdict(sml_prop_verdict *v, sml_prop_outcome o, int64_t row, int64_
     va_end(ap);
 }
 
+/* A kernel this project does not control, measured to miss the value bounds
+ * (sml_kernel.known_deviation): a value-bound miss with no special-value mismatch is
+ * counted and shown as a known deviation instead of failing. */
+static int excuse(const sml_prop_eval *e, sml_prop_verdict *v, int64_t nan_mis, int64_t inf_mis) {
+    const char *why = e->env->k->known_deviation;
+    if (!why || nan_mis || inf_mis || v->outcome != SML_PROP_FAIL) return 0;
+    char msg[sizeof v->msg];
+    int k = snprintf(msg, sizeof msg, "KNOWN DEVIATION (%.120s): ", why);
+    size_t at = k > 0 && (size_t)k < sizeof msg ? (size_t)k : 0, room = sizeof msg - 1 - at;
+    size_t L = strlen(v->msg) < room ? strlen(v->msg) : room;
+    memcpy(msg + at, v->msg, L);
+    msg[at + L] = 0;
+    memcpy(v->msg, msg, sizeof msg);
+    v->outcome = SML_PROP_PASS;
+    v->deviation = 1;
+    return 1;
+}
+
 static int ensure_inputs(sml_prop_eval *e) {
     if (e->xd) return 1;
     const sml_prop_case *c = e->c;
@@ -151,7 +169,7 @@ static int ensure_facts(sml_prop_eval *e) {
  * Returns 1 when the output is there to judge. */
 static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_prop_run_report *rep,
                     sml_prop_verdict *v) {
-    sml_status s = sml_prop_exec_run(&e->env->ex, e->env->k, e->env->h, c, out, rep);
+    sml_status s = sml_prop_exec_run(&e->env->ex, e->env->k, e->env->h, c, 0, out, rep);
     if (s != SML_OK) {
         verdict(v, SML_PROP_ERROR, -1, -1, "engine: %s", sml_strerror(s));
         return 0;
@@ -189,7 +207,7 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
         verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory");
         return 0;
     }
-    sml_status s = sml_prop_exec_run(&e->env->ex, e->env->k, e->env->h, e->c, e->out, &e->main);
+    sml_status s = sml_prop_exec_run(&e->env->ex, e->env->k, e->env->h, e->c, 1, e->out, &e->main);
     if (s != SML_OK) e->engine_status = s;
     e->main_state = (s == SML_OK && e->main.status == SML_OK) ? 1 : -1;
     if (e->main_state < 0) return ensure_main(e, v);
@@ -237,6 +255,7 @@ static void p_agreement(sml_prop_eval *e, sml_prop_verdict *v) {
             rep.message);
     v->ratio = rep.worst_ratio;
     v->ulps = rep.worst_ulps;
+    excuse(e, v, rep.nan_mismatch, rep.inf_mismatch);
 }
 
 /* ---- 2. row sums (and the bound shared with 11) --------------------------------------- */
@@ -306,6 +325,7 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
                     "row %lld: %s sums to %.17g, 1 +- %.3g allowed (reference's row sums to %.17g)",
                     (long long)r, log ? "exp(log_softmax)" : "softmax", got, allowed, ref);
             v->ratio = allowed > 0 ? fabs(got - 1.0) / allowed : INFINITY;
+            excuse(e, v, isfinite(got) ? 0 : 1, 0);
             return;
         }
     }
@@ -510,6 +530,7 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     else
         verdict(v, SML_PROP_PASS, -1, -1, "permuted output within the contract");
     v->ratio = cr.worst_ratio;
+    excuse(e, v, cr.nan_mismatch, cr.inf_mismatch);
 done:
     free(perm);
     free(want);
@@ -556,21 +577,31 @@ static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
             goto done;
         }
     }
-    /* (b) one row alone, with the same layout: the same bits as inside the batch. */
+    /* (b) one row alone, with the same layout, within the contract: a kernel may size its
+     * reduction by the problem's shape (split sizes clusters by the row count), so only the
+     * same-shape comparison above can ask for identical bits. */
+    if (!ensure_want(e)) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
+        goto done;
+    }
     sml_rng rng = prop_rng(c, SML_PROP_ROW_INDEPENDENCE);
     int64_t pick = (int64_t)sml_rng_below(&rng, (uint64_t)c->rows);
     one.rows = 1;
     one.x = (char *)c->x + (size_t)pick * row_bytes;
     one.dy = c->dy ? (char *)c->dy + (size_t)pick * row_bytes : NULL;
     if (!run_into(e, &one, out, &rep, v)) goto done;
-    int64_t d = first_bit_difference(c->dtype, out, (const char *)e->out + (size_t)pick * row_bytes,
-                                     c->cols);
-    if (d >= 0) {
-        verdict(v, SML_PROP_FAIL, pick, d,
-                "row %lld computed alone gives different bits than inside the batch of %lld rows "
-                "at col %lld: %.9g vs %.9g",
-                (long long)pick, (long long)c->rows, (long long)d, sml_load(c->dtype, out, d),
-                sml_load(c->dtype, (const char *)e->out + (size_t)pick * row_bytes, d));
+    sml_check_report cr;
+    sml_status s = sml_check_against(c->op, c->dtype, 1, c->cols, c->cols, one.x, one.dy,
+                                     e->want + pick * c->cols, out, &cr);
+    if (s != SML_OK) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
+        goto done;
+    }
+    if (!cr.pass) {
+        verdict(v, SML_PROP_FAIL, pick, cr.worst_col,
+                "row %lld of %lld computed alone breaks the contract: %s", (long long)pick,
+                (long long)c->rows, cr.message);
+        excuse(e, v, cr.nan_mismatch, cr.inf_mismatch);
         goto done;
     }
     verdict(v, SML_PROP_PASS, -1, -1, "rows independent");
@@ -683,6 +714,7 @@ static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
                     "row %lld: dx sums to %.9g, the reference's to %.9g (about 0), +- %.3g allowed",
                     (long long)r, got, ref, bound);
             v->ratio = bound > 0 ? fabs(got - ref) / bound : INFINITY;
+            excuse(e, v, isfinite(got) ? 0 : 1, 0);
             return;
         }
     }

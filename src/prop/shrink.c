@@ -232,7 +232,23 @@ static int shrink_values(shrinker *s, int which) {
     const sml_prop_case *c = &s->cur;
     int64_t n = sml_prop_case_elems(c);
     if (which && !c->dy) return 0;
-    if (n > 4096) return 0; /* values are worth shrinking once the shape is small */
+    if (n > 4096) {
+        /* Too many values to take one by one: try them all at 0 (specials kept). */
+        sml_prop_case cand;
+        if (sml_prop_case_copy(&cand, c) != SML_OK) return 0;
+        void *arr = which ? cand.dy : sml_prop_case_source(&cand);
+        int changed = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double v = sml_load(cand.dtype, arr, i);
+            if (isfinite(v) && v != 0.0) {
+                sml_store(cand.dtype, arr, i, 0.0);
+                changed = 1;
+            }
+        }
+        if (changed && (which || sml_prop_case_derive_y(&cand) == SML_OK)) return try_case(s, &cand);
+        sml_prop_case_free(&cand);
+        return 0;
+    }
     {
         sml_prop_case cand;
         if (sml_prop_case_copy(&cand, c) == SML_OK) {
