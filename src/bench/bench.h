@@ -40,9 +40,13 @@ void sml_bench_config_default(sml_bench_config *c);
 typedef enum sml_bench_verdict {
     SML_VERDICT_OK = 0, /* passed the correctness check on this input */
     SML_VERDICT_WRONG,  /* ran, but broke the numerics contract: its time never counts */
-    SML_VERDICT_ERROR   /* failed to run (launch error, unsupported at run time) */
+    SML_VERDICT_ERROR,  /* failed to run (launch error, unsupported at run time) */
+    SML_VERDICT_KNOWN_DEVIATION /* missed value bounds only, as its registry entry's
+                                   known_deviation declares (no NaN/inf mismatch): reported,
+                                   not a contract failure of the run, never a win */
 } sml_bench_verdict;
-const char *sml_bench_verdict_name(sml_bench_verdict v); /* "ok", "WRONG", "ERROR" */
+/* "ok", "WRONG", "ERROR", "KNOWN-DEV" */
+const char *sml_bench_verdict_name(sml_bench_verdict v);
 
 typedef struct sml_bench_case {
     sml_op op;
@@ -70,7 +74,7 @@ typedef struct sml_bench_result {
     sml_dtype dtype;
     int64_t rows, cols;
     sml_bench_verdict verdict;
-    char check[320];         /* the checker's one line, or the error */
+    char check[448];         /* the checker's one line, or the error */
     double worst_ulps, worst_ratio;
     int timed;
     sml_measurement m;       /* seconds per launch */

@@ -114,8 +114,9 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
     }
     if (d->no_baseline) append(b, n, " %d shapes had no timed baseline.", d->no_baseline);
     if (r->baseline_wrong)
-        append(b, n, " %s failed its own correctness check on %d of these shapes; its time still "
-                     "counts as the time to beat.", r->claim.baseline, r->baseline_wrong);
+        append(b, n, " %s missed the contract on %d of these shapes (WRONG or a documented "
+                     "deviation); its time still counts as the time to beat.",
+               r->claim.baseline, r->baseline_wrong);
 }
 
 sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {

@@ -143,6 +143,8 @@ int main(int argc, char **argv) {
           "compare prints every verdict and the broken check");
     const char *const fine[] = {"compare", fx[0], fx[2], NULL};
     expect_rc(42, "compare with no SLOW case", fine, 0, 1);
+    const char *const only_slow[] = {"compare", fx[2], fx[0], NULL};
+    expect_rc(43, "compare with one SLOW case and nothing broken", only_slow, 1, 1);
 
     /* A small real run on the CPU backends. */
     const char *const ok[] = {"bench", "--backend", "cpu", "--rows", "32", "--cols", "256", "--dtype", "fp32,bf16",
