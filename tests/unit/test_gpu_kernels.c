@@ -16,11 +16,22 @@
  * base pointer offset by one element, in place (forward); plus one tensor past 2^31 elements
  * per direction, of which only rows around the 2^31 boundary and the last rows are checked.
  *
+ * Known deviations: a kernel whose registry line carries `known_deviation` (the vendor
+ * baseline, measured to miss the contract on 16-bit rounding) has its value-bound misses
+ * counted and printed as KNOWN DEVIATION instead of failing, but only when the checker saw no
+ * NaN or inf mismatch and the worst error stays within KNOWN_DEVIATION_MAX_ULPS ulp of the
+ * exact value (a far larger error is a new bug, not the measured one). Special-value mismatches,
+ * overwritten canaries, changed inputs and launch errors fail as for any kernel. A launcher
+ * may refuse a strided layout (ld > cols) with SML_ERR_UNSUPPORTED (cuDNN cannot honour the
+ * row stride): that is counted as `refused`, never for `auto` and never for a dense layout.
+ *
  *   --list-cases              print the number of inputs, kernel runs and elements; run nothing
  *   --kernel K --op O --dtype D --rows R --cols C --ld L --offset F --inplace 0|1 --seed S
  *                             re-run one case (any shape; the failure lines print this)
  *   --no-huge                 leave out the > 2^31-element cases
- *   --cpu                     run the CPU kernels instead (checks this harness without a GPU) */
+ *   --cpu                     run the CPU kernels instead (checks this harness without a GPU)
+ *   --known-deviation K       treat kernel K as if its registry line had a known_deviation
+ *                             (checks the known-deviation rule itself, e.g. with --cpu) */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -50,6 +61,10 @@
 #define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
 #define MAX_KERNELS 64
 #define PRINT_CAP 8        /* failures printed per kernel and dtype; the rest are counted */
+/* Measured for cuDNN 9.14 on an H100: worst 1.47 ulp from exact (2.91 x the bound). One ulp
+ * off the correctly rounded value is under 1.5 ulp from exact; past 2 ulp it is not the
+ * deviation that was measured but a new bug, and fails. */
+#define KNOWN_DEVIATION_MAX_ULPS 2.0
 
 typedef enum variant { VAR_PLAIN, VAR_PADDED, VAR_MISALIGNED, VAR_INPLACE, VAR_COUNT } variant;
 static const char *const VARIANT_NAMES[VAR_COUNT] = {"dense", "padded-ld", "misaligned", "in-place"};
@@ -68,9 +83,14 @@ typedef struct opts {
     int64_t rows, cols, ld, offset, inplace; /* -1: not given */
     uint64_t seed;
     int list, cpu, huge;
+    const char *mark_known; /* --known-deviation */
 } opts;
 
-typedef struct cell { int64_t cases, fails; double worst_ratio, worst_ulps; } cell;
+typedef struct cell {
+    int64_t cases, fails, known, refused;
+    double worst_ratio, worst_ulps;
+    double known_ratio, known_ulps; /* worst among the KNOWN DEVIATION cases */
+} cell;
 
 typedef struct ctx {
     opts o;
@@ -158,10 +178,12 @@ static uint64_t case_seed(uint64_t run_seed, const tcase *t) {
 }
 
 static void repro_line(const ctx *c, const char *kernel, const tcase *t, char *buf, size_t n) {
-    snprintf(buf, n, "%s%s --kernel %s --op %s --dtype %s --rows %" PRId64 " --cols %" PRId64
-                     " --ld %" PRId64 " --offset %" PRId64 " --inplace %d --seed 0x%" PRIx64,
-             c->o.argv0, c->o.cpu ? " --cpu" : "", kernel, sml_op_name(t->op), sml_dtype_name(t->dt),
-             t->rows, t->cols, t->ld, t->offset, t->inplace, c->o.seed);
+    int len = snprintf(buf, n, "%s%s --kernel %s --op %s --dtype %s --rows %" PRId64 " --cols %" PRId64
+                               " --ld %" PRId64 " --offset %" PRId64 " --inplace %d --seed 0x%" PRIx64,
+                       c->o.argv0, c->o.cpu ? " --cpu" : "", kernel, sml_op_name(t->op), sml_dtype_name(t->dt),
+                       t->rows, t->cols, t->ld, t->offset, t->inplace, c->o.seed);
+    if (c->o.mark_known && len > 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, " --known-deviation %s", c->o.mark_known);
 }
 
 static void describe(const ctx *c, const sml_kernel *k, const tcase *t, char *buf, size_t n) {
@@ -193,6 +215,13 @@ static void record(ctx *c, size_t ki, sml_dtype dt, int fail, const sml_check_re
         if (r->worst_ratio > s->worst_ratio) s->worst_ratio = r->worst_ratio;
         if (r->worst_ulps > s->worst_ulps) s->worst_ulps = r->worst_ulps;
     }
+}
+
+/* The kernel's known deviation (registry, or --known-deviation for a harness check). */
+static const char *known_deviation(const ctx *c, const sml_kernel *k) {
+    if (c->o.mark_known && !strcmp(c->o.mark_known, k->name))
+        return k->known_deviation ? k->known_deviation : "(marked by --known-deviation)";
+    return k->known_deviation;
 }
 
 static sml_status dev_copy(sml_buffer *dst, size_t dst_off, const sml_buffer *src, size_t src_off,
@@ -293,6 +322,39 @@ static void fail_run(ctx *c, size_t ki, const sml_kernel *k, const tcase *t, con
     report_fail(c, ki, k, t, NULL, msg);
 }
 
+/* The verdict on a checked output: pass, KNOWN DEVIATION (a value-bound miss of a kernel
+ * with a known deviation: no NaN or inf mismatch, worst error within
+ * KNOWN_DEVIATION_MAX_ULPS), or fail. `detail` is the checker's message. */
+static void judge(ctx *c, size_t ki, const sml_kernel *k, const tcase *t, sml_status s,
+                  const sml_check_report *rep, const char *detail) {
+    if (s == SML_OK && rep->pass) {
+        sml_tally_pass(&c->tally);
+        record(c, ki, t->dt, 0, rep);
+        return;
+    }
+    const char *known = known_deviation(c, k);
+    if (s == SML_OK && known && rep->nan_mismatch == 0 && rep->inf_mismatch == 0 &&
+        rep->worst_ulps <= KNOWN_DEVIATION_MAX_ULPS) {
+        cell *cl = &c->stats[ki][t->dt];
+        if (cl->known < PRINT_CAP) {
+            char what[256], repro[512];
+            describe(c, k, t, what, sizeof what);
+            repro_line(c, k->name, t, repro, sizeof repro);
+            printf("KNOWN DEVIATION %s: %s: worst %.3g ulp (%.3g x the bound): %s\n  reproduce: %s\n", TEST_NAME,
+                   what, rep->worst_ulps, rep->worst_ratio, detail, repro);
+            if (cl->known + 1 == PRINT_CAP)
+                printf("  (further known deviations of %s %s are counted, not printed)\n", k->name,
+                       sml_dtype_name(t->dt));
+        }
+        cl->known++;
+        if (rep->worst_ratio > cl->known_ratio) cl->known_ratio = rep->worst_ratio;
+        if (rep->worst_ulps > cl->known_ulps) cl->known_ulps = rep->worst_ulps;
+        record(c, ki, t->dt, 0, rep);
+        return;
+    }
+    report_fail(c, ki, k, t, rep, detail);
+}
+
 /* ---- one input, every kernel --------------------------------------------------------- */
 
 static void run_input(ctx *c, const tcase *t) {
@@ -353,6 +415,12 @@ static void run_input(ctx *c, const tcase *t) {
         const unsigned char *image = t->inplace ? hx : hout0;
         s = sml_buffer_upload(out, 0, image, bytes);
         if (s == SML_OK) s = sml_run(k, c->h, &p);
+        if (s == SML_ERR_UNSUPPORTED && t->ld != t->cols && strcmp(k->name, "auto") != 0) {
+            /* A layout the launcher cannot honour (cuDNN and row strides): refused, counted. */
+            c->stats[ki][t->dt].refused++;
+            c->tally.skipped++;
+            continue;
+        }
         if (s == SML_OK) s = sml_device_sync(c->dev, NULL);
         if (s == SML_OK) s = sml_buffer_download(out, 0, hgot, bytes);
         if (s != SML_OK) {
@@ -389,12 +457,7 @@ static void run_input(ctx *c, const tcase *t) {
         memset(&rep, 0, sizeof rep);
         s = sml_check_against(t->op, t->dt, t->rows, t->cols, t->ld, hx + data, bwd ? hdy + data : NULL,
                               want, hgot + data, &rep);
-        if (s != SML_OK || !rep.pass) {
-            report_fail(c, ki, k, t, &rep, s != SML_OK ? sml_strerror(s) : rep.message);
-        } else {
-            sml_tally_pass(&c->tally);
-            record(c, ki, t->dt, 0, &rep);
-        }
+        judge(c, ki, k, t, s, &rep, s != SML_OK ? sml_strerror(s) : rep.message);
     }
 done:
     sml_buffer_free(&bx);
@@ -510,17 +573,12 @@ static void run_huge(ctx *c, const tcase *t) {
         sml_check_report rep;
         memset(&rep, 0, sizeof rep);
         s = sml_check_against(t->op, t->dt, np, t->cols, t->cols, px, bwd ? pdy : NULL, pwant, pgot, &rep);
-        if (s != SML_OK || !rep.pass) {
-            /* rep's row r is checked row pick[r] of the tensor */
-            snprintf(msg, sizeof msg, "%s [checked-row index -> tensor row: 0->%" PRId64 " 2->%" PRId64
-                                      " 3->%" PRId64 " last->%" PRId64 "]",
-                     s != SML_OK ? sml_strerror(s) : rep.message, pick[0], pick[2 < np ? 2 : 0],
-                     pick[3 < np ? 3 : 0], pick[np - 1]);
-            report_fail(c, ki, k, t, &rep, msg);
-        } else {
-            sml_tally_pass(&c->tally);
-            record(c, ki, t->dt, 0, &rep);
-        }
+        /* rep's row r is checked row pick[r] of the tensor */
+        snprintf(msg, sizeof msg, "%s [checked-row index -> tensor row: 0->%" PRId64 " 2->%" PRId64
+                                  " 3->%" PRId64 " last->%" PRId64 "]",
+                 s != SML_OK ? sml_strerror(s) : rep.message, pick[0], pick[2 < np ? 2 : 0],
+                 pick[3 < np ? 3 : 0], pick[np - 1]);
+        judge(c, ki, k, t, s, &rep, msg);
     }
 done:
     sml_buffer_free(&bx);
@@ -609,7 +667,8 @@ static void enumerate(ctx *c) {
 static int usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s [--list-cases] [--kernel NAME] [--op OP] [--dtype DT] [--rows R --cols C\n"
-            "          [--ld L] [--offset ELEMS] [--inplace 0|1]] [--seed S] [--no-huge] [--cpu]\n",
+            "          [--ld L] [--offset ELEMS] [--inplace 0|1]] [--seed S] [--no-huge] [--cpu]\n"
+            "          [--known-deviation KERNEL]\n",
             argv0);
     return 2;
 }
@@ -644,13 +703,16 @@ static int parse(opts *o, int argc, char **argv) {
         else if (!strcmp(a, "--offset")) o->offset = strtoll(v, NULL, 0);
         else if (!strcmp(a, "--inplace")) o->inplace = strtoll(v, NULL, 0);
         else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--known-deviation")) o->mark_known = v;
         else return usage(argv[0]);
     }
     if ((o->rows > 0) != (o->cols > 0) || (o->ld >= 0 && o->ld < o->cols)) return usage(argv[0]);
-    if (o->kernel && !sml_kernel_find(o->kernel)) {
-        fprintf(stderr, "%s: no kernel named '%s' in the registry\n", argv[0], o->kernel);
-        return 2;
-    }
+    const char *names[2] = {o->kernel, o->mark_known};
+    for (int i = 0; i < 2; i++)
+        if (names[i] && !sml_kernel_find(names[i])) {
+            fprintf(stderr, "%s: no kernel named '%s' in the registry\n", argv[0], names[i]);
+            return 2;
+        }
     return 0;
 }
 
@@ -686,13 +748,36 @@ int main(int argc, char **argv) {
     sml_handle_destroy(c.h);
     if (c.dead) printf("%s: stopped after a CUDA error; later cases did not run\n", TEST_NAME);
 
-    printf("%-10s %-5s %8s %6s %12s %10s\n", "kernel", "dtype", "cases", "fails", "worst_ratio", "worst_ulps");
+    printf("%-10s %-5s %8s %6s %6s %8s %12s %10s\n", "kernel", "dtype", "cases", "fails", "known", "refused",
+           "worst_ratio", "worst_ulps");
+    int64_t known_total = 0;
     for (size_t ki = 0; ki < sml_kernel_count() && ki < MAX_KERNELS; ki++)
         for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
             const cell *s = &c.stats[ki][dt];
-            if (!s->cases) continue;
-            printf("%-10s %-5s %8" PRId64 " %6" PRId64 " %12.4g %10.4g\n", sml_kernel_at(ki)->name,
-                   sml_dtype_name((sml_dtype)dt), s->cases, s->fails, s->worst_ratio, s->worst_ulps);
+            if (!s->cases && !s->refused) continue;
+            printf("%-10s %-5s %8" PRId64 " %6" PRId64 " %6" PRId64 " %8" PRId64 " %12.4g %10.4g\n",
+                   sml_kernel_at(ki)->name, sml_dtype_name((sml_dtype)dt), s->cases, s->fails, s->known,
+                   s->refused, s->worst_ratio, s->worst_ulps);
+            known_total += s->known;
         }
+    /* One line per kernel with known deviations: how often, how far, and the registry's words. */
+    for (size_t ki = 0; ki < sml_kernel_count() && ki < MAX_KERNELS; ki++) {
+        const sml_kernel *k = sml_kernel_at(ki);
+        char worst[256] = "";
+        int64_t n = 0;
+        for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
+            const cell *s = &c.stats[ki][dt];
+            if (!s->known) continue;
+            n += s->known;
+            size_t len = strlen(worst);
+            snprintf(worst + len, sizeof worst - len, "%s%s %" PRId64 " cases, worst %.3g ulp / %.3g x bound",
+                     len ? "; " : "", sml_dtype_name((sml_dtype)dt), s->known, s->known_ulps, s->known_ratio);
+        }
+        if (n)
+            printf("KNOWN DEVIATION %s: %s: %" PRId64 " cases outside the value bound, not failed (%s); registry: %s\n",
+                   TEST_NAME, k->name, n, worst, known_deviation(&c, k));
+    }
+    if (known_total)
+        printf("%s: %" PRId64 " known deviations (neither passed nor failed below)\n", TEST_NAME, known_total);
     return sml_tally_finish(&c.tally);
 }
