@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
@@ -26,7 +27,7 @@ static void usage(FILE *f) {
         "  --sweep NAME            %s (default seeds)\n"
         "  --rows R --cols C       one shape instead of a sweep\n"
         "  --dtype D[,D...]|all    fp32, fp16, bf16 (default: each shape's own dtypes)\n"
-        "  --json FILE --md FILE   also write the ledger to these files\n"
+        "  --json FILE --md FILE   also write the ledger to these files (directories are made)\n"
         "  --ledger DIR            ledger directory (default ./ledger)\n"
         "  --svg FILE              plot GB/s against cols from this run's ledger\n"
         "  --min-samples N         at least N samples per measurement (default 10)\n"
@@ -102,29 +103,45 @@ static int parse_mask(const char *s, int ops, unsigned *mask) {
     return *mask != 0;
 }
 
-/* The directory of `path` must exist and be writable (checked before the run). */
-static int writable_parent(const char *path) {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) return access(".", W_OK) == 0;
-    if (slash == dir) slash[1] = 0;
-    else *slash = 0;
-    return access(dir, W_OK) == 0;
-}
-
-/* The ledger directory: fine if it exists and is writable, or if its nearest existing
- * ancestor is (it is created after the run). */
-static int ledger_dir_ok(const char *dir) {
+/* A directory is fine if it exists and is writable, or if its nearest existing ancestor is
+ * (it is created after the run, so bad flags leave nothing behind). */
+static int dir_ok(const char *dir) {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", dir);
     for (;;) {
-        if (access(buf, F_OK) == 0) return access(buf, W_OK) == 0;
+        struct stat st;
+        if (stat(buf, &st) == 0) return S_ISDIR(st.st_mode) && access(buf, W_OK) == 0;
         char *slash = strrchr(buf, '/');
         if (!slash) return access(".", W_OK) == 0;
         if (slash == buf) return access("/", W_OK) == 0;
         *slash = 0;
     }
+}
+
+static void parent_of(const char *path, char *dir, size_t n) {
+    snprintf(dir, n, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, n, ".");
+    else if (slash == dir) slash[1] = 0;
+    else *slash = 0;
+}
+
+/* An output file's directory: as for the ledger directory; a path ending in '/' is refused. */
+static int parent_ok(const char *path) {
+    char dir[1024];
+    size_t len = strlen(path);
+    if (!len || path[len - 1] == '/') return 0;
+    parent_of(path, dir, sizeof dir);
+    return dir_ok(dir);
+}
+
+/* Creates an output file's directory (after the run). */
+static int make_parent(const char *path, char *err, size_t errlen) {
+    char dir[1024];
+    parent_of(path, dir, sizeof dir);
+    if (sml_mkdir_p(dir) == 0) return 1;
+    snprintf(err, errlen, "cannot create the directory %.400s: %s", dir, strerror(errno));
+    return 0;
 }
 
 typedef struct print_ctx {
@@ -230,10 +247,10 @@ int sml_cmd_bench(int argc, char **argv) {
     }
     plan.ops = ops;
     plan.dtypes = dtypes;
-    if (json && !writable_parent(json)) return bad("cannot write --json '%s' (no such directory?)", json);
-    if (md && !writable_parent(md)) return bad("cannot write --md '%s' (no such directory?)", md);
-    if (svg && !writable_parent(svg)) return bad("cannot write --svg '%s' (no such directory?)", svg);
-    if (!ledger_dir_ok(ledger)) return bad("cannot create or write the --ledger directory '%s'", ledger);
+    if (json && !parent_ok(json)) return bad("cannot write --json '%s'", json);
+    if (md && !parent_ok(md)) return bad("cannot write --md '%s'", md);
+    if (svg && !parent_ok(svg)) return bad("cannot write --svg '%s'", svg);
+    if (!dir_ok(ledger)) return bad("cannot create or write the --ledger directory '%s'", ledger);
 
     int gpu = sml_gpu_available();
     char notes[512] = "", err[512];
@@ -333,6 +350,11 @@ int sml_cmd_bench(int argc, char **argv) {
         rc = 1;
     } else {
         printf("\nledger: %s and %s\n", jp, mp);
+    }
+    if (rc == 0 && ((json && !make_parent(json, err, sizeof err)) || (md && !make_parent(md, err, sizeof err)) ||
+                    (svg && !make_parent(svg, err, sizeof err)))) {
+        fprintf(stderr, "softmax-lab bench: %s\n", err);
+        rc = 1;
     }
     if (rc == 0 && json && sml_ledger_save_file(&run, &l, json, 1, err, sizeof err) != SML_OK) {
         fprintf(stderr, "softmax-lab bench: %s\n", err);

@@ -67,6 +67,12 @@ static char LOG[1 << 16];
 
 static void expect_rc(int n, const char *what, const char *const *args, int want, int must_be_empty) {
     if (!sml_case_filter_want(&F, n)) return;
+    if (must_be_empty) {
+        /* Start empty, so one case's leftovers cannot fail the next. */
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'/* '%s'/.[!.]*", TMP, TMP);
+        if (system(cmd) != 0) printf("note: could not empty %s\n", TMP);
+    }
     int rc = run_cli(args, LOG, sizeof LOG);
     int files = entries(TMP);
     if (rc == want && (!must_be_empty || files == 0)) {
@@ -116,7 +122,9 @@ int main(int argc, char **argv) {
         {"bench", "--min-samples", "0", "--ledger", "L", NULL},
         {"bench", "--backend", "nosuch", "--ledger", "L", NULL},
         {"bench", "--l2", "hot", "--ledger", "L", NULL},
-        {"bench", "--json", "/nonexistent/dir/x.json", "--ledger", "L", NULL},
+        {"bench", "--json", "/etc/hostname/x.json", "--ledger", "L", NULL},
+        {"bench", "--ledger", "/etc/hostname/L", NULL},
+        {"bench", "--svg", "out/", "--ledger", "L", NULL},
         {"bench", "--anchors", "/nonexistent/anchors.csv", "--ledger", "L", NULL},
         {"bench", "--max-seconds", "--ledger", "L", NULL},
         {"compare", fx[0], NULL},
@@ -149,10 +157,11 @@ int main(int argc, char **argv) {
     /* A small real run on the CPU backends. */
     const char *const ok[] = {"bench", "--backend", "cpu", "--rows", "32", "--cols", "256", "--dtype", "fp32,bf16",
                               "--op", "all", "--max-seconds", "0.02", "--ledger", "L", "--json", "run.json",
-                              "--md", "run.md", "--svg", "run.svg", "--quiet", NULL};
+                              "--md", "run.md", "--svg", "L/plots/run.svg", "--quiet", NULL};
     expect_rc(50, "a small CPU bench", ok, 0, 0);
     check(51, exists("L/custom_all.json") && exists("L/custom_all.md"), "the ledger directory holds JSON and Markdown");
-    check(52, exists("run.json") && exists("run.md") && exists("run.svg"), "--json, --md and --svg were written");
+    check(52, exists("run.json") && exists("run.md") && exists("L/plots/run.svg"),
+          "--json, --md and --svg (into a directory made for it) were written");
     check(53, strstr(LOG, "== softmax_bwd bf16 32x256") && strstr(LOG, "cpu_online") && strstr(LOG, "decisions"),
           "a table per case and the decisions are printed");
     if (!sml_gpu_available())
