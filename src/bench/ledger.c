@@ -70,7 +70,8 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
                 if (v > hi) hi = v;
             }
         }
-        if (isfinite(lo)) append(b, n, " Against cudnn: %.2fx to %.2fx.", lo, hi);
+        if (isfinite(lo) && strcmp(r->kernel, "cudnn") != 0)
+            append(b, n, " Against cudnn: %.2fx to %.2fx.", lo, hi);
         if (r->baseline_only) append(b, n, " Measured as a baseline for the others.");
         return;
     }

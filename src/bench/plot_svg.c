@@ -107,7 +107,8 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
         if (!op) op = "softmax";
     }
     if (!dtype) {
-        static const char *const DT[] = {"fp32", "fp16", "bf16"};
+        /* On a tie the 16-bit types come first: they are what models run softmax in. */
+        static const char *const DT[] = {"fp16", "bf16", "fp32"};
         int best = -1;
         for (int d = 0; d < 3; d++) {
             int count = 0;
