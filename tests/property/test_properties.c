@@ -26,17 +26,19 @@ static void usage(const char *argv0) {
 }
 
 int main(int argc, char **argv) {
+    /* test_properties_gpu is built with SML_PROP_GPU_TEST: GPU unless told otherwise. */
+#ifdef SML_PROP_GPU_TEST
+    sml_device device = SML_DEVICE_GPU;
+#else
     sml_device device = SML_DEVICE_CPU;
+#endif
     const char *only_kernel = NULL;
     int only_op = -1, only_dtype = -1;
-    sml_prop_config cfg;
-    sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
     /* The device decides the profile, so read it before anything else. */
     for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--device") && !strcmp(argv[i + 1], "gpu")) {
-            device = SML_DEVICE_GPU;
-            sml_prop_config_init(&cfg, SML_PROP_PROFILE_GPU);
-        }
+        if (!strcmp(argv[i], "--device")) device = strcmp(argv[i + 1], "gpu") ? SML_DEVICE_CPU : SML_DEVICE_GPU;
+    sml_prop_config cfg;
+    sml_prop_config_init(&cfg, device == SML_DEVICE_GPU ? SML_PROP_PROFILE_GPU : SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);
     cfg.regressions_dir = "tests/regressions";
     cfg.save_dir = SML_PROP_SAVE_DIR;
