@@ -286,6 +286,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
             }
             if (cfg->stop_on_failure) stop = 1;
         }
+        if (e.main_state < 0 && e.main.status == SML_ERR_UNSUPPORTED) res->refused++;
         sml_prop_eval_end(&e);
         sml_prop_case_free(&c);
         if (case_failed) res->failed_cases++;

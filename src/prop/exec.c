@@ -167,7 +167,16 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
         snprintf(rep->where, sizeof rep->where, "%s returned %s%s%s", k->name,
                  sml_strerror(rep->status), rep->status == SML_ERR_CUDA ? ": " : "",
                  rep->status == SML_ERR_CUDA ? sml_last_cuda_error() : "");
-        return SML_OK;
+        /* A refusal must write nothing (the API's promise): the output region as uploaded. */
+        if (rep->status == SML_ERR_UNSUPPORTED &&
+            (s = sml_buffer_download(&e->buf, out_region, e->back + out_region, L.region)) == SML_OK &&
+            memcmp(e->back + out_region, e->img + out_region, L.region) != 0) {
+            size_t i = 0;
+            while (e->back[out_region + i] == e->img[out_region + i]) i++;
+            for (size_t j = i; j < L.region; j++) rep->canary_bad += e->back[out_region + j] != e->img[out_region + j];
+            describe_byte(rep->where, sizeof rep->where, &L, c, i, "refused with SML_ERR_UNSUPPORTED yet wrote");
+        }
+        return s;
     }
     /* Only the output region comes back, unless everything is to be verified. */
     size_t from = verify ? 0 : out_region, n = verify ? L.total : L.region;

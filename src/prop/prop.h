@@ -124,6 +124,7 @@ typedef struct sml_prop_result {
     char note[192];
     int64_t cases;                 /* random cases run */
     int64_t failed_cases;          /* cases where some property failed or errored */
+    int64_t refused;               /* cases the kernel refused (padded stride) and so skipped */
     int64_t regressions, regressions_failed; /* saved reproducers replayed first */
     int64_t checks[SML_PROP_COUNT], fails[SML_PROP_COUNT], skips[SML_PROP_COUNT];
     int64_t deviations[SML_PROP_COUNT]; /* passes excused by the kernel's known_deviation */

@@ -165,6 +165,15 @@ static int ensure_facts(sml_prop_eval *e) {
     return 1;
 }
 
+/* Shapes are drawn inside the kernel's declared limits, so a missing device is a reason to
+ * skip, and so is a refusal of a padded stride (the cuDNN baseline cannot honour one; the
+ * refusal is counted and must write nothing, which `canaries` checks). A launcher refusing
+ * a dense problem inside its limits has a registry entry that promises too much: an error. */
+static int refused_legitimately(const sml_prop_case *c, const sml_prop_run_report *rep) {
+    if (rep->status == SML_ERR_NO_DEVICE) return 1;
+    return rep->status == SML_ERR_UNSUPPORTED && c->ld != c->cols && !rep->canary_bad;
+}
+
 /* Run the kernel on case c into out; turn a refusal or engine failure into a verdict.
  * Returns 1 when the output is there to judge. */
 static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_prop_run_report *rep,
@@ -174,10 +183,7 @@ static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_pro
         verdict(v, SML_PROP_ERROR, -1, -1, "engine: %s", sml_strerror(s));
         return 0;
     }
-    /* Shapes are drawn inside the kernel's declared limits, so only a missing device is a
-     * reason to skip; a launcher refusing with SML_ERR_UNSUPPORTED has a registry entry that
-     * promises too much, which is an error. */
-    if (rep->status == SML_ERR_NO_DEVICE) {
+    if (refused_legitimately(c, rep)) {
         verdict(v, SML_PROP_SKIP, -1, -1, "%s", rep->where);
         return 0;
     }
@@ -192,7 +198,7 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
     if (e->main_state > 0) return 1;
     if (e->main_state < 0) {
         /* Repeat the first run's verdict for every property that needs it. */
-        if (e->main.status == SML_ERR_NO_DEVICE)
+        if (refused_legitimately(e->c, &e->main))
             verdict(v, SML_PROP_SKIP, -1, -1, "%s", e->main.where);
         else if (e->engine_status != SML_OK)
             verdict(v, SML_PROP_ERROR, -1, -1, "engine: %s", sml_strerror(e->engine_status));
@@ -638,7 +644,11 @@ static void p_determinism(sml_prop_eval *e, sml_prop_verdict *v) {
 /* ---- 9. canaries ------------------------------------------------------------------------- */
 
 static void p_canaries(sml_prop_eval *e, sml_prop_verdict *v) {
-    if (!ensure_main(e, v)) return;
+    if (!ensure_main(e, v)) {
+        if (e->main.status == SML_ERR_UNSUPPORTED && e->main.canary_bad)
+            verdict(v, SML_PROP_FAIL, -1, -1, "%s (%lld bytes)", e->main.where, (long long)e->main.canary_bad);
+        return;
+    }
     if (e->main.canary_bad)
         verdict(v, SML_PROP_FAIL, -1, -1, "%s (%lld canary bytes changed)", e->main.where,
                 (long long)e->main.canary_bad);

@@ -59,14 +59,14 @@ static int try_case(shrinker *s, sml_prop_case *cand) {
     return 1;
 }
 
-/* A case with the rows [r0, r0 + n) of cur, or the columns [c0, c0 + n) (other = -1), or
- * cur without column `drop`. */
+/* A case with the rows [r0, r0 + nr) of cur and either the columns [c0, c0 + nc) or
+ * (drop >= 0) every column but [drop, drop + nc). */
 static sml_status sub_case(const sml_prop_case *cur, int64_t r0, int64_t nr, int64_t c0,
                            int64_t nc, int64_t drop, sml_prop_case *out) {
     *out = *cur;
     out->x = out->dy = out->logits = NULL;
     out->rows = nr;
-    out->cols = drop >= 0 ? cur->cols - 1 : nc;
+    out->cols = drop >= 0 ? cur->cols - nc : nc;
     if (out->ld == cur->cols) out->ld = out->cols;
     else out->ld = out->cols + (cur->ld - cur->cols);
     sml_status st = sml_prop_case_alloc(out);
@@ -81,8 +81,8 @@ static sml_status sub_case(const sml_prop_case *cur, int64_t r0, int64_t nr, int
             char *o = (char *)dst[a] + (size_t)(r * out->cols) * esz;
             if (drop >= 0) {
                 memcpy(o, in, (size_t)drop * esz);
-                memcpy(o + (size_t)drop * esz, in + (size_t)(drop + 1) * esz,
-                       (size_t)(cur->cols - drop - 1) * esz);
+                memcpy(o + (size_t)drop * esz, in + (size_t)(drop + nc) * esz,
+                       (size_t)(cur->cols - drop - nc) * esz);
             } else {
                 memcpy(o, in + (size_t)c0 * esz, (size_t)nc * esz);
             }
@@ -157,11 +157,12 @@ static int shrink_cols(shrinker *s) {
             if (start + q > C) start = C - q;
             if (try_cols(s, start, q, -1)) { progress = 1; continue; }
         }
-        if (C <= 64) {
-            int any = 0;
-            for (int64_t j = C - 1; j >= 0 && !any; j--) any = try_cols(s, 0, 0, j);
-            if (any) { progress = 1; continue; }
-        }
+        /* Then ever smaller blocks of columns removed, down to single columns. */
+        int any = 0;
+        if (C <= 4096)
+            for (int64_t w = C / 4 > 0 ? C / 4 : 1; w >= 1 && !any; w /= 2)
+                for (int64_t j = C - w; j >= 0 && !any && !out_of_budget(s); j -= w) any = try_cols(s, 0, w, j);
+        if (any) { progress = 1; continue; }
         break;
     }
     return progress;

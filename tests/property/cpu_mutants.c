@@ -28,7 +28,9 @@ typedef enum bug {
     B_GRID65535,      /* only the first 65,535 rows are processed (grid y limit) */
     B_SHIFT_EXP2,     /* exp2(x * log2e - max * log2e): the max is not subtracted first */
     B_IGNORE_LD,      /* the output is written with stride cols instead of ld */
-    B_SUM_OFF_BY_ONE  /* the sum loop stops one element short */
+    B_SUM_OFF_BY_ONE, /* the sum loop stops one element short */
+    B_REFUSE_WRITES,  /* refuses padded strides with SML_ERR_UNSUPPORTED, after writing */
+    B_REFUSE_DENSE    /* refuses rows over 100 columns that its registry line promises */
 } bug;
 
 #define LEAF 16
@@ -145,6 +147,11 @@ static void backward_row(bug b, sml_op op, const float *y, const float *dy, floa
 
 static sml_status run(bug b, const sml_problem *p) {
     int64_t n = p->cols, rows = p->rows;
+    if (b == B_REFUSE_DENSE && n > 100) return SML_ERR_UNSUPPORTED;
+    if (b == B_REFUSE_WRITES && p->ld != n && rows > 1) {
+        sml_status s = run(B_NONE, p);
+        return s == SML_OK ? SML_ERR_UNSUPPORTED : s;
+    }
     if (b == B_GRID65535 && rows > 65535) rows = 65535;
     g_calls++;
     float *buf = malloc((size_t)n * 4 * sizeof *buf);
@@ -187,6 +194,8 @@ LAUNCHER(l_grid65535, B_GRID65535)
 LAUNCHER(l_shift_exp2, B_SHIFT_EXP2)
 LAUNCHER(l_ignore_ld, B_IGNORE_LD)
 LAUNCHER(l_sum_off_by_one, B_SUM_OFF_BY_ONE)
+LAUNCHER(l_refuse_writes, B_REFUSE_WRITES)
+LAUNCHER(l_refuse_dense, B_REFUSE_DENSE)
 
 #define F16S ((1u << SML_F16) | (1u << SML_BF16))
 #define M(name, ops, dts, fn, bug, survive) \
@@ -213,6 +222,10 @@ static const sml_mutant MUTANTS[] = {
     M("mut_shift_exp2", SML_OPS_FWD, SML_DTYPES_ALL, l_shift_exp2, "exp2(x*log2e - max*log2e): max not subtracted first", 0),
     M("mut_ignore_ld", SML_OPS_ALL, SML_DTYPES_ALL, l_ignore_ld, "output written with stride cols, not ld", 0),
     M("mut_sum_off_by_one", SML_OPS_FWD, SML_DTYPES_ALL, l_sum_off_by_one, "the sum skips the last element", 0),
+    M("mut_refuse_writes", SML_OPS_ALL, SML_DTYPES_ALL, l_refuse_writes,
+      "refuses a padded stride with SML_ERR_UNSUPPORTED after writing the output", 0),
+    M("mut_refuse_dense", SML_OPS_FWD, SML_DTYPES_ALL, l_refuse_dense,
+      "refuses rows its registry line promises (over 100 columns)", 0),
 };
 
 size_t sml_mutant_count(void) { return sizeof MUTANTS / sizeof MUTANTS[0]; }

@@ -19,6 +19,9 @@
 #ifndef SML_PROP_SAVE_DIR
 #define SML_PROP_SAVE_DIR "prop-failures"
 #endif
+#ifndef SML_PROP_REGRESSIONS_DIR
+#define SML_PROP_REGRESSIONS_DIR "tests/regressions"
+#endif
 
 static void usage(const char *argv0) {
     printf("usage: %s [--device cpu|gpu] [--kernel K] [--op OP] [--dtype D] [engine flags]\n%s",
@@ -40,7 +43,7 @@ int main(int argc, char **argv) {
     sml_prop_config cfg;
     sml_prop_config_init(&cfg, device == SML_DEVICE_GPU ? SML_PROP_PROFILE_GPU : SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);
-    cfg.regressions_dir = "tests/regressions";
+    cfg.regressions_dir = SML_PROP_REGRESSIONS_DIR;
     cfg.save_dir = SML_PROP_SAVE_DIR;
     cfg.replay_cmd = SML_CLI_PATH " replay";
     char rerun[1024];
@@ -135,6 +138,10 @@ int main(int argc, char **argv) {
                        res->outcome == SML_PROP_SKIP ? "  SKIP: " : "", res->outcome == SML_PROP_SKIP ? res->note : "");
                 int64_t dev = 0;
                 for (int p = 0; p < SML_PROP_COUNT; p++) dev += res->deviations[p];
+                if (res->refused)
+                    printf("  %s refused %lld of %lld cases (SML_ERR_UNSUPPORTED on a padded stride): "
+                           "skipped, after checking it wrote nothing\n",
+                           k->name, (long long)res->refused, (long long)res->cases);
                 if (dev)
                     printf("  KNOWN DEVIATION of %s (%s): %lld property checks excused (agreement %lld); "
                            "special values, bits and writes are still enforced\n",

@@ -121,6 +121,7 @@ typedef struct row {
     int killed;
     int64_t cases;            /* cases until the first kill, in the combo that killed first */
     sml_prop_id by;
+    int by_error;             /* the kill was an error (the kernel refused or crashed) */
     sml_op op;
     sml_dtype dt;
     int64_t s_rows, s_cols;
@@ -236,6 +237,7 @@ int main(int argc, char **argv) {
                     rw->dt = (sml_dtype)dt;
                     for (int f = 0; f < res->nfail; f++)
                         if (res->failures[f].prop == (sml_prop_id)killer) {
+                            rw->by_error = res->failures[f].outcome == SML_PROP_ERROR;
                             rw->s_rows = res->failures[f].s_rows;
                             rw->s_cols = res->failures[f].s_cols;
                             snprintf(rw->repro, sizeof rw->repro, "%s", res->failures[f].repro);
@@ -246,7 +248,7 @@ int main(int argc, char **argv) {
     }
     free(res);
 
-    printf("\n%-20s %-16s %-15s %-5s %6s %9s  %s\n", "mutant", "killed by", "op", "dtype", "cases",
+    printf("\n%-20s %-18s %-15s %-5s %6s %9s  %s\n", "mutant", "killed by", "op", "dtype", "cases",
            "shrunk", "also killed by");
     unsigned covered = 0;
     int killed = 0, mutants = 0;
@@ -261,7 +263,7 @@ int main(int argc, char **argv) {
                 strncat(also, sml_prop_name((sml_prop_id)p), sizeof also - strlen(also) - 1);
             }
         if (rw->m->expect_survive) {
-            printf("%-20s %-16s %-15s %-5s %6s %9s  %s\n", name, rw->killed ? sml_prop_name(rw->by) : "survived (control)",
+            printf("%-20s %-18s %-15s %-5s %6s %9s  %s\n", name, rw->killed ? sml_prop_name(rw->by) : "survived (control)",
                    "", "", "", "", also);
             if (rw->killed)
                 sml_tally_fail(&t, rw->false_positive[0] ? rw->repro : NULL,
@@ -275,7 +277,9 @@ int main(int argc, char **argv) {
         covered |= rw->killers;
         char shrunk[32];
         snprintf(shrunk, sizeof shrunk, "%lldx%lld", (long long)rw->s_rows, (long long)rw->s_cols);
-        printf("%-20s %-16s %-15s %-5s %6lld %9s  %s\n", name, rw->killed ? sml_prop_name(rw->by) : "SURVIVED",
+        char by[40];
+        snprintf(by, sizeof by, "%s%s", sml_prop_name(rw->by), rw->by_error ? " (error)" : "");
+        printf("%-20s %-18s %-15s %-5s %6lld %9s  %s\n", name, rw->killed ? by : "SURVIVED",
                rw->killed ? sml_op_name(rw->op) : "", rw->killed ? sml_dtype_name(rw->dt) : "",
                (long long)rw->cases, rw->killed ? shrunk : "", also);
         if (rw->killed) {
