@@ -40,7 +40,7 @@ void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile) {
         cfg->seed = fresh_seed();
         cfg->max_cases = 100000;
         cfg->max_seconds = 600.0;
-        cfg->total_seconds = 0.0;
+        cfg->total_seconds = 3600.0;
         cfg->sizes = (sml_prop_sizes){32, 65536, 0.01, 1 << 25, 1 << 23};
         cfg->shrink_max_evals = 20000;
         cfg->shrink_max_seconds = 300.0;
