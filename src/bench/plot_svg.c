@@ -284,7 +284,7 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
         fprintf(f, "</text>\n");
         ly += 20;
     }
-    fprintf(f, "<text x=\"%.1f\" y=\"%d\" fill=\"#555\">x = WRONG (time is not a result)</text>\n", ML + pw + 16, ly + 10);
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" fill=\"#555\">x = check not ok: WRONG or KNOWN-DEV (never a win)</text>\n", ML + pw + 16, ly + 10);
     fprintf(f, "</svg>\n");
 #undef PX
 #undef PY
