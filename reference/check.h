@@ -80,6 +80,9 @@ double sml_check_allowed(sml_op op, sml_dtype dt, const sml_row_facts *row, doub
  * interval reaches the dtype's overflow threshold (same sign), or the row may overflow. */
 int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want,
                           const sml_bound *b, double got);
+/* 1 when a NaN output is allowed where the reference is infinite: log_softmax_bwd with an
+ * infinite sum(dy) at an element whose exp(y_i) underflows fp32 (docs/NUMERICS.md, 2). */
+int sml_check_nan_allowed(sml_op op, const sml_row_facts *row, double x_i);
 /* The summation depth the contract allows for a row of n: min(n - 1, 32 + ceil(log2 n)). */
 int sml_check_sum_depth(int64_t n);
 

@@ -160,3 +160,11 @@ int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want,
     double top = sml_dtype_max(dt), threshold = top + 0.5 * sml_ulp(dt, top);
     return fabs(want) + b->compute >= threshold;
 }
+
+int sml_check_nan_allowed(sml_op op, const sml_row_facts *row, double x_i) {
+    /* log_softmax_bwd with an infinite S: dx_i = dy_i - exp(y_i) * S is -+inf in exact
+     * arithmetic, but exp(y_i) is 0 in fp32 once it falls below FLT_MIN (flush) or the
+     * smallest subnormal, and 0 * inf is NaN. fp32 work cannot tell these apart, so NaN is
+     * accepted there (PyTorch gives NaN too). */
+    return op == SML_LOG_SOFTMAX_BWD && isinf(row->dot) && exp(x_i) < FLUSH;
+}
