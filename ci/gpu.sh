@@ -60,6 +60,9 @@ if has sanitize && [ -x "$BUILD/tests/mutants/run_sanitizers.sh" ]; then
   "$BUILD/tests/mutants/run_sanitizers.sh" "$BUILD" "$ARTIFACTS" || status=1
 fi
 
+# The perf gate writes its ledger and plot into the build tree; failures land beside the tests.
+[ -d "$BUILD/ledger" ] && cp -r "$BUILD/ledger" "$ARTIFACTS/perf-gate-ledger"
+[ -d "$BUILD/tests/property/failures" ] && cp -r "$BUILD/tests/property/failures" "$ARTIFACTS/property-failures"
 cp -r tests/regressions "$ARTIFACTS/regressions" 2>/dev/null || true
 log "artifacts in $ARTIFACTS; status $status"
 exit $status
