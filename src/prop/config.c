@@ -32,6 +32,7 @@ void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile) {
         cfg->max_cases = 10000;
         cfg->max_seconds = 30.0;
         cfg->total_seconds = 540.0;
+        cfg->ramp_by_time = 1;
         cfg->sizes = (sml_prop_sizes){32, 4096, 0.002, 1 << 22, 1 << 22};
         cfg->shrink_max_evals = 3000;
         cfg->shrink_max_seconds = 30.0;
@@ -41,14 +42,17 @@ void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile) {
         cfg->max_cases = 100000;
         cfg->max_seconds = 600.0;
         cfg->total_seconds = 3600.0;
+        cfg->ramp_by_time = 1;
         cfg->sizes = (sml_prop_sizes){32, 65536, 0.01, 1 << 25, 1 << 23};
         cfg->shrink_max_evals = 20000;
         cfg->shrink_max_seconds = 300.0;
         break;
     default:
+        /* CI: the same cases on every run of a seed (sizes ramp by case count only); the
+         * time budget is a safety net the default case count stays inside. */
         cfg->max_cases = 300;
-        cfg->max_seconds = 4.0;
-        cfg->total_seconds = 40.0;
+        cfg->max_seconds = 6.0;
+        cfg->total_seconds = 60.0;
         cfg->sizes = (sml_prop_sizes){32, 8192, 0.03, (1 << 20) + 64, (1 << 20) + 3};
         cfg->shrink_max_evals = 3000;
         cfg->shrink_max_seconds = 15.0;

@@ -241,7 +241,8 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
             double spent = sml_prop_now() - t0;
             if (cfg->max_seconds > 0.0 && spent >= cfg->max_seconds) break;
             double f = cfg->max_cases > 0 ? (double)i / (double)cfg->max_cases : 0.0;
-            if (cfg->max_seconds > 0.0 && spent / cfg->max_seconds > f) f = spent / cfg->max_seconds;
+            if (cfg->ramp_by_time && cfg->max_seconds > 0.0 && spent / cfg->max_seconds > f)
+                f = spent / cfg->max_seconds;
             level = (int)(100.0 * f);
             if (level > 100) level = 100;
         }

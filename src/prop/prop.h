@@ -69,6 +69,9 @@ typedef struct sml_prop_config {
     int64_t max_cases;      /* per kernel, op and dtype */
     double max_seconds;     /* per kernel, op and dtype; 0: no limit */
     double total_seconds;   /* for drivers running many: the whole run's budget; 0: none */
+    int ramp_by_time;       /* sizes ramp with time spent too, not only cases run: reaches the
+                               big shapes when time cuts a run short, at the cost of a case
+                               sequence that depends on speed (GPU and long profiles) */
     unsigned props;         /* mask of sml_prop_id bits to check */
     sml_prop_sizes sizes;
     int shrink;             /* shrink failures before reporting them */

@@ -135,7 +135,8 @@ int main(int argc, char **argv) {
     int only_op = -1, only_dt = -1;
     sml_prop_config cfg;
     sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
-    cfg.total_seconds = 45.0;
+    cfg.max_cases = 200;
+    cfg.total_seconds = 60.0;
     sml_prop_config_env(&cfg);
     cfg.save_dir = SML_PROP_SAVE_DIR "/mutants";
     char rerun[1024], replay[1100];
