@@ -1,0 +1,112 @@
+/* mut_log_of_softmax.cu: mutant 10 of issue 7, `gpu_log_of_softmax`. A copy of the forward
+ * half of kernels/softmax_warp.cu (fp32 log-softmax) that computes log-softmax as
+ * log(softmax): log(exp(x - max) / sum). Where softmax underflows (x - max below ~ -103 in
+ * fp32) the result is -inf instead of a finite log-probability, and below ~ -87 it loses
+ * digits in the subnormal range. Expected killer: agreement (an inf mismatch) or
+ * special_values, on any row with a wide spread. The planted lines are marked MUTANT. */
+#include "kernels/common.cuh"
+#include "tests/mutants/mutants.h"
+
+#define WARP_THREADS 128
+#define WARP_MAX_COLS 1024
+
+template <typename T, int V, int K>
+__global__ void __launch_bounds__(WARP_THREADS)
+    gpu_log_of_softmax_kernel(const T *x, T *out, int64_t rows, int cols, int64_t ld, int width, int log_op) {
+    const int lane = threadIdx.x & 31;
+    const int sub = lane / width, lr = lane & (width - 1);
+    const int per_warp = 32 / width;
+    const int64_t warp0 = (int64_t)blockIdx.x * (WARP_THREADS / 32) + (threadIdx.x >> 5);
+    const int64_t step = (int64_t)gridDim.x * (WARP_THREADS / 32) * per_warp;
+    for (int64_t base = warp0 * per_warp; base < rows; base += step) {
+        const int64_t row = base + sub;
+        const int lim = row < rows ? cols : 0;
+        const int64_t off = (row < rows ? row : base) * ld;
+        sml_vec<T, V> r[K];
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            r[k] = sml_ld<T, V>(x + off, (int64_t)(k * width + lr) * V, lim, sml_neg_inf<T>());
+        float m = -FLT_MAX;
+#pragma unroll
+        for (int k = 0; k < K; k++)
+#pragma unroll
+            for (int j = 0; j < V; j++) m = fmaxf(m, sml_f(r[k].v[j]));
+        m = sml_warp_max(m, width);
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            float t = 0.0f;
+#pragma unroll
+            for (int j = 0; j < V; j++) t += sml_exp_shift(sml_f(r[k].v[j]), m);
+            s += t;
+        }
+        s = sml_warp_sum(s, width);
+        const float post = 1.0f / s; /* MUTANT (with the line below): log(softmax) */
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            sml_vec<T, V> o;
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                o.v[j] = sml_from_f<T>(log_op ? logf(sml_exp_shift(sml_f(r[k].v[j]), m) * post)
+                                              : sml_exp_shift(sml_f(r[k].v[j]), m) * post);
+            sml_st<T, V>(out + off, (int64_t)(k * width + lr) * V, lim, o);
+        }
+    }
+}
+
+template <typename T, int V>
+static sml_status go(const sml_problem *p, int K, int width, int blocks) {
+    void (*kern)(const T *, T *, int64_t, int, int64_t, int, int) = NULL;
+    if constexpr (V > 1) {
+        switch (K) {
+        case 1: kern = gpu_log_of_softmax_kernel<T, V, 1>; break;
+        case 2: kern = gpu_log_of_softmax_kernel<T, V, 2>; break;
+        case 4: kern = gpu_log_of_softmax_kernel<T, V, 4>; break;
+        case 8:
+            if constexpr (V * 32 * 8 <= WARP_MAX_COLS) kern = gpu_log_of_softmax_kernel<T, V, 8>;
+            break;
+        }
+    } else {
+        switch (K) {
+        case 1: kern = gpu_log_of_softmax_kernel<T, 1, 1>; break;
+        case 4: kern = gpu_log_of_softmax_kernel<T, 1, 4>; break;
+        case 32: kern = gpu_log_of_softmax_kernel<T, 1, 32>; break;
+        }
+    }
+    if (!kern) return SML_ERR_INTERNAL;
+    kern<<<blocks, WARP_THREADS, 0, (cudaStream_t)p->stream>>>((const T *)p->x, (T *)p->out, p->rows,
+                                                               (int)p->cols, p->ld, width,
+                                                               p->op == SML_LOG_SOFTMAX);
+    return sml_launch_ok();
+}
+
+template <typename T>
+static sml_status typed(const sml_problem *p, int sms) {
+    const int V = sml_vec_elems(p);
+    const int64_t chunks = (p->cols + V - 1) / V;
+    int width, K;
+    if (chunks <= 32) {
+        width = sml_pow2_ceil(chunks);
+        K = 1;
+    } else {
+        width = 32;
+        const int64_t need = (chunks + 31) / 32;
+        if (V > 1) K = need <= 1 ? 1 : need <= 2 ? 2 : need <= 4 ? 4 : 8;
+        else K = need <= 4 ? 4 : 32;
+    }
+    const int64_t rows_per_block = (WARP_THREADS / 32) * (32 / width);
+    const int64_t blocks = sml_min64((p->rows + rows_per_block - 1) / rows_per_block,
+                                     (int64_t)sms * (2048 / WARP_THREADS));
+    if (V == 16 / (int)sizeof(T)) return go<T, 16 / sizeof(T)>(p, K, width, (int)blocks);
+    return go<T, 1>(p, K, width, (int)blocks);
+}
+
+extern "C" sml_status sml_mut_launch_log_of_softmax(sml_handle *h, const sml_problem *p) {
+    (void)h;
+    if (p->cols > WARP_MAX_COLS || p->dtype != SML_F32 || p->op != SML_LOG_SOFTMAX)
+        return SML_ERR_UNSUPPORTED;
+    int sms = 0;
+    sml_status s = sml_device_sms(&sms);
+    if (s != SML_OK) return s;
+    return typed<float>(p, sms);
+}
