@@ -47,7 +47,7 @@ static const sml_gpu_mutant MUTANTS[] = {
      5, "warp", "padding lanes filled with 0 instead of -inf",
      "agreement or row_sum (exp(-max) added per padding lane) on most row lengths",
      NO_HINT, NULL, NO_SHAPE},
-    {KERNEL("gpu_offset32", "mut_offset32.cu", SML_SOFTMAX, F16, 1024, sml_mut_launch_offset32,
+    {KERNEL("gpu_offset32", "mut_offset32.cu", SOFTMAX, F16, 1024, sml_mut_launch_offset32,
             "warp copy: 32-bit row stride and row offsets"),
      6, "warp", "32-bit element offsets (ld narrowed to int, row * ld truncated): wrong past 2^31 elements",
      "agreement, only past 2^31 elements: targeted shape 2 x 8 with ld 2^32 + 8 (16 GiB of fp16)",

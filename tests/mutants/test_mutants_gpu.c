@@ -505,14 +505,33 @@ static int replay_one(const opts *o) {
     return r.outcome == SML_PROP_FAIL || r.outcome == SML_PROP_ERROR ? 1 : 0;
 }
 
+static void mask_str(char *b, size_t n, unsigned mask, int ops) {
+    b[0] = 0;
+    for (int i = 0; i < (ops ? SML_OP_COUNT : SML_DTYPE_COUNT); i++) {
+        if (!(mask >> i & 1)) continue;
+        size_t L = strlen(b);
+        snprintf(b + L, n - L, "%s%s", L ? "," : "", ops ? sml_op_name((sml_op)i) : sml_dtype_name((sml_dtype)i));
+    }
+}
+
 static void list_zoo(void) {
     for (size_t i = 0; i < sml_gpu_mutant_count(); i++) {
         const sml_gpu_mutant *m = sml_gpu_mutant_at(i);
-        printf("%-2s %-19s %-6s %s\n   expect: %s%s%s%s%s\n", m->issue_no ? "" : "+", m->kernel.name,
-               m->parent, m->bug, m->expect, m->hint.shape.rows ? "\n   hint: " : "",
-               m->hint.shape.rows ? m->hint.why : "", m->sanitizer ? "\n   sanitizer: " : "",
-               m->sanitizer ? m->sanitizer : "");
-        if (m->issue_no) printf("   issue 7 item %d\n", m->issue_no);
+        char num[8], ops[96], dts[32];
+        if (m->issue_no) snprintf(num, sizeof num, "%d", m->issue_no);
+        else snprintf(num, sizeof num, "+");
+        mask_str(ops, sizeof ops, m->kernel.ops, 1);
+        mask_str(dts, sizeof dts, m->kernel.dtypes, 0);
+        printf("%-2s %-19s copy of %s (%s), %s %s\n   bug: %s\n   expect: %s\n", num, m->kernel.name,
+               m->parent, m->kernel.file, ops, dts, m->bug, m->expect);
+        if (m->hint.shape.rows) {
+            char shape[96];
+            shape_str(shape, sizeof shape, m->hint.shape.rows, m->hint.shape.cols,
+                      m->hint.shape.ld ? m->hint.shape.ld : m->hint.shape.cols, m->hint.shape.offset);
+            printf("   targeted shape: %s %s %s, %s logits, %d cases: %s\n", shape, sml_op_name(m->hint.shape.op),
+                   sml_dtype_name(m->hint.shape.dtype), m->hint.family, m->hint.cases, m->hint.why);
+        }
+        if (m->sanitizer) printf("   sanitizer: %s must catch it\n", m->sanitizer);
     }
 }
 

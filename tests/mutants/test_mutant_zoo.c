@@ -1,0 +1,114 @@
+/* test_mutant_zoo: the mutant table checked on the CPU, so a mistake in it fails CI on every
+ * commit rather than on the GPU host: every mutant declares some op and dtype (an op given
+ * as an enum value instead of its bit leaves the mask empty and the mutant never runs), is
+ * named gpu_* and absent from the registry, copies a registered GPU kernel within that
+ * kernel's limits, lives in a .cu file that says which kernel it copies and marks the
+ * planted line MUTANT, and has hint and sanitizer shapes the mutant itself accepts. Every
+ * item 1..12 of issue 7 has a mutant. Run from the repository root (ctest does). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prop/gen.h"
+#include "test_support.h"
+#include "tests/mutants/mutants.h"
+
+#define TEST "test_mutant_zoo"
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b) b[n] = 0;
+    fclose(f);
+    return b;
+}
+
+static int fits(const sml_kernel *k, const sml_mut_shape *s) {
+    return (k->ops >> s->op & 1) && (k->dtypes >> s->dtype & 1) && s->cols >= k->min_cols &&
+           (k->max_cols == 0 || s->cols <= k->max_cols) && s->rows > 0 &&
+           (s->ld == 0 || s->ld >= s->cols) && s->offset >= 0;
+}
+
+static int family_known(const char *name) {
+    for (int f = 0; name && f < sml_prop_family_count(); f++)
+        if (!strcmp(sml_prop_family_name(f), name)) return 1;
+    return 0;
+}
+
+#define CHECK(cond, ...)                                  \
+    do {                                                  \
+        if (cond) sml_tally_pass(&t);                     \
+        else sml_tally_fail(&t, rerun, __VA_ARGS__);      \
+    } while (0)
+
+int main(int argc, char **argv) {
+    (void)argc;
+    sml_tally t = {TEST, 0, 0, 0};
+    const char *rerun = argv[0];
+    unsigned items = 0;
+    for (size_t i = 0; i < sml_gpu_mutant_count(); i++) {
+        const sml_gpu_mutant *m = sml_gpu_mutant_at(i);
+        const sml_kernel *k = &m->kernel;
+        const char *n = k->name;
+        CHECK(!strncmp(n, "gpu_", 4), "%s: mutant names start with gpu_ (the CPU mutants own mut_*)", n);
+        CHECK(!sml_kernel_find(n), "%s: a mutant's name is taken by a registered kernel", n);
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(n, sml_gpu_mutant_at(j)->kernel.name), "%s: listed twice", n);
+        CHECK(k->ops && !(k->ops & ~SML_OPS_ALL), "%s: ops mask 0x%x is empty or has unknown bits", n, k->ops);
+        CHECK(k->dtypes && !(k->dtypes & ~SML_DTYPES_ALL), "%s: dtypes mask 0x%x is empty or has unknown bits",
+              n, k->dtypes);
+        CHECK(k->device == SML_DEVICE_GPU && k->launch, "%s: not a GPU kernel with a launcher", n);
+        CHECK(m->bug && m->expect && m->issue_no >= 0 && m->issue_no <= 12, "%s: bug, expect or issue number missing", n);
+        if (m->issue_no) items |= 1u << m->issue_no;
+
+        const sml_kernel *p = sml_kernel_find(m->parent);
+        CHECK(p && p->device == SML_DEVICE_GPU, "%s: control '%s' is not a registered GPU kernel", n, m->parent);
+        if (p) {
+            CHECK(k->min_cols >= p->min_cols && (p->max_cols == 0 || (k->max_cols > 0 && k->max_cols <= p->max_cols)),
+                  "%s: takes rows its control %s does not (cols %lld..%lld vs %lld..%lld)", n, p->name,
+                  (long long)k->min_cols, (long long)k->max_cols, (long long)p->min_cols, (long long)p->max_cols);
+            CHECK((k->ops & ~p->ops) == 0 && (k->dtypes & ~p->dtypes) == 0,
+                  "%s: declares ops or dtypes its control %s lacks", n, p->name);
+        }
+
+        char *src = k->file ? slurp(k->file) : NULL;
+        CHECK(src != NULL, "%s: cannot read %s (run from the repository root)", n, k->file ? k->file : "(none)");
+        if (src && p) {
+            char want[128];
+            snprintf(want, sizeof want, "%s", p->file);
+            CHECK(strstr(src, want) != NULL, "%s: %s does not name the kernel it copies (%s)", n, k->file, want);
+            CHECK(strstr(src, "MUTANT") != NULL, "%s: %s marks no planted line MUTANT", n, k->file);
+        }
+        free(src);
+
+        const sml_mut_hint *h = &m->hint;
+        if (h->shape.rows) {
+            CHECK(fits(k, &h->shape) && !sml_op_is_backward(h->shape.op),
+                  "%s: the targeted shape %lldx%lld %s %s is not one the mutant takes (forward ops only)", n,
+                  (long long)h->shape.rows, (long long)h->shape.cols, sml_op_name(h->shape.op),
+                  sml_dtype_name(h->shape.dtype));
+            CHECK(h->cases > 0 && h->why && family_known(h->family),
+                  "%s: the targeted shape needs cases > 0, a reason and a known logit family ('%s')", n,
+                  h->family ? h->family : "(null)");
+        }
+        if (m->sanitizer) {
+            CHECK(fits(k, &m->san_shape), "%s: the sanitizer shape is not one the mutant takes", n);
+            CHECK(!strcmp(m->sanitizer, "memcheck") || !strcmp(m->sanitizer, "racecheck") ||
+                      !strcmp(m->sanitizer, "synccheck") || !strcmp(m->sanitizer, "initcheck"),
+                  "%s: unknown sanitizer tool '%s'", n, m->sanitizer);
+        }
+        CHECK(sml_gpu_mutant_find(n, NULL) == k, "%s: sml_gpu_mutant_find does not find it", n);
+    }
+    for (int item = 1; item <= 12; item++)
+        CHECK(items >> item & 1, "issue 7 item %d has no mutant", item);
+    printf("%s: %zu mutants\n", TEST, sml_gpu_mutant_count());
+    return sml_tally_finish(&t);
+}
