@@ -181,11 +181,13 @@ static int cuda_fault(const mrow *r) {
     return r->k.outcome == SML_PROP_ERROR && strstr(r->k.message, "CUDA") != NULL;
 }
 
-/* Does the saved reproducer fail again on the mutant? (Races may not.) */
+/* Bytes one tensor of the shrunk case spans (what replaying it allocates, per tensor). */
 static double tensor_bytes(const sml_mut_kill *k, sml_dtype dt) {
     return ((double)(k->s_rows - 1) * (double)k->s_ld + (double)k->s_cols) * (double)sml_dtype_size(dt);
 }
 
+/* Does the saved reproducer fail again on the mutant? (A race may not; a 16 GiB case is not
+ * worth a second run.) */
 static void replay_on_mutant(mrow *r) {
     r->replays = -1;
     if (!r->k.repro[0] || cuda_fault(r) || tensor_bytes(&r->k, r->dt) > CORPUS_MAX_BYTES) return;
