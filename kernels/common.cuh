@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "softmax_lab.h"
 
 #define SML_LOG2E 1.4426950408889634f
@@ -40,6 +42,15 @@ template <> __device__ __forceinline__ __nv_bfloat16 sml_from_f<__nv_bfloat16>(f
     return __float2bfloat16_rn(v);
 }
 
+/* 2^a by the hardware approximation, results below FLT_MIN flushed to zero (NUMERICS.md
+ * 4.1 allows it; exp2f adds a compare and two multiplies per call to keep subnormal
+ * results, a third of the per-element instructions of a 16-bit row). exp2(-inf) = 0,
+ * exp2(+inf) = inf, NaN stays NaN. */
+static __device__ __forceinline__ float sml_exp2(float a) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+    return r;
+}
 /* ---- vectors: V elements moved as one access of V * sizeof(T) bytes ------------------- */
 
 template <typename T, int V> struct alignas(sizeof(T) * V) sml_vec { T v[V]; };
@@ -50,37 +61,70 @@ template <> struct sml_word<8> { typedef uint2 t; };
 template <> struct sml_word<4> { typedef unsigned int t; };
 template <> struct sml_word<2> { typedef unsigned short t; };
 
-/* One chunk of V elements starting at column `col` of a row with `cols` valid columns.
- * A whole chunk is one aligned load (the launcher guarantees alignment when V > 1); a
- * partial or absent chunk is read element by element and padded with `pad`. */
+/* Row accesses, in two steps so that a group of loads issues back to back:
+ *   sml_ld   the whole-chunk part: one predicated 16-byte load (pad where the chunk is not
+ *            whole), no branch, so the compiler cannot place work that waits on one load
+ *            between it and the next (it did: with a branch per chunk, the 16-bit unpack of
+ *            chunk k was scheduled before the load of chunk k+1, serialising the loads);
+ *   sml_ld_fix  afterwards, the one partial chunk at the end of a row, element by element.
+ * Nothing outside [row, row + cols) is touched. The launcher guarantees 16-byte alignment
+ * when V > 1; V == 1 is a plain guarded load. Loads and stores are volatile asm ordered
+ * among themselves ("memory" clobber), so an in-place row is read before it is written. */
 template <typename T, int V>
 __device__ __forceinline__ sml_vec<T, V> sml_ld(const T *row, int64_t col, int64_t cols, T pad) {
     sml_vec<T, V> r;
-    if (col + V <= cols) {
-        typedef typename sml_word<sizeof(T) * V>::t W;
-        W w = *reinterpret_cast<const W *>(row + col);
-        memcpy(&r, &w, sizeof w);
+    if constexpr (V == 1) {
+        r.v[0] = col < cols ? row[col] : pad;
     } else {
+        static_assert(sizeof(T) * V == 16, "vector accesses are 16 bytes");
 #pragma unroll
-        for (int j = 0; j < V; j++) r.v[j] = (col + j < cols) ? row[col + j] : pad;
+        for (int j = 0; j < V; j++) r.v[j] = pad;
+        uint4 w;
+        memcpy(&w, &r, sizeof w);
+        const int full = col + V <= cols;
+        asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+                     : "+r"(w.x), "+r"(w.y), "+r"(w.z), "+r"(w.w)
+                     : "l"(row + col), "r"(full)
+                     : "memory");
+        memcpy(&r, &w, sizeof w);
     }
     return r;
 }
+template <typename T, int V>
+__device__ __forceinline__ void sml_ld_fix(const T *row, int64_t col, int64_t cols, sml_vec<T, V> &r) {
+    if constexpr (V > 1) {
+        if (col < cols && col + V > cols) {
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                if (col + j < cols) r.v[j] = row[col + j];
+        }
+    }
+}
 
-/* Store the valid part of a chunk. STREAM: evict-first (st.global.cs), for kernels that
- * want L2 to keep their input for a second read rather than their output. */
+/* Store the valid part of a chunk: the whole-chunk store predicated, then (rare) the partial
+ * chunk element by element. STREAM: evict-first (st.global.cs), for kernels that want L2 to
+ * keep their input for a second read rather than their output. */
 template <typename T, int V, bool STREAM = false>
 __device__ __forceinline__ void sml_st(T *row, int64_t col, int64_t cols, const sml_vec<T, V> &r) {
-    if (col + V <= cols) {
-        typedef typename sml_word<sizeof(T) * V>::t W;
-        W w;
-        memcpy(&w, &r, sizeof w);
-        if (STREAM) __stcs(reinterpret_cast<W *>(row + col), w);
-        else *reinterpret_cast<W *>(row + col) = w;
+    if constexpr (V == 1) {
+        if (col < cols) row[col] = r.v[0];
     } else {
+        uint4 w;
+        memcpy(&w, &r, sizeof w);
+        const int full = col + V <= cols;
+        if (STREAM)
+            asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q st.global.cs.v4.u32 [%4], {%0, %1, %2, %3};\n\t}"
+                         :: "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w), "l"(row + col), "r"(full)
+                         : "memory");
+        else
+            asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q st.global.v4.u32 [%4], {%0, %1, %2, %3};\n\t}"
+                         :: "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w), "l"(row + col), "r"(full)
+                         : "memory");
+        if (col < cols && col + V > cols) {
 #pragma unroll
-        for (int j = 0; j < V; j++)
-            if (col + j < cols) row[col + j] = r.v[j];
+            for (int j = 0; j < V; j++)
+                if (col + j < cols) row[col + j] = r.v[j];
+        }
     }
 }
 
@@ -103,7 +147,7 @@ static __device__ __forceinline__ float sml_warp_sum(float v, int width) {
 /* (m, s) represents s * exp(m) with m >= -FLT_MAX; merging two of them. */
 static __device__ __forceinline__ void sml_merge(float &m, float &s, float m2, float s2) {
     float mn = fmaxf(m, m2);
-    s = s * exp2f((m - mn) * SML_LOG2E) + s2 * exp2f((m2 - mn) * SML_LOG2E);
+    s = s * sml_exp2((m - mn) * SML_LOG2E) + s2 * sml_exp2((m2 - mn) * SML_LOG2E);
     m = mn;
 }
 static __device__ __forceinline__ void sml_warp_merge(float &m, float &s, int width) {
@@ -166,7 +210,7 @@ static __device__ __forceinline__ float sml_kval(const sml_ksum &k) { return __f
 
 /* exp(x - m) through exp2 with log2(e) folded into the scale of the difference. */
 static __device__ __forceinline__ float sml_exp_shift(float x, float m) {
-    return exp2f((x - m) * SML_LOG2E);
+    return sml_exp2((x - m) * SML_LOG2E);
 }
 /* Forward output: softmax with r = 1/sum, log-softmax with r = log(sum). */
 static __device__ __forceinline__ float sml_fwd_out(float x, float m, float r, int log_op) {
@@ -181,6 +225,40 @@ static __device__ __forceinline__ float sml_bwd_term(float y, float dy, int log_
 }
 static __device__ __forceinline__ float sml_bwd_out(float y, float dy, float sum, int log_op) {
     return log_op ? dy - exp2f(y * SML_LOG2E) * sum : y * (dy - sum);
+}
+
+/* The same epilogues with the op fixed at compile time (LOG: log-softmax or its backward),
+ * for kernels instantiated per op, so that only the chosen op's values stay live. */
+template <bool LOG> __device__ __forceinline__ float sml_post(float sum) {
+    return LOG ? logf(sum) : 1.0f / sum;
+}
+template <bool LOG> __device__ __forceinline__ float sml_bterm(float y, float dy) {
+    return LOG ? dy : dy * y;
+}
+template <bool LOG> __device__ __forceinline__ float sml_bout(float y, float dy, float sum) {
+    return LOG ? dy - sml_exp2(y * SML_LOG2E) * sum : y * (dy - sum);
+}
+
+/* V fp32 values to one chunk of T; 16-bit pairs convert with one instruction (each value
+ * still rounded to nearest even on its own). */
+template <typename T, int V> __device__ __forceinline__ sml_vec<T, V> sml_pack(const float *f) {
+    sml_vec<T, V> r;
+    if constexpr (V % 2 == 0 && sizeof(T) == 2) {
+#pragma unroll
+        for (int j = 0; j < V; j += 2) {
+            if constexpr (std::is_same<T, __half>::value) {
+                const __half2 h = __floats2half2_rn(f[j], f[j + 1]);
+                memcpy(&r.v[j], &h, sizeof h);
+            } else {
+                const __nv_bfloat162 h = __floats2bfloat162_rn(f[j], f[j + 1]);
+                memcpy(&r.v[j], &h, sizeof h);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) r.v[j] = sml_from_f<T>(f[j]);
+    }
+    return r;
 }
 
 /* ---- host side ------------------------------------------------------------------------- */

@@ -1,27 +1,28 @@
-/* softmax_block.cu: `block`, mid-length rows (up to 16,384 columns). One block per row, the
- * row held in registers in its own dtype: each thread keeps K chunks of one 16-byte vector
+/* softmax_block.cu: `block`, mid-length rows (up to 16,384 columns). One
+ * block per row, the row held in registers: each thread keeps K chunks of one 16-byte vector
  * (all K loads issued before the first use), so x (or y and dy) crosses the memory bus once
  * and the output is written once. Differs from `warp` in that a row's reductions span the
  * block (warp butterfly, one shared slot per warp, every warp re-reducing the slots so all
  * threads agree without a second barrier) and from `split` in that a row stays on one SM.
  *
- * Sizing: the launcher picks the smallest K in {1, 2, 4} (16-byte width) or {4, 16}
- * (scalar width: misaligned base or odd ld) that keeps the block at <= 512 threads, so two
- * or more blocks share an SM and one block's barrier waits hide behind another's loads;
- * only the longest rows use 1024 threads. Registers per thread stay <= 64 (launch bounds)
- * because the row is kept packed (16-bit dtypes: two values per register) and converted to
- * fp32 on each use. The grid walks the rows, so any row count works. */
+ * What makes it fast is bytes in flight per SM, not threads: a block sits idle in its
+ * reductions, so an SM needs several resident blocks, each with a whole row of loads
+ * outstanding. The op is a template argument, so the softmax variant keeps exp(x - max)
+ * (fp32) instead of x and the log variant keeps x only; with K chunks per thread the launcher
+ * picks the fewest threads (>= 128, so at least 4 warps share the reductions) that hold the
+ * row with K <= 4, which measured faster than wide blocks of small K (docs/KERNELS.md,
+ * "Versions"). Registers per thread stay <= 128 (launch bounds 512). The grid walks the rows
+ * (persistent: as many blocks as fit on the device at once), so any row count works. */
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
+#include "kernels/tuning.h"
 
 #define BLOCK_MAX_THREADS 1024
-#define BLOCK_PREFERRED_THREADS 512
 #define BLOCK_MAX_COLS 16384
 
-template <typename T, int V, int K, bool BWD>
+template <typename T, int V, int K, bool BWD, bool LOG>
 __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
-    sml_block_kernel(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld,
-                     int log_op) {
+    sml_block_kernel(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld) {
     __shared__ float red[2][32];
     const int nt = blockDim.x, tid = threadIdx.x;
     int parity = 0;
@@ -32,6 +33,8 @@ __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
 #pragma unroll
             for (int k = 0; k < K; k++)
                 r[k] = sml_ld<T, V>(x + off, (int64_t)(k * nt + tid) * V, cols, sml_neg_inf<T>());
+#pragma unroll
+            for (int k = 0; k < K; k++) sml_ld_fix<T, V>(x + off, (int64_t)(k * nt + tid) * V, cols, r[k]);
             float m = -FLT_MAX;
 #pragma unroll
             for (int k = 0; k < K; k++)
@@ -47,14 +50,16 @@ __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
                 s += t;
             }
             s = sml_block_sum(s, red[1]);
-            const float post = sml_fwd_post(s, log_op);
+            const float post = sml_post<LOG>(s);
 #pragma unroll
             for (int k = 0; k < K; k++) {
-                sml_vec<T, V> o;
+                float o[V];
 #pragma unroll
-                for (int j = 0; j < V; j++)
-                    o.v[j] = sml_from_f<T>(sml_fwd_out(sml_f(r[k].v[j]), m, post, log_op));
-                sml_st<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, o);
+                for (int j = 0; j < V; j++) {
+                    const float xf = sml_f(r[k].v[j]);
+                    o[j] = LOG ? (xf - m) - post : sml_exp_shift(xf, m) * post;
+                }
+                sml_st<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, sml_pack<T, V>(o));
             }
         } else {
             sml_vec<T, V> ry[K], rd[K];
@@ -64,12 +69,18 @@ __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
                 ry[k] = sml_ld<T, V>(x + off, col, cols, sml_zero<T>());
                 rd[k] = sml_ld<T, V>(dy + off, col, cols, sml_zero<T>());
             }
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                const int64_t col = (int64_t)(k * nt + tid) * V;
+                sml_ld_fix<T, V>(x + off, col, cols, ry[k]);
+                sml_ld_fix<T, V>(dy + off, col, cols, rd[k]);
+            }
             float s = 0.0f;
 #pragma unroll
             for (int k = 0; k < K; k++) {
                 float t = 0.0f;
 #pragma unroll
-                for (int j = 0; j < V; j++) t += sml_bwd_term(sml_f(ry[k].v[j]), sml_f(rd[k].v[j]), log_op);
+                for (int j = 0; j < V; j++) t += sml_bterm<LOG>(sml_f(ry[k].v[j]), sml_f(rd[k].v[j]));
                 s += t;
             }
             /* One reduction per row: alternate the two buffers between rows. */
@@ -77,65 +88,93 @@ __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
             parity ^= 1;
 #pragma unroll
             for (int k = 0; k < K; k++) {
-                sml_vec<T, V> o;
+                float o[V];
 #pragma unroll
-                for (int j = 0; j < V; j++)
-                    o.v[j] = sml_from_f<T>(sml_bwd_out(sml_f(ry[k].v[j]), sml_f(rd[k].v[j]), s, log_op));
-                sml_st<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, o);
+                for (int j = 0; j < V; j++) o[j] = sml_bout<LOG>(sml_f(ry[k].v[j]), sml_f(rd[k].v[j]), s);
+                sml_st<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, sml_pack<T, V>(o));
             }
         }
     }
 }
 
-template <typename T, int V, bool BWD>
-static sml_status block_go(const sml_problem *p, int K, int threads, int blocks) {
-    void (*kern)(const T *, const T *, T *, int64_t, int, int64_t, int) = NULL;
+template <typename T, int V, bool BWD, bool LOG>
+static sml_status block_go(const sml_problem *p, int K, int threads, int sms, int bps) {
+    void (*kern)(const T *, const T *, T *, int64_t, int, int64_t) = NULL;
     if constexpr (V > 1) {
         switch (K) {
-        case 1: kern = sml_block_kernel<T, V, 1, BWD>; break;
-        case 2: kern = sml_block_kernel<T, V, 2, BWD>; break;
-        case 4: kern = sml_block_kernel<T, V, 4, BWD>; break;
+        case 1: kern = sml_block_kernel<T, V, 1, BWD, LOG>; break;
+        case 2: kern = sml_block_kernel<T, V, 2, BWD, LOG>; break;
+        case 4: kern = sml_block_kernel<T, V, 4, BWD, LOG>; break;
         }
     } else {
         switch (K) {
-        case 4: kern = sml_block_kernel<T, 1, 4, BWD>; break;
-        case 16: kern = sml_block_kernel<T, 1, 16, BWD>; break;
+        case 4: kern = sml_block_kernel<T, 1, 4, BWD, LOG>; break;
+        case 16: kern = sml_block_kernel<T, 1, 16, BWD, LOG>; break;
         }
     }
-    if (!kern) return SML_ERR_INTERNAL;
-    kern<<<blocks, threads, 0, (cudaStream_t)p->stream>>>(
-        (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows, (int)p->cols, p->ld,
-        p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD);
+    if (!kern) return SML_ERR_UNSUPPORTED;
+    if (bps <= 0) { /* one resident wave: each block walks rows from start to end */
+        sml_status s = sml_cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, kern, threads, 0));
+        if (s != SML_OK) return s;
+        if (bps <= 0) return SML_ERR_UNSUPPORTED;
+    }
+    const int64_t blocks = sml_min64(p->rows, (int64_t)sms * bps);
+    kern<<<(unsigned)blocks, threads, 0, (cudaStream_t)p->stream>>>(
+        (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows, (int)p->cols, p->ld);
     return sml_launch_ok();
 }
 
 template <typename T>
-static sml_status block_typed(const sml_problem *p, int sms) {
-    const int V = sml_vec_elems(p);
-    const int64_t chunks = (p->cols + V - 1) / V;
-    static const int KV[] = {1, 2, 4}, KS[] = {4, 16};
-    const int *ks = V > 1 ? KV : KS;
-    const int nk = V > 1 ? 3 : 2;
-    int K = ks[nk - 1];
-    for (int i = 0; i < nk; i++)
-        if ((chunks + ks[i] - 1) / ks[i] <= BLOCK_PREFERRED_THREADS) { K = ks[i]; break; }
-    const int64_t per_k = (chunks + K - 1) / K;
-    if (per_k > BLOCK_MAX_THREADS) return SML_ERR_UNSUPPORTED;
-    const int threads = (int)sml_max64(32, (per_k + 31) / 32 * 32);
-    const int64_t blocks = sml_min64(p->rows, (int64_t)sms * (2048 / threads) * 2);
+static sml_status block_typed(const sml_problem *p, int V, int K, int threads, int sms, int bps) {
     const bool bwd = sml_op_is_backward(p->op);
-    if (V == 16 / (int)sizeof(T))
-        return bwd ? block_go<T, 16 / sizeof(T), true>(p, K, threads, (int)blocks)
-                   : block_go<T, 16 / sizeof(T), false>(p, K, threads, (int)blocks);
-    return bwd ? block_go<T, 1, true>(p, K, threads, (int)blocks)
-               : block_go<T, 1, false>(p, K, threads, (int)blocks);
+    const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
+    constexpr int VV = 16 / sizeof(T);
+    if (V == VV) {
+        if (bwd) return lg ? block_go<T, VV, true, true>(p, K, threads, sms, bps)
+                           : block_go<T, VV, true, false>(p, K, threads, sms, bps);
+        return lg ? block_go<T, VV, false, true>(p, K, threads, sms, bps)
+                  : block_go<T, VV, false, false>(p, K, threads, sms, bps);
+    }
+    if (bwd) return lg ? block_go<T, 1, true, true>(p, K, threads, sms, bps)
+                       : block_go<T, 1, true, false>(p, K, threads, sms, bps);
+    return lg ? block_go<T, 1, false, true>(p, K, threads, sms, bps)
+              : block_go<T, 1, false, false>(p, K, threads, sms, bps);
 }
 
-extern "C" sml_status sml_launch_block(sml_handle *h, const sml_problem *p) {
+/* The default configuration: the smallest K (of those instantiated) that holds the row in
+ * <= BLOCK_PREF_THREADS threads, else the largest K with up to 1,024 threads. */
+#define BLOCK_PREF_THREADS 512
+static void block_plan(int64_t chunks, int V, int *threads, int *K) {
+    /* 16-bit rows stop at K = 2: at K = 4 the unpacked values need more than the 64
+     * registers a 1,024-thread block allows, and ptxas spills (200 bytes backward). */
+    static const int KV[] = {1, 2, 4}, KS[] = {4, 16};
+    const int *ks = V > 1 ? KV : KS;
+    const int nk = V > 4 ? 2 : V > 1 ? 3 : 2;
+    int k = ks[nk - 1];
+    for (int i = 0; i < nk; i++)
+        if ((chunks + ks[i] - 1) / ks[i] <= BLOCK_PREF_THREADS) { k = ks[i]; break; }
+    *K = k;
+    *threads = (int)((chunks + k - 1) / k);
+}
+
+extern "C" sml_status sml_block_run(sml_handle *h, const sml_problem *p, int threads, int K,
+                                    int blocks_per_sm) {
     (void)h;
     if (p->cols > BLOCK_MAX_COLS) return SML_ERR_UNSUPPORTED;
     int sms = 0;
     sml_status s = sml_device_sms(&sms);
     if (s != SML_OK) return s;
-    return SML_DISPATCH_DTYPE(p->dtype, block_typed, p, sms);
+    const int V = sml_vec_elems(p);
+    const int64_t chunks = (p->cols + V - 1) / V;
+    int plan_threads = 0, plan_k = 0;
+    block_plan(chunks, V, &plan_threads, &plan_k);
+    if (K <= 0) K = plan_k;
+    if (threads <= 0) threads = (int)((chunks + K - 1) / K);
+    threads = (int)sml_max64(32, (threads + 31) / 32 * 32);
+    if ((int64_t)threads * K < chunks || threads > BLOCK_MAX_THREADS) return SML_ERR_UNSUPPORTED;
+    return SML_DISPATCH_DTYPE(p->dtype, block_typed, p, V, K, threads, sms, blocks_per_sm);
+}
+
+extern "C" sml_status sml_launch_block(sml_handle *h, const sml_problem *p) {
+    return sml_block_run(h, p, 0, 0, 0);
 }

@@ -13,14 +13,14 @@
  * tree. Stores are evict-first so that L2 keeps what it can of x for the second read. */
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
+#include "kernels/tuning.h"
 
 #define ONLINE_MAX_THREADS 512
 #define ONLINE_UNROLL(bwd) ((bwd) ? 2 : 4) /* vectors in flight per tensor */
 
-template <typename T, int V, bool BWD>
+template <typename T, int V, bool BWD, bool LOG>
 __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
-    sml_online_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld,
-                      int log_op) {
+    sml_online_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld) {
     __shared__ float red[2][64];
     const int nt = blockDim.x, tid = threadIdx.x;
     const int64_t nch = (cols + V - 1) / V;
@@ -38,6 +38,12 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
                 a[u] = sml_ld<T, V>(x + off, col, cols, pad);
                 if (BWD) b[u] = sml_ld<T, V>(dy + off, col, cols, pad);
             }
+#pragma unroll
+            for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
+                const int64_t col = (j0 + (int64_t)u * nt) * V;
+                sml_ld_fix<T, V>(x + off, col, cols, a[u]);
+                if (BWD) sml_ld_fix<T, V>(dy + off, col, cols, b[u]);
+            }
             float t = 0.0f;
             if (!BWD) {
                 float cm = -FLT_MAX;
@@ -46,7 +52,7 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
 #pragma unroll
                     for (int j = 0; j < V; j++) cm = fmaxf(cm, sml_f(a[u].v[j]));
                 if (cm > m) {
-                    sml_kscale(acc, exp2f((m - cm) * SML_LOG2E));
+                    sml_kscale(acc, sml_exp2((m - cm) * SML_LOG2E));
                     m = cm;
                 }
 #pragma unroll
@@ -61,7 +67,7 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
                 for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
                     float tu = 0.0f;
 #pragma unroll
-                    for (int j = 0; j < V; j++) tu += sml_bwd_term(sml_f(a[u].v[j]), sml_f(b[u].v[j]), log_op);
+                    for (int j = 0; j < V; j++) tu += sml_bterm<LOG>(sml_f(a[u].v[j]), sml_f(b[u].v[j]));
                     t += tu;
                 }
             }
@@ -71,7 +77,7 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
         /* Alternate the reduction buffers between rows: one barrier per reduction. */
         if (!BWD) sml_block_merge(m, s, red[parity]);
         else s = sml_block_sum(s, red[parity]);
-        const float post = BWD ? s : sml_fwd_post(s, log_op);
+        const float post = BWD ? s : sml_post<LOG>(s);
         for (int64_t j0 = tid; j0 < nch; j0 += (int64_t)ONLINE_UNROLL(BWD) * nt) {
             sml_vec<T, V> a[ONLINE_UNROLL(BWD)], b[ONLINE_UNROLL(BWD)];
 #pragma unroll
@@ -82,46 +88,63 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
             }
 #pragma unroll
             for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
-                sml_vec<T, V> o;
+                const int64_t col = (j0 + (int64_t)u * nt) * V;
+                sml_ld_fix<T, V>(x + off, col, cols, a[u]);
+                if (BWD) sml_ld_fix<T, V>(dy + off, col, cols, b[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
+                float o[V];
 #pragma unroll
                 for (int j = 0; j < V; j++)
-                    o.v[j] = sml_from_f<T>(BWD ? sml_bwd_out(sml_f(a[u].v[j]), sml_f(b[u].v[j]), post, log_op)
-                                               : sml_fwd_out(sml_f(a[u].v[j]), m, post, log_op));
-                sml_st<T, V, true>(out + off, (j0 + (int64_t)u * nt) * V, cols, o);
+                    o[j] = BWD ? sml_bout<LOG>(sml_f(a[u].v[j]), sml_f(b[u].v[j]), post)
+                               : (LOG ? (sml_f(a[u].v[j]) - m) - post : sml_exp_shift(sml_f(a[u].v[j]), m) * post);
+                sml_st<T, V, true>(out + off, (j0 + (int64_t)u * nt) * V, cols, sml_pack<T, V>(o));
             }
         }
     }
 }
 
-template <typename T, int V>
+template <typename T, int V, bool BWD, bool LOG>
 static sml_status online_go(const sml_problem *p, int threads, int64_t blocks) {
-    const int log_op = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
-    cudaStream_t st = (cudaStream_t)p->stream;
-    if (sml_op_is_backward(p->op))
-        sml_online_kernel<T, V, true><<<(unsigned)blocks, threads, 0, st>>>(
-            (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows, p->cols, p->ld, log_op);
-    else
-        sml_online_kernel<T, V, false><<<(unsigned)blocks, threads, 0, st>>>(
-            (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows, p->cols, p->ld, log_op);
+    sml_online_kernel<T, V, BWD, LOG><<<(unsigned)blocks, threads, 0, (cudaStream_t)p->stream>>>(
+        (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows, p->cols, p->ld);
     return sml_launch_ok();
 }
 
 template <typename T>
-static sml_status online_typed(const sml_problem *p, int sms) {
-    const int V = sml_vec_elems(p);
-    const int64_t chunks = (p->cols + V - 1) / V;
-    /* Enough threads for one tile to cover the row when it is short; 512 otherwise. */
-    const int threads = (int)sml_min64(ONLINE_MAX_THREADS,
-                                       sml_max64(32, sml_pow2_ceil((chunks + ONLINE_UNROLL(0) - 1) / ONLINE_UNROLL(0))));
-    const int64_t blocks = sml_min64(p->rows, (int64_t)sms * (2048 / threads) * 2);
-    if (V == 16 / (int)sizeof(T)) return online_go<T, 16 / sizeof(T)>(p, threads, blocks);
-    return online_go<T, 1>(p, threads, blocks);
+static sml_status online_typed(const sml_problem *p, int V, int threads, int64_t blocks) {
+    const bool bwd = sml_op_is_backward(p->op);
+    const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
+    constexpr int VV = 16 / sizeof(T);
+    if (V == VV) {
+        if (bwd) return lg ? online_go<T, VV, true, true>(p, threads, blocks)
+                           : online_go<T, VV, true, false>(p, threads, blocks);
+        return lg ? online_go<T, VV, false, true>(p, threads, blocks)
+                  : online_go<T, VV, false, false>(p, threads, blocks);
+    }
+    if (bwd) return lg ? online_go<T, 1, true, true>(p, threads, blocks)
+                       : online_go<T, 1, true, false>(p, threads, blocks);
+    return lg ? online_go<T, 1, false, true>(p, threads, blocks) : online_go<T, 1, false, false>(p, threads, blocks);
 }
 
-extern "C" sml_status sml_launch_online(sml_handle *h, const sml_problem *p) {
+extern "C" sml_status sml_online_run(sml_handle *h, const sml_problem *p, int threads, int blocks_per_sm) {
     (void)h;
     int sms = 0;
     sml_status s = sml_device_sms(&sms);
     if (s != SML_OK) return s;
-    return SML_DISPATCH_DTYPE(p->dtype, online_typed, p, sms);
+    const int V = sml_vec_elems(p);
+    const int64_t chunks = (p->cols + V - 1) / V;
+    /* Enough threads for one tile to cover the row when it is short; 512 otherwise. */
+    if (threads <= 0)
+        threads = (int)sml_min64(ONLINE_MAX_THREADS,
+                                 sml_max64(32, sml_pow2_ceil((chunks + ONLINE_UNROLL(0) - 1) / ONLINE_UNROLL(0))));
+    if (threads > ONLINE_MAX_THREADS || threads % 32) return SML_ERR_UNSUPPORTED;
+    if (blocks_per_sm <= 0) blocks_per_sm = (2048 / threads) * 2;
+    const int64_t blocks = sml_min64(p->rows, (int64_t)sms * blocks_per_sm);
+    return SML_DISPATCH_DTYPE(p->dtype, online_typed, p, V, threads, blocks);
+}
+
+extern "C" sml_status sml_launch_online(sml_handle *h, const sml_problem *p) {
+    return sml_online_run(h, p, 0, 0);
 }

@@ -26,21 +26,93 @@
 
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
+#include "kernels/tuning.h"
 
 namespace cg = cooperative_groups;
 
-#define SPLIT_MAX_THREADS 1024
-#define SPLIT_UNROLL(bwd) ((bwd) ? 2 : 4) /* vectors in flight per tensor */
+#define SPLIT_MAX_THREADS 512
+#define SPLIT_UNROLL(bwd) ((bwd) ? 1 : 2) /* chunks per tensor in a tile; two tiles are in flight */
 #define SPLIT_FIT_BYTES (96 * 1024)
+#define SPLIT_MIN_CACHED 0.85 /* of a slice, for a smaller cluster to be preferred */
 #define SPLIT_MAX_CLUSTER 16
 #define SPLIT_MIN_CHUNKS 512 /* a slice this short is not split further: the cluster barrier
                                 would cost more than the slice's loads */
 
-template <typename T, int V, bool BWD>
+/* One tile of U chunks (per tensor) into the running statistics of a row: the online
+ * (max, compensated sum) forward, the compensated sum of dy * y (or dy) backward. */
+template <typename T, int V, int U, bool BWD, bool LOG>
+__device__ __forceinline__ void split_acc(const sml_vec<T, V> *a, const sml_vec<T, V> *b, float &m,
+                                          sml_ksum &acc) {
+    float t = 0.0f;
+    if (!BWD) {
+        float cm = -FLT_MAX;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int j = 0; j < V; j++) cm = fmaxf(cm, sml_f(a[u].v[j]));
+        if (cm > m) {
+            sml_kscale(acc, sml_exp2((m - cm) * SML_LOG2E));
+            m = cm;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            float tu = 0.0f;
+#pragma unroll
+            for (int j = 0; j < V; j++) tu += sml_exp_shift(sml_f(a[u].v[j]), m);
+            t += tu;
+        }
+    } else {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            float tu = 0.0f;
+#pragma unroll
+            for (int j = 0; j < V; j++) tu += sml_bterm<LOG>(sml_f(a[u].v[j]), sml_f(b[u].v[j]));
+            t += tu;
+        }
+    }
+    sml_kadd(acc, t);
+}
+
+/* One output chunk from its input chunk(s) and the row statistics. */
+template <typename T, int V, bool BWD, bool LOG>
+__device__ __forceinline__ sml_vec<T, V> split_out(const sml_vec<T, V> &a, const sml_vec<T, V> &b, float M,
+                                                   float post) {
+    float o[V];
+#pragma unroll
+    for (int j = 0; j < V; j++)
+        o[j] = BWD ? sml_bout<LOG>(sml_f(a.v[j]), sml_f(b.v[j]), post)
+                   : (LOG ? (sml_f(a.v[j]) - M) - post : sml_exp_shift(sml_f(a.v[j]), M) * post);
+    return sml_pack<T, V>(o);
+}
+
+/* One tile: U chunks per tensor at slots i0 + u * nt of this block's slice (xs, ds point at
+ * the slice's first element; nval elements of it are valid), loaded with pad where a slot is
+ * not wanted (past `upto`, or `want` false), all loads issued back to back. Slice-relative
+ * 32-bit indices keep the address arithmetic (and the registers it needs) small. */
+template <typename T, int V, int U, bool BWD>
+__device__ __forceinline__ void split_load(const T *xs, const T *ds, int i0, int nt, int upto, int nval, bool want,
+                                           T pad, sml_vec<T, V> *a, sml_vec<T, V> *b) {
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int i = i0 + u * nt;
+        const int l = want && i < upto ? nval : 0; /* not wanted: reads as past the end, no access */
+        a[u] = sml_ld<T, V>(xs, (int64_t)i * V, l, pad);
+        b[u] = BWD ? sml_ld<T, V>(ds, (int64_t)i * V, l, pad) : a[u];
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int i = i0 + u * nt;
+        const int l = want && i < upto ? nval : 0;
+        sml_ld_fix<T, V>(xs, (int64_t)i * V, l, a[u]);
+        if (BWD) sml_ld_fix<T, V>(ds, (int64_t)i * V, l, b[u]);
+    }
+}
+
+template <typename T, int V, bool BWD, bool LOG>
 __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
-    sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld,
-                     int log_op, int64_t cap) {
+    sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t cap) {
     typedef sml_vec<T, V> VT;
+    constexpr int U = SPLIT_UNROLL(BWD);
     extern __shared__ __align__(16) unsigned char sml_split_smem[];
     VT *cx = reinterpret_cast<VT *>(sml_split_smem);
     VT *cd = cx + cap;
@@ -49,66 +121,51 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
     __shared__ float total[2];
 
     cg::cluster_group cluster = cg::this_cluster();
-    const int64_t C = cluster.num_blocks();
-    const int64_t rank = cluster.block_rank();
+    const int C = (int)cluster.num_blocks();
+    const int rank = (int)cluster.block_rank();
     const int64_t ncl = gridDim.x / C, cid = blockIdx.x / C;
     const int nt = blockDim.x, tid = threadIdx.x;
     const int64_t nch = (cols + V - 1) / V, per = (nch + C - 1) / C;
     const int64_t lo = sml_min64(per * rank, nch), hi = sml_min64(lo + per, nch);
-    const int64_t mine = hi - lo, lim = sml_min64(hi * V, cols), ncache = sml_min64(cap, mine);
+    /* Slice-relative: `mine` chunks, `nval` valid elements, the first `ncache` cached. */
+    const int mine = (int)(hi - lo), nval = (int)(sml_min64(hi * V, cols) - lo * V);
+    const int ncache = (int)sml_min64(cap, mine);
     const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
+    const int step = U * nt;
+    const T *xs0 = x + lo * V, *ds0 = BWD ? dy + lo * V : x;
+    T *os0 = out + lo * V;
 
-    int parity = 0;
-    for (int64_t row = cid; row < rows; row += ncl, parity ^= 1) {
-        const int64_t off = row * ld;
-        /* Pass 1: read the slice once, cache it, accumulate statistics. */
-        float m = -FLT_MAX;
-        sml_ksum acc = {0.0f, 0.0f};
-        for (int64_t i0 = tid; i0 < mine; i0 += (int64_t)SPLIT_UNROLL(BWD) * nt) {
-            VT a[SPLIT_UNROLL(BWD)], b[SPLIT_UNROLL(BWD)];
+    /* Statistics of the row being read. */
+    float m = -FLT_MAX;
+    sml_ksum acc = {0.0f, 0.0f};
+    /* The next cached tile to be stored in shared memory, loaded ahead. */
+    VT a[U], b[U];
+
+    /* Prologue: the first row's slice, read once, cached, accumulated; then the first tile
+     * of the second row, which stays in flight through the first barrier. */
+    int64_t row = cid;
+    if (row < rows) {
+        const T *xs = xs0 + row * ld, *ds = ds0 + row * ld;
+        for (int i0 = tid; i0 < mine; i0 += step) {
+            split_load<T, V, U, BWD>(xs, ds, i0, nt, mine, nval, true, pad, a, b);
 #pragma unroll
-            for (int u = 0; u < SPLIT_UNROLL(BWD); u++) {
-                const int64_t i = i0 + (int64_t)u * nt, col = (lo + i) * V;
-                a[u] = sml_ld<T, V>(x + off, col, lim, pad);
-                if (BWD) b[u] = sml_ld<T, V>(dy + off, col, lim, pad);
-            }
-#pragma unroll
-            for (int u = 0; u < SPLIT_UNROLL(BWD); u++) {
-                const int64_t i = i0 + (int64_t)u * nt;
+            for (int u = 0; u < U; u++) {
+                const int i = i0 + u * nt;
                 if (i < ncache) {
                     cx[i] = a[u];
                     if (BWD) cd[i] = b[u];
                 }
             }
-            float t = 0.0f;
-            if (!BWD) {
-                float cm = -FLT_MAX;
-#pragma unroll
-                for (int u = 0; u < SPLIT_UNROLL(BWD); u++)
-#pragma unroll
-                    for (int j = 0; j < V; j++) cm = fmaxf(cm, sml_f(a[u].v[j]));
-                if (cm > m) {
-                    sml_kscale(acc, exp2f((m - cm) * SML_LOG2E));
-                    m = cm;
-                }
-#pragma unroll
-                for (int u = 0; u < SPLIT_UNROLL(BWD); u++) {
-                    float tu = 0.0f;
-#pragma unroll
-                    for (int j = 0; j < V; j++) tu += sml_exp_shift(sml_f(a[u].v[j]), m);
-                    t += tu;
-                }
-            } else {
-#pragma unroll
-                for (int u = 0; u < SPLIT_UNROLL(BWD); u++) {
-                    float tu = 0.0f;
-#pragma unroll
-                    for (int j = 0; j < V; j++) tu += sml_bwd_term(sml_f(a[u].v[j]), sml_f(b[u].v[j]), log_op);
-                    t += tu;
-                }
-            }
-            sml_kadd(acc, t);
+            split_acc<T, V, U, BWD, LOG>(a, b, m, acc);
         }
+    }
+    split_load<T, V, U, BWD>(xs0 + (row + ncl) * ld, ds0 + (row + ncl) * ld, tid, nt, ncache, nval,
+                             row + ncl < rows, pad, a, b);
+
+    int parity = 0;
+    for (; row < rows; row += ncl, parity ^= 1) {
+        /* Cross-block: publish the block's partial, barrier, every block merges all partials
+         * in rank order, so all blocks agree on the row statistics bit for bit. */
         float s = sml_kval(acc);
         if (!BWD) sml_block_merge(m, s, red[parity]);
         else s = sml_block_sum(s, red[parity]);
@@ -116,7 +173,6 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
             part[parity][0] = m;
             part[parity][1] = s;
         }
-        /* Cross-block: publish, barrier, every block merges all partials in rank order. */
         cluster.sync();
         if (tid < 32) {
             float pm = -FLT_MAX, ps = 0.0f;
@@ -134,43 +190,67 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
         }
         __syncthreads();
         const float M = total[0];
-        const float post = BWD ? total[1] : sml_fwd_post(total[1], log_op);
+        const float post = BWD ? total[1] : sml_post<LOG>(total[1]);
+        const int64_t next = row + ncl;
+        const bool more = next < rows;
+        const T *xs = xs0 + row * ld, *ds = ds0 + row * ld;
+        const T *nxs = xs0 + next * ld, *nds = ds0 + next * ld;
+        T *os = os0 + row * ld;
+        m = -FLT_MAX;
+        acc.s = acc.c = 0.0f;
 
-        /* Pass 2: the uncached tail first (most recently read, so likeliest in L2), then the
-         * cached chunks; each thread revisits exactly the cache slots it filled. */
-        for (int64_t i0 = ncache + tid; i0 < mine; i0 += (int64_t)SPLIT_UNROLL(BWD) * nt) {
-            VT a[SPLIT_UNROLL(BWD)], b[SPLIT_UNROLL(BWD)];
+        /* 1. This row's uncached tail, read last, so likeliest still in L2: re-read, write. */
+        for (int i0 = ncache + tid; i0 < mine; i0 += step) {
+            VT ta[U], tb[U];
+            split_load<T, V, U, BWD>(xs, ds, i0, nt, mine, nval, true, pad, ta, tb);
 #pragma unroll
-            for (int u = 0; u < SPLIT_UNROLL(BWD); u++) {
-                const int64_t col = (lo + i0 + (int64_t)u * nt) * V;
-                a[u] = sml_ld<T, V>(x + off, col, lim, pad);
-                if (BWD) b[u] = sml_ld<T, V>(dy + off, col, lim, pad);
+            for (int u = 0; u < U; u++)
+                sml_st<T, V, true>(os, (int64_t)(i0 + u * nt) * V, nval, split_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
+        }
+        /* 2. The cached slots, one tile at a time: the following tile of the next row is
+         * loaded first, this row's output is written from shared memory, and the tile of the
+         * next row loaded one step earlier takes its place (a thread only ever touches the
+         * slots it filled, so no barrier is needed). Reads and writes stream together and a
+         * tile of loads is always in flight. */
+        for (int i0 = tid; i0 < ncache; i0 += step) {
+            VT na[U], nb[U];
+            split_load<T, V, U, BWD>(nxs, nds, i0 + step, nt, ncache, nval, more, pad, na, nb);
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int i = i0 + u * nt;
+                if (i < ncache)
+                    sml_st<T, V, true>(os, (int64_t)i * V, nval, split_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
+            }
+            if (more) {
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    const int i = i0 + u * nt;
+                    if (i < ncache) {
+                        cx[i] = a[u];
+                        if (BWD) cd[i] = b[u];
+                    }
+                }
+                split_acc<T, V, U, BWD, LOG>(a, b, m, acc);
             }
 #pragma unroll
-            for (int u = 0; u < SPLIT_UNROLL(BWD); u++) {
-                VT o;
-#pragma unroll
-                for (int j = 0; j < V; j++)
-                    o.v[j] = sml_from_f<T>(BWD ? sml_bwd_out(sml_f(a[u].v[j]), sml_f(b[u].v[j]), post, log_op)
-                                               : sml_fwd_out(sml_f(a[u].v[j]), M, post, log_op));
-                sml_st<T, V, true>(out + off, (lo + i0 + (int64_t)u * nt) * V, lim, o);
+            for (int u = 0; u < U; u++) {
+                a[u] = na[u];
+                b[u] = nb[u];
             }
         }
-        for (int64_t i = tid; i < ncache; i += nt) {
-            const VT a = cx[i];
-            VT o;
-            if (BWD) {
-                const VT b = cd[i];
-#pragma unroll
-                for (int j = 0; j < V; j++)
-                    o.v[j] = sml_from_f<T>(sml_bwd_out(sml_f(a.v[j]), sml_f(b.v[j]), post, log_op));
-            } else {
-#pragma unroll
-                for (int j = 0; j < V; j++) o.v[j] = sml_from_f<T>(sml_fwd_out(sml_f(a.v[j]), M, post, log_op));
+        /* 3. The next row's uncached tail: statistics only (re-read when it is written). */
+        if (more) {
+            for (int i0 = ncache + tid; i0 < mine; i0 += step) {
+                VT ta[U], tb[U];
+                split_load<T, V, U, BWD>(nxs, nds, i0, nt, mine, nval, true, pad, ta, tb);
+                split_acc<T, V, U, BWD, LOG>(ta, tb, m, acc);
             }
-            sml_st<T, V, true>(out + off, (lo + i) * V, lim, o);
         }
+        /* 4. The first tile of the row after next, in flight through the next barrier. */
+        split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, ncache, nval,
+                                 next + ncl < rows, pad, a, b);
     }
+    /* Keep this block's shared memory alive until every block has read its partials. */
     cluster.sync();
 }
 
@@ -181,32 +261,43 @@ typedef struct split_plan {
 } split_plan;
 
 /* Smallest C whose slice fits SPLIT_FIT_BYTES with rows * C >= SMs (or slices already down
- * to SPLIT_MIN_CHUNKS); else cmax with the largest cache the device allows. */
+ * to SPLIT_MIN_CHUNKS); else cmax with the largest cache the device allows. force_C > 0 takes
+ * that cluster size as given (tuning). */
 static split_plan split_size(int64_t rows, int64_t nch, size_t chunk_bytes, int sms, int cmax,
-                             size_t smem_avail) {
+                             size_t smem_avail, int force_C, int force_threads) {
     split_plan pl;
     int C = 1;
-    while (C < cmax) {
-        const int64_t per = (nch + C - 1) / C;
-        if ((size_t)per * chunk_bytes <= SPLIT_FIT_BYTES && (rows * C >= sms || per <= SPLIT_MIN_CHUNKS))
-            break;
-        C *= 2;
-    }
+    if (force_C > 0) C = force_C;
+    else
+        while (C < cmax) {
+            const int64_t per = (nch + C - 1) / C;
+            if ((size_t)per * chunk_bytes <= SPLIT_FIT_BYTES && (rows * C >= sms || per <= SPLIT_MIN_CHUNKS))
+                break;
+            C *= 2;
+        }
+    /* One block per SM from here on (slice over SPLIT_FIT_BYTES): fewer blocks per cluster
+     * means more clusters resident (a cluster of 16 fits 7 times on an H100, one of 8 fits 15
+     * times), worth a small uncached tail re-read from L2, not a large one. */
+    if (force_C <= 0)
+        while (C > 1 && (size_t)((nch + C - 1) / C) * chunk_bytes > SPLIT_FIT_BYTES &&
+               (double)smem_avail >= SPLIT_MIN_CACHED * (double)((nch + C / 2 - 1) / (C / 2)) * (double)chunk_bytes &&
+               rows * (C / 2) >= sms / 2)
+            C /= 2;
     const int64_t per = (nch + C - 1) / C;
     const size_t want = (size_t)per * chunk_bytes;
     const size_t have = want <= smem_avail ? want : smem_avail / chunk_bytes * chunk_bytes;
     pl.C = C;
     pl.cap = (int64_t)(have / chunk_bytes);
     pl.smem = have;
-    if (have > SPLIT_FIT_BYTES) pl.threads = SPLIT_MAX_THREADS;
+    if (force_threads > 0) pl.threads = force_threads;
+    else if (have > SPLIT_FIT_BYTES) pl.threads = SPLIT_MAX_THREADS;
     else pl.threads = (int)sml_min64(512, sml_max64(64, sml_pow2_ceil((per + 7) / 8)));
     return pl;
 }
 
-template <typename T, int V, bool BWD>
-static sml_status split_go(const sml_problem *p, int sms, int dev) {
-    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int, int64_t) =
-        sml_split_kernel<T, V, BWD>;
+template <typename T, int V, bool BWD, bool LOG>
+static sml_status split_go(const sml_problem *p, int sms, int dev, int force_C, int force_threads, int64_t *plan) {
+    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t) = sml_split_kernel<T, V, BWD, LOG>;
     const int64_t nch = (p->cols + V - 1) / V;
     const size_t chunk_bytes = sizeof(T) * V * (BWD ? 2 : 1);
     int optin = 0;
@@ -228,7 +319,10 @@ static sml_status split_go(const sml_problem *p, int sms, int dev) {
     int active = 0;
     split_plan pl;
     for (int cmax = SPLIT_MAX_CLUSTER; cmax >= 1; cmax /= 2) {
-        pl = split_size(p->rows, nch, chunk_bytes, sms, cmax, avail);
+        pl = split_size(p->rows, nch, chunk_bytes, sms, cmax, avail, force_C, force_threads);
+        if (pl.C > SPLIT_MAX_CLUSTER || (pl.C & (pl.C - 1)) || pl.threads > SPLIT_MAX_THREADS ||
+            pl.threads < 32 || pl.threads % 32)
+            return SML_ERR_UNSUPPORTED;
         s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)pl.smem));
         if (s == SML_OK && pl.C > 8)
             s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
@@ -244,33 +338,52 @@ static sml_status split_go(const sml_problem *p, int sms, int dev) {
             (void)cudaGetLastError();
             active = 0;
         }
-        if (active > 0 || pl.C < cmax) break; /* schedulable, or cmax was not the limit */
+        if (active > 0 || pl.C < cmax || force_C > 0) break; /* schedulable, or cmax was not the limit */
     }
+    if (active <= 0 && force_C > 0) return SML_ERR_UNSUPPORTED;
     if (active <= 0) active = (int)sml_max64(1, sms / pl.C);
+    if ((nch + pl.C - 1) / pl.C * V >= INT32_MAX) return SML_ERR_UNSUPPORTED; /* slice indices are 32-bit */
     const int64_t clusters = sml_min64(p->rows, sml_min64(active, (int64_t)INT32_MAX / pl.C));
+    if (plan) {
+        plan[0] = pl.C;
+        plan[1] = pl.threads;
+        plan[2] = pl.cap;
+        plan[3] = active;
+    }
     cfg.gridDim = dim3((unsigned)(clusters * pl.C), 1, 1);
-    const int log_op = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
-    s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out,
-                                       p->rows, p->cols, p->ld, log_op, pl.cap));
+    s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows,
+                                       p->cols, p->ld, pl.cap));
     if (s != SML_OK) return s;
     return sml_launch_ok();
 }
 
 template <typename T>
-static sml_status split_typed(const sml_problem *p, int sms, int dev) {
+static sml_status split_typed(const sml_problem *p, int sms, int dev, int C, int threads, int64_t *plan) {
     const bool bwd = sml_op_is_backward(p->op);
-    if (sml_vec_elems(p) == 16 / (int)sizeof(T))
-        return bwd ? split_go<T, 16 / sizeof(T), true>(p, sms, dev)
-                   : split_go<T, 16 / sizeof(T), false>(p, sms, dev);
-    return bwd ? split_go<T, 1, true>(p, sms, dev) : split_go<T, 1, false>(p, sms, dev);
+    const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
+    constexpr int VV = 16 / sizeof(T);
+    if (sml_vec_elems(p) == VV) {
+        if (bwd) return lg ? split_go<T, VV, true, true>(p, sms, dev, C, threads, plan)
+                           : split_go<T, VV, true, false>(p, sms, dev, C, threads, plan);
+        return lg ? split_go<T, VV, false, true>(p, sms, dev, C, threads, plan)
+                  : split_go<T, VV, false, false>(p, sms, dev, C, threads, plan);
+    }
+    if (bwd) return lg ? split_go<T, 1, true, true>(p, sms, dev, C, threads, plan)
+                       : split_go<T, 1, true, false>(p, sms, dev, C, threads, plan);
+    return lg ? split_go<T, 1, false, true>(p, sms, dev, C, threads, plan)
+              : split_go<T, 1, false, false>(p, sms, dev, C, threads, plan);
 }
 
-extern "C" sml_status sml_launch_split(sml_handle *h, const sml_problem *p) {
+extern "C" sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads, int64_t plan[4]) {
     int dev = 0, sms = 0, clusters = 0;
     sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
     if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, dev));
     if (s != SML_OK) return s;
-    if (!clusters) return sml_launch_online(h, p);
-    return SML_DISPATCH_DTYPE(p->dtype, split_typed, p, sms, dev);
+    if (!clusters) return C > 0 ? SML_ERR_UNSUPPORTED : sml_launch_online(h, p);
+    return SML_DISPATCH_DTYPE(p->dtype, split_typed, p, sms, dev, C, threads, plan);
+}
+
+extern "C" sml_status sml_launch_split(sml_handle *h, const sml_problem *p) {
+    return sml_split_run(h, p, 0, 0, NULL);
 }

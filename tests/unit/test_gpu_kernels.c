@@ -10,8 +10,9 @@
  * misaligned base hold canaries (0x77 bytes: a large finite value, so a kernel that reads
  * them gets a wrong max) and must survive; inputs must be unchanged afterwards.
  *
- * Shapes: cols 1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 1024, 1025, 4096, 4097, 12345,
- * 65536, 2^20 + 3 and every `auto` threshold with one either side (kernels/auto_dispatch.h);
+ * Shapes: cols 1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 1024, 1025, 2048, 2049, 4096, 4097,
+ * 8192, 8193, 12345, 65536, 2^20 + 3 and every `auto` threshold with one either side
+ * (kernels/auto_dispatch.h);
  * rows 1 and 7; 65,537 rows for two short rows; layouts: dense, padded ld with canaries,
  * base pointer offset by one element, in place (forward); plus one tensor past 2^31 elements
  * per direction, of which only rows around the 2^31 boundary and the last rows are checked.
@@ -105,8 +106,10 @@ typedef struct ctx {
 
 /* ---- shape set ------------------------------------------------------------------------ */
 
-static const int64_t BASE_COLS[] = {1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 1024, 1025,
-                                    4096, 4097, 12345, 65536, ((int64_t)1 << 20) + 3};
+/* Issue 3's list, plus where `block` changes its chunks per thread or its block size
+ * (2048/2049, 8192/8193; 4096/4097 are in the list). */
+static const int64_t BASE_COLS[] = {1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 1024, 1025, 2048, 2049,
+                                    4096, 4097, 8192, 8193, 12345, 65536, ((int64_t)1 << 20) + 3};
 #define N_BASE_COLS (sizeof BASE_COLS / sizeof BASE_COLS[0])
 static const int64_t BIG_ROWS_COLS[] = {3, 33};
 
