@@ -2,19 +2,21 @@
  * them, in plain C so that tests/unit/test_gpu_kernels.c can put a case on every threshold
  * and on each side of it (and print which path a failing case took).
  *
- *   cols <= SML_AUTO_WARP_MAX_COLS      -> warp   (row in one warp's registers)
- *   cols <= SML_AUTO_BLOCK_MAX_COLS     -> block  (row in one block's registers)
- *   longer rows, cluster launch (sm_90) -> split  (row over a cluster's shared memory)
- *   longer rows, no cluster launch      -> online (two reads, any length)
+ *   cols <= 128                                   -> warp   (row in a warp's registers)
+ *   forward, cols <= 1024                         -> block  (row in a block's registers)
+ *   forward, cols <= 16,384 (fp32: 8,192)         -> online (two reads, the second from L2)
+ *   backward, cols <= 16,384                      -> block
+ *   longer rows, cluster launch (sm_90)           -> split  (row over a cluster's shared memory)
+ *   longer rows, no cluster launch                -> online
  *
- * Measured on an H100 (docs/KERNELS.md, "Versions", run 1): at 1,024 columns one block of
- * 128-256 threads per row beat a warp per row by 2-5% (fp32, fp16) and by 20% (bf16), at 512
- * columns the warp path was level or ahead; from 513 to 16,384 columns the block path with
- * up to 1,024 threads was the fastest or within 1-3% of the fastest in every op and dtype
- * (fp32 backward at 8,192-16,384 columns: 98-99% of the copy kernel), so the old rule that
- * sent rows holding more than 32 KB (backward: y and dy) to `split` is gone. Rows and the SM
- * count enter through `split`, which sizes its clusters so that rows * cluster size fills
- * the device. */
+ * From the H100 runs (docs/KERNELS.md, "Versions", run 3; % of a copy kernel moving the same
+ * bytes, cold L2): rows of <= 128 columns: warp 88-97%, a block per row 63-98%; 256-1,024
+ * columns: block 91-100%, warp 89-96%. Forward 2,048-16,384 columns: online 94-98% (its
+ * second read hits L2), block 83-97%; fp32 forward at 16,384: split 94%, block 91%,
+ * online 83% (the 64 KB rows in flight no longer stay in L2). Backward up to 16,384
+ * columns: block 94-100%, online 92-100% (ahead only for log_softmax_bwd), split 95-97%.
+ * Past 16,384 columns split: 93-98% at 32,768 and 131,072 columns, 69-85% at 2^20 (see
+ * there). The old rule (rows holding more than 32 KB to split) is gone. */
 #ifndef SML_KERNELS_AUTO_DISPATCH_H
 #define SML_KERNELS_AUTO_DISPATCH_H
 
@@ -22,7 +24,10 @@
 
 #include "softmax_lab.h"
 
-#define SML_AUTO_WARP_MAX_COLS 512
+#define SML_AUTO_WARP_MAX_COLS 128
+#define SML_AUTO_BLOCK_MAX_COLS_FWD 1024
+#define SML_AUTO_ONLINE_MAX_COLS_FWD_F32 8192
+#define SML_AUTO_ONLINE_MAX_COLS_FWD 16384
 #define SML_AUTO_BLOCK_MAX_COLS 16384
 
 typedef enum sml_auto_path {
@@ -42,21 +47,29 @@ static inline const char *sml_auto_path_name(sml_auto_path a) {
     return "?";
 }
 
-/* The dispatch decision. has_clusters: the device supports cluster launch (sm_90+). op and
- * dt do not change it today; they stay in the signature because they did and may again. */
+/* The dispatch decision. has_clusters: the device supports cluster launch (sm_90+). */
 static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t cols, int has_clusters) {
-    (void)op;
-    (void)dt;
     if (cols <= SML_AUTO_WARP_MAX_COLS) return SML_AUTO_WARP;
-    if (cols <= SML_AUTO_BLOCK_MAX_COLS) return SML_AUTO_BLOCK;
+    if (!sml_op_is_backward(op)) {
+        if (cols <= SML_AUTO_BLOCK_MAX_COLS_FWD) return SML_AUTO_BLOCK;
+        if (cols <= (dt == SML_F32 ? SML_AUTO_ONLINE_MAX_COLS_FWD_F32 : SML_AUTO_ONLINE_MAX_COLS_FWD))
+            return SML_AUTO_ONLINE;
+    } else if (cols <= SML_AUTO_BLOCK_MAX_COLS) {
+        return SML_AUTO_BLOCK;
+    }
     return has_clusters ? SML_AUTO_SPLIT : SML_AUTO_ONLINE;
 }
 
-/* Every column count where the decision changes (the last column of a range; tests add one
- * either side): the i-th for i < SML_AUTO_N_COL_THRESHOLDS. */
-#define SML_AUTO_N_COL_THRESHOLDS 2
+/* Every column count where the decision changes for some op and dtype (the last column of a
+ * range; tests add one either side): the i-th for i < SML_AUTO_N_COL_THRESHOLDS. */
+#define SML_AUTO_N_COL_THRESHOLDS 4
 static inline int64_t sml_auto_col_threshold(int i) {
-    return i == 0 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_BLOCK_MAX_COLS;
+    switch (i) {
+    case 0: return SML_AUTO_WARP_MAX_COLS;
+    case 1: return SML_AUTO_BLOCK_MAX_COLS_FWD;
+    case 2: return SML_AUTO_ONLINE_MAX_COLS_FWD_F32;
+    default: return SML_AUTO_BLOCK_MAX_COLS; /* == SML_AUTO_ONLINE_MAX_COLS_FWD */
+    }
 }
 
 #endif

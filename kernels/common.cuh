@@ -51,7 +51,12 @@ static __device__ __forceinline__ float sml_exp2(float a) {
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
     return r;
 }
-/* ---- vectors: V elements moved as one access of V * sizeof(T) bytes ------------------- */
+/* ---- the first kernels' row accesses ------------------------------------------------- */
+
+/* sml_vec / sml_ld / sml_st: a chunk as V separate elements, the whole-or-partial decision a
+ * branch per chunk. The kernels in this folder no longer use them (see sml_chunk below: the
+ * branch serialised 16-bit loads, the separate elements doubled the registers); the GPU
+ * mutants in tests/mutants/ are built from the first kernels and keep them. */
 
 template <typename T, int V> struct alignas(sizeof(T) * V) sml_vec { T v[V]; };
 
@@ -61,42 +66,148 @@ template <> struct sml_word<8> { typedef uint2 t; };
 template <> struct sml_word<4> { typedef unsigned int t; };
 template <> struct sml_word<2> { typedef unsigned short t; };
 
+/* One chunk of V elements starting at column `col` of a row with `cols` valid columns.
+ * A whole chunk is one aligned load (the launcher guarantees alignment when V > 1); a
+ * partial or absent chunk is read element by element and padded with `pad`. */
+template <typename T, int V>
+__device__ __forceinline__ sml_vec<T, V> sml_ld(const T *row, int64_t col, int64_t cols, T pad) {
+    sml_vec<T, V> r;
+    if (col + V <= cols) {
+        typedef typename sml_word<sizeof(T) * V>::t W;
+        W w = *reinterpret_cast<const W *>(row + col);
+        memcpy(&r, &w, sizeof w);
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) r.v[j] = (col + j < cols) ? row[col + j] : pad;
+    }
+    return r;
+}
+
+/* Store the valid part of a chunk. STREAM: evict-first (st.global.cs), for kernels that
+ * want L2 to keep their input for a second read rather than their output. */
+template <typename T, int V, bool STREAM = false>
+__device__ __forceinline__ void sml_st(T *row, int64_t col, int64_t cols, const sml_vec<T, V> &r) {
+    if (col + V <= cols) {
+        typedef typename sml_word<sizeof(T) * V>::t W;
+        W w;
+        memcpy(&w, &r, sizeof w);
+        if (STREAM) __stcs(reinterpret_cast<W *>(row + col), w);
+        else *reinterpret_cast<W *>(row + col) = w;
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            if (col + j < cols) row[col + j] = r.v[j];
+    }
+}
+
+/* ---- chunks: V elements moved as one access of V * sizeof(T) bytes -------------------- */
+
+/* A 16-byte chunk is kept as four 32-bit words and its elements are read out of the words at
+ * their use (fp16: a half-select of the register, bf16: a shift or mask), never held as
+ * separate 16-bit values: when the partial-chunk fix-up wrote single 16-bit elements, the
+ * compiler gave every element its own register, doubled the register footprint of a row
+ * and cut the resident blocks per SM in half (block, online: 1 instead of 2). V == 1 (the
+ * scalar path for misaligned rows) holds one element. */
+template <typename T, int V> struct alignas(16) sml_chunk {
+    static_assert(sizeof(T) * V == 16, "vectors are 16 bytes");
+    unsigned int w[4];
+};
+template <typename T> struct sml_chunk<T, 1> { T v[1]; };
+
+template <typename T> __device__ __forceinline__ unsigned int sml_bits(T v) {
+    if constexpr (sizeof(T) == 4) {
+        unsigned int b;
+        memcpy(&b, &v, 4);
+        return b;
+    } else {
+        unsigned short b;
+        memcpy(&b, &v, 2);
+        return b;
+    }
+}
+template <typename T> __device__ __forceinline__ T sml_from_bits(unsigned int b) {
+    T v;
+    if constexpr (sizeof(T) == 4) {
+        memcpy(&v, &b, 4);
+    } else {
+        const unsigned short h = (unsigned short)b;
+        memcpy(&v, &h, 2);
+    }
+    return v;
+}
+/* A word holding `pad` in every element. */
+template <typename T> __device__ __forceinline__ unsigned int sml_pad_word(T pad) {
+    return sizeof(T) == 4 ? sml_bits(pad) : sml_bits(pad) * 0x10001u;
+}
+
+/* Element j (a compile-time constant after unrolling) of a chunk, as fp32. */
+template <typename T, int V> __device__ __forceinline__ float sml_cv(const sml_chunk<T, V> &r, int j) {
+    if constexpr (V == 1) {
+        return sml_f(r.v[0]);
+    } else if constexpr (sizeof(T) == 4) {
+        return __uint_as_float(r.w[j]);
+    } else if constexpr (std::is_same<T, __half>::value) {
+        __half2 h;
+        memcpy(&h, &r.w[j >> 1], 4);
+        return (j & 1) ? __high2float(h) : __low2float(h);
+    } else { /* bf16: the upper half of an fp32 */
+        const unsigned int w = r.w[j >> 1];
+        return __uint_as_float((j & 1) ? (w & 0xffff0000u) : (w << 16));
+    }
+}
+
+template <typename T> __device__ __forceinline__ T sml_neg_inf();
+template <typename T> __device__ __forceinline__ T sml_zero();
+
 /* Row accesses, in two steps so that a group of loads issues back to back:
- *   sml_ld   the whole-chunk part: one predicated 16-byte load (pad where the chunk is not
- *            whole), no branch, so the compiler cannot place work that waits on one load
- *            between it and the next (it did: with a branch per chunk, the 16-bit unpack of
- *            chunk k was scheduled before the load of chunk k+1, serialising the loads);
- *   sml_ld_fix  afterwards, the one partial chunk at the end of a row, element by element.
+ *   sml_cld     the whole-chunk part: one predicated 16-byte load (pad where the chunk is
+ *               not whole), no branch, so the compiler cannot place work that waits on one
+ *               load between it and the next (it did: with a branch per chunk, the 16-bit
+ *               unpack of chunk k was scheduled before the load of chunk k+1, serialising
+ *               the loads, which made bf16 rows 20% slower than fp16);
+ *   sml_cld_fix afterwards, the one partial chunk at the end of a row, element by element,
+ *               assembled into whole words.
  * Nothing outside [row, row + cols) is touched. The launcher guarantees 16-byte alignment
  * when V > 1; V == 1 is a plain guarded load. Loads and stores are volatile asm ordered
  * among themselves ("memory" clobber), so an in-place row is read before it is written. */
 template <typename T, int V>
-__device__ __forceinline__ sml_vec<T, V> sml_ld(const T *row, int64_t col, int64_t cols, T pad) {
-    sml_vec<T, V> r;
+__device__ __forceinline__ sml_chunk<T, V> sml_cld(const T *row, int64_t col, int64_t cols, T pad) {
+    sml_chunk<T, V> r;
     if constexpr (V == 1) {
         r.v[0] = col < cols ? row[col] : pad;
     } else {
-        static_assert(sizeof(T) * V == 16, "vector accesses are 16 bytes");
-#pragma unroll
-        for (int j = 0; j < V; j++) r.v[j] = pad;
-        uint4 w;
-        memcpy(&w, &r, sizeof w);
+        const unsigned int p = sml_pad_word(pad);
+        unsigned int w0 = p, w1 = p, w2 = p, w3 = p;
         const int full = col + V <= cols;
         asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
-                     : "+r"(w.x), "+r"(w.y), "+r"(w.z), "+r"(w.w)
+                     : "+r"(w0), "+r"(w1), "+r"(w2), "+r"(w3)
                      : "l"(row + col), "r"(full)
                      : "memory");
-        memcpy(&r, &w, sizeof w);
+        r.w[0] = w0;
+        r.w[1] = w1;
+        r.w[2] = w2;
+        r.w[3] = w3;
     }
     return r;
 }
 template <typename T, int V>
-__device__ __forceinline__ void sml_ld_fix(const T *row, int64_t col, int64_t cols, sml_vec<T, V> &r) {
+__device__ __forceinline__ void sml_cld_fix(const T *row, int64_t col, int64_t cols, sml_chunk<T, V> &r) {
     if constexpr (V > 1) {
         if (col < cols && col + V > cols) {
+            constexpr int E = 4 / sizeof(T); /* elements per word */
 #pragma unroll
-            for (int j = 0; j < V; j++)
-                if (col + j < cols) r.v[j] = row[col + j];
+            for (int q = 0; q < 4; q++) {
+                unsigned int w = r.w[q]; /* pad */
+#pragma unroll
+                for (int e = 0; e < E; e++) {
+                    const int j = q * E + e;
+                    if (col + j < cols) {
+                        const unsigned int sh = 16u * (unsigned)e * (E - 1), mask = E == 1 ? 0xffffffffu : 0xffffu << sh;
+                        w = (w & ~mask) | (sml_bits(row[col + j]) << sh);
+                    }
+                }
+                r.w[q] = w;
+            }
         }
     }
 }
@@ -105,25 +216,24 @@ __device__ __forceinline__ void sml_ld_fix(const T *row, int64_t col, int64_t co
  * chunk element by element. STREAM: evict-first (st.global.cs), for kernels that want L2 to
  * keep their input for a second read rather than their output. */
 template <typename T, int V, bool STREAM = false>
-__device__ __forceinline__ void sml_st(T *row, int64_t col, int64_t cols, const sml_vec<T, V> &r) {
+__device__ __forceinline__ void sml_cst(T *row, int64_t col, int64_t cols, const sml_chunk<T, V> &r) {
     if constexpr (V == 1) {
         if (col < cols) row[col] = r.v[0];
     } else {
-        uint4 w;
-        memcpy(&w, &r, sizeof w);
         const int full = col + V <= cols;
         if (STREAM)
             asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q st.global.cs.v4.u32 [%4], {%0, %1, %2, %3};\n\t}"
-                         :: "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w), "l"(row + col), "r"(full)
+                         :: "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]), "r"(r.w[3]), "l"(row + col), "r"(full)
                          : "memory");
         else
             asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q st.global.v4.u32 [%4], {%0, %1, %2, %3};\n\t}"
-                         :: "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w), "l"(row + col), "r"(full)
+                         :: "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]), "r"(r.w[3]), "l"(row + col), "r"(full)
                          : "memory");
         if (col < cols && col + V > cols) {
+            constexpr int E = 4 / sizeof(T);
 #pragma unroll
             for (int j = 0; j < V; j++)
-                if (col + j < cols) row[col + j] = r.v[j];
+                if (col + j < cols) row[col + j] = sml_from_bits<T>(r.w[j / E] >> (16u * (unsigned)(j % E) * (E - 1)));
         }
     }
 }
@@ -240,23 +350,25 @@ template <bool LOG> __device__ __forceinline__ float sml_bout(float y, float dy,
 }
 
 /* V fp32 values to one chunk of T; 16-bit pairs convert with one instruction (each value
- * still rounded to nearest even on its own). */
-template <typename T, int V> __device__ __forceinline__ sml_vec<T, V> sml_pack(const float *f) {
-    sml_vec<T, V> r;
-    if constexpr (V % 2 == 0 && sizeof(T) == 2) {
+ * still rounded to nearest even on its own) straight into a word. */
+template <typename T, int V> __device__ __forceinline__ sml_chunk<T, V> sml_cpack(const float *f) {
+    sml_chunk<T, V> r;
+    if constexpr (V == 1) {
+        r.v[0] = sml_from_f<T>(f[0]);
+    } else if constexpr (sizeof(T) == 4) {
 #pragma unroll
-        for (int j = 0; j < V; j += 2) {
-            if constexpr (std::is_same<T, __half>::value) {
-                const __half2 h = __floats2half2_rn(f[j], f[j + 1]);
-                memcpy(&r.v[j], &h, sizeof h);
-            } else {
-                const __nv_bfloat162 h = __floats2bfloat162_rn(f[j], f[j + 1]);
-                memcpy(&r.v[j], &h, sizeof h);
-            }
-        }
+        for (int q = 0; q < 4; q++) r.w[q] = __float_as_uint(f[q]);
     } else {
 #pragma unroll
-        for (int j = 0; j < V; j++) r.v[j] = sml_from_f<T>(f[j]);
+        for (int q = 0; q < 4; q++) {
+            if constexpr (std::is_same<T, __half>::value) {
+                const __half2 h = __floats2half2_rn(f[2 * q], f[2 * q + 1]);
+                memcpy(&r.w[q], &h, 4);
+            } else {
+                const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * q], f[2 * q + 1]);
+                memcpy(&r.w[q], &h, 4);
+            }
+        }
     }
     return r;
 }

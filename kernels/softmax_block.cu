@@ -1,18 +1,18 @@
-/* softmax_block.cu: `block`, mid-length rows (up to 16,384 columns). One
- * block per row, the row held in registers: each thread keeps K chunks of one 16-byte vector
- * (all K loads issued before the first use), so x (or y and dy) crosses the memory bus once
+/* softmax_block.cu: `block`, rows of 129 to 16,384 columns in `auto`. One block per row,
+ * the row held in registers: each thread keeps K chunks of one 16-byte vector (all K loads
+ * issued back to back before the first use), so x (or y and dy) crosses the memory bus once
  * and the output is written once. Differs from `warp` in that a row's reductions span the
  * block (warp butterfly, one shared slot per warp, every warp re-reducing the slots so all
  * threads agree without a second barrier) and from `split` in that a row stays on one SM.
  *
- * What makes it fast is bytes in flight per SM, not threads: a block sits idle in its
- * reductions, so an SM needs several resident blocks, each with a whole row of loads
- * outstanding. The op is a template argument, so the softmax variant keeps exp(x - max)
- * (fp32) instead of x and the log variant keeps x only; with K chunks per thread the launcher
- * picks the fewest threads (>= 128, so at least 4 warps share the reductions) that hold the
- * row with K <= 4, which measured faster than wide blocks of small K (docs/KERNELS.md,
- * "Versions"). Registers per thread stay <= 128 (launch bounds 512). The grid walks the rows
- * (persistent: as many blocks as fit on the device at once), so any row count works. */
+ * What makes it fast is bytes in flight per SM: a block idles in its reductions, so an SM
+ * needs several resident blocks, each with a whole row of loads outstanding. Registers per
+ * thread are capped at 64 (launch bounds 1,024), and 16-bit rows stay packed two to a
+ * register (elements are unpacked at each use), so a 512-thread block of 16 KB rows leaves
+ * room for two per SM. The launcher takes the smallest K in {1, 2, 4} that holds the row in
+ * 256 threads, else K = 4 (16-bit backward: 2) with up to 1,024 threads; the op is a
+ * template argument. The grid (twice what the thread limit lets an SM hold) walks the rows,
+ * so any row count works. */
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
 #include "kernels/tuning.h"
@@ -29,24 +29,24 @@ __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const int64_t off = row * ld;
         if (!BWD) {
-            sml_vec<T, V> r[K];
+            sml_chunk<T, V> r[K];
 #pragma unroll
             for (int k = 0; k < K; k++)
-                r[k] = sml_ld<T, V>(x + off, (int64_t)(k * nt + tid) * V, cols, sml_neg_inf<T>());
+                r[k] = sml_cld<T, V>(x + off, (int64_t)(k * nt + tid) * V, cols, sml_neg_inf<T>());
 #pragma unroll
-            for (int k = 0; k < K; k++) sml_ld_fix<T, V>(x + off, (int64_t)(k * nt + tid) * V, cols, r[k]);
+            for (int k = 0; k < K; k++) sml_cld_fix<T, V>(x + off, (int64_t)(k * nt + tid) * V, cols, r[k]);
             float m = -FLT_MAX;
 #pragma unroll
             for (int k = 0; k < K; k++)
 #pragma unroll
-                for (int j = 0; j < V; j++) m = fmaxf(m, sml_f(r[k].v[j]));
+                for (int j = 0; j < V; j++) m = fmaxf(m, sml_cv(r[k], j));
             m = sml_block_max(m, red[0]);
             float s = 0.0f;
 #pragma unroll
             for (int k = 0; k < K; k++) {
                 float t = 0.0f;
 #pragma unroll
-                for (int j = 0; j < V; j++) t += sml_exp_shift(sml_f(r[k].v[j]), m);
+                for (int j = 0; j < V; j++) t += sml_exp_shift(sml_cv(r[k], j), m);
                 s += t;
             }
             s = sml_block_sum(s, red[1]);
@@ -56,31 +56,31 @@ __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
                 float o[V];
 #pragma unroll
                 for (int j = 0; j < V; j++) {
-                    const float xf = sml_f(r[k].v[j]);
+                    const float xf = sml_cv(r[k], j);
                     o[j] = LOG ? (xf - m) - post : sml_exp_shift(xf, m) * post;
                 }
-                sml_st<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, sml_pack<T, V>(o));
+                sml_cst<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, sml_cpack<T, V>(o));
             }
         } else {
-            sml_vec<T, V> ry[K], rd[K];
+            sml_chunk<T, V> ry[K], rd[K];
 #pragma unroll
             for (int k = 0; k < K; k++) {
                 const int64_t col = (int64_t)(k * nt + tid) * V;
-                ry[k] = sml_ld<T, V>(x + off, col, cols, sml_zero<T>());
-                rd[k] = sml_ld<T, V>(dy + off, col, cols, sml_zero<T>());
+                ry[k] = sml_cld<T, V>(x + off, col, cols, sml_zero<T>());
+                rd[k] = sml_cld<T, V>(dy + off, col, cols, sml_zero<T>());
             }
 #pragma unroll
             for (int k = 0; k < K; k++) {
                 const int64_t col = (int64_t)(k * nt + tid) * V;
-                sml_ld_fix<T, V>(x + off, col, cols, ry[k]);
-                sml_ld_fix<T, V>(dy + off, col, cols, rd[k]);
+                sml_cld_fix<T, V>(x + off, col, cols, ry[k]);
+                sml_cld_fix<T, V>(dy + off, col, cols, rd[k]);
             }
             float s = 0.0f;
 #pragma unroll
             for (int k = 0; k < K; k++) {
                 float t = 0.0f;
 #pragma unroll
-                for (int j = 0; j < V; j++) t += sml_bterm<LOG>(sml_f(ry[k].v[j]), sml_f(rd[k].v[j]));
+                for (int j = 0; j < V; j++) t += sml_bterm<LOG>(sml_cv(ry[k], j), sml_cv(rd[k], j));
                 s += t;
             }
             /* One reduction per row: alternate the two buffers between rows. */
@@ -90,8 +90,8 @@ __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
             for (int k = 0; k < K; k++) {
                 float o[V];
 #pragma unroll
-                for (int j = 0; j < V; j++) o[j] = sml_bout<LOG>(sml_f(ry[k].v[j]), sml_f(rd[k].v[j]), s);
-                sml_st<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, sml_pack<T, V>(o));
+                for (int j = 0; j < V; j++) o[j] = sml_bout<LOG>(sml_cv(ry[k], j), sml_cv(rd[k], j), s);
+                sml_cst<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, sml_cpack<T, V>(o));
             }
         }
     }
@@ -113,11 +113,10 @@ static sml_status block_go(const sml_problem *p, int K, int threads, int sms, in
         }
     }
     if (!kern) return SML_ERR_UNSUPPORTED;
-    if (bps <= 0) { /* one resident wave: each block walks rows from start to end */
-        sml_status s = sml_cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, kern, threads, 0));
-        if (s != SML_OK) return s;
-        if (bps <= 0) return SML_ERR_UNSUPPORTED;
-    }
+    /* Twice the blocks the thread limit lets an SM hold, walking the rows: no occupancy query
+     * (a runtime call per launch, ~0.8 us, which rows of a few hundred columns cannot hide:
+     * run 3 measured auto at a flat 5.8 us on every 4096 x 256 16-bit op with it). */
+    if (bps <= 0) bps = 2 * (2048 / threads);
     const int64_t blocks = sml_min64(p->rows, (int64_t)sms * bps);
     kern<<<(unsigned)blocks, threads, 0, (cudaStream_t)p->stream>>>(
         (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows, (int)p->cols, p->ld);
@@ -142,14 +141,15 @@ static sml_status block_typed(const sml_problem *p, int V, int K, int threads, i
 }
 
 /* The default configuration: the smallest K (of those instantiated) that holds the row in
- * <= BLOCK_PREF_THREADS threads, else the largest K with up to 1,024 threads. */
-#define BLOCK_PREF_THREADS 512
-static void block_plan(int64_t chunks, int V, int *threads, int *K) {
-    /* 16-bit rows stop at K = 2: at K = 4 the unpacked values need more than the 64
-     * registers a 1,024-thread block allows, and ptxas spills (200 bytes backward). */
+ * <= BLOCK_PREF_THREADS threads, else the largest K with up to 1,024 threads. Fewer, fuller
+ * threads measured faster (run 2: at 4,096 columns K = 2-4 beat K = 1 by 3-7%); 16-bit
+ * backward stops at K = 2, where y and dy of K = 4 would need more than the 64 registers a
+ * 1,024-thread block allows (ptxas spills 64 bytes). */
+#define BLOCK_PREF_THREADS 256
+static void block_plan(int64_t chunks, int V, int bwd, int *threads, int *K) {
     static const int KV[] = {1, 2, 4}, KS[] = {4, 16};
     const int *ks = V > 1 ? KV : KS;
-    const int nk = V > 4 ? 2 : V > 1 ? 3 : 2;
+    const int nk = V > 1 ? (V == 8 && bwd ? 2 : 3) : 2;
     int k = ks[nk - 1];
     for (int i = 0; i < nk; i++)
         if ((chunks + ks[i] - 1) / ks[i] <= BLOCK_PREF_THREADS) { k = ks[i]; break; }
@@ -167,7 +167,7 @@ extern "C" sml_status sml_block_run(sml_handle *h, const sml_problem *p, int thr
     const int V = sml_vec_elems(p);
     const int64_t chunks = (p->cols + V - 1) / V;
     int plan_threads = 0, plan_k = 0;
-    block_plan(chunks, V, &plan_threads, &plan_k);
+    block_plan(chunks, V, sml_op_is_backward(p->op), &plan_threads, &plan_k);
     if (K <= 0) K = plan_k;
     if (threads <= 0) threads = (int)((chunks + K - 1) / K);
     threads = (int)sml_max64(32, (threads + 31) / 32 * 32);

@@ -31,18 +31,18 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
         float m = -FLT_MAX;
         sml_ksum acc = {0.0f, 0.0f};
         for (int64_t j0 = tid; j0 < nch; j0 += (int64_t)ONLINE_UNROLL(BWD) * nt) {
-            sml_vec<T, V> a[ONLINE_UNROLL(BWD)], b[ONLINE_UNROLL(BWD)];
+            sml_chunk<T, V> a[ONLINE_UNROLL(BWD)], b[ONLINE_UNROLL(BWD)];
 #pragma unroll
             for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
                 const int64_t col = (j0 + (int64_t)u * nt) * V;
-                a[u] = sml_ld<T, V>(x + off, col, cols, pad);
-                if (BWD) b[u] = sml_ld<T, V>(dy + off, col, cols, pad);
+                a[u] = sml_cld<T, V>(x + off, col, cols, pad);
+                if (BWD) b[u] = sml_cld<T, V>(dy + off, col, cols, pad);
             }
 #pragma unroll
             for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
                 const int64_t col = (j0 + (int64_t)u * nt) * V;
-                sml_ld_fix<T, V>(x + off, col, cols, a[u]);
-                if (BWD) sml_ld_fix<T, V>(dy + off, col, cols, b[u]);
+                sml_cld_fix<T, V>(x + off, col, cols, a[u]);
+                if (BWD) sml_cld_fix<T, V>(dy + off, col, cols, b[u]);
             }
             float t = 0.0f;
             if (!BWD) {
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
 #pragma unroll
                 for (int u = 0; u < ONLINE_UNROLL(BWD); u++)
 #pragma unroll
-                    for (int j = 0; j < V; j++) cm = fmaxf(cm, sml_f(a[u].v[j]));
+                    for (int j = 0; j < V; j++) cm = fmaxf(cm, sml_cv(a[u], j));
                 if (cm > m) {
                     sml_kscale(acc, sml_exp2((m - cm) * SML_LOG2E));
                     m = cm;
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
                 for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
                     float tu = 0.0f;
 #pragma unroll
-                    for (int j = 0; j < V; j++) tu += sml_exp_shift(sml_f(a[u].v[j]), m);
+                    for (int j = 0; j < V; j++) tu += sml_exp_shift(sml_cv(a[u], j), m);
                     t += tu;
                 }
             } else {
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
                 for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
                     float tu = 0.0f;
 #pragma unroll
-                    for (int j = 0; j < V; j++) tu += sml_bterm<LOG>(sml_f(a[u].v[j]), sml_f(b[u].v[j]));
+                    for (int j = 0; j < V; j++) tu += sml_bterm<LOG>(sml_cv(a[u], j), sml_cv(b[u], j));
                     t += tu;
                 }
             }
@@ -79,27 +79,27 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
         else s = sml_block_sum(s, red[parity]);
         const float post = BWD ? s : sml_post<LOG>(s);
         for (int64_t j0 = tid; j0 < nch; j0 += (int64_t)ONLINE_UNROLL(BWD) * nt) {
-            sml_vec<T, V> a[ONLINE_UNROLL(BWD)], b[ONLINE_UNROLL(BWD)];
+            sml_chunk<T, V> a[ONLINE_UNROLL(BWD)], b[ONLINE_UNROLL(BWD)];
 #pragma unroll
             for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
                 const int64_t col = (j0 + (int64_t)u * nt) * V;
-                a[u] = sml_ld<T, V>(x + off, col, cols, pad);
-                if (BWD) b[u] = sml_ld<T, V>(dy + off, col, cols, pad);
+                a[u] = sml_cld<T, V>(x + off, col, cols, pad);
+                if (BWD) b[u] = sml_cld<T, V>(dy + off, col, cols, pad);
             }
 #pragma unroll
             for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
                 const int64_t col = (j0 + (int64_t)u * nt) * V;
-                sml_ld_fix<T, V>(x + off, col, cols, a[u]);
-                if (BWD) sml_ld_fix<T, V>(dy + off, col, cols, b[u]);
+                sml_cld_fix<T, V>(x + off, col, cols, a[u]);
+                if (BWD) sml_cld_fix<T, V>(dy + off, col, cols, b[u]);
             }
 #pragma unroll
             for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
                 float o[V];
 #pragma unroll
                 for (int j = 0; j < V; j++)
-                    o[j] = BWD ? sml_bout<LOG>(sml_f(a[u].v[j]), sml_f(b[u].v[j]), post)
-                               : (LOG ? (sml_f(a[u].v[j]) - m) - post : sml_exp_shift(sml_f(a[u].v[j]), m) * post);
-                sml_st<T, V, true>(out + off, (j0 + (int64_t)u * nt) * V, cols, sml_pack<T, V>(o));
+                    o[j] = BWD ? sml_bout<LOG>(sml_cv(a[u], j), sml_cv(b[u], j), post)
+                               : (LOG ? (sml_cv(a[u], j) - m) - post : sml_exp_shift(sml_cv(a[u], j), m) * post);
+                sml_cst<T, V, true>(out + off, (j0 + (int64_t)u * nt) * V, cols, sml_cpack<T, V>(o));
             }
         }
     }

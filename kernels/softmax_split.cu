@@ -30,8 +30,9 @@
 
 namespace cg = cooperative_groups;
 
-#define SPLIT_MAX_THREADS 512
-#define SPLIT_UNROLL(bwd) ((bwd) ? 1 : 2) /* chunks per tensor in a tile; two tiles are in flight */
+#define SPLIT_MAX_THREADS 1024
+#define SPLIT_UNROLL(bwd) ((bwd) ? 1 : 2) /* fused loop: chunks per tensor in a tile; two tiles in flight */
+#define SPLIT_PASS_UNROLL(bwd) ((bwd) ? 2 : 4) /* a slice read on its own: chunks per tensor in flight */
 #define SPLIT_FIT_BYTES (96 * 1024)
 #define SPLIT_MIN_CACHED 0.85 /* of a slice, for a smaller cluster to be preferred */
 #define SPLIT_MAX_CLUSTER 16
@@ -41,7 +42,7 @@ namespace cg = cooperative_groups;
 /* One tile of U chunks (per tensor) into the running statistics of a row: the online
  * (max, compensated sum) forward, the compensated sum of dy * y (or dy) backward. */
 template <typename T, int V, int U, bool BWD, bool LOG>
-__device__ __forceinline__ void split_acc(const sml_vec<T, V> *a, const sml_vec<T, V> *b, float &m,
+__device__ __forceinline__ void split_acc(const sml_chunk<T, V> *a, const sml_chunk<T, V> *b, float &m,
                                           sml_ksum &acc) {
     float t = 0.0f;
     if (!BWD) {
@@ -49,7 +50,7 @@ __device__ __forceinline__ void split_acc(const sml_vec<T, V> *a, const sml_vec<
 #pragma unroll
         for (int u = 0; u < U; u++)
 #pragma unroll
-            for (int j = 0; j < V; j++) cm = fmaxf(cm, sml_f(a[u].v[j]));
+            for (int j = 0; j < V; j++) cm = fmaxf(cm, sml_cv(a[u], j));
         if (cm > m) {
             sml_kscale(acc, sml_exp2((m - cm) * SML_LOG2E));
             m = cm;
@@ -58,7 +59,7 @@ __device__ __forceinline__ void split_acc(const sml_vec<T, V> *a, const sml_vec<
         for (int u = 0; u < U; u++) {
             float tu = 0.0f;
 #pragma unroll
-            for (int j = 0; j < V; j++) tu += sml_exp_shift(sml_f(a[u].v[j]), m);
+            for (int j = 0; j < V; j++) tu += sml_exp_shift(sml_cv(a[u], j), m);
             t += tu;
         }
     } else {
@@ -66,7 +67,7 @@ __device__ __forceinline__ void split_acc(const sml_vec<T, V> *a, const sml_vec<
         for (int u = 0; u < U; u++) {
             float tu = 0.0f;
 #pragma unroll
-            for (int j = 0; j < V; j++) tu += sml_bterm<LOG>(sml_f(a[u].v[j]), sml_f(b[u].v[j]));
+            for (int j = 0; j < V; j++) tu += sml_bterm<LOG>(sml_cv(a[u], j), sml_cv(b[u], j));
             t += tu;
         }
     }
@@ -75,14 +76,14 @@ __device__ __forceinline__ void split_acc(const sml_vec<T, V> *a, const sml_vec<
 
 /* One output chunk from its input chunk(s) and the row statistics. */
 template <typename T, int V, bool BWD, bool LOG>
-__device__ __forceinline__ sml_vec<T, V> split_out(const sml_vec<T, V> &a, const sml_vec<T, V> &b, float M,
+__device__ __forceinline__ sml_chunk<T, V> split_out(const sml_chunk<T, V> &a, const sml_chunk<T, V> &b, float M,
                                                    float post) {
     float o[V];
 #pragma unroll
     for (int j = 0; j < V; j++)
-        o[j] = BWD ? sml_bout<LOG>(sml_f(a.v[j]), sml_f(b.v[j]), post)
-                   : (LOG ? (sml_f(a.v[j]) - M) - post : sml_exp_shift(sml_f(a.v[j]), M) * post);
-    return sml_pack<T, V>(o);
+        o[j] = BWD ? sml_bout<LOG>(sml_cv(a, j), sml_cv(b, j), post)
+                   : (LOG ? (sml_cv(a, j) - M) - post : sml_exp_shift(sml_cv(a, j), M) * post);
+    return sml_cpack<T, V>(o);
 }
 
 /* One tile: U chunks per tensor at slots i0 + u * nt of this block's slice (xs, ds point at
@@ -91,27 +92,52 @@ __device__ __forceinline__ sml_vec<T, V> split_out(const sml_vec<T, V> &a, const
  * 32-bit indices keep the address arithmetic (and the registers it needs) small. */
 template <typename T, int V, int U, bool BWD>
 __device__ __forceinline__ void split_load(const T *xs, const T *ds, int i0, int nt, int upto, int nval, bool want,
-                                           T pad, sml_vec<T, V> *a, sml_vec<T, V> *b) {
+                                           T pad, sml_chunk<T, V> *a, sml_chunk<T, V> *b) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
         const int i = i0 + u * nt;
         const int l = want && i < upto ? nval : 0; /* not wanted: reads as past the end, no access */
-        a[u] = sml_ld<T, V>(xs, (int64_t)i * V, l, pad);
-        b[u] = BWD ? sml_ld<T, V>(ds, (int64_t)i * V, l, pad) : a[u];
+        a[u] = sml_cld<T, V>(xs, (int64_t)i * V, l, pad);
+        b[u] = BWD ? sml_cld<T, V>(ds, (int64_t)i * V, l, pad) : a[u];
     }
 #pragma unroll
     for (int u = 0; u < U; u++) {
         const int i = i0 + u * nt;
         const int l = want && i < upto ? nval : 0;
-        sml_ld_fix<T, V>(xs, (int64_t)i * V, l, a[u]);
-        if (BWD) sml_ld_fix<T, V>(ds, (int64_t)i * V, l, b[u]);
+        sml_cld_fix<T, V>(xs, (int64_t)i * V, l, a[u]);
+        if (BWD) sml_cld_fix<T, V>(ds, (int64_t)i * V, l, b[u]);
     }
 }
 
-template <typename T, int V, bool BWD, bool LOG>
+/* One pass over this block's slice of a row: every chunk loaded once (UP per tensor in
+ * flight), the first ncache kept in shared memory (each thread always owns the same slots),
+ * all accumulated into the row statistics. */
+template <typename T, int V, int UP, bool BWD, bool LOG>
+__device__ __forceinline__ void split_read_slice(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
+                                                 int nval, T pad, sml_chunk<T, V> *cx, sml_chunk<T, V> *cd, float &m,
+                                                 sml_ksum &acc) {
+    for (int i0 = tid; i0 < mine; i0 += UP * nt) {
+        sml_chunk<T, V> a[UP], b[UP];
+        split_load<T, V, UP, BWD>(xs, ds, i0, nt, mine, nval, true, pad, a, b);
+#pragma unroll
+        for (int u = 0; u < UP; u++) {
+            const int i = i0 + u * nt;
+            if (i < ncache) {
+                cx[i] = a[u];
+                if (BWD) cd[i] = b[u];
+            }
+        }
+        split_acc<T, V, UP, BWD, LOG>(a, b, m, acc);
+    }
+}
+
+/* FUSED: the next row's slice is read while this row's output is written (forward);
+ * otherwise read after it, as a separate pass (backward, where the fused loop measured
+ * slower: two tensors per slot leave it too few loads in flight). */
+template <typename T, int V, bool BWD, bool LOG, bool FUSED>
 __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
     sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t cap) {
-    typedef sml_vec<T, V> VT;
+    typedef sml_chunk<T, V> VT;
     constexpr int U = SPLIT_UNROLL(BWD);
     extern __shared__ __align__(16) unsigned char sml_split_smem[];
     VT *cx = reinterpret_cast<VT *>(sml_split_smem);
@@ -144,23 +170,12 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
     /* Prologue: the first row's slice, read once, cached, accumulated; then the first tile
      * of the second row, which stays in flight through the first barrier. */
     int64_t row = cid;
-    if (row < rows) {
-        const T *xs = xs0 + row * ld, *ds = ds0 + row * ld;
-        for (int i0 = tid; i0 < mine; i0 += step) {
-            split_load<T, V, U, BWD>(xs, ds, i0, nt, mine, nval, true, pad, a, b);
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int i = i0 + u * nt;
-                if (i < ncache) {
-                    cx[i] = a[u];
-                    if (BWD) cd[i] = b[u];
-                }
-            }
-            split_acc<T, V, U, BWD, LOG>(a, b, m, acc);
-        }
-    }
-    split_load<T, V, U, BWD>(xs0 + (row + ncl) * ld, ds0 + (row + ncl) * ld, tid, nt, ncache, nval,
-                             row + ncl < rows, pad, a, b);
+    if (row < rows)
+        split_read_slice<T, V, SPLIT_PASS_UNROLL(BWD), BWD, LOG>(xs0 + row * ld, ds0 + row * ld, tid, nt, mine, ncache,
+                                                                 nval, pad, cx, cd, m, acc);
+    if (FUSED)
+        split_load<T, V, U, BWD>(xs0 + (row + ncl) * ld, ds0 + (row + ncl) * ld, tid, nt, ncache, nval,
+                                 row + ncl < rows, pad, a, b);
 
     int parity = 0;
     for (; row < rows; row += ncl, parity ^= 1) {
@@ -205,50 +220,59 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
             split_load<T, V, U, BWD>(xs, ds, i0, nt, mine, nval, true, pad, ta, tb);
 #pragma unroll
             for (int u = 0; u < U; u++)
-                sml_st<T, V, true>(os, (int64_t)(i0 + u * nt) * V, nval, split_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
+                sml_cst<T, V, true>(os, (int64_t)(i0 + u * nt) * V, nval, split_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
         }
-        /* 2. The cached slots, one tile at a time: the following tile of the next row is
-         * loaded first, this row's output is written from shared memory, and the tile of the
-         * next row loaded one step earlier takes its place (a thread only ever touches the
-         * slots it filled, so no barrier is needed). Reads and writes stream together and a
-         * tile of loads is always in flight. */
-        for (int i0 = tid; i0 < ncache; i0 += step) {
-            VT na[U], nb[U];
-            split_load<T, V, U, BWD>(nxs, nds, i0 + step, nt, ncache, nval, more, pad, na, nb);
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int i = i0 + u * nt;
-                if (i < ncache)
-                    sml_st<T, V, true>(os, (int64_t)i * V, nval, split_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
-            }
-            if (more) {
+        if constexpr (!FUSED) {
+            /* 2'. The cached slots from shared memory; then the next row's slice. */
+            for (int i = tid; i < ncache; i += nt)
+                sml_cst<T, V, true>(os, (int64_t)i * V, nval, split_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
+            if (more)
+                split_read_slice<T, V, SPLIT_PASS_UNROLL(BWD), BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, cx,
+                                                                         cd, m, acc);
+        } else {
+            /* 2. The cached slots, one tile at a time: the following tile of the next row is
+             * loaded first, this row's output is written from shared memory, and the tile of the
+             * next row loaded one step earlier takes its place (a thread only ever touches the
+             * slots it filled, so no barrier is needed). Reads and writes stream together and a
+             * tile of loads is always in flight. */
+            for (int i0 = tid; i0 < ncache; i0 += step) {
+                VT na[U], nb[U];
+                split_load<T, V, U, BWD>(nxs, nds, i0 + step, nt, ncache, nval, more, pad, na, nb);
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     const int i = i0 + u * nt;
-                    if (i < ncache) {
-                        cx[i] = a[u];
-                        if (BWD) cd[i] = b[u];
-                    }
+                    if (i < ncache)
+                        sml_cst<T, V, true>(os, (int64_t)i * V, nval, split_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
                 }
-                split_acc<T, V, U, BWD, LOG>(a, b, m, acc);
-            }
+                if (more) {
 #pragma unroll
-            for (int u = 0; u < U; u++) {
-                a[u] = na[u];
-                b[u] = nb[u];
+                    for (int u = 0; u < U; u++) {
+                        const int i = i0 + u * nt;
+                        if (i < ncache) {
+                            cx[i] = a[u];
+                            if (BWD) cd[i] = b[u];
+                        }
+                    }
+                    split_acc<T, V, U, BWD, LOG>(a, b, m, acc);
+                }
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    a[u] = na[u];
+                    b[u] = nb[u];
+                }
             }
-        }
-        /* 3. The next row's uncached tail: statistics only (re-read when it is written). */
-        if (more) {
-            for (int i0 = ncache + tid; i0 < mine; i0 += step) {
-                VT ta[U], tb[U];
-                split_load<T, V, U, BWD>(nxs, nds, i0, nt, mine, nval, true, pad, ta, tb);
-                split_acc<T, V, U, BWD, LOG>(ta, tb, m, acc);
+            /* 3. The next row's uncached tail: statistics only (re-read when it is written). */
+            if (more) {
+                for (int i0 = ncache + tid; i0 < mine; i0 += step) {
+                    VT ta[U], tb[U];
+                    split_load<T, V, U, BWD>(nxs, nds, i0, nt, mine, nval, true, pad, ta, tb);
+                    split_acc<T, V, U, BWD, LOG>(ta, tb, m, acc);
+                }
             }
+            /* 4. The first tile of the row after next, in flight through the next barrier. */
+            split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, ncache, nval,
+                                     next + ncl < rows, pad, a, b);
         }
-        /* 4. The first tile of the row after next, in flight through the next barrier. */
-        split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, ncache, nval,
-                                 next + ncl < rows, pad, a, b);
     }
     /* Keep this block's shared memory alive until every block has read its partials. */
     cluster.sync();
@@ -297,7 +321,7 @@ static split_plan split_size(int64_t rows, int64_t nch, size_t chunk_bytes, int 
 
 template <typename T, int V, bool BWD, bool LOG>
 static sml_status split_go(const sml_problem *p, int sms, int dev, int force_C, int force_threads, int64_t *plan) {
-    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t) = sml_split_kernel<T, V, BWD, LOG>;
+    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t) = sml_split_kernel<T, V, BWD, LOG, !BWD>;
     const int64_t nch = (p->cols + V - 1) / V;
     const size_t chunk_bytes = sizeof(T) * V * (BWD ? 2 : 1);
     int optin = 0;

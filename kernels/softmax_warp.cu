@@ -1,14 +1,16 @@
-/* softmax_warp.cu: `warp`, the short-row path (cols <= 1024). A row belongs to one warp, or
- * to a group of `width` lanes (a power of two below 32) when the row is shorter than one
- * 16-byte vector per lane, so that one warp serves 32 / width rows and no lane idles on a
- * row of 32 columns. The row lives in registers in its own dtype (K chunks of one 16-byte
- * vector per lane, all loads issued before the first use), so x (or y and dy) is read from
- * memory once and every reduction is a register butterfly: no shared memory, no barrier.
+/* softmax_warp.cu: `warp`, short rows (registered to 1,024 columns; `auto` sends it rows of
+ * up to 128). A row belongs to one warp, or to a group of `width` lanes (a power of two below
+ * 32) when the row is shorter than one 16-byte vector per lane, so that one warp serves
+ * 32 / width rows and no lane idles on a row of 32 columns. The row lives in registers in
+ * its own dtype (K chunks of one 16-byte vector per lane, all loads issued back to back
+ * before the first use), so x (or y and dy) is read from memory once and every reduction is
+ * a register butterfly: no shared memory, no barrier.
  *
- * Short rows are latency-bound per warp (load, two butterflies, store), so a lane group
- * holds R rows at once: R rows of loads are in flight before the first reduction, and the R
- * independent butterflies interleave. The op is a template argument. The grid is sized to what is resident
- * and walks the rows (persistent, so 65,537+ rows need no second grid dimension). Lanes of
+ * A lane group may hold R rows at once (R rows of loads in flight before the first
+ * reduction, R butterflies interleaved); the launcher uses R = 1, which measured level with
+ * or ahead of R = 2 (run 2). The op is a template argument. The grid is at most 16 blocks per
+ * SM and walks the rows (so 65,537+ rows need no second grid dimension); the launcher makes
+ * no occupancy query, a runtime call per launch that rows this short cannot hide. Lanes of
  * a group beyond the last row pad with -inf / 0 and store nothing.
  *
  * Variants: K (chunks per lane) in {1, 2, 4, 8} at 16-byte width, {1, 4, 32} at scalar width
@@ -42,16 +44,16 @@ __global__ void __launch_bounds__(WARP_THREADS)
             off[i] = (row < rows ? row : base) * ld;
         }
         if (!BWD) {
-            sml_vec<T, V> r[R][K];
+            sml_chunk<T, V> r[R][K];
 #pragma unroll
             for (int i = 0; i < R; i++)
 #pragma unroll
                 for (int k = 0; k < K; k++)
-                    r[i][k] = sml_ld<T, V>(x + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_neg_inf<T>());
+                    r[i][k] = sml_cld<T, V>(x + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_neg_inf<T>());
 #pragma unroll
             for (int i = 0; i < R; i++)
 #pragma unroll
-                for (int k = 0; k < K; k++) sml_ld_fix<T, V>(x + off[i], (int64_t)(k * width + lr) * V, lim[i], r[i][k]);
+                for (int k = 0; k < K; k++) sml_cld_fix<T, V>(x + off[i], (int64_t)(k * width + lr) * V, lim[i], r[i][k]);
             float m[R], s[R];
 #pragma unroll
             for (int i = 0; i < R; i++) {
@@ -59,7 +61,7 @@ __global__ void __launch_bounds__(WARP_THREADS)
 #pragma unroll
                 for (int k = 0; k < K; k++)
 #pragma unroll
-                    for (int j = 0; j < V; j++) m[i] = fmaxf(m[i], sml_f(r[i][k].v[j]));
+                    for (int j = 0; j < V; j++) m[i] = fmaxf(m[i], sml_cv(r[i][k], j));
             }
 #pragma unroll
             for (int i = 0; i < R; i++) m[i] = sml_warp_max(m[i], width);
@@ -70,7 +72,7 @@ __global__ void __launch_bounds__(WARP_THREADS)
                 for (int k = 0; k < K; k++) {
                     float t = 0.0f;
 #pragma unroll
-                    for (int j = 0; j < V; j++) t += sml_exp_shift(sml_f(r[i][k].v[j]), m[i]);
+                    for (int j = 0; j < V; j++) t += sml_exp_shift(sml_cv(r[i][k], j), m[i]);
                     s[i] += t;
                 }
             }
@@ -83,28 +85,28 @@ __global__ void __launch_bounds__(WARP_THREADS)
                     float o[V];
 #pragma unroll
                     for (int j = 0; j < V; j++) {
-                        const float xf = sml_f(r[i][k].v[j]);
+                        const float xf = sml_cv(r[i][k], j);
                         o[j] = LOG ? (xf - m[i]) - s[i] : sml_exp_shift(xf, m[i]) * s[i];
                     }
-                    sml_st<T, V>(out + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_pack<T, V>(o));
+                    sml_cst<T, V>(out + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_cpack<T, V>(o));
                 }
         } else {
-            sml_vec<T, V> ry[R][K], rd[R][K];
+            sml_chunk<T, V> ry[R][K], rd[R][K];
 #pragma unroll
             for (int i = 0; i < R; i++)
 #pragma unroll
                 for (int k = 0; k < K; k++) {
                     const int64_t col = (int64_t)(k * width + lr) * V;
-                    ry[i][k] = sml_ld<T, V>(x + off[i], col, lim[i], sml_zero<T>());
-                    rd[i][k] = sml_ld<T, V>(dy + off[i], col, lim[i], sml_zero<T>());
+                    ry[i][k] = sml_cld<T, V>(x + off[i], col, lim[i], sml_zero<T>());
+                    rd[i][k] = sml_cld<T, V>(dy + off[i], col, lim[i], sml_zero<T>());
                 }
 #pragma unroll
             for (int i = 0; i < R; i++)
 #pragma unroll
                 for (int k = 0; k < K; k++) {
                     const int64_t col = (int64_t)(k * width + lr) * V;
-                    sml_ld_fix<T, V>(x + off[i], col, lim[i], ry[i][k]);
-                    sml_ld_fix<T, V>(dy + off[i], col, lim[i], rd[i][k]);
+                    sml_cld_fix<T, V>(x + off[i], col, lim[i], ry[i][k]);
+                    sml_cld_fix<T, V>(dy + off[i], col, lim[i], rd[i][k]);
                 }
             float s[R];
 #pragma unroll
@@ -114,7 +116,7 @@ __global__ void __launch_bounds__(WARP_THREADS)
                 for (int k = 0; k < K; k++) {
                     float t = 0.0f;
 #pragma unroll
-                    for (int j = 0; j < V; j++) t += sml_bterm<LOG>(sml_f(ry[i][k].v[j]), sml_f(rd[i][k].v[j]));
+                    for (int j = 0; j < V; j++) t += sml_bterm<LOG>(sml_cv(ry[i][k], j), sml_cv(rd[i][k], j));
                     s[i] += t;
                 }
             }
@@ -126,8 +128,8 @@ __global__ void __launch_bounds__(WARP_THREADS)
                 for (int k = 0; k < K; k++) {
                     float o[V];
 #pragma unroll
-                    for (int j = 0; j < V; j++) o[j] = sml_bout<LOG>(sml_f(ry[i][k].v[j]), sml_f(rd[i][k].v[j]), s[i]);
-                    sml_st<T, V>(out + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_pack<T, V>(o));
+                    for (int j = 0; j < V; j++) o[j] = sml_bout<LOG>(sml_cv(ry[i][k], j), sml_cv(rd[i][k], j), s[i]);
+                    sml_cst<T, V>(out + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_cpack<T, V>(o));
                 }
         }
     }
@@ -157,11 +159,9 @@ static sml_status warp_go(const sml_problem *p, int K, int R, int width, int sms
         }
     }
     if (!kern) return SML_ERR_UNSUPPORTED;
-    if (bps <= 0) { /* one resident wave: each warp walks rows from start to end */
-        sml_status s = sml_cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, kern, WARP_THREADS, 0));
-        if (s != SML_OK) return s;
-        if (bps <= 0) return SML_ERR_UNSUPPORTED;
-    }
+    /* At most 16 blocks per SM (what the thread limit allows), walking the rows: no occupancy
+     * query, a runtime call per launch that rows this short cannot hide. */
+    if (bps <= 0) bps = 2048 / WARP_THREADS;
     const int64_t rows_per_block = (int64_t)(WARP_THREADS / 32) * (32 / width) * R;
     const int64_t blocks = sml_min64((p->rows + rows_per_block - 1) / rows_per_block, (int64_t)sms * bps);
     kern<<<(unsigned)blocks, WARP_THREADS, 0, (cudaStream_t)p->stream>>>(
