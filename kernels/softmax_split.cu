@@ -1,23 +1,32 @@
 /* softmax_split.cu: `split`, long rows and few rows. A row is cut into C contiguous slices,
  * one per block of a thread-block cluster (C = 1, 2, 4, 8 or 16; 16 needs the non-portable
- * cluster size). Each block streams its slice from global memory once, keeping it in shared
+ * cluster size). Each block reads its slice from global memory once, keeping it in shared
  * memory in its own dtype while it accumulates per-thread online (max, sum) statistics;
  * the block's partial goes to a shared slot, the cluster synchronises once, and every block
  * reads all C partials through distributed shared memory (DSMEM) and merges them in the same
  * order, so all blocks agree on the row's max and sum bit for bit. The output is then
  * written from shared memory: x is read once, as in `block`, but the row may be 2^20 columns
- * and 128 such rows still keep every SM busy (128 rows x 16 blocks).
+ * and 128 such rows still keep the SMs busy.
  *
- * When a slice does not fit in shared memory (fp32 rows of 2^20 columns and beyond, or
- * backward, which keeps y and dy), the block keeps the first `cap` chunks and re-reads the
- * rest in the output pass; those are the chunks it read last, so they are likely still in
- * L2, and the output is stored evict-first to leave them there.
+ * Clusters are persistent (as many as can be resident, each walking rows), and forward
+ * overlaps rows: while a block writes row r's output from shared memory it loads row r + 1
+ * into the slots it has just written out (each thread only touches the slots it filled, so
+ * no barrier), and the first tile of row r + 2 is loaded before row r + 1's cluster barrier,
+ * so loads stay in flight through it. Backward (two tensors per slot) measured slower that
+ * way and keeps two passes per row: write, then read the next slice.
+ *
+ * When a slice does not fit in shared memory (fp32 rows of 2^20 columns, backward, which
+ * keeps y and dy), the block keeps the first `cap` chunks and re-reads the rest when it
+ * writes them; those were read last, so they are likely still in L2, and the output is
+ * stored evict-first to leave them there.
  *
  * Sizing (host): C is the smallest cluster size whose slice fits in 96 KB (two or more blocks
- * per SM, so one block's cluster barrier hides behind another's loads) while rows * C fills
- * the SMs (slices of 512 chunks or fewer are not cut further); failing that, C = 16 (or 8 where 16 cannot be scheduled) with up to ~220 KB of
- * cache and one block per SM. Clusters are persistent: the grid is the number of clusters
- * that can be resident, each walking rows. A device without cluster launch gets `online`.
+ * per SM, so one block's barrier hides behind another's loads) while rows * C fills the SMs
+ * (slices of 512 chunks or fewer are not cut further); failing that, up to 16 with one block
+ * of 1,024 threads per SM, halved while the smaller cluster still caches 85% of its slice (a
+ * cluster of 16 fits 7 times on an H100, 112 SMs; one of 8 fits 15 times, 120 SMs).
+ * cudaOccupancyMaxActiveClusters checks the choice. A device without cluster launch gets
+ * `online`. Slice indices are 32-bit (a slice of 2^31 elements is refused).
  *
  * Partials are double-buffered by row parity, so one cluster barrier per row suffices: a
  * block can only overwrite a slot two rows later, after every block has passed the barrier

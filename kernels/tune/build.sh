@@ -1,0 +1,25 @@
+#!/bin/bash
+# build.sh BUILD_DIR [OUT]: the tuning harness (tune.cu) against BUILD_DIR/libsml.a (a CUDA
+# build of this repository), plus the kernels of commit 5a13f2a (the first family, "v1" in
+# docs/KERNELS.md) compiled in a namespace so one run times old and new side by side. The
+# old files are taken from git, not copied into the tree. Run from anywhere in the repo.
+#   ./kernels/tune/build.sh build-dev && ./build-dev/tune kernels/tune/plan3.txt
+set -e
+B=$(realpath "${1:?usage: build.sh BUILD_DIR [OUT]}")
+OUT=${2:-$B/tune}
+ROOT=$(git rev-parse --show-toplevel)
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$W/v1"
+for f in common.cuh auto_dispatch.h softmax_warp.cu softmax_block.cu softmax_online.cu softmax_split.cu softmax_auto.cu; do
+  git -C "$ROOT" show 5a13f2a:kernels/$f > "$W/v1/$f"
+done
+sed -i -e 's|#include "kernels/common.cuh"|#include "common.cuh"|' -e 's|#include "kernels/auto_dispatch.h"|#include "auto_dispatch.h"|' \
+       -e '/#include "kernels\/launchers.h"/d' -e 's/extern "C" sml_status sml_launch_/sml_status v1_launch_/' \
+       -e 's/sml_launch_\(warp\|block\|online\|split\|auto\)(/v1_launch_\1(/g' "$W"/v1/*.cu
+cp "$ROOT/kernels/tune/v1.cu" "$W/"
+I="-I$ROOT -I$ROOT/include -I$ROOT/src -I$W"
+nvcc -O3 -arch=sm_90 -std=c++17 $I -c "$W/v1.cu" -o "$W/v1.o"
+nvcc -O3 -arch=sm_90 -std=c++17 $I -c "$ROOT/kernels/tune/tune.cu" -o "$W/tune.o"
+nvcc -arch=sm_90 -o "$OUT" "$W/tune.o" "$W/v1.o" "$B/libsml.a" -lcudnn -lm
+echo "built $OUT"
