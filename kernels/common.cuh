@@ -254,10 +254,16 @@ static __device__ __forceinline__ float sml_warp_sum(float v, int width) {
     return v;
 }
 
-/* (m, s) represents s * exp(m) with m >= -FLT_MAX; merging two of them. */
+/* (m, s) represents s * exp(m) with m >= -FLT_MAX; merging two of them. The butterfly
+ * merges (a, b) in one lane and (b, a) in its partner, so the result must not depend on the
+ * order: with a contracted fma(s, e, s2 * e2) the two lanes rounded differently, threads of
+ * one row ended with different sums, and equal logits got outputs one ulp apart (found by
+ * the monotonicity property on `online`, H100). Separate rounded products and one
+ * commutative add give both lanes the same bits. */
 static __device__ __forceinline__ void sml_merge(float &m, float &s, float m2, float s2) {
     float mn = fmaxf(m, m2);
-    s = s * sml_exp2((m - mn) * SML_LOG2E) + s2 * sml_exp2((m2 - mn) * SML_LOG2E);
+    s = __fadd_rn(__fmul_rn(s, sml_exp2((m - mn) * SML_LOG2E)),
+                  __fmul_rn(s2, sml_exp2((m2 - mn) * SML_LOG2E)));
     m = mn;
 }
 static __device__ __forceinline__ void sml_warp_merge(float &m, float &s, int width) {
@@ -345,8 +351,14 @@ template <bool LOG> __device__ __forceinline__ float sml_post(float sum) {
 template <bool LOG> __device__ __forceinline__ float sml_bterm(float y, float dy) {
     return LOG ? dy : dy * y;
 }
+/* exp(y) through the accurate exp2f, not ex2.approx.ftz: a flushed intermediate is then
+ * multiplied by sum(dy), which can lift the error far above the FLT_MIN floor the contract
+ * grants outputs. The property suite found it on every kernel (log_softmax_bwd fp32/bf16,
+ * H100, shrunk to 1x2: y = (-94, -0), dy = (0, -1089): exp(-94) = 1.5e-41 flushed to 0,
+ * dx_0 = 0 where 1.63e-38 is right). Backward moves 3 tensors per element, so the extra
+ * instructions stay hidden under memory time. */
 template <bool LOG> __device__ __forceinline__ float sml_bout(float y, float dy, float sum) {
-    return LOG ? dy - sml_exp2(y * SML_LOG2E) * sum : y * (dy - sum);
+    return LOG ? dy - exp2f(y * SML_LOG2E) * sum : y * (dy - sum);
 }
 
 /* V fp32 values to one chunk of T; 16-bit pairs convert with one instruction (each value
