@@ -51,6 +51,11 @@ typedef struct sml_gpu_info {
 /* Describe device 0; present = 0 when none (or no CUDA in this build). */
 sml_status sml_gpu_query(sml_gpu_info *out);
 
+/* Write a message into err[n] (when err is not NULL) and return s: the one way file readers
+ * and writers report what went wrong. */
+sml_status sml_errorf(sml_status s, char *err, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* The reason string of the last CUDA error seen by the library's host code, for messages. */
 const char *sml_last_cuda_error(void);
 

@@ -1,6 +1,9 @@
 /* names.c: status messages and the names of dtypes and ops, both ways. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "internal.h"
 #include "softmax_lab.h"
 
 const char *sml_strerror(sml_status s) {
@@ -71,4 +74,14 @@ sml_status sml_op_parse(const char *s, sml_op *out) {
     for (size_t i = 0; i < sizeof ALIASES / sizeof ALIASES[0]; i++)
         if (strcmp(s, ALIASES[i].name) == 0) { *out = ALIASES[i].op; return SML_OK; }
     return SML_ERR_BAD_OP;
+}
+
+sml_status sml_errorf(sml_status s, char *err, size_t n, const char *fmt, ...) {
+    if (err && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, n, fmt, ap);
+        va_end(ap);
+    }
+    return s;
 }

@@ -10,17 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static sml_status fail(sml_status s, char *err, size_t n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static sml_status fail(sml_status s, char *err, size_t n, const char *fmt, ...) {
-    if (err && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, n, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
+#include "internal.h"
+
 
 void sml_npy_sidecar_path(const char *path, char *buf, size_t n) {
     snprintf(buf, n, "%s.dtype", path);
@@ -73,14 +64,14 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
     if (!path || !out) return SML_ERR_NULL_POINTER;
     memset(out, 0, sizeof *out);
     if (want >= SML_DTYPE_COUNT)
-        return fail(SML_ERR_BAD_DTYPE, err, errlen, "%s: unknown requested dtype", path);
+        return sml_errorf(SML_ERR_BAD_DTYPE, err, errlen, "%s: unknown requested dtype", path);
     FILE *f = fopen(path, "rb");
-    if (!f) return fail(SML_ERR_IO, err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot open: %s", path, strerror(errno));
     unsigned char pre[12];
     size_t got = fread(pre, 1, 10, f);
     if (got < 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
         fclose(f);
-        return fail(SML_ERR_FORMAT, err, errlen,
+        return sml_errorf(SML_ERR_FORMAT, err, errlen,
                     "%s: not a .npy file (no \\x93NUMPY magic); save it with numpy.save", path);
     }
     int major = pre[6];
@@ -92,19 +83,19 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
     } else if (major == 2 || major == 3) {
         if (fread(pre + 10, 1, 2, f) != 2) {
             fclose(f);
-            return fail(SML_ERR_FORMAT, err, errlen, "%s: truncated .npy header", path);
+            return sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: truncated .npy header", path);
         }
         hlen = (uint64_t)pre[8] | ((uint64_t)pre[9] << 8) | ((uint64_t)pre[10] << 16) |
                ((uint64_t)pre[11] << 24);
         data_at = 12 + (long)hlen;
     } else {
         fclose(f);
-        return fail(SML_ERR_FORMAT, err, errlen, "%s: .npy format version %d.%d not supported (1.0 and 2.0 are)",
+        return sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: .npy format version %d.%d not supported (1.0 and 2.0 are)",
                     path, major, pre[7]);
     }
     if (hlen > (1u << 20)) {
         fclose(f);
-        return fail(SML_ERR_FORMAT, err, errlen, "%s: implausible .npy header length %llu", path,
+        return sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: implausible .npy header length %llu", path,
                     (unsigned long long)hlen);
     }
     char *hdr = malloc(hlen + 1);
@@ -112,7 +103,7 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
     if (fread(hdr, 1, hlen, f) != hlen) {
         free(hdr);
         fclose(f);
-        return fail(SML_ERR_FORMAT, err, errlen, "%s: truncated .npy header", path);
+        return sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: truncated .npy header", path);
     }
     hdr[hlen] = 0;
 
@@ -121,7 +112,7 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
     const char *d = dict_value(hdr, "descr");
     char descr[32] = {0};
     if (!d || (*d != '\'' && *d != '"')) {
-        st = fail(SML_ERR_FORMAT, err, errlen,
+        st = sml_errorf(SML_ERR_FORMAT, err, errlen,
                   "%s: the header has no simple 'descr' (structured arrays are not supported)", path);
         goto out_hdr;
     }
@@ -133,18 +124,18 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
     /* fortran_order */
     const char *fo = dict_value(hdr, "fortran_order");
     if (!fo || (strncmp(fo, "False", 5) != 0 && strncmp(fo, "True", 4) != 0)) {
-        st = fail(SML_ERR_FORMAT, err, errlen, "%s: the header has no fortran_order", path);
+        st = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: the header has no fortran_order", path);
         goto out_hdr;
     }
     if (strncmp(fo, "True", 4) == 0) {
-        st = fail(SML_ERR_FORMAT, err, errlen,
+        st = sml_errorf(SML_ERR_FORMAT, err, errlen,
                   "%s: Fortran-order array; save a C-order copy (numpy.ascontiguousarray)", path);
         goto out_hdr;
     }
     /* shape */
     const char *sh = dict_value(hdr, "shape");
     if (!sh || *sh != '(') {
-        st = fail(SML_ERR_FORMAT, err, errlen, "%s: the header has no shape tuple", path);
+        st = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: the header has no shape tuple", path);
         goto out_hdr;
     }
     sh++;
@@ -153,18 +144,18 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
         while (isspace((unsigned char)*sh)) sh++;
         if (*sh == ')') break;
         if (!isdigit((unsigned char)*sh)) {
-            st = fail(SML_ERR_FORMAT, err, errlen, "%s: cannot parse the shape in the header", path);
+            st = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: cannot parse the shape in the header", path);
             goto out_hdr;
         }
         if (out->ndim == SML_NPY_MAX_DIMS) {
-            st = fail(SML_ERR_FORMAT, err, errlen, "%s: more than %d dimensions", path, SML_NPY_MAX_DIMS);
+            st = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: more than %d dimensions", path, SML_NPY_MAX_DIMS);
             goto out_hdr;
         }
         errno = 0;
         char *end;
         long long v = strtoll(sh, &end, 10);
         if (errno || v < 0) {
-            st = fail(SML_ERR_FORMAT, err, errlen, "%s: bad dimension in the shape", path);
+            st = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: bad dimension in the shape", path);
             goto out_hdr;
         }
         out->shape[out->ndim++] = v;
@@ -173,7 +164,7 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
         if (*sh == ',') sh++;
     }
     if (out->ndim == 0) {
-        st = fail(SML_ERR_FORMAT, err, errlen,
+        st = sml_errorf(SML_ERR_FORMAT, err, errlen,
                   "%s: a 0-d array (a scalar); softmax needs at least one axis", path);
         goto out_hdr;
     }
@@ -183,7 +174,7 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
         int raw = 0;
         sml_dtype dt = SML_F32;
         if (descr[0] == '>' && strcmp(descr + 1, "u1") != 0) {
-            st = fail(SML_ERR_FORMAT, err, errlen,
+            st = sml_errorf(SML_ERR_FORMAT, err, errlen,
                       "%s: big-endian data ('%s'); save it as little-endian (x.astype(x.dtype.newbyteorder('<')))",
                       path, descr);
             goto out_hdr;
@@ -193,7 +184,7 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
         else if (!strcmp(t, "f2")) dt = SML_F16;
         else if (!strcmp(t, "u2") || !strcmp(t, "i2") || !strcmp(t, "V2")) raw = 1;
         else {
-            st = fail(SML_ERR_BAD_DTYPE, err, errlen,
+            st = sml_errorf(SML_ERR_BAD_DTYPE, err, errlen,
                       "%s: dtype '%s' is not one softmax-lab computes in: use float32 ('<f4'), "
                       "float16 ('<f2') or bf16 bits as uint16 with a '%s.dtype' sidecar saying bf16 "
                       "(for float64: x.astype(numpy.float32))",
@@ -204,36 +195,36 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
         char word[64] = {0};
         int sc = read_sidecar(path, &side, word, sizeof word);
         if (sc < 0) {
-            st = fail(SML_ERR_FORMAT, err, errlen, "%s.dtype: unknown dtype '%s' (expected bf16, fp16 or fp32)",
+            st = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s.dtype: unknown dtype '%s' (expected bf16, fp16 or fp32)",
                       path, word);
             goto out_hdr;
         }
         if (raw) {
             if (sc == 1 && side == SML_F32) {
-                st = fail(SML_ERR_BAD_DTYPE, err, errlen, "%s: 16-bit data but the sidecar says fp32", path);
+                st = sml_errorf(SML_ERR_BAD_DTYPE, err, errlen, "%s: 16-bit data but the sidecar says fp32", path);
                 goto out_hdr;
             }
             if (sc == 1 && want >= 0 && (sml_dtype)want != side) {
-                st = fail(SML_ERR_BAD_DTYPE, err, errlen, "%s: the sidecar says %s but %s was asked for",
+                st = sml_errorf(SML_ERR_BAD_DTYPE, err, errlen, "%s: the sidecar says %s but %s was asked for",
                           path, sml_dtype_name(side), sml_dtype_name((sml_dtype)want));
                 goto out_hdr;
             }
             if (sc == 1) dt = side;
             else if (want == SML_F16 || want == SML_BF16) dt = (sml_dtype)want;
             else {
-                st = fail(SML_ERR_BAD_DTYPE, err, errlen,
+                st = sml_errorf(SML_ERR_BAD_DTYPE, err, errlen,
                           "%s: raw 16-bit data ('%s') with no dtype: write bf16 into %s.dtype or pass --dtype bf16",
                           path, descr, path);
                 goto out_hdr;
             }
         } else {
             if (sc == 1 && side != dt) {
-                st = fail(SML_ERR_BAD_DTYPE, err, errlen, "%s: data is %s but the sidecar says %s", path,
+                st = sml_errorf(SML_ERR_BAD_DTYPE, err, errlen, "%s: data is %s but the sidecar says %s", path,
                           sml_dtype_name(dt), sml_dtype_name(side));
                 goto out_hdr;
             }
             if (want >= 0 && (sml_dtype)want != dt) {
-                st = fail(SML_ERR_BAD_DTYPE, err, errlen,
+                st = sml_errorf(SML_ERR_BAD_DTYPE, err, errlen,
                           "%s: data is %s but %s was asked for (convert it with numpy first)", path,
                           sml_dtype_name(dt), sml_dtype_name((sml_dtype)want));
                 goto out_hdr;
@@ -249,7 +240,7 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
         for (int i = 0; i < out->ndim; i++) {
             uint64_t v = (uint64_t)out->shape[i];
             if (v && n > (UINT64_MAX / 8) / v) {
-                st = fail(SML_ERR_FORMAT, err, errlen, "%s: shape too large", path);
+                st = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: shape too large", path);
                 goto out_hdr;
             }
             n *= v;
@@ -262,7 +253,7 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
         if (fseek(f, 0, SEEK_END) != 0) { st = SML_ERR_IO; goto out_hdr; }
         long fsize = ftell(f);
         if (fsize < data_at || (uint64_t)(fsize - data_at) < out->bytes) {
-            st = fail(SML_ERR_FORMAT, err, errlen,
+            st = sml_errorf(SML_ERR_FORMAT, err, errlen,
                       "%s: truncated: the header promises %llu data bytes, the file holds %ld", path,
                       (unsigned long long)out->bytes, fsize < data_at ? 0L : fsize - data_at);
             goto out_hdr;
@@ -272,7 +263,7 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
         if (fseek(f, data_at, SEEK_SET) != 0 || fread(out->data, 1, out->bytes, f) != out->bytes) {
             free(out->data);
             out->data = NULL;
-            st = fail(SML_ERR_IO, err, errlen, "%s: read error", path);
+            st = sml_errorf(SML_ERR_IO, err, errlen, "%s: read error", path);
             goto out_hdr;
         }
     }
@@ -306,20 +297,20 @@ sml_status sml_npy_write(const char *path, sml_dtype dt, int ndim, const int64_t
     for (int i = 0; i < pad; i++) hdr[hn++] = ' ';
     hdr[hn++] = '\n';
     FILE *f = fopen(path, "wb");
-    if (!f) return fail(SML_ERR_IO, err, errlen, "%s: cannot create: %s", path, strerror(errno));
+    if (!f) return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot create: %s", path, strerror(errno));
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hn & 0xFF),
                              (unsigned char)(hn >> 8)};
     size_t bytes = (size_t)n * sml_dtype_size(dt);
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)hn, f) == (size_t)hn &&
              (bytes == 0 || fwrite(data, 1, bytes, f) == bytes);
     ok = (fclose(f) == 0) && ok;
-    if (!ok) return fail(SML_ERR_IO, err, errlen, "%s: write error", path);
+    if (!ok) return sml_errorf(SML_ERR_IO, err, errlen, "%s: write error", path);
     char sp[4096];
     sml_npy_sidecar_path(path, sp, sizeof sp);
     if (dt == SML_BF16) {
         FILE *s = fopen(sp, "w");
         if (!s || fprintf(s, "bf16\n") < 0 || fclose(s) != 0)
-            return fail(SML_ERR_IO, err, errlen, "%s: cannot write the bf16 sidecar", sp);
+            return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot write the bf16 sidecar", sp);
     } else {
         remove(sp); /* a stale sidecar from an earlier bf16 file of that name would lie */
     }

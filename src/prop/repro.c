@@ -12,19 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "internal.h"
 #include "prop/npy.h"
 
-static sml_status fail(sml_status s, char *err, size_t n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static sml_status fail(sml_status s, char *err, size_t n, const char *fmt, ...) {
-    if (err && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, n, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
 
 sml_status sml_prop_mkdirs(const char *dir) {
     char buf[2048];
@@ -69,7 +59,7 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
                                const char *replay_cmd, char *json_path, size_t n, char *err,
                                size_t errlen) {
     if (sml_prop_mkdirs(dir) != SML_OK)
-        return fail(SML_ERR_IO, err, errlen, "%s: cannot create the directory", dir);
+        return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot create the directory", dir);
     char stem[1024], path[1200], xp[1200], dyp[1200], lp[1200];
     snprintf(stem, sizeof stem, "%s/%s-%s-%s-%s-%08" PRIx64, dir, m->kernel, sml_op_name(c->op),
              sml_dtype_name(c->dtype), sml_prop_name(m->prop), (uint64_t)(c->seed & 0xFFFFFFFFu));
@@ -84,7 +74,7 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
         s = sml_npy_write_2d(lp, c->dtype, c->rows, c->cols, c->logits, err, errlen);
     if (s != SML_OK) return s;
     FILE *f = fopen(path, "w");
-    if (!f) return fail(SML_ERR_IO, err, errlen, "%s: cannot create: %s", path, strerror(errno));
+    if (!f) return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot create: %s", path, strerror(errno));
     fprintf(f, "{\n  \"format\": \"%s\",\n  \"kernel\": ", SML_PROP_REPRO_FORMAT);
     json_str(f, m->kernel);
     fprintf(f, ",\n  \"op\": \"%s\",\n  \"dtype\": \"%s\",\n", sml_op_name(c->op), sml_dtype_name(c->dtype));
@@ -115,7 +105,7 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
     snprintf(cmd, sizeof cmd, "%s %s", replay_cmd ? replay_cmd : "softmax-lab replay", path);
     json_str(f, cmd);
     fprintf(f, "\n}\n");
-    if (fclose(f) != 0) return fail(SML_ERR_IO, err, errlen, "%s: write error", path);
+    if (fclose(f) != 0) return sml_errorf(SML_ERR_IO, err, errlen, "%s: write error", path);
     if (json_path) snprintf(json_path, n, "%s", path);
     return SML_OK;
 }
@@ -230,7 +220,7 @@ static sml_status load_array(const char *json_path, const char *name, const sml_
     if (s != SML_OK) return s;
     if (a.rows != c->rows || a.cols != c->cols) {
         sml_npy_free(&a);
-        return fail(SML_ERR_FORMAT, err, errlen, "%s: shape %lldx%lld, the reproducer says %lldx%lld",
+        return sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: shape %lldx%lld, the reproducer says %lldx%lld",
                     path, (long long)a.rows, (long long)a.cols, (long long)c->rows, (long long)c->cols);
     }
     memcpy(dst, a.data, a.bytes);
@@ -243,7 +233,7 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
     memset(c, 0, sizeof *c);
     memset(m, 0, sizeof *m);
     FILE *f = fopen(json_path, "r");
-    if (!f) return fail(SML_ERR_IO, err, errlen, "%s: cannot open: %s", json_path, strerror(errno));
+    if (!f) return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot open: %s", json_path, strerror(errno));
     char text[16384];
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
@@ -253,12 +243,12 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
     sml_status s = SML_OK;
     const kv *it;
     if (!parse_obj(text, o)) {
-        s = fail(SML_ERR_FORMAT, err, errlen, "%s: not a reproducer (cannot parse the JSON)", json_path);
+        s = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: not a reproducer (cannot parse the JSON)", json_path);
         goto out;
     }
     it = get(o, "format");
     if (!it || strcmp(it->val, SML_PROP_REPRO_FORMAT) != 0) {
-        s = fail(SML_ERR_FORMAT, err, errlen, "%s: not a reproducer (format is not \"%s\")", json_path,
+        s = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: not a reproducer (format is not \"%s\")", json_path,
                  SML_PROP_REPRO_FORMAT);
         goto out;
     }
@@ -269,7 +259,7 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
         !get_i64(o, "rows", &c->rows) || !get_i64(o, "cols", &c->cols) || !get_i64(o, "ld", &c->ld) ||
         !get_i64(o, "offset", &c->offset) || c->rows < 1 || c->cols < 1 || c->ld < c->cols ||
         c->offset < 0 || c->offset > 4096) {
-        s = fail(SML_ERR_FORMAT, err, errlen,
+        s = sml_errorf(SML_ERR_FORMAT, err, errlen,
                  "%s: missing or bad field (kernel, op, dtype, property, x, rows, cols, ld, offset)",
                  json_path);
         goto out;
@@ -292,7 +282,7 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
     get_i64(o, "shrink_steps", &m->shrink_steps);
     cpy(c->family, sizeof c->family, m->family);
     if (c->rows > ((int64_t)1 << 31) / c->cols) {
-        s = fail(SML_ERR_FORMAT, err, errlen, "%s: implausibly large reproducer", json_path);
+        s = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: implausibly large reproducer", json_path);
         goto out;
     }
     if ((s = sml_prop_case_alloc(c)) != SML_OK) goto out;
@@ -300,7 +290,7 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
     if (sml_op_is_backward(c->op)) {
         const kv *dy = get(o, "dy"), *lg = get(o, "logits");
         if (!dy || dy->is_null) {
-            s = fail(SML_ERR_FORMAT, err, errlen, "%s: a backward reproducer without dy", json_path);
+            s = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: a backward reproducer without dy", json_path);
             goto out_case;
         }
         if ((s = load_array(json_path, dy->val, c, c->dy, err, errlen)) != SML_OK) goto out_case;
