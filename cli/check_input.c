@@ -229,9 +229,9 @@ int sml_check_input(const sml_check_input_args *a) {
             }
             sml_handle *h = NULL;
             sml_prop_exec ex;
-            sml_prop_exec_init(&ex, k->device);
             sml_prop_run_report run;
-            sml_status s = sml_handle_create(&h);
+            sml_status s = sml_prop_exec_init(&ex, k->device);
+            if (s == SML_OK) s = sml_handle_create(&h);
             if (s == SML_OK) s = sml_prop_exec_run(&ex, k, h, &c, 1, out, &run);
             sml_prop_exec_free(&ex);
             sml_handle_destroy(h);

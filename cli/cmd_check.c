@@ -15,6 +15,7 @@
 #include "check_input.h"
 #include "commands.h"
 #include "prop/prop.h"
+#include "prop/suite.h"
 #include "softmax_lab.h"
 
 #define ME "softmax-lab check"
@@ -51,6 +52,12 @@ typedef struct ksum {
     double worst_ratio, worst_ulps, seconds;
     char skip_note[192];
 } ksum;
+
+static size_t registry_index(const sml_kernel *k) {
+    size_t i = 0;
+    while (sml_kernel_at(i) && sml_kernel_at(i) != k) i++;
+    return i;
+}
 
 int sml_cmd_check(int argc, char **argv) {
     const char *kernel = NULL, *op_s = NULL, *dt_s = NULL, *json = NULL, *input = NULL, *dy = NULL;
@@ -130,40 +137,23 @@ int sml_cmd_check(int argc, char **argv) {
         fprintf(stderr, ME ": cannot write %s\n", json);
         return 2;
     }
-    int gpu = sml_gpu_available();
     /* GPU kernels get the GPU profile's sizes (and its case count unless --cases was given). */
     sml_prop_config gcfg;
     sml_prop_config_init(&gcfg, SML_PROP_PROFILE_GPU);
-    int total = 0;
-    for (size_t i = 0; i < sml_kernel_count(); i++) {
-        const sml_kernel *k = sml_kernel_at(i);
-        if (only && k != only) continue;
-        if (k->device == SML_DEVICE_GPU && (!gpu || !k->launch)) continue;
-        for (int op = 0; op < SML_OP_COUNT; op++)
-            for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
-                total += (ops >> op & 1) && (dts >> dt & 1) && (k->ops >> op & 1) && (k->dtypes >> dt & 1);
-    }
     char rerun[64];
     snprintf(rerun, sizeof rerun, "softmax-lab check");
     cfg.rerun_cmd = rerun;
-    cfg.progress = stderr;
-    printf("check: seed 0x%016llx, up to %lld cases per kernel/op/dtype (GPU kernels %lld), ", (unsigned long long)cfg.seed,
-           (long long)cfg.max_cases, (long long)(cfg.max_cases == default_cases ? gcfg.max_cases : cfg.max_cases));
-    if (cfg.total_seconds > 0) printf("%.0f s budget", cfg.total_seconds);
-    else printf("no time budget");
-    printf("%s\n", cfg.regressions_dir ? ", replaying tests/regressions first" : "");
-    fflush(stdout);
-    if (jf) fprintf(jf, "{\n  \"seed\": \"0x%016llx\",\n  \"runs\": [\n", (unsigned long long)cfg.seed);
-    double t0 = sml_prop_now();
-    int done = 0, failed = 0, first_json = 1;
     size_t nk = sml_kernel_count();
+    sml_prop_job *jobs = calloc(nk * SML_OP_COUNT * SML_DTYPE_COUNT, sizeof *jobs);
     ksum *sum = calloc(nk, sizeof *sum);
-    sml_prop_result *res = malloc(sizeof *res);
-    if (!sum || !res) return 2;
+    if (!jobs || !sum) {
+        fprintf(stderr, ME ": out of memory\n");
+        return 2;
+    }
+    int njobs = 0, runnable = 0, gpu = sml_gpu_available();
     for (size_t i = 0; i < nk; i++) {
         const sml_kernel *k = sml_kernel_at(i);
         if (only && k != only) continue;
-        ksum *s = &sum[i];
         for (int op = 0; op < SML_OP_COUNT; op++) {
             for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
                 if (!(ops >> op & 1) || !(dts >> dt & 1) || !(k->ops >> op & 1) || !(k->dtypes >> dt & 1))
@@ -171,53 +161,85 @@ int sml_cmd_check(int argc, char **argv) {
                 sml_prop_config c = cfg;
                 if (k->device == SML_DEVICE_GPU) {
                     c.sizes = gcfg.sizes;
+                    c.ramp_by_time = gcfg.ramp_by_time;
                     if (cfg.max_cases == default_cases) c.max_cases = gcfg.max_cases;
                 }
-                c.max_seconds = sml_prop_next_seconds(&cfg, sml_prop_now() - t0, total - done);
-                if (sml_prop_run(k, (sml_op)op, (sml_dtype)dt, &c, res) != SML_OK) continue;
-                if (res->outcome != SML_PROP_SKIP) done++;
-                s->runs++;
-                if (res->outcome == SML_PROP_SKIP) {
-                    s->skipped++;
-                    snprintf(s->skip_note, sizeof s->skip_note, "%s", res->note);
-                }
-                if (res->outcome == SML_PROP_FAIL || res->outcome == SML_PROP_ERROR) failed = 1;
-                for (int p = 0; p < SML_PROP_COUNT; p++) s->deviations += res->deviations[p];
-                s->cases += res->cases;
-                s->failed += res->failed_cases + res->regressions_failed;
-                s->regressions += res->regressions;
-                s->seconds += res->seconds;
-                if (!(res->worst_ratio <= s->worst_ratio)) {
-                    s->worst_ratio = res->worst_ratio;
-                    s->worst_ulps = res->worst_ulps;
-                }
-                if (jf) {
-                    fprintf(jf, "%s    {\"kernel\": \"%s\", \"op\": \"%s\", \"dtype\": \"%s\", \"outcome\": \"%s\", "
-                                "\"cases\": %lld, \"failed_cases\": %lld, \"regressions\": %lld, "
-                                "\"regressions_failed\": %lld, \"worst_ratio\": %.6g, \"worst_ulps\": %.6g, "
-                                "\"seconds\": %.3f, \"failures\": [",
-                            first_json ? "" : ",\n", k->name, sml_op_name(op), sml_dtype_name(dt),
-                            sml_prop_outcome_name(res->outcome), (long long)res->cases,
-                            (long long)res->failed_cases, (long long)res->regressions,
-                            (long long)res->regressions_failed,
-                            res->worst_ratio < 1e308 ? res->worst_ratio : 1e308,
-                            res->worst_ulps < 1e308 ? res->worst_ulps : 1e308, res->seconds);
-                    first_json = 0;
-                    for (int f = 0; f < res->nfail; f++) {
-                        const sml_prop_failure *fl = &res->failures[f];
-                        fprintf(jf, "%s{\"property\": \"%s\", \"outcome\": \"%s\", \"case\": %lld, \"level\": %d, "
-                                    "\"rows\": %lld, \"cols\": %lld, \"shrunk_rows\": %lld, \"shrunk_cols\": %lld, "
-                                    "\"reproducer\": \"%s\"}",
-                                f ? ", " : "", sml_prop_name(fl->prop), sml_prop_outcome_name(fl->outcome),
-                                (long long)fl->case_index, fl->level, (long long)fl->rows, (long long)fl->cols,
-                                (long long)fl->s_rows, (long long)fl->s_cols, fl->repro);
-                    }
-                    fprintf(jf, "]}");
+                jobs[njobs++] = (sml_prop_job){.k = k, .op = (sml_op)op, .dtype = (sml_dtype)dt, .cfg = c};
+                /* Kernels that cannot run here go last and outside the suite: they must not
+                 * take a share of the time budget. */
+                if (k->launch && (k->device == SML_DEVICE_CPU || gpu)) {
+                    sml_prop_job tmp = jobs[runnable];
+                    jobs[runnable] = jobs[njobs - 1];
+                    jobs[njobs - 1] = tmp;
+                    runnable++;
                 }
             }
         }
     }
-    free(res);
+    int threads = sml_prop_threads(&cfg, runnable > 0 ? runnable : 1);
+    printf("check: seed 0x%016llx, up to %lld cases per kernel/op/dtype (GPU kernels %lld), ", (unsigned long long)cfg.seed,
+           (long long)cfg.max_cases, (long long)(cfg.max_cases == default_cases ? gcfg.max_cases : cfg.max_cases));
+    if (cfg.total_seconds > 0) printf("%.0f s budget", cfg.total_seconds);
+    else printf("no time budget");
+    printf(", %d host thread%s%s\n", threads, threads == 1 ? "" : "s",
+           cfg.regressions_dir ? ", replaying tests/regressions first" : "");
+    fflush(stdout);
+    sml_prop_suite suite = {threads, cfg.total_seconds, "check", stderr, NULL, NULL};
+    if (sml_prop_suite_run(&suite, jobs, runnable) != SML_OK) {
+        fprintf(stderr, ME ": cannot start the runs (out of memory)\n");
+        return 2;
+    }
+    for (int j = runnable; j < njobs; j++) /* each answers SKIP at once, with the reason */
+        jobs[j].status = sml_prop_run(jobs[j].k, jobs[j].op, jobs[j].dtype, &jobs[j].cfg, &jobs[j].res);
+    if (jf) fprintf(jf, "{\n  \"seed\": \"0x%016llx\",\n  \"threads\": %d,\n  \"runs\": [\n",
+                    (unsigned long long)cfg.seed, threads);
+    int failed = 0, first_json = 1;
+    for (int j = 0; j < njobs; j++) {
+        const sml_kernel *k = jobs[j].k;
+        const sml_prop_result *res = &jobs[j].res;
+        int op = jobs[j].op, dt = jobs[j].dtype;
+        if (jobs[j].status != SML_OK) continue;
+        ksum *s = &sum[registry_index(k)];
+        s->runs++;
+        if (res->outcome == SML_PROP_SKIP) {
+            s->skipped++;
+            snprintf(s->skip_note, sizeof s->skip_note, "%s", res->note);
+        }
+        if (res->outcome == SML_PROP_FAIL || res->outcome == SML_PROP_ERROR) failed = 1;
+        for (int p = 0; p < SML_PROP_COUNT; p++) s->deviations += res->deviations[p];
+        s->cases += res->cases;
+        s->failed += res->failed_cases + res->regressions_failed;
+        s->regressions += res->regressions;
+        s->seconds += res->seconds;
+        if (!(res->worst_ratio <= s->worst_ratio)) {
+            s->worst_ratio = res->worst_ratio;
+            s->worst_ulps = res->worst_ulps;
+        }
+        if (jf) {
+            fprintf(jf, "%s    {\"kernel\": \"%s\", \"op\": \"%s\", \"dtype\": \"%s\", \"outcome\": \"%s\", "
+                        "\"cases\": %lld, \"failed_cases\": %lld, \"regressions\": %lld, "
+                        "\"regressions_failed\": %lld, \"worst_ratio\": %.6g, \"worst_ulps\": %.6g, "
+                        "\"seconds\": %.3f, \"ramp\": %d, \"failures\": [",
+                    first_json ? "" : ",\n", k->name, sml_op_name(op), sml_dtype_name(dt),
+                    sml_prop_outcome_name(res->outcome), (long long)res->cases,
+                    (long long)res->failed_cases, (long long)res->regressions,
+                    (long long)res->regressions_failed,
+                    res->worst_ratio < 1e308 ? res->worst_ratio : 1e308,
+                    res->worst_ulps < 1e308 ? res->worst_ulps : 1e308, res->seconds, res->last_level);
+            first_json = 0;
+            for (int f = 0; f < res->nfail; f++) {
+                const sml_prop_failure *fl = &res->failures[f];
+                fprintf(jf, "%s{\"property\": \"%s\", \"outcome\": \"%s\", \"case\": %lld, \"level\": %d, "
+                            "\"rows\": %lld, \"cols\": %lld, \"shrunk_rows\": %lld, \"shrunk_cols\": %lld, "
+                            "\"reproducer\": \"%s\"}",
+                        f ? ", " : "", sml_prop_name(fl->prop), sml_prop_outcome_name(fl->outcome),
+                        (long long)fl->case_index, fl->level, (long long)fl->rows, (long long)fl->cols,
+                        (long long)fl->s_rows, (long long)fl->s_cols, fl->repro);
+            }
+            fprintf(jf, "]}");
+        }
+    }
+    free(jobs);
     printf("\n%-10s %-4s %8s %8s %6s %12s %10s %8s  %s\n", "kernel", "dev", "cases", "failures", "regr",
            "worst/bound", "worst ulp", "seconds", "status");
     for (size_t i = 0; i < nk; i++) {

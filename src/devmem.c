@@ -60,25 +60,63 @@ void sml_buffer_free(sml_buffer *b) {
     b->bytes = 0;
 }
 
-sml_status sml_buffer_upload(sml_buffer *b, size_t offset, const void *host, size_t n) {
+sml_status sml_buffer_upload_on(sml_buffer *b, size_t offset, const void *host, size_t n, void *stream) {
     if (!b || !b->ptr || !host) return SML_ERR_NULL_POINTER;
     if (offset > b->bytes || n > b->bytes - offset) return SML_ERR_INVALID_ARG;
     if (b->device == SML_DEVICE_CPU) { memcpy((char *)b->ptr + offset, host, n); return SML_OK; }
 #ifdef SML_HAVE_CUDA
-    return gpu_status(cudaMemcpy((char *)b->ptr + offset, host, n, cudaMemcpyHostToDevice));
+    cudaStream_t st = (cudaStream_t)stream;
+    sml_status s = gpu_status(cudaMemcpyAsync((char *)b->ptr + offset, host, n, cudaMemcpyHostToDevice, st));
+    return s != SML_OK ? s : gpu_status(cudaStreamSynchronize(st));
+#else
+    (void)stream;
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
+sml_status sml_buffer_download_on(const sml_buffer *b, size_t offset, void *host, size_t n, void *stream) {
+    if (!b || !b->ptr || !host) return SML_ERR_NULL_POINTER;
+    if (offset > b->bytes || n > b->bytes - offset) return SML_ERR_INVALID_ARG;
+    if (b->device == SML_DEVICE_CPU) { memcpy(host, (char *)b->ptr + offset, n); return SML_OK; }
+#ifdef SML_HAVE_CUDA
+    cudaStream_t st = (cudaStream_t)stream;
+    sml_status s = gpu_status(cudaMemcpyAsync(host, (char *)b->ptr + offset, n, cudaMemcpyDeviceToHost, st));
+    return s != SML_OK ? s : gpu_status(cudaStreamSynchronize(st));
+#else
+    (void)stream;
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
+sml_status sml_buffer_upload(sml_buffer *b, size_t offset, const void *host, size_t n) {
+    return sml_buffer_upload_on(b, offset, host, n, NULL);
+}
+
+sml_status sml_buffer_download(const sml_buffer *b, size_t offset, void *host, size_t n) {
+    return sml_buffer_download_on(b, offset, host, n, NULL);
+}
+
+sml_status sml_stream_create(sml_device d, void **out) {
+    if (!out) return SML_ERR_NULL_POINTER;
+    *out = NULL;
+    if (d == SML_DEVICE_CPU) return SML_OK;
+#ifdef SML_HAVE_CUDA
+    if (!sml_gpu_available()) return SML_ERR_NO_DEVICE;
+    cudaStream_t st;
+    sml_status s = gpu_status(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    if (s == SML_OK) *out = st;
+    return s;
 #else
     return SML_ERR_NO_DEVICE;
 #endif
 }
 
-sml_status sml_buffer_download(const sml_buffer *b, size_t offset, void *host, size_t n) {
-    if (!b || !b->ptr || !host) return SML_ERR_NULL_POINTER;
-    if (offset > b->bytes || n > b->bytes - offset) return SML_ERR_INVALID_ARG;
-    if (b->device == SML_DEVICE_CPU) { memcpy(host, (char *)b->ptr + offset, n); return SML_OK; }
+void sml_stream_destroy(sml_device d, void *stream) {
 #ifdef SML_HAVE_CUDA
-    return gpu_status(cudaMemcpy(host, (char *)b->ptr + offset, n, cudaMemcpyDeviceToHost));
+    if (d == SML_DEVICE_GPU && stream) cudaStreamDestroy((cudaStream_t)stream);
 #else
-    return SML_ERR_NO_DEVICE;
+    (void)d;
+    (void)stream;
 #endif
 }
 

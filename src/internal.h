@@ -33,6 +33,14 @@ sml_status sml_buffer_alloc(sml_buffer *b, sml_device d, size_t bytes);
 void sml_buffer_free(sml_buffer *b);
 sml_status sml_buffer_upload(sml_buffer *b, size_t offset, const void *host, size_t n);
 sml_status sml_buffer_download(const sml_buffer *b, size_t offset, void *host, size_t n);
+/* The same on a stream (GPU; NULL: the legacy default stream), returning once the copy is
+ * done. Several host threads that each copy and launch on their own non-blocking stream
+ * do not wait for one another's work, as they would on the default stream. */
+sml_status sml_buffer_upload_on(sml_buffer *b, size_t offset, const void *host, size_t n, void *stream);
+sml_status sml_buffer_download_on(const sml_buffer *b, size_t offset, void *host, size_t n, void *stream);
+/* A non-blocking stream for one host thread's work (GPU); *out = NULL on the CPU. */
+sml_status sml_stream_create(sml_device d, void **out);
+void sml_stream_destroy(sml_device d, void *stream);
 /* Fill every byte (poison before a launch; 0xFF makes NaN in every dtype). */
 sml_status sml_buffer_fill(sml_buffer *b, unsigned char byte);
 /* Wait for the stream (GPU) and report any asynchronous error; no-op on the CPU. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "prop/prop.h"
 #include "rng.h"
@@ -29,10 +30,12 @@ void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile) {
     cfg->replay_cmd = "softmax-lab replay";
     switch (profile) {
     case SML_PROP_PROFILE_GPU:
+        /* Sizes ramp by case count, as in CI: a seed gives the same cases on any GPU at any
+         * speed. The runs share the 540 s over the host threads (suite.h); one run may take
+         * up to 120 s of it. */
         cfg->max_cases = 10000;
-        cfg->max_seconds = 30.0;
+        cfg->max_seconds = 120.0;
         cfg->total_seconds = 540.0;
-        cfg->ramp_by_time = 1;
         cfg->sizes = (sml_prop_sizes){32, 4096, 0.002, 1 << 22, 1 << 22};
         cfg->shrink_max_evals = 3000;
         cfg->shrink_max_seconds = 30.0;
@@ -102,6 +105,12 @@ void sml_prop_config_env(sml_prop_config *cfg) {
         fprintf(stderr, "warning: SML_PROP_SEED='%s' is not a number or 'random'; ignored\n", v);
     if ((v = getenv("SML_PROP_CASES")) && *v && !parse_i64(v, &cfg->max_cases))
         fprintf(stderr, "warning: SML_PROP_CASES='%s' is not a count; ignored\n", v);
+    if ((v = getenv("SML_PROP_THREADS")) && *v) {
+        int64_t t;
+        if (parse_i64(v, &t) && t <= SML_PROP_MAX_THREADS) cfg->threads = (int)t;
+        else fprintf(stderr, "warning: SML_PROP_THREADS='%s' is not a count from 0 to %d; ignored\n", v,
+                     SML_PROP_MAX_THREADS);
+    }
     if ((v = getenv("SML_PROP_SECONDS")) && *v) {
         if (parse_f(v, &cfg->total_seconds)) {
             if (cfg->max_seconds < cfg->total_seconds) cfg->max_seconds = cfg->total_seconds;
@@ -115,6 +124,8 @@ const char *sml_prop_flags_help(void) {
     return "  --seed S         run seed (decimal, 0x hex, or 'random'); env SML_PROP_SEED\n"
            "  --cases N        cases per kernel, op and dtype; env SML_PROP_CASES\n"
            "  --seconds S      wall-time budget for the whole run (0: none); env SML_PROP_SECONDS\n"
+           "  --threads N      host threads running kernel/op/dtype runs side by side (0: one per\n"
+           "                   core, at most 16); env SML_PROP_THREADS\n"
            "  --long           nightly profile: 100,000 cases, bigger shapes; env SML_PROP_LONG=1\n"
            "  --props P[,P]    only these properties (agreement,row_sum,range,shift,monotonic,\n"
            "                   permutation,row_independence,determinism,canaries,special_values,bwd_sum)\n"
@@ -145,13 +156,14 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         cfg->log = cur.log;
         cfg->progress = cur.progress;
         cfg->props = cur.props;
+        cfg->threads = cur.threads;
         *i += 1;
         return 1;
     }
     if (!strcmp(a, "--no-shrink")) { cfg->shrink = 0; *i += 1; return 1; }
     int known = !strcmp(a, "--seed") || !strcmp(a, "--cases") || !strcmp(a, "--seconds") ||
                 !strcmp(a, "--props") || !strcmp(a, "--case") || !strcmp(a, "--level") ||
-                !strcmp(a, "--save") || !strcmp(a, "--regressions");
+                !strcmp(a, "--save") || !strcmp(a, "--regressions") || !strcmp(a, "--threads");
     if (!known) return 0;
     if (!need(argc, argv, i, &v)) return -1;
     int ok = 1;
@@ -161,6 +173,10 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         ok = parse_f(v, &cfg->total_seconds);
         if (ok && (cfg->max_seconds < cfg->total_seconds || cfg->total_seconds == 0.0))
             cfg->max_seconds = cfg->total_seconds;
+    } else if (!strcmp(a, "--threads")) {
+        int64_t t;
+        ok = parse_i64(v, &t) && t <= SML_PROP_MAX_THREADS;
+        if (ok) cfg->threads = (int)t;
     } else if (!strcmp(a, "--case")) ok = parse_i64(v, &cfg->only_case);
     else if (!strcmp(a, "--level")) {
         int64_t l;
@@ -172,7 +188,7 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         unsigned mask = 0;
         char buf[512];
         snprintf(buf, sizeof buf, "%s", v);
-        for (char *t = strtok(buf, ","); t && ok; t = strtok(NULL, ",")) {
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && ok; t = strtok_r(NULL, ",", &save)) {
             sml_prop_id p;
             if (!strcmp(t, "all")) mask = SML_PROPS_ALL;
             else if (sml_prop_parse(t, &p) == SML_OK) mask |= 1u << p;
@@ -188,12 +204,25 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
     return 1;
 }
 
-double sml_prop_next_seconds(const sml_prop_config *cfg, double spent, int remaining) {
+double sml_prop_next_seconds(const sml_prop_config *cfg, double spent, int remaining, int threads) {
     double s = cfg->max_seconds;
     if (cfg->total_seconds > 0.0) {
-        double share = (cfg->total_seconds - spent) / (remaining > 0 ? remaining : 1);
+        if (threads < 1) threads = 1;
+        int rounds = remaining > 0 ? (remaining + threads - 1) / threads : 1;
+        double share = (cfg->total_seconds - spent) / rounds;
         if (share < 0.05) share = 0.05; /* over budget: still one quick look at each */
         if (s <= 0.0 || share < s) s = share;
     }
     return s;
+}
+
+int sml_prop_threads(const sml_prop_config *cfg, int jobs) {
+    int n = cfg->threads;
+    if (n <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cores > 0 ? (int)cores : 1;
+    }
+    if (n > SML_PROP_MAX_THREADS) n = SML_PROP_MAX_THREADS;
+    if (n > jobs) n = jobs;
+    return n < 1 ? 1 : n;
 }

@@ -91,6 +91,9 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     const sml_kernel *k = env->k;
     FILE *L = log_of(cfg);
     char a[96], b[96];
+    /* Runs on other threads report too: one report's lines stay together. */
+    if (cfg->tally) sml_prop_tally_report_begin(cfg->tally);
+    else flockfile(L);
     shape_of(c, a, sizeof a);
     shape_of(&small, b, sizeof b);
     if (cfg->save_dir) {
@@ -137,6 +140,8 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
                 cfg->rerun_cmd, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
                 (unsigned long long)cfg->seed, (long long)index, level, sml_prop_name(p));
     fflush(L);
+    if (cfg->tally) sml_prop_tally_report_end(cfg->tally);
+    else funlockfile(L);
     if (shrunk) sml_prop_case_free(&small);
 }
 
@@ -180,12 +185,16 @@ static void replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op 
                     snprintf(f->repro, sizeof f->repro, "%s", paths[i]);
                 }
                 FILE *L = log_of(cfg);
+                if (cfg->tally) sml_prop_tally_report_begin(cfg->tally);
+                else flockfile(L);
                 fprintf(L, "FAIL %s %s %s: saved reproducer %s (recorded on %s) fails %s again: %s\n",
                         k->name, sml_op_name(op), sml_dtype_name(dt), paths[i], m.kernel,
                         sml_prop_name(m.prop), v.msg);
                 fprintf(L, "  replay: %s %s --kernel %s\n",
                         cfg->replay_cmd ? cfg->replay_cmd : "softmax-lab replay", paths[i], k->name);
                 fflush(L);
+                if (cfg->tally) sml_prop_tally_report_end(cfg->tally);
+                else funlockfile(L);
             }
         }
         sml_prop_case_free(&c);
@@ -255,6 +264,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
             break;
         }
         res->cases++;
+        res->last_level = level;
         res->elements += (double)(c.rows * c.cols);
         sml_prop_eval e;
         sml_prop_eval_begin(&e, &env, &c);
@@ -291,6 +301,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         sml_prop_eval_end(&e);
         sml_prop_case_free(&c);
         if (case_failed) res->failed_cases++;
+        if (cfg->tally) sml_prop_tally_case(cfg->tally, case_failed);
         unsigned live = 0;
         for (int p = 0; p < SML_PROP_COUNT; p++)
             if ((cfg->props & (1u << p)) && sml_prop_applies((sml_prop_id)p, op)) live |= 1u << p;

@@ -40,14 +40,16 @@ static layout layout_of(const sml_prop_case *c) {
     return L;
 }
 
-void sml_prop_exec_init(sml_prop_exec *e, sml_device d) {
+sml_status sml_prop_exec_init(sml_prop_exec *e, sml_device d) {
     memset(e, 0, sizeof *e);
     e->device = d;
     e->buf.device = d;
+    return sml_stream_create(d, &e->stream);
 }
 
 void sml_prop_exec_free(sml_prop_exec *e) {
     sml_buffer_free(&e->buf);
+    sml_stream_destroy(e->device, e->stream);
     free(e->img);
     free(e->back);
     memset(e, 0, sizeof *e);
@@ -155,21 +157,21 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     place_rows(e->img + L.x, &L, c, c->x, c->inplace ? SML_PROP_CANARY : SML_PROP_POISON);
     if (L.dy != NONE) place_rows(e->img + L.dy, &L, c, c->dy, SML_PROP_POISON);
     if (L.out != NONE) place_output(e->img + L.out, &L, c);
-    if ((s = sml_buffer_upload(&e->buf, 0, e->img, L.total)) != SML_OK) return s;
+    if ((s = sml_buffer_upload_on(&e->buf, 0, e->img, L.total, e->stream)) != SML_OK) return s;
 
     unsigned char *dev = e->buf.ptr;
     size_t out_region = L.out != NONE ? L.out : L.x;
     sml_problem p = {c->op, c->dtype, c->rows, c->cols, c->ld, dev + L.x + L.base,
-                     L.dy != NONE ? dev + L.dy + L.base : NULL, dev + out_region + L.base, NULL};
+                     L.dy != NONE ? dev + L.dy + L.base : NULL, dev + out_region + L.base, e->stream};
     rep->status = sml_run(k, h, &p);
-    if (rep->status == SML_OK) rep->status = sml_device_sync(k->device, NULL);
+    if (rep->status == SML_OK) rep->status = sml_device_sync(k->device, e->stream);
     if (rep->status != SML_OK) {
         snprintf(rep->where, sizeof rep->where, "%s returned %s%s%s", k->name,
                  sml_strerror(rep->status), rep->status == SML_ERR_CUDA ? ": " : "",
                  rep->status == SML_ERR_CUDA ? sml_last_cuda_error() : "");
         /* A refusal must write nothing (the API's promise): the output region as uploaded. */
         if (rep->status == SML_ERR_UNSUPPORTED &&
-            (s = sml_buffer_download(&e->buf, out_region, e->back + out_region, L.region)) == SML_OK &&
+            (s = sml_buffer_download_on(&e->buf, out_region, e->back + out_region, L.region, e->stream)) == SML_OK &&
             memcmp(e->back + out_region, e->img + out_region, L.region) != 0) {
             size_t i = 0;
             while (e->back[out_region + i] == e->img[out_region + i]) i++;
@@ -180,7 +182,7 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     }
     /* Only the output region comes back, unless everything is to be verified. */
     size_t from = verify ? 0 : out_region, n = verify ? L.total : L.region;
-    if ((s = sml_buffer_download(&e->buf, from, e->back + from, n)) != SML_OK) return s;
+    if ((s = sml_buffer_download_on(&e->buf, from, e->back + from, n, e->stream)) != SML_OK) return s;
     const unsigned char *o = e->back + out_region;
     size_t row_bytes = (size_t)c->cols * L.esz;
     for (int64_t r = 0; r < c->rows; r++)

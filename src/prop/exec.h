@@ -8,7 +8,7 @@
  * holds canary bytes and the output itself is poisoned with 0xFF (NaN in every dtype);
  * everything of an input's region that is not input holds 0xFF, so a kernel that reads
  * padding as data reads NaN. One upload before and one download after each launch (they
- * dominate a GPU case's cost); the main run of a case also checks that the canaries held and
+ * dominate a GPU case's cost), all on the exec's own stream; the main run of a case also checks that the canaries held and
  * the inputs did not change. The buffer is kept and grown across runs. */
 #ifndef SML_PROP_EXEC_H
 #define SML_PROP_EXEC_H
@@ -26,6 +26,8 @@
 
 typedef struct sml_prop_exec {
     sml_device device;
+    void *stream;              /* its own non-blocking stream (GPU): engine runs on several
+                                  host threads must not wait for one another's copies */
     sml_buffer buf;
     unsigned char *img, *back; /* host image uploaded, and what came back */
     size_t cap_img, cap_back;
@@ -38,7 +40,7 @@ typedef struct sml_prop_run_report {
     char where[192];             /* the first such change, in words */
 } sml_prop_run_report;
 
-void sml_prop_exec_init(sml_prop_exec *e, sml_device d);
+sml_status sml_prop_exec_init(sml_prop_exec *e, sml_device d);
 void sml_prop_exec_free(sml_prop_exec *e);
 
 /* Run k on case c (its x and dy, its layout) and read the output back dense into `out`

@@ -86,22 +86,39 @@ typedef struct sml_prop_config {
     int only_level;         /* 0..100: the size ramp's position for only_case */
     FILE *log;              /* failure reports; NULL: stdout */
     FILE *progress;         /* progress line; NULL: none */
+    int threads;            /* drivers (suite.h): host threads running kernel/op/dtype runs side
+                               by side; 0: one per online core, at most SML_PROP_MAX_THREADS */
+    struct sml_prop_tally *tally; /* set by a suite for its runs: live counts for its progress
+                               line, and the lock its output shares; NULL: none */
 } sml_prop_config;
 
-/* Defaults for a profile, then SML_PROP_SEED, SML_PROP_CASES, SML_PROP_SECONDS (per
- * kernel/op/dtype), SML_PROP_LONG=1 (long profile) from the environment. */
+#define SML_PROP_MAX_THREADS 16
+
+/* The suite side of a run (suite.c): count one finished case; take and release the output
+ * lock around a multi-line failure report (it also clears the suite's progress line). */
+struct sml_prop_tally;
+void sml_prop_tally_case(struct sml_prop_tally *t, int failed);
+void sml_prop_tally_report_begin(struct sml_prop_tally *t);
+void sml_prop_tally_report_end(struct sml_prop_tally *t);
+
+/* Defaults for a profile, then SML_PROP_SEED, SML_PROP_CASES, SML_PROP_SECONDS (the whole
+ * run), SML_PROP_THREADS, SML_PROP_LONG=1 (long profile) from the environment. */
 void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile);
 void sml_prop_config_env(sml_prop_config *cfg);
-/* Parse one engine flag at argv[*i] (--seed S, --cases N, --seconds S, --long, --props
- * a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR): returns 1 and
+/* Parse one engine flag at argv[*i] (--seed S, --cases N, --seconds S, --threads N, --long,
+ * --props a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR): returns 1 and
  * advances *i when consumed, 0 when the flag is not the engine's, -1 on a bad value (message
  * on stderr). */
 int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i);
 /* The usage text of those flags. */
 const char *sml_prop_flags_help(void);
 /* The seconds a driver should give its next kernel/op/dtype run: max_seconds, or less so
- * that total_seconds is shared evenly by the `remaining` runs after `spent` seconds. */
-double sml_prop_next_seconds(const sml_prop_config *cfg, double spent, int remaining);
+ * that total_seconds is shared evenly by the `remaining` runs not yet started after `spent`
+ * seconds, `threads` of them at a time. */
+double sml_prop_next_seconds(const sml_prop_config *cfg, double spent, int remaining, int threads);
+/* The host threads a driver should use: cfg->threads, or one per online core (at most
+ * SML_PROP_MAX_THREADS); never more than `jobs`, never fewer than 1. */
+int sml_prop_threads(const sml_prop_config *cfg, int jobs);
 
 /* The first failure of one property in a run, after shrinking. */
 typedef struct sml_prop_failure {
@@ -136,6 +153,8 @@ typedef struct sml_prop_result {
     double worst_ulps;             /* ... in ulps of the output dtype, at that element */
     double seconds;
     double elements;               /* input elements over all cases */
+    int last_level;                /* the size ramp's position at the last case (100: the
+                                      run reached its biggest shapes) */
     int nfail;
     sml_prop_failure failures[SML_PROP_COUNT]; /* in the order found */
 } sml_prop_result;

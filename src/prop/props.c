@@ -55,8 +55,8 @@ const char *sml_prop_outcome_name(sml_prop_outcome o) {
 sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k) {
     memset(env, 0, sizeof *env);
     env->k = k;
-    sml_prop_exec_init(&env->ex, k->device);
-    return sml_handle_create(&env->h);
+    sml_status s = sml_prop_exec_init(&env->ex, k->device);
+    return s != SML_OK ? s : sml_handle_create(&env->h);
 }
 
 void sml_prop_env_free(sml_prop_env *env) {

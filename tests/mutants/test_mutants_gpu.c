@@ -219,7 +219,7 @@ static void run_mutant(const opts *o, const sml_prop_config *base, const sml_gpu
             if (!(k->ops >> op & 1) || !(k->dtypes >> dt & 1)) continue;
             if ((o->only_op >= 0 && o->only_op != op) || (o->only_dt >= 0 && o->only_dt != dt)) continue;
             sml_prop_config c = *base;
-            c.max_seconds = sml_prop_next_seconds(base, sml_prop_now() - t0, configs - done);
+            c.max_seconds = sml_prop_next_seconds(base, sml_prop_now() - t0, configs - done, 1);
             done++;
             if (sml_prop_run(k, (sml_op)op, (sml_dtype)dt, &c, res) != SML_OK) continue;
             r->std_cases += res->cases;

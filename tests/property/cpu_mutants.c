@@ -5,6 +5,7 @@
 #include "cpu_mutants.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,9 +83,9 @@ static float ex(bug b, float x, float m, int64_t i, int64_t n) {
 
 /* B_NONDET only: test-only state standing in for the scheduling that decides the order of
  * atomic additions on a GPU; each call flips a pseudo-random coin. */
-static uint64_t g_calls;
+static _Atomic uint64_t g_calls; /* atomic: the suite runs mutants on several threads */
 static int coin(void) {
-    uint64_t z = g_calls * 0x9E3779B97F4A7C15ull;
+    uint64_t z = atomic_load(&g_calls) * 0x9E3779B97F4A7C15ull;
     z ^= z >> 31;
     z *= 0xBF58476D1CE4E5B9ull;
     return (int)(z >> 63);
@@ -153,7 +154,7 @@ static sml_status run(bug b, const sml_problem *p) {
         return s == SML_OK ? SML_ERR_UNSUPPORTED : s;
     }
     if (b == B_GRID65535 && rows > 65535) rows = 65535;
-    g_calls++;
+    if (b == B_NONDET) atomic_fetch_add(&g_calls, 1);
     float *buf = malloc((size_t)n * 4 * sizeof *buf);
     if (!buf) return SML_ERR_OUT_OF_MEMORY;
     float *x = buf, *dy = buf + n, *e = buf + 2 * n, *y = buf + 3 * n;

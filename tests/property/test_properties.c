@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "prop/prop.h"
+#include "prop/suite.h"
 #include "test_support.h"
 
 #ifndef SML_CLI_PATH
@@ -26,6 +27,97 @@
 static void usage(const char *argv0) {
     printf("usage: %s [--device cpu|gpu] [--kernel K] [--op OP] [--dtype D] [engine flags]\n%s",
            argv0, sml_prop_flags_help());
+}
+
+typedef struct report_ctx {
+    sml_tally *t;
+    const char *rerun;
+    uint64_t seed;
+} report_ctx;
+
+/* One finished kernel/op/dtype run: its table row, its failures with the commands that
+ * replay them (called by the suite, one run at a time). */
+static void report_run(sml_prop_job *job, void *ctx) {
+    report_ctx *rc = ctx;
+    const sml_kernel *k = job->k;
+    const sml_prop_result *res = &job->res;
+    int op = job->op, dt = job->dtype;
+    if (job->status != SML_OK) {
+        sml_tally_fail(rc->t, NULL, "%s %s %s: engine error %s", k->name, sml_op_name(op),
+                       sml_dtype_name(dt), sml_strerror(job->status));
+        return;
+    }
+    printf("%-10s %-15s %-5s %8lld %6lld %5lld %11.3g %9.3g %8.2f %9.0f %5d%s%s\n", k->name,
+           sml_op_name(op), sml_dtype_name(dt), (long long)res->cases, (long long)res->failed_cases,
+           (long long)res->regressions, res->worst_ratio, res->worst_ulps, res->seconds,
+           res->seconds > 0 ? res->cases / res->seconds : 0.0, res->last_level,
+           res->outcome == SML_PROP_SKIP ? "  SKIP: " : "", res->outcome == SML_PROP_SKIP ? res->note : "");
+    int64_t dev = 0;
+    for (int p = 0; p < SML_PROP_COUNT; p++) dev += res->deviations[p];
+    if (res->refused)
+        printf("  %s refused %lld of %lld cases (SML_ERR_UNSUPPORTED on a padded stride): "
+               "skipped, after checking it wrote nothing\n",
+               k->name, (long long)res->refused, (long long)res->cases);
+    if (dev)
+        printf("  KNOWN DEVIATION of %s (%s): %lld property checks excused (agreement %lld); "
+               "special values, bits and writes are still enforced\n",
+               k->name, k->known_deviation, (long long)dev, (long long)res->deviations[SML_PROP_AGREEMENT]);
+    if (res->outcome == SML_PROP_SKIP) {
+        rc->t->skipped++;
+    } else if (res->outcome == SML_PROP_PASS) {
+        sml_tally_pass(rc->t);
+    } else {
+        for (int f = 0; f < res->nfail; f++) {
+            const sml_prop_failure *fl = &res->failures[f];
+            char cmd[2048];
+            if (fl->repro[0])
+                snprintf(cmd, sizeof cmd, "%s replay %s%s%s", SML_CLI_PATH, fl->repro,
+                         fl->case_index < 0 ? " --kernel " : "", fl->case_index < 0 ? k->name : "");
+            else
+                snprintf(cmd, sizeof cmd, "%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d",
+                         rc->rerun, k->name, sml_op_name(op), sml_dtype_name(dt),
+                         (unsigned long long)rc->seed, (long long)fl->case_index, fl->level);
+            sml_tally_fail(rc->t, cmd, "%s %s %s: %s %s (%lldx%lld shrunk to %lldx%lld): %s", k->name,
+                           sml_op_name(op), sml_dtype_name(dt), sml_prop_name(fl->prop),
+                           sml_prop_outcome_name(fl->outcome), (long long)fl->rows, (long long)fl->cols,
+                           (long long)fl->s_rows, (long long)fl->s_cols, fl->message);
+        }
+        if (res->note[0]) printf("  note: %s\n", res->note);
+    }
+    fflush(stdout);
+}
+
+/* Per kernel: the fewest cases any of its op/dtype runs reached, and the ramp it got to;
+ * then whether every run reached the case budget (the GPU profile promises 10,000 each). */
+static void summarize(const sml_prop_job *jobs, int n, int64_t target, const char *name, double wall,
+                      int threads) {
+    int64_t all = 0;
+    int short_runs = 0, ran = 0;
+    printf("\n%-10s %5s %10s %10s %9s\n", "kernel", "runs", "cases", "fewest", "min ramp");
+    for (int i = 0; i < n;) {
+        const sml_kernel *k = jobs[i].k;
+        int64_t cases = 0, fewest = -1;
+        int runs = 0, ramp = 100;
+        for (; i < n && jobs[i].k == k; i++) {
+            const sml_prop_result *r = &jobs[i].res;
+            if (jobs[i].status != SML_OK || r->outcome == SML_PROP_SKIP) continue;
+            runs++;
+            cases += r->cases;
+            if (fewest < 0 || r->cases < fewest) fewest = r->cases;
+            if (r->last_level < ramp) ramp = r->last_level;
+            /* a run that stopped early on failures is not short of budget */
+            if (r->cases < target && r->outcome == SML_PROP_PASS) short_runs++;
+        }
+        if (!runs) continue;
+        ran += runs;
+        all += cases;
+        printf("%-10s %5d %10lld %10lld %9d\n", k->name, runs, (long long)cases, (long long)fewest, ramp);
+    }
+    printf("%s: %lld cases in %.1f s of wall time on %d host thread%s (%.0f cases/s); ", name, (long long)all,
+           wall, threads, threads == 1 ? "" : "s", wall > 0 ? all / wall : 0.0);
+    if (!ran) printf("no run took place\n");
+    else if (short_runs) printf("%d of %d runs stopped short of %lld cases (time budget)\n", short_runs, ran, (long long)target);
+    else printf("every run reached its %lld cases\n", (long long)target);
 }
 
 int main(int argc, char **argv) {
@@ -93,8 +185,10 @@ int main(int argc, char **argv) {
            (unsigned long long)cfg.seed, (long long)cfg.max_cases, cfg.total_seconds,
            cfg.only_case >= 0 ? " (one case)" : "");
 
-    /* The runs this invocation makes, so the time budget can be shared among them. */
+    /* The runs this invocation makes, slow kernels first as the registry lists them. */
     int total = 0;
+    sml_prop_job *jobs = calloc(sml_kernel_count() * SML_OP_COUNT * SML_DTYPE_COUNT, sizeof *jobs);
+    if (!jobs) return 1;
     for (size_t i = 0; i < sml_kernel_count(); i++) {
         const sml_kernel *k = sml_kernel_at(i);
         if (k->device != device || (only_kernel && strcmp(only_kernel, k->name))) continue;
@@ -102,79 +196,22 @@ int main(int argc, char **argv) {
             for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
                 if ((only_op < 0 || only_op == op) && (only_dtype < 0 || only_dtype == dt) &&
                     (k->ops & (1u << op)) && (k->dtypes & (1u << dt)))
-                    total++;
+                    jobs[total++] = (sml_prop_job){.k = k, .op = (sml_op)op, .dtype = (sml_dtype)dt, .cfg = cfg};
     }
-    printf("%-10s %-15s %-5s %8s %6s %5s %11s %9s %8s %9s\n", "kernel", "op", "dtype", "cases", "fail",
-           "regr", "worst/bound", "worst ulp", "seconds", "cases/s");
+    int threads = sml_prop_threads(&cfg, total);
+    printf("%s: %d kernel/op/dtype runs on %d host thread%s\n", name, total, threads, threads == 1 ? "" : "s");
+    printf("%-10s %-15s %-5s %8s %6s %5s %11s %9s %8s %9s %5s\n", "kernel", "op", "dtype", "cases", "fail",
+           "regr", "worst/bound", "worst ulp", "seconds", "cases/s", "ramp");
+    fflush(stdout);
+    report_ctx rc = {&t, rerun, cfg.seed};
+    sml_prop_suite suite = {threads, cfg.total_seconds, name, stderr, report_run, &rc};
     double t0 = sml_prop_now();
-    int done = 0;
-    int64_t all_cases = 0;
-    double all_seconds = 0.0;
-    for (size_t i = 0; i < sml_kernel_count(); i++) {
-        const sml_kernel *k = sml_kernel_at(i);
-        if (k->device != device || (only_kernel && strcmp(only_kernel, k->name))) continue;
-        for (int op = 0; op < SML_OP_COUNT; op++) {
-            for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
-                if ((only_op >= 0 && only_op != op) || (only_dtype >= 0 && only_dtype != dt)) continue;
-                if (!(k->ops & (1u << op)) || !(k->dtypes & (1u << dt))) continue;
-                sml_prop_config c = cfg;
-                c.max_seconds = sml_prop_next_seconds(&cfg, sml_prop_now() - t0, total - done);
-                sml_prop_result *res = malloc(sizeof *res);
-                if (!res) return 1;
-                sml_status s = sml_prop_run(k, (sml_op)op, (sml_dtype)dt, &c, res);
-                done++;
-                if (s != SML_OK) {
-                    sml_tally_fail(&t, NULL, "%s %s %s: engine error %s", k->name, sml_op_name(op),
-                                   sml_dtype_name(dt), sml_strerror(s));
-                    free(res);
-                    continue;
-                }
-                all_cases += res->cases;
-                all_seconds += res->seconds;
-                printf("%-10s %-15s %-5s %8lld %6lld %5lld %11.3g %9.3g %8.2f %9.0f%s%s\n", k->name,
-                       sml_op_name(op), sml_dtype_name(dt), (long long)res->cases,
-                       (long long)res->failed_cases, (long long)res->regressions, res->worst_ratio,
-                       res->worst_ulps, res->seconds, res->seconds > 0 ? res->cases / res->seconds : 0.0,
-                       res->outcome == SML_PROP_SKIP ? "  SKIP: " : "", res->outcome == SML_PROP_SKIP ? res->note : "");
-                int64_t dev = 0;
-                for (int p = 0; p < SML_PROP_COUNT; p++) dev += res->deviations[p];
-                if (res->refused)
-                    printf("  %s refused %lld of %lld cases (SML_ERR_UNSUPPORTED on a padded stride): "
-                           "skipped, after checking it wrote nothing\n",
-                           k->name, (long long)res->refused, (long long)res->cases);
-                if (dev)
-                    printf("  KNOWN DEVIATION of %s (%s): %lld property checks excused (agreement %lld); "
-                           "special values, bits and writes are still enforced\n",
-                           k->name, k->known_deviation, (long long)dev,
-                           (long long)res->deviations[SML_PROP_AGREEMENT]);
-                if (res->outcome == SML_PROP_SKIP) {
-                    t.skipped++;
-                } else if (res->outcome == SML_PROP_PASS) {
-                    sml_tally_pass(&t);
-                } else {
-                    for (int f = 0; f < res->nfail; f++) {
-                        const sml_prop_failure *fl = &res->failures[f];
-                        char cmd[2048];
-                        if (fl->repro[0])
-                            snprintf(cmd, sizeof cmd, "%s replay %s%s%s", SML_CLI_PATH, fl->repro,
-                                     fl->case_index < 0 ? " --kernel " : "", fl->case_index < 0 ? k->name : "");
-                        else
-                            snprintf(cmd, sizeof cmd, "%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d",
-                                     rerun, k->name, sml_op_name(op), sml_dtype_name(dt),
-                                     (unsigned long long)cfg.seed, (long long)fl->case_index, fl->level);
-                        sml_tally_fail(&t, cmd, "%s %s %s: %s %s (%lldx%lld shrunk to %lldx%lld): %s", k->name,
-                                       sml_op_name(op), sml_dtype_name(dt), sml_prop_name(fl->prop),
-                                       sml_prop_outcome_name(fl->outcome), (long long)fl->rows,
-                                       (long long)fl->cols, (long long)fl->s_rows, (long long)fl->s_cols,
-                                       fl->message);
-                    }
-                    if (res->note[0]) printf("  note: %s\n", res->note);
-                }
-                free(res);
-            }
-        }
+    if (sml_prop_suite_run(&suite, jobs, total) != SML_OK) {
+        fprintf(stderr, "%s: cannot start the runs (out of memory)\n", name);
+        return 1;
     }
-    printf("%s: %lld cases in %.1f s (%.0f cases/s)\n", name, (long long)all_cases, all_seconds,
-           all_seconds > 0 ? all_cases / all_seconds : 0.0);
+    double wall = sml_prop_now() - t0;
+    summarize(jobs, total, cfg.max_cases, name, wall, threads);
+    free(jobs);
     return sml_tally_finish(&t);
 }

@@ -212,7 +212,7 @@ int main(int argc, char **argv) {
                 if (!(k->ops >> op & 1) || !(k->dtypes >> dt & 1)) continue;
                 if ((only_op >= 0 && only_op != op) || (only_dt >= 0 && only_dt != dt)) continue;
                 sml_prop_config c = cfg;
-                c.max_seconds = sml_prop_next_seconds(&cfg, sml_prop_now() - t0, total - done);
+                c.max_seconds = sml_prop_next_seconds(&cfg, sml_prop_now() - t0, total - done, 1);
                 /* Once a mutant is dead, its other ops and dtypes only say how fast. */
                 c.stop_on_failure = rw->killed;
                 done++;

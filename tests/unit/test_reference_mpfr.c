@@ -100,6 +100,7 @@ static void forward(row *r) {
     /* rest starts at 0, not at -1: a -1 start rounds away every tiny term added before the
      * max value's own count cancels it (seed 0x6b026d0a03247 lost a 3.9e-286 that way). */
     mpfr_set_zero(rest, 1);
+    int max_seen = 0; /* the max value may be held by several distinct entries: drop one 1 */
     for (int64_t i = 0; i < k; i++) {
         mpfr_init2(e[i], PREC);
         mpfr_set_d(e[i], r->v[i], MPFR_RNDN);
@@ -107,7 +108,7 @@ static void forward(row *r) {
         mpfr_exp(e[i], e[i], MPFR_RNDN);
         mpfr_mul_si(t, e[i], (long)r->count[i], MPFR_RNDN);
         mpfr_add(s, s, t, MPFR_RNDN);
-        if (r->v[i] == m) mpfr_add_si(rest, rest, r->count[i] - 1, MPFR_RNDN);
+        if (r->v[i] == m) mpfr_add_si(rest, rest, r->count[i] - (max_seen++ ? 0 : 1), MPFR_RNDN);
         else mpfr_add(rest, rest, t, MPFR_RNDN);
     }
     mpfr_log1p(l, rest, MPFR_RNDN);

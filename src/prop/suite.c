@@ -1,0 +1,204 @@
+/* suite.c: a pool of host threads that takes kernel/op/dtype jobs in order, the shared
+ * time budget, and the one progress line. Two locks, never held together: `lock` for the
+ * job queue (next, finished, who runs what), `out` for everything written (the progress
+ * line, the `done` reports, the engine's failure reports). */
+#include "prop/suite.h"
+
+#include <stdatomic.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct sml_prop_tally {
+    atomic_llong cases, failed_cases;
+    pthread_mutex_t out;
+    FILE *progress;
+    int tty, drawn;  /* under `out` */
+};
+
+typedef struct suite_state {
+    struct sml_prop_tally tally;
+    const sml_prop_suite *s;
+    sml_prop_job *jobs;
+    int njobs, threads;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;   /* a job finished */
+    int next, finished;
+    int *running;    /* per thread: the job it runs, or -1 */
+    double t0;
+} suite_state;
+
+typedef struct worker_arg {
+    suite_state *st;
+    int id;
+} worker_arg;
+
+static void clear_line(struct sml_prop_tally *t) {
+    if (t->progress && t->drawn) {
+        fprintf(t->progress, "\r\033[K");
+        fflush(t->progress);
+        t->drawn = 0;
+    }
+}
+
+void sml_prop_tally_case(struct sml_prop_tally *t, int failed) {
+    atomic_fetch_add(&t->cases, 1);
+    if (failed) atomic_fetch_add(&t->failed_cases, 1);
+}
+
+void sml_prop_tally_report_begin(struct sml_prop_tally *t) {
+    pthread_mutex_lock(&t->out);
+    clear_line(t);
+}
+
+void sml_prop_tally_report_end(struct sml_prop_tally *t) { pthread_mutex_unlock(&t->out); }
+
+static void *worker(void *arg) {
+    worker_arg *w = arg;
+    suite_state *st = w->st;
+    for (;;) {
+        pthread_mutex_lock(&st->lock);
+        if (st->next >= st->njobs) {
+            pthread_mutex_unlock(&st->lock);
+            return NULL;
+        }
+        int j = st->next++;
+        sml_prop_job *job = &st->jobs[j];
+        st->running[w->id] = j;
+        /* The share of what is left, over the rounds of jobs not yet started (this one too). */
+        sml_prop_config shared = job->cfg;
+        shared.total_seconds = st->s->total_seconds;
+        job->cfg.max_seconds =
+            sml_prop_next_seconds(&shared, sml_prop_now() - st->t0, st->njobs - j, st->threads);
+        pthread_mutex_unlock(&st->lock);
+
+        job->cfg.tally = &st->tally;
+        job->cfg.progress = NULL; /* the suite draws the one progress line */
+        job->status = sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
+        job->cfg.tally = NULL;
+
+        pthread_mutex_lock(&st->tally.out);
+        clear_line(&st->tally);
+        if (st->s->done) st->s->done(job, st->s->ctx);
+        pthread_mutex_unlock(&st->tally.out);
+
+        pthread_mutex_lock(&st->lock);
+        st->running[w->id] = -1;
+        st->finished++;
+        pthread_cond_signal(&st->changed);
+        pthread_mutex_unlock(&st->lock);
+    }
+}
+
+/* "label: 31/84 runs done, 8 running (naive softmax fp16, ... +6), 312004 cases, 0 failed, 93 s of 540 s" */
+static void draw_progress(suite_state *st, int finished, const int *running) {
+    struct sml_prop_tally *t = &st->tally;
+    char now[160] = "";
+    int shown = 0, more = 0, nrun = 0;
+    for (int i = 0; i < st->threads; i++) {
+        if (running[i] < 0) continue;
+        nrun++;
+        if (shown == 2) { more++; continue; }
+        const sml_prop_job *j = &st->jobs[running[i]];
+        size_t len = strlen(now);
+        snprintf(now + len, sizeof now - len, "%s%s %s %s", shown ? ", " : "", j->k->name,
+                 sml_op_name(j->op), sml_dtype_name(j->dtype));
+        shown++;
+    }
+    if (more) {
+        size_t len = strlen(now);
+        snprintf(now + len, sizeof now - len, " +%d", more);
+    }
+    double spent = sml_prop_now() - st->t0;
+    char budget[48] = "";
+    if (st->s->total_seconds > 0) snprintf(budget, sizeof budget, " of %.0f s", st->s->total_seconds);
+    pthread_mutex_lock(&t->out);
+    fprintf(t->progress, "%s%s: %d/%d runs done, %d running%s%s%s, %lld cases, %lld failed, %.0f s%s%s",
+            t->tty ? "\r\033[K" : "", st->s->label ? st->s->label : "check", finished, st->njobs, nrun,
+            nrun ? " (" : "", now, nrun ? ")" : "",
+            (long long)atomic_load(&t->cases), (long long)atomic_load(&t->failed_cases), spent, budget,
+            t->tty ? "" : "\n");
+    fflush(t->progress);
+    t->drawn = t->tty;
+    pthread_mutex_unlock(&t->out);
+}
+
+sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int njobs) {
+    if (!s || (njobs > 0 && !jobs) || njobs < 0) return SML_ERR_INVALID_ARG;
+    if (njobs == 0) return SML_OK;
+    suite_state st;
+    memset(&st, 0, sizeof st);
+    st.s = s;
+    st.jobs = jobs;
+    st.njobs = njobs;
+    st.threads = s->threads < 1 ? 1 : s->threads > njobs ? njobs : s->threads;
+    st.tally.progress = s->progress;
+    st.tally.tty = s->progress ? isatty(fileno(s->progress)) : 0;
+    atomic_init(&st.tally.cases, 0);
+    atomic_init(&st.tally.failed_cases, 0);
+    st.running = malloc((size_t)st.threads * sizeof *st.running);
+    pthread_t *tid = malloc((size_t)st.threads * sizeof *tid);
+    worker_arg *args = malloc((size_t)st.threads * sizeof *args);
+    if (!st.running || !tid || !args) {
+        free(st.running);
+        free(tid);
+        free(args);
+        return SML_ERR_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < st.threads; i++) st.running[i] = -1;
+    if (pthread_mutex_init(&st.lock, NULL) || pthread_mutex_init(&st.tally.out, NULL) ||
+        pthread_cond_init(&st.changed, NULL)) {
+        free(st.running);
+        free(tid);
+        free(args);
+        return SML_ERR_OUT_OF_MEMORY;
+    }
+    st.t0 = sml_prop_now();
+
+    /* Threads that cannot be made are done without: the rest take their jobs. */
+    int started = 0;
+    pthread_mutex_lock(&st.lock); /* no job starts before st.threads is final (it sets the shares) */
+    for (int i = 0; i < st.threads; i++) {
+        args[i] = (worker_arg){&st, i};
+        if (pthread_create(&tid[i], NULL, worker, &args[i])) break;
+        started++;
+    }
+    if (started == 0) {
+        st.threads = 1;
+        pthread_mutex_unlock(&st.lock);
+        args[0] = (worker_arg){&st, 0};
+        worker(&args[0]);
+    } else {
+        st.threads = started;
+        double every = st.tally.tty ? 0.5 : 10.0, last = st.t0;
+        int *snap = malloc((size_t)started * sizeof *snap);
+        while (st.finished < njobs) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 250 * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            pthread_cond_timedwait(&st.changed, &st.lock, &ts);
+            double now = sml_prop_now();
+            if (!s->progress || !snap || now - last < every || st.finished >= njobs) continue;
+            last = now;
+            int finished = st.finished;
+            memcpy(snap, st.running, (size_t)started * sizeof *snap);
+            pthread_mutex_unlock(&st.lock);
+            draw_progress(&st, finished, snap);
+            pthread_mutex_lock(&st.lock);
+        }
+        pthread_mutex_unlock(&st.lock);
+        for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+        free(snap);
+    }
+    clear_line(&st.tally);
+    pthread_cond_destroy(&st.changed);
+    pthread_mutex_destroy(&st.lock);
+    pthread_mutex_destroy(&st.tally.out);
+    free(st.running);
+    free(tid);
+    free(args);
+    return SML_OK;
+}

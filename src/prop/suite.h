@@ -1,0 +1,50 @@
+/* suite.h: many kernel/op/dtype runs of the engine at once, on a pool of host threads.
+ *
+ * One GPU case costs far more host time (drawing, the double reference, the checks, the
+ * copies and the waits) than GPU time, so a run of the whole registry is bound by one host
+ * core unless the runs go side by side. Each run already owns everything it touches (a
+ * handle, buffers and a non-blocking stream, made by sml_prop_run), so the suite only hands
+ * out jobs, shares the time budget and keeps the output in one piece:
+ *
+ *   - jobs start in the order given (put the slow kernels first) as threads come free;
+ *   - a job gets its own max_seconds, or less: what is left of total_seconds split over
+ *     the rounds of jobs still to start (sml_prop_next_seconds);
+ *   - the suite draws one progress line for everything (runs done and running, cases,
+ *     failures, time), and `done` reports each finished job, one at a time, in the order
+ *     they finish; failure reports from the engine take the same lock.
+ *
+ * With threads = 1 this is the sequential loop every driver used to have. */
+#ifndef SML_PROP_SUITE_H
+#define SML_PROP_SUITE_H
+
+#include <stdio.h>
+
+#include "prop/prop.h"
+
+typedef struct sml_prop_job {
+    const sml_kernel *k;
+    sml_op op;
+    sml_dtype dtype;
+    sml_prop_config cfg;  /* this run's budget and sizes; the suite sets max_seconds, tally
+                             and progress */
+    sml_status status;    /* what sml_prop_run returned (an error only for a bad argument) */
+    sml_prop_result res;
+} sml_prop_job;
+
+/* Called once per finished job, under the suite's output lock. */
+typedef void (*sml_prop_job_done_fn)(sml_prop_job *job, void *ctx);
+
+typedef struct sml_prop_suite {
+    int threads;              /* host threads; clamped to 1..njobs */
+    double total_seconds;     /* the budget the jobs share; 0: each has its own max_seconds */
+    const char *label;        /* progress line prefix */
+    FILE *progress;           /* the progress line; NULL: none */
+    sml_prop_job_done_fn done;
+    void *ctx;
+} sml_prop_suite;
+
+/* Run every job. SML_OK once all have run (their outcomes are in jobs[i].res);
+ * SML_ERR_OUT_OF_MEMORY or SML_ERR_INVALID_ARG when the suite itself cannot start. */
+sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int njobs);
+
+#endif

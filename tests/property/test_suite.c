@@ -1,0 +1,189 @@
+/* test_suite: the thread pool that runs kernel/op/dtype jobs side by side (src/prop/suite.c)
+ * must change nothing but the wall time. The same jobs (both CPU kernels and two planted
+ * mutants, so that failures and shrinking are part of what is compared) run in a plain
+ * sequential loop of sml_prop_run and through the suite on 4 threads, and every job's
+ * result must match field for field: cases, checks, failures,
+ * the case each property failed at, the shrunk shape, the worst error to the bit. Also:
+ * every job reported exactly once, the mutants caught (else the comparison proves little),
+ * and the time shares of sml_prop_next_seconds.
+ *
+ * Flags: the engine's (--seed, --cases, ...); --threads N sets the parallel side (4). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_mutants.h"
+#include "prop/prop.h"
+#include "prop/suite.h"
+#include "test_support.h"
+
+static const char *TEST = "test_suite";
+
+typedef struct counts {
+    int calls[64];
+} counts;
+
+static void count_done(sml_prop_job *job, void *ctx) {
+    counts *c = ctx;
+    c->calls[job->cfg.max_cases % 64]++; /* max_cases carries the job's index, see below */
+}
+
+static int make_jobs(sml_prop_job *jobs, const sml_prop_config *cfg) {
+    const char *names[] = {"cpu_naive", "mut_no_max", "cpu_online", "mut_no_rescale"};
+    const sml_op ops[] = {SML_SOFTMAX, SML_LOG_SOFTMAX, SML_SOFTMAX_BWD};
+    const sml_dtype dts[] = {SML_F32, SML_F16};
+    int n = 0;
+    for (int k = 0; k < 4; k++) {
+        const sml_kernel *kern = sml_kernel_find(names[k]);
+        if (!kern) kern = sml_mutant_find(names[k], NULL);
+        if (!kern) return -1;
+        for (int o = 0; o < 3; o++)
+            for (int d = 0; d < 2; d++) {
+                if (!(kern->ops >> ops[o] & 1) || !(kern->dtypes >> dts[d] & 1)) continue;
+                jobs[n] = (sml_prop_job){.k = kern, .op = ops[o], .dtype = dts[d], .cfg = *cfg};
+                /* Distinct case counts per job (cfg->max_cases + index): a job's result can
+                 * only match its own sequential twin. */
+                jobs[n].cfg.max_cases = cfg->max_cases + n;
+                n++;
+            }
+    }
+    return n;
+}
+
+static int same_result(const sml_prop_job *a, const sml_prop_job *b, char *why, size_t n) {
+    const sml_prop_result *x = &a->res, *y = &b->res;
+#define DIFF(cond, ...) do { if (cond) { snprintf(why, n, __VA_ARGS__); return 0; } } while (0)
+    DIFF(a->k != b->k || a->op != b->op || a->dtype != b->dtype, "jobs out of order");
+    DIFF(a->status != b->status, "status %d vs %d", (int)a->status, (int)b->status);
+    DIFF(x->outcome != y->outcome, "outcome %s vs %s", sml_prop_outcome_name(x->outcome),
+         sml_prop_outcome_name(y->outcome));
+    DIFF(x->cases != y->cases, "cases %lld vs %lld", (long long)x->cases, (long long)y->cases);
+    DIFF(x->failed_cases != y->failed_cases, "failed cases %lld vs %lld", (long long)x->failed_cases,
+         (long long)y->failed_cases);
+    DIFF(memcmp(&x->worst_ratio, &y->worst_ratio, sizeof x->worst_ratio) != 0, "worst ratio %.17g vs %.17g",
+         x->worst_ratio, y->worst_ratio);
+    DIFF(x->elements != y->elements, "elements %.0f vs %.0f", x->elements, y->elements);
+    for (int p = 0; p < SML_PROP_COUNT; p++) {
+        DIFF(x->checks[p] != y->checks[p] || x->fails[p] != y->fails[p] || x->skips[p] != y->skips[p],
+             "property %s: checks/fails/skips %lld/%lld/%lld vs %lld/%lld/%lld", sml_prop_name((sml_prop_id)p),
+             (long long)x->checks[p], (long long)x->fails[p], (long long)x->skips[p], (long long)y->checks[p],
+             (long long)y->fails[p], (long long)y->skips[p]);
+        DIFF(x->killed_at[p] != y->killed_at[p], "property %s killed at %lld vs %lld",
+             sml_prop_name((sml_prop_id)p), (long long)x->killed_at[p], (long long)y->killed_at[p]);
+    }
+    DIFF(x->nfail != y->nfail, "failures %d vs %d", x->nfail, y->nfail);
+    for (int f = 0; f < x->nfail; f++) {
+        const sml_prop_failure *p = &x->failures[f], *q = &y->failures[f];
+        DIFF(p->prop != q->prop || p->case_index != q->case_index || p->s_rows != q->s_rows ||
+                 p->s_cols != q->s_cols || strcmp(p->message, q->message),
+             "failure %d: %s at case %lld shrunk to %lldx%lld vs %s at case %lld shrunk to %lldx%lld", f,
+             sml_prop_name(p->prop), (long long)p->case_index, (long long)p->s_rows, (long long)p->s_cols,
+             sml_prop_name(q->prop), (long long)q->case_index, (long long)q->s_rows, (long long)q->s_cols);
+    }
+#undef DIFF
+    return 1;
+}
+
+static void check_shares(sml_tally *t) {
+    sml_prop_config c;
+    sml_prop_config_init(&c, SML_PROP_PROFILE_CI);
+    c.max_seconds = 1000.0;
+    c.total_seconds = 120.0;
+    struct { double spent; int remaining, threads; double want; } cases[] = {
+        {0.0, 12, 1, 10.0},   /* 12 rounds of one */
+        {0.0, 12, 4, 40.0},   /* 3 rounds of four */
+        {0.0, 13, 4, 30.0},   /* 4 rounds: the 13th job is a round of its own */
+        {60.0, 3, 4, 60.0},   /* fewer jobs than threads: all that is left */
+        {200.0, 5, 2, 0.05},  /* over budget: still a quick look */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double got = sml_prop_next_seconds(&c, cases[i].spent, cases[i].remaining, cases[i].threads);
+        if (fabs(got - cases[i].want) > 1e-9)
+            sml_tally_fail(t, "./build/tests/property/test_suite",
+                           "time share after %.0f s, %d jobs left, %d threads: %.4g s, expected %.4g s",
+                           cases[i].spent, cases[i].remaining, cases[i].threads, got, cases[i].want);
+        else sml_tally_pass(t);
+    }
+    c.max_seconds = 25.0;
+    if (sml_prop_next_seconds(&c, 0.0, 12, 4) != 25.0)
+        sml_tally_fail(t, "./build/tests/property/test_suite", "the share is not capped by max_seconds");
+    else sml_tally_pass(t);
+}
+
+int main(int argc, char **argv) {
+    sml_tally t = {TEST, 0, 0, 0};
+    sml_prop_config cfg;
+    sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
+    sml_prop_config_env(&cfg);
+    cfg.max_cases = 60;
+    cfg.threads = 4;
+    for (int i = 1; i < argc;) {
+        int r = sml_prop_config_flag(&cfg, argc, argv, &i);
+        if (r < 0) return 2;
+        if (r == 0) {
+            fprintf(stderr, "usage: %s [engine flags]\n%s", argv[0], sml_prop_flags_help());
+            return 2;
+        }
+    }
+    if (cfg.threads < 2) cfg.threads = 4;
+    cfg.max_seconds = 0.0;   /* no time budget: the counts decide, so both sides are equal */
+    cfg.total_seconds = 0.0;
+    cfg.save_dir = NULL;
+    cfg.regressions_dir = NULL;
+    cfg.log = fopen("/dev/null", "w");
+    char rerun[256];
+    snprintf(rerun, sizeof rerun, "%s --seed 0x%016llx --cases %lld --threads %d", argv[0],
+             (unsigned long long)cfg.seed, (long long)cfg.max_cases, cfg.threads);
+    printf("%s: seed 0x%016llx, %lld+ cases per job, a plain loop against the suite on %d threads\n", TEST, (unsigned long long)cfg.seed,
+           (long long)cfg.max_cases, cfg.threads);
+
+    check_shares(&t);
+
+    sml_prop_job one[32], many[32];
+    int n = make_jobs(one, &cfg);
+    if (n < 0 || make_jobs(many, &cfg) != n) {
+        sml_tally_fail(&t, rerun, "a kernel or mutant of this test is missing");
+        return sml_tally_finish(&t);
+    }
+    /* The plain loop every driver had before the suite: what the pool must reproduce. */
+    counts c1 = {{0}}, cn = {{0}};
+    double t0 = sml_prop_now();
+    for (int j = 0; j < n; j++) {
+        one[j].status = sml_prop_run(one[j].k, one[j].op, one[j].dtype, &one[j].cfg, &one[j].res);
+        count_done(&one[j], &c1);
+    }
+    double t1 = sml_prop_now();
+    sml_prop_suite sn = {cfg.threads, 0.0, TEST, stderr, count_done, &cn};
+    sml_status stn = sml_prop_suite_run(&sn, many, n);
+    double t2 = sml_prop_now();
+    if (stn != SML_OK) {
+        sml_tally_fail(&t, rerun, "the suite did not run: %s", sml_strerror(stn));
+        return sml_tally_finish(&t);
+    }
+    int caught = 0;
+    for (int j = 0; j < n; j++) {
+        char why[512];
+        const sml_prop_job *a = &one[j];
+        if (c1.calls[a->cfg.max_cases % 64] != 1 || cn.calls[many[j].cfg.max_cases % 64] != 1)
+            sml_tally_fail(&t, rerun, "%s %s %s reported %d and %d times, not once", a->k->name,
+                           sml_op_name(a->op), sml_dtype_name(a->dtype), c1.calls[a->cfg.max_cases % 64],
+                           cn.calls[many[j].cfg.max_cases % 64]);
+        else if (!same_result(a, &many[j], why, sizeof why))
+            sml_tally_fail(&t, rerun, "%s %s %s differs between a plain loop and the suite on %d threads: %s", a->k->name,
+                           sml_op_name(a->op), sml_dtype_name(a->dtype), cfg.threads, why);
+        else sml_tally_pass(&t);
+        int mutant = !strncmp(a->k->name, "mut_", 4);
+        if (mutant && a->res.outcome == SML_PROP_FAIL) caught++;
+        if (!mutant && a->res.outcome != SML_PROP_PASS)
+            sml_tally_fail(&t, rerun, "%s %s %s did not pass: %s", a->k->name, sml_op_name(a->op),
+                           sml_dtype_name(a->dtype), sml_prop_outcome_name(a->res.outcome));
+    }
+    /* The mutants must fail somewhere, or the failure fields above were never compared. */
+    if (caught < 2) sml_tally_fail(&t, rerun, "only %d mutant jobs failed; the comparison saw no failures", caught);
+    else sml_tally_pass(&t);
+    printf("%s: %d jobs, %d of them failing mutants: a plain loop took %.1f s, the suite on %d threads %.1f s\n", TEST, n,
+           caught, t1 - t0, cfg.threads, t2 - t1);
+    fclose(cfg.log);
+    return sml_tally_finish(&t);
+}
