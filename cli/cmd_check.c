@@ -185,10 +185,12 @@ int sml_cmd_check(int argc, char **argv) {
            cfg.regressions_dir ? ", replaying tests/regressions first" : "");
     fflush(stdout);
     sml_prop_suite suite = {threads, cfg.total_seconds, "check", stderr, NULL, NULL};
+    double t0 = sml_prop_now();
     if (sml_prop_suite_run(&suite, jobs, runnable) != SML_OK) {
         fprintf(stderr, ME ": cannot start the runs (out of memory)\n");
         return 2;
     }
+    double wall = sml_prop_now() - t0;
     for (int j = runnable; j < njobs; j++) /* each answers SKIP at once, with the reason */
         jobs[j].status = sml_prop_run(jobs[j].k, jobs[j].op, jobs[j].dtype, &jobs[j].cfg, &jobs[j].res);
     if (jf) fprintf(jf, "{\n  \"seed\": \"0x%016llx\",\n  \"threads\": %d,\n  \"runs\": [\n",
@@ -259,8 +261,12 @@ int sml_cmd_check(int argc, char **argv) {
         fprintf(jf, "\n  ],\n  \"passed\": %s\n}\n", failed ? "false" : "true");
         fclose(jf);
     }
+    int64_t all = 0;
+    for (size_t i = 0; i < nk; i++) all += sum[i].cases;
     free(sum);
-    printf("\n%s\n", failed ? "check: FAILED (see the FAIL lines above for the commands that replay each)"
-                            : "check: every property held on every kernel that ran");
+    printf("\n%lld cases in %.1f s of wall time on %d host thread%s (the seconds column adds up each kernel's runs)\n",
+           (long long)all, wall, threads, threads == 1 ? "" : "s");
+    printf("%s\n", failed ? "check: FAILED (see the FAIL lines above for the commands that replay each)"
+                          : "check: every property held on every kernel that ran");
     return failed ? 1 : 0;
 }
