@@ -2,7 +2,7 @@
  * them, in plain C so that tests/unit/test_gpu_kernels.c can put a case on every threshold
  * and on each side of it (and print which path a failing case took).
  *
- *   cols <= 128                                   -> warp   (row in a warp's registers)
+ *   cols <= 128 (fp16, bf16: 256)                 -> warp   (row in a warp's registers)
  *   forward, cols <= 1024                         -> block  (row in a block's registers)
  *   forward, cols <= 16,384 (fp32: 8,192)         -> online (two reads, the second from L2)
  *   backward, cols <= 16,384                      -> block
@@ -16,7 +16,14 @@
  * online 83% (the 64 KB rows in flight no longer stay in L2). Backward up to 16,384
  * columns: block 94-100%, online 92-100% (ahead only for log_softmax_bwd), split 95-97%.
  * Past 16,384 columns split: 93-98% at 32,768 and 131,072 columns, 69-85% at 2^20 (see
- * there). The old rule (rows holding more than 32 KB to split) is gone. */
+ * there). The old rule (rows holding more than 32 KB to split) is gone.
+ *
+ * Run 4 (the H100 standard ledger, docs/ledgers/2026-11-22-h100-standard-all-ops.json, every
+ * kernel timed in one run) moved the 16-bit warp limit from 128 to 256 columns: at 4096 x 256
+ * warp took 4.59-4.66 us on 16-bit forward where auto (then block, one 32-thread block per
+ * row) took 5.47-5.63 us (1.19-1.23x), and 5.22-5.34 against 5.53-5.58 us backward
+ * (1.04-1.06x). fp32 stays at 128: at 4096 x 256 block was 2-3% ahead of warp on all four
+ * ops. 16-bit at 512 columns stays with block: warp 0.97-1.07x of it, no clear winner. */
 #ifndef SML_KERNELS_AUTO_DISPATCH_H
 #define SML_KERNELS_AUTO_DISPATCH_H
 
@@ -25,6 +32,7 @@
 #include "softmax_lab.h"
 
 #define SML_AUTO_WARP_MAX_COLS 128
+#define SML_AUTO_WARP_MAX_COLS_16BIT 256
 #define SML_AUTO_BLOCK_MAX_COLS_FWD 1024
 #define SML_AUTO_ONLINE_MAX_COLS_FWD_F32 8192
 #define SML_AUTO_ONLINE_MAX_COLS_FWD 16384
@@ -49,7 +57,7 @@ static inline const char *sml_auto_path_name(sml_auto_path a) {
 
 /* The dispatch decision. has_clusters: the device supports cluster launch (sm_90+). */
 static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t cols, int has_clusters) {
-    if (cols <= SML_AUTO_WARP_MAX_COLS) return SML_AUTO_WARP;
+    if (cols <= (dt == SML_F32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT)) return SML_AUTO_WARP;
     if (!sml_op_is_backward(op)) {
         if (cols <= SML_AUTO_BLOCK_MAX_COLS_FWD) return SML_AUTO_BLOCK;
         if (cols <= (dt == SML_F32 ? SML_AUTO_ONLINE_MAX_COLS_FWD_F32 : SML_AUTO_ONLINE_MAX_COLS_FWD))
@@ -62,12 +70,13 @@ static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t cols,
 
 /* Every column count where the decision changes for some op and dtype (the last column of a
  * range; tests add one either side): the i-th for i < SML_AUTO_N_COL_THRESHOLDS. */
-#define SML_AUTO_N_COL_THRESHOLDS 4
+#define SML_AUTO_N_COL_THRESHOLDS 5
 static inline int64_t sml_auto_col_threshold(int i) {
     switch (i) {
     case 0: return SML_AUTO_WARP_MAX_COLS;
-    case 1: return SML_AUTO_BLOCK_MAX_COLS_FWD;
-    case 2: return SML_AUTO_ONLINE_MAX_COLS_FWD_F32;
+    case 1: return SML_AUTO_WARP_MAX_COLS_16BIT;
+    case 2: return SML_AUTO_BLOCK_MAX_COLS_FWD;
+    case 3: return SML_AUTO_ONLINE_MAX_COLS_FWD_F32;
     default: return SML_AUTO_BLOCK_MAX_COLS; /* == SML_AUTO_ONLINE_MAX_COLS_FWD */
     }
 }

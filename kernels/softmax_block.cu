@@ -1,4 +1,4 @@
-/* softmax_block.cu: `block`, rows of 129 to 16,384 columns in `auto`. One block per row,
+/* softmax_block.cu: `block`, rows of 129 (16-bit: 257) to 16,384 columns in `auto`. One block per row,
  * the row held in registers: each thread keeps K chunks of one 16-byte vector (all K loads
  * issued back to back before the first use), so x (or y and dy) crosses the memory bus once
  * and the output is written once. Differs from `warp` in that a row's reductions span the

@@ -1,5 +1,5 @@
 /* softmax_warp.cu: `warp`, short rows (registered to 1,024 columns; `auto` sends it rows of
- * up to 128). A row belongs to one warp, or to a group of `width` lanes (a power of two below
+ * up to 128 columns, 256 in 16-bit). A row belongs to one warp, or to a group of `width` lanes (a power of two below
  * 32) when the row is shorter than one 16-byte vector per lane, so that one warp serves
  * 32 / width rows and no lane idles on a row of 32 columns. The row lives in registers in
  * its own dtype (K chunks of one 16-byte vector per lane, all loads issued back to back
