@@ -96,6 +96,27 @@ sml_status sml_buffer_download(const sml_buffer *b, size_t offset, void *host, s
     return sml_buffer_download_on(b, offset, host, n, NULL);
 }
 
+int sml_gpu_current(void) {
+#ifdef SML_HAVE_CUDA
+    int dev = -1;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return dev;
+#else
+    return -1;
+#endif
+}
+
+void sml_gpu_use(int dev) {
+#ifdef SML_HAVE_CUDA
+    if (dev >= 0 && cudaSetDevice(dev) != cudaSuccess) (void)cudaGetLastError();
+#else
+    (void)dev;
+#endif
+}
+
 sml_status sml_stream_create(sml_device d, void **out) {
     if (!out) return SML_ERR_NULL_POINTER;
     *out = NULL;

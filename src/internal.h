@@ -38,6 +38,10 @@ sml_status sml_buffer_download(const sml_buffer *b, size_t offset, void *host, s
  * do not wait for one another's work, as they would on the default stream. */
 sml_status sml_buffer_upload_on(sml_buffer *b, size_t offset, const void *host, size_t n, void *stream);
 sml_status sml_buffer_download_on(const sml_buffer *b, size_t offset, void *host, size_t n, void *stream);
+/* The calling thread's current CUDA device (-1 without one), and making `dev` current on
+ * this thread: a new host thread starts on device 0, not on the one ctest assigned. */
+int sml_gpu_current(void);
+void sml_gpu_use(int dev);
 /* A non-blocking stream for one host thread's work (GPU); *out = NULL on the CPU. */
 sml_status sml_stream_create(sml_device d, void **out);
 void sml_stream_destroy(sml_device d, void *stream);

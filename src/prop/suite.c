@@ -4,12 +4,14 @@
  * line, the `done` reports, the engine's failure reports). */
 #include "prop/suite.h"
 
-#include <stdatomic.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "internal.h"
 
 struct sml_prop_tally {
     atomic_llong cases, failed_cases;
@@ -27,6 +29,7 @@ typedef struct suite_state {
     pthread_cond_t changed;   /* a job finished */
     int next, finished;
     int *running;    /* per thread: the job it runs, or -1 */
+    int device;      /* the caller's CUDA device, made current on every worker (-1: none) */
     double t0;
 } suite_state;
 
@@ -58,6 +61,7 @@ void sml_prop_tally_report_end(struct sml_prop_tally *t) { pthread_mutex_unlock(
 static void *worker(void *arg) {
     worker_arg *w = arg;
     suite_state *st = w->st;
+    sml_gpu_use(st->device);
     for (;;) {
         pthread_mutex_lock(&st->lock);
         if (st->next >= st->njobs) {
@@ -155,6 +159,10 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
         free(args);
         return SML_ERR_OUT_OF_MEMORY;
     }
+    /* Only when a GPU job is among them: asking the runtime would start CUDA for CPU runs. */
+    st.device = -1;
+    for (int i = 0; i < njobs && st.device < 0; i++)
+        if (jobs[i].k->device == SML_DEVICE_GPU && sml_gpu_available()) st.device = sml_gpu_current();
     st.t0 = sml_prop_now();
 
     /* Threads that cannot be made are done without: the rest take their jobs. */
