@@ -7,6 +7,7 @@
  * rows must give identical bits), on rows of more than 256 columns.
  * The planted line is marked MUTANT; everything else is the production code. */
 #include "kernels/common.cuh"
+#include "tests/mutants/launch_plan.cuh"
 #include "tests/mutants/mutants.h"
 
 #define BLOCK_MAX_THREADS 1024
@@ -87,16 +88,10 @@ static sml_status go(const sml_problem *p, int K, int threads, int blocks) {
 template <typename T>
 static sml_status typed(const sml_problem *p, int sms) {
     const int V = sml_vec_elems(p);
-    const int64_t chunks = (p->cols + V - 1) / V;
-    static const int KV[] = {1, 2, 4}, KS[] = {4, 16};
-    const int *ks = V > 1 ? KV : KS;
-    const int nk = V > 1 ? 3 : 2;
-    int K = ks[nk - 1];
-    for (int i = 0; i < nk; i++)
-        if ((chunks + ks[i] - 1) / ks[i] <= BLOCK_PREFERRED_THREADS) { K = ks[i]; break; }
-    const int64_t per_k = (chunks + K - 1) / K;
-    if (per_k > BLOCK_MAX_THREADS) return SML_ERR_UNSUPPORTED;
-    const int threads = (int)sml_max64(32, (per_k + 31) / 32 * 32);
+    mut_block_plan b;
+    const sml_status s = mut_plan_block(p, V, BLOCK_PREFERRED_THREADS, BLOCK_MAX_THREADS, &b);
+    if (s != SML_OK) return s;
+    const int K = b.K, threads = b.threads;
     const int64_t blocks = sml_min64(p->rows, (int64_t)sms * (2048 / threads) * 2);
     if (V == 16 / (int)sizeof(T)) return go<T, 16 / sizeof(T)>(p, K, threads, (int)blocks);
     return go<T, 1>(p, K, threads, (int)blocks);

@@ -5,6 +5,7 @@
  * digits in the subnormal range. Expected killer: agreement (an inf mismatch) or
  * special_values, on any row with a wide spread. The planted lines are marked MUTANT. */
 #include "kernels/common.cuh"
+#include "tests/mutants/launch_plan.cuh"
 #include "tests/mutants/mutants.h"
 
 #define WARP_THREADS 128
@@ -83,22 +84,9 @@ static sml_status go(const sml_problem *p, int K, int width, int blocks) {
 template <typename T>
 static sml_status typed(const sml_problem *p, int sms) {
     const int V = sml_vec_elems(p);
-    const int64_t chunks = (p->cols + V - 1) / V;
-    int width, K;
-    if (chunks <= 32) {
-        width = sml_pow2_ceil(chunks);
-        K = 1;
-    } else {
-        width = 32;
-        const int64_t need = (chunks + 31) / 32;
-        if (V > 1) K = need <= 1 ? 1 : need <= 2 ? 2 : need <= 4 ? 4 : 8;
-        else K = need <= 4 ? 4 : 32;
-    }
-    const int64_t rows_per_block = (WARP_THREADS / 32) * (32 / width);
-    const int64_t blocks = sml_min64((p->rows + rows_per_block - 1) / rows_per_block,
-                                     (int64_t)sms * (2048 / WARP_THREADS));
-    if (V == 16 / (int)sizeof(T)) return go<T, 16 / sizeof(T)>(p, K, width, (int)blocks);
-    return go<T, 1>(p, K, width, (int)blocks);
+    const mut_warp_plan w = mut_plan_warp(p, V, sms, WARP_THREADS);
+    if (V == 16 / (int)sizeof(T)) return go<T, 16 / sizeof(T)>(p, w.K, w.width, w.blocks);
+    return go<T, 1>(p, w.K, w.width, w.blocks);
 }
 
 extern "C" sml_status sml_mut_launch_log_of_softmax(sml_handle *h, const sml_problem *p) {
