@@ -98,20 +98,7 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     shape_of(&small, b, sizeof b);
     if (cfg->save_dir) {
         sml_prop_repro m;
-        memset(&m, 0, sizeof m);
-        snprintf(m.kernel, sizeof m.kernel, "%s", k->name);
-        m.prop = p;
-        snprintf(m.verdict, sizeof m.verdict, "%s", sml_prop_outcome_name(sv.outcome));
-        snprintf(m.message, sizeof m.message, "%s", sv.msg);
-        m.run_seed = cfg->seed;
-        m.case_index = index;
-        m.level = level;
-        m.orig_rows = c->rows;
-        m.orig_cols = c->cols;
-        m.orig_ld = c->ld;
-        m.orig_offset = c->offset;
-        m.shrink_steps = st.steps;
-        snprintf(m.family, sizeof m.family, "%s", c->family);
+        sml_prop_repro_describe(&m, k->name, p, sv.outcome, sv.msg, cfg->seed, index, level, c, st.steps);
         char err[512] = "";
         if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, f->repro, sizeof f->repro,
                                 err, sizeof err) != SML_OK) {

@@ -55,6 +55,26 @@ static const char *base_name(const char *p) {
     return s ? s + 1 : p;
 }
 
+void sml_prop_repro_describe(sml_prop_repro *m, const char *kernel, sml_prop_id prop,
+                             sml_prop_outcome outcome, const char *message, uint64_t run_seed,
+                             int64_t case_index, int level, const sml_prop_case *original,
+                             int64_t shrink_steps) {
+    memset(m, 0, sizeof *m);
+    snprintf(m->kernel, sizeof m->kernel, "%s", kernel);
+    m->prop = prop;
+    snprintf(m->verdict, sizeof m->verdict, "%s", sml_prop_outcome_name(outcome));
+    snprintf(m->message, sizeof m->message, "%s", message);
+    m->run_seed = run_seed;
+    m->case_index = case_index;
+    m->level = level;
+    m->orig_rows = original->rows;
+    m->orig_cols = original->cols;
+    m->orig_ld = original->ld;
+    m->orig_offset = original->offset;
+    m->shrink_steps = shrink_steps;
+    snprintf(m->family, sizeof m->family, "%s", original->family);
+}
+
 sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sml_prop_repro *m,
                                const char *replay_cmd, char *json_path, size_t n, char *err,
                                size_t errlen) {

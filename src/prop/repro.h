@@ -26,6 +26,14 @@ typedef struct sml_prop_repro {
     char family[64];
 } sml_prop_repro;
 
+/* The record of a failure: `original` is the case as drawn (its shape, its logit family),
+ * outcome and message what the saved (shrunk) case shows; case_index -1 for a case that is
+ * not a numbered case of a run. */
+void sml_prop_repro_describe(sml_prop_repro *m, const char *kernel, sml_prop_id prop,
+                             sml_prop_outcome outcome, const char *message, uint64_t run_seed,
+                             int64_t case_index, int level, const sml_prop_case *original,
+                             int64_t shrink_steps);
+
 /* Write the reproducer into dir (created if missing); json_path gets the .json's path. */
 sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sml_prop_repro *m,
                                const char *replay_cmd, char *json_path, size_t n, char *err,

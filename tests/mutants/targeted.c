@@ -92,19 +92,8 @@ static void handle(sml_prop_env *env, const sml_mut_hint *h, const sml_prop_conf
     record(out, c, &small, p, &sv, st.steps);
     if (cfg->save_dir) {
         sml_prop_repro m;
-        memset(&m, 0, sizeof m);
-        snprintf(m.kernel, sizeof m.kernel, "%s", env->k->name);
-        m.prop = p;
-        snprintf(m.verdict, sizeof m.verdict, "%s", sml_prop_outcome_name(sv.outcome));
-        snprintf(m.message, sizeof m.message, "%s", sv.msg);
-        m.run_seed = cfg->seed;
-        m.case_index = -1; /* not a numbered case of the standard run */
-        m.orig_rows = c->rows;
-        m.orig_cols = c->cols;
-        m.orig_ld = c->ld;
-        m.orig_offset = c->offset;
-        m.shrink_steps = st.steps;
-        snprintf(m.family, sizeof m.family, "%s", c->family);
+        /* case -1: not a numbered case of the standard run */
+        sml_prop_repro_describe(&m, env->k->name, p, sv.outcome, sv.msg, cfg->seed, -1, 0, c, st.steps);
         char err[512] = "";
         if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, out->repro,
                                 sizeof out->repro, err, sizeof err) != SML_OK) {
