@@ -10,8 +10,10 @@
  * thread are capped at 64 (launch bounds 1,024), and 16-bit rows stay packed two to a
  * register (elements are unpacked at each use), so a 512-thread block of 16 KB rows leaves
  * room for two per SM. The launcher takes the smallest K in {1, 2, 4} that holds the row in
- * 256 threads, else K = 4 (16-bit backward: 2) with up to 1,024 threads; the op is a
- * template argument. The grid (twice what the thread limit lets an SM hold) walks the rows,
+ * 256 threads, else K = 4 (16-bit backward: 2) with up to 1,024 threads; with many rows
+ * (48+ per SM) it raises K (fp32 to 4, 16-bit to 2) while a row still fills 32 threads,
+ * since then more bytes per thread beat more threads (block_plan); the op is a template
+ * argument. The grid (twice what the thread limit lets an SM hold) walks the rows,
  * so any row count works. */
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
@@ -144,15 +146,33 @@ static sml_status block_typed(const sml_problem *p, int V, int K, int threads, i
  * <= BLOCK_PREF_THREADS threads, else the largest K with up to 1,024 threads. Fewer, fuller
  * threads measured faster (run 2: at 4,096 columns K = 2-4 beat K = 1 by 3-7%); 16-bit
  * backward stops at K = 2, where y and dy of K = 4 would need more than the 64 registers a
- * 1,024-thread block allows (ptxas spills 64 bytes). */
+ * 1,024-thread block allows (ptxas spills 64 bytes).
+ *
+ * Many rows (at least BLOCK_MANY_ROWS_PER_SM per SM): the largest K with at least 32
+ * threads, up to 4 chunks in fp32 and 2 in 16-bit. With more than a wave of rows the SM is
+ * full of blocks either way, and what differs is the bytes each thread has in flight when
+ * its block stalls in a reduction. Run 5 (H100, kernels/tune/plan4.txt and plan5.txt, cold
+ * L2): fp32 32768 x 512 forward 48.2-48.7 us with 32 threads x 4 against 50.6-51.2 us with
+ * 128 x 1 (cuDNN 48.0-48.4), backward 69.0-69.7 against 70.2-71.3; fp32 65536 x 1024
+ * 187-188 against 192-193 us forward, 273-275 against 279 backward; fp32 8192 x 1024 1.4-1.9%
+ * ahead; 16-bit 32768 x 512 26.2-26.3 us with 32 x 2 against 26.7-26.8 forward, 36.8-37.0
+ * against 37.1-37.2 backward; 16-bit 65536 x 1024 97.4-98.0 us with 64 x 2 against
+ * 100.5-103.2 forward. 16-bit K = 4 lost everywhere (28.4-28.9 us at 32768 x 512 forward).
+ * At 4,096 rows (31 per SM) the default stayed ahead (fp32 4096 x 1024 log_softmax 14.38 us
+ * against 14.47-14.65, 4096 x 256 6.03-6.07 against 6.17-6.19), hence the threshold. */
 #define BLOCK_PREF_THREADS 256
-static void block_plan(int64_t chunks, int V, int bwd, int *threads, int *K) {
+#define BLOCK_MANY_ROWS_PER_SM 48
+static void block_plan(int64_t chunks, int V, int bwd, int64_t rows, int sms, int *threads, int *K) {
     static const int KV[] = {1, 2, 4}, KS[] = {4, 16};
     const int *ks = V > 1 ? KV : KS;
     const int nk = V > 1 ? (V == 8 && bwd ? 2 : 3) : 2;
     int k = ks[nk - 1];
     for (int i = 0; i < nk; i++)
         if ((chunks + ks[i] - 1) / ks[i] <= BLOCK_PREF_THREADS) { k = ks[i]; break; }
+    if (V > 1 && rows >= (int64_t)BLOCK_MANY_ROWS_PER_SM * sms) {
+        const int kmax = V == 8 ? 2 : 4;
+        while (k < kmax && (chunks + 2 * k - 1) / (2 * k) >= 32) k *= 2;
+    }
     *K = k;
     *threads = (int)((chunks + k - 1) / k);
 }
@@ -167,7 +187,7 @@ extern "C" sml_status sml_block_run(sml_handle *h, const sml_problem *p, int thr
     const int V = sml_vec_elems(p);
     const int64_t chunks = (p->cols + V - 1) / V;
     int plan_threads = 0, plan_k = 0;
-    block_plan(chunks, V, sml_op_is_backward(p->op), &plan_threads, &plan_k);
+    block_plan(chunks, V, sml_op_is_backward(p->op), p->rows, sms, &plan_threads, &plan_k);
     if (K <= 0) K = plan_k;
     if (threads <= 0) threads = (int)((chunks + K - 1) / K);
     threads = (int)sml_max64(32, (threads + 31) / 32 * 32);

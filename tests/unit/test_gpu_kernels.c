@@ -13,7 +13,8 @@
  * Shapes: cols 1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 1024, 1025, 2048, 2049, 4096, 4097,
  * 8192, 8193, 12345, 65536, 2^20 + 3 and every `auto` threshold with one either side
  * (kernels/auto_dispatch.h);
- * rows 1 and 7; 65,537 rows for two short rows; layouts: dense, padded ld with canaries,
+ * rows 1 and 7; 7,001 rows of 1,000 columns (block's many-row plan); 65,537 rows for two
+ * short rows; layouts: dense, padded ld with canaries,
  * base pointer offset by one element, in place (forward); plus one tensor past 2^31 elements
  * per direction, of which only rows around the 2^31 boundary and the last rows are checked.
  *
@@ -58,6 +59,7 @@
 #define POISON 0xFF        /* NaN in every dtype */
 #define LOGIT_SCALE 3.0
 #define BIG_ROWS 65537     /* past the 65,535 limit of a grid's y and z dimensions */
+#define MANY_ROWS 7001     /* past 48 rows per SM on GPUs of up to 145 SMs: block's many-row plan */
 #define HUGE_BLOCK 64      /* distinct rows replicated over a > 2^31-element tensor */
 #define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
 #define MAX_KERNELS 64
@@ -112,6 +114,7 @@ static const int64_t BASE_COLS[] = {1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 10
                                     4096, 4097, 8192, 8193, 12345, 65536, ((int64_t)1 << 20) + 3};
 #define N_BASE_COLS (sizeof BASE_COLS / sizeof BASE_COLS[0])
 static const int64_t BIG_ROWS_COLS[] = {3, 33};
+static const int64_t MANY_ROWS_COLS = 1000; /* fp32: 4 chunks x 63 threads; 16-bit: 2 x 63 */
 
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -140,7 +143,8 @@ static int64_t padded_ld(int64_t cols) { return (cols + 1 + 7) / 8 * 8; }
  * fewer layouts: rows past 1,025 columns use 7 rows only dense and padded (1 row for the
  * misaligned and in-place layouts); the 2^20 + 3 rows run once (1 row), misaligned only for
  * softmax and softmax_bwd and in place only for softmax; 65,537 rows run dense on two short
- * rows (the grid-limit question does not depend on the row length). */
+ * rows (the grid-limit question does not depend on the row length); 7,001 rows run dense on
+ * 1,000 columns, where `block` switches to fewer, fuller threads (softmax_block.cu). */
 static int admit(int64_t rows, int64_t cols, variant v, sml_op op) {
     if (rows == BIG_ROWS) {
         if (v != VAR_PLAIN) return 0;
@@ -148,6 +152,7 @@ static int admit(int64_t rows, int64_t cols, variant v, sml_op op) {
             if (cols == BIG_ROWS_COLS[i]) return 1;
         return 0;
     }
+    if (rows == MANY_ROWS) return v == VAR_PLAIN && cols == MANY_ROWS_COLS;
     if (cols > 65536) {
         if (rows != 1) return 0;
         if (v == VAR_MISALIGNED) return op == SML_SOFTMAX || op == SML_SOFTMAX_BWD;
@@ -645,7 +650,7 @@ static void enumerate(ctx *c) {
     }
     int64_t cols[64];
     const int ncols = all_cols(cols);
-    const int64_t rows_set[] = {1, 7, BIG_ROWS};
+    const int64_t rows_set[] = {1, 7, MANY_ROWS, BIG_ROWS};
     for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
         for (int op = 0; op < SML_OP_COUNT; op++)
             for (int ci = 0; ci < ncols; ci++)
