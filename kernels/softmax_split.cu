@@ -356,7 +356,11 @@ static sml_status split_go(const sml_problem *p, int sms, int dev, int force_C, 
         if (pl.C > SPLIT_MAX_CLUSTER || (pl.C & (pl.C - 1)) || pl.threads > SPLIT_MAX_THREADS ||
             pl.threads < 32 || pl.threads % 32)
             return SML_ERR_UNSUPPORTED;
-        s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)pl.smem));
+        /* The maximum is a property of the kernel function, shared by every host thread:
+         * set it to the device's limit, the same value on every call, never to this plan's
+         * size (a thread with a smaller plan would lower it under another thread's launch:
+         * "invalid argument", found by the threaded property suite; tests/unit/test_gpu_threads.c). */
+        s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)avail));
         if (s == SML_OK && pl.C > 8)
             s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
         if (s != SML_OK) return s;

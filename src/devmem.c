@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 const char *sml_last_cuda_error(void) { return cudaGetErrorString(cudaPeekAtLastError()); }
+void sml_gpu_forget_error(void) { (void)cudaGetLastError(); }
 
 int sml_gpu_available(void) {
     int n = 0;
@@ -25,6 +26,7 @@ static sml_status gpu_status(cudaError_t e) {
 }
 #else
 const char *sml_last_cuda_error(void) { return "built without CUDA"; }
+void sml_gpu_forget_error(void) {}
 int sml_gpu_available(void) { return 0; }
 #endif
 

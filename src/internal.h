@@ -70,6 +70,11 @@ sml_status sml_errorf(sml_status s, char *err, size_t n, const char *fmt, ...)
 
 /* The reason string of the last CUDA error seen by the library's host code, for messages. */
 const char *sml_last_cuda_error(void);
+/* Clear this thread's last CUDA error if it is not sticky. sml_run calls it before a GPU
+ * launch: a CUDA call that returned an error (and was reported then) also leaves it as the
+ * thread's last error, and the next launch's check would otherwise blame itself for it
+ * (the threaded property run showed one such error failing every later run of a thread). */
+void sml_gpu_forget_error(void);
 
 #ifdef __cplusplus
 }

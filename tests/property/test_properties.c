@@ -92,7 +92,7 @@ static void report_run(sml_prop_job *job, void *ctx) {
 static void summarize(const sml_prop_job *jobs, int n, int64_t target, const char *name, double wall,
                       int threads) {
     int64_t all = 0;
-    int short_runs = 0, ran = 0;
+    int short_runs = 0, stopped = 0, ran = 0;
     printf("\n%-10s %5s %10s %10s %9s\n", "kernel", "runs", "cases", "fewest", "min ramp");
     for (int i = 0; i < n;) {
         const sml_kernel *k = jobs[i].k;
@@ -105,8 +105,10 @@ static void summarize(const sml_prop_job *jobs, int n, int64_t target, const cha
             cases += r->cases;
             if (fewest < 0 || r->cases < fewest) fewest = r->cases;
             if (r->last_level < ramp) ramp = r->last_level;
-            /* a run that stopped early on failures is not short of budget */
+            /* a run that stopped early on a failure or error is not short of budget, but it
+             * did not reach the target either: say so, never "every run reached" */
             if (r->cases < target && r->outcome == SML_PROP_PASS) short_runs++;
+            else if (r->cases < target) stopped++;
         }
         if (!runs) continue;
         ran += runs;
@@ -116,8 +118,13 @@ static void summarize(const sml_prop_job *jobs, int n, int64_t target, const cha
     printf("%s: %lld cases in %.1f s of wall time on %d host thread%s (%.0f cases/s); ", name, (long long)all,
            wall, threads, threads == 1 ? "" : "s", wall > 0 ? all / wall : 0.0);
     if (!ran) printf("no run took place\n");
-    else if (short_runs) printf("%d of %d runs stopped short of %lld cases (time budget)\n", short_runs, ran, (long long)target);
-    else printf("every run reached its %lld cases\n", (long long)target);
+    else if (!short_runs && !stopped) printf("every run reached its %lld cases\n", (long long)target);
+    else {
+        if (short_runs) printf("%d of %d runs stopped short of %lld cases (time budget)", short_runs, ran, (long long)target);
+        if (short_runs && stopped) printf("; ");
+        if (stopped) printf("%d of %d runs stopped early on a failure or error", stopped, ran);
+        printf("\n");
+    }
 }
 
 int main(int argc, char **argv) {
