@@ -23,7 +23,10 @@
  * warp took 4.59-4.66 us on 16-bit forward where auto (then block, one 32-thread block per
  * row) took 5.47-5.63 us (1.19-1.23x), and 5.22-5.34 against 5.53-5.58 us backward
  * (1.04-1.06x). fp32 stays at 128: at 4096 x 256 block was 2-3% ahead of warp on all four
- * ops. 16-bit at 512 columns stays with block: warp 0.97-1.07x of it, no clear winner. */
+ * ops. 16-bit at 512 columns stays with block: warp 0.97-1.07x of it, no clear winner.
+ * Run 6 (docs/ledgers/2026-11-22-h100-standard-all-ops-run6.json) confirmed it: at 4096 x 256
+ * 16-bit, auto took 4.77-5.44 us where its converged measurements are (1.07-1.15x the copy
+ * kernel, 1.02-1.18x cuDNN; docs/KERNELS.md, v5). */
 #ifndef SML_KERNELS_AUTO_DISPATCH_H
 #define SML_KERNELS_AUTO_DISPATCH_H
 

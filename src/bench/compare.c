@@ -14,7 +14,7 @@ typedef struct entry {
     int64_t rows, cols;
     int timed;
     double ms, spread;
-    char check[8];
+    char check[16]; /* "ok", "WRONG", "ERROR", "KNOWN-DEV" */
     int used;
 } entry;
 

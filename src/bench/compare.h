@@ -22,7 +22,7 @@ typedef struct sml_cmp_row {
     sml_cmp_presence presence;
     int old_timed, new_timed;
     double old_ms, old_spread, new_ms, new_spread;
-    char old_check[8], new_check[8]; /* "ok", "WRONG", "ERROR" */
+    char old_check[16], new_check[16]; /* "ok", "WRONG", "ERROR", "KNOWN-DEV" */
     int broke;                       /* the check went from ok to WRONG or ERROR */
     sml_compare_result verdict;      /* meaningful when presence == BOTH */
 } sml_cmp_row;

@@ -99,6 +99,16 @@ int main(int argc, char **argv) {
     check(15, s == SML_OK && sml_cmp_failed(&r) && r.count[SML_CMP_SLOW] == 1, "swapped: the FAST case is SLOW");
     sml_cmp_report_free(&r);
 
+    /* Every check word the bench writes must be readable: KNOWN-DEV (cuDNN's documented
+     * deviations) is in every real GPU ledger, and once did not fit (compare refused them). */
+    s = cmp("compare_known_dev.json", "compare_known_dev.json", &r, err, sizeof err);
+    const sml_cmp_row *kd = s == SML_OK ? row(&r, "cudnn", "softmax", "fp16", 4096, 1024) : NULL;
+    check(16, kd && !strcmp(kd->old_check, "KNOWN-DEV") && !strcmp(kd->new_check, "KNOWN-DEV") && !kd->broke &&
+                  !sml_cmp_failed(&r),
+          "a KNOWN-DEV check reads back whole and is not a broken check");
+    if (s != SML_OK) printf("  %s\n", err);
+    sml_cmp_report_free(&r);
+
     malformed(20, "bad_syntax.json", SML_ERR_FORMAT, "line ");
     malformed(21, "bad_schema.json", SML_ERR_FORMAT, "schema");
     malformed(22, "bad_field.json", SML_ERR_FORMAT, "records[0].evidence[0]: 'cols'");
