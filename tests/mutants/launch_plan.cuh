@@ -5,8 +5,8 @@
  *          for rows under one vector per lane, K chunks per lane, at most 16 blocks per SM);
  *   block: kernels/softmax_block.cu, block_plan for forward rows (the smallest K that holds
  *          the row in `preferred` threads, else the largest), grid twice an SM's blocks; not
- *          its many-row rule (48+ rows per SM raise K, v6): every planted bug lives in the
- *          kernel body, which runs the same under either plan.
+ *          its many-row rule (48+ rows per SM raise K, v6), which on short rows leaves one
+ *          warp per row and would hide a barrier bug such as gpu_no_barrier's.
  * The vector width V is an argument, so a mutant that plants its bug there
  * (mut_assume_aligned) passes its own; one that plants it in the grid (mut_grid65535) sets
  * its own blocks. */
