@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "bench/parallel.h"
 #include "bench/json_read.h"
 #include "bench/ledger.h"
 #include "bench/plot_svg.h"
@@ -219,9 +218,8 @@ int sml_cmd_bench(int argc, char **argv) {
             if (!*v || *end || errno) return bad("bad --seed '%s'", v);
             cfg.seed = s;
         } else if (!strcmp(a, "--check-elems")) {
-            if (!strcmp(v, "all")) cfg.check_max_elems = 0;
-            else if (!parse_i64(v, 1, (int64_t)1 << 40, &n)) return bad("bad --check-elems '%s' (N >= 1 or all)", v);
-            else cfg.check_max_elems = n;
+            if (!sml_bench_parse_check_elems(v, &cfg.check_max_elems))
+                return bad("bad --check-elems '%s' (N >= 1 or all)", v);
         } else if (!strcmp(a, "--threads")) {
             if (!parse_i64(v, 1, 64, &n)) return bad("bad --threads '%s' (1 to 64)", v);
             cfg.threads = (int)n;
@@ -310,7 +308,7 @@ int sml_cmd_bench(int argc, char **argv) {
                         "%.0f s (%.2f s each), host work ~%.0f s on %d threads (inputs, reference, "
                         "checks)\n",
                 plan.sweep, est.cases, est.cases_run, est.measurements, est.timing_bound_s,
-                cfg.stop.max_seconds, est.host_s, cfg.threads > 0 ? cfg.threads : sml_host_threads());
+                cfg.stop.max_seconds, est.host_s, est.threads);
 
     plan.notes = notes;
     sml_bench_run run;
@@ -388,9 +386,7 @@ int sml_cmd_bench(int argc, char **argv) {
      * the speedup columns are reported but do not fail the run. */
     int broken = 0, missed = 0, broken_baselines = 0;
     for (size_t i = 0; i < run.nresults; i++) {
-        if (run.results[i].verdict == SML_VERDICT_OK ||
-            run.results[i].verdict == SML_VERDICT_KNOWN_DEVIATION)
-            continue;
+        if (!sml_bench_verdict_failed(run.results[i].verdict)) continue;
         if (run.results[i].baseline_only) broken_baselines++;
         else broken++;
     }

@@ -36,6 +36,8 @@ typedef struct sml_bench_config {
 } sml_bench_config;
 
 void sml_bench_config_default(sml_bench_config *c);
+/* The value of --check-elems: "all" (0: every element) or N >= 1. 0 on anything else. */
+int sml_bench_parse_check_elems(const char *s, int64_t *out);
 
 typedef enum sml_bench_verdict {
     SML_VERDICT_OK = 0, /* passed the correctness check on this input */
@@ -47,6 +49,8 @@ typedef enum sml_bench_verdict {
 } sml_bench_verdict;
 /* "ok", "WRONG", "ERROR", "KNOWN-DEV" */
 const char *sml_bench_verdict_name(sml_bench_verdict v);
+/* 1 for a verdict that breaks the run: WRONG or ERROR (a known deviation does not). */
+int sml_bench_verdict_failed(sml_bench_verdict v);
 
 typedef struct sml_bench_case {
     sml_op op;
@@ -139,7 +143,7 @@ int sml_bench_supports(const sml_kernel *k, sml_op op, sml_dtype dt, int64_t col
 
 typedef struct sml_bench_estimate {
     size_t cases, cases_run, measurements; /* cases_run: those some selected kernel supports */
-    double host_elements;    /* elements generated, referenced and checked */
+    int threads;             /* host threads the run will use */
     double timing_bound_s;   /* measurements x (max seconds + warm-up) */
     double host_s;           /* rough host time at `threads` threads */
 } sml_bench_estimate;

@@ -83,36 +83,29 @@ void sml_rowset_make(int64_t rows, int64_t cols, int64_t max_elems, sml_rowset *
 
 /* The rowset cut into chunks of at most sml_chunk_rows(cols) rows, as a flat list that the
  * parallel loop indexes: chunk i covers tensor rows [r0, r1) and starts at dense row w0. */
+typedef struct chunk {
+    int64_t r0, r1, w0;
+} chunk;
+
 typedef struct chunk_list {
     int64_t n;
-    int64_t *r0, *r1, *w0;
+    chunk *c;
 } chunk_list;
 
 static int chunks_make(const sml_rowset *s, int64_t cols, chunk_list *l) {
     int64_t cr = sml_chunk_rows(cols), n = 0;
     for (int b = 0; b < s->nblocks; b++) n += (s->nrows[b] + cr - 1) / cr;
     l->n = 0;
-    l->r0 = malloc((size_t)(n ? n : 1) * sizeof *l->r0);
-    l->r1 = malloc((size_t)(n ? n : 1) * sizeof *l->r1);
-    l->w0 = malloc((size_t)(n ? n : 1) * sizeof *l->w0);
-    if (!l->r0 || !l->r1 || !l->w0) return 0;
+    l->c = malloc((size_t)(n ? n : 1) * sizeof *l->c);
+    if (!l->c) return 0;
     int64_t w = 0;
     for (int b = 0; b < s->nblocks; b++)
         for (int64_t r = s->row0[b]; r < s->row0[b] + s->nrows[b]; r += cr) {
             int64_t e = r + cr < s->row0[b] + s->nrows[b] ? r + cr : s->row0[b] + s->nrows[b];
-            l->r0[l->n] = r;
-            l->r1[l->n] = e;
-            l->w0[l->n] = w;
+            l->c[l->n++] = (chunk){r, e, w};
             w += e - r;
-            l->n++;
         }
     return 1;
-}
-
-static void chunks_free(chunk_list *l) {
-    free(l->r0);
-    free(l->r1);
-    free(l->w0);
 }
 
 typedef struct ref_ctx {
@@ -130,25 +123,20 @@ static void ref_chunk(void *arg, int64_t i, int64_t unused0, int64_t unused1) {
     ref_ctx *c = arg;
     (void)unused0;
     (void)unused1;
-    int64_t r0 = c->l->r0[i], r1 = c->l->r1[i];
-    size_t off = (size_t)(r0 * c->cols) * c->esz;
-    sml_status s = sml_ref_run(c->op, c->dt, r1 - r0, c->cols, c->cols, c->x + off,
-                               c->dy ? c->dy + off : NULL, c->want + c->l->w0[i] * c->cols);
+    const chunk *k = &c->l->c[i];
+    size_t off = (size_t)(k->r0 * c->cols) * c->esz;
+    sml_status s = sml_ref_run(c->op, c->dt, k->r1 - k->r0, c->cols, c->cols, c->x + off,
+                               c->dy ? c->dy + off : NULL, c->want + k->w0 * c->cols);
     if (s != SML_OK) c->status = s;
 }
 
-sml_status sml_bench_reference(sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
-                               const void *x, const void *dy, const sml_rowset *s, double *want,
-                               int threads) {
-    (void)rows;
+sml_status sml_bench_reference(sml_op op, sml_dtype dt, int64_t cols, const void *x, const void *dy,
+                               const sml_rowset *s, double *want, int threads) {
     chunk_list l;
-    if (!chunks_make(s, cols, &l)) {
-        chunks_free(&l);
-        return SML_ERR_OUT_OF_MEMORY;
-    }
+    if (!chunks_make(s, cols, &l)) return SML_ERR_OUT_OF_MEMORY;
     ref_ctx c = {op, dt, cols, x, sml_op_is_backward(op) ? dy : NULL, want, sml_dtype_size(dt), &l, SML_OK};
     sml_parallel_rows(l.n, 1, threads, ref_chunk, &c);
-    chunks_free(&l);
+    free(l.c);
     return c.status;
 }
 
@@ -168,13 +156,13 @@ static void check_chunk(void *arg, int64_t i, int64_t unused0, int64_t unused1) 
     check_ctx *c = arg;
     (void)unused0;
     (void)unused1;
-    int64_t r0 = c->l->r0[i], r1 = c->l->r1[i];
-    size_t off = (size_t)(r0 * c->cols) * c->esz;
+    const chunk *k = &c->l->c[i];
+    size_t off = (size_t)(k->r0 * c->cols) * c->esz;
     memset(&c->reports[i], 0, sizeof c->reports[i]);
-    c->status[i] = sml_check_against(c->op, c->dt, r1 - r0, c->cols, c->cols, c->x + off,
-                                     c->dy ? c->dy + off : NULL, c->want + c->l->w0[i] * c->cols,
+    c->status[i] = sml_check_against(c->op, c->dt, k->r1 - k->r0, c->cols, c->cols, c->x + off,
+                                     c->dy ? c->dy + off : NULL, c->want + k->w0 * c->cols,
                                      c->out + off, &c->reports[i]);
-    if (c->reports[i].worst_row >= 0) c->reports[i].worst_row += r0;
+    if (c->reports[i].worst_row >= 0) c->reports[i].worst_row += k->r0;
 }
 
 /* NaN ratios (a NaN where a number was due) rank as the worst. */
@@ -182,19 +170,16 @@ static double severity(const sml_check_report *r) {
     return isnan(r->worst_ratio) ? INFINITY : r->worst_ratio;
 }
 
-sml_status sml_bench_check(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, const void *x,
-                           const void *dy, const sml_rowset *s, const double *want,
-                           const void *out, int threads, sml_check_report *r) {
+sml_status sml_bench_check(sml_op op, sml_dtype dt, int64_t cols, const void *x, const void *dy,
+                           const sml_rowset *s, const double *want, const void *out, int threads,
+                           sml_check_report *r) {
     memset(r, 0, sizeof *r);
     r->worst_row = r->worst_col = -1;
     chunk_list l;
-    if (!chunks_make(s, cols, &l)) {
-        chunks_free(&l);
-        return SML_ERR_OUT_OF_MEMORY;
-    }
+    if (!chunks_make(s, cols, &l)) return SML_ERR_OUT_OF_MEMORY;
     int64_t nchunks = l.n;
     if (nchunks <= 0) {
-        chunks_free(&l);
+        free(l.c);
         r->pass = 1;
         snprintf(r->message, sizeof r->message, "ok: nothing to check");
         return SML_OK;
@@ -204,17 +189,17 @@ sml_status sml_bench_check(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, 
     if (!reports || !status) {
         free(reports);
         free(status);
-        chunks_free(&l);
+        free(l.c);
         return SML_ERR_OUT_OF_MEMORY;
     }
     check_ctx c = {op, dt, cols, x, sml_op_is_backward(op) ? dy : NULL, out, want,
                    sml_dtype_size(dt), &l, reports, status};
     sml_parallel_rows(nchunks, 1, threads, check_chunk, &c);
-    chunks_free(&l);
+    free(l.c);
     char scope[128] = "";
-    if (s->total_rows < rows)
+    if (s->total_rows < s->rows)
         snprintf(scope, sizeof scope, " (rows sampled: %lld of %lld in %d blocks, first and last included)",
-                 (long long)s->total_rows, (long long)rows, s->nblocks);
+                 (long long)s->total_rows, (long long)s->rows, s->nblocks);
     sml_status result = SML_OK;
     int64_t worst = -1;
     r->pass = 1;

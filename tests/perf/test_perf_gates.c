@@ -50,7 +50,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--anchors")) anchors_path = v;
         else if (!strcmp(a, "--max-seconds")) cfg.stop.max_seconds = atof(v);
         else if (!strcmp(a, "--noise")) cfg.stop.noise = atof(v);
-        else if (!strcmp(a, "--check-elems")) cfg.check_max_elems = !strcmp(v, "all") ? 0 : atoll(v);
+        else if (!strcmp(a, "--check-elems")) {
+            if (!sml_bench_parse_check_elems(v, &cfg.check_max_elems)) return usage(argv[0]);
+        }
         else return usage(argv[0]);
     }
     int skip = sml_test_require_gpu("test_perf_gates");
@@ -148,10 +150,7 @@ int main(int argc, char **argv) {
             r->decision.status == SML_DECISION_MEASURED) {
             sml_tally_pass(&T);
             int bad = 0;
-            for (size_t i = 0; i < r->n; i++) {
-                sml_bench_verdict v = run.results[r->result[i]].verdict;
-                bad += v == SML_VERDICT_WRONG || v == SML_VERDICT_ERROR;
-            }
+            for (size_t i = 0; i < r->n; i++) bad += sml_bench_verdict_failed(run.results[r->result[i]].verdict);
             if (bad)
                 printf("warning: %s was WRONG or failed on %d shapes (not this test's verdict; see "
                        "the ledger and the GPU kernel tests)\n", r->kernel, bad);
