@@ -48,8 +48,17 @@ static void progress_clear(progress *pg, const sml_prop_config *cfg) {
     }
 }
 
-static void shape_of(const sml_prop_case *c, char *b, size_t n) { sml_prop_case_shape_str(c, b, n); }
+/* Failure lines of concurrent runs must not interleave: in a suite its tally's lock (which
+ * also clears the progress line), alone the stream's own lock. */
+static void report_lock(const sml_prop_config *cfg, FILE *L) {
+    if (cfg->tally) sml_prop_tally_report_begin(cfg->tally);
+    else flockfile(L);
+}
 
+static void report_unlock(const sml_prop_config *cfg, FILE *L) {
+    if (cfg->tally) sml_prop_tally_report_end(cfg->tally);
+    else funlockfile(L);
+}
 /* Shrink, save and report the first failure of property p at case `index`. */
 static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
                            sml_prop_id p, const sml_prop_case *c, const sml_prop_verdict *v,
@@ -92,10 +101,9 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     FILE *L = log_of(cfg);
     char a[96], b[96];
     /* Runs on other threads report too: one report's lines stay together. */
-    if (cfg->tally) sml_prop_tally_report_begin(cfg->tally);
-    else flockfile(L);
-    shape_of(c, a, sizeof a);
-    shape_of(&small, b, sizeof b);
+    report_lock(cfg, L);
+    sml_prop_case_shape_str(c, a, sizeof a);
+    sml_prop_case_shape_str(&small, b, sizeof b);
     if (cfg->save_dir) {
         sml_prop_repro m;
         sml_prop_repro_describe(&m, k->name, p, sv.outcome, sv.msg, cfg->seed, index, level, c, st.steps);
@@ -127,8 +135,7 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
                 cfg->rerun_cmd, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
                 (unsigned long long)cfg->seed, (long long)index, level, sml_prop_name(p));
     fflush(L);
-    if (cfg->tally) sml_prop_tally_report_end(cfg->tally);
-    else funlockfile(L);
+    report_unlock(cfg, L);
     if (shrunk) sml_prop_case_free(&small);
 }
 
@@ -172,16 +179,14 @@ static void replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op 
                     snprintf(f->repro, sizeof f->repro, "%s", paths[i]);
                 }
                 FILE *L = log_of(cfg);
-                if (cfg->tally) sml_prop_tally_report_begin(cfg->tally);
-                else flockfile(L);
+                report_lock(cfg, L);
                 fprintf(L, "FAIL %s %s %s: saved reproducer %s (recorded on %s) fails %s again: %s\n",
                         k->name, sml_op_name(op), sml_dtype_name(dt), paths[i], m.kernel,
                         sml_prop_name(m.prop), v.msg);
                 fprintf(L, "  replay: %s %s --kernel %s\n",
                         cfg->replay_cmd ? cfg->replay_cmd : "softmax-lab replay", paths[i], k->name);
                 fflush(L);
-                if (cfg->tally) sml_prop_tally_report_end(cfg->tally);
-                else funlockfile(L);
+                report_unlock(cfg, L);
             }
         }
         sml_prop_case_free(&c);
@@ -284,7 +289,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
             }
             if (cfg->stop_on_failure) stop = 1;
         }
-        if (e.main_state < 0 && e.main.status == SML_ERR_UNSUPPORTED) res->refused++;
+        if (sml_prop_eval_refused(&e)) res->refused++;
         sml_prop_eval_end(&e);
         sml_prop_case_free(&c);
         if (case_failed) res->failed_cases++;

@@ -133,15 +133,17 @@ static int64_t check_canaries(const unsigned char *region, const layout *L, cons
     return bad;
 }
 
-static int region_changed(const unsigned char *now, const unsigned char *img, const layout *L,
-                          const sml_prop_case *c, const char *name, char *where, size_t wn) {
+/* How many bytes of a region differ from the image uploaded; the first is described in
+ * `where` as `what`. */
+static int64_t region_changed(const unsigned char *now, const unsigned char *img, const layout *L,
+                              const sml_prop_case *c, const char *what, char *where, size_t wn) {
     if (memcmp(now, img, L->region) == 0) return 0;
     size_t i = 0;
     while (now[i] == img[i]) i++;
-    char what[64];
-    snprintf(what, sizeof what, "input %s modified", name);
+    int64_t n = 0;
+    for (size_t j = i; j < L->region; j++) n += now[j] != img[j];
     describe_byte(where, wn, L, c, i, what);
-    return 1;
+    return n;
 }
 
 sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
@@ -171,13 +173,10 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
                  rep->status == SML_ERR_CUDA ? sml_last_cuda_error() : "");
         /* A refusal must write nothing (the API's promise): the output region as uploaded. */
         if (rep->status == SML_ERR_UNSUPPORTED &&
-            (s = sml_buffer_download_on(&e->buf, out_region, e->back + out_region, L.region, e->stream)) == SML_OK &&
-            memcmp(e->back + out_region, e->img + out_region, L.region) != 0) {
-            size_t i = 0;
-            while (e->back[out_region + i] == e->img[out_region + i]) i++;
-            for (size_t j = i; j < L.region; j++) rep->canary_bad += e->back[out_region + j] != e->img[out_region + j];
-            describe_byte(rep->where, sizeof rep->where, &L, c, i, "refused with SML_ERR_UNSUPPORTED yet wrote");
-        }
+            (s = sml_buffer_download_on(&e->buf, out_region, e->back + out_region, L.region, e->stream)) == SML_OK)
+            rep->canary_bad = region_changed(e->back + out_region, e->img + out_region, &L, c,
+                                             "refused with SML_ERR_UNSUPPORTED yet wrote", rep->where,
+                                             sizeof rep->where);
         return s;
     }
     /* Only the output region comes back, unless everything is to be verified. */
@@ -192,12 +191,12 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     rep->canary_bad = check_canaries(o, &L, c, rep->where, sizeof rep->where);
     char w[192];
     int said = rep->canary_bad > 0;
-    if (!c->inplace && region_changed(e->back + L.x, e->img + L.x, &L, c, "x", w, sizeof w)) {
+    if (!c->inplace && region_changed(e->back + L.x, e->img + L.x, &L, c, "input x modified", w, sizeof w)) {
         rep->input_modified = 1;
         if (!said) snprintf(rep->where, sizeof rep->where, "%s", w);
         said = 1;
     }
-    if (L.dy != NONE && region_changed(e->back + L.dy, e->img + L.dy, &L, c, "dy", w, sizeof w)) {
+    if (L.dy != NONE && region_changed(e->back + L.dy, e->img + L.dy, &L, c, "input dy modified", w, sizeof w)) {
         rep->input_modified = 1;
         if (!said) snprintf(rep->where, sizeof rep->where, "%s", w);
     }

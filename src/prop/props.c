@@ -174,6 +174,10 @@ static int refused_legitimately(const sml_prop_case *c, const sml_prop_run_repor
     return rep->status == SML_ERR_UNSUPPORTED && c->ld != c->cols && !rep->canary_bad;
 }
 
+int sml_prop_eval_refused(const sml_prop_eval *e) {
+    return e->main_state < 0 && e->main.status == SML_ERR_UNSUPPORTED && refused_legitimately(e->c, &e->main);
+}
+
 /* Run the kernel on case c into out; turn a refusal or engine failure into a verdict.
  * Returns 1 when the output is there to judge. */
 static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_prop_run_report *rep,

@@ -24,8 +24,8 @@ void sml_prop_env_free(sml_prop_env *env);
 
 typedef struct sml_prop_verdict {
     sml_prop_outcome outcome;
-    int deviation;        /* PASS only because the kernel's known_deviation excuses a miss of
-                             the value bounds (never special values, bits or writes) */
+    int deviation;        /* PASS only because the kernel's known_deviation excuses the miss:
+                             any property but canaries (docs/PROPERTIES.md, "Known deviations") */
     double ratio, ulps;   /* agreement: the worst error against the bound; else 0 */
     int64_t row, col;     /* where it broke; -1 when not about one element */
     char msg[384];
@@ -47,6 +47,9 @@ void sml_prop_eval_begin(sml_prop_eval *e, sml_prop_env *env, const sml_prop_cas
 void sml_prop_eval_end(sml_prop_eval *e);
 /* Evaluate property p on the case (SKIP where it does not apply). */
 void sml_prop_eval_check(sml_prop_eval *e, sml_prop_id p, sml_prop_verdict *v);
+/* 1 when the case's first run was a refusal the contract allows (SML_ERR_UNSUPPORTED on a
+ * padded stride, nothing written): what sml_prop_result.refused counts. */
+int sml_prop_eval_refused(const sml_prop_eval *e);
 
 /* How far one row's sum may stray, from the contract's per-element bounds (the one place
  * a sum bound is defined): forward softmax: sum over the row of the bound on each y_i;

@@ -227,45 +227,31 @@ static int try_value(shrinker *s, int which, int64_t i, double v) {
     return try_case(s, &cand);
 }
 
+/* One candidate with every value of an array changed at once: to_zero, every finite non-zero
+ * value to 0 (specials kept); else every non-integer finite value truncated. */
+static int try_all(shrinker *s, int which, int to_zero) {
+    sml_prop_case cand;
+    if (sml_prop_case_copy(&cand, &s->cur) != SML_OK) return 0;
+    void *arr = which ? cand.dy : sml_prop_case_source(&cand);
+    int changed = 0;
+    for (int64_t i = 0, n = sml_prop_case_elems(&cand); i < n; i++) {
+        double v = sml_load(cand.dtype, arr, i);
+        if (to_zero ? isfinite(v) && v != 0.0 : value_class(v) == 3) {
+            sml_store(cand.dtype, arr, i, to_zero ? 0.0 : trunc(v));
+            changed = 1;
+        }
+    }
+    if (changed && (which || sml_prop_case_derive_y(&cand) == SML_OK)) return try_case(s, &cand);
+    sml_prop_case_free(&cand);
+    return 0;
+}
+
 /* All finite values of an array made integers at once, then each value on its own. */
 static int shrink_values(shrinker *s, int which) {
-    int progress = 0;
-    const sml_prop_case *c = &s->cur;
-    int64_t n = sml_prop_case_elems(c);
-    if (which && !c->dy) return 0;
-    if (n > 4096) {
-        /* Too many values to take one by one: try them all at 0 (specials kept). */
-        sml_prop_case cand;
-        if (sml_prop_case_copy(&cand, c) != SML_OK) return 0;
-        void *arr = which ? cand.dy : sml_prop_case_source(&cand);
-        int changed = 0;
-        for (int64_t i = 0; i < n; i++) {
-            double v = sml_load(cand.dtype, arr, i);
-            if (isfinite(v) && v != 0.0) {
-                sml_store(cand.dtype, arr, i, 0.0);
-                changed = 1;
-            }
-        }
-        if (changed && (which || sml_prop_case_derive_y(&cand) == SML_OK)) return try_case(s, &cand);
-        sml_prop_case_free(&cand);
-        return 0;
-    }
-    {
-        sml_prop_case cand;
-        if (sml_prop_case_copy(&cand, c) == SML_OK) {
-            void *arr = which ? cand.dy : sml_prop_case_source(&cand);
-            int changed = 0;
-            for (int64_t i = 0; i < n; i++) {
-                double v = sml_load(cand.dtype, arr, i);
-                if (value_class(v) == 3) {
-                    sml_store(cand.dtype, arr, i, trunc(v));
-                    changed = 1;
-                }
-            }
-            if (changed && (which || sml_prop_case_derive_y(&cand) == SML_OK)) progress |= try_case(s, &cand);
-            else sml_prop_case_free(&cand);
-        }
-    }
+    if (which && !s->cur.dy) return 0;
+    /* Too many values to take one by one: try them all at 0 (specials kept). */
+    if (sml_prop_case_elems(&s->cur) > 4096) return try_all(s, which, 1);
+    int progress = try_all(s, which, 0);
     for (int64_t i = 0; i < sml_prop_case_elems(&s->cur) && !out_of_budget(s); i++) {
         void *arr = which ? s->cur.dy : sml_prop_case_source(&s->cur);
         double v = sml_load(s->cur.dtype, arr, i);

@@ -83,10 +83,9 @@ static void *worker(void *arg) {
         job->status = sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
         job->cfg.tally = NULL;
 
-        pthread_mutex_lock(&st->tally.out);
-        clear_line(&st->tally);
+        sml_prop_tally_report_begin(&st->tally);
         if (st->s->done) st->s->done(job, st->s->ctx);
-        pthread_mutex_unlock(&st->tally.out);
+        sml_prop_tally_report_end(&st->tally);
 
         pthread_mutex_lock(&st->lock);
         st->running[w->id] = -1;

@@ -60,7 +60,7 @@ static void report_run(sml_prop_job *job, void *ctx) {
                k->name, (long long)res->refused, (long long)res->cases);
     if (dev)
         printf("  KNOWN DEVIATION of %s (%s): %lld property checks excused (agreement %lld); "
-               "special values, bits and writes are still enforced\n",
+               "writes outside the output and launch errors are still enforced\n",
                k->name, k->known_deviation, (long long)dev, (long long)res->deviations[SML_PROP_AGREEMENT]);
     if (res->outcome == SML_PROP_SKIP) {
         rc->t->skipped++;
@@ -148,7 +148,6 @@ int main(int argc, char **argv) {
     char rerun[1024];
     snprintf(rerun, sizeof rerun, "%s --device %s", argv[0], device == SML_DEVICE_GPU ? "gpu" : "cpu");
     cfg.rerun_cmd = rerun;
-    cfg.progress = stderr;
     for (int i = 1; i < argc;) {
         int r = sml_prop_config_flag(&cfg, argc, argv, &i);
         if (r < 0) return 2;
