@@ -335,30 +335,20 @@ static __device__ __forceinline__ float sml_fwd_out(float x, float m, float r, i
 static __device__ __forceinline__ float sml_fwd_post(float sum, int log_op) {
     return log_op ? logf(sum) : 1.0f / sum;
 }
-/* Backward: the per-element term of the row sum, and dx given that sum. */
-static __device__ __forceinline__ float sml_bwd_term(float y, float dy, int log_op) {
-    return log_op ? dy : dy * y;
-}
-static __device__ __forceinline__ float sml_bwd_out(float y, float dy, float sum, int log_op) {
-    return log_op ? dy - exp2f(y * SML_LOG2E) * sum : y * (dy - sum);
-}
-
-/* The same epilogues with the op fixed at compile time (LOG: log-softmax or its backward),
- * for kernels instantiated per op, so that only the chosen op's values stay live. */
-template <bool LOG> __device__ __forceinline__ float sml_post(float sum) {
-    return LOG ? logf(sum) : 1.0f / sum;
-}
-template <bool LOG> __device__ __forceinline__ float sml_bterm(float y, float dy) {
-    return LOG ? dy : dy * y;
-}
-/* exp(y) through the accurate exp2f, not ex2.approx.ftz: a flushed intermediate is then
+/* Backward: the per-element term of the row sum, and dx given that sum. log_op is a
+ * compile-time constant in every production kernel (the op is a template argument), so only
+ * the chosen op's values stay live.
+ * exp(y) goes through the accurate exp2f, not ex2.approx.ftz: a flushed intermediate is then
  * multiplied by sum(dy), which can lift the error far above the FLT_MIN floor the contract
  * grants outputs. The property suite found it on every kernel (log_softmax_bwd fp32/bf16,
  * H100, shrunk to 1x2: y = (-94, -0), dy = (0, -1089): exp(-94) = 1.5e-41 flushed to 0,
  * dx_0 = 0 where 1.63e-38 is right). Backward moves 3 tensors per element, so the extra
  * instructions stay hidden under memory time. */
-template <bool LOG> __device__ __forceinline__ float sml_bout(float y, float dy, float sum) {
-    return LOG ? dy - exp2f(y * SML_LOG2E) * sum : y * (dy - sum);
+static __device__ __forceinline__ float sml_bwd_term(float y, float dy, int log_op) {
+    return log_op ? dy : dy * y;
+}
+static __device__ __forceinline__ float sml_bwd_out(float y, float dy, float sum, int log_op) {
+    return log_op ? dy - exp2f(y * SML_LOG2E) * sum : y * (dy - sum);
 }
 
 /* V fp32 values to one chunk of T; 16-bit pairs convert with one instruction (each value
@@ -383,6 +373,55 @@ template <typename T, int V> __device__ __forceinline__ sml_chunk<T, V> sml_cpac
         }
     }
     return r;
+}
+
+/* ---- tiles of the two-pass kernels (online, split) ------------------------------------- */
+
+/* One tile of U chunks (per tensor) into the running statistics of a row (online, split):
+ * the online (max, compensated sum) forward, the compensated sum of dy * y (or dy) backward. */
+template <typename T, int V, int U, bool BWD, bool LOG>
+__device__ __forceinline__ void sml_tile_acc(const sml_chunk<T, V> *a, const sml_chunk<T, V> *b, float &m,
+                                          sml_ksum &acc) {
+    float t = 0.0f;
+    if (!BWD) {
+        float cm = -FLT_MAX;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int j = 0; j < V; j++) cm = fmaxf(cm, sml_cv(a[u], j));
+        if (cm > m) {
+            sml_kscale(acc, sml_exp2((m - cm) * SML_LOG2E));
+            m = cm;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            float tu = 0.0f;
+#pragma unroll
+            for (int j = 0; j < V; j++) tu += sml_exp_shift(sml_cv(a[u], j), m);
+            t += tu;
+        }
+    } else {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            float tu = 0.0f;
+#pragma unroll
+            for (int j = 0; j < V; j++) tu += sml_bwd_term(sml_cv(a[u], j), sml_cv(b[u], j), LOG);
+            t += tu;
+        }
+    }
+    sml_kadd(acc, t);
+}
+
+/* One output chunk from its input chunk(s) and the row statistics (online, split). */
+template <typename T, int V, bool BWD, bool LOG>
+__device__ __forceinline__ sml_chunk<T, V> sml_chunk_out(const sml_chunk<T, V> &a, const sml_chunk<T, V> &b, float M,
+                                                   float post) {
+    float o[V];
+#pragma unroll
+    for (int j = 0; j < V; j++)
+        o[j] = BWD ? sml_bwd_out(sml_cv(a, j), sml_cv(b, j), post, LOG)
+                   : sml_fwd_out(sml_cv(a, j), M, post, LOG);
+    return sml_cpack<T, V>(o);
 }
 
 /* ---- host side ------------------------------------------------------------------------- */
@@ -410,6 +449,14 @@ static inline sml_status sml_device_sms(int *sms) {
     sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
     if (s != SML_OK) return s;
     return sml_cuda_ok(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev));
+}
+
+/* *has = 1 when the current device can launch thread-block clusters (sm_90+). */
+static inline sml_status sml_device_has_clusters(int *has) {
+    int dev = 0;
+    sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
+    if (s != SML_OK) return s;
+    return sml_cuda_ok(cudaDeviceGetAttribute(has, cudaDevAttrClusterLaunch, dev));
 }
 
 static __host__ __device__ __forceinline__ int64_t sml_min64(int64_t a, int64_t b) { return a < b ? a : b; }

@@ -52,14 +52,14 @@ __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
                 s += t;
             }
             s = sml_block_sum(s, red[1]);
-            const float post = sml_post<LOG>(s);
+            const float post = sml_fwd_post(s, LOG);
 #pragma unroll
             for (int k = 0; k < K; k++) {
                 float o[V];
 #pragma unroll
                 for (int j = 0; j < V; j++) {
                     const float xf = sml_cv(r[k], j);
-                    o[j] = LOG ? (xf - m) - post : sml_exp_shift(xf, m) * post;
+                    o[j] = sml_fwd_out(xf, m, post, LOG);
                 }
                 sml_cst<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, sml_cpack<T, V>(o));
             }
@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
             for (int k = 0; k < K; k++) {
                 float t = 0.0f;
 #pragma unroll
-                for (int j = 0; j < V; j++) t += sml_bterm<LOG>(sml_cv(ry[k], j), sml_cv(rd[k], j));
+                for (int j = 0; j < V; j++) t += sml_bwd_term(sml_cv(ry[k], j), sml_cv(rd[k], j), LOG);
                 s += t;
             }
             /* One reduction per row: alternate the two buffers between rows. */
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
             for (int k = 0; k < K; k++) {
                 float o[V];
 #pragma unroll
-                for (int j = 0; j < V; j++) o[j] = sml_bout<LOG>(sml_cv(ry[k], j), sml_cv(rd[k], j), s);
+                for (int j = 0; j < V; j++) o[j] = sml_bwd_out(sml_cv(ry[k], j), sml_cv(rd[k], j), s, LOG);
                 sml_cst<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, sml_cpack<T, V>(o));
             }
         }
@@ -162,7 +162,7 @@ static sml_status block_typed(const sml_problem *p, int V, int K, int threads, i
  * against 14.47-14.65, 4096 x 256 6.03-6.07 against 6.17-6.19), hence the threshold. */
 #define BLOCK_PREF_THREADS 256
 #define BLOCK_MANY_ROWS_PER_SM 48
-static void block_plan(int64_t chunks, int V, int bwd, int64_t rows, int sms, int *threads, int *K) {
+static int block_plan(int64_t chunks, int V, int bwd, int64_t rows, int sms) {
     static const int KV[] = {1, 2, 4}, KS[] = {4, 16};
     const int *ks = V > 1 ? KV : KS;
     const int nk = V > 1 ? (V == 8 && bwd ? 2 : 3) : 2;
@@ -173,8 +173,7 @@ static void block_plan(int64_t chunks, int V, int bwd, int64_t rows, int sms, in
         const int kmax = V == 8 ? 2 : 4;
         while (k < kmax && (chunks + 2 * k - 1) / (2 * k) >= 32) k *= 2;
     }
-    *K = k;
-    *threads = (int)((chunks + k - 1) / k);
+    return k;
 }
 
 extern "C" sml_status sml_block_run(sml_handle *h, const sml_problem *p, int threads, int K,
@@ -186,9 +185,7 @@ extern "C" sml_status sml_block_run(sml_handle *h, const sml_problem *p, int thr
     if (s != SML_OK) return s;
     const int V = sml_vec_elems(p);
     const int64_t chunks = (p->cols + V - 1) / V;
-    int plan_threads = 0, plan_k = 0;
-    block_plan(chunks, V, sml_op_is_backward(p->op), p->rows, sms, &plan_threads, &plan_k);
-    if (K <= 0) K = plan_k;
+    if (K <= 0) K = block_plan(chunks, V, sml_op_is_backward(p->op), p->rows, sms);
     if (threads <= 0) threads = (int)((chunks + K - 1) / K);
     threads = (int)sml_max64(32, (threads + 31) / 32 * 32);
     if ((int64_t)threads * K < chunks || threads > BLOCK_MAX_THREADS) return SML_ERR_UNSUPPORTED;

@@ -47,40 +47,13 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
                 sml_cld_fix<T, V>(x + off, col, cols, a[u]);
                 if (BWD) sml_cld_fix<T, V>(dy + off, col, cols, b[u]);
             }
-            float t = 0.0f;
-            if (!BWD) {
-                float cm = -FLT_MAX;
-#pragma unroll
-                for (int u = 0; u < ONLINE_UNROLL(BWD); u++)
-#pragma unroll
-                    for (int j = 0; j < V; j++) cm = fmaxf(cm, sml_cv(a[u], j));
-                if (cm > m) {
-                    sml_kscale(acc, sml_exp2((m - cm) * SML_LOG2E));
-                    m = cm;
-                }
-#pragma unroll
-                for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
-                    float tu = 0.0f;
-#pragma unroll
-                    for (int j = 0; j < V; j++) tu += sml_exp_shift(sml_cv(a[u], j), m);
-                    t += tu;
-                }
-            } else {
-#pragma unroll
-                for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
-                    float tu = 0.0f;
-#pragma unroll
-                    for (int j = 0; j < V; j++) tu += sml_bterm<LOG>(sml_cv(a[u], j), sml_cv(b[u], j));
-                    t += tu;
-                }
-            }
-            sml_kadd(acc, t);
+            sml_tile_acc<T, V, ONLINE_UNROLL(BWD), BWD, LOG>(a, b, m, acc);
         }
         float s = sml_kval(acc);
         /* Alternate the reduction buffers between rows: one barrier per reduction. */
         if (!BWD) sml_block_merge(m, s, red[parity]);
         else s = sml_block_sum(s, red[parity]);
-        const float post = BWD ? s : sml_post<LOG>(s);
+        const float post = BWD ? s : sml_fwd_post(s, LOG);
         for (int64_t j0 = tid; j0 < nch; j0 += (int64_t)ONLINE_UNROLL(BWD) * nt) {
             sml_chunk<T, V> a[ONLINE_UNROLL(BWD)], b[ONLINE_UNROLL(BWD)];
 #pragma unroll
@@ -96,14 +69,9 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
                 if (BWD) sml_cld_fix<T, V>(dy + off, col, cols, b[u]);
             }
 #pragma unroll
-            for (int u = 0; u < ONLINE_UNROLL(BWD); u++) {
-                float o[V];
-#pragma unroll
-                for (int j = 0; j < V; j++)
-                    o[j] = BWD ? sml_bout<LOG>(sml_cv(a[u], j), sml_cv(b[u], j), post)
-                               : (LOG ? (sml_cv(a[u], j) - m) - post : sml_exp_shift(sml_cv(a[u], j), m) * post);
-                sml_cst<T, V, true>(out + off, (j0 + (int64_t)u * nt) * V, cols, sml_cpack<T, V>(o));
-            }
+            for (int u = 0; u < ONLINE_UNROLL(BWD); u++)
+                sml_cst<T, V, true>(out + off, (j0 + (int64_t)u * nt) * V, cols,
+                                    sml_chunk_out<T, V, BWD, LOG>(a[u], b[u], m, post));
         }
     }
 }

@@ -48,53 +48,6 @@ namespace cg = cooperative_groups;
 #define SPLIT_MIN_CHUNKS 512 /* a slice this short is not split further: the cluster barrier
                                 would cost more than the slice's loads */
 
-/* One tile of U chunks (per tensor) into the running statistics of a row: the online
- * (max, compensated sum) forward, the compensated sum of dy * y (or dy) backward. */
-template <typename T, int V, int U, bool BWD, bool LOG>
-__device__ __forceinline__ void split_acc(const sml_chunk<T, V> *a, const sml_chunk<T, V> *b, float &m,
-                                          sml_ksum &acc) {
-    float t = 0.0f;
-    if (!BWD) {
-        float cm = -FLT_MAX;
-#pragma unroll
-        for (int u = 0; u < U; u++)
-#pragma unroll
-            for (int j = 0; j < V; j++) cm = fmaxf(cm, sml_cv(a[u], j));
-        if (cm > m) {
-            sml_kscale(acc, sml_exp2((m - cm) * SML_LOG2E));
-            m = cm;
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            float tu = 0.0f;
-#pragma unroll
-            for (int j = 0; j < V; j++) tu += sml_exp_shift(sml_cv(a[u], j), m);
-            t += tu;
-        }
-    } else {
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            float tu = 0.0f;
-#pragma unroll
-            for (int j = 0; j < V; j++) tu += sml_bterm<LOG>(sml_cv(a[u], j), sml_cv(b[u], j));
-            t += tu;
-        }
-    }
-    sml_kadd(acc, t);
-}
-
-/* One output chunk from its input chunk(s) and the row statistics. */
-template <typename T, int V, bool BWD, bool LOG>
-__device__ __forceinline__ sml_chunk<T, V> split_out(const sml_chunk<T, V> &a, const sml_chunk<T, V> &b, float M,
-                                                   float post) {
-    float o[V];
-#pragma unroll
-    for (int j = 0; j < V; j++)
-        o[j] = BWD ? sml_bout<LOG>(sml_cv(a, j), sml_cv(b, j), post)
-                   : (LOG ? (sml_cv(a, j) - M) - post : sml_exp_shift(sml_cv(a, j), M) * post);
-    return sml_cpack<T, V>(o);
-}
-
 /* One tile: U chunks per tensor at slots i0 + u * nt of this block's slice (xs, ds point at
  * the slice's first element; nval elements of it are valid), loaded with pad where a slot is
  * not wanted (past `upto`, or `want` false), all loads issued back to back. Slice-relative
@@ -136,7 +89,7 @@ __device__ __forceinline__ void split_read_slice(const T *xs, const T *ds, int t
                 if (BWD) cd[i] = b[u];
             }
         }
-        split_acc<T, V, UP, BWD, LOG>(a, b, m, acc);
+        sml_tile_acc<T, V, UP, BWD, LOG>(a, b, m, acc);
     }
 }
 
@@ -214,7 +167,7 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
         }
         __syncthreads();
         const float M = total[0];
-        const float post = BWD ? total[1] : sml_post<LOG>(total[1]);
+        const float post = BWD ? total[1] : sml_fwd_post(total[1], LOG);
         const int64_t next = row + ncl;
         const bool more = next < rows;
         const T *xs = xs0 + row * ld, *ds = ds0 + row * ld;
@@ -229,12 +182,12 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
             split_load<T, V, U, BWD>(xs, ds, i0, nt, mine, nval, true, pad, ta, tb);
 #pragma unroll
             for (int u = 0; u < U; u++)
-                sml_cst<T, V, true>(os, (int64_t)(i0 + u * nt) * V, nval, split_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
+                sml_cst<T, V, true>(os, (int64_t)(i0 + u * nt) * V, nval, sml_chunk_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
         }
         if constexpr (!FUSED) {
             /* 2'. The cached slots from shared memory; then the next row's slice. */
             for (int i = tid; i < ncache; i += nt)
-                sml_cst<T, V, true>(os, (int64_t)i * V, nval, split_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
+                sml_cst<T, V, true>(os, (int64_t)i * V, nval, sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
             if (more)
                 split_read_slice<T, V, SPLIT_PASS_UNROLL(BWD), BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, cx,
                                                                          cd, m, acc);
@@ -251,7 +204,7 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
                 for (int u = 0; u < U; u++) {
                     const int i = i0 + u * nt;
                     if (i < ncache)
-                        sml_cst<T, V, true>(os, (int64_t)i * V, nval, split_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
+                        sml_cst<T, V, true>(os, (int64_t)i * V, nval, sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
                 }
                 if (more) {
 #pragma unroll
@@ -262,7 +215,7 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
                             if (BWD) cd[i] = b[u];
                         }
                     }
-                    split_acc<T, V, U, BWD, LOG>(a, b, m, acc);
+                    sml_tile_acc<T, V, U, BWD, LOG>(a, b, m, acc);
                 }
 #pragma unroll
                 for (int u = 0; u < U; u++) {
@@ -275,7 +228,7 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
                 for (int i0 = ncache + tid; i0 < mine; i0 += step) {
                     VT ta[U], tb[U];
                     split_load<T, V, U, BWD>(nxs, nds, i0, nt, mine, nval, true, pad, ta, tb);
-                    split_acc<T, V, U, BWD, LOG>(ta, tb, m, acc);
+                    sml_tile_acc<T, V, U, BWD, LOG>(ta, tb, m, acc);
                 }
             }
             /* 4. The first tile of the row after next, in flight through the next barrier. */
@@ -349,6 +302,13 @@ static sml_status split_go(const sml_problem *p, int sms, int dev, int force_C, 
     cfg.numAttrs = 1;
     cfg.stream = (cudaStream_t)p->stream;
 
+    /* The maximum is a property of the kernel function, shared by every host thread: set it to
+     * the device's limit, the same value on every call and for every plan tried below, never
+     * to one plan's size (a thread with a smaller plan would lower it under another thread's
+     * launch: "invalid argument", found by the threaded property suite; test_gpu_threads). */
+    s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)avail));
+    if (s != SML_OK) return s;
+
     int active = 0;
     split_plan pl;
     for (int cmax = SPLIT_MAX_CLUSTER; cmax >= 1; cmax /= 2) {
@@ -356,14 +316,10 @@ static sml_status split_go(const sml_problem *p, int sms, int dev, int force_C, 
         if (pl.C > SPLIT_MAX_CLUSTER || (pl.C & (pl.C - 1)) || pl.threads > SPLIT_MAX_THREADS ||
             pl.threads < 32 || pl.threads % 32)
             return SML_ERR_UNSUPPORTED;
-        /* The maximum is a property of the kernel function, shared by every host thread:
-         * set it to the device's limit, the same value on every call, never to this plan's
-         * size (a thread with a smaller plan would lower it under another thread's launch:
-         * "invalid argument", found by the threaded property suite; tests/unit/test_gpu_threads.c). */
-        s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)avail));
-        if (s == SML_OK && pl.C > 8)
+        if (pl.C > 8) {
             s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-        if (s != SML_OK) return s;
+            if (s != SML_OK) return s;
+        }
         cfg.blockDim = dim3(pl.threads, 1, 1);
         cfg.gridDim = dim3(pl.C, 1, 1);
         cfg.dynamicSmemBytes = pl.smem;
@@ -414,8 +370,8 @@ static sml_status split_typed(const sml_problem *p, int sms, int dev, int C, int
 extern "C" sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads, int64_t plan[4]) {
     int dev = 0, sms = 0, clusters = 0;
     sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
-    if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, dev));
+    if (s == SML_OK) s = sml_device_sms(&sms);
+    if (s == SML_OK) s = sml_device_has_clusters(&clusters);
     if (s != SML_OK) return s;
     if (!clusters) return C > 0 ? SML_ERR_UNSUPPORTED : sml_launch_online(h, p);
     return SML_DISPATCH_DTYPE(p->dtype, split_typed, p, sms, dev, C, threads, plan);

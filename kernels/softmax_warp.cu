@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(WARP_THREADS)
                 }
             }
 #pragma unroll
-            for (int i = 0; i < R; i++) s[i] = sml_post<LOG>(sml_warp_sum(s[i], width));
+            for (int i = 0; i < R; i++) s[i] = sml_fwd_post(sml_warp_sum(s[i], width), LOG);
 #pragma unroll
             for (int i = 0; i < R; i++)
 #pragma unroll
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(WARP_THREADS)
 #pragma unroll
                     for (int j = 0; j < V; j++) {
                         const float xf = sml_cv(r[i][k], j);
-                        o[j] = LOG ? (xf - m[i]) - s[i] : sml_exp_shift(xf, m[i]) * s[i];
+                        o[j] = sml_fwd_out(xf, m[i], s[i], LOG);
                     }
                     sml_cst<T, V>(out + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_cpack<T, V>(o));
                 }
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(WARP_THREADS)
                 for (int k = 0; k < K; k++) {
                     float t = 0.0f;
 #pragma unroll
-                    for (int j = 0; j < V; j++) t += sml_bterm<LOG>(sml_cv(ry[i][k], j), sml_cv(rd[i][k], j));
+                    for (int j = 0; j < V; j++) t += sml_bwd_term(sml_cv(ry[i][k], j), sml_cv(rd[i][k], j), LOG);
                     s[i] += t;
                 }
             }
@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(WARP_THREADS)
                 for (int k = 0; k < K; k++) {
                     float o[V];
 #pragma unroll
-                    for (int j = 0; j < V; j++) o[j] = sml_bout<LOG>(sml_cv(ry[i][k], j), sml_cv(rd[i][k], j), s[i]);
+                    for (int j = 0; j < V; j++) o[j] = sml_bwd_out(sml_cv(ry[i][k], j), sml_cv(rd[i][k], j), s[i], LOG);
                     sml_cst<T, V>(out + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_cpack<T, V>(o));
                 }
         }

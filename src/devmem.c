@@ -143,6 +143,19 @@ void sml_stream_destroy(sml_device d, void *stream) {
 #endif
 }
 
+sml_status sml_buffer_fill_on(sml_buffer *b, unsigned char byte, void *stream) {
+    if (!b || !b->ptr) return SML_ERR_NULL_POINTER;
+    if (b->device == SML_DEVICE_CPU) { memset(b->ptr, byte, b->bytes); return SML_OK; }
+#ifdef SML_HAVE_CUDA
+    cudaStream_t st = (cudaStream_t)stream;
+    sml_status s = gpu_status(cudaMemsetAsync(b->ptr, byte, b->bytes, st));
+    return s != SML_OK ? s : gpu_status(cudaStreamSynchronize(st));
+#else
+    (void)stream;
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
 sml_status sml_buffer_fill(sml_buffer *b, unsigned char byte) {
     if (!b || !b->ptr) return SML_ERR_NULL_POINTER;
     if (b->device == SML_DEVICE_CPU) { memset(b->ptr, byte, b->bytes); return SML_OK; }

@@ -47,6 +47,8 @@ sml_status sml_stream_create(sml_device d, void **out);
 void sml_stream_destroy(sml_device d, void *stream);
 /* Fill every byte (poison before a launch; 0xFF makes NaN in every dtype). */
 sml_status sml_buffer_fill(sml_buffer *b, unsigned char byte);
+/* The same on one stream, returning once it is done (no device-wide synchronisation). */
+sml_status sml_buffer_fill_on(sml_buffer *b, unsigned char byte, void *stream);
 /* Wait for the stream (GPU) and report any asynchronous error; no-op on the CPU. */
 sml_status sml_device_sync(sml_device d, void *stream);
 

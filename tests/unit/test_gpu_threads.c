@@ -38,6 +38,7 @@ typedef struct task {
 typedef struct shared {
     task *tasks;
     int ntasks, rounds, device;
+    size_t most; /* bytes of the largest task: every buffer's size */
     uint64_t seed;
     pthread_mutex_t lock;
     sml_tally *tally;
@@ -51,28 +52,25 @@ typedef struct worker {
 
 static char g_repro[256];
 
-/* A thread's device buffers, sized for the largest task, and a host image of poison. */
+/* A thread's device buffers, sized for the largest task. */
 typedef struct bufs {
     sml_buffer x, dy, out;
-    unsigned char *poison;
 } bufs;
-
-static sml_status bufs_alloc(bufs *b, size_t bytes) {
-    memset(b, 0, sizeof *b);
-    sml_status st;
-    if ((st = sml_buffer_alloc(&b->x, SML_DEVICE_GPU, bytes)) != SML_OK) return st;
-    if ((st = sml_buffer_alloc(&b->dy, SML_DEVICE_GPU, bytes)) != SML_OK) return st;
-    if ((st = sml_buffer_alloc(&b->out, SML_DEVICE_GPU, bytes)) != SML_OK) return st;
-    if (!(b->poison = malloc(bytes))) return SML_ERR_OUT_OF_MEMORY;
-    memset(b->poison, 0xFF, bytes); /* NaN in every dtype */
-    return SML_OK;
-}
 
 static void bufs_free(bufs *b) {
     sml_buffer_free(&b->x);
     sml_buffer_free(&b->dy);
     sml_buffer_free(&b->out);
-    free(b->poison);
+}
+
+/* All or nothing: on failure whatever was allocated is freed again. */
+static sml_status bufs_alloc(bufs *b, size_t bytes) {
+    memset(b, 0, sizeof *b);
+    sml_status st = sml_buffer_alloc(&b->x, SML_DEVICE_GPU, bytes);
+    if (st == SML_OK) st = sml_buffer_alloc(&b->dy, SML_DEVICE_GPU, bytes);
+    if (st == SML_OK) st = sml_buffer_alloc(&b->out, SML_DEVICE_GPU, bytes);
+    if (st != SML_OK) bufs_free(b);
+    return st;
 }
 
 /* One run of t on stream s: upload, poison the output, launch, download into got, all in
@@ -84,7 +82,7 @@ static sml_status run_task(const task *t, sml_handle *h, void *s, bufs *b, unsig
     if ((st = sml_buffer_upload_on(&b->x, 0, t->x, t->bytes, s)) != SML_OK) return st;
     if ((st = sml_buffer_upload_on(&b->dy, 0, t->dy, t->bytes, s)) != SML_OK) return st;
     *where = "poison";
-    if ((st = sml_buffer_upload_on(&b->out, 0, b->poison, t->bytes, s)) != SML_OK) return st;
+    if ((st = sml_buffer_fill_on(&b->out, 0xFF, s)) != SML_OK) return st; /* NaN in every dtype */
     sml_problem p = {t->op, t->dt, t->rows, t->cols, t->cols, b->x.ptr, b->dy.ptr, b->out.ptr, s};
     *where = "launch";
     if ((st = sml_run(t->k, h, &p)) != SML_OK) return st;
@@ -110,12 +108,9 @@ static void *work(void *arg) {
         sml_handle_destroy(h);
         return NULL;
     }
-    size_t most = 0;
-    for (int i = 0; i < sh->ntasks; i++)
-        if (sh->tasks[i].bytes > most) most = sh->tasks[i].bytes;
-    unsigned char *got = malloc(most);
+    unsigned char *got = malloc(sh->most);
     bufs b;
-    if (!got || bufs_alloc(&b, most) != SML_OK) {
+    if (!got || bufs_alloc(&b, sh->most) != SML_OK) {
         report(sh, &sh->tasks[0], w->id, -1, "could not allocate the buffers");
         free(got);
         got = NULL;
@@ -189,9 +184,10 @@ int main(int argc, char **argv) {
     sml_tally tally = {TEST_NAME, 0, 0, 0};
     sml_rng r;
     sml_rng_seed(&r, seed);
-    size_t most = 0;
+    size_t most = 0; /* the largest shape in fp32, the widest dtype */
     for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
-        if ((size_t)(shapes[si][0] * shapes[si][1]) * 4 > most) most = (size_t)(shapes[si][0] * shapes[si][1]) * 4;
+        if ((size_t)(shapes[si][0] * shapes[si][1]) * sizeof(float) > most)
+            most = (size_t)(shapes[si][0] * shapes[si][1]) * sizeof(float);
     sml_handle *h = NULL;
     bufs lone;
     if (sml_handle_create(&h) != SML_OK || bufs_alloc(&lone, most) != SML_OK) {
@@ -241,7 +237,7 @@ int main(int argc, char **argv) {
     sml_handle_destroy(h);
     if (nt == 0) return sml_tally_finish(&tally);
 
-    shared sh = {tasks, nt, rounds, sml_gpu_current(), seed, PTHREAD_MUTEX_INITIALIZER, &tally, 0};
+    shared sh = {tasks, nt, rounds, sml_gpu_current(), most, seed, PTHREAD_MUTEX_INITIALIZER, &tally, 0};
     pthread_t tid[64];
     worker w[64];
     for (int i = 0; i < threads; i++) {
