@@ -42,6 +42,11 @@ static const int FAM_WEIGHT[FAM_COUNT] = {210, 90, 140, 50, 90, 50, 100, 80, 80,
 
 int sml_prop_family_count(void) { return FAM_COUNT; }
 const char *sml_prop_family_name(int f) { return f >= 0 && f < FAM_COUNT ? FAM_NAMES[f] : "?"; }
+int sml_prop_family_find(const char *name) {
+    for (int f = 0; name && f < FAM_COUNT; f++)
+        if (!strcmp(FAM_NAMES[f], name)) return f;
+    return -1;
+}
 
 static double unit(sml_rng *r) { return sml_rng_unit(r); }
 static double uni(sml_rng *r, double a, double b) { return a + (b - a) * unit(r); }

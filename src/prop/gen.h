@@ -29,5 +29,7 @@ void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int6
 /* Number of logit families and the name of each. */
 int sml_prop_family_count(void);
 const char *sml_prop_family_name(int family);
+/* The family named `name`, or -1 (NULL or unknown). */
+int sml_prop_family_find(const char *name);
 
 #endif

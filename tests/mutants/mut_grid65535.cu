@@ -10,9 +10,6 @@
 #include "tests/mutants/launch_plan.cuh"
 #include "tests/mutants/mutants.h"
 
-#define BLOCK_MAX_THREADS 1024
-#define BLOCK_PREFERRED_THREADS 512
-#define BLOCK_MAX_COLS 16384
 
 template <typename T, int V, int K>
 __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
@@ -57,18 +54,7 @@ __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
 template <typename T, int V>
 static sml_status go(const sml_problem *p, int K, int threads, int blocks) {
     void (*kern)(const T *, T *, int64_t, int, int64_t, int) = NULL;
-    if constexpr (V > 1) {
-        switch (K) {
-        case 1: kern = gpu_grid65535_kernel<T, V, 1>; break;
-        case 2: kern = gpu_grid65535_kernel<T, V, 2>; break;
-        case 4: kern = gpu_grid65535_kernel<T, V, 4>; break;
-        }
-    } else {
-        switch (K) {
-        case 4: kern = gpu_grid65535_kernel<T, 1, 4>; break;
-        case 16: kern = gpu_grid65535_kernel<T, 1, 16>; break;
-        }
-    }
+    MUT_PICK_BLOCK(kern, gpu_grid65535_kernel, T, V, K);
     if (!kern) return SML_ERR_INTERNAL;
     kern<<<blocks, threads, 0, (cudaStream_t)p->stream>>>((const T *)p->x, (T *)p->out, p->rows,
                                                           (int)p->cols, p->ld, p->op == SML_LOG_SOFTMAX);

@@ -9,8 +9,6 @@
 #include "tests/mutants/launch_plan.cuh"
 #include "tests/mutants/mutants.h"
 
-#define WARP_THREADS 128
-#define WARP_MAX_COLS 1024
 
 template <typename T, int V, int K>
 __global__ void __launch_bounds__(WARP_THREADS)
@@ -52,22 +50,7 @@ __global__ void __launch_bounds__(WARP_THREADS)
 template <typename T, int V>
 static sml_status go(const sml_problem *p, int K, int width, int blocks) {
     void (*kern)(const T *, T *, int64_t, int, int64_t, int, int) = NULL;
-    if constexpr (V > 1) {
-        switch (K) {
-        case 1: kern = gpu_no_max_kernel<T, V, 1>; break;
-        case 2: kern = gpu_no_max_kernel<T, V, 2>; break;
-        case 4: kern = gpu_no_max_kernel<T, V, 4>; break;
-        case 8:
-            if constexpr (V * 32 * 8 <= WARP_MAX_COLS) kern = gpu_no_max_kernel<T, V, 8>;
-            break;
-        }
-    } else {
-        switch (K) {
-        case 1: kern = gpu_no_max_kernel<T, 1, 1>; break;
-        case 4: kern = gpu_no_max_kernel<T, 1, 4>; break;
-        case 32: kern = gpu_no_max_kernel<T, 1, 32>; break;
-        }
-    }
+    MUT_PICK_WARP(kern, gpu_no_max_kernel, T, V, K);
     if (!kern) return SML_ERR_INTERNAL;
     kern<<<blocks, WARP_THREADS, 0, (cudaStream_t)p->stream>>>((const T *)p->x, (T *)p->out, p->rows,
                                                                (int)p->cols, p->ld, width,

@@ -22,13 +22,6 @@ int sml_mut_error_is_kernels(const sml_kernel *k, const char *message) {
     return strncmp(message, k->name, n) == 0 && message[n] == ' ';
 }
 
-static int family_index(const char *name) {
-    if (!name) return -1;
-    for (int f = 0; f < sml_prop_family_count(); f++)
-        if (!strcmp(sml_prop_family_name(f), name)) return f;
-    return -1;
-}
-
 static sml_status draw(const sml_mut_hint *h, uint64_t seed, sml_prop_case *c) {
     memset(c, 0, sizeof *c);
     c->op = h->shape.op;
@@ -48,7 +41,7 @@ static sml_status draw(const sml_mut_hint *h, uint64_t seed, sml_prop_case *c) {
     sml_rng r;
     sml_rng_seed(&r, seed);
     char fam[32] = "";
-    const int f = family_index(h->family);
+    const int f = sml_prop_family_find(h->family);
     for (int64_t i = 0; i < c->rows; i++) {
         sml_prop_gen_logits(&r, c->dtype, f, row, c->cols, fam, sizeof fam);
         for (int64_t j = 0; j < c->cols; j++) sml_store(c->dtype, c->x, i * c->cols + j, row[j]);

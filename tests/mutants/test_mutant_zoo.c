@@ -37,12 +37,6 @@ static int fits(const sml_kernel *k, const sml_mut_shape *s) {
            (s->ld == 0 || s->ld >= s->cols) && s->offset >= 0;
 }
 
-static int family_known(const char *name) {
-    for (int f = 0; name && f < sml_prop_family_count(); f++)
-        if (!strcmp(sml_prop_family_name(f), name)) return 1;
-    return 0;
-}
-
 #define CHECK(cond, ...)                                  \
     do {                                                  \
         if (cond) sml_tally_pass(&t);                     \
@@ -95,7 +89,7 @@ int main(int argc, char **argv) {
                   "%s: the targeted shape %lldx%lld %s %s is not one the mutant takes (forward ops only)", n,
                   (long long)h->shape.rows, (long long)h->shape.cols, sml_op_name(h->shape.op),
                   sml_dtype_name(h->shape.dtype));
-            CHECK(h->cases > 0 && h->why && family_known(h->family),
+            CHECK(h->cases > 0 && h->why && sml_prop_family_find(h->family) >= 0,
                   "%s: the targeted shape needs cases > 0, a reason and a known logit family ('%s')", n,
                   h->family ? h->family : "(null)");
         }
