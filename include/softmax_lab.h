@@ -67,8 +67,9 @@ sml_status sml_dtype_parse(const char *s, sml_dtype *out);
 sml_status sml_op_parse(const char *s, sml_op *out);
 int sml_op_is_backward(sml_op op);
 
-/* State a kernel may need across calls: the cuDNN handle, a device scratch buffer.
- * Not thread-safe: one handle per host thread. */
+/* State a kernel may need across calls: the cuDNN handle, a device scratch buffer, the coop
+ * kernel's partial slots. Not thread-safe: one handle per host thread, and a handle's
+ * launches must not run concurrently on two streams (they share that state). */
 typedef struct sml_handle sml_handle;
 sml_status sml_handle_create(sml_handle **out);
 void sml_handle_destroy(sml_handle *h);

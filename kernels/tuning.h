@@ -23,6 +23,10 @@ sml_status sml_online_run(sml_handle *h, const sml_problem *p, int threads, int 
 /* cluster size C (1..16), threads per block; *plan (may be NULL) receives C, threads,
  * cached chunks per block, active clusters, as chosen. */
 sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads, int64_t plan[4]);
+/* threads per block, copy stages per block (2..4), blocks per SM, slices per row; *plan (may
+ * be NULL) receives slices, threads, elements per slice, grid size, as chosen. */
+sml_status sml_coop_run(sml_handle *h, const sml_problem *p, int threads, int stages, int blocks_per_sm,
+                        int64_t slices, int64_t plan[4]);
 
 #ifdef __cplusplus
 }

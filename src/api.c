@@ -63,6 +63,7 @@ sml_status sml_handle_create(sml_handle **out) {
 void sml_handle_destroy(sml_handle *h) {
     if (!h) return;
     if (h->cudnn && h->cudnn_release) h->cudnn_release(h->cudnn);
+    if (h->coop && h->coop_release) h->coop_release(h->coop);
     if (h->scratch) {
         sml_buffer b = {SML_DEVICE_GPU, h->scratch, h->scratch_bytes};
         sml_buffer_free(&b);

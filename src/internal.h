@@ -15,7 +15,9 @@ extern "C" {
 struct sml_handle {
     void *cudnn;                    /* the cuDNN kernel's private state, made on its first call */
     void (*cudnn_release)(void *);  /* set by the cuDNN kernel with the handle */
-    void *scratch;                  /* device workspace (split-row partials) */
+    void *coop;                     /* the coop kernel's partial slots, made on its first call */
+    void (*coop_release)(void *);   /* set by the coop kernel with them */
+    void *scratch;                  /* device workspace (the naive kernel's intermediates) */
     size_t scratch_bytes;
 };
 

@@ -3,7 +3,7 @@
 //   tune PLANFILE      lines: "RxC dtypes ops : variant ..." (dtypes f32,f16,bf16|all;
 //                      ops softmax,log_softmax,softmax_bwd,log_softmax_bwd|fwd|bwd|all)
 // variants: v1auto v1warp v1block v1online v1split auto cudnn block:T:K:B warp:K:R:B
-//           online:T:B split:C:T   (kernels/tuning.h; 0 = the launcher's own choice)
+//           online:T:B split:C:T coop:T:NST:B:S (kernels/tuning.h; 0 = the launcher's own choice)
 // Per case it prints the copy kernel, each variant's median time, GB/s, % of memcpy and %
 // of the copy kernel, and the best variant. Not a test: correctness is test_gpu_kernels'
 // job; DIFF only flags a variant whose output strays far from the old auto's. Build:
@@ -111,6 +111,8 @@ static sml_status run_variant(sml_handle *h, const sml_problem *p, const std::st
     if (sscanf(v.c_str(), "warp:%d:%d:%d", &a, &b, &c) == 3) return sml_warp_run(h, p, a, b, c);
     if (sscanf(v.c_str(), "online:%d:%d", &a, &b) == 2) return sml_online_run(h, p, a, b);
     if (sscanf(v.c_str(), "split:%d:%d", &a, &b) == 2) return sml_split_run(h, p, a, b, plan);
+    int d = 0;
+    if (sscanf(v.c_str(), "coop:%d:%d:%d:%d", &a, &b, &c, &d) == 4) return sml_coop_run(h, p, a, b, c, d, plan);
     return SML_ERR_INVALID_ARG;
 }
 
@@ -232,7 +234,8 @@ static void run_case(sml_handle *h, Case c, const std::vector<std::string> &vars
         }, c.sets);
         CK(cudaGetLastError());
         char extra[96] = "";
-        if (plan[0]) snprintf(extra, sizeof extra, " [C=%lld thr=%lld cap=%lld act=%lld]", (long long)plan[0],
+        if (plan[0]) snprintf(extra, sizeof extra, v.compare(0, 4, "coop") == 0 ? " [S=%lld thr=%lld slice=%lld grid=%lld]"
+                                                                                : " [C=%lld thr=%lld cap=%lld act=%lld]", (long long)plan[0],
                               (long long)plan[1], (long long)plan[2], (long long)plan[3]);
         printf("%-26s %-16s %9.2f us %7.0f GB/s %5.1f%%mc %5.1f%%ck%s%s\n", head, v.c_str(), t * 1e3,
                traffic / t / 1e6, 100.0 * traffic / t / 1e6 / memcpy_gbs, 100.0 * tc / t, extra,

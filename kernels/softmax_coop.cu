@@ -1,0 +1,425 @@
+/* softmax_coop.cu: `coop`, long rows over the whole GPU. A row is cut into S slices and every
+ * slice is a work item; a persistent grid of co-resident blocks (a cooperative launch, so all
+ * blocks are resident at once) walks the items, keeping each slice in shared memory while the
+ * blocks of one row exchange their partial (max, sum) through global memory: each block
+ * publishes its slice's partial with a release store of a per-launch generation number, waits
+ * (acquire loads) until all S partials of its row carry that number, merges them in slice
+ * order (so every block of the row gets the same bits), and writes its slice's output from
+ * shared memory. The input is read once and the output written once, as in `split`.
+ *
+ * Why not `split`: a thread-block cluster is confined to one GPC, so clusters of 8 or 16
+ * blocks leave SMs idle (on an H100 a cluster of 16 fits 7 times, 112 of 132 SMs; one of 8
+ * fits 15 times, 120 SMs) and a slice that outgrows the cluster's shared memory is re-read
+ * from L2. Here any block may hold any slice, so every SM works, and S grows until a slice
+ * fits. The price is a round trip through L2 for the partials instead of DSMEM.
+ *
+ * Loads are asynchronous copies straight into shared memory (cp.async, 16 bytes, no
+ * registers), NST stages deep: while a block waits for its row's partials and writes its
+ * output, the copies of its next NST - 1 slices are already in flight. Each thread copies,
+ * reduces and writes the same slots of a stage, so only the reductions need barriers.
+ * Rows that fit one stage (S = 1) need no exchange: the kernel is then a pipelined persistent
+ * grid over whole rows.
+ *
+ * Progress: a block of item i waits only for the items of i's row, which are consecutive;
+ * when the smallest unfinished item's row has at most G items (G = grid size) every item of
+ * it has been reached by its block (a block only moves on after finishing its earlier items,
+ * and prefetching never blocks), so the row completes. That needs every block resident,
+ * which the cooperative launch guarantees (it fails rather than launch a grid that does not
+ * fit). A wait longer than SML_COOP_WAIT_NS (a broken invariant, or a handle's launches
+ * overlapping on two streams) traps, which fails the launch instead of hanging the GPU.
+ *
+ * The partial slots live in the handle (one 16-byte slot per slice of the tensor) and carry a
+ * generation number that grows by one per launch, so no slot needs clearing between launches:
+ * a slot written by an earlier launch never holds the current number. Two launches with one
+ * handle must therefore not overlap (the header's rule: one handle per stream of work).
+ *
+ * Rows that are not 16-byte aligned run with element loads into shared memory (the scalar
+ * path: correct, not fast; `auto` never sends them here). */
+#include <stdlib.h>
+
+#include "kernels/common.cuh"
+#include "kernels/launchers.h"
+#include "kernels/tuning.h"
+#include "internal.h"
+
+#define COOP_MAX_THREADS 1024
+#define COOP_THREADS 512
+#define COOP_STAGES 3
+#define COOP_MAX_STAGES 4
+#define COOP_BLOCKS_PER_SM 1
+#define COOP_ITEM_OVERHEAD 256 /* chunks: what one more item costs in the slice-count choice */
+#define SML_COOP_WAIT_NS 10000000000ull /* 10 s */
+
+typedef struct coop_slot {
+    float m, s;   /* the slice's max and sum (backward: its sum) */
+    unsigned gen; /* the launch that wrote it */
+    unsigned pad;
+} coop_slot;
+
+static __device__ __forceinline__ unsigned coop_ld_acquire(const unsigned *p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+static __device__ __forceinline__ void coop_st_release(unsigned *p, unsigned v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+static __device__ __forceinline__ unsigned long long coop_now(void) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+    return t;
+}
+/* 16 bytes to shared memory, `bytes` (1..16) of them read from global, the rest zeroed. */
+static __device__ __forceinline__ void coop_cp16(void *dst, const void *src, int bytes) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+}
+static __device__ __forceinline__ void coop_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+/* Wait until at most n of this thread's copy groups are pending (n is an immediate). */
+static __device__ __forceinline__ void coop_wait(int n) {
+    switch (n) {
+    case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
+    }
+}
+
+/* Elements j >= valid of a chunk become `pad` (the copy zero-filled them). */
+template <typename T, int V> __device__ __forceinline__ void coop_pad_tail(sml_chunk<T, V> &r, int valid, T pad) {
+    if constexpr (V > 1) {
+        constexpr int E = 4 / sizeof(T);
+        const unsigned pw = sml_pad_word(pad);
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+#pragma unroll
+            for (int e = 0; e < E; e++)
+                if (q * E + e >= valid) {
+                    const unsigned sh = 16u * (unsigned)e * (E - 1), mask = E == 1 ? 0xffffffffu : 0xffffu << sh;
+                    r.w[q] = (r.w[q] & ~mask) | (pw & mask);
+                }
+    }
+}
+
+/* Which slice an item is, and where. */
+typedef struct coop_item {
+    int64_t row;
+    int64_t sl;
+    int mine; /* chunks in the slice */
+    int nval; /* valid elements in the slice */
+    int64_t off; /* element offset of the slice's first element */
+} coop_item;
+
+static __device__ __forceinline__ coop_item coop_locate(int64_t it, int64_t S, int64_t per, int64_t nch, int64_t cols,
+                                                       int64_t ld, int V) {
+    coop_item r;
+    r.row = it / S;
+    r.sl = it - r.row * S;
+    const int64_t lo = r.sl * per;
+    r.mine = (int)sml_min64(per, nch - lo);
+    r.nval = (int)sml_min64((int64_t)r.mine * V, cols - lo * V);
+    r.off = r.row * ld + lo * V;
+    return r;
+}
+
+/* Start the copies of one slice (x, and dy backward) into a stage. */
+template <typename T, int V, bool BWD>
+__device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_item &c, sml_chunk<T, V> *sx,
+                                           sml_chunk<T, V> *sd, int tid, int nt) {
+    for (int i = tid; i < c.mine; i += nt) {
+        if constexpr (V > 1) {
+            const int left = c.nval - i * V;
+            const int bytes = (left >= V ? V : left) * (int)sizeof(T);
+            coop_cp16(&sx[i], xs + (int64_t)i * V, bytes);
+            if (BWD) coop_cp16(&sd[i], ds + (int64_t)i * V, bytes);
+        } else {
+            sx[i].v[0] = xs[i];
+            if (BWD) sd[i].v[0] = ds[i];
+        }
+    }
+}
+
+template <typename T, int V, bool BWD, bool LOG>
+__global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
+    sml_coop_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t S, int64_t per,
+                    int nst, coop_slot *slots, unsigned gen) {
+    typedef sml_chunk<T, V> VT;
+    extern __shared__ __align__(16) unsigned char sml_coop_smem[];
+    VT *stage0 = reinterpret_cast<VT *>(sml_coop_smem);
+    const int64_t stage_chunks = per * (BWD ? 2 : 1);
+    __shared__ float red[2][64];
+    __shared__ float total[2][2];
+
+    const int nt = blockDim.x, tid = threadIdx.x;
+    const int64_t G = gridDim.x, nch = (cols + V - 1) / V, items = rows * S;
+    const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
+    const T *dsrc = BWD ? dy : x;
+
+    /* Prologue: the first nst - 1 items in flight, one copy group each (empty groups too, so
+     * that "all but the newest nst - 1 groups" always means "this item's"). */
+    for (int j = 0; j < nst - 1; j++) {
+        const int64_t it = blockIdx.x + j * G;
+        if (it < items) {
+            const coop_item c = coop_locate(it, S, per, nch, cols, ld, V);
+            VT *sx = stage0 + j * stage_chunks;
+            coop_issue<T, V, BWD>(x + c.off, dsrc + c.off, c, sx, sx + per, tid, nt);
+        }
+        coop_commit();
+    }
+
+    int parity = 0;
+    int64_t k = 0;
+    for (int64_t it = blockIdx.x; it < items; it += G, k++, parity ^= 1) {
+        /* Every thread is done reading the stage the next copy overwrites (the last item's). */
+        __syncthreads();
+        const int64_t ahead = it + (int64_t)(nst - 1) * G;
+        if (ahead < items) {
+            const coop_item c = coop_locate(ahead, S, per, nch, cols, ld, V);
+            VT *sx = stage0 + ((k + nst - 1) % nst) * stage_chunks;
+            coop_issue<T, V, BWD>(x + c.off, dsrc + c.off, c, sx, sx + per, tid, nt);
+        }
+        coop_commit();
+        coop_wait(nst - 1);
+
+        const coop_item c = coop_locate(it, S, per, nch, cols, ld, V);
+        const VT *sx = stage0 + (k % nst) * stage_chunks, *sd = sx + per;
+
+        /* This slice's statistics from the thread's own slots. */
+        float m = -FLT_MAX;
+        sml_ksum acc = {0.0f, 0.0f};
+        for (int i = tid; i < c.mine; i += nt) {
+            VT a = sx[i], b = BWD ? sd[i] : a;
+            if (!BWD && (i + 1) * V > c.nval) coop_pad_tail<T, V>(a, c.nval - i * V, pad);
+            sml_tile_acc<T, V, 1, BWD, LOG>(&a, &b, m, acc);
+        }
+        float s = sml_kval(acc);
+        if (!BWD) sml_block_merge(m, s, red[parity]);
+        else s = sml_block_sum(s, red[parity]);
+
+        if (S > 1) {
+            /* Publish, then gather the row's S partials, in slice order. */
+            coop_slot *rs = slots + c.row * S;
+            if (tid == 0) {
+                rs[c.sl].m = m;
+                rs[c.sl].s = s;
+                coop_st_release(&rs[c.sl].gen, gen);
+            }
+            if (tid < 32) {
+                float pm = -FLT_MAX, ps = 0.0f;
+                for (int64_t j = tid; j < S; j += 32) {
+                    if (coop_ld_acquire(&rs[j].gen) != gen) {
+                        const unsigned long long t0 = coop_now();
+                        while (coop_ld_acquire(&rs[j].gen) != gen) {
+                            __nanosleep(64);
+                            if (coop_now() - t0 > SML_COOP_WAIT_NS) __trap();
+                        }
+                    }
+                    const float2 v = __ldcg(reinterpret_cast<const float2 *>(&rs[j]));
+                    if (!BWD) sml_merge(pm, ps, v.x, v.y);
+                    else ps += v.y;
+                }
+                if (!BWD) sml_warp_merge(pm, ps, 32);
+                else ps = sml_warp_sum(ps, 32);
+                if (tid == 0) {
+                    total[parity][0] = pm;
+                    total[parity][1] = ps;
+                }
+            }
+            __syncthreads();
+            m = total[parity][0];
+            s = total[parity][1];
+        }
+        const float post = BWD ? s : sml_fwd_post(s, LOG);
+
+        T *os = out + c.off;
+        for (int i = tid; i < c.mine; i += nt)
+            sml_cst<T, V, true>(os, (int64_t)i * V, c.nval, sml_chunk_out<T, V, BWD, LOG>(sx[i], BWD ? sd[i] : sx[i], m, post));
+    }
+    coop_wait(0); /* no copy outlives the block (groups past the last item are empty) */
+}
+
+/* ---- host ------------------------------------------------------------------------------ */
+
+/* The partial slots and the generation counter, kept in the handle (h->coop). */
+typedef struct coop_state {
+    coop_slot *slots;
+    size_t bytes;
+    unsigned gen;
+} coop_state;
+
+static void coop_state_release(void *ptr) {
+    coop_state *cs = (coop_state *)ptr;
+    if (!cs) return;
+    if (cs->slots) cudaFree(cs->slots);
+    free(cs);
+}
+
+/* Slots for n slices, all older than the generation returned. */
+static sml_status coop_slots(sml_handle *h, int64_t n, cudaStream_t stream, coop_slot **slots, unsigned *gen) {
+    if (!h->coop) {
+        coop_state *cs = (coop_state *)calloc(1, sizeof *cs);
+        if (!cs) return SML_ERR_OUT_OF_MEMORY;
+        h->coop = cs;
+        h->coop_release = coop_state_release;
+    }
+    coop_state *cs = (coop_state *)h->coop;
+    const size_t want = (size_t)sml_max64(n, 1) * sizeof(coop_slot);
+    sml_status s;
+    if (cs->bytes < want) {
+        if (cs->slots) {
+            s = sml_cuda_ok(cudaFree(cs->slots));
+            cs->slots = NULL;
+            cs->bytes = 0;
+            if (s != SML_OK) return s;
+        }
+        s = sml_cuda_ok(cudaMalloc((void **)&cs->slots, want));
+        if (s != SML_OK) {
+            cs->slots = NULL;
+            return s;
+        }
+        cs->bytes = want;
+        cs->gen = 0;
+        s = sml_cuda_ok(cudaMemsetAsync(cs->slots, 0, want, stream));
+        if (s != SML_OK) return s;
+    }
+    if (cs->gen == 0xffffffffu) { /* wrapped: clear, so no old slot can match */
+        s = sml_cuda_ok(cudaMemsetAsync(cs->slots, 0, cs->bytes, stream));
+        if (s != SML_OK) return s;
+        cs->gen = 0;
+    }
+    *gen = ++cs->gen;
+    *slots = cs->slots;
+    return SML_OK;
+}
+
+typedef struct coop_plan {
+    int threads, nst, bps;
+    int64_t S, per, grid;
+    size_t smem;
+} coop_plan;
+
+/* Slices per row: the fewest that fit a stage, or (up to twice that) a count whose items
+ * divide more evenly over the grid: the time is about ceil(items / G) rounds of one slice
+ * each, plus a fixed cost per item for the exchange. force_S > 0 takes that count. */
+static int64_t coop_slices(int64_t rows, int64_t nch, int64_t cap, int64_t G, int64_t force_S) {
+    if (force_S > 0) return force_S;
+    const int64_t smin = (nch + cap - 1) / cap;
+    int64_t best = smin;
+    double tbest = 0.0;
+    for (int64_t S = smin; S <= 2 * smin; S++) {
+        const int64_t per = (nch + S - 1) / S;
+        const double t = (double)((rows * S + G - 1) / G) * (double)(per + (S > 1 ? COOP_ITEM_OVERHEAD : 0));
+        if (S == smin || t < tbest) {
+            tbest = t;
+            best = S;
+        }
+    }
+    return best;
+}
+
+template <typename T, int V, bool BWD, bool LOG>
+static sml_status coop_go(sml_handle *h, const sml_problem *p, int threads, int nst, int bps, int64_t force_S,
+                          int64_t *plan) {
+    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t, int64_t, int, coop_slot *, unsigned) =
+        sml_coop_kernel<T, V, BWD, LOG>;
+    int dev = 0, sms = 0, optin = 0;
+    sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
+    if (s == SML_OK) s = sml_device_sms(&sms);
+    if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    if (s != SML_OK) return s;
+    cudaFuncAttributes fa;
+    s = sml_cuda_ok(cudaFuncGetAttributes(&fa, kern));
+    if (s != SML_OK) return s;
+    const size_t avail = (size_t)optin - fa.sharedSizeBytes - 1024;
+    /* The device's limit, the same on every call and thread (see softmax_split.cu). */
+    s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)avail));
+    if (s != SML_OK) return s;
+
+    coop_plan pl;
+    pl.threads = threads > 0 ? threads : COOP_THREADS;
+    pl.nst = nst > 0 ? nst : COOP_STAGES;
+    pl.bps = bps > 0 ? bps : COOP_BLOCKS_PER_SM;
+    if (pl.threads % 32 || pl.threads > COOP_MAX_THREADS || pl.nst < 2 || pl.nst > COOP_MAX_STAGES || pl.bps > 32)
+        return SML_ERR_UNSUPPORTED;
+    const size_t chunk_bytes = sizeof(sml_chunk<T, V>) * (BWD ? 2 : 1);
+    const int64_t nch = (p->cols + V - 1) / V;
+    const int64_t cap = (int64_t)(avail / (size_t)pl.bps / (size_t)pl.nst / chunk_bytes);
+    if (cap < 1) return SML_ERR_UNSUPPORTED;
+    const int64_t G = (int64_t)pl.bps * sms;
+    pl.S = coop_slices(p->rows, nch, cap, G, force_S);
+    pl.per = (nch + pl.S - 1) / pl.S;
+    pl.S = (nch + pl.per - 1) / pl.per;
+    if (pl.per > cap || pl.per * V >= INT32_MAX) return SML_ERR_UNSUPPORTED;
+    if (p->rows > INT64_MAX / pl.S) return SML_ERR_UNSUPPORTED;
+    pl.smem = (size_t)pl.nst * (size_t)pl.per * chunk_bytes;
+
+    int fit = 0;
+    s = sml_cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kern, pl.threads, pl.smem));
+    if (s != SML_OK) return s;
+    if (fit < pl.bps) {
+        if (bps > 0) return SML_ERR_UNSUPPORTED;
+        pl.bps = fit;
+    }
+    if (pl.bps < 1) return SML_ERR_UNSUPPORTED;
+    pl.grid = sml_min64(p->rows * pl.S, (int64_t)pl.bps * sms);
+
+    coop_slot *slots = NULL;
+    unsigned gen = 0;
+    if (pl.S > 1) {
+        s = coop_slots(h, p->rows * pl.S, (cudaStream_t)p->stream, &slots, &gen);
+        if (s != SML_OK) return s;
+    }
+    if (plan) {
+        plan[0] = pl.S;
+        plan[1] = pl.threads;
+        plan[2] = pl.per * V;
+        plan[3] = pl.grid;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1] = {};
+    attr[0].id = cudaLaunchAttributeCooperative;
+    attr[0].val.cooperative = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    cfg.stream = (cudaStream_t)p->stream;
+    cfg.blockDim = dim3(pl.threads, 1, 1);
+    cfg.gridDim = dim3((unsigned)pl.grid, 1, 1);
+    cfg.dynamicSmemBytes = pl.smem;
+    s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows, p->cols,
+                                       p->ld, pl.S, pl.per, pl.nst, slots, gen));
+    if (s != SML_OK) return s;
+    return sml_launch_ok();
+}
+
+template <typename T>
+static sml_status coop_typed(sml_handle *h, const sml_problem *p, int threads, int nst, int bps, int64_t S,
+                             int64_t *plan) {
+    const bool bwd = sml_op_is_backward(p->op);
+    const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
+    constexpr int VV = 16 / sizeof(T);
+    if (sml_vec_elems(p) == VV) {
+        if (bwd) return lg ? coop_go<T, VV, true, true>(h, p, threads, nst, bps, S, plan)
+                           : coop_go<T, VV, true, false>(h, p, threads, nst, bps, S, plan);
+        return lg ? coop_go<T, VV, false, true>(h, p, threads, nst, bps, S, plan)
+                  : coop_go<T, VV, false, false>(h, p, threads, nst, bps, S, plan);
+    }
+    if (bwd) return lg ? coop_go<T, 1, true, true>(h, p, threads, nst, bps, S, plan)
+                       : coop_go<T, 1, true, false>(h, p, threads, nst, bps, S, plan);
+    return lg ? coop_go<T, 1, false, true>(h, p, threads, nst, bps, S, plan)
+              : coop_go<T, 1, false, false>(h, p, threads, nst, bps, S, plan);
+}
+
+extern "C" sml_status sml_coop_run(sml_handle *h, const sml_problem *p, int threads, int stages, int blocks_per_sm,
+                                   int64_t slices, int64_t plan[4]) {
+    int dev = 0, coop = 0;
+    sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
+    if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
+    if (s != SML_OK) return s;
+    if (!coop) return threads > 0 || stages > 0 || blocks_per_sm > 0 || slices > 0 ? SML_ERR_UNSUPPORTED
+                                                                                  : sml_launch_online(h, p);
+    return SML_DISPATCH_DTYPE(p->dtype, coop_typed, h, p, threads, stages, blocks_per_sm, slices, plan);
+}
+
+extern "C" sml_status sml_launch_coop(sml_handle *h, const sml_problem *p) {
+    return sml_coop_run(h, p, 0, 0, 0, 0, NULL);
+}
