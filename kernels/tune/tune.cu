@@ -23,11 +23,19 @@
 #include "kernels/tuning.h"
 #include "softmax_lab.h"
 
+#ifdef TUNE_NO_V1 /* build.sh without git: today's kernels stand in for v1 */
+#define v1_auto sml_launch_auto
+#define v1_warp sml_launch_warp
+#define v1_block sml_launch_block
+#define v1_online sml_launch_online
+#define v1_split sml_launch_split
+#else
 extern "C" sml_status v1_auto(sml_handle *, const sml_problem *);
 extern "C" sml_status v1_warp(sml_handle *, const sml_problem *);
 extern "C" sml_status v1_block(sml_handle *, const sml_problem *);
 extern "C" sml_status v1_online(sml_handle *, const sml_problem *);
 extern "C" sml_status v1_split(sml_handle *, const sml_problem *);
+#endif
 
 #define CK(x)                                                                                  \
     do {                                                                                       \

@@ -10,6 +10,8 @@
  * sizing a small plan could lower it between another thread's setting and its launch. The
  * shapes below give split different plans (cluster sizes, slice sizes) so that such a race
  * shows. Planted back (the attribute per plan again), this test failed; see docs/KERNELS.md.
+ * `coop` is here too: its cooperative grids, launched from every thread at once, must all be
+ * co-resident, and each thread's handle carries its own partial slots and generation count.
  *
  *   test_gpu_threads [--threads N] [--rounds N] [--seed S]   (exits 77 without a GPU) */
 #include <inttypes.h>
@@ -24,7 +26,7 @@
 #include "test_support.h"
 
 #define TEST_NAME "test_gpu_threads"
-#define MAX_TASKS 64
+#define MAX_TASKS 96
 
 typedef struct task {
     const sml_kernel *k;
@@ -176,7 +178,7 @@ int main(int argc, char **argv) {
     /* Shapes that give split (directly, and through auto) different cluster and slice sizes,
      * and so different dynamic shared memory; one warp and one block shape in between. */
     static const int64_t shapes[][2] = {{4, 32769}, {2, 12345}, {1, 200000}, {3, 65536}, {8, 20000}, {64, 1000}, {256, 64}};
-    const char *kernels[] = {"split", "auto"};
+    const char *kernels[] = {"split", "auto", "coop"};
     const sml_op ops[] = {SML_SOFTMAX, SML_LOG_SOFTMAX_BWD};
     const sml_dtype dts[] = {SML_F32, SML_F16};
     task tasks[MAX_TASKS];
