@@ -2,10 +2,10 @@
  * slice is a work item; a persistent grid of co-resident blocks (a cooperative launch, so all
  * blocks are resident at once) walks the items, keeping each slice in shared memory while the
  * blocks of one row exchange their partial (max, sum) through global memory: each block
- * publishes its slice's partial with a release store of a per-launch generation number, waits
- * (acquire loads) until all S partials of its row carry that number, merges them in slice
- * order (so every block of the row gets the same bits), and writes its slice's output from
- * shared memory. The input is read once and the output written once, as in `split`.
+ * publishes its slice's partial tagged with a per-launch generation number, waits until all
+ * S partials of its row carry that number, merges them in slice order (so every block of the
+ * row gets the same bits), and writes its slice's output from shared memory. The input is
+ * read once and the output written once, as in `split`.
  *
  * Why not `split`: a thread-block cluster is confined to one GPC, so clusters of 8 or 16
  * blocks leave SMs idle (on an H100 a cluster of 16 fits 7 times, 112 of 132 SMs; one of 8
@@ -21,12 +21,16 @@
  * grid over whole rows.
  *
  * Progress: a block of item i waits only for the items of i's row, which are consecutive;
- * when the smallest unfinished item's row has at most G items (G = grid size) every item of
- * it has been reached by its block (a block only moves on after finishing its earlier items,
- * and prefetching never blocks), so the row completes. That needs every block resident,
- * which the cooperative launch guarantees (it fails rather than launch a grid that does not
- * fit). A wait longer than SML_COOP_WAIT_NS (a broken invariant, or a handle's launches
- * overlapping on two streams) traps, which fails the launch instead of hanging the GPU.
+ * when S <= G (G = grid size) every item of the smallest unfinished item's row has been
+ * reached by its block (a block only moves on after finishing its earlier items, and
+ * prefetching never blocks), so the row completes. That needs every block resident, which
+ * the cooperative launch guarantees (it fails rather than launch a grid that does not fit),
+ * and S <= G, which the launcher enforces (with S > G a block would wait for a slice that it
+ * must itself process later: the first GPU run found that deadlock, as a trap, with 4 stages
+ * at fp32 backward 2^20 columns, S = 149 > 132). A row too long for G slices of 2 stages
+ * (over ~7 MB of fp32 forward on an H100) goes to `split`, which re-reads what does not fit.
+ * A wait longer than SML_COOP_WAIT_NS (a broken invariant, or a handle's launches overlapping
+ * on two streams) traps, which fails the launch instead of hanging the GPU.
  *
  * The partial slots live in the handle (one 16-byte slot per slice of the tensor) and carry a
  * generation number that grows by one per launch, so no slot needs clearing between launches:
@@ -50,20 +54,28 @@
 #define COOP_ITEM_OVERHEAD 256 /* chunks: what one more item costs in the slice-count choice */
 #define SML_COOP_WAIT_NS 10000000000ull /* 10 s */
 
+/* A slice's partial: its max and sum (backward: its sum), each in a 64-bit word whose upper
+ * half is the generation of the launch that wrote it. An aligned 64-bit access is
+ * single-copy atomic, so a reader that sees the current generation in a word sees that
+ * launch's value beside it, with no fence on either side. A release store or an acquire
+ * load would be one, and a fence waits for the thread's copies in flight: with st.release
+ * publishing each partial, every exchange waited for the next slices' loads (run 8: 43-66%
+ * of memcpy at 128 x 2^20, slower the more stages were in flight). */
 typedef struct coop_slot {
-    float m, s;   /* the slice's max and sum (backward: its sum) */
-    unsigned gen; /* the launch that wrote it */
-    unsigned pad;
+    unsigned long long m, s;
 } coop_slot;
 
-static __device__ __forceinline__ unsigned coop_ld_acquire(const unsigned *p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
+static __device__ __forceinline__ void coop_put(unsigned long long *p, float v, unsigned gen) {
+    const unsigned long long w = ((unsigned long long)gen << 32) | __float_as_uint(v);
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
 }
-static __device__ __forceinline__ void coop_st_release(unsigned *p, unsigned v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+static __device__ __forceinline__ unsigned long long coop_get(const unsigned long long *p) {
+    unsigned long long w;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+    return w;
 }
+/* The value of a slot word once it carries `gen`; traps after SML_COOP_WAIT_NS. */
+static __device__ __forceinline__ float coop_wait_word(const unsigned long long *p, unsigned gen);
 static __device__ __forceinline__ unsigned long long coop_now(void) {
     unsigned long long t;
     asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
@@ -73,6 +85,18 @@ static __device__ __forceinline__ unsigned long long coop_now(void) {
 static __device__ __forceinline__ void coop_cp16(void *dst, const void *src, int bytes) {
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+}
+static __device__ __forceinline__ float coop_wait_word(const unsigned long long *p, unsigned gen) {
+    unsigned long long w = coop_get(p);
+    if ((unsigned)(w >> 32) != gen) {
+        const unsigned long long t0 = coop_now();
+        do {
+            __nanosleep(32);
+            if (coop_now() - t0 > SML_COOP_WAIT_NS) __trap();
+            w = coop_get(p);
+        } while ((unsigned)(w >> 32) != gen);
+    }
+    return __uint_as_float((unsigned)w);
 }
 static __device__ __forceinline__ void coop_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
 /* Wait until at most n of this thread's copy groups are pending (n is an immediate). */
@@ -200,23 +224,16 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
             /* Publish, then gather the row's S partials, in slice order. */
             coop_slot *rs = slots + c.row * S;
             if (tid == 0) {
-                rs[c.sl].m = m;
-                rs[c.sl].s = s;
-                coop_st_release(&rs[c.sl].gen, gen);
+                if (!BWD) coop_put(&rs[c.sl].m, m, gen);
+                coop_put(&rs[c.sl].s, s, gen);
             }
             if (tid < 32) {
                 float pm = -FLT_MAX, ps = 0.0f;
                 for (int64_t j = tid; j < S; j += 32) {
-                    if (coop_ld_acquire(&rs[j].gen) != gen) {
-                        const unsigned long long t0 = coop_now();
-                        while (coop_ld_acquire(&rs[j].gen) != gen) {
-                            __nanosleep(64);
-                            if (coop_now() - t0 > SML_COOP_WAIT_NS) __trap();
-                        }
-                    }
-                    const float2 v = __ldcg(reinterpret_cast<const float2 *>(&rs[j]));
-                    if (!BWD) sml_merge(pm, ps, v.x, v.y);
-                    else ps += v.y;
+                    const float vm = BWD ? 0.0f : coop_wait_word(&rs[j].m, gen);
+                    const float vs = coop_wait_word(&rs[j].s, gen);
+                    if (!BWD) sml_merge(pm, ps, vm, vs);
+                    else ps += vs;
                 }
                 if (!BWD) sml_warp_merge(pm, ps, 32);
                 else ps = sml_warp_sum(ps, 32);
@@ -337,30 +354,31 @@ static sml_status coop_go(sml_handle *h, const sml_problem *p, int threads, int 
 
     coop_plan pl;
     pl.threads = threads > 0 ? threads : COOP_THREADS;
-    pl.nst = nst > 0 ? nst : COOP_STAGES;
     pl.bps = bps > 0 ? bps : COOP_BLOCKS_PER_SM;
-    if (pl.threads % 32 || pl.threads > COOP_MAX_THREADS || pl.nst < 2 || pl.nst > COOP_MAX_STAGES || pl.bps > 32)
+    if (pl.threads % 32 || pl.threads > COOP_MAX_THREADS || nst > COOP_MAX_STAGES || (nst > 0 && nst < 2) ||
+        pl.bps > 32)
         return SML_ERR_UNSUPPORTED;
     const size_t chunk_bytes = sizeof(sml_chunk<T, V>) * (BWD ? 2 : 1);
     const int64_t nch = (p->cols + V - 1) / V;
-    const int64_t cap = (int64_t)(avail / (size_t)pl.bps / (size_t)pl.nst / chunk_bytes);
-    if (cap < 1) return SML_ERR_UNSUPPORTED;
     const int64_t G = (int64_t)pl.bps * sms;
-    pl.S = coop_slices(p->rows, nch, cap, G, force_S);
-    pl.per = (nch + pl.S - 1) / pl.S;
-    pl.S = (nch + pl.per - 1) / pl.per;
-    if (pl.per > cap || pl.per * V >= INT32_MAX) return SML_ERR_UNSUPPORTED;
-    if (p->rows > INT64_MAX / pl.S) return SML_ERR_UNSUPPORTED;
+    /* The launcher's stage count, or fewer (larger slices) until S <= G; see "Progress". */
+    for (pl.nst = nst > 0 ? nst : COOP_STAGES;; pl.nst--) {
+        const int64_t cap = (int64_t)(avail / (size_t)pl.bps / (size_t)pl.nst / chunk_bytes);
+        pl.S = cap < 1 ? 0 : coop_slices(p->rows, nch, cap, G, force_S);
+        if (pl.S >= 1) {
+            pl.per = (nch + pl.S - 1) / pl.S;
+            pl.S = (nch + pl.per - 1) / pl.per;
+            if (pl.per <= cap && pl.per * V < INT32_MAX && pl.S <= G && p->rows <= INT64_MAX / pl.S) break;
+        }
+        if (nst > 0 || pl.nst <= 2) /* no plan: a row too long to stay on chip */
+            return threads > 0 || nst > 0 || bps > 0 || force_S > 0 ? SML_ERR_UNSUPPORTED : sml_launch_split(h, p);
+    }
     pl.smem = (size_t)pl.nst * (size_t)pl.per * chunk_bytes;
 
     int fit = 0;
     s = sml_cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kern, pl.threads, pl.smem));
     if (s != SML_OK) return s;
-    if (fit < pl.bps) {
-        if (bps > 0) return SML_ERR_UNSUPPORTED;
-        pl.bps = fit;
-    }
-    if (pl.bps < 1) return SML_ERR_UNSUPPORTED;
+    if (fit < pl.bps) return SML_ERR_UNSUPPORTED; /* the grid could not be co-resident */
     pl.grid = sml_min64(p->rows * pl.S, (int64_t)pl.bps * sms);
 
     coop_slot *slots = NULL;
