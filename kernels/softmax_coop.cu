@@ -49,7 +49,8 @@
 #define COOP_MAX_THREADS 1024
 #define COOP_THREADS 512
 #define COOP_STAGES 3
-#define COOP_MAX_STAGES 4
+#define COOP_MIN_STAGES 3 /* one awaiting output, one being reduced, one or more in flight */
+#define COOP_MAX_STAGES 5
 #define COOP_BLOCKS_PER_SM 1
 #define COOP_ITEM_OVERHEAD 256 /* chunks: what one more item costs in the slice-count choice */
 #define SML_COOP_WAIT_NS 10000000000ull /* 10 s */
@@ -99,7 +100,8 @@ static __device__ __forceinline__ float coop_wait_word(const unsigned long long 
     return __uint_as_float((unsigned)w);
 }
 static __device__ __forceinline__ void coop_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
-/* Wait until at most n of this thread's copy groups are pending (n is an immediate). */
+/* Wait until at most n (0..3, COOP_MAX_STAGES - 2) of this thread's copy groups are
+ * pending; the count is an immediate of the instruction. */
 static __device__ __forceinline__ void coop_wait(int n) {
     switch (n) {
     case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
@@ -137,7 +139,8 @@ typedef struct coop_item {
 static __device__ __forceinline__ coop_item coop_locate(int64_t it, int64_t S, int64_t per, int64_t nch, int64_t cols,
                                                        int64_t ld, int V) {
     coop_item r;
-    r.row = it / S;
+    /* 32-bit division where it fits: the 64-bit one is a long software sequence, per item. */
+    r.row = (uint64_t)it <= 0xffffffffu ? (int64_t)((unsigned)it / (unsigned)S) : it / S;
     r.sl = it - r.row * S;
     const int64_t lo = r.sl * per;
     r.mine = (int)sml_min64(per, nch - lo);
@@ -163,6 +166,65 @@ __device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_
     }
 }
 
+/* This thread's statistics of a slice in shared memory: its max first, then the compensated
+ * sum of exp(x - max) (backward: of dy * y, or dy). Two passes over shared memory instead of
+ * the online rescale: no chain through a running max, so the loads and exps of a thread's
+ * chunks overlap. */
+template <typename T, int V, bool BWD, bool LOG>
+__device__ __forceinline__ void coop_stats(const sml_chunk<T, V> *sx, const sml_chunk<T, V> *sd, const coop_item &c,
+                                           int tid, int nt, T pad, float &m, float &s) {
+    m = -FLT_MAX;
+    sml_ksum acc = {0.0f, 0.0f};
+    if (!BWD) {
+        for (int i = tid; i < c.mine; i += nt) {
+            sml_chunk<T, V> a = sx[i];
+            if ((i + 1) * V > c.nval) coop_pad_tail<T, V>(a, c.nval - i * V, pad);
+#pragma unroll
+            for (int j = 0; j < V; j++) m = fmaxf(m, sml_cv(a, j));
+        }
+    }
+    for (int i = tid; i < c.mine; i += nt) {
+        sml_chunk<T, V> a = sx[i];
+        float t = 0.0f;
+        if (!BWD) {
+            if ((i + 1) * V > c.nval) coop_pad_tail<T, V>(a, c.nval - i * V, pad);
+#pragma unroll
+            for (int j = 0; j < V; j++) t += sml_exp_shift(sml_cv(a, j), m);
+        } else {
+            const sml_chunk<T, V> b = sd[i]; /* zero-filled past the row: adds exact zeros */
+#pragma unroll
+            for (int j = 0; j < V; j++) t += sml_bwd_term(sml_cv(a, j), sml_cv(b, j), LOG);
+        }
+        sml_kadd(acc, t);
+    }
+    s = sml_kval(acc);
+}
+
+/* The row's statistics from its S published partials: thread j < S waits for slot j, then
+ * one block merge in a fixed order, the same in every block of the row, so all of them get
+ * the same bits. All threads wait in parallel: one round trip to L2, not S. */
+template <bool BWD>
+__device__ __forceinline__ void coop_gather(const coop_slot *rs, int64_t S, unsigned gen, int tid, int nt, float &m,
+                                            float &s, float *red) {
+    float pm = -FLT_MAX, ps = 0.0f;
+    for (int64_t j = tid; j < S; j += nt) {
+        const float vm = BWD ? 0.0f : coop_wait_word(&rs[j].m, gen);
+        const float vs = coop_wait_word(&rs[j].s, gen);
+        if (!BWD) sml_merge(pm, ps, vm, vs);
+        else ps += vs;
+    }
+    if (!BWD) sml_block_merge(pm, ps, red);
+    else ps = sml_block_sum(ps, red);
+    m = pm;
+    s = ps;
+}
+
+/* Items: it = blockIdx.x + k G for k = 0, 1, ...; item k lives in stage k % nst. The loop is
+ * skewed by one item: iteration k reduces item k and publishes its partial, then gathers the
+ * row statistics of item k - 1 (published an iteration ago, so usually there already) and
+ * writes item k - 1. Stages: k - 1 awaiting output, k being reduced, k + 1 .. k + nst - 2 in
+ * flight. Progress as in the file comment: an item is published before its block waits for
+ * anything of a later item. */
 template <typename T, int V, bool BWD, bool LOG>
 __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
     sml_coop_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t S, int64_t per,
@@ -171,17 +233,17 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
     extern __shared__ __align__(16) unsigned char sml_coop_smem[];
     VT *stage0 = reinterpret_cast<VT *>(sml_coop_smem);
     const int64_t stage_chunks = per * (BWD ? 2 : 1);
-    __shared__ float red[2][64];
-    __shared__ float total[2][2];
+    __shared__ float red[2][64]; /* [0]: a slice's reduction, [1]: the gather's; the barrier
+                                    at the top of each iteration separates reuses */
 
     const int nt = blockDim.x, tid = threadIdx.x;
     const int64_t G = gridDim.x, nch = (cols + V - 1) / V, items = rows * S;
     const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
     const T *dsrc = BWD ? dy : x;
 
-    /* Prologue: the first nst - 1 items in flight, one copy group each (empty groups too, so
-     * that "all but the newest nst - 1 groups" always means "this item's"). */
-    for (int j = 0; j < nst - 1; j++) {
+    /* Prologue: the first nst - 2 items in flight, one copy group each (empty groups too, so
+     * that "all but the newest nst - 2 groups" always means "this item's"). */
+    for (int j = 0; j < nst - 2; j++) {
         const int64_t it = blockIdx.x + j * G;
         if (it < items) {
             const coop_item c = coop_locate(it, S, per, nch, cols, ld, V);
@@ -191,66 +253,50 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
         coop_commit();
     }
 
-    int parity = 0;
-    int64_t k = 0;
-    for (int64_t it = blockIdx.x; it < items; it += G, k++, parity ^= 1) {
-        /* Every thread is done reading the stage the next copy overwrites (the last item's). */
+    coop_item prev = {0, 0, 0, 0, 0};
+    float pm = 0.0f, ps = 0.0f; /* item k - 1's own partial (used when S == 1) */
+    for (int64_t k = 0, it = blockIdx.x;; k++, it += G) {
+        const bool have = it < items, had = k > 0;
+        if (!have && !had) break;
+        /* Every thread is done with the stage the next copy overwrites (item k - 2's). */
         __syncthreads();
-        const int64_t ahead = it + (int64_t)(nst - 1) * G;
+        const int64_t ahead = it + (int64_t)(nst - 2) * G;
         if (ahead < items) {
             const coop_item c = coop_locate(ahead, S, per, nch, cols, ld, V);
-            VT *sx = stage0 + ((k + nst - 1) % nst) * stage_chunks;
+            VT *sx = stage0 + ((k + nst - 2) % nst) * stage_chunks;
             coop_issue<T, V, BWD>(x + c.off, dsrc + c.off, c, sx, sx + per, tid, nt);
         }
         coop_commit();
-        coop_wait(nst - 1);
 
-        const coop_item c = coop_locate(it, S, per, nch, cols, ld, V);
-        const VT *sx = stage0 + (k % nst) * stage_chunks, *sd = sx + per;
-
-        /* This slice's statistics from the thread's own slots. */
-        float m = -FLT_MAX;
-        sml_ksum acc = {0.0f, 0.0f};
-        for (int i = tid; i < c.mine; i += nt) {
-            VT a = sx[i], b = BWD ? sd[i] : a;
-            if (!BWD && (i + 1) * V > c.nval) coop_pad_tail<T, V>(a, c.nval - i * V, pad);
-            sml_tile_acc<T, V, 1, BWD, LOG>(&a, &b, m, acc);
-        }
-        float s = sml_kval(acc);
-        if (!BWD) sml_block_merge(m, s, red[parity]);
-        else s = sml_block_sum(s, red[parity]);
-
-        if (S > 1) {
-            /* Publish, then gather the row's S partials, in slice order. */
-            coop_slot *rs = slots + c.row * S;
-            if (tid == 0) {
-                if (!BWD) coop_put(&rs[c.sl].m, m, gen);
-                coop_put(&rs[c.sl].s, s, gen);
+        coop_item c = prev;
+        float m = 0.0f, s = 0.0f;
+        if (have) {
+            coop_wait(nst - 2);
+            c = coop_locate(it, S, per, nch, cols, ld, V);
+            const VT *sx = stage0 + (k % nst) * stage_chunks;
+            coop_stats<T, V, BWD, LOG>(sx, sx + per, c, tid, nt, pad, m, s);
+            if (!BWD) sml_block_merge(m, s, red[0]);
+            else s = sml_block_sum(s, red[0]);
+            if (S > 1 && tid == 0) {
+                coop_slot *slot = slots + c.row * S + c.sl;
+                if (!BWD) coop_put(&slot->m, m, gen);
+                coop_put(&slot->s, s, gen);
             }
-            if (tid < 32) {
-                float pm = -FLT_MAX, ps = 0.0f;
-                for (int64_t j = tid; j < S; j += 32) {
-                    const float vm = BWD ? 0.0f : coop_wait_word(&rs[j].m, gen);
-                    const float vs = coop_wait_word(&rs[j].s, gen);
-                    if (!BWD) sml_merge(pm, ps, vm, vs);
-                    else ps += vs;
-                }
-                if (!BWD) sml_warp_merge(pm, ps, 32);
-                else ps = sml_warp_sum(ps, 32);
-                if (tid == 0) {
-                    total[parity][0] = pm;
-                    total[parity][1] = ps;
-                }
-            }
-            __syncthreads();
-            m = total[parity][0];
-            s = total[parity][1];
         }
-        const float post = BWD ? s : sml_fwd_post(s, LOG);
-
-        T *os = out + c.off;
-        for (int i = tid; i < c.mine; i += nt)
-            sml_cst<T, V, true>(os, (int64_t)i * V, c.nval, sml_chunk_out<T, V, BWD, LOG>(sx[i], BWD ? sd[i] : sx[i], m, post));
+        if (had) {
+            float M = pm, sum = ps;
+            if (S > 1) coop_gather<BWD>(slots + prev.row * S, S, gen, tid, nt, M, sum, red[1]);
+            const float post = BWD ? sum : sml_fwd_post(sum, LOG);
+            const VT *sx = stage0 + ((k - 1) % nst) * stage_chunks, *sd = sx + per;
+            T *os = out + prev.off;
+            for (int i = tid; i < prev.mine; i += nt)
+                sml_cst<T, V, true>(os, (int64_t)i * V, prev.nval,
+                                    sml_chunk_out<T, V, BWD, LOG>(sx[i], BWD ? sd[i] : sx[i], M, post));
+        }
+        if (!have) break;
+        prev = c;
+        pm = m;
+        ps = s;
     }
     coop_wait(0); /* no copy outlives the block (groups past the last item are empty) */
 }
@@ -355,7 +401,7 @@ static sml_status coop_go(sml_handle *h, const sml_problem *p, int threads, int 
     coop_plan pl;
     pl.threads = threads > 0 ? threads : COOP_THREADS;
     pl.bps = bps > 0 ? bps : COOP_BLOCKS_PER_SM;
-    if (pl.threads % 32 || pl.threads > COOP_MAX_THREADS || nst > COOP_MAX_STAGES || (nst > 0 && nst < 2) ||
+    if (pl.threads % 32 || pl.threads > COOP_MAX_THREADS || nst > COOP_MAX_STAGES || (nst > 0 && nst < COOP_MIN_STAGES) ||
         pl.bps > 32)
         return SML_ERR_UNSUPPORTED;
     const size_t chunk_bytes = sizeof(sml_chunk<T, V>) * (BWD ? 2 : 1);
@@ -370,7 +416,7 @@ static sml_status coop_go(sml_handle *h, const sml_problem *p, int threads, int 
             pl.S = (nch + pl.per - 1) / pl.per;
             if (pl.per <= cap && pl.per * V < INT32_MAX && pl.S <= G && p->rows <= INT64_MAX / pl.S) break;
         }
-        if (nst > 0 || pl.nst <= 2) /* no plan: a row too long to stay on chip */
+        if (nst > 0 || pl.nst <= COOP_MIN_STAGES) /* no plan: a row too long to stay on chip */
             return threads > 0 || nst > 0 || bps > 0 || force_S > 0 ? SML_ERR_UNSUPPORTED : sml_launch_split(h, p);
     }
     pl.smem = (size_t)pl.nst * (size_t)pl.per * chunk_bytes;
