@@ -166,13 +166,16 @@ __device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_
     }
 }
 
-/* This thread's statistics of a slice in shared memory: its max first, then the compensated
- * sum of exp(x - max) (backward: of dy * y, or dy). Two passes over shared memory instead of
- * the online rescale: no chain through a running max, so the loads and exps of a thread's
- * chunks overlap. */
+/* A slice's statistics, every thread of the block getting the same bits: forward the block's
+ * max M of the slice (threads' maxima, one block reduction) and then the compensated sum of
+ * exp(x - M) (a second one); backward the sum of dy * y (or dy). Two cheap reductions
+ * instead of one merge of (max, sum) pairs, whose butterfly computes two exps per step on the
+ * critical path of every item (run 9: forward 68-74% of memcpy at 128 x 2^20 with the merge,
+ * where backward, with plain sums, reached 90-100%). Both passes read shared memory, not
+ * global. red: two reduction buffers. */
 template <typename T, int V, bool BWD, bool LOG>
 __device__ __forceinline__ void coop_stats(const sml_chunk<T, V> *sx, const sml_chunk<T, V> *sd, const coop_item &c,
-                                           int tid, int nt, T pad, float &m, float &s) {
+                                           int tid, int nt, T pad, float &m, float &s, float (*red)[64]) {
     m = -FLT_MAX;
     sml_ksum acc = {0.0f, 0.0f};
     if (!BWD) {
@@ -182,6 +185,7 @@ __device__ __forceinline__ void coop_stats(const sml_chunk<T, V> *sx, const sml_
 #pragma unroll
             for (int j = 0; j < V; j++) m = fmaxf(m, sml_cv(a, j));
         }
+        m = sml_block_max(m, red[0]);
     }
     for (int i = tid; i < c.mine; i += nt) {
         sml_chunk<T, V> a = sx[i];
@@ -197,26 +201,30 @@ __device__ __forceinline__ void coop_stats(const sml_chunk<T, V> *sx, const sml_
         }
         sml_kadd(acc, t);
     }
-    s = sml_kval(acc);
+    s = sml_block_sum(sml_kval(acc), red[1]);
 }
 
-/* The row's statistics from its S published partials: thread j < S waits for slot j, then
- * one block merge in a fixed order, the same in every block of the row, so all of them get
- * the same bits. All threads wait in parallel: one round trip to L2, not S. */
+/* The row's statistics from its S published partials: thread j < S waits for slot j (all
+ * threads wait in parallel: one round trip to L2, not S), then the row max (one block
+ * reduction) and the sum of s_j exp(m_j - max) (another), in a fixed order, the same in every
+ * block of the row, so all of them get the same bits. A slice of -inf only (m_j = -FLT_MAX,
+ * s_j = 0) adds 0; a +inf anywhere makes the max +inf and its own term exp(inf - inf) = NaN. */
 template <bool BWD>
 __device__ __forceinline__ void coop_gather(const coop_slot *rs, int64_t S, unsigned gen, int tid, int nt, float &m,
-                                            float &s, float *red) {
+                                            float &s, float (*red)[64]) {
     float pm = -FLT_MAX, ps = 0.0f;
-    for (int64_t j = tid; j < S; j += nt) {
+    for (int64_t j = tid; j < S; j += nt) { /* S <= G <= nt * ... : one slot per thread in practice */
         const float vm = BWD ? 0.0f : coop_wait_word(&rs[j].m, gen);
         const float vs = coop_wait_word(&rs[j].s, gen);
         if (!BWD) sml_merge(pm, ps, vm, vs);
         else ps += vs;
     }
-    if (!BWD) sml_block_merge(pm, ps, red);
-    else ps = sml_block_sum(ps, red);
-    m = pm;
-    s = ps;
+    if (!BWD) {
+        m = sml_block_max(pm, red[0]);
+        s = sml_block_sum(__fmul_rn(ps, sml_exp2((pm - m) * SML_LOG2E)), red[1]);
+    } else {
+        s = sml_block_sum(ps, red[1]);
+    }
 }
 
 /* Items: it = blockIdx.x + k G for k = 0, 1, ...; item k lives in stage k % nst. The loop is
@@ -233,8 +241,8 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
     extern __shared__ __align__(16) unsigned char sml_coop_smem[];
     VT *stage0 = reinterpret_cast<VT *>(sml_coop_smem);
     const int64_t stage_chunks = per * (BWD ? 2 : 1);
-    __shared__ float red[2][64]; /* [0]: a slice's reduction, [1]: the gather's; the barrier
-                                    at the top of each iteration separates reuses */
+    __shared__ float red[4][64]; /* [0..1]: a slice's reductions, [2..3]: the gather's; the
+                                    barrier at the top of each iteration separates reuses */
 
     const int nt = blockDim.x, tid = threadIdx.x;
     const int64_t G = gridDim.x, nch = (cols + V - 1) / V, items = rows * S;
@@ -274,9 +282,7 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
             coop_wait(nst - 2);
             c = coop_locate(it, S, per, nch, cols, ld, V);
             const VT *sx = stage0 + (k % nst) * stage_chunks;
-            coop_stats<T, V, BWD, LOG>(sx, sx + per, c, tid, nt, pad, m, s);
-            if (!BWD) sml_block_merge(m, s, red[0]);
-            else s = sml_block_sum(s, red[0]);
+            coop_stats<T, V, BWD, LOG>(sx, sx + per, c, tid, nt, pad, m, s, red);
             if (S > 1 && tid == 0) {
                 coop_slot *slot = slots + c.row * S + c.sl;
                 if (!BWD) coop_put(&slot->m, m, gen);
@@ -285,7 +291,7 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
         }
         if (had) {
             float M = pm, sum = ps;
-            if (S > 1) coop_gather<BWD>(slots + prev.row * S, S, gen, tid, nt, M, sum, red[1]);
+            if (S > 1) coop_gather<BWD>(slots + prev.row * S, S, gen, tid, nt, M, sum, red + 2);
             const float post = BWD ? sum : sml_fwd_post(sum, LOG);
             const VT *sx = stage0 + ((k - 1) % nst) * stage_chunks, *sd = sx + per;
             T *os = out + prev.off;
