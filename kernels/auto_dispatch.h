@@ -6,6 +6,7 @@
  *   forward, cols <= 1024                         -> block  (row in a block's registers)
  *   forward, cols <= 16,384 (fp32: 8,192)         -> online (two reads, the second from L2)
  *   backward, cols <= 16,384                      -> block
+ *   backward, y and dy rows of 1 MiB or more, sm_90 -> coop (row over any blocks of the GPU)
  *   longer rows, cluster launch (sm_90)           -> split  (row over a cluster's shared memory)
  *   longer rows, no cluster launch                -> online
  *
@@ -26,7 +27,15 @@
  * ops. 16-bit at 512 columns stays with block: warp 0.97-1.07x of it, no clear winner.
  * Run 6 (docs/ledgers/2026-11-22-h100-standard-all-ops-run6.json) confirmed it: at 4096 x 256
  * 16-bit, auto took 4.77-5.44 us where its converged measurements are (1.07-1.15x the copy
- * kernel, 1.02-1.18x cuDNN; docs/KERNELS.md, v5). */
+ * kernel, 1.02-1.18x cuDNN; docs/KERNELS.md, v5).
+ *
+ * Run 10 (session 4, kernels/tune, docs/KERNELS.md v7) moved long backward rows to `coop`,
+ * whose slices spread over every SM where a cluster is confined to a GPC: at 128 x 2^20 it
+ * reached 94-98% of memcpy against split's 70-79%; at 1024 x 131072 fp32 (y and dy rows of
+ * 1 MiB) 96.6-97.0% against 94.9-96.0% (two runs); at 1024 x 131072 16-bit (512 KiB) it
+ * trailed split (93.1-93.5 against 95.1-95.6%), and at 4096 x 32768 16-bit by 10%, hence the
+ * 1 MiB threshold: fp32 from 131,072 columns, 16-bit from 262,144. Forward stays with split:
+ * coop's best forward plan measured 77-81% of memcpy at 128 x 2^20 against split's 84%. */
 #ifndef SML_KERNELS_AUTO_DISPATCH_H
 #define SML_KERNELS_AUTO_DISPATCH_H
 
@@ -40,12 +49,14 @@
 #define SML_AUTO_ONLINE_MAX_COLS_FWD_F32 8192
 #define SML_AUTO_ONLINE_MAX_COLS_FWD 16384
 #define SML_AUTO_BLOCK_MAX_COLS 16384
+#define SML_AUTO_COOP_MIN_BWD_ROW_BYTES (1 << 20) /* y and dy of one row together */
 
 typedef enum sml_auto_path {
     SML_AUTO_WARP = 0,
     SML_AUTO_BLOCK,
     SML_AUTO_SPLIT,
     SML_AUTO_ONLINE,
+    SML_AUTO_COOP,
 } sml_auto_path;
 
 static inline const char *sml_auto_path_name(sml_auto_path a) {
@@ -54,11 +65,18 @@ static inline const char *sml_auto_path_name(sml_auto_path a) {
     case SML_AUTO_BLOCK: return "block";
     case SML_AUTO_SPLIT: return "split";
     case SML_AUTO_ONLINE: return "online";
+    case SML_AUTO_COOP: return "coop";
     }
     return "?";
 }
 
-/* The dispatch decision. has_clusters: the device supports cluster launch (sm_90+). */
+/* The first backward column count that goes to coop. */
+static inline int64_t sml_auto_coop_min_cols(sml_dtype dt) {
+    return SML_AUTO_COOP_MIN_BWD_ROW_BYTES / (2 * (int64_t)sml_dtype_size(dt));
+}
+
+/* The dispatch decision. has_clusters: the device supports cluster launch (sm_90+), which
+ * also stands for the cooperative launch coop needs (every sm_90 device has both). */
 static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t cols, int has_clusters) {
     if (cols <= (dt == SML_F32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT)) return SML_AUTO_WARP;
     if (!sml_op_is_backward(op)) {
@@ -67,20 +85,24 @@ static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t cols,
             return SML_AUTO_ONLINE;
     } else if (cols <= SML_AUTO_BLOCK_MAX_COLS) {
         return SML_AUTO_BLOCK;
+    } else if (has_clusters && cols >= sml_auto_coop_min_cols(dt)) {
+        return SML_AUTO_COOP;
     }
     return has_clusters ? SML_AUTO_SPLIT : SML_AUTO_ONLINE;
 }
 
 /* Every column count where the decision changes for some op and dtype (the last column of a
  * range; tests add one either side): the i-th for i < SML_AUTO_N_COL_THRESHOLDS. */
-#define SML_AUTO_N_COL_THRESHOLDS 5
+#define SML_AUTO_N_COL_THRESHOLDS 7
 static inline int64_t sml_auto_col_threshold(int i) {
     switch (i) {
     case 0: return SML_AUTO_WARP_MAX_COLS;
     case 1: return SML_AUTO_WARP_MAX_COLS_16BIT;
     case 2: return SML_AUTO_BLOCK_MAX_COLS_FWD;
     case 3: return SML_AUTO_ONLINE_MAX_COLS_FWD_F32;
-    default: return SML_AUTO_BLOCK_MAX_COLS; /* == SML_AUTO_ONLINE_MAX_COLS_FWD */
+    case 4: return SML_AUTO_BLOCK_MAX_COLS; /* == SML_AUTO_ONLINE_MAX_COLS_FWD */
+    case 5: return sml_auto_coop_min_cols(SML_F32) - 1;  /* the last column before coop */
+    default: return sml_auto_coop_min_cols(SML_F16) - 1;
     }
 }
 

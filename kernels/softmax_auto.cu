@@ -7,6 +7,8 @@
  *   online forward rows that fit L2 on their second read; long rows without clusters
  *   split  long rows: a cluster of 1..16 blocks per row sized so that rows x cluster fills
  *          the SMs; slices kept in shared memory.
+ *   coop   long backward rows (y and dy of 1 MiB or more): slices over every block of a
+ *          cooperative grid, partials exchanged through L2.
  * Alignment needs no decision here: every path falls back to scalar accesses by itself. */
 #include "kernels/auto_dispatch.h"
 #include "kernels/common.cuh"
@@ -21,6 +23,7 @@ extern "C" sml_status sml_launch_auto(sml_handle *h, const sml_problem *p) {
     case SML_AUTO_BLOCK: return sml_launch_block(h, p);
     case SML_AUTO_SPLIT: return sml_launch_split(h, p);
     case SML_AUTO_ONLINE: return sml_launch_online(h, p);
+    case SML_AUTO_COOP: return sml_launch_coop(h, p);
     }
     return SML_ERR_INTERNAL;
 }

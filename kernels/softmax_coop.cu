@@ -3,8 +3,8 @@
  * blocks are resident at once) walks the items, keeping each slice in shared memory while the
  * blocks of one row exchange their partial (max, sum) through global memory: each block
  * publishes its slice's partial tagged with a per-launch generation number, waits until all
- * S partials of its row carry that number, merges them in slice order (so every block of the
- * row gets the same bits), and writes its slice's output from shared memory. The input is
+ * S partials of its row carry that number, combines them in a fixed order (so every block of
+ * the row gets the same bits), and writes its slice's output from shared memory. The input is
  * read once and the output written once, as in `split`.
  *
  * Why not `split`: a thread-block cluster is confined to one GPC, so clusters of 8 or 16
@@ -14,11 +14,16 @@
  * fits. The price is a round trip through L2 for the partials instead of DSMEM.
  *
  * Loads are asynchronous copies straight into shared memory (cp.async, 16 bytes, no
- * registers), NST stages deep: while a block waits for its row's partials and writes its
- * output, the copies of its next NST - 1 slices are already in flight. Each thread copies,
- * reduces and writes the same slots of a stage, so only the reductions need barriers.
- * Rows that fit one stage (S = 1) need no exchange: the kernel is then a pipelined persistent
- * grid over whole rows.
+ * registers), NST stages deep, and the loop is skewed by one item: a block reduces slice k and
+ * publishes its partial, then gathers the partials of slice k - 1 (published an iteration
+ * ago, so usually there already) and writes slice k - 1, while the copies of slices k + 1 ..
+ * k + NST - 2 are in flight. Each thread copies, reduces and writes the same slots of a stage,
+ * so only the reductions need barriers. Rows that fit one stage (S = 1) need no exchange.
+ *
+ * Measured (H100, docs/KERNELS.md v7): backward at 128 x 2^20 94-98% of memcpy (split:
+ * 70-79%), so `auto` sends long backward rows here; forward only 77-81% (split: 84%): the
+ * forward's per-slice chain (max, exp-sum, publish, gather, exp again) is longer than the
+ * memory time it has to hide behind, and more blocks per SM only shorten the slices.
  *
  * Progress: a block of item i waits only for the items of i's row, which are consecutive;
  * when S <= G (G = grid size) every item of the smallest unfinished item's row has been
@@ -27,18 +32,19 @@
  * the cooperative launch guarantees (it fails rather than launch a grid that does not fit),
  * and S <= G, which the launcher enforces (with S > G a block would wait for a slice that it
  * must itself process later: the first GPU run found that deadlock, as a trap, with 4 stages
- * at fp32 backward 2^20 columns, S = 149 > 132). A row too long for G slices of 2 stages
- * (over ~7 MB of fp32 forward on an H100) goes to `split`, which re-reads what does not fit.
+ * at fp32 backward 2^20 columns, S = 149 > 132). A row too long for G slices of 3 stages
+ * (on an H100 over ~4.9 MB of y and dy backward, 4.7 MB forward) goes to `split`, which
+ * re-reads what does not fit.
  * A wait longer than SML_COOP_WAIT_NS (a broken invariant, or a handle's launches overlapping
  * on two streams) traps, which fails the launch instead of hanging the GPU.
  *
- * The partial slots live in the handle (one 16-byte slot per slice of the tensor) and carry a
+ * The partial slots live in the handle (two 64-bit words per slice of the tensor) and carry a
  * generation number that grows by one per launch, so no slot needs clearing between launches:
  * a slot written by an earlier launch never holds the current number. Two launches with one
  * handle must therefore not overlap (the header's rule: one handle per stream of work).
  *
  * Rows that are not 16-byte aligned run with element loads into shared memory (the scalar
- * path: correct, not fast; `auto` never sends them here). */
+ * path: correct, not fast). */
 #include <stdlib.h>
 
 #include "kernels/common.cuh"
@@ -47,6 +53,9 @@
 #include "internal.h"
 
 #define COOP_MAX_THREADS 1024
+/* The launcher's plan, from runs 9-11 (docs/KERNELS.md v7): backward at 128 x 2^20 measured
+ * 94-98% of memcpy with one block of 512 threads per SM and 3 stages; 4 or 5 stages (more,
+ * smaller slices) 72-85%, 2 blocks per SM 85-92%, 1,024 threads 78%. */
 #define COOP_THREADS 512
 #define COOP_STAGES 3
 #define COOP_MIN_STAGES 3 /* one awaiting output, one being reduced, one or more in flight */

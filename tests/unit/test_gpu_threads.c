@@ -250,7 +250,7 @@ int main(int argc, char **argv) {
         }
     }
     for (int i = 0; i < threads; i++) pthread_join(tid[i], NULL);
-    printf("%s: %d tasks (split and auto, 2 ops, 2 dtypes, 7 shapes), %d threads x %d rounds: %" PRId64
+    printf("%s: %d tasks (split, auto and coop, 2 ops, 2 dtypes, 7 shapes), %d threads x %d rounds: %" PRId64
            " runs\n", TEST_NAME, nt, threads, rounds, sh.runs);
     for (int i = 0; i < nt; i++) {
         free(tasks[i].x);
