@@ -110,6 +110,13 @@ static const sml_gpu_mutant MUTANTS[] = {
      0, "warp", "16-byte loads chosen from the input pointer alone, not ld: misaligned rows fault",
      "agreement as an error (CUDA misaligned address) on 2+ rows with ld % 4 != 0",
      NO_HINT, NULL, NO_SHAPE},
+    {KERNEL("gpu_coop_no_wait", "mut_coop_no_wait.cu", SML_OPS_FWD, F32, 262144, sml_mut_launch_coop_no_wait,
+            "coop copy: the gather reads each slice's partial without waiting for it"),
+     0, "coop", "the cross-block gather reads the partial slots once instead of waiting for this launch's",
+     "agreement on rows cut into 2+ slices (> 2,048 columns): sums short by unpublished slices",
+     {{SML_SOFTMAX, SML_F32, 4, 65536, 0, 0}, "normal", 3, 20.0,
+      "a race between blocks: needs rows of several slices, which the standard budget draws less often"},
+     NULL, NO_SHAPE},
 };
 
 size_t sml_gpu_mutant_count(void) { return sizeof MUTANTS / sizeof MUTANTS[0]; }

@@ -1,5 +1,5 @@
 /* mutants.h: the GPU mutant zoo of issue 7, test-only (never in the registry). Each mutant is
- * a copy of a production kernel (warp, block or online) with one classic bug planted; its
+ * a copy of a production kernel (warp, block, online or coop) with one classic bug planted; its
  * sml_kernel declares only the ops and dtypes the bug concerns, so each file instantiates
  * little. The mutation test (test_mutants_gpu.c) runs the property engine on each, and the
  * sanitizer driver (sanitize_driver.c) launches the two that compute-sanitizer must catch.
@@ -66,6 +66,7 @@ sml_status sml_mut_launch_bwd_dot_rows(sml_handle *h, const sml_problem *p);
 sml_status sml_mut_launch_grid65535(sml_handle *h, const sml_problem *p);
 sml_status sml_mut_launch_atomic_sum(sml_handle *h, const sml_problem *p);
 sml_status sml_mut_launch_assume_aligned(sml_handle *h, const sml_problem *p);
+sml_status sml_mut_launch_coop_no_wait(sml_handle *h, const sml_problem *p);
 
 #ifdef __cplusplus
 }
