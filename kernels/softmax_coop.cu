@@ -91,7 +91,8 @@ static __device__ __forceinline__ unsigned long long coop_now(void) {
     asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
     return t;
 }
-/* 16 bytes to shared memory, `bytes` (1..16) of them read from global, the rest zeroed. */
+/* 16 bytes to shared memory, `bytes` (1..16) of them read from global, the rest zeroed (the
+ * issue loop only asks for whole chunks). */
 static __device__ __forceinline__ void coop_cp16(void *dst, const void *src, int bytes) {
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(bytes) : "memory");
@@ -120,22 +121,6 @@ static __device__ __forceinline__ void coop_wait(int n) {
     }
 }
 
-/* Elements j >= valid of a chunk become `pad` (the copy zero-filled them). */
-template <typename T, int V> __device__ __forceinline__ void coop_pad_tail(sml_chunk<T, V> &r, int valid, T pad) {
-    if constexpr (V > 1) {
-        constexpr int E = 4 / sizeof(T);
-        const unsigned pw = sml_pad_word(pad);
-#pragma unroll
-        for (int q = 0; q < 4; q++)
-#pragma unroll
-            for (int e = 0; e < E; e++)
-                if (q * E + e >= valid) {
-                    const unsigned sh = 16u * (unsigned)e * (E - 1), mask = E == 1 ? 0xffffffffu : 0xffffu << sh;
-                    r.w[q] = (r.w[q] & ~mask) | (pw & mask);
-                }
-    }
-}
-
 /* Which slice an item is, and where. */
 typedef struct coop_item {
     int64_t row;
@@ -158,16 +143,30 @@ static __device__ __forceinline__ coop_item coop_locate(int64_t it, int64_t S, i
     return r;
 }
 
-/* Start the copies of one slice (x, and dy backward) into a stage. */
+/* Start the copies of one slice (x, and dy backward) into a stage. A partial chunk at the
+ * row's end is read element by element (sml_cld / sml_cld_fix) and stored by the thread,
+ * not copied with a short source size: compute-sanitizer counts the whole 16 bytes of such a
+ * copy as read, and flagged the bytes past the row (memcheck at the end of an allocation,
+ * initcheck in the stride padding; session 4). */
 template <typename T, int V, bool BWD>
 __device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_item &c, sml_chunk<T, V> *sx,
                                            sml_chunk<T, V> *sd, int tid, int nt) {
     for (int i = tid; i < c.mine; i += nt) {
         if constexpr (V > 1) {
-            const int left = c.nval - i * V;
-            const int bytes = (left >= V ? V : left) * (int)sizeof(T);
-            coop_cp16(&sx[i], xs + (int64_t)i * V, bytes);
-            if (BWD) coop_cp16(&sd[i], ds + (int64_t)i * V, bytes);
+            if ((i + 1) * V <= c.nval) {
+                coop_cp16(&sx[i], xs + (int64_t)i * V, 16);
+                if (BWD) coop_cp16(&sd[i], ds + (int64_t)i * V, 16);
+            } else {
+                const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
+                sml_chunk<T, V> a = sml_cld<T, V>(xs, (int64_t)i * V, c.nval, pad);
+                sml_cld_fix<T, V>(xs, (int64_t)i * V, c.nval, a);
+                sx[i] = a;
+                if (BWD) {
+                    sml_chunk<T, V> b = sml_cld<T, V>(ds, (int64_t)i * V, c.nval, pad);
+                    sml_cld_fix<T, V>(ds, (int64_t)i * V, c.nval, b);
+                    sd[i] = b;
+                }
+            }
         } else {
             sx[i].v[0] = xs[i];
             if (BWD) sd[i].v[0] = ds[i];
@@ -184,27 +183,25 @@ __device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_
  * global. red: two reduction buffers. */
 template <typename T, int V, bool BWD, bool LOG>
 __device__ __forceinline__ void coop_stats(const sml_chunk<T, V> *sx, const sml_chunk<T, V> *sd, const coop_item &c,
-                                           int tid, int nt, T pad, float &m, float &s, float (*red)[64]) {
+                                           int tid, int nt, float &m, float &s, float (*red)[64]) {
     m = -FLT_MAX;
     sml_ksum acc = {0.0f, 0.0f};
     if (!BWD) {
         for (int i = tid; i < c.mine; i += nt) {
-            sml_chunk<T, V> a = sx[i];
-            if ((i + 1) * V > c.nval) coop_pad_tail<T, V>(a, c.nval - i * V, pad);
+            const sml_chunk<T, V> a = sx[i]; /* a row's partial last chunk was padded with -inf */
 #pragma unroll
             for (int j = 0; j < V; j++) m = fmaxf(m, sml_cv(a, j));
         }
         m = sml_block_max(m, red[0]);
     }
     for (int i = tid; i < c.mine; i += nt) {
-        sml_chunk<T, V> a = sx[i];
+        const sml_chunk<T, V> a = sx[i];
         float t = 0.0f;
         if (!BWD) {
-            if ((i + 1) * V > c.nval) coop_pad_tail<T, V>(a, c.nval - i * V, pad);
 #pragma unroll
             for (int j = 0; j < V; j++) t += sml_exp_shift(sml_cv(a, j), m);
         } else {
-            const sml_chunk<T, V> b = sd[i]; /* zero-filled past the row: adds exact zeros */
+            const sml_chunk<T, V> b = sd[i]; /* padded with 0 past the row: adds exact zeros */
 #pragma unroll
             for (int j = 0; j < V; j++) t += sml_bwd_term(sml_cv(a, j), sml_cv(b, j), LOG);
         }
@@ -255,7 +252,6 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
 
     const int nt = blockDim.x, tid = threadIdx.x;
     const int64_t G = gridDim.x, nch = (cols + V - 1) / V, items = rows * S;
-    const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
     const T *dsrc = BWD ? dy : x;
 
     /* Prologue: the first nst - 2 items in flight, one copy group each (empty groups too, so
@@ -291,7 +287,7 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
             coop_wait(nst - 2);
             c = coop_locate(it, S, per, nch, cols, ld, V);
             const VT *sx = stage0 + (k % nst) * stage_chunks;
-            coop_stats<T, V, BWD, LOG>(sx, sx + per, c, tid, nt, pad, m, s, red);
+            coop_stats<T, V, BWD, LOG>(sx, sx + per, c, tid, nt, m, s, red);
             if (S > 1 && tid == 0) {
                 coop_slot *slot = slots + c.row * S + c.sl;
                 if (!BWD) coop_put(&slot->m, m, gen);
