@@ -35,7 +35,7 @@
  * at fp32 backward 2^20 columns, S = 149 > 132). A row too long for G slices of 3 stages
  * (on an H100 over ~4.9 MB of y and dy backward, 4.7 MB forward) goes to `split`, which
  * re-reads what does not fit.
- * A wait longer than SML_COOP_WAIT_NS (a broken invariant, or a handle's launches overlapping
+ * A wait longer than COOP_WAIT_NS (a broken invariant, or a handle's launches overlapping
  * on two streams) traps, which fails the launch instead of hanging the GPU.
  *
  * The partial slots live in the handle (two 64-bit words per slice of the tensor) and carry a
@@ -62,7 +62,7 @@
 #define COOP_MAX_STAGES 5
 #define COOP_BLOCKS_PER_SM 1
 #define COOP_ITEM_OVERHEAD 256 /* chunks: what one more item costs in the slice-count choice */
-#define SML_COOP_WAIT_NS 10000000000ull /* 10 s */
+#define COOP_WAIT_NS 10000000000ull /* 10 s */
 
 /* A slice's partial: its max and sum (backward: its sum), each in a 64-bit word whose upper
  * half is the generation of the launch that wrote it. An aligned 64-bit access is
@@ -84,30 +84,28 @@ static __device__ __forceinline__ unsigned long long coop_get(const unsigned lon
     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
     return w;
 }
-/* The value of a slot word once it carries `gen`; traps after SML_COOP_WAIT_NS. */
-static __device__ __forceinline__ float coop_wait_word(const unsigned long long *p, unsigned gen);
 static __device__ __forceinline__ unsigned long long coop_now(void) {
     unsigned long long t;
     asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
     return t;
 }
-/* 16 bytes to shared memory, `bytes` (1..16) of them read from global, the rest zeroed (the
- * issue loop only asks for whole chunks). */
-static __device__ __forceinline__ void coop_cp16(void *dst, const void *src, int bytes) {
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(bytes) : "memory");
-}
+/* The value of a slot word once it carries `gen`; traps after COOP_WAIT_NS. */
 static __device__ __forceinline__ float coop_wait_word(const unsigned long long *p, unsigned gen) {
     unsigned long long w = coop_get(p);
     if ((unsigned)(w >> 32) != gen) {
         const unsigned long long t0 = coop_now();
         do {
             __nanosleep(32);
-            if (coop_now() - t0 > SML_COOP_WAIT_NS) __trap();
+            if (coop_now() - t0 > COOP_WAIT_NS) __trap();
             w = coop_get(p);
         } while ((unsigned)(w >> 32) != gen);
     }
     return __uint_as_float((unsigned)w);
+}
+/* One whole 16-byte chunk from global to shared memory, asynchronously (no registers). */
+static __device__ __forceinline__ void coop_cp16(void *dst, const void *src) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
 }
 static __device__ __forceinline__ void coop_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
 /* Wait until at most n (0..3, COOP_MAX_STAGES - 2) of this thread's copy groups are
@@ -154,8 +152,8 @@ __device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_
     for (int i = tid; i < c.mine; i += nt) {
         if constexpr (V > 1) {
             if ((i + 1) * V <= c.nval) {
-                coop_cp16(&sx[i], xs + (int64_t)i * V, 16);
-                if (BWD) coop_cp16(&sd[i], ds + (int64_t)i * V, 16);
+                coop_cp16(&sx[i], xs + (int64_t)i * V);
+                if (BWD) coop_cp16(&sd[i], ds + (int64_t)i * V);
             } else {
                 const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
                 sml_chunk<T, V> a = sml_cld<T, V>(xs, (int64_t)i * V, c.nval, pad);
