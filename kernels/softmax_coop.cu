@@ -48,6 +48,7 @@
 #include <stdlib.h>
 
 #include "kernels/common.cuh"
+#include "kernels/coop_slots.cuh"
 #include "kernels/launchers.h"
 #include "kernels/tuning.h"
 #include "internal.h"
@@ -62,46 +63,7 @@
 #define COOP_MAX_STAGES 5
 #define COOP_BLOCKS_PER_SM 1
 #define COOP_ITEM_OVERHEAD 256 /* chunks: what one more item costs in the slice-count choice */
-#define COOP_WAIT_NS 10000000000ull /* 10 s */
 
-/* A slice's partial: its max and sum (backward: its sum), each in a 64-bit word whose upper
- * half is the generation of the launch that wrote it. An aligned 64-bit access is
- * single-copy atomic, so a reader that sees the current generation in a word sees that
- * launch's value beside it, with no fence on either side. A release store or an acquire
- * load would be one, and a fence waits for the thread's copies in flight: with st.release
- * publishing each partial, every exchange waited for the next slices' loads (run 8: 43-66%
- * of memcpy at 128 x 2^20, slower the more stages were in flight). */
-typedef struct coop_slot {
-    unsigned long long m, s;
-} coop_slot;
-
-static __device__ __forceinline__ void coop_put(unsigned long long *p, float v, unsigned gen) {
-    const unsigned long long w = ((unsigned long long)gen << 32) | __float_as_uint(v);
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
-}
-static __device__ __forceinline__ unsigned long long coop_get(const unsigned long long *p) {
-    unsigned long long w;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
-    return w;
-}
-static __device__ __forceinline__ unsigned long long coop_now(void) {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
-    return t;
-}
-/* The value of a slot word once it carries `gen`; traps after COOP_WAIT_NS. */
-static __device__ __forceinline__ float coop_wait_word(const unsigned long long *p, unsigned gen) {
-    unsigned long long w = coop_get(p);
-    if ((unsigned)(w >> 32) != gen) {
-        const unsigned long long t0 = coop_now();
-        do {
-            __nanosleep(32);
-            if (coop_now() - t0 > COOP_WAIT_NS) __trap();
-            w = coop_get(p);
-        } while ((unsigned)(w >> 32) != gen);
-    }
-    return __uint_as_float((unsigned)w);
-}
 /* One whole 16-byte chunk from global to shared memory, asynchronously (no registers). */
 static __device__ __forceinline__ void coop_cp16(void *dst, const void *src) {
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);

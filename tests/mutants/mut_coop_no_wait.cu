@@ -1,12 +1,12 @@
 /* mut_coop_no_wait.cu: `gpu_coop_no_wait`, a bug beyond issue 7's list. A reduced copy of the
  * forward half of kernels/softmax_coop.cu (fp32): the same slices over the blocks of a
- * cooperative grid, the same partial slots of (value, generation) words, the same gather by
- * one thread per slice and the same two block reductions; without the copy pipeline and the
- * skew (a slice is loaded, reduced, published, gathered and written in one iteration). The
- * planted bug: the gather reads each slot once instead of waiting until it carries this
- * launch's generation, so a slice whose block has not published yet counts with whatever the
- * slot holds (zeros here: the slots are cleared before each launch). The missing wait for
- * another block is the race the generation numbers exist to close.
+ * cooperative grid, the same partial slots of (value, generation) words and the same gather
+ * by one thread per slice (kernels/coop_slots.cuh), the same two block reductions; without
+ * the copy pipeline and the skew (a slice is loaded, reduced, published, gathered and written
+ * in one iteration). The planted bug: the gather reads each slot once instead of waiting until
+ * it carries this launch's generation, so a slice whose block has not published yet counts
+ * with whatever the slot holds (zeros here: the slots are cleared before each launch). The
+ * missing wait for another block is the race the generation numbers exist to close.
  *
  * Slices are at most MUT_SLICE elements, so any row longer than that is cut (rows of up to
  * 262,144 columns: S <= 128 <= the grid). Expected killer: agreement (row sums short by the
@@ -14,30 +14,17 @@
  * too few long rows. The planted line is marked MUTANT. */
 #include "internal.h"
 #include "kernels/common.cuh"
+#include "kernels/coop_slots.cuh"
 #include "tests/mutants/mutants.h"
 
 #define MUT_THREADS 512
 #define MUT_SLICE 2048      /* elements per slice */
 #define MUT_MAX_COLS 262144 /* S <= 128 */
 
-typedef struct mut_slot {
-    unsigned long long m, s;
-} mut_slot;
-
-static __device__ __forceinline__ void mut_put(unsigned long long *p, float v, unsigned gen) {
-    const unsigned long long w = ((unsigned long long)gen << 32) | __float_as_uint(v);
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
-}
-static __device__ __forceinline__ unsigned long long mut_get(const unsigned long long *p) {
-    unsigned long long w;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
-    return w;
-}
-
 template <int V>
 __global__ void __launch_bounds__(MUT_THREADS, 1)
     gpu_coop_no_wait_kernel(const float *x, float *out, int64_t rows, int64_t cols, int64_t ld, int64_t S,
-                            mut_slot *slots, int log_op) {
+                            coop_slot *slots, int log_op) {
     typedef sml_chunk<float, V> VT;
     __shared__ VT sx[MUT_SLICE / V];
     __shared__ float red[4][64];
@@ -66,17 +53,17 @@ __global__ void __launch_bounds__(MUT_THREADS, 1)
             sml_kadd(acc, t);
         }
         float s = sml_block_sum(sml_kval(acc), red[1]);
-        mut_slot *rs = slots + row * S;
+        coop_slot *rs = slots + row * S;
         if (tid == 0) {
-            mut_put(&rs[sl].m, m, gen);
-            mut_put(&rs[sl].s, s, gen);
+            coop_put(&rs[sl].m, m, gen);
+            coop_put(&rs[sl].s, s, gen);
         }
         float pm = -FLT_MAX, ps = 0.0f;
         if (tid < S) {
             /* MUTANT: the slot is read once; the production gather waits until both words
              * carry this launch's generation (coop_wait_word). */
-            pm = __uint_as_float((unsigned)mut_get(&rs[tid].m));
-            ps = __uint_as_float((unsigned)mut_get(&rs[tid].s));
+            pm = __uint_as_float((unsigned)coop_get(&rs[tid].m));
+            ps = __uint_as_float((unsigned)coop_get(&rs[tid].s));
         }
         const float M = sml_block_max(pm, red[2]);
         const float sum = sml_block_sum(__fmul_rn(ps, sml_exp2((pm - M) * SML_LOG2E)), red[3]);
@@ -91,8 +78,8 @@ __global__ void __launch_bounds__(MUT_THREADS, 1)
     }
 }
 
-template <int V> static sml_status go(const sml_problem *p, int64_t S, mut_slot *slots, int sms) {
-    void (*kern)(const float *, float *, int64_t, int64_t, int64_t, int64_t, mut_slot *, int) =
+template <int V> static sml_status go(const sml_problem *p, int64_t S, coop_slot *slots, int sms) {
+    void (*kern)(const float *, float *, int64_t, int64_t, int64_t, int64_t, coop_slot *, int) =
         gpu_coop_no_wait_kernel<V>;
     int fit = 0;
     sml_status s = sml_cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kern, MUT_THREADS, 0));
@@ -120,10 +107,10 @@ extern "C" sml_status sml_mut_launch_coop_no_wait(sml_handle *h, const sml_probl
     if (s != SML_OK) return s;
     const int64_t S = (p->cols + MUT_SLICE - 1) / MUT_SLICE;
     void *slots = NULL;
-    s = sml_handle_scratch(h, (size_t)(p->rows * S) * sizeof(mut_slot), &slots);
+    s = sml_handle_scratch(h, (size_t)(p->rows * S) * sizeof(coop_slot), &slots);
     if (s != SML_OK) return s;
-    s = sml_cuda_ok(cudaMemsetAsync(slots, 0, (size_t)(p->rows * S) * sizeof(mut_slot), (cudaStream_t)p->stream));
+    s = sml_cuda_ok(cudaMemsetAsync(slots, 0, (size_t)(p->rows * S) * sizeof(coop_slot), (cudaStream_t)p->stream));
     if (s != SML_OK) return s;
-    if (sml_vec_elems(p) == 4) return go<4>(p, S, (mut_slot *)slots, sms);
-    return go<1>(p, S, (mut_slot *)slots, sms);
+    if (sml_vec_elems(p) == 4) return go<4>(p, S, (coop_slot *)slots, sms);
+    return go<1>(p, S, (coop_slot *)slots, sms);
 }

@@ -1,0 +1,47 @@
+/* coop_slots.cuh: the partial slots through which the blocks of one row exchange their
+ * statistics in `coop` (softmax_coop.cu), and the waiting on them. One header so that the
+ * GPU mutant of that exchange (tests/mutants/mut_coop_no_wait.cu) uses the same words. */
+#ifndef SML_KERNELS_COOP_SLOTS_CUH
+#define SML_KERNELS_COOP_SLOTS_CUH
+
+#define COOP_WAIT_NS 10000000000ull /* 10 s: longer means a broken invariant; trap, not hang */
+
+/* A slice's partial: its max and sum (backward: its sum), each in a 64-bit word whose upper
+ * half is the generation of the launch that wrote it. An aligned 64-bit access is
+ * single-copy atomic, so a reader that sees the current generation in a word sees that
+ * launch's value beside it, with no fence on either side. A release store or an acquire
+ * load would be one, and a fence waits for the thread's copies in flight: with st.release
+ * publishing each partial, every exchange waited for the next slices' loads (run 8: 43-66%
+ * of memcpy at 128 x 2^20, slower the more stages were in flight). */
+typedef struct coop_slot {
+    unsigned long long m, s;
+} coop_slot;
+
+static __device__ __forceinline__ void coop_put(unsigned long long *p, float v, unsigned gen) {
+    const unsigned long long w = ((unsigned long long)gen << 32) | __float_as_uint(v);
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
+}
+static __device__ __forceinline__ unsigned long long coop_get(const unsigned long long *p) {
+    unsigned long long w;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+    return w;
+}
+static __device__ __forceinline__ unsigned long long coop_now(void) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+    return t;
+}
+/* The value of a slot word once it carries `gen`; traps after COOP_WAIT_NS. */
+static __device__ __forceinline__ float coop_wait_word(const unsigned long long *p, unsigned gen) {
+    unsigned long long w = coop_get(p);
+    if ((unsigned)(w >> 32) != gen) {
+        const unsigned long long t0 = coop_now();
+        do {
+            __nanosleep(32);
+            if (coop_now() - t0 > COOP_WAIT_NS) __trap();
+            w = coop_get(p);
+        } while ((unsigned)(w >> 32) != gen);
+    }
+    return __uint_as_float((unsigned)w);
+}
+#endif
