@@ -179,7 +179,7 @@ template <bool BWD>
 __device__ __forceinline__ void coop_gather(const coop_slot *rs, int64_t S, unsigned gen, int tid, int nt, float &m,
                                             float &s, float (*red)[64]) {
     float pm = -FLT_MAX, ps = 0.0f;
-    for (int64_t j = tid; j < S; j += nt) { /* S <= G <= nt * ... : one slot per thread in practice */
+    for (int64_t j = tid; j < S; j += nt) { /* S <= G: one slot per thread unless G > threads */
         const float vm = BWD ? 0.0f : coop_wait_word(&rs[j].m, gen);
         const float vs = coop_wait_word(&rs[j].s, gen);
         if (!BWD) sml_merge(pm, ps, vm, vs);
