@@ -3,9 +3,7 @@
  * and on each side of it (and print which path a failing case took).
  *
  *   cols <= 128 (fp16, bf16: 256)                 -> warp   (row in a warp's registers)
- *   forward, cols <= 1024                         -> block  (row in a block's registers)
- *   forward, cols <= 16,384 (fp32: 8,192)         -> online (two reads, the second from L2)
- *   backward, cols <= 16,384                      -> block
+ *   cols <= 16,384                                -> block  (row in a block's registers)
  *   backward, y and dy rows of 1 MiB or more, sm_90 -> coop (row over any blocks of the GPU)
  *   longer rows, cluster launch (sm_90)           -> split  (row over a cluster's shared memory)
  *   longer rows, no cluster launch                -> online
@@ -35,7 +33,15 @@
  * 1 MiB) 96.6-97.0% against 94.9-96.0% (two runs); at 1024 x 131072 16-bit (512 KiB) it
  * trailed split (93.1-93.5 against 95.1-95.6%), and at 4096 x 32768 16-bit by 10%, hence the
  * 1 MiB threshold: fp32 from 131,072 columns, 16-bit from 262,144. Forward stays with split:
- * coop's best forward plan measured 77-81% of memcpy at 128 x 2^20 against split's 84%. */
+ * coop's best forward plan measured 77-81% of memcpy at 128 x 2^20 against split's 84%.
+ *
+ * Runs 13-16 (session 5, kernels/tune, docs/KERNELS.md v8) moved forward rows of 1,025 to
+ * 16,384 columns from `online` (and fp32 8,193-16,384 from `split`) to `block`, whose launcher
+ * now gives those rows a fixed number of chunks per thread (up to 16 in fp32) and one block
+ * per row, the shape of cuDNN's own forward kernel there: fp32 4096 x 16384 182.7-184.1 us
+ * against split's 191.7-192.0 and cuDNN's 186.6; 4096 x 8192 92.5-93.1 against online's 96.0
+ * and cuDNN's 95.7; fp16 4096 x 16384 93.5 against online's 97.4; 16384 x 4096 fp16 93.6
+ * against 96.3; fp32 32768 x 2048 186.0 against 193.5. */
 #ifndef SML_KERNELS_AUTO_DISPATCH_H
 #define SML_KERNELS_AUTO_DISPATCH_H
 
@@ -45,9 +51,6 @@
 
 #define SML_AUTO_WARP_MAX_COLS 128
 #define SML_AUTO_WARP_MAX_COLS_16BIT 256
-#define SML_AUTO_BLOCK_MAX_COLS_FWD 1024
-#define SML_AUTO_ONLINE_MAX_COLS_FWD_F32 8192
-#define SML_AUTO_ONLINE_MAX_COLS_FWD 16384
 #define SML_AUTO_BLOCK_MAX_COLS 16384
 #define SML_AUTO_COOP_MIN_BWD_ROW_BYTES (1 << 20) /* y and dy of one row together */
 
@@ -79,29 +82,20 @@ static inline int64_t sml_auto_coop_min_cols(sml_dtype dt) {
  * also stands for the cooperative launch coop needs (every sm_90 device has both). */
 static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t cols, int has_clusters) {
     if (cols <= (dt == SML_F32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT)) return SML_AUTO_WARP;
-    if (!sml_op_is_backward(op)) {
-        if (cols <= SML_AUTO_BLOCK_MAX_COLS_FWD) return SML_AUTO_BLOCK;
-        if (cols <= (dt == SML_F32 ? SML_AUTO_ONLINE_MAX_COLS_FWD_F32 : SML_AUTO_ONLINE_MAX_COLS_FWD))
-            return SML_AUTO_ONLINE;
-    } else if (cols <= SML_AUTO_BLOCK_MAX_COLS) {
-        return SML_AUTO_BLOCK;
-    } else if (has_clusters && cols >= sml_auto_coop_min_cols(dt)) {
-        return SML_AUTO_COOP;
-    }
+    if (cols <= SML_AUTO_BLOCK_MAX_COLS) return SML_AUTO_BLOCK;
+    if (sml_op_is_backward(op) && has_clusters && cols >= sml_auto_coop_min_cols(dt)) return SML_AUTO_COOP;
     return has_clusters ? SML_AUTO_SPLIT : SML_AUTO_ONLINE;
 }
 
 /* Every column count where the decision changes for some op and dtype (the last column of a
  * range; tests add one either side): the i-th for i < SML_AUTO_N_COL_THRESHOLDS. */
-#define SML_AUTO_N_COL_THRESHOLDS 7
+#define SML_AUTO_N_COL_THRESHOLDS 5
 static inline int64_t sml_auto_col_threshold(int i) {
     switch (i) {
     case 0: return SML_AUTO_WARP_MAX_COLS;
     case 1: return SML_AUTO_WARP_MAX_COLS_16BIT;
-    case 2: return SML_AUTO_BLOCK_MAX_COLS_FWD;
-    case 3: return SML_AUTO_ONLINE_MAX_COLS_FWD_F32;
-    case 4: return SML_AUTO_BLOCK_MAX_COLS; /* == SML_AUTO_ONLINE_MAX_COLS_FWD */
-    case 5: return sml_auto_coop_min_cols(SML_F32) - 1;  /* the last column before coop */
+    case 2: return SML_AUTO_BLOCK_MAX_COLS;
+    case 3: return sml_auto_coop_min_cols(SML_F32) - 1;  /* the last column before coop */
     default: return sml_auto_coop_min_cols(SML_F16) - 1;
     }
 }

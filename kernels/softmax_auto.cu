@@ -3,8 +3,9 @@
  * measurements behind them are there), then the chosen kernel's own launcher, which sizes
  * itself from the shape:
  *   warp   short rows: sub-warp groups for rows under one vector per lane, K chunks per lane
- *   block  mid rows: one block per row, K chunks per thread (more per thread with many rows)
- *   online forward rows that fit L2 on their second read; long rows without clusters
+ *   block  rows to 16,384 columns: one block per row, K chunks per thread (forward past
+ *          1,024 columns: up to 16 per thread, one block per row in the grid)
+ *   online long rows without clusters
  *   split  long rows: a cluster of 1..16 blocks per row sized so that rows x cluster fills
  *          the SMs; slices kept in shared memory.
  *   coop   long backward rows (y and dy of 1 MiB or more): slices over every block of a
