@@ -194,8 +194,9 @@ static sml_status warp_typed(const sml_problem *p, int V, int K, int R, int widt
  * (cuDNN 8.96), 65536 x 128 27.73 -> 26.64 (log_softmax 32.65 -> 26.74), 4096 x 128 5.04 ->
  * 4.95, 4096 x 96 5.30 -> 4.81; fp16 16384 x 128 9.52 -> 7.11, 65536 x 128 15.53 -> 14.93,
  * bf16 16384 x 256 9.91 -> 9.51; level within 1% at fp16 16384 x 256 and bf16 4096 x 128.
- * Rows of 64 columns lost (fp32 16384 x 64 6.27 -> 6.41), and backward lost (fp32 16384 x 128
- * 11.92 -> 38.17 us: y and dy of 4 chunks per lane), so neither changes. */
+ * Rows of 64 columns lost (fp32 16384 x 64 6.27 -> 6.41), and backward showed no gain (fp32
+ * 16384 x 128 11.95 -> 11.87-11.93 in run 18; run 19's 38-46 us for the same variants is an
+ * outlier not understood), so neither changes. */
 #define WARP_FWD_NARROW_K 4
 #define WARP_FWD_NARROW(p, V, chunks) \
     (!sml_op_is_backward((p)->op) && (V) > 1 && (p)->cols > 64 && (chunks) <= 32)
