@@ -8,9 +8,10 @@
  *
  * A lane group may hold R rows at once (R rows of loads in flight before the first
  * reduction, R butterflies interleaved); the launcher uses R = 1, which measured level with
- * or ahead of R = 2 (run 2). Forward rows of 65-256 elements in 16-byte vectors take K = 4
- * chunks per lane in a narrower group instead (WARP_FWD_NARROW, session 5). The op is a template argument. The grid is at most 16 blocks per
- * SM and walks the rows (so 65,537+ rows need no second grid dimension); the launcher makes
+ * or ahead of R = 2 (run 2); fp32 forward rows of 65-128 columns take K = 4 chunks per lane
+ * in a group of 8 lanes instead (WARP_FWD_NARROW, session 5). The op is a template argument.
+ * The grid is at most 16 blocks per SM and walks the rows (so 65,537+ rows need no second grid
+ * dimension); the launcher makes
  * no occupancy query, a runtime call per launch that rows this short cannot hide. Lanes of
  * a group beyond the last row pad with -inf / 0 and store nothing.
  *
@@ -187,19 +188,18 @@ static sml_status warp_typed(const sml_problem *p, int V, int K, int R, int widt
               : warp_go<T, 1, false, false>(p, K, R, width, sms, bps);
 }
 
-/* Forward rows of 65 to 32 vectors (fp32 65-128 columns, 16-bit 65-256) take 4 chunks per lane,
- * so a row spans 4 or 8 lanes and each lane has 4 loads in flight (cuDNN's small-row kernel
- * holds two rows per warp for the same reason: docs/KERNELS.md, run 7). Run 19 (session 5,
- * kernels/tune/plan15.txt, H100, us, default K = 1 -> K = 4): fp32 16384 x 128 9.36 -> 9.11
- * (cuDNN 8.96), 65536 x 128 27.73 -> 26.64 (log_softmax 32.65 -> 26.74), 4096 x 128 5.04 ->
- * 4.95, 4096 x 96 5.30 -> 4.81; fp16 16384 x 128 9.52 -> 7.11, 65536 x 128 15.53 -> 14.93,
- * bf16 16384 x 256 9.91 -> 9.51; level within 1% at fp16 16384 x 256 and bf16 4096 x 128.
- * Rows of 64 columns lost (fp32 16384 x 64 6.27 -> 6.41), and backward showed no gain (fp32
- * 16384 x 128 11.95 -> 11.87-11.93 in run 18; run 19's 38-46 us for the same variants is an
- * outlier not understood), so neither changes. */
+/* fp32 forward rows of 65-128 columns (17-32 vectors) take 4 chunks per lane, so a row spans
+ * 8 lanes and each lane has 4 loads in flight (cuDNN's small-row kernel holds two rows per warp
+ * for the same reason: docs/KERNELS.md, run 7). H100, us, one chunk per lane -> 4 (runs 18, 19
+ * and two passes of run 21, kernels/tune/plan14-16.txt): fp32 16384 x 128 9.38, 9.36, 9.21,
+ * 9.33 -> 9.14, 9.11, 9.06, 9.07 (cuDNN 8.83-8.96); log_softmax 9.20, 9.19 -> 9.02, 9.12;
+ * 16384 x 96 7.83, 8.19 -> 7.66, 7.84. 16-bit rows were mixed (run 21: 65536 x 128 4-8% and
+ * fp16 16384 x 200 7% faster, fp16 16384 x 128 and 4096 x 128 4-13% slower), rows of 64
+ * columns slower (fp32 16384 x 64 6.27 -> 6.41), backward level (11.95 -> 11.87-11.93), so
+ * only fp32 forward changes. */
 #define WARP_FWD_NARROW_K 4
 #define WARP_FWD_NARROW(p, V, chunks) \
-    (!sml_op_is_backward((p)->op) && (V) > 1 && (p)->cols > 64 && (chunks) <= 32)
+    (!sml_op_is_backward((p)->op) && (V) == 4 && (p)->cols > 64 && (chunks) <= 32)
 
 extern "C" sml_status sml_warp_run(sml_handle *h, const sml_problem *p, int K, int R, int blocks_per_sm) {
     (void)h;
