@@ -1,5 +1,5 @@
-/* softmax_block.cu: `block`, forward rows of 129 (16-bit: 257) to 16,384 columns and backward
- * rows to 16,384 in `auto`. One block per row, the row held in registers: each thread keeps K
+/* softmax_block.cu: `block`, rows of 129 (16-bit: 257) to 16,384 columns, forward and backward,
+ * in `auto`. One block per row, the row held in registers: each thread keeps K
  * chunks of one 16-byte vector (all K loads issued back to back before the first use), so x
  * (or y and dy) crosses the memory bus once and the output is written once. Differs from
  * `warp` in that a row's reductions span the block (warp butterfly, one shared slot per warp,
