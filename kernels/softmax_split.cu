@@ -248,9 +248,10 @@ typedef struct split_plan {
 
 /* Smallest C whose slice fits SPLIT_FIT_BYTES with rows * C >= SMs (or slices already down
  * to SPLIT_MIN_CHUNKS); else cmax with the largest cache the device allows. force_C > 0 takes
- * that cluster size as given (tuning). */
+ * that cluster size as given (tuning); smem_avail is one block's share when the caller asks
+ * for bps blocks per SM. */
 static split_plan split_size(int64_t rows, int64_t nch, size_t chunk_bytes, int sms, int cmax,
-                             size_t smem_avail, int force_C, int force_threads) {
+                             size_t smem_avail, int force_C, int force_threads, int bps) {
     split_plan pl;
     int C = 1;
     if (force_C > 0) C = force_C;
@@ -276,13 +277,14 @@ static split_plan split_size(int64_t rows, int64_t nch, size_t chunk_bytes, int 
     pl.cap = (int64_t)(have / chunk_bytes);
     pl.smem = have;
     if (force_threads > 0) pl.threads = force_threads;
-    else if (have > SPLIT_FIT_BYTES) pl.threads = SPLIT_MAX_THREADS;
+    else if (have > SPLIT_FIT_BYTES) pl.threads = SPLIT_MAX_THREADS / bps;
     else pl.threads = (int)sml_min64(512, sml_max64(64, sml_pow2_ceil((per + 7) / 8)));
     return pl;
 }
 
 template <typename T, int V, bool BWD, bool LOG>
-static sml_status split_go(const sml_problem *p, int sms, int dev, int force_C, int force_threads, int64_t *plan) {
+static sml_status split_go(const sml_problem *p, int sms, int dev, int force_C, int force_threads, int bps,
+                           int64_t *plan) {
     void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t) = sml_split_kernel<T, V, BWD, LOG, !BWD>;
     const int64_t nch = (p->cols + V - 1) / V;
     const size_t chunk_bytes = sizeof(T) * V * (BWD ? 2 : 1);
@@ -294,6 +296,8 @@ static sml_status split_go(const sml_problem *p, int sms, int dev, int force_C, 
     if (s != SML_OK) return s;
     /* Leave room for the static shared memory and a little slack. */
     const size_t avail = (size_t)optin - fa.sharedSizeBytes - 1024;
+    /* A block's share when several are asked for on each SM (tuning; the default is one). */
+    const size_t share = bps > 1 ? ((size_t)optin + 1024) / bps - fa.sharedSizeBytes - 1024 : avail;
 
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1] = {};
@@ -312,7 +316,7 @@ static sml_status split_go(const sml_problem *p, int sms, int dev, int force_C, 
     int active = 0;
     split_plan pl;
     for (int cmax = SPLIT_MAX_CLUSTER; cmax >= 1; cmax /= 2) {
-        pl = split_size(p->rows, nch, chunk_bytes, sms, cmax, avail, force_C, force_threads);
+        pl = split_size(p->rows, nch, chunk_bytes, sms, cmax, share, force_C, force_threads, bps > 1 ? bps : 1);
         if (pl.C > SPLIT_MAX_CLUSTER || (pl.C & (pl.C - 1)) || pl.threads > SPLIT_MAX_THREADS ||
             pl.threads < 32 || pl.threads % 32)
             return SML_ERR_UNSUPPORTED;
@@ -351,32 +355,33 @@ static sml_status split_go(const sml_problem *p, int sms, int dev, int force_C, 
 }
 
 template <typename T>
-static sml_status split_typed(const sml_problem *p, int sms, int dev, int C, int threads, int64_t *plan) {
+static sml_status split_typed(const sml_problem *p, int sms, int dev, int C, int threads, int bps, int64_t *plan) {
     const bool bwd = sml_op_is_backward(p->op);
     const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
     constexpr int VV = 16 / sizeof(T);
     if (sml_vec_elems(p) == VV) {
-        if (bwd) return lg ? split_go<T, VV, true, true>(p, sms, dev, C, threads, plan)
-                           : split_go<T, VV, true, false>(p, sms, dev, C, threads, plan);
-        return lg ? split_go<T, VV, false, true>(p, sms, dev, C, threads, plan)
-                  : split_go<T, VV, false, false>(p, sms, dev, C, threads, plan);
+        if (bwd) return lg ? split_go<T, VV, true, true>(p, sms, dev, C, threads, bps, plan)
+                           : split_go<T, VV, true, false>(p, sms, dev, C, threads, bps, plan);
+        return lg ? split_go<T, VV, false, true>(p, sms, dev, C, threads, bps, plan)
+                  : split_go<T, VV, false, false>(p, sms, dev, C, threads, bps, plan);
     }
-    if (bwd) return lg ? split_go<T, 1, true, true>(p, sms, dev, C, threads, plan)
-                       : split_go<T, 1, true, false>(p, sms, dev, C, threads, plan);
-    return lg ? split_go<T, 1, false, true>(p, sms, dev, C, threads, plan)
-              : split_go<T, 1, false, false>(p, sms, dev, C, threads, plan);
+    if (bwd) return lg ? split_go<T, 1, true, true>(p, sms, dev, C, threads, bps, plan)
+                       : split_go<T, 1, true, false>(p, sms, dev, C, threads, bps, plan);
+    return lg ? split_go<T, 1, false, true>(p, sms, dev, C, threads, bps, plan)
+              : split_go<T, 1, false, false>(p, sms, dev, C, threads, bps, plan);
 }
 
-extern "C" sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads, int64_t plan[4]) {
+extern "C" sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads, int blocks_per_sm,
+                                    int64_t plan[4]) {
     int dev = 0, sms = 0, clusters = 0;
     sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
     if (s == SML_OK) s = sml_device_sms(&sms);
     if (s == SML_OK) s = sml_device_has_clusters(&clusters);
     if (s != SML_OK) return s;
     if (!clusters) return C > 0 ? SML_ERR_UNSUPPORTED : sml_launch_online(h, p);
-    return SML_DISPATCH_DTYPE(p->dtype, split_typed, p, sms, dev, C, threads, plan);
+    return SML_DISPATCH_DTYPE(p->dtype, split_typed, p, sms, dev, C, threads, blocks_per_sm, plan);
 }
 
 extern "C" sml_status sml_launch_split(sml_handle *h, const sml_problem *p) {
-    return sml_split_run(h, p, 0, 0, NULL);
+    return sml_split_run(h, p, 0, 0, 0, NULL);
 }
