@@ -156,19 +156,6 @@ template <typename T, int V> __device__ __forceinline__ float sml_cv(const sml_c
     }
 }
 
-/* fp32 forward softmax keeps exp(x - m) in the row's own registers once the sum has used it
- * (an fp32 chunk holds fp32 values, so no register is added), and the output pass is then one
- * multiply instead of a second exp: the same value, bit for bit. 16-bit chunks are too narrow
- * to hold it and log-softmax needs no exp in its output. */
-template <typename T, bool LOG> struct sml_keeps_exp {
-    static constexpr bool value = sizeof(T) == 4 && !LOG;
-};
-template <typename T, int V> __device__ __forceinline__ void sml_cset(sml_chunk<T, V> &r, int j, float v) {
-    static_assert(sizeof(T) == 4, "only fp32 chunks hold an fp32 value in place");
-    if constexpr (V == 1) r.v[0] = v;
-    else r.w[j] = __float_as_uint(v);
-}
-
 template <typename T> __device__ __forceinline__ T sml_neg_inf();
 template <typename T> __device__ __forceinline__ T sml_zero();
 

@@ -54,17 +54,12 @@ __global__ void __launch_bounds__(BLOCK_IS_WIDE(V, K) ? BLOCK_WIDE_THREADS : BLO
 #pragma unroll
                 for (int j = 0; j < V; j++) m = fmaxf(m, sml_cv(r[k], j));
             m = sml_block_max(m, red[0]);
-            constexpr bool KEEP = sml_keeps_exp<T, LOG>::value;
             float s = 0.0f;
 #pragma unroll
             for (int k = 0; k < K; k++) {
                 float t = 0.0f;
 #pragma unroll
-                for (int j = 0; j < V; j++) {
-                    const float e = sml_exp_shift(sml_cv(r[k], j), m);
-                    if constexpr (KEEP) sml_cset(r[k], j, e);
-                    t += e;
-                }
+                for (int j = 0; j < V; j++) t += sml_exp_shift(sml_cv(r[k], j), m);
                 s += t;
             }
             s = sml_block_sum(s, red[1]);
@@ -75,7 +70,7 @@ __global__ void __launch_bounds__(BLOCK_IS_WIDE(V, K) ? BLOCK_WIDE_THREADS : BLO
 #pragma unroll
                 for (int j = 0; j < V; j++) {
                     const float xf = sml_cv(r[k], j);
-                    o[j] = KEEP ? xf * post : sml_fwd_out(xf, m, post, LOG);
+                    o[j] = sml_fwd_out(xf, m, post, LOG);
                 }
                 sml_cst<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, sml_cpack<T, V>(o));
             }

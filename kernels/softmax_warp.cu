@@ -66,7 +66,6 @@ __global__ void __launch_bounds__(WARP_THREADS)
             }
 #pragma unroll
             for (int i = 0; i < R; i++) m[i] = sml_warp_max(m[i], width);
-            constexpr bool KEEP = sml_keeps_exp<T, LOG>::value;
 #pragma unroll
             for (int i = 0; i < R; i++) {
                 s[i] = 0.0f;
@@ -74,11 +73,7 @@ __global__ void __launch_bounds__(WARP_THREADS)
                 for (int k = 0; k < K; k++) {
                     float t = 0.0f;
 #pragma unroll
-                    for (int j = 0; j < V; j++) {
-                        const float e = sml_exp_shift(sml_cv(r[i][k], j), m[i]);
-                        if constexpr (KEEP) sml_cset(r[i][k], j, e);
-                        t += e;
-                    }
+                    for (int j = 0; j < V; j++) t += sml_exp_shift(sml_cv(r[i][k], j), m[i]);
                     s[i] += t;
                 }
             }
@@ -92,7 +87,7 @@ __global__ void __launch_bounds__(WARP_THREADS)
 #pragma unroll
                     for (int j = 0; j < V; j++) {
                         const float xf = sml_cv(r[i][k], j);
-                        o[j] = KEEP ? xf * s[i] : sml_fwd_out(xf, m[i], s[i], LOG);
+                        o[j] = sml_fwd_out(xf, m[i], s[i], LOG);
                     }
                     sml_cst<T, V>(out + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_cpack<T, V>(o));
                 }
