@@ -246,11 +246,23 @@ template <typename T> __device__ __forceinline__ T sml_zero() { return sml_from_
 /* Butterfly over groups of `width` lanes (a power of two <= 32): every lane of a group ends
  * with the same value, since each step combines a pair symmetrically. */
 static __device__ __forceinline__ float sml_warp_max(float v, int width) {
-    for (int o = width >> 1; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o, width));
+    /* All five steps always shuffle, across the whole warp: a group is `width` aligned lanes,
+     * so an xor below `width` stays inside it, and only the combine depends on `width`. With
+     * a loop bounded by a runtime width the compiler emitted a branch, a divergence check and
+     * a lane-clamp computation per step. Same steps in the same order, so the same bits. */
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float t = __shfl_xor_sync(0xffffffffu, v, o);
+        if (o < width) v = fmaxf(v, t);
+    }
     return v;
 }
 static __device__ __forceinline__ float sml_warp_sum(float v, int width) {
-    for (int o = width >> 1; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o, width);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float t = __shfl_xor_sync(0xffffffffu, v, o);
+        if (o < width) v += t;
+    }
     return v;
 }
 
