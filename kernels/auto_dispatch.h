@@ -3,6 +3,7 @@
  * and on each side of it (and print which path a failing case took).
  *
  *   cols <= 128 (fp16, bf16: 256)                 -> warp   (row in a warp's registers)
+ *   forward, cols <= 256 (16-bit: 512), rows <= 64 x SMs -> warp (a warp for every row)
  *   cols <= 16,384                                -> block  (row in a block's registers)
  *   backward, y and dy rows of 1 MiB or more, sm_90 -> coop (row over any blocks of the GPU)
  *   longer rows, cluster launch (sm_90)           -> split  (row over a cluster's shared memory)
@@ -41,7 +42,18 @@
  * per row, the shape of cuDNN's own forward kernel there: fp32 4096 x 16384 182.7-184.1 us
  * against split's 191.7-192.0 and cuDNN's 186.6; 4096 x 8192 92.5-93.1 against online's 96.0
  * and cuDNN's 95.7; fp16 4096 x 16384 93.5 against online's 97.4; 16384 x 4096 fp16 93.6
- * against 96.3; fp32 32768 x 2048 186.0 against 193.5. */
+ * against 96.3; fp32 32768 x 2048 186.0 against 193.5.
+ *
+ * Session 7 (kernels/tune, `warp` after the shift-width change, docs/KERNELS.md v12) sends
+ * forward rows of fp32 129-256 and 16-bit 257-512 columns to `warp` when there are no more rows
+ * than resident warps (64 per SM: the grid of 16 blocks of 4 warps per SM then gives every row a
+ * warp of its own, and no warp waits out one row's loads before starting the next). At 4096
+ * rows, us, warp against block: H100 fp32 x 256 softmax 6.04-6.07 / 6.09-6.12, log_softmax
+ * 5.99-6.06 / 6.05-6.11; fp16 x 512 6.14-6.16 / 6.33-6.38, bf16 6.15 / 6.26; H200 fp32 x 256
+ * 4.97-5.19 / 5.64-5.77, fp16 x 512 5.34-5.36 / 6.06-6.07, bf16 5.11-5.30 / 5.86-5.90. With
+ * many rows block stays ahead (32768 x 256 fp32: H100 27.1 / 26.4, H200 20.8 / 20.2; 32768 x
+ * 512 fp16: H100 26.8-27.0 / 26.3, H200 20.9 / 21.4), and so does backward (4096 x 256 fp32:
+ * H100 7.37 / 7.27, H200 5.88-5.93 / 5.80-5.85). fp32 x 512 stays with block (H100 9.04 / 8.80). */
 #ifndef SML_KERNELS_AUTO_DISPATCH_H
 #define SML_KERNELS_AUTO_DISPATCH_H
 
@@ -51,6 +63,9 @@
 
 #define SML_AUTO_WARP_MAX_COLS 128
 #define SML_AUTO_WARP_MAX_COLS_16BIT 256
+#define SML_AUTO_WARP_FWD_MAX_COLS 256
+#define SML_AUTO_WARP_FWD_MAX_COLS_16BIT 512
+#define SML_AUTO_WARP_FWD_ROWS_PER_SM 64 /* resident warps of `warp`'s grid per SM */
 #define SML_AUTO_BLOCK_MAX_COLS 16384
 #define SML_AUTO_COOP_MIN_BWD_ROW_BYTES (1 << 20) /* y and dy of one row together */
 
@@ -78,10 +93,16 @@ static inline int64_t sml_auto_coop_min_cols(sml_dtype dt) {
     return SML_AUTO_COOP_MIN_BWD_ROW_BYTES / (2 * (int64_t)sml_dtype_size(dt));
 }
 
-/* The dispatch decision. has_clusters: the device supports cluster launch (sm_90+), which
- * also stands for the cooperative launch coop needs (every sm_90 device has both). */
-static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t cols, int has_clusters) {
-    if (cols <= (dt == SML_F32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT)) return SML_AUTO_WARP;
+/* The dispatch decision. sms: the device's SM count; has_clusters: it supports cluster launch
+ * (sm_90+), which also stands for the cooperative launch coop needs (every sm_90 device has
+ * both). */
+static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int sms,
+                                          int has_clusters) {
+    const int f32 = dt == SML_F32;
+    if (cols <= (f32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT)) return SML_AUTO_WARP;
+    if (!sml_op_is_backward(op) && cols <= (f32 ? SML_AUTO_WARP_FWD_MAX_COLS : SML_AUTO_WARP_FWD_MAX_COLS_16BIT) &&
+        rows <= (int64_t)SML_AUTO_WARP_FWD_ROWS_PER_SM * sms)
+        return SML_AUTO_WARP;
     if (cols <= SML_AUTO_BLOCK_MAX_COLS) return SML_AUTO_BLOCK;
     if (sml_op_is_backward(op) && has_clusters && cols >= sml_auto_coop_min_cols(dt)) return SML_AUTO_COOP;
     return has_clusters ? SML_AUTO_SPLIT : SML_AUTO_ONLINE;
@@ -89,13 +110,14 @@ static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t cols,
 
 /* Every column count where the decision changes for some op and dtype (the last column of a
  * range; tests add one either side): the i-th for i < SML_AUTO_N_COL_THRESHOLDS. */
-#define SML_AUTO_N_COL_THRESHOLDS 5
+#define SML_AUTO_N_COL_THRESHOLDS 6
 static inline int64_t sml_auto_col_threshold(int i) {
     switch (i) {
     case 0: return SML_AUTO_WARP_MAX_COLS;
-    case 1: return SML_AUTO_WARP_MAX_COLS_16BIT;
-    case 2: return SML_AUTO_BLOCK_MAX_COLS;
-    case 3: return sml_auto_coop_min_cols(SML_F32) - 1;  /* the last column before coop */
+    case 1: return SML_AUTO_WARP_MAX_COLS_16BIT; /* also SML_AUTO_WARP_FWD_MAX_COLS */
+    case 2: return SML_AUTO_WARP_FWD_MAX_COLS_16BIT;
+    case 3: return SML_AUTO_BLOCK_MAX_COLS;
+    case 4: return sml_auto_coop_min_cols(SML_F32) - 1;  /* the last column before coop */
     default: return sml_auto_coop_min_cols(SML_F16) - 1;
     }
 }

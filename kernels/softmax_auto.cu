@@ -2,7 +2,8 @@
  * sml_auto_pick in kernels/auto_dispatch.h (the thresholds, per op and dtype, and the
  * measurements behind them are there), then the chosen kernel's own launcher, which sizes
  * itself from the shape:
- *   warp   short rows: sub-warp groups for rows under one vector per lane, K chunks per lane
+ *   warp   short rows (and forward rows of up to 256 fp32 / 512 16-bit columns when every
+ *          row gets a warp): sub-warp groups for rows under one vector per lane, K chunks per lane
  *   block  rows to 16,384 columns: one block per row, K chunks per thread (forward past
  *          1,024 columns: up to 16 per thread, one block per row in the grid)
  *   online long rows without clusters
@@ -16,10 +17,12 @@
 #include "kernels/launchers.h"
 
 extern "C" sml_status sml_launch_auto(sml_handle *h, const sml_problem *p) {
-    int clusters = 0;
-    sml_status s = sml_device_has_clusters(&clusters);
+    int dev = 0, clusters = 0, sms = 0;
+    sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
+    if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, dev));
+    if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     if (s != SML_OK) return s;
-    switch (sml_auto_pick(p->op, p->dtype, p->cols, clusters)) {
+    switch (sml_auto_pick(p->op, p->dtype, p->rows, p->cols, sms, clusters)) {
     case SML_AUTO_WARP: return sml_launch_warp(h, p);
     case SML_AUTO_BLOCK: return sml_launch_block(h, p);
     case SML_AUTO_SPLIT: return sml_launch_split(h, p);

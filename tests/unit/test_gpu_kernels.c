@@ -13,8 +13,8 @@
  * Shapes: cols 1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 1024, 1025, 2048, 2049, 4096, 4097,
  * 8192, 8193, 12345, 65536, 2^20 + 3 and every `auto` threshold with one either side
  * (kernels/auto_dispatch.h);
- * rows 1 and 7; 7,001 rows of 1,000 columns (block's many-row plan); 65,537 rows for two
- * short rows; layouts: dense, padded ld with canaries,
+ * rows 1 and 7; 7,001 rows of 1,000 columns (block's many-row plan); 9,281 forward rows of 255
+ * columns (past auto's rows-per-SM limit for `warp`); 65,537 rows for two short rows; layouts: dense, padded ld with canaries,
  * base pointer offset by one element, in place (forward); plus one tensor past 2^31 elements
  * per direction, of which only rows around the 2^31 boundary and the last rows are checked.
  *
@@ -60,6 +60,9 @@
 #define LOGIT_SCALE 3.0
 #define BIG_ROWS 65537     /* past the 65,535 limit of a grid's y and z dimensions */
 #define MANY_ROWS 7001     /* past 48 rows per SM on GPUs of up to 145 SMs: block's many-row plan */
+#define WARP_ROWS 9281     /* past 64 rows per SM on GPUs of up to 145 SMs: auto's forward rows of
+                              129-256 fp32 columns go to block, not warp (auto_dispatch.h) */
+#define WARP_ROWS_COLS 255
 #define HUGE_BLOCK 64      /* distinct rows replicated over a > 2^31-element tensor */
 #define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
 #define MAX_KERNELS 64
@@ -100,7 +103,7 @@ typedef struct ctx {
     sml_tally tally;
     sml_handle *h;
     sml_device dev;
-    int has_clusters;
+    int has_clusters, sms;
     cell stats[MAX_KERNELS][SML_DTYPE_COUNT];
     int64_t n_inputs, n_runs, n_elems, n_checked; /* --list-cases */
     int dead;                          /* a CUDA error: the context may be unusable, stop */
@@ -145,7 +148,8 @@ static int64_t padded_ld(int64_t cols) { return (cols + 1 + 7) / 8 * 8; }
  * misaligned and in-place layouts); the 2^20 + 3 rows run once (1 row), misaligned only for
  * softmax and softmax_bwd and in place only for softmax; 65,537 rows run dense on two short
  * rows (the grid-limit question does not depend on the row length); 7,001 rows run dense on
- * 1,000 columns, where `block` switches to fewer, fuller threads (softmax_block.cu). */
+ * 1,000 columns, where `block` switches to fewer, fuller threads (softmax_block.cu); 9,281 rows
+ * run dense on 255 columns, forward only, where `auto` leaves `warp` for `block`. */
 static int admit(int64_t rows, int64_t cols, variant v, sml_op op) {
     if (rows == BIG_ROWS) {
         if (v != VAR_PLAIN) return 0;
@@ -154,6 +158,7 @@ static int admit(int64_t rows, int64_t cols, variant v, sml_op op) {
         return 0;
     }
     if (rows == MANY_ROWS) return v == VAR_PLAIN && cols == MANY_ROWS_COLS;
+    if (rows == WARP_ROWS) return v == VAR_PLAIN && cols == WARP_ROWS_COLS && !sml_op_is_backward(op);
     if (cols > 65536) {
         if (rows != 1) return 0;
         if (v == VAR_MISALIGNED) return op == SML_SOFTMAX || op == SML_SOFTMAX_BWD;
@@ -201,7 +206,7 @@ static void describe(const ctx *c, const sml_kernel *k, const tcase *t, char *bu
                        VARIANT_NAMES[t->var]);
     if (len > 0 && (size_t)len < n && !strcmp(k->name, "auto"))
         snprintf(buf + len, n - (size_t)len, " auto->%s",
-                 sml_auto_path_name(sml_auto_pick(t->op, t->dt, t->cols, c->has_clusters)));
+                 sml_auto_path_name(sml_auto_pick(t->op, t->dt, t->rows, t->cols, c->sms, c->has_clusters)));
 }
 
 static int kernel_selected(const ctx *c, const sml_kernel *k) {
@@ -651,7 +656,7 @@ static void enumerate(ctx *c) {
     }
     int64_t cols[64];
     const int ncols = all_cols(cols);
-    const int64_t rows_set[] = {1, 7, MANY_ROWS, BIG_ROWS};
+    const int64_t rows_set[] = {1, 7, MANY_ROWS, WARP_ROWS, BIG_ROWS};
     for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
         for (int op = 0; op < SML_OP_COUNT; op++)
             for (int ci = 0; ci < ncols; ci++)
@@ -742,8 +747,10 @@ int main(int argc, char **argv) {
         if (rc) return rc;
 #ifdef SML_HAVE_CUDA
         int dev = 0;
-        if (cudaGetDevice(&dev) == cudaSuccess)
+        if (cudaGetDevice(&dev) == cudaSuccess) {
             cudaDeviceGetAttribute(&c.has_clusters, cudaDevAttrClusterLaunch, dev);
+            cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, dev);
+        }
         (void)cudaGetLastError();
 #endif
     }
