@@ -30,9 +30,12 @@
  * cudaOccupancyMaxActiveClusters checks the choice. A device without cluster launch gets
  * `online`. Slice indices are 32-bit (a slice of 2^31 elements is refused).
  *
- * Partials are double-buffered by row parity, so one cluster barrier per row suffices: a
- * block can only overwrite a slot two rows later, after every block has passed the barrier
- * that follows the reads of it. A final barrier keeps shared memory alive for late readers. */
+ * Partials travel by st.async into every block's slots and are counted on an mbarrier per
+ * row parity (v12; the cluster barrier it replaced drained every load and store in flight,
+ * see split_xsend). Double-buffering by row parity makes one exchange per row enough: a block
+ * can only overwrite a slot two rows later, after every block has sent the partial that
+ * follows its reads of it. The cluster synchronises twice per launch: after the mbarriers are
+ * initialised and before it exits. */
 #include <cooperative_groups.h>
 
 #include "kernels/common.cuh"
@@ -97,6 +100,42 @@ __device__ __forceinline__ void split_read_slice(const T *xs, const T *ds, int t
     }
 }
 
+/* ---- the per-row exchange of partials between the blocks of a cluster ----------------------
+ * Each block sends its (max, sum) to slot `rank` of every block of the cluster with st.async,
+ * whose arrival is counted in bytes on the receiver's mbarrier (one per row parity); a block
+ * then waits on its own mbarrier only. cluster.sync() did this job until v12, but its
+ * cluster-scope release compiles to MEMBAR.ALL.GPU, which waits for every load and store the
+ * thread has in flight: the next row's loads that were issued to run through the barrier, and
+ * the streaming stores of the row just written, were drained at every row. */
+static __device__ __forceinline__ unsigned split_smem_addr(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+static __device__ __forceinline__ void split_xbar_init(uint64_t *bar) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(split_smem_addr(bar)) : "memory");
+}
+/* The one arrival a phase expects (this block's thread 0) plus the bytes its C partials bring. */
+static __device__ __forceinline__ void split_xbar_expect(uint64_t *bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(split_smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+/* (m, s) into slot `slot` of block `to`'s copy of the array, counted on `to`'s copy of bar. */
+static __device__ __forceinline__ void split_xsend(float2 *slot, uint64_t *bar, unsigned to, float m, float s) {
+    unsigned ra, rb;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(split_smem_addr(slot)), "r"(to));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(split_smem_addr(bar)), "r"(to));
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(ra),
+                 "f"(m), "f"(s), "r"(rb)
+                 : "memory");
+}
+static __device__ __forceinline__ void split_xwait(uint64_t *bar, unsigned phase) {
+    asm volatile("{\n\t.reg .pred done;\n"
+                 "SPLIT_XWAIT:\n\t"
+                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n\t"
+                 "@!done bra SPLIT_XWAIT;\n\t}" ::"r"(split_smem_addr(bar)),
+                 "r"(phase)
+                 : "memory");
+}
+
 /* FUSED: the next row's slice is read while this row's output is written (forward);
  * otherwise read after it, as a separate pass (backward, where the fused loop measured
  * slower: two tensors per slot leave it too few loads in flight). */
@@ -109,7 +148,8 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
     VT *cx = reinterpret_cast<VT *>(sml_split_smem);
     VT *cd = cx + cap;
     __shared__ float red[2][64];
-    __shared__ float part[2][2];
+    __shared__ float2 part[2][SPLIT_MAX_CLUSTER]; /* [row parity][sender's rank] */
+    __shared__ __align__(8) uint64_t xbar[2];     /* [row parity]: the partials of a row have arrived */
     __shared__ float total[2];
 
     cg::cluster_group cluster = cg::this_cluster();
@@ -133,8 +173,16 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
     /* The next cached tile to be stored in shared memory, loaded ahead. */
     VT a[U], b[U];
 
+    /* The mbarriers must be initialised, and that seen cluster-wide, before any block sends. */
+    if (tid == 0) {
+        split_xbar_init(&xbar[0]);
+        split_xbar_init(&xbar[1]);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cluster.sync();
+
     /* Prologue: the first row's slice, read once, cached, accumulated; then the first tile
-     * of the second row, which stays in flight through the first barrier. */
+     * of the second row, which stays in flight through the first exchange. */
     int64_t row = cid;
     if (row < rows)
         split_read_slice<T, V, SPLIT_PASS_UNROLL(BWD), BWD, LOG>(xs0 + row * ld, ds0 + row * ld, tid, nt, mine, ncache,
@@ -144,23 +192,25 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
                                  row + ncl < rows, pad, a, b);
 
     int parity = 0;
+    unsigned phase = 0; /* bit p: the phase of xbar[p] to wait for */
     for (; row < rows; row += ncl, parity ^= 1) {
-        /* Cross-block: publish the block's partial, barrier, every block merges all partials
-         * in rank order, so all blocks agree on the row statistics bit for bit. */
+        /* Cross-block: send the block's partial to every block of the cluster, wait for all C,
+         * merge them in rank order, so all blocks agree on the row statistics bit for bit.
+         * A slot is written again two rows later only by a block that has received this
+         * block's partial of the row in between, which this block sends after the
+         * __syncthreads that follows its reads of the slot. */
         float s = sml_kval(acc);
         if (!BWD) sml_block_merge(m, s, red[parity]);
         else s = sml_block_sum(s, red[parity]);
-        if (tid == 0) {
-            part[parity][0] = m;
-            part[parity][1] = s;
-        }
-        cluster.sync();
+        if (tid == 0) split_xbar_expect(&xbar[parity], (unsigned)(C * sizeof(float2)));
+        if (tid < C) split_xsend(&part[parity][rank], &xbar[parity], (unsigned)tid, m, s);
         if (tid < 32) {
+            split_xwait(&xbar[parity], (phase >> parity) & 1u);
             float pm = -FLT_MAX, ps = 0.0f;
             if (tid < C) {
-                const float *rp = cluster.map_shared_rank(&part[parity][0], (unsigned)tid);
-                pm = rp[0];
-                ps = rp[1];
+                const float2 v = part[parity][tid];
+                pm = v.x;
+                ps = v.y;
             }
             if (!BWD) sml_warp_merge(pm, ps, 32);
             else ps = sml_warp_sum(ps, 32);
@@ -170,6 +220,7 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
             }
         }
         __syncthreads();
+        phase ^= 1u << parity;
         const float M = total[0];
         const float post = BWD ? total[1] : sml_fwd_post(total[1], LOG);
         const int64_t next = row + ncl;
@@ -240,7 +291,8 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
                                      next + ncl < rows, pad, a, b);
         }
     }
-    /* Keep this block's shared memory alive until every block has read its partials. */
+    /* Every partial a block was sent has arrived (it waited for each row's), but keep the
+     * cluster together until its own sends have landed too. */
     cluster.sync();
 }
 
