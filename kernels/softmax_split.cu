@@ -202,10 +202,14 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
         float s = sml_kval(acc);
         if (!BWD) sml_block_merge(m, s, red[parity]);
         else s = sml_block_sum(s, red[parity]);
-        if (tid == 0) split_xbar_expect(&xbar[parity], (unsigned)(C * sizeof(float2)));
-        if (tid < C) split_xsend(&part[parity][rank], &xbar[parity], (unsigned)tid, m, s);
+        if (C == 1) { /* st.async needs a cluster of two or more (compute-sanitizer memcheck) */
+            if (tid == 0) part[parity][0] = make_float2(m, s);
+        } else {
+            if (tid == 0) split_xbar_expect(&xbar[parity], (unsigned)(C * sizeof(float2)));
+            if (tid < C) split_xsend(&part[parity][rank], &xbar[parity], (unsigned)tid, m, s);
+        }
         if (tid < 32) {
-            split_xwait(&xbar[parity], (phase >> parity) & 1u);
+            if (C > 1) split_xwait(&xbar[parity], (phase >> parity) & 1u);
             float pm = -FLT_MAX, ps = 0.0f;
             if (tid < C) {
                 const float2 v = part[parity][tid];
