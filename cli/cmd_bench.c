@@ -31,6 +31,7 @@ static void usage(FILE *f) {
         "  --svg FILE              plot GB/s against cols from this run's ledger\n"
         "  --min-samples N         at least N samples per measurement (default 10)\n"
         "  --max-seconds S         per measurement, once N samples are in (default 0.5)\n"
+        "  --min-batch N           GPU launches per sample at least N (default 4; 1: single launches)\n"
         "  --noise X               stop when IQR/median <= X (default 0.02)\n"
         "  --margin X              decision noise floor (default 0.03)\n"
         "  --l2 cold|warm          cold: rotate buffers past 4x L2 (default); warm: same buffers\n"
@@ -198,6 +199,9 @@ int sml_cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "--min-samples")) {
             if (!parse_i64(v, 1, 100000, &n)) return bad("bad --min-samples '%s' (1 to 100000)", v);
             cfg.stop.min_samples = (int)n;
+        } else if (!strcmp(a, "--min-batch")) {
+            if (!parse_i64(v, 1, 1000, &n)) return bad("bad --min-batch '%s' (1 to 1000)", v);
+            cfg.gpu_min_batch = (int)n;
         } else if (!strcmp(a, "--max-seconds")) {
             if (!parse_dbl(v, 0, 3600, &d)) return bad("bad --max-seconds '%s' (0 to 3600)", v);
             cfg.stop.max_seconds = d;

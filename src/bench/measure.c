@@ -163,6 +163,7 @@ sml_status sml_measure(sml_device dev, void *stream, sml_launch_cb fn, void *ctx
         double b = probe > 0 ? ceil(want / probe) : 1;
         int maxb = o->max_batch > 0 ? o->max_batch : 1;
         m->batch = b < 1 ? 1 : b > maxb ? maxb : (int)b;
+        if (o->min_batch > m->batch) m->batch = o->min_batch < maxb ? o->min_batch : maxb;
         /* Warm-up: clocks settle and caches fill the way the samples will see them. */
         double w0 = sml_now(), ignored;
         do {

@@ -20,6 +20,7 @@ typedef struct sml_measure_opts {
     double sample_seconds; /* launches are batched until one sample takes about this long */
     double warmup_seconds; /* run at least this long before the first sample */
     int max_batch;
+    int min_batch;         /* launches per sample at least this many (<= 1: no minimum) */
 } sml_measure_opts;
 
 typedef struct sml_measurement {
