@@ -44,4 +44,20 @@ static __device__ __forceinline__ float coop_wait_word(const unsigned long long 
     }
     return __uint_as_float((unsigned)w);
 }
+
+/* A cooperative launch of grid x threads with smem bytes of dynamic shared memory on stream;
+ * attr is the one attribute cfg points to, so it must live until the launch. */
+static inline void coop_launch_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr, void *stream,
+                                      unsigned grid, unsigned threads, size_t smem) {
+    *cfg = cudaLaunchConfig_t{};
+    *attr = cudaLaunchAttribute{};
+    attr->id = cudaLaunchAttributeCooperative;
+    attr->val.cooperative = 1;
+    cfg->attrs = attr;
+    cfg->numAttrs = 1;
+    cfg->stream = (cudaStream_t)stream;
+    cfg->blockDim = dim3(threads, 1, 1);
+    cfg->gridDim = dim3(grid, 1, 1);
+    cfg->dynamicSmemBytes = smem;
+}
 #endif

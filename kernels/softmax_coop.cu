@@ -408,16 +408,9 @@ static sml_status coop_go(sml_handle *h, const sml_problem *p, int dev, int sms,
         plan[2] = pl.per * V;
         plan[3] = pl.grid;
     }
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1] = {};
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    cfg.stream = (cudaStream_t)p->stream;
-    cfg.blockDim = dim3(pl.threads, 1, 1);
-    cfg.gridDim = dim3((unsigned)pl.grid, 1, 1);
-    cfg.dynamicSmemBytes = pl.smem;
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    coop_launch_config(&cfg, &attr, p->stream, (unsigned)pl.grid, (unsigned)pl.threads, pl.smem);
     s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows, p->cols,
                                        p->ld, pl.S, pl.per, pl.nst, slots, gen));
     if (s != SML_OK) return s;

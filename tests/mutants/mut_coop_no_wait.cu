@@ -85,15 +85,9 @@ template <int V> static sml_status go(const sml_problem *p, int64_t S, coop_slot
     sml_status s = sml_cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kern, MUT_THREADS, 0));
     if (s != SML_OK) return s;
     if (fit < 1 || S > (int64_t)fit * sms) return SML_ERR_UNSUPPORTED;
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1] = {};
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    cfg.stream = (cudaStream_t)p->stream;
-    cfg.blockDim = dim3(MUT_THREADS, 1, 1);
-    cfg.gridDim = dim3((unsigned)sml_min64(p->rows * S, (int64_t)fit * sms), 1, 1);
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    coop_launch_config(&cfg, &attr, p->stream, (unsigned)sml_min64(p->rows * S, (int64_t)fit * sms), MUT_THREADS, 0);
     s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const float *)p->x, (float *)p->out, p->rows, p->cols, p->ld, S,
                                        slots, (int)(p->op == SML_LOG_SOFTMAX)));
     if (s != SML_OK) return s;
