@@ -16,7 +16,7 @@
  *
  * Variants: K (chunks per lane) in {1, 2, 4, 8} at 16-byte width, {1, 4, 32} at scalar width
  * (misaligned base or an ld that breaks 16-byte alignment); R in {1, 2, 4} where K * R <= 8;
- * width is a runtime argument. */
+ * width is a runtime argument, passed as its log2 (a shift, not a division: v12). */
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
 #include "kernels/tuning.h"
