@@ -108,6 +108,17 @@ static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows,
     return has_clusters ? SML_AUTO_SPLIT : SML_AUTO_ONLINE;
 }
 
+/* What sml_auto_pick reads of the device for this shape: the SM count only inside the forward
+ * warp band, cluster support only past `block`'s rows. The launcher asks the runtime for no
+ * more than that: each query costs the host a few hundred ns per launch (3 queries took
+ * `auto` from warp's 3.9 us per launch call to 4.8 us, kernels/tune/launch_cost.c, H100). */
+static inline int sml_auto_needs_sms(sml_op op, sml_dtype dt, int64_t cols) {
+    const int f32 = dt == SML_F32;
+    return !sml_op_is_backward(op) && cols > (f32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT) &&
+           cols <= (f32 ? SML_AUTO_WARP_FWD_MAX_COLS : SML_AUTO_WARP_FWD_MAX_COLS_16BIT);
+}
+static inline int sml_auto_needs_clusters(int64_t cols) { return cols > SML_AUTO_BLOCK_MAX_COLS; }
+
 /* Every column count where the decision changes for some op and dtype (the last column of a
  * range; tests add one either side): the i-th for i < SML_AUTO_N_COL_THRESHOLDS. */
 #define SML_AUTO_N_COL_THRESHOLDS 6

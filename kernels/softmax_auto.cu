@@ -17,10 +17,12 @@
 #include "kernels/launchers.h"
 
 extern "C" sml_status sml_launch_auto(sml_handle *h, const sml_problem *p) {
+    const int need_sms = sml_auto_needs_sms(p->op, p->dtype, p->cols), need_clusters = sml_auto_needs_clusters(p->cols);
     int dev = 0, clusters = 0, sms = 0;
-    sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
-    if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, dev));
-    if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    sml_status s = SML_OK;
+    if (need_sms || need_clusters) s = sml_cuda_ok(cudaGetDevice(&dev));
+    if (s == SML_OK && need_clusters) s = sml_cuda_ok(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, dev));
+    if (s == SML_OK && need_sms) s = sml_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     if (s != SML_OK) return s;
     switch (sml_auto_pick(p->op, p->dtype, p->rows, p->cols, sms, clusters)) {
     case SML_AUTO_WARP: return sml_launch_warp(h, p);

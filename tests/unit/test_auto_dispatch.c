@@ -1,0 +1,74 @@
+/* test_auto_dispatch: `auto`'s decision (kernels/auto_dispatch.h) on the CPU.
+ *   - The launcher asks the device only for what sml_auto_needs_sms / _clusters say the shape
+ *     needs; for every op, dtype, threshold column +-1 and row count around the forward warp
+ *     rule, the pick with the facts it was not given zeroed must equal the pick with them.
+ *   - The forward warp rule itself: a warp for every row up to 64 x SMs, block past it.
+ * Planted check (session 7): with sml_auto_needs_sms returning 0, 6 of the 12 first cases fail. */
+#include <stdio.h>
+
+#include "kernels/auto_dispatch.h"
+#include "unit_case.h"
+
+static void lazy_facts(unit_run *u, sml_op op, sml_dtype dt) {
+    const int sms_set[] = {1, 132, 145}, clusters_set[] = {0, 1};
+    int64_t cols[3 * SML_AUTO_N_COL_THRESHOLDS + 3];
+    int n = 0;
+    for (int t = 0; t < SML_AUTO_N_COL_THRESHOLDS; t++)
+        for (int d = -1; d <= 1; d++) cols[n++] = sml_auto_col_threshold(t) + d;
+    cols[n++] = 1;
+    cols[n++] = 1 << 20;
+    cols[n++] = 1000;
+    char why[200] = "";
+    for (int ci = 0; ci < n && !why[0]; ci++)
+        for (int si = 0; si < 3 && !why[0]; si++)
+            for (int k = 0; k < 2 && !why[0]; k++) {
+                const int sms = sms_set[si], cl = clusters_set[k];
+                const int64_t rows_set[] = {1, 7, 64LL * sms, 64LL * sms + 1, 65537};
+                for (int ri = 0; ri < 5 && !why[0]; ri++) {
+                    const int64_t rows = rows_set[ri];
+                    const sml_auto_path want = sml_auto_pick(op, dt, rows, cols[ci], sms, cl);
+                    const sml_auto_path got =
+                        sml_auto_pick(op, dt, rows, cols[ci], sml_auto_needs_sms(op, dt, cols[ci]) ? sms : 0,
+                                      sml_auto_needs_clusters(cols[ci]) ? cl : 0);
+                    if (got != want)
+                        snprintf(why, sizeof why, "rows %lld cols %lld sms %d clusters %d: %s with all facts, %s with the needed ones",
+                                 (long long)rows, (long long)cols[ci], sms, cl, sml_auto_path_name(want),
+                                 sml_auto_path_name(got));
+                }
+            }
+    UNIT_EXPECT(u, !why[0], "%s %s: %s", sml_op_name(op), sml_dtype_name(dt), why);
+}
+
+static void warp_rows_rule(unit_run *u) {
+    const int sms = 132;
+    const int64_t limit = (int64_t)SML_AUTO_WARP_FWD_ROWS_PER_SM * sms;
+    const struct { sml_op op; sml_dtype dt; int64_t rows, cols; sml_auto_path want; } c[] = {
+        {SML_SOFTMAX, SML_F32, limit, SML_AUTO_WARP_FWD_MAX_COLS, SML_AUTO_WARP},
+        {SML_SOFTMAX, SML_F32, limit + 1, SML_AUTO_WARP_FWD_MAX_COLS, SML_AUTO_BLOCK},
+        {SML_SOFTMAX, SML_F32, 1, SML_AUTO_WARP_FWD_MAX_COLS + 1, SML_AUTO_BLOCK},
+        {SML_LOG_SOFTMAX, SML_F16, limit, SML_AUTO_WARP_FWD_MAX_COLS_16BIT, SML_AUTO_WARP},
+        {SML_LOG_SOFTMAX, SML_BF16, limit + 1, SML_AUTO_WARP_FWD_MAX_COLS_16BIT, SML_AUTO_BLOCK},
+        {SML_SOFTMAX_BWD, SML_F32, 1, SML_AUTO_WARP_FWD_MAX_COLS, SML_AUTO_BLOCK},
+        {SML_SOFTMAX_BWD, SML_F16, 1, SML_AUTO_WARP_MAX_COLS_16BIT, SML_AUTO_WARP},
+    };
+    char why[200] = "";
+    for (size_t i = 0; i < sizeof c / sizeof c[0] && !why[0]; i++) {
+        const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, c[i].rows, c[i].cols, sms, 1);
+        if (got != c[i].want)
+            snprintf(why, sizeof why, "%s %s %lldx%lld on %d SMs: %s, want %s", sml_op_name(c[i].op),
+                     sml_dtype_name(c[i].dt), (long long)c[i].rows, (long long)c[i].cols, sms,
+                     sml_auto_path_name(got), sml_auto_path_name(c[i].want));
+    }
+    UNIT_EXPECT(u, !why[0], "%s", why);
+}
+
+int main(int argc, char **argv) {
+    unit_run u;
+    if (unit_init(&u, "test_auto_dispatch", argc, argv)) return 2;
+    int64_t c = 0;
+    for (int op = 0; op < SML_OP_COUNT; op++)
+        for (int dt = 0; dt < SML_DTYPE_COUNT; dt++, c++)
+            if (unit_case(&u, c, NULL)) lazy_facts(&u, (sml_op)op, (sml_dtype)dt);
+    if (unit_case(&u, c++, NULL)) warp_rows_rule(&u);
+    return sml_tally_finish(&u.tally);
+}
