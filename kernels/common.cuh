@@ -463,14 +463,6 @@ static inline sml_status sml_device_sms(int *sms) {
     return sml_cuda_ok(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev));
 }
 
-/* *has = 1 when the current device can launch thread-block clusters (sm_90+). */
-static inline sml_status sml_device_has_clusters(int *has) {
-    int dev = 0;
-    sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
-    if (s != SML_OK) return s;
-    return sml_cuda_ok(cudaDeviceGetAttribute(has, cudaDevAttrClusterLaunch, dev));
-}
-
 static __host__ __device__ __forceinline__ int64_t sml_min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static __host__ __device__ __forceinline__ int64_t sml_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int sml_pow2_ceil(int64_t n) {
