@@ -93,15 +93,21 @@ static inline int64_t sml_auto_coop_min_cols(sml_dtype dt) {
     return SML_AUTO_COOP_MIN_BWD_ROW_BYTES / (2 * (int64_t)sml_dtype_size(dt));
 }
 
+/* Forward rows past warp's own limit that still go to warp when every row gets a warp: the
+ * only place where the decision reads the row and SM counts. */
+static inline int sml_auto_fwd_warp_band(sml_op op, sml_dtype dt, int64_t cols) {
+    const int f32 = dt == SML_F32;
+    return !sml_op_is_backward(op) && cols > (f32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT) &&
+           cols <= (f32 ? SML_AUTO_WARP_FWD_MAX_COLS : SML_AUTO_WARP_FWD_MAX_COLS_16BIT);
+}
+
 /* The dispatch decision. sms: the device's SM count; has_clusters: it supports cluster launch
  * (sm_90+), which also stands for the cooperative launch coop needs (every sm_90 device has
  * both). */
 static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int sms,
                                           int has_clusters) {
-    const int f32 = dt == SML_F32;
-    if (cols <= (f32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT)) return SML_AUTO_WARP;
-    if (!sml_op_is_backward(op) && cols <= (f32 ? SML_AUTO_WARP_FWD_MAX_COLS : SML_AUTO_WARP_FWD_MAX_COLS_16BIT) &&
-        rows <= (int64_t)SML_AUTO_WARP_FWD_ROWS_PER_SM * sms)
+    if (cols <= (dt == SML_F32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT)) return SML_AUTO_WARP;
+    if (sml_auto_fwd_warp_band(op, dt, cols) && rows <= (int64_t)SML_AUTO_WARP_FWD_ROWS_PER_SM * sms)
         return SML_AUTO_WARP;
     if (cols <= SML_AUTO_BLOCK_MAX_COLS) return SML_AUTO_BLOCK;
     if (sml_op_is_backward(op) && has_clusters && cols >= sml_auto_coop_min_cols(dt)) return SML_AUTO_COOP;
@@ -113,9 +119,7 @@ static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows,
  * more than that: each query costs the host a few hundred ns per launch (3 queries took
  * `auto` from warp's 3.9 us per launch call to 4.8 us, kernels/tune/launch_cost.c, H100). */
 static inline int sml_auto_needs_sms(sml_op op, sml_dtype dt, int64_t cols) {
-    const int f32 = dt == SML_F32;
-    return !sml_op_is_backward(op) && cols > (f32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT) &&
-           cols <= (f32 ? SML_AUTO_WARP_FWD_MAX_COLS : SML_AUTO_WARP_FWD_MAX_COLS_16BIT);
+    return sml_auto_fwd_warp_band(op, dt, cols);
 }
 static inline int sml_auto_needs_clusters(int64_t cols) { return cols > SML_AUTO_BLOCK_MAX_COLS; }
 
