@@ -11,8 +11,8 @@
  * Clusters are persistent (as many as can be resident, each walking rows), and forward
  * overlaps rows: while a block writes row r's output from shared memory it loads row r + 1
  * into the slots it has just written out (each thread only touches the slots it filled, so
- * no barrier), and the first tile of row r + 2 is loaded before row r + 1's cluster barrier,
- * so loads stay in flight through it. Backward (two tensors per slot) measured slower that
+ * no barrier), and the first tile of row r + 2 is loaded before row r + 1's exchange of
+ * partials, so loads stay in flight through it. Backward (two tensors per slot) measured slower that
  * way and keeps two passes per row: write, then read the next slice.
  *
  * When a slice does not fit in shared memory (fp32 rows of 2^20 columns; 16-bit ones cached
@@ -21,7 +21,8 @@
  * still in L2, and the output is stored evict-first to leave them there.
  *
  * Sizing (host): C is the smallest cluster size whose slice fits in 96 KB (48 KB for 16-bit
- * forward; two or more blocks per SM, so one block's barrier hides behind another's loads)
+ * forward; two or more blocks per SM, so one block's wait for the row's partials hides behind
+ * another's loads)
  * while rows * C fills the SMs (slices of 512 chunks or fewer are not cut further); failing
  * that, up to 16. A forward slice still over 96 KB is then cached by two blocks of 512 threads
  * per SM when half an SM holds 85% of it (a cluster of 16 then fits 14 times on an H100);
@@ -52,8 +53,8 @@ namespace cg = cooperative_groups;
 #define SPLIT_MAX_CLUSTER 16
 #define SPLIT_FWD_CHUNKS_PER_THREAD 8
 #define SPLIT_BWD_CHUNKS_PER_THREAD 4
-#define SPLIT_MIN_CHUNKS 512 /* a slice this short is not split further: the cluster barrier
-                                would cost more than the slice's loads */
+#define SPLIT_MIN_CHUNKS 512 /* a slice this short is not split further: the exchange of
+                                partials would cost more than the slice's loads */
 
 /* One tile: U chunks per tensor at slots i0 + u * nt of this block's slice (xs, ds point at
  * the slice's first element; nval elements of it are valid), loaded with pad where a slot is
@@ -290,7 +291,7 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
                     sml_tile_acc<T, V, U, BWD, LOG>(ta, tb, m, acc);
                 }
             }
-            /* 4. The first tile of the row after next, in flight through the next barrier. */
+            /* 4. The first tile of the row after next, in flight through the next exchange. */
             split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, ncache, nval,
                                      next + ncl < rows, pad, a, b);
         }
@@ -325,8 +326,8 @@ static split_plan split_size(int64_t rows, int64_t nch, size_t chunk_bytes, size
     int bps = force_bps > 0 ? force_bps : 1;
     const bool big = (size_t)((nch + C - 1) / C) * chunk_bytes > SPLIT_FIT_BYTES;
     /* The slice is over SPLIT_FIT_BYTES. Two blocks per SM, each caching SPLIT_MIN_CACHED of its
-     * slice in half the SM, come first: one block's cluster barrier then hides behind the other's
-     * loads, and a cluster of 16 fits 14 times on an H100 instead of 7 (run 23, 128 x 2^20 fp16
+     * slice in half the SM, come first: one block's wait for the row's partials then hides behind
+     * the other's loads (measured when that wait was a cluster barrier), and a cluster of 16 fits 14 times on an H100 instead of 7 (run 23, 128 x 2^20 fp16
      * forward: 89.6% of memcpy, against 84.3% in clusters of 8 with one block per SM). */
     if (force_C <= 0 && force_bps <= 0 && big &&
         (double)smemb >= SPLIT_MIN_CACHED * (double)((nch + C - 1) / C) * (double)chunk_bytes)

@@ -14,9 +14,10 @@
  * 8192, 8193, 12345, 65536, 2^20 + 3 and every `auto` threshold with one either side
  * (kernels/auto_dispatch.h);
  * rows 1 and 7; 7,001 rows of 1,000 columns (block's many-row plan); 9,281 forward rows of 255
- * columns (past auto's rows-per-SM limit for `warp`); 65,537 rows for two short rows; layouts: dense, padded ld with canaries,
- * base pointer offset by one element, in place (forward); plus one tensor past 2^31 elements
- * per direction, of which only rows around the 2^31 boundary and the last rows are checked.
+ * columns (past auto's rows-per-SM limit for `warp`); 65,537 rows for two short rows; layouts:
+ * dense, padded ld with canaries, base pointer offset by one element, in place (forward); plus
+ * one tensor past 2^31 elements per direction, of which only rows around the 2^31 boundary and
+ * the last rows are checked.
  *
  * Known deviations: a kernel whose registry line carries `known_deviation` (the vendor
  * baseline, measured to miss the contract on 16-bit rounding) has its value-bound misses
