@@ -64,6 +64,10 @@
 #define WARP_ROWS 9281     /* past 64 rows per SM on GPUs of up to 145 SMs: auto's forward rows of
                               129-256 fp32 columns go to block, not warp (auto_dispatch.h) */
 #define WARP_ROWS_COLS 255
+#define WAVE_ROWS 4099     /* 28-53 rows per SM on GPUs of 78-145 SMs: more than one wave of K = 1
+                              blocks, fewer than the many-row plan: block's forward one-wave plan
+                              (block_plan.h; 1,000 columns: fp32 64 x 4, 16-bit 64 x 2) */
+#define WAVE_ROWS_COLS 1000
 #define HUGE_BLOCK 64      /* distinct rows replicated over a > 2^31-element tensor */
 #define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
 #define MAX_KERNELS 64
@@ -150,7 +154,8 @@ static int64_t padded_ld(int64_t cols) { return (cols + 1 + 7) / 8 * 8; }
  * softmax and softmax_bwd and in place only for softmax; 65,537 rows run dense on two short
  * rows (the grid-limit question does not depend on the row length); 7,001 rows run dense on
  * 1,000 columns, where `block` switches to fewer, fuller threads (softmax_block.cu); 9,281 rows
- * run dense on 255 columns, forward only, where `auto` leaves `warp` for `block`. */
+ * run dense on 255 columns, forward only, where `auto` leaves `warp` for `block`; 4,099 rows run
+ * dense on 1,000 columns, forward only, where `block` halves its blocks to fit one wave. */
 static int admit(int64_t rows, int64_t cols, variant v, sml_op op) {
     if (rows == BIG_ROWS) {
         if (v != VAR_PLAIN) return 0;
@@ -160,6 +165,7 @@ static int admit(int64_t rows, int64_t cols, variant v, sml_op op) {
     }
     if (rows == MANY_ROWS) return v == VAR_PLAIN && cols == MANY_ROWS_COLS;
     if (rows == WARP_ROWS) return v == VAR_PLAIN && cols == WARP_ROWS_COLS && !sml_op_is_backward(op);
+    if (rows == WAVE_ROWS) return v == VAR_PLAIN && cols == WAVE_ROWS_COLS && !sml_op_is_backward(op);
     if (cols > 65536) {
         if (rows != 1) return 0;
         if (v == VAR_MISALIGNED) return op == SML_SOFTMAX || op == SML_SOFTMAX_BWD;
@@ -657,7 +663,7 @@ static void enumerate(ctx *c) {
     }
     int64_t cols[64];
     const int ncols = all_cols(cols);
-    const int64_t rows_set[] = {1, 7, MANY_ROWS, WARP_ROWS, BIG_ROWS};
+    const int64_t rows_set[] = {1, 7, WAVE_ROWS, MANY_ROWS, WARP_ROWS, BIG_ROWS};
     for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
         for (int op = 0; op < SML_OP_COUNT; op++)
             for (int ci = 0; ci < ncols; ci++)

@@ -1,0 +1,86 @@
+/* test_block_plan: `block`'s launch plan (kernels/block_plan.h) on the CPU.
+ *   - Every shape block accepts gets a K the kernel is built for, a block of at most 1,024
+ *     threads (256 for the wide forward variants) that holds the row, and 16-bit backward
+ *     never more than 2 chunks (K = 4 of y and dy spills).
+ *   - The plans measured best (docs/KERNELS.md, v13; H100 and H200, 132 SMs) are pinned, so a
+ *     change of a rule shows here before it shows in a ledger.
+ * Planted checks (session 8): the forward one-wave rule switched off fails 6 of the 15 pinned
+ * plans; its idle-lane guard dropped fails 1 (fp16 4096 x 768); 16-bit backward let up to
+ * K = 4 fails the launchable check (513 chunks as 160 threads x 4). */
+#include <stdio.h>
+
+#include "kernels/block_plan.h"
+#include "unit_case.h"
+
+/* K values sml_block_kernel is instantiated for (kernels/softmax_block.cu, block_go). */
+static int k_built(int V, int bwd, int K) {
+    if (V == 1) return K == 4 || K == 16;
+    if (K == 1 || K == 2 || K == 4) return 1;
+    return !bwd && (K == 8 || (K == 16 && V == 4));
+}
+
+static void plan_is_launchable(unit_run *u, int V, int bwd) {
+    const int sms_set[] = {1, 78, 132, 144};
+    const int64_t rows_set[] = {1, 100, 2048, 4096, 6335, 6336, 65536};
+    const int64_t max_chunks = 16384 / V;
+    char why[200] = "";
+    for (int64_t chunks = 1; chunks <= max_chunks && !why[0]; chunks++)
+        for (int si = 0; si < 4 && !why[0]; si++)
+            for (int ri = 0; ri < 7 && !why[0]; ri++) {
+                const sml_block_cfg c = sml_block_plan(chunks, V, bwd, rows_set[ri], sms_set[si]);
+                const int t = sml_block_threads(chunks, c.K);
+                const int wide = V > 1 && c.K >= 8;
+                const char *bad = !k_built(V, bwd, c.K)              ? "K not built"
+                                  : (int64_t)t * c.K < chunks         ? "block does not hold the row"
+                                  : t > (wide ? 256 : 1024)           ? "too many threads"
+                                  : V == 8 && bwd && c.K > 2          ? "16-bit backward past K = 2"
+                                  : c.blocks_per_sm < 0               ? "negative grid"
+                                                                      : NULL;
+                if (bad)
+                    snprintf(why, sizeof why, "V %d %s chunks %lld rows %lld sms %d: K %d threads %d: %s", V,
+                             bwd ? "bwd" : "fwd", (long long)chunks, (long long)rows_set[ri], sms_set[si],
+                             c.K, t, bad);
+            }
+    UNIT_EXPECT(u, !why[0], "%s", why);
+}
+
+static void measured_plans(unit_run *u) {
+    /* cols, elements per chunk, bwd, rows, want K and threads (132 SMs) */
+    const struct { int64_t cols; int V, bwd; int64_t rows; int K, threads; } c[] = {
+        {512, 4, 0, 4096, 2, 64},    /* one wave: 31 rows per SM, 16 blocks of 128 */
+        {1024, 4, 0, 4096, 4, 64},
+        {1024, 4, 0, 2048, 2, 128},
+        {512, 4, 0, 3072, 2, 64},
+        {512, 4, 0, 5120, 4, 32},
+        {1024, 8, 0, 4096, 2, 64},
+        {512, 4, 0, 2048, 1, 128},   /* 16 rows per SM: one wave at K = 1 */
+        {512, 4, 0, 1024, 1, 128},
+        {1024, 8, 0, 2048, 1, 128},
+        {768, 8, 0, 4096, 1, 96},    /* 64 x 2 would idle a quarter of its lanes */
+        {512, 4, 1, 4096, 1, 128},   /* backward keeps K = 1 */
+        {1024, 8, 1, 4096, 1, 128},
+        {512, 4, 0, 32768, 4, 32},   /* many rows */
+        {512, 8, 1, 32768, 2, 32},
+        {16384, 4, 0, 4096, 16, 256}, /* mid forward: fixed K */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const int64_t chunks = c[i].cols / c[i].V;
+        const sml_block_cfg p = sml_block_plan(chunks, c[i].V, c[i].bwd, c[i].rows, 132);
+        const int t = sml_block_threads(chunks, p.K);
+        UNIT_EXPECT(u, p.K == c[i].K && t == c[i].threads, "%s %s %lldx%lld: %d threads x %d, want %d x %d",
+                    c[i].V == 4 ? "fp32" : "16-bit", c[i].bwd ? "bwd" : "fwd", (long long)c[i].rows,
+                    (long long)c[i].cols, t, p.K, c[i].threads, c[i].K);
+    }
+}
+
+int main(int argc, char **argv) {
+    unit_run u;
+    if (unit_init(&u, "test_block_plan", argc, argv)) return 2;
+    const int vs[] = {1, 4, 8};
+    int64_t c = 0;
+    for (int v = 0; v < 3; v++)
+        for (int bwd = 0; bwd < 2; bwd++, c++)
+            if (unit_case(&u, c, NULL)) plan_is_launchable(&u, vs[v], bwd);
+    if (unit_case(&u, c++, NULL)) measured_plans(&u);
+    return sml_tally_finish(&u.tally);
+}
