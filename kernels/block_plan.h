@@ -27,7 +27,8 @@
  * against 37.1-37.2 backward; 16-bit 65536 x 1024 97.4-98.0 us with 64 x 2 against
  * 100.5-103.2 forward. 16-bit K = 4 lost everywhere (28.4-28.9 us at 32768 x 512 forward).
  * At 4,096 rows (31 per SM) the default stayed ahead (fp32 4096 x 1024 log_softmax 14.38 us
- * against 14.47-14.65, 4096 x 256 6.03-6.07 against 6.17-6.19), hence the threshold. */
+ * against 14.47-14.65, 4096 x 256 6.03-6.07 against 6.17-6.19), hence the threshold. Forward
+ * rows below it have their own rule since v13 (sml_block_fwd_one_wave_k). */
 #define SML_BLOCK_PREF_THREADS 256
 #define SML_BLOCK_MANY_ROWS_PER_SM 48
 /* Forward rows longer than SML_BLOCK_SHORT_COLS (vector loads): a fixed K per row length, so the
@@ -61,8 +62,8 @@ static inline int sml_block_threads(int64_t chunks, int K) {
  * K (halving the block) while an SM's share of the rows exceeds the blocks of that size it
  * can hold together (2,048 threads, 32 blocks), so the whole grid is resident in one wave
  * instead of a second wave starting behind the first's reductions, as long as the halved
- * block idles no more lanes than before. Runs 53-56 (session 8, kernels/tune/plan33.txt and
- * plan34.txt, cold L2), us, this rule's choice against K = 1: H200 fp32 4096 x 512 64 x 2
+ * block idles no more lanes than before. Runs 53-56 (session 8, kernels/tune/plan33.txt to
+ * plan35.txt, cold L2), us, this rule's choice against K = 1: H200 fp32 4096 x 512 64 x 2
  * 7.26 against 7.76-7.83 (cuDNN 7.24-7.30), 4096 x 1024 64 x 4 11.22-11.27 against
  * 12.51-12.54, 3072 x 1024 9.22 against 9.94-9.97, 2048 x 1024 128 x 2 7.20 against 7.99-8.05,
  * 5120 x 512 32 x 4 8.39 against 8.66-8.72; 16-bit 4096 x 1024 64 x 2 7.81-8.14 against
@@ -72,13 +73,17 @@ static inline int sml_block_threads(int64_t chunks, int K) {
  * holds the rows (2,048 x 512: 16 per SM in 16 blocks of 128) K = 1 stays (H200 6.17-6.21
  * against 6.13; 1024 x 512 4.04-4.17 against 4.26). Added idle lanes cost more than the wave
  * gains: fp16 4096 x 768 (96 chunks) as 64 x 2 took 7.61 us against 7.28-7.38 as 96 x 1.
- * Backward keeps K = 1: 64 x 2 at 4096 x 512 and 4096 x 1024 lost 1-2% on both GPUs. */
+ * Backward keeps K = 1: 64 x 2 at 4096 x 512 and 4096 x 1024 lost 1-2% on both GPUs. The
+ * block stays at two warps or more: at fp32 5120 x 512 (39 rows per SM, more than even 32
+ * blocks hold) 32 x 4 took 10.37-10.38 us on the H100 against 10.22 at K = 1 (run 56), where
+ * the H200 had 32 x 4 8.39, 64 x 2 8.45, K = 1 8.66-8.72. */
+#define SML_BLOCK_WAVE_MIN_THREADS 64
 static inline int sml_block_fwd_one_wave_k(int64_t chunks, int k, int kmax, int64_t rows, int sms) {
     const int64_t per_sm = (rows + sms - 1) / sms;
     for (; k < kmax; k *= 2) {
         const int t = sml_block_threads(chunks, k), t2 = sml_block_threads(chunks, 2 * k);
         const int resident = SML_BLOCK_SM_THREADS / t < SML_BLOCK_SM_BLOCKS ? SML_BLOCK_SM_THREADS / t : SML_BLOCK_SM_BLOCKS;
-        if (per_sm <= resident || (int64_t)t2 * 2 * k > (int64_t)t * k) break;
+        if (per_sm <= resident || (int64_t)t2 * 2 * k > (int64_t)t * k || t2 < SML_BLOCK_WAVE_MIN_THREADS) break;
     }
     return k;
 }

@@ -5,7 +5,8 @@
  *   - The plans measured best (docs/KERNELS.md, v13; H100 and H200, 132 SMs) are pinned, so a
  *     change of a rule shows here before it shows in a ledger.
  * Planted checks (session 8): the forward one-wave rule switched off fails 6 of the 15 pinned
- * plans; its idle-lane guard dropped fails 1 (fp16 4096 x 768); 16-bit backward let up to
+ * plans; its idle-lane guard dropped fails 1 (fp16 4096 x 768), its two-warp floor dropped
+ * fails 1 (fp32 5120 x 512); 16-bit backward let up to
  * K = 4 fails the launchable check (513 chunks as 160 threads x 4). */
 #include <stdio.h>
 
@@ -51,7 +52,7 @@ static void measured_plans(unit_run *u) {
         {1024, 4, 0, 4096, 4, 64},
         {1024, 4, 0, 2048, 2, 128},
         {512, 4, 0, 3072, 2, 64},
-        {512, 4, 0, 5120, 4, 32},
+        {512, 4, 0, 5120, 2, 64},    /* not below two warps */
         {1024, 8, 0, 4096, 2, 64},
         {512, 4, 0, 2048, 1, 128},   /* 16 rows per SM: one wave at K = 1 */
         {512, 4, 0, 1024, 1, 128},
