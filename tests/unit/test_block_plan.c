@@ -5,9 +5,9 @@
  *   - The plans measured best (docs/KERNELS.md, v13; H100 and H200, 132 SMs) are pinned, so a
  *     change of a rule shows here before it shows in a ledger.
  * Planted checks (session 8): the forward one-wave rule switched off fails 6 of the 15 pinned
- * plans; its idle-lane guard dropped fails 1 (fp16 4096 x 768), its two-warp floor dropped
- * fails 1 (fp32 5120 x 512); 16-bit backward let up to
- * K = 4 fails the launchable check (513 chunks as 160 threads x 4). */
+ * plans; its idle-lane guard dropped fails 1 (fp16 4096 x 768), its two-warp floor dropped 1
+ * (fp32 5120 x 512); 16-bit backward let up to K = 4 fails the launchable check (513 chunks
+ * as 160 threads x 4). */
 #include <stdio.h>
 
 #include "kernels/block_plan.h"
