@@ -25,6 +25,7 @@
 
 #include <type_traits>
 
+#include "internal.h"
 #include "softmax_lab.h"
 
 #define SML_LOG2E 1.4426950408889634f
@@ -456,11 +457,12 @@ static inline int sml_vec_elems(const sml_problem *p) {
     return (int)(16 / esz);
 }
 
-static inline sml_status sml_device_sms(int *sms) {
-    int dev = 0;
-    sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
-    if (s != SML_OK) return s;
-    return sml_cuda_ok(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev));
+/* The current device's SM count, from the handle's facts (src/internal.h). */
+static inline sml_status sml_device_sms(sml_handle *h, int *sms) {
+    sml_gpu_facts g;
+    const sml_status s = sml_gpu_facts_get(h, &g);
+    *sms = g.sms;
+    return s;
 }
 
 static __host__ __device__ __forceinline__ int64_t sml_min64(int64_t a, int64_t b) { return a < b ? a : b; }

@@ -18,13 +18,12 @@
 
 extern "C" sml_status sml_launch_auto(sml_handle *h, const sml_problem *p) {
     const int need_sms = sml_auto_needs_sms(p->op, p->dtype, p->cols), need_clusters = sml_auto_needs_clusters(p->cols);
-    int dev = 0, clusters = 0, sms = 0;
-    sml_status s = SML_OK;
-    if (need_sms || need_clusters) s = sml_cuda_ok(cudaGetDevice(&dev));
-    if (s == SML_OK && need_clusters) s = sml_cuda_ok(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, dev));
-    if (s == SML_OK && need_sms) s = sml_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    if (s != SML_OK) return s;
-    switch (sml_auto_pick(p->op, p->dtype, p->rows, p->cols, sms, clusters)) {
+    sml_gpu_facts g = {0, 0, 0, 0, 0};
+    if (need_sms || need_clusters) {
+        const sml_status s = sml_gpu_facts_get(h, &g);
+        if (s != SML_OK) return s;
+    }
+    switch (sml_auto_pick(p->op, p->dtype, p->rows, p->cols, g.sms, g.clusters)) {
     case SML_AUTO_WARP: return sml_launch_warp(h, p);
     case SML_AUTO_BLOCK: return sml_launch_block(h, p);
     case SML_AUTO_SPLIT: return sml_launch_split(h, p);

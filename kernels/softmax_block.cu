@@ -160,10 +160,9 @@ static sml_status block_typed(const sml_problem *p, int V, int K, int threads, i
 
 extern "C" sml_status sml_block_run(sml_handle *h, const sml_problem *p, int threads, int K,
                                     int blocks_per_sm) {
-    (void)h;
     if (p->cols > BLOCK_MAX_COLS) return SML_ERR_UNSUPPORTED;
     int sms = 0;
-    sml_status s = sml_device_sms(&sms);
+    sml_status s = sml_device_sms(h, &sms);
     if (s != SML_OK) return s;
     const int V = sml_vec_elems(p);
     const int64_t chunks = (p->cols + V - 1) / V;

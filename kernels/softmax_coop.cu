@@ -352,15 +352,13 @@ static int64_t coop_slices(int64_t rows, int64_t nch, int64_t cap, int64_t G, in
 }
 
 template <typename T, int V, bool BWD, bool LOG>
-static sml_status coop_go(sml_handle *h, const sml_problem *p, int dev, int sms, int threads, int nst, int bps,
+static sml_status coop_go(sml_handle *h, const sml_problem *p, const sml_gpu_facts *g, int threads, int nst, int bps,
                           int64_t force_S, int64_t *plan) {
     void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t, int64_t, int, coop_slot *, unsigned) =
         sml_coop_kernel<T, V, BWD, LOG>;
-    int optin = 0;
-    sml_status s = sml_cuda_ok(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    if (s != SML_OK) return s;
+    const int sms = g->sms, optin = g->smem_optin;
     cudaFuncAttributes fa;
-    s = sml_cuda_ok(cudaFuncGetAttributes(&fa, kern));
+    sml_status s = sml_cuda_ok(cudaFuncGetAttributes(&fa, kern));
     if (s != SML_OK) return s;
     const size_t avail = (size_t)optin - fa.sharedSizeBytes - 1024;
     /* The device's limit, the same on every call and thread (see softmax_split.cu). */
@@ -418,33 +416,31 @@ static sml_status coop_go(sml_handle *h, const sml_problem *p, int dev, int sms,
 }
 
 template <typename T>
-static sml_status coop_typed(sml_handle *h, const sml_problem *p, int dev, int sms, int threads, int nst, int bps,
+static sml_status coop_typed(sml_handle *h, const sml_problem *p, const sml_gpu_facts *g, int threads, int nst, int bps,
                              int64_t S, int64_t *plan) {
     const bool bwd = sml_op_is_backward(p->op);
     const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
     constexpr int VV = 16 / sizeof(T);
     if (sml_vec_elems(p) == VV) {
-        if (bwd) return lg ? coop_go<T, VV, true, true>(h, p, dev, sms, threads, nst, bps, S, plan)
-                           : coop_go<T, VV, true, false>(h, p, dev, sms, threads, nst, bps, S, plan);
-        return lg ? coop_go<T, VV, false, true>(h, p, dev, sms, threads, nst, bps, S, plan)
-                  : coop_go<T, VV, false, false>(h, p, dev, sms, threads, nst, bps, S, plan);
+        if (bwd) return lg ? coop_go<T, VV, true, true>(h, p, g, threads, nst, bps, S, plan)
+                           : coop_go<T, VV, true, false>(h, p, g, threads, nst, bps, S, plan);
+        return lg ? coop_go<T, VV, false, true>(h, p, g, threads, nst, bps, S, plan)
+                  : coop_go<T, VV, false, false>(h, p, g, threads, nst, bps, S, plan);
     }
-    if (bwd) return lg ? coop_go<T, 1, true, true>(h, p, dev, sms, threads, nst, bps, S, plan)
-                       : coop_go<T, 1, true, false>(h, p, dev, sms, threads, nst, bps, S, plan);
-    return lg ? coop_go<T, 1, false, true>(h, p, dev, sms, threads, nst, bps, S, plan)
-              : coop_go<T, 1, false, false>(h, p, dev, sms, threads, nst, bps, S, plan);
+    if (bwd) return lg ? coop_go<T, 1, true, true>(h, p, g, threads, nst, bps, S, plan)
+                       : coop_go<T, 1, true, false>(h, p, g, threads, nst, bps, S, plan);
+    return lg ? coop_go<T, 1, false, true>(h, p, g, threads, nst, bps, S, plan)
+              : coop_go<T, 1, false, false>(h, p, g, threads, nst, bps, S, plan);
 }
 
 extern "C" sml_status sml_coop_run(sml_handle *h, const sml_problem *p, int threads, int stages, int blocks_per_sm,
                                    int64_t slices, int64_t plan[4]) {
-    int dev = 0, coop = 0, sms = 0;
-    sml_status s = sml_cuda_ok(cudaGetDevice(&dev));
-    if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
-    if (s == SML_OK) s = sml_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    sml_gpu_facts g;
+    const sml_status s = sml_gpu_facts_get(h, &g);
     if (s != SML_OK) return s;
-    if (!coop) return threads > 0 || stages > 0 || blocks_per_sm > 0 || slices > 0 ? SML_ERR_UNSUPPORTED
+    if (!g.coop) return threads > 0 || stages > 0 || blocks_per_sm > 0 || slices > 0 ? SML_ERR_UNSUPPORTED
                                                                                   : sml_launch_online(h, p);
-    return SML_DISPATCH_DTYPE(p->dtype, coop_typed, h, p, dev, sms, threads, stages, blocks_per_sm, slices, plan);
+    return SML_DISPATCH_DTYPE(p->dtype, coop_typed, h, p, &g, threads, stages, blocks_per_sm, slices, plan);
 }
 
 extern "C" sml_status sml_launch_coop(sml_handle *h, const sml_problem *p) {

@@ -145,7 +145,7 @@ static sml_status naive_typed(sml_handle *h, const sml_problem *p, int sms) {
 
 extern "C" sml_status sml_launch_gpu_naive(sml_handle *h, const sml_problem *p) {
     int sms = 0;
-    sml_status s = sml_device_sms(&sms);
+    sml_status s = sml_device_sms(h, &sms);
     if (s != SML_OK) return s;
     return SML_DISPATCH_DTYPE(p->dtype, naive_typed, h, p, sms);
 }

@@ -100,9 +100,8 @@ static sml_status online_typed(const sml_problem *p, int V, int threads, int64_t
 }
 
 extern "C" sml_status sml_online_run(sml_handle *h, const sml_problem *p, int threads, int blocks_per_sm) {
-    (void)h;
     int sms = 0;
-    sml_status s = sml_device_sms(&sms);
+    sml_status s = sml_device_sms(h, &sms);
     if (s != SML_OK) return s;
     const int V = sml_vec_elems(p);
     const int64_t chunks = (p->cols + V - 1) / V;

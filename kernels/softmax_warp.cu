@@ -207,10 +207,9 @@ static sml_status warp_typed(const sml_problem *p, int V, int K, int R, int widt
     (!sml_op_is_backward((p)->op) && (V) == 4 && (p)->cols > 64 && (chunks) <= 32)
 
 extern "C" sml_status sml_warp_run(sml_handle *h, const sml_problem *p, int K, int R, int blocks_per_sm) {
-    (void)h;
     if (p->cols > WARP_MAX_COLS) return SML_ERR_UNSUPPORTED;
     int sms = 0;
-    sml_status s = sml_device_sms(&sms);
+    sml_status s = sml_device_sms(h, &sms);
     if (s != SML_OK) return s;
     const int V = sml_vec_elems(p);
     const int64_t chunks = (p->cols + V - 1) / V;

@@ -24,8 +24,38 @@ static sml_status gpu_status(cudaError_t e) {
     if (e == cudaSuccess) return SML_OK;
     return e == cudaErrorMemoryAllocation ? SML_ERR_OUT_OF_MEMORY : SML_ERR_CUDA;
 }
+
+sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
+    if (!out) return SML_ERR_NULL_POINTER;
+    memset(out, 0, sizeof *out);
+    int dev = 0;
+    sml_status s = gpu_status(cudaGetDevice(&dev));
+    if (s != SML_OK) return s;
+    if (h && h->gpu_known && h->gpu.dev == dev) {
+        *out = h->gpu;
+        return SML_OK;
+    }
+    sml_gpu_facts g = {dev, 0, 0, 0, 0};
+    s = gpu_status(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, dev));
+    if (s == SML_OK) s = gpu_status(cudaDeviceGetAttribute(&g.clusters, cudaDevAttrClusterLaunch, dev));
+    if (s == SML_OK) s = gpu_status(cudaDeviceGetAttribute(&g.coop, cudaDevAttrCooperativeLaunch, dev));
+    if (s == SML_OK)
+        s = gpu_status(cudaDeviceGetAttribute(&g.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    if (s != SML_OK) return s;
+    if (h) {
+        h->gpu = g;
+        h->gpu_known = 1;
+    }
+    *out = g;
+    return SML_OK;
+}
 #else
 const char *sml_last_cuda_error(void) { return "built without CUDA"; }
+sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
+    (void)h;
+    if (out) memset(out, 0, sizeof *out);
+    return SML_ERR_NO_DEVICE;
+}
 void sml_gpu_forget_error(void) {}
 int sml_gpu_available(void) { return 0; }
 #endif

@@ -12,7 +12,18 @@
 extern "C" {
 #endif
 
+/* What the GPU launchers size their grids by, for one device. */
+typedef struct sml_gpu_facts {
+    int dev;        /* the CUDA device these describe */
+    int sms;        /* multiprocessors */
+    int clusters;   /* cluster launch (sm_90+) */
+    int coop;       /* cooperative launch */
+    int smem_optin; /* shared memory a block may opt in to, bytes */
+} sml_gpu_facts;
+
 struct sml_handle {
+    sml_gpu_facts gpu;              /* the facts of the last device launched on */
+    int gpu_known;                  /* gpu holds them */
     void *cudnn;                    /* the cuDNN kernel's private state, made on its first call */
     void (*cudnn_release)(void *);  /* set by the cuDNN kernel with the handle */
     void *coop;                     /* the coop kernel's partial slots, made on its first call */
@@ -20,6 +31,12 @@ struct sml_handle {
     void *scratch;                  /* device workspace (the naive kernel's intermediates) */
     size_t scratch_bytes;
 };
+
+/* The current device's facts: asked of the runtime on a handle's first launch on a device,
+ * then kept in the handle, so a launch costs the host one cudaGetDevice instead of an
+ * attribute query per fact (a few hundred ns each, kernels/tune/launch_cost.c). h may be
+ * NULL: asked every time. SML_ERR_NO_DEVICE without CUDA. */
+sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out);
 
 /* A device workspace of at least `bytes`, kept in the handle and grown on demand. */
 sml_status sml_handle_scratch(sml_handle *h, size_t bytes, void **out);

@@ -97,7 +97,7 @@ template <int V> static sml_status go(const sml_problem *p, int64_t S, coop_slot
 extern "C" sml_status sml_mut_launch_coop_no_wait(sml_handle *h, const sml_problem *p) {
     if (p->dtype != SML_F32 || sml_op_is_backward(p->op) || p->cols > MUT_MAX_COLS) return SML_ERR_UNSUPPORTED;
     int sms = 0;
-    sml_status s = sml_device_sms(&sms);
+    sml_status s = sml_device_sms(h, &sms);
     if (s != SML_OK) return s;
     const int64_t S = (p->cols + MUT_SLICE - 1) / MUT_SLICE;
     void *slots = NULL;

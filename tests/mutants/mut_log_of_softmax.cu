@@ -77,7 +77,7 @@ extern "C" sml_status sml_mut_launch_log_of_softmax(sml_handle *h, const sml_pro
     if (p->cols > WARP_MAX_COLS || p->dtype != SML_F32 || p->op != SML_LOG_SOFTMAX)
         return SML_ERR_UNSUPPORTED;
     int sms = 0;
-    sml_status s = sml_device_sms(&sms);
+    sml_status s = sml_device_sms(h, &sms);
     if (s != SML_OK) return s;
     return typed<float>(p, sms);
 }

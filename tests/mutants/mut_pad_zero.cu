@@ -76,7 +76,7 @@ extern "C" sml_status sml_mut_launch_pad_zero(sml_handle *h, const sml_problem *
     if (p->cols > WARP_MAX_COLS || p->dtype != SML_F32 || sml_op_is_backward(p->op))
         return SML_ERR_UNSUPPORTED;
     int sms = 0;
-    sml_status s = sml_device_sms(&sms);
+    sml_status s = sml_device_sms(h, &sms);
     if (s != SML_OK) return s;
     return typed<float>(p, sms);
 }
