@@ -5,7 +5,7 @@
  *   cols <= 128 (fp16, bf16: 256)                 -> warp   (row in a warp's registers)
  *   forward, cols <= 256 (16-bit: 512), rows <= 64 x SMs -> warp (a warp for every row)
  *   cols <= 16,384                                -> block  (row in a block's registers)
- *   backward, y and dy rows of 1 MiB or more, sm_90 -> coop (row over any blocks of the GPU)
+ *   backward, y and dy rows of 2 MiB or more, sm_90 -> coop (row over any blocks of the GPU)
  *   longer rows, cluster launch (sm_90)           -> split  (row over a cluster's shared memory)
  *   longer rows, no cluster launch                -> online
  *
@@ -33,8 +33,8 @@
  * reached 94-98% of memcpy against split's 70-79%; at 1024 x 131072 fp32 (y and dy rows of
  * 1 MiB) 96.6-97.0% against 94.9-96.0% (two runs); at 1024 x 131072 16-bit (512 KiB) it
  * trailed split (93.1-93.5 against 95.1-95.6%), and at 4096 x 32768 16-bit by 10%, hence the
- * 1 MiB threshold: fp32 from 131,072 columns, 16-bit from 262,144. Forward stays with split:
- * coop's best forward plan measured 77-81% of memcpy at 128 x 2^20 against split's 84%.
+ * 1 MiB threshold then (2 MiB since session 8, below). Forward stays with split: coop's best
+ * forward plan measured 77-81% of memcpy at 128 x 2^20 against split's 84%.
  *
  * Runs 13-16 (session 5, kernels/tune, docs/KERNELS.md v8) moved forward rows of 1,025 to
  * 16,384 columns from `online` (and fp32 8,193-16,384 from `split`) to `block`, whose launcher
@@ -53,7 +53,16 @@
  * 4.97-5.19 / 5.64-5.77, fp16 x 512 5.34-5.36 / 6.06-6.07, bf16 5.11-5.30 / 5.86-5.90. With
  * many rows block stays ahead (32768 x 256 fp32: H100 27.1 / 26.4, H200 20.8 / 20.2; 32768 x
  * 512 fp16: H100 26.8-27.0 / 26.3, H200 20.9 / 21.4), and so does backward (4096 x 256 fp32:
- * H100 7.37 / 7.27, H200 5.88-5.93 / 5.80-5.85). fp32 x 512 stays with block (H100 9.04 / 8.80). */
+ * H100 7.37 / 7.27, H200 5.88-5.93 / 5.80-5.85). fp32 x 512 stays with block (H100 9.04 / 8.80).
+ *
+ * Session 8 moved the coop threshold from 1 to 2 MiB of y and dy per row. With its exchange
+ * of partials by st.async (v12) split overtook coop on fp32 1024 x 131072 backward (1 MiB
+ * rows), % of memcpy in the standard ledgers: H100 run 47 split 98.0-98.3 / coop 94.4-95.0,
+ * run 59 97.8-98.1 / 94.9-95.0; H200 run 48 90.0-91.1 / 74.4-75.2, run 60 89.7-90.5 /
+ * 74.4-75.6. coop keeps the 2^20 rows (4 and 8 MiB) with few rows per GPU, where a row's
+ * cluster cannot fill the SMs: H100 run 59 fp32 96.7 / split 69.9-70.1, 16-bit 91.5-95.2 /
+ * 77.0-78.0; H200 run 60 fp32 78.0-78.7 / 62.5-63.2, 16-bit 68.3-72.0 / 65.0-68.6. No shape
+ * of the sweeps lies between 1 and 4 MiB; 2 MiB is the midpoint in the log. */
 #ifndef SML_KERNELS_AUTO_DISPATCH_H
 #define SML_KERNELS_AUTO_DISPATCH_H
 
@@ -67,7 +76,7 @@
 #define SML_AUTO_WARP_FWD_MAX_COLS_16BIT 512
 #define SML_AUTO_WARP_FWD_ROWS_PER_SM 64 /* resident warps of `warp`'s grid per SM */
 #define SML_AUTO_BLOCK_MAX_COLS 16384
-#define SML_AUTO_COOP_MIN_BWD_ROW_BYTES (1 << 20) /* y and dy of one row together */
+#define SML_AUTO_COOP_MIN_BWD_ROW_BYTES (2 << 20) /* y and dy of one row together */
 
 typedef enum sml_auto_path {
     SML_AUTO_WARP = 0,

@@ -9,7 +9,7 @@
  *   online long rows without clusters
  *   split  long rows: a cluster of 1..16 blocks per row sized so that rows x cluster fills
  *          the SMs; slices kept in shared memory.
- *   coop   long backward rows (y and dy of 1 MiB or more): slices over every block of a
+ *   coop   long backward rows (y and dy of 2 MiB or more): slices over every block of a
  *          cooperative grid, partials exchanged through L2.
  * Alignment needs no decision here: every path falls back to scalar accesses by itself. */
 #include "kernels/auto_dispatch.h"
