@@ -58,15 +58,15 @@ static inline int sml_block_threads(int64_t chunks, int K) {
     return (int)(t < 32 ? 32 : t);
 }
 
-/* Forward rows too few for SML_BLOCK_MANY_ROWS_PER_SM yet more than the SMs hold at once: double
- * K (halving the block) while an SM's share of the rows exceeds the blocks of that size it
+/* Forward rows too few for SML_BLOCK_MANY_ROWS_PER_SM, yet more than the SMs hold at once:
+ * double K (halving the block) while an SM's share of the rows exceeds the blocks of that size it
  * can hold together (2,048 threads, 32 blocks), so the whole grid is resident in one wave
  * instead of a second wave starting behind the first's reductions, as long as the halved
  * block idles no more lanes than before. Runs 53-56 (session 8, kernels/tune/plan33.txt to
  * plan35.txt, cold L2), us, this rule's choice against K = 1: H200 fp32 4096 x 512 64 x 2
  * 7.26 against 7.76-7.83 (cuDNN 7.24-7.30), 4096 x 1024 64 x 4 11.22-11.27 against
  * 12.51-12.54, 3072 x 1024 9.22 against 9.94-9.97, 2048 x 1024 128 x 2 7.20 against 7.99-8.05,
- * 5120 x 512 32 x 4 8.39 against 8.66-8.72; 16-bit 4096 x 1024 64 x 2 7.81-8.14 against
+ * 5120 x 512 64 x 2 8.36-8.45 against 8.66-8.78; 16-bit 4096 x 1024 64 x 2 7.81-8.14 against
  * 8.22-8.48, 3072 x 1024 6.70 against 7.03-7.09. H100: level or ahead (fp32 4096 x 512
  * 8.96-8.97 against 8.97-8.98, 4096 x 1024 14.54-14.56 against 14.58-14.61, 6144 x 1024
  * 20.28 against 20.48; fp16 4096 x 1024 9.09-9.12 against 9.11-9.26). Where one wave already
@@ -76,14 +76,17 @@ static inline int sml_block_threads(int64_t chunks, int K) {
  * Backward keeps K = 1: 64 x 2 at 4096 x 512 and 4096 x 1024 lost 1-2% on both GPUs. The
  * block stays at two warps or more: at fp32 5120 x 512 (39 rows per SM, more than even 32
  * blocks hold) 32 x 4 took 10.37-10.38 us on the H100 against 10.22 at K = 1 (run 56), where
- * the H200 had 32 x 4 8.39, 64 x 2 8.45, K = 1 8.66-8.72. */
+ * the H200 had 32 x 4 8.39, 64 x 2 8.45, K = 1 8.66-8.72; 64 x 2 still lost there on the
+ * H100, 10.40-10.43 against 10.27-10.32 (run 59), a shape outside the sweeps. */
 #define SML_BLOCK_WAVE_MIN_THREADS 64
 static inline int sml_block_fwd_one_wave_k(int64_t chunks, int k, int kmax, int64_t rows, int sms) {
     const int64_t per_sm = (rows + sms - 1) / sms;
     for (; k < kmax; k *= 2) {
         const int t = sml_block_threads(chunks, k), t2 = sml_block_threads(chunks, 2 * k);
-        const int resident = SML_BLOCK_SM_THREADS / t < SML_BLOCK_SM_BLOCKS ? SML_BLOCK_SM_THREADS / t : SML_BLOCK_SM_BLOCKS;
-        if (per_sm <= resident || (int64_t)t2 * 2 * k > (int64_t)t * k || t2 < SML_BLOCK_WAVE_MIN_THREADS) break;
+        const int by_threads = SML_BLOCK_SM_THREADS / t;
+        const int resident = by_threads < SML_BLOCK_SM_BLOCKS ? by_threads : SML_BLOCK_SM_BLOCKS;
+        const int more_idle = (int64_t)t2 * 2 * k > (int64_t)t * k;
+        if (per_sm <= resident || more_idle || t2 < SML_BLOCK_WAVE_MIN_THREADS) break;
     }
     return k;
 }
