@@ -1,10 +1,13 @@
 /* test_api.c: the validation every call passes (src/api.c): each bad argument gets its own
  * status and leaves the output untouched, empty tensors succeed without writing, forward
- * in place works, and a run writes nothing outside the [rows, cols] window of the output. */
+ * in place works, and a run writes nothing outside the [rows, cols] window of the output;
+ * and the device facts the GPU launchers read (planted, session 8: without the zeroing of the
+ * facts on failure, the no-GPU case fails). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "reference/dtype.h"
 #include "unit_case.h"
 
@@ -212,6 +215,33 @@ static void window_and_in_place(unit_run *u, const char *kernel) {
     UNIT_EXPECT(u, !why[0], "%s: %s", kernel, why);
 }
 
+/* The device facts the GPU launchers read (src/internal.h): a NULL output is refused; with no
+ * GPU the call fails and leaves the facts zeroed; with one, a handle's second call (from its
+ * cache) agrees with the first and with an uncached call, and the SM count is positive. */
+static void gpu_facts(unit_run *u) {
+    sml_gpu_facts a, b, c;
+    memset(&a, 0x5A, sizeof a);
+    UNIT_EXPECT(u, sml_gpu_facts_get(NULL, NULL) == SML_ERR_NULL_POINTER, "NULL facts not refused");
+    sml_handle *h = NULL;
+    if (sml_handle_create(&h) != SML_OK) {
+        UNIT_EXPECT(u, 0, "no handle");
+        return;
+    }
+    const sml_status s = sml_gpu_facts_get(h, &a);
+    if (!sml_gpu_available()) {
+        const sml_gpu_facts zero = {0, 0, 0, 0, 0};
+        UNIT_EXPECT(u, s != SML_OK && !memcmp(&a, &zero, sizeof a) && !h->gpu_known,
+                    "no GPU: status %s, facts not zeroed or cached", sml_strerror(s));
+    } else {
+        const sml_status s2 = sml_gpu_facts_get(h, &b), s3 = sml_gpu_facts_get(NULL, &c);
+        UNIT_EXPECT(u, s == SML_OK && s2 == SML_OK && s3 == SML_OK && h->gpu_known && a.sms > 0 &&
+                           !memcmp(&a, &b, sizeof a) && !memcmp(&a, &c, sizeof a),
+                    "GPU facts: %s/%s/%s, sms %d/%d/%d, cached %d", sml_strerror(s), sml_strerror(s2),
+                    sml_strerror(s3), a.sms, b.sms, c.sms, h->gpu_known);
+    }
+    sml_handle_destroy(h);
+}
+
 int main(int argc, char **argv) {
     unit_run u;
     if (unit_init(&u, "test_api", argc, argv)) return 2;
@@ -225,5 +255,6 @@ int main(int argc, char **argv) {
         if (unit_case(&u, c, NULL)) empty_tensors(&u, KERNELS[k]);
     for (int k = 0; k < 2; k++, c++)
         if (unit_case(&u, c, NULL)) window_and_in_place(&u, KERNELS[k]);
+    if (unit_case(&u, c++, NULL)) gpu_facts(&u);
     return sml_tally_finish(&u.tally);
 }
