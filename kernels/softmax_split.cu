@@ -52,6 +52,7 @@ namespace cg = cooperative_groups;
 #define SPLIT_MIN_CACHED 0.85 /* of a slice, for a smaller cluster to be preferred */
 #define SPLIT_MAX_CLUSTER 16
 #define SPLIT_FWD_CHUNKS_PER_THREAD 8
+#define SPLIT_FWD_CHUNKS_PER_THREAD_16BIT 16
 #define SPLIT_BWD_CHUNKS_PER_THREAD 4
 #define SPLIT_MIN_CHUNKS 512 /* a slice this short is not split further: the exchange of
                                 partials would cost more than the slice's loads */
@@ -365,8 +366,15 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
     const size_t fit = !BWD && sizeof(T) == 2 ? SPLIT_FIT_BYTES / 2 : SPLIT_FIT_BYTES;
     /* Cached chunks per thread when the slice fits: backward, with one tile of y and dy in
      * flight per thread, takes half as many as forward, so twice the threads (run 33, H200:
-     * 4096 x 32768 backward 95.1% of memcpy against 89.7-89.8% with 8 per thread). */
-    const int per_thread = BWD ? SPLIT_BWD_CHUNKS_PER_THREAD : SPLIT_FWD_CHUNKS_PER_THREAD;
+     * 4096 x 32768 backward 95.1% of memcpy against 89.7-89.8% with 8 per thread). 16-bit
+     * forward takes twice as many as fp32, so half the threads (session 8, kernels/tune/plan39
+     * and plan40, % of memcpy in `tune`, 16 per thread against 8): 4096 x 32768 H100
+     * 94.3-95.1 against 89.7-90.4, H200 89.5-91.0 against 85.9-87.2; H200 4096 x 65536
+     * 87.6-87.7 against 84.3-84.8, 1024 x 131072 85.0 against 82.8-83.2. fp32 lost with 16
+     * (H200 4096 x 32768 89.7-90.0 against 93.1-93.6, 1024 x 131072 87.1-87.3 against
+     * 91.7-91.8), and 16-bit with 32 (2 x 64 at 4096 x 32768: 72%). */
+    const int per_thread = BWD ? SPLIT_BWD_CHUNKS_PER_THREAD
+                               : sizeof(T) == 2 ? SPLIT_FWD_CHUNKS_PER_THREAD_16BIT : SPLIT_FWD_CHUNKS_PER_THREAD;
     const int sms = g->sms, optin = g->smem_optin;
     cudaFuncAttributes fa;
     sml_status s = sml_cuda_ok(cudaFuncGetAttributes(&fa, kern));
