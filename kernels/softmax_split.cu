@@ -369,10 +369,11 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
      * 4096 x 32768 backward 95.1% of memcpy against 89.7-89.8% with 8 per thread). 16-bit
      * forward takes twice as many as fp32, so half the threads (session 8, kernels/tune/plan39
      * and plan40, % of memcpy in `tune`, 16 per thread against 8): 4096 x 32768 H100
-     * 94.3-95.1 against 89.7-90.4, H200 89.5-91.0 against 85.9-87.2; H200 4096 x 65536
-     * 87.6-87.7 against 84.3-84.8, 1024 x 131072 85.0 against 82.8-83.2. fp32 lost with 16
-     * (H200 4096 x 32768 89.7-90.0 against 93.1-93.6, 1024 x 131072 87.1-87.3 against
-     * 91.7-91.8), and 16-bit with 32 (2 x 64 at 4096 x 32768: 72%). */
+     * 93.9-95.1 against 89.7-90.7, H200 89.5-91.0 against 85.9-87.2; 4096 x 65536 H100
+     * 95.8-96.1 against 95.0-95.5, H200 87.6-87.7 against 84.3-84.8; 1024 x 131072 H200 85.0
+     * against 82.8-83.2, but H100 93.5-93.7 against 95.0-95.1 (in the bench, run 68, 92.1-93.1%
+     * against run 59's 92.8-93.1). fp32 lost with 16 (H200 4096 x 32768 89.7-90.0 against
+     * 93.1-93.6; 1024 x 131072 on both), and 16-bit with 32 (2 x 64 at 4096 x 32768: 72-82%). */
     const int per_thread = BWD ? SPLIT_BWD_CHUNKS_PER_THREAD
                                : sizeof(T) == 2 ? SPLIT_FWD_CHUNKS_PER_THREAD_16BIT : SPLIT_FWD_CHUNKS_PER_THREAD;
     const int sms = g->sms, optin = g->smem_optin;
