@@ -77,7 +77,6 @@
 #define SML_AUTO_WARP_FWD_ROWS_PER_SM 64 /* resident warps of `warp`'s grid per SM */
 #define SML_AUTO_BLOCK_MAX_COLS 16384
 #define SML_AUTO_COOP_MIN_BWD_ROW_BYTES (2 << 20) /* y and dy of one row together */
-#define SML_AUTO_TAIL_MAX_ROUNDS 32
 
 typedef enum sml_auto_path {
     SML_AUTO_WARP = 0,
@@ -122,17 +121,6 @@ static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows,
     if (cols <= SML_AUTO_BLOCK_MAX_COLS) return SML_AUTO_BLOCK;
     if (sml_op_is_backward(op) && has_clusters && cols >= sml_auto_coop_min_cols(dt)) return SML_AUTO_COOP;
     return has_clusters ? SML_AUTO_SPLIT : SML_AUTO_ONLINE;
-}
-
-/* Rows that `auto` takes from a `split` launch and gives to `coop`. split's K resident clusters
- * each take a row per round, so R rows run in ceil(R / K) rounds and the last round's R mod K
- * rows leave the other clusters idle for a whole row's time; coop spreads those rows over
- * every SM. A second launch costs a few us, so only when the rounds are few (at most
- * max_rounds whole ones, each then a large share of the time). Fewer rows than clusters all
- * go to coop. */
-static inline int64_t sml_auto_split_tail(int64_t rows, int64_t clusters, int max_rounds) {
-    if (clusters < 1 || rows < 1 || rows / clusters > max_rounds) return 0;
-    return rows % clusters;
 }
 
 /* What sml_auto_pick reads of the device for this shape: the SM count only inside the forward

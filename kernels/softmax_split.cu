@@ -356,7 +356,7 @@ static split_plan split_size(int64_t rows, int64_t nch, size_t chunk_bytes, size
 
 template <typename T, int V, bool BWD, bool LOG>
 static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int force_C, int force_threads, int bps,
-                           int64_t *plan, bool launch) {
+                           int64_t *plan) {
     void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t) = sml_split_kernel<T, V, BWD, LOG, !BWD>;
     const int64_t nch = (p->cols + V - 1) / V;
     const size_t chunk_bytes = sizeof(T) * V * (BWD ? 2 : 1);
@@ -435,7 +435,6 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
         plan[2] = pl.cap;
         plan[3] = active;
     }
-    if (!launch) return SML_OK;
     cfg.gridDim = dim3((unsigned)(clusters * pl.C), 1, 1);
     s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows,
                                        p->cols, p->ld, pl.cap));
@@ -444,21 +443,20 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
 }
 
 template <typename T>
-static sml_status split_typed(const sml_problem *p, const sml_gpu_facts *g, int C, int threads, int bps, int64_t *plan,
-                              bool launch) {
+static sml_status split_typed(const sml_problem *p, const sml_gpu_facts *g, int C, int threads, int bps, int64_t *plan) {
     const bool bwd = sml_op_is_backward(p->op);
     const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
     constexpr int VV = 16 / sizeof(T);
     if (sml_vec_elems(p) == VV) {
-        if (bwd) return lg ? split_go<T, VV, true, true>(p, g, C, threads, bps, plan, launch)
-                           : split_go<T, VV, true, false>(p, g, C, threads, bps, plan, launch);
-        return lg ? split_go<T, VV, false, true>(p, g, C, threads, bps, plan, launch)
-                  : split_go<T, VV, false, false>(p, g, C, threads, bps, plan, launch);
+        if (bwd) return lg ? split_go<T, VV, true, true>(p, g, C, threads, bps, plan)
+                           : split_go<T, VV, true, false>(p, g, C, threads, bps, plan);
+        return lg ? split_go<T, VV, false, true>(p, g, C, threads, bps, plan)
+                  : split_go<T, VV, false, false>(p, g, C, threads, bps, plan);
     }
-    if (bwd) return lg ? split_go<T, 1, true, true>(p, g, C, threads, bps, plan, launch)
-                       : split_go<T, 1, true, false>(p, g, C, threads, bps, plan, launch);
-    return lg ? split_go<T, 1, false, true>(p, g, C, threads, bps, plan, launch)
-              : split_go<T, 1, false, false>(p, g, C, threads, bps, plan, launch);
+    if (bwd) return lg ? split_go<T, 1, true, true>(p, g, C, threads, bps, plan)
+                       : split_go<T, 1, true, false>(p, g, C, threads, bps, plan);
+    return lg ? split_go<T, 1, false, true>(p, g, C, threads, bps, plan)
+              : split_go<T, 1, false, false>(p, g, C, threads, bps, plan);
 }
 
 extern "C" sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads, int blocks_per_sm,
@@ -467,15 +465,7 @@ extern "C" sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, 
     const sml_status s = sml_gpu_facts_get(h, &g);
     if (s != SML_OK) return s;
     if (!g.clusters) return C > 0 ? SML_ERR_UNSUPPORTED : sml_launch_online(h, p);
-    return SML_DISPATCH_DTYPE(p->dtype, split_typed, p, &g, C, threads, blocks_per_sm, plan, true);
-}
-
-extern "C" sml_status sml_split_plan(sml_handle *h, const sml_problem *p, int64_t plan[4]) {
-    sml_gpu_facts g;
-    const sml_status s = sml_gpu_facts_get(h, &g);
-    if (s != SML_OK) return s;
-    if (!g.clusters) return SML_ERR_UNSUPPORTED;
-    return SML_DISPATCH_DTYPE(p->dtype, split_typed, p, &g, 0, 0, 0, plan, false);
+    return SML_DISPATCH_DTYPE(p->dtype, split_typed, p, &g, C, threads, blocks_per_sm, plan);
 }
 
 extern "C" sml_status sml_launch_split(sml_handle *h, const sml_problem *p) {

@@ -25,13 +25,6 @@ sml_status sml_online_run(sml_handle *h, const sml_problem *p, int threads, int 
  * block, active clusters, as chosen. */
 sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads, int blocks_per_sm,
                          int64_t plan[4]);
-/* What sml_split_run(h, p, 0, 0, 0, plan) would choose, launching nothing (the same four
- * values); SML_ERR_UNSUPPORTED without cluster launch. */
-sml_status sml_split_plan(sml_handle *h, const sml_problem *p, int64_t plan[4]);
-/* `split` on the whole rounds of rows (a row per resident cluster and round) and `coop` on the
- * rows left over, when there are at most max_rounds whole rounds (kernels/auto_dispatch.h,
- * sml_auto_split_tail); otherwise `split` alone. What `auto` runs in place of `split`. */
-sml_status sml_split_tail_run(sml_handle *h, const sml_problem *p, int max_rounds);
 /* threads per block, copy stages per block (2..4), blocks per SM, slices per row; *plan (may
  * be NULL) receives slices, threads, elements per slice, grid size, as chosen. */
 sml_status sml_coop_run(sml_handle *h, const sml_problem *p, int threads, int stages, int blocks_per_sm,

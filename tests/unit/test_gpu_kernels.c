@@ -14,8 +14,7 @@
  * 8192, 8193, 12345, 65536, 2^20 + 3 and every `auto` threshold with one either side
  * (kernels/auto_dispatch.h);
  * rows 1 and 7; 7,001 rows of 1,000 columns (block's many-row plan); 9,281 forward rows of 255
- * columns (past auto's rows-per-SM limit for `warp`); 17 forward rows of 2^20 + 3 columns for
- * `auto` only (split's whole rounds, then coop); 65,537 rows for two short rows; layouts:
+ * columns (past auto's rows-per-SM limit for `warp`); 65,537 rows for two short rows; layouts:
  * dense, padded ld with canaries, base pointer offset by one element, in place (forward); plus
  * one tensor past 2^31 elements per direction, of which only rows around the 2^31 boundary and
  * the last rows are checked.
@@ -69,10 +68,6 @@
                               blocks, fewer than the many-row plan: block's forward one-wave plan
                               (block_plan.h; 1,000 columns: fp32 64 x 4, 16-bit 64 x 2) */
 #define WAVE_ROWS_COLS 1000
-#define TAIL_ROWS 17       /* long forward rows past one round of split's clusters (7-16 of them on
-                              GPUs of 132-145 SMs): `auto` runs the whole rounds with split and the
-                              rows left over with coop (auto_dispatch.h, sml_auto_split_tail) */
-#define TAIL_ROWS_COLS (((int64_t)1 << 20) + 3)
 #define HUGE_BLOCK 64      /* distinct rows replicated over a > 2^31-element tensor */
 #define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
 #define MAX_KERNELS 64
@@ -171,8 +166,6 @@ static int admit(int64_t rows, int64_t cols, variant v, sml_op op) {
     if (rows == MANY_ROWS) return v == VAR_PLAIN && cols == MANY_ROWS_COLS;
     if (rows == WARP_ROWS) return v == VAR_PLAIN && cols == WARP_ROWS_COLS && !sml_op_is_backward(op);
     if (rows == WAVE_ROWS) return v == VAR_PLAIN && cols == WAVE_ROWS_COLS && !sml_op_is_backward(op);
-    if (rows == TAIL_ROWS)
-        return (v == VAR_PLAIN || v == VAR_PADDED) && cols == TAIL_ROWS_COLS && !sml_op_is_backward(op);
     if (cols > 65536) {
         if (rows != 1) return 0;
         if (v == VAR_MISALIGNED) return op == SML_SOFTMAX || op == SML_SOFTMAX_BWD;
@@ -230,15 +223,8 @@ static int kernel_selected(const ctx *c, const sml_kernel *k) {
 
 /* 1 when k is registered for this op, dtype and row length (what sml_validate checks
  * before it looks at pointers and devices). */
-/* The tail case checks auto's two launches over one tensor, so only auto runs it (the host's
- * reference checks of 18 M elements are the cost); split and coop run these rows on the 1-row
- * cases. */
-static int kernel_takes_case(const sml_kernel *k, const tcase *t) {
-    return !(t->rows == TAIL_ROWS && t->cols == TAIL_ROWS_COLS && strcmp(k->name, "auto") != 0);
-}
-
 static int kernel_supports(const sml_kernel *k, const tcase *t) {
-    if (!(k->ops & (1u << t->op)) || !(k->dtypes & (1u << t->dt)) || !kernel_takes_case(k, t)) return 0;
+    if (!(k->ops & (1u << t->op)) || !(k->dtypes & (1u << t->dt))) return 0;
     return t->cols >= k->min_cols && (k->max_cols == 0 || t->cols <= k->max_cols);
 }
 
@@ -434,7 +420,7 @@ static void run_input(ctx *c, const tcase *t) {
 
     for (size_t ki = 0; ki < sml_kernel_count() && ki < MAX_KERNELS; ki++) {
         const sml_kernel *k = sml_kernel_at(ki);
-        if (!kernel_selected(c, k) || !kernel_takes_case(k, t)) continue;
+        if (!kernel_selected(c, k)) continue;
         sml_buffer *out = t->inplace ? &bx : &bout;
         sml_problem p = {t->op, t->dt, t->rows, t->cols, t->ld, (char *)bx.ptr + data,
                          bwd ? (char *)bdy.ptr + data : NULL, (char *)out->ptr + data, NULL};
@@ -677,7 +663,7 @@ static void enumerate(ctx *c) {
     }
     int64_t cols[64];
     const int ncols = all_cols(cols);
-    const int64_t rows_set[] = {1, 7, TAIL_ROWS, WAVE_ROWS, MANY_ROWS, WARP_ROWS, BIG_ROWS};
+    const int64_t rows_set[] = {1, 7, WAVE_ROWS, MANY_ROWS, WARP_ROWS, BIG_ROWS};
     for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
         for (int op = 0; op < SML_OP_COUNT; op++)
             for (int ci = 0; ci < ncols; ci++)
