@@ -28,6 +28,7 @@
  * per SM when half an SM holds 85% of it (a cluster of 16 then fits 14 times on an H100);
  * otherwise one block of 1,024 threads per SM, C halved while the smaller cluster still caches
  * 85% of its slice (a cluster of 16 fits 7 times, 112 SMs; one of 8 fits 15 times, 120 SMs).
+ * The plan (sml_split_size, kernels/split_plan.h) is plain C so a CPU test pins it;
  * cudaOccupancyMaxActiveClusters checks the choice. A device without cluster launch gets
  * `online`. Slice indices are 32-bit (a slice of 2^31 elements is refused).
  *
@@ -41,21 +42,13 @@
 
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
+#include "kernels/split_plan.h"
 #include "kernels/tuning.h"
 
 namespace cg = cooperative_groups;
 
-#define SPLIT_MAX_THREADS 1024
 #define SPLIT_UNROLL(bwd) ((bwd) ? 1 : 2) /* fused loop: chunks per tensor in a tile; two tiles in flight */
 #define SPLIT_PASS_UNROLL(bwd) ((bwd) ? 2 : 4) /* a slice read on its own: chunks per tensor in flight */
-#define SPLIT_FIT_BYTES (96 * 1024)
-#define SPLIT_MIN_CACHED 0.85 /* of a slice, for a smaller cluster to be preferred */
-#define SPLIT_MAX_CLUSTER 16
-#define SPLIT_FWD_CHUNKS_PER_THREAD 8
-#define SPLIT_FWD_CHUNKS_PER_THREAD_16BIT 16
-#define SPLIT_BWD_CHUNKS_PER_THREAD 4
-#define SPLIT_MIN_CHUNKS 512 /* a slice this short is not split further: the exchange of
-                                partials would cost more than the slice's loads */
 
 /* One tile: U chunks per tensor at slots i0 + u * nt of this block's slice (xs, ds point at
  * the slice's first element; nval elements of it are valid), loaded with pad where a slot is
@@ -142,7 +135,7 @@ static __device__ __forceinline__ void split_xwait(uint64_t *bar, unsigned phase
  * otherwise read after it, as a separate pass (backward, where the fused loop measured
  * slower: two tensors per slot leave it too few loads in flight). */
 template <typename T, int V, bool BWD, bool LOG, bool FUSED>
-__global__ void __launch_bounds__(SPLIT_MAX_THREADS)
+__global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t cap) {
     typedef sml_chunk<T, V> VT;
     constexpr int U = SPLIT_UNROLL(BWD);
@@ -150,8 +143,8 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
     VT *cx = reinterpret_cast<VT *>(sml_split_smem);
     VT *cd = cx + cap;
     __shared__ float red[2][64];
-    __shared__ float2 part[2][SPLIT_MAX_CLUSTER]; /* [row parity][sender's rank] */
-    __shared__ __align__(8) uint64_t xbar[2];     /* [row parity]: the partials of a row have arrived */
+    __shared__ float2 part[2][SML_SPLIT_MAX_CLUSTER]; /* [row parity][sender's rank] */
+    __shared__ __align__(8) uint64_t xbar[2];         /* [row parity]: the partials of a row have arrived */
     __shared__ float total[2];
 
     cg::cluster_group cluster = cg::this_cluster();
@@ -302,80 +295,15 @@ __global__ void __launch_bounds__(SPLIT_MAX_THREADS)
     cluster.sync();
 }
 
-typedef struct split_plan {
-    int C, threads;
-    int64_t cap;   /* cached chunks per block */
-    size_t smem;   /* dynamic shared memory per block */
-} split_plan;
-
-/* Smallest C whose slice fits `fit` bytes with rows * C >= SMs (or slices already down to
- * SPLIT_MIN_CHUNKS); else cmax with the largest cache the device allows. smem1 is what a
- * block may cache alone on its SM, smemb its share with force_bps blocks per SM (two when not
- * forced). force_* > 0 take that value as given (tuning). */
-static split_plan split_size(int64_t rows, int64_t nch, size_t chunk_bytes, size_t fit, int per_thread, int sms,
-                             int cmax, size_t smem1, size_t smemb, int force_C, int force_threads, int force_bps) {
-    split_plan pl;
-    int C = 1;
-    if (force_C > 0) C = force_C;
-    else
-        while (C < cmax) {
-            const int64_t per = (nch + C - 1) / C;
-            if ((size_t)per * chunk_bytes <= fit && (rows * C >= sms || per <= SPLIT_MIN_CHUNKS))
-                break;
-            C *= 2;
-        }
-    int bps = force_bps > 0 ? force_bps : 1;
-    const bool big = (size_t)((nch + C - 1) / C) * chunk_bytes > SPLIT_FIT_BYTES;
-    /* The slice is over SPLIT_FIT_BYTES. Two blocks per SM, each caching SPLIT_MIN_CACHED of its
-     * slice in half the SM, come first: one block's wait for the row's partials then hides behind
-     * the other's loads (measured when that wait was a cluster barrier), and a cluster of 16 fits 14 times on an H100 instead of 7 (run 23, 128 x 2^20 fp16
-     * forward: 89.6% of memcpy, against 84.3% in clusters of 8 with one block per SM). */
-    if (force_C <= 0 && force_bps <= 0 && big &&
-        (double)smemb >= SPLIT_MIN_CACHED * (double)((nch + C - 1) / C) * (double)chunk_bytes)
-        bps = 2;
-    /* Else one block per SM: fewer blocks per cluster means more clusters resident (a cluster
-     * of 16 fits 7 times on an H100, one of 8 fits 15 times), worth a small uncached tail
-     * re-read from L2, not a large one. */
-    if (force_C <= 0 && bps == 1)
-        while (C > 1 && (size_t)((nch + C - 1) / C) * chunk_bytes > SPLIT_FIT_BYTES &&
-               (double)smem1 >= SPLIT_MIN_CACHED * (double)((nch + C / 2 - 1) / (C / 2)) * (double)chunk_bytes &&
-               rows * (C / 2) >= sms / 2)
-            C /= 2;
-    const size_t avail = bps > 1 ? smemb : smem1;
-    const int64_t per = (nch + C - 1) / C;
-    const size_t want = (size_t)per * chunk_bytes;
-    const size_t have = want <= avail ? want : avail / chunk_bytes * chunk_bytes;
-    pl.C = C;
-    pl.cap = (int64_t)(have / chunk_bytes);
-    pl.smem = have;
-    if (force_threads > 0) pl.threads = force_threads;
-    else if (have > SPLIT_FIT_BYTES) pl.threads = SPLIT_MAX_THREADS / bps;
-    else pl.threads = (int)sml_min64(512, sml_max64(64, sml_pow2_ceil((per + per_thread - 1) / per_thread)));
-    return pl;
-}
-
 template <typename T, int V, bool BWD, bool LOG>
 static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int force_C, int force_threads, int bps,
                            int64_t *plan) {
     void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t) = sml_split_kernel<T, V, BWD, LOG, !BWD>;
     const int64_t nch = (p->cols + V - 1) / V;
     const size_t chunk_bytes = sizeof(T) * V * (BWD ? 2 : 1);
-    /* 16-bit forward slices are cut to half the bytes: twice the elements per byte to
-     * exponentiate, and more, smaller blocks hide that better (run 24: 1024 x 131072 in
-     * clusters of 8, 93.5-95.1% of memcpy against 92.0-93.6% in clusters of 4). */
-    const size_t fit = !BWD && sizeof(T) == 2 ? SPLIT_FIT_BYTES / 2 : SPLIT_FIT_BYTES;
-    /* Cached chunks per thread when the slice fits: backward, with one tile of y and dy in
-     * flight per thread, takes half as many as forward, so twice the threads (run 33, H200:
-     * 4096 x 32768 backward 95.1% of memcpy against 89.7-89.8% with 8 per thread). 16-bit
-     * forward takes twice as many as fp32, so half the threads (session 8, kernels/tune/plan39
-     * and plan40, % of memcpy in `tune`, 16 per thread against 8): 4096 x 32768 H100
-     * 93.9-95.1 against 89.7-90.7, H200 89.5-91.0 against 85.9-87.2; 4096 x 65536 H100
-     * 95.8-96.1 against 95.0-95.5, H200 87.6-87.7 against 84.3-84.8; 1024 x 131072 H200 85.0
-     * against 82.8-83.2, but H100 93.5-93.7 against 95.0-95.1 (in the bench, run 68, 92.1-93.1%
-     * against run 59's 92.8-93.1). fp32 lost with 16 (H200 4096 x 32768 89.7-90.0 against
-     * 93.1-93.6; 1024 x 131072 on both), and 16-bit with 32 (2 x 64 at 4096 x 32768: 72-82%). */
-    const int per_thread = BWD ? SPLIT_BWD_CHUNKS_PER_THREAD
-                               : sizeof(T) == 2 ? SPLIT_FWD_CHUNKS_PER_THREAD_16BIT : SPLIT_FWD_CHUNKS_PER_THREAD;
+    /* By dtype size and direction; the measurements behind them are in kernels/split_plan.h. */
+    const size_t fit = sml_split_fit_bytes(sizeof(T), BWD);
+    const int per_thread = sml_split_chunks_per_thread(sizeof(T), BWD);
     const int sms = g->sms, optin = g->smem_optin;
     cudaFuncAttributes fa;
     sml_status s = sml_cuda_ok(cudaFuncGetAttributes(&fa, kern));
@@ -400,12 +328,12 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
     if (s != SML_OK) return s;
 
     int active = 0;
-    split_plan pl;
-    for (int cmax = SPLIT_MAX_CLUSTER; cmax >= 1; cmax /= 2) {
+    sml_split_cfg pl;
+    for (int cmax = SML_SPLIT_MAX_CLUSTER; cmax >= 1; cmax /= 2) {
         /* Backward keeps one block per SM unless asked: two were measured on forward only. */
-        pl = split_size(p->rows, nch, chunk_bytes, fit, per_thread, sms, cmax, avail, share, force_C, force_threads,
-                        bps > 0 ? bps : BWD ? 1 : 0);
-        if (pl.C > SPLIT_MAX_CLUSTER || (pl.C & (pl.C - 1)) || pl.threads > SPLIT_MAX_THREADS ||
+        pl = sml_split_size(p->rows, nch, chunk_bytes, fit, per_thread, sms, cmax, avail, share, force_C,
+                            force_threads, bps > 0 ? bps : BWD ? 1 : 0);
+        if (pl.C > SML_SPLIT_MAX_CLUSTER || (pl.C & (pl.C - 1)) || pl.threads > SML_SPLIT_MAX_THREADS ||
             pl.threads < 32 || pl.threads % 32)
             return SML_ERR_UNSUPPORTED;
         if (pl.C > 8) {
