@@ -11,5 +11,6 @@ int sml_cmd_check(int argc, char **argv);   /* cmd_check.c */
 int sml_cmd_replay(int argc, char **argv);  /* cmd_replay.c */
 int sml_cmd_compare(int argc, char **argv); /* cmd_compare.c */
 int sml_cmd_plot(int argc, char **argv);    /* cmd_plot.c */
+int sml_cmd_targets(int argc, char **argv); /* cmd_targets.c */
 
 #endif

@@ -1,0 +1,318 @@
+/* targets: the bandwidth targets of issue 6 for one kernel of a ledger JSON (src/bench/targets.c
+ * holds the rules), as text on stdout and optionally JSON and Markdown. Reads only the ledger,
+ * so it runs anywhere, no GPU needed. Exit 0 when every target is met, 1 when one is missed
+ * (like a missed gate), 2 on bad usage or input, with nothing written. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/json_write.h"
+#include "bench/targets.h"
+#include "commands.h"
+
+typedef struct opts {
+    const char *ledger, *kernel, *json, *md;
+} opts;
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: softmax-lab targets LEDGER.json [--kernel NAME] [--json OUT.json] [--md OUT.md]\n"
+        "  LEDGER.json  a ledger written by `softmax-lab bench --json` (or --ledger DIR)\n"
+        "  --kernel     the kernel whose record is evaluated (default auto)\n"
+        "  --json, --md also write the report as JSON (softmax-lab-targets/1) or Markdown\n"
+        "Issue 6's targets, each over the kernel's evidence rows (every op and dtype):\n"
+        "  T1  frac_memcpy >= 0.90 on rows moving >= 64 MiB (2^26 bytes)\n"
+        "  T2  frac_memcpy >= 0.90 on the long rows 128x1048576 and 1024x131072\n"
+        "  T3  vs_cudnn >= 1.20 on every row\n"
+        "  T4  vs_best_other >= 1 - the ledger's decision margin on every row\n"
+        "  T5  frac_copy_kernel >= 1/1.3 on rows of 128 to 512 columns\n"
+        "  T6  the kernel's status is Supported\n"
+        "A row whose check is not ok misses every target it is in.\n"
+        "exit: 0 every target met, 1 a target missed, 2 bad usage or input (nothing written)\n");
+}
+
+/* Returns -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, opts *o) {
+    *o = (opts){NULL, "auto", NULL, NULL};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--kernel") || !strcmp(a, "--json") || !strcmp(a, "--md")) {
+            if (i + 1 >= argc || !argv[i + 1][0]) {
+                fprintf(stderr, "softmax-lab targets: %s needs a value\n", a);
+                return 2;
+            }
+            const char **dst = !strcmp(a, "--kernel") ? &o->kernel : !strcmp(a, "--json") ? &o->json : &o->md;
+            *dst = argv[++i];
+        } else if (!strncmp(a, "--", 2) || (a[0] == '-' && a[1])) {
+            fprintf(stderr, "softmax-lab targets: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        } else if (!o->ledger) {
+            o->ledger = a;
+        } else {
+            fprintf(stderr, "softmax-lab targets: more than one ledger ('%s')\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!o->ledger) {
+        usage(stderr);
+        return 2;
+    }
+    /* An output over the ledger (or over the other output) would lose what was just read. */
+    if ((o->json && !strcmp(o->json, o->ledger)) || (o->md && !strcmp(o->md, o->ledger)) ||
+        (o->json && o->md && !strcmp(o->json, o->md))) {
+        fprintf(stderr, "softmax-lab targets: the ledger, --json and --md must be three different files\n");
+        return 2;
+    }
+    return -1;
+}
+
+/* ---- shared formatting ---- */
+
+static const char *num(char *buf, size_t n, const char *fmt, double v) {
+    if (isnan(v)) snprintf(buf, n, "-");
+    else snprintf(buf, n, fmt, v);
+    return buf;
+}
+
+static void shape(char *buf, size_t n, const sml_tgt_row *x) {
+    snprintf(buf, n, "%lldx%lld", (long long)x->rows, (long long)x->cols);
+}
+
+static int is_ok(const sml_tgt_row *x) { return !strcmp(x->check, "ok"); }
+
+/* w: the width of the counts, so the text summary lines up (0 in Markdown). */
+static void met_words(char *buf, size_t n, const sml_tgt_report *r, int id, int w) {
+    const sml_tgt_result *t = &r->t[id];
+    int used = id == SML_TGT_STATE ? snprintf(buf, n, "%s (%s)", t->met ? "yes" : "no", r->status)
+                                   : snprintf(buf, n, "%*d of %*d rows", w, t->met, w, t->counted);
+    if (id == SML_TGT_BEST && used > 0 && (size_t)used < n)
+        snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x)", t->at_parity);
+}
+
+/* ---- text ---- */
+
+static void text_header(FILE *f, const sml_tgt_report *r, const char *path) {
+    char mc[32];
+    fprintf(f, "softmax-lab targets (issue 6): kernel %s\n", r->kernel);
+    fprintf(f, "  ledger  %s\n", path);
+    fprintf(f, "  sweep   %s%s%s%s\n", r->sweep, r->ops[0] ? " (" : "", r->ops, r->ops[0] ? ")" : "");
+    fprintf(f, "  GPU     %s, memcpy %s GB/s, decision margin %.0f%%\n", r->gpu,
+            num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100);
+    fprintf(f, "  status  %s\n\n", r->status);
+}
+
+static void text_misses(FILE *f, const sml_tgt_report *r, int id) {
+    const sml_tgt_result *t = &r->t[id];
+    fprintf(f, "\n%s misses: %zu of %d rows, furthest first\n  rule: %s\n", t->name, t->nmiss, t->counted, t->rule);
+    fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %8s  %s\n", "op", "dtype", "shape", "GB/s", "memcpy", "copy-k",
+            "vs cuDNN", "vs best other");
+    for (size_t k = 0; k < t->nmiss; k++) {
+        const sml_tgt_row *x = &r->rows[t->miss[k]];
+        char sh[32], g[24], m[24], c[24], v[24], b[24];
+        shape(sh, sizeof sh, x);
+        fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %8s  %s (%s)%s%s\n", x->op, x->dtype, sh,
+                num(g, sizeof g, "%.1f", x->gbps), num(m, sizeof m, "%.1f%%", x->frac_memcpy * 100),
+                num(c, sizeof c, "%.1f%%", x->frac_copy_kernel * 100), num(v, sizeof v, "%.3fx", x->vs_cudnn),
+                num(b, sizeof b, "%.3fx", x->vs_best_other), x->best_other, is_ok(x) ? "" : "  check ",
+                is_ok(x) ? "" : x->check);
+    }
+}
+
+static void print_text(FILE *f, const sml_tgt_report *r, const char *path) {
+    text_header(f, r, path);
+    for (int id = 0; id < SML_TGT_COUNT; id++) {
+        char label[128], met[64];
+        snprintf(label, sizeof label, "%s:", r->t[id].title);
+        met_words(met, sizeof met, r, id, 3);
+        fprintf(f, "%s %-54s %s\n", r->t[id].name, label, met);
+    }
+    for (int id = 0; id < SML_TGT_COUNT; id++)
+        if (r->t[id].nmiss) text_misses(f, r, id);
+}
+
+/* ---- JSON ---- */
+
+static void json_row(sml_jw *w, const sml_tgt_row *x, double value) {
+    sml_jw_object_inline(w);
+    sml_jw_kstr(w, "op", x->op);
+    sml_jw_kstr(w, "dtype", x->dtype);
+    sml_jw_kint(w, "rows", x->rows);
+    sml_jw_kint(w, "cols", x->cols);
+    sml_jw_kint(w, "bytes_moved", x->bytes);
+    sml_jw_kstr(w, "check", x->check);
+    sml_jw_knum(w, "value", value);
+    sml_jw_knum(w, "gbps", x->gbps);
+    sml_jw_knum(w, "frac_memcpy", x->frac_memcpy);
+    sml_jw_knum(w, "frac_copy_kernel", x->frac_copy_kernel);
+    sml_jw_knum(w, "vs_cudnn", x->vs_cudnn);
+    sml_jw_knum(w, "vs_best_other", x->vs_best_other);
+    sml_jw_kstr(w, "best_other", strcmp(x->best_other, "-") ? x->best_other : NULL);
+    sml_jw_end(w);
+}
+
+static void json_target(sml_jw *w, const sml_tgt_report *r, int id) {
+    const sml_tgt_result *t = &r->t[id];
+    sml_jw_object(w);
+    sml_jw_kstr(w, "name", t->name);
+    sml_jw_kstr(w, "title", t->title);
+    sml_jw_kstr(w, "rule", t->rule);
+    sml_jw_knum(w, "threshold", t->threshold);
+    sml_jw_kint(w, "rows_counted", t->counted);
+    sml_jw_kint(w, "rows_met", t->met);
+    if (id == SML_TGT_BEST) sml_jw_kint(w, "rows_at_or_above_1", t->at_parity);
+    if (id == SML_TGT_STATE) sml_jw_kstr(w, "status", r->status);
+    sml_jw_kbool(w, "met", t->met == t->counted);
+    sml_jw_key(w, "missing");
+    sml_jw_array(w);
+    for (size_t k = 0; k < t->nmiss; k++)
+        json_row(w, &r->rows[t->miss[k]], sml_tgt_value((sml_target_id)id, &r->rows[t->miss[k]]));
+    sml_jw_end(w);
+    sml_jw_end(w);
+}
+
+static int write_json(FILE *f, const sml_tgt_report *r, const char *path) {
+    sml_jw w;
+    sml_jw_init(&w, f);
+    sml_jw_object(&w);
+    sml_jw_kstr(&w, "schema", SML_TARGETS_SCHEMA);
+    sml_jw_kstr(&w, "ledger", path);
+    sml_jw_kstr(&w, "sweep", r->sweep);
+    sml_jw_kstr(&w, "ops", r->ops);
+    sml_jw_kstr(&w, "gpu", r->gpu);
+    sml_jw_knum(&w, "memcpy_d2d_gbps", r->memcpy_gbps);
+    sml_jw_knum(&w, "decision_margin", r->margin);
+    sml_jw_kstr(&w, "kernel", r->kernel);
+    sml_jw_kstr(&w, "status", r->status);
+    sml_jw_kbool(&w, "all_met", sml_tgt_all_met(r));
+    sml_jw_key(&w, "targets");
+    sml_jw_array(&w);
+    for (int id = 0; id < SML_TGT_COUNT; id++) json_target(&w, r, id);
+    sml_jw_end(&w);
+    sml_jw_end(&w);
+    return sml_jw_finish(&w);
+}
+
+/* ---- Markdown ---- */
+
+static void md_misses(FILE *f, const sml_tgt_report *r, int id) {
+    const sml_tgt_result *t = &r->t[id];
+    fprintf(f, "\n## %s misses: %zu of %d rows\n\n`%s`; furthest first.\n\n", t->name, t->nmiss, t->counted, t->rule);
+    fprintf(f, "| op | dtype | shape | GB/s | %% of memcpy | %% of copy kernel | vs cuDNN | vs best other | check |\n");
+    fprintf(f, "|---|---|---|---:|---:|---:|---:|---|---|\n");
+    for (size_t k = 0; k < t->nmiss; k++) {
+        const sml_tgt_row *x = &r->rows[t->miss[k]];
+        char sh[32], g[24], m[24], c[24], v[24], b[24];
+        shape(sh, sizeof sh, x);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", x->op, x->dtype, sh,
+                num(g, sizeof g, "%.1f", x->gbps), num(m, sizeof m, "%.1f%%", x->frac_memcpy * 100),
+                num(c, sizeof c, "%.1f%%", x->frac_copy_kernel * 100), num(v, sizeof v, "%.3fx", x->vs_cudnn),
+                num(b, sizeof b, "%.3fx", x->vs_best_other), x->best_other, x->check);
+    }
+}
+
+static int write_md(FILE *f, const sml_tgt_report *r, const char *path) {
+    char mc[32];
+    fprintf(f, "# Issue 6 targets: `%s`\n\n", r->kernel);
+    fprintf(f, "Ledger `%s`; sweep %s%s%s%s; %s, memcpy %s GB/s; decision margin %.0f%%; status %s.\n\n", path,
+            r->sweep, r->ops[0] ? " (" : "", r->ops, r->ops[0] ? ")" : "", r->gpu,
+            num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100, r->status);
+    fprintf(f, "| target | what | rule | met |\n|---|---|---|---|\n");
+    for (int id = 0; id < SML_TGT_COUNT; id++) {
+        char met[64];
+        met_words(met, sizeof met, r, id, 0);
+        fprintf(f, "| %s | %s | `%s` | %s |\n", r->t[id].name, r->t[id].title, r->t[id].rule, met);
+    }
+    fprintf(f, "\nA row whose check is not ok misses every target it is in.\n");
+    for (int id = 0; id < SML_TGT_COUNT; id++)
+        if (r->t[id].nmiss) md_misses(f, r, id);
+    return ferror(f) ? -1 : 0;
+}
+
+/* ---- output files ---- */
+
+typedef int (*render_fn)(FILE *, const sml_tgt_report *, const char *);
+
+static int render(render_fn fn, const sml_tgt_report *r, const char *path, char **buf, size_t *len) {
+    FILE *mem = open_memstream(buf, len);
+    if (!mem) return 0;
+    int bad = fn(mem, r, path);
+    return fclose(mem) == 0 && bad == 0;
+}
+
+/* Writes every buffer to a temporary file beside its target, then renames them all: a failure
+ * before the renames leaves nothing behind, and a reader never sees half a file. */
+static int write_all(const char *const *paths, char *const *bufs, const size_t *lens, int n) {
+    char tmp[2][4096];
+    int made = 0, ok = 1;
+    for (; made < n && ok; made++) {
+        snprintf(tmp[made], sizeof tmp[made], "%s.XXXXXX", paths[made]);
+        int fd = mkstemp(tmp[made]);
+        if (fd < 0) {
+            fprintf(stderr, "softmax-lab targets: %s: %s\n", paths[made], strerror(errno));
+            ok = 0;
+            break;
+        }
+        FILE *f = fdopen(fd, "w");
+        ok = f && fchmod(fd, 0644) == 0 && fwrite(bufs[made], 1, lens[made], f) == lens[made];
+        if ((f ? fclose(f) : close(fd)) != 0) ok = 0;
+        if (!ok) fprintf(stderr, "softmax-lab targets: %s: %s\n", paths[made], strerror(errno));
+    }
+    for (int i = 0; i < made; i++) {
+        if (ok && rename(tmp[i], paths[i]) == 0) continue;
+        if (ok) fprintf(stderr, "softmax-lab targets: %s: %s\n", paths[i], strerror(errno));
+        ok = 0;
+        unlink(tmp[i]);
+    }
+    return ok;
+}
+
+static int write_outputs(const opts *o, const sml_tgt_report *r) {
+    const char *paths[2];
+    char *bufs[2] = {NULL, NULL};
+    size_t lens[2] = {0, 0};
+    const render_fn fns[2] = {write_json, write_md};
+    const char *want[2] = {o->json, o->md};
+    int n = 0, ok = 1;
+    for (int i = 0; i < 2 && ok; i++) {
+        if (!want[i]) continue;
+        paths[n] = want[i];
+        ok = render(fns[i], r, o->ledger, &bufs[n], &lens[n]);
+        n++;
+    }
+    if (!ok) fprintf(stderr, "softmax-lab targets: could not render the report\n");
+    else ok = write_all(paths, bufs, lens, n);
+    for (int i = 0; i < n; i++) free(bufs[i]);
+    return ok;
+}
+
+int sml_cmd_targets(int argc, char **argv) {
+    opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) return rc;
+    sml_tgt_report r;
+    char err[512];
+    if (sml_targets_file(o.ledger, o.kernel, &r, err, sizeof err) != SML_OK) {
+        fprintf(stderr, "softmax-lab targets: %s\n", err);
+        return 2;
+    }
+    if (!write_outputs(&o, &r)) {
+        sml_tgt_report_free(&r);
+        return 2;
+    }
+    print_text(stdout, &r, o.ledger);
+    if (o.json) printf("\nwrote %s\n", o.json);
+    if (o.md) printf("%swrote %s\n", o.json ? "" : "\n", o.md);
+    rc = sml_tgt_all_met(&r) ? 0 : 1;
+    sml_tgt_report_free(&r);
+    return rc;
+}

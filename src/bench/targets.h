@@ -1,0 +1,88 @@
+/* targets.h: the bandwidth targets of issue 6 ("Targets (each a row of the ledger, every
+ * dtype, all four ops)") evaluated for one kernel of a ledger written by `softmax-lab bench
+ * --json`. The thresholds and row sets live here and in targets.c only, so `softmax-lab
+ * targets` and tests/perf/test_targets.c cannot drift apart. No GPU is needed. */
+#ifndef SML_BENCH_TARGETS_H
+#define SML_BENCH_TARGETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench/json_read.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SML_TARGETS_SCHEMA "softmax-lab-targets/1"
+
+/* Issue 6's numbers. T1's floor is 64 MiB (2^26 bytes) and inclusive: ten rows of the standard
+ * sweep (fp32 4096x2048 and 16-bit 4096x4096 forward) move exactly 2^26 bytes and are in. */
+#define SML_TGT_FRAC_MEMCPY 0.90                 /* T1, T2: fraction of device memcpy GB/s */
+#define SML_TGT_BIG_BYTES ((int64_t)1 << 26)     /* T1: rows moving at least this many bytes */
+#define SML_TGT_VS_CUDNN 1.20                    /* T3: speedup over cuDNN on every row */
+#define SML_TGT_SHORT_MIN_COLS 128               /* T5: the short rows, both ends included */
+#define SML_TGT_SHORT_MAX_COLS 512
+#define SML_TGT_SHORT_FRAC_COPY (1.0 / 1.3)      /* T5: within 1.3x of the copy kernel's time */
+#define SML_TGT_STATUS "Supported"               /* T6: the kernel's record status */
+
+typedef enum sml_target_id {
+    SML_TGT_BANDWIDTH = 0, /* T1 */
+    SML_TGT_LONG,          /* T2 */
+    SML_TGT_CUDNN,         /* T3 */
+    SML_TGT_BEST,          /* T4 */
+    SML_TGT_SHORT,         /* T5 */
+    SML_TGT_STATE,         /* T6 */
+    SML_TGT_COUNT
+} sml_target_id;
+
+/* One evidence row as the targets read it. Metrics are NaN where a row that is not "ok"
+ * left them out (such a row fails every target it is in, so it needs none). */
+typedef struct sml_tgt_row {
+    char op[24], dtype[8], check[16], best_other[32];
+    int64_t rows, cols, bytes;
+    double gbps, frac_memcpy, frac_copy_kernel, vs_cudnn, vs_best_other;
+} sml_tgt_row;
+
+typedef struct sml_tgt_result {
+    const char *name;  /* "T1" */
+    char title[96];    /* ">= 90% of memcpy, traffic >= 64 MiB" */
+    char rule[160];    /* the rule in the ledger's field names */
+    double threshold;  /* T6: 1 (the status must match) */
+    int counted, met;
+    int at_parity;     /* T4 only: rows at vs_best_other >= 1.00 with an ok check */
+    size_t *miss;      /* indexes into sml_tgt_report.rows, furthest miss first */
+    size_t nmiss;
+} sml_tgt_result;
+
+typedef struct sml_tgt_report {
+    char sweep[64], ops[128], gpu[128], kernel[32], status[16];
+    double memcpy_gbps; /* NaN when the ledger has none (a CPU-only run) */
+    double margin;      /* config.decision_margin */
+    sml_tgt_row *rows;
+    size_t n;
+    sml_tgt_result t[SML_TGT_COUNT];
+} sml_tgt_report;
+
+/* The rules, one row at a time (T1-T5; T6 is sml_tgt_status_met). */
+int sml_tgt_in(sml_target_id id, const sml_tgt_row *r);      /* is the row one of the target's? */
+double sml_tgt_value(sml_target_id id, const sml_tgt_row *r); /* the number the rule compares */
+double sml_tgt_threshold(sml_target_id id, double margin);
+int sml_tgt_met(sml_target_id id, const sml_tgt_row *r, double margin); /* in, check ok, value >= threshold */
+int sml_tgt_status_met(const char *status);
+
+/* Evaluate the targets for `kernel` in a parsed ledger. SML_ERR_FORMAT with the bad field's
+ * path in err ("records[7].evidence[3]: 'frac_memcpy' missing or not a number") when the
+ * document is not a ledger, the kernel has no record, or a needed field is missing. */
+sml_status sml_targets_doc(const sml_json *doc, const char *kernel, sml_tgt_report *out, char *err,
+                           size_t errlen);
+/* The same from a file; err starts with the file's name. */
+sml_status sml_targets_file(const char *path, const char *kernel, sml_tgt_report *out, char *err,
+                            size_t errlen);
+void sml_tgt_report_free(sml_tgt_report *r);
+int sml_tgt_all_met(const sml_tgt_report *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

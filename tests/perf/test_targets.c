@@ -1,0 +1,302 @@
+/* test_targets.c: issue 6's targets (src/bench/targets.c) and `softmax-lab targets` on the
+ * hand-written ledger tests/perf/fixtures/targets_ledger.json, whose `auto` rows sit exactly on
+ * and just off each threshold:
+ *   - T1: 2^26 bytes at frac_memcpy 0.9 (in, met), 2^26 - 1 and 65,000,000 bytes at 0.5 (out:
+ *     the floor is 64 MiB, not 64e6), 0.8999999 (miss);
+ *   - T2: 128x1048576 at 0.9 (met), 1024x131072 at 0.89 (miss);
+ *   - a WRONG row whose numbers are all good (misses T1, T3 and T4);
+ *   - T3: vs_cudnn 1.2 (met) and 1.1999999 (miss); T4: vs_best_other 0.97 = 1 - margin (met),
+ *     0.9699999 (miss), 1.0 (met, at parity);
+ *   - T5: frac_copy_kernel 1/1.3 at 128 cols (met), 0.7692307 at 512 (miss), 0.5 at 127 and 513
+ *     (out of the range);
+ *   - T6: `auto` is Caveated (missed), `split` is Supported and meets everything.
+ * The counts and the missed rows, in order, are asserted; malformed inputs are refused with the
+ * bad field named, and the CLI exits 2 on them and writes no output file.
+ * Planted checks (each applied to src/bench/targets.c or .h, rebuilt, this test run, reverted):
+ *   - `>` instead of `>=` in sml_tgt_met: cases 2, 3, 4, 5, 6 and 21 fail (every on-threshold row
+ *     becomes a miss: T1 0 of 5, T2 0 of 2, T3 14 of 17, T4 14 of 17, T5 1 of 3);
+ *   - T1's floor 64e6 bytes instead of 2^26: cases 2, 10 and 21 fail (T1 counts 7 rows: the
+ *     65,000,000- and 67,108,863-byte rows come in);
+ *   - T5's range `cols < 512` instead of `<= 512`: cases 6 and 11 fail (T5 2 of 2: the row at 512
+ *     leaves the set);
+ *   - the check ignored (a WRONG row can meet): cases 2, 4, 5 and 21 fail;
+ *   - T4's threshold 1.0 instead of 1 - margin: cases 5 and 13 fail (T4 14 of 17). */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/json_read.h"
+#include "bench/targets.h"
+#include "case_filter.h"
+#include "test_support.h"
+
+static sml_tally T = {"test_targets", 0, 0, 0};
+static sml_case_filter F;
+static char TMP[256];
+static char LOG[1 << 16];
+
+static void check(int n, int ok, const char *what) {
+    if (!sml_case_filter_want(&F, n)) return;
+    if (ok) sml_tally_pass(&T);
+    else sml_tally_fail(&T, F.repro, "case %d: %s", n, what);
+}
+
+static void fixture(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", F.fixtures, name); }
+
+/* "op dtype RxC" of each missed row, in order, joined by "; ". */
+static void misses(const sml_tgt_report *r, sml_target_id id, char *buf, size_t n) {
+    buf[0] = 0;
+    for (size_t k = 0; k < r->t[id].nmiss; k++) {
+        const sml_tgt_row *x = &r->rows[r->t[id].miss[k]];
+        size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "%s%s %s %lldx%lld", k ? "; " : "", x->op, x->dtype, (long long)x->rows,
+                 (long long)x->cols);
+    }
+}
+
+static void expect_target(int n, const sml_tgt_report *r, sml_target_id id, int counted, int met,
+                          const char *want_misses) {
+    if (!sml_case_filter_want(&F, n)) return;
+    char got[1024];
+    misses(r, id, got, sizeof got);
+    const sml_tgt_result *t = &r->t[id];
+    if (t->counted == counted && t->met == met && !strcmp(got, want_misses)) sml_tally_pass(&T);
+    else sml_tally_fail(&T, F.repro, "case %d: %s: %d of %d rows, misses [%s]; want %d of %d, misses [%s]", n,
+                        t->name, t->met, t->counted, got, met, counted, want_misses);
+}
+
+static void rules_alone(void) {
+    sml_tgt_row r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.check, sizeof r.check, "ok");
+    r.bytes = SML_TGT_BIG_BYTES;
+    int big = sml_tgt_in(SML_TGT_BANDWIDTH, &r);
+    r.bytes = SML_TGT_BIG_BYTES - 1;
+    check(10, big && !sml_tgt_in(SML_TGT_BANDWIDTH, &r) && SML_TGT_BIG_BYTES == 67108864,
+          "T1 takes rows of 2^26 bytes and more, not 2^26 - 1");
+    int in = 1;
+    const int64_t cols[] = {127, 128, 512, 513};
+    for (int i = 0; i < 4; i++) {
+        r.cols = cols[i];
+        in = in && sml_tgt_in(SML_TGT_SHORT, &r) == (i == 1 || i == 2);
+    }
+    check(11, in, "T5 takes 128 to 512 columns, both ends, and not 127 or 513");
+    r.rows = 1024;
+    r.cols = 131072;
+    int l1 = sml_tgt_in(SML_TGT_LONG, &r);
+    r.rows = 128;
+    r.cols = 1048576;
+    int l2 = sml_tgt_in(SML_TGT_LONG, &r);
+    r.cols = 131072;
+    check(12, l1 && l2 && !sml_tgt_in(SML_TGT_LONG, &r), "T2 is exactly 1024x131072 and 128x1048576");
+    check(13, sml_tgt_threshold(SML_TGT_BEST, 0.05) == 0.95 && sml_tgt_threshold(SML_TGT_CUDNN, 0.05) == 1.2 &&
+                  sml_tgt_threshold(SML_TGT_BANDWIDTH, 0) == 0.9 &&
+                  fabs(sml_tgt_threshold(SML_TGT_SHORT, 0) * 1.3 - 1) < 1e-15,
+          "thresholds: 1 - margin, 1.20, 0.90, 1/1.3");
+    r.vs_cudnn = NAN;
+    check(14, !sml_tgt_met(SML_TGT_CUDNN, &r, 0.03) && sml_tgt_status_met("Supported") &&
+                  !sml_tgt_status_met("Caveated") && !sml_tgt_status_met(NULL),
+          "a missing metric never meets; only Supported meets T6");
+}
+
+static void on_the_fixture(void) {
+    char path[600], err[512] = "";
+    sml_tgt_report r;
+    fixture(path, sizeof path, "targets_ledger.json");
+    sml_status s = sml_targets_file(path, "auto", &r, err, sizeof err);
+    check(1, s == SML_OK && r.n == 17 && r.margin == 0.03 && !strcmp(r.status, "Caveated"),
+          "the fixture reads: 17 rows of auto, margin 0.03, Caveated");
+    if (s != SML_OK) {
+        printf("  %s\n", err);
+        return;
+    }
+    expect_target(2, &r, SML_TGT_BANDWIDTH, 5, 2,
+                  "softmax_bwd fp16 4096x8192; softmax bf16 1024x131072; log_softmax fp32 4096x8192");
+    expect_target(3, &r, SML_TGT_LONG, 2, 1, "softmax bf16 1024x131072");
+    expect_target(4, &r, SML_TGT_CUDNN, 17, 15, "softmax_bwd fp16 4096x8192; log_softmax bf16 4096x1024");
+    expect_target(5, &r, SML_TGT_BEST, 17, 15, "softmax_bwd fp16 4096x8192; softmax_bwd bf16 4096x1024");
+    expect_target(6, &r, SML_TGT_SHORT, 3, 2, "softmax fp16 32768x512");
+    check(7, r.t[SML_TGT_STATE].counted == 1 && r.t[SML_TGT_STATE].met == 0 && !sml_tgt_all_met(&r),
+          "T6: Caveated misses, so not every target is met");
+    check(8, r.t[SML_TGT_BEST].at_parity == 14, "T4: 14 ok rows at vs_best_other >= 1.00");
+    sml_tgt_report_free(&r);
+
+    s = sml_targets_file(path, "split", &r, err, sizeof err);
+    check(9, s == SML_OK && sml_tgt_all_met(&r) && r.t[SML_TGT_BANDWIDTH].counted == 1 &&
+                 r.t[SML_TGT_SHORT].counted == 0 && r.t[SML_TGT_STATE].met == 1,
+          "--kernel split: one long row, Supported, every target met");
+    sml_tgt_report_free(&r);
+}
+
+static void refused(int n, const char *file, const char *kernel, sml_status want, const char *mention) {
+    if (!sml_case_filter_want(&F, n)) return;
+    char path[600], err[512] = "";
+    sml_tgt_report r;
+    fixture(path, sizeof path, file);
+    sml_status s = sml_targets_file(path, kernel, &r, err, sizeof err);
+    sml_tgt_report_free(&r);
+    if (s == want && strstr(err, mention)) sml_tally_pass(&T);
+    else sml_tally_fail(&T, F.repro, "case %d: %s: status %s, message '%s'; want %s mentioning '%s'", n, file,
+                        sml_strerror(s), err, sml_strerror(want), mention);
+}
+
+/* A row that is not ok needs no metrics (the bench leaves them out when it could not time it). */
+static void untimed_row(int n) {
+    if (!sml_case_filter_want(&F, n)) return;
+    const char *doc = "{\"schema\": \"softmax-lab-ledger/1\", \"config\": {\"decision_margin\": 0.03}, \"records\": ["
+                      "{\"kernel\": \"auto\", \"status\": \"Rejected\", \"evidence\": [{\"op\": \"softmax\", "
+                      "\"dtype\": \"fp32\", \"rows\": 128, \"cols\": 1048576, \"bytes_moved\": 1073741824, "
+                      "\"check\": \"ERROR\", \"vs_cudnn\": null}]}]}";
+    sml_json *j = NULL;
+    sml_tgt_report r;
+    char err[512] = "";
+    int ok = sml_json_parse(doc, strlen(doc), &j, err, sizeof err) == SML_OK &&
+             sml_targets_doc(j, "auto", &r, err, sizeof err) == SML_OK;
+    ok = ok && r.t[SML_TGT_BANDWIDTH].counted == 1 && r.t[SML_TGT_BANDWIDTH].met == 0 &&
+         r.t[SML_TGT_LONG].nmiss == 1 && r.t[SML_TGT_CUDNN].nmiss == 1;
+    if (j) sml_tgt_report_free(&r);
+    sml_json_free(j);
+    check(n, ok, "an untimed ERROR row reads without metrics and misses T1, T2, T3");
+    if (!ok) printf("  %s\n", err);
+}
+
+/* ---- the CLI ---- */
+
+/* Runs the CLI with args (NULL-terminated) in TMP, stdout and stderr to LOG; returns the exit code. */
+static int run_cli(const char *const *args) {
+    char logpath[300];
+    snprintf(logpath, sizeof logpath, "%s.log", TMP);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *o = freopen(logpath, "w", stdout);
+        if (!o || dup2(fileno(stdout), 2) < 0 || chdir(TMP) != 0) _exit(127);
+        char *argv[32];
+        int n = 0;
+        argv[n++] = (char *)F.cli;
+        for (; args[n - 1] && n < 31; n++) argv[n] = (char *)args[n - 1];
+        argv[n] = NULL;
+        execv(F.cli, argv);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    LOG[0] = 0;
+    FILE *f = fopen(logpath, "r");
+    if (f) {
+        size_t got = fread(LOG, 1, sizeof LOG - 1, f);
+        LOG[got] = 0;
+        fclose(f);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int entries(void) {
+    DIR *d = opendir(TMP);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+static void empty_tmp(void) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'/* '%s'/.[!.]*", TMP, TMP);
+    if (system(cmd) != 0) printf("note: could not empty %s\n", TMP);
+}
+
+/* want_files: how many files TMP must hold afterwards (-1: any). */
+static void expect_rc(int n, const char *what, const char *const *args, int want, int want_files) {
+    if (!sml_case_filter_want(&F, n)) return;
+    empty_tmp();
+    int rc = run_cli(args), files = entries();
+    if (rc == want && (want_files < 0 || files == want_files)) sml_tally_pass(&T);
+    else sml_tally_fail(&T, F.repro,
+                        "case %d: %s: exit %d (want %d), %d files written (want %d)\n--- output ---\n%.3000s", n,
+                        what, rc, want, files, want_files, LOG);
+}
+
+static void cli_report(const char *fx) {
+    const char *const full[] = {"targets", fx, "--json", "out.json", "--md", "out.md", NULL};
+    expect_rc(20, "targets on the fixture: a target missed", full, 1, 2);
+    char path[400], err[256];
+    snprintf(path, sizeof path, "%s/out.json", TMP);
+    sml_json *doc = NULL;
+    const sml_json *t1 = NULL;
+    if (sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK)
+        t1 = sml_json_at(sml_json_get(doc, "targets"), 0);
+    const char *schema = sml_json_str(sml_json_get(doc, "schema"));
+    check(21, schema && !strcmp(schema, SML_TARGETS_SCHEMA) &&
+                  sml_json_num(sml_json_get(t1, "rows_counted"), -1) == 5 &&
+                  sml_json_num(sml_json_get(t1, "rows_met"), -1) == 2 &&
+                  sml_json_len(sml_json_get(t1, "missing")) == 3 &&
+                  sml_json_len(sml_json_get(doc, "targets")) == SML_TGT_COUNT &&
+                  strstr(LOG, "T1 >= 90% of memcpy, traffic >= 64 MiB:") && strstr(LOG, "  2 of   5 rows") &&
+                  strstr(LOG, "check WRONG"),
+          "out.json is softmax-lab-targets/1 with T1 2 of 5 and 3 misses; stdout prints T1 and the WRONG row");
+    sml_json_free(doc);
+    const char *const split[] = {"targets", fx, "--kernel", "split", NULL};
+    expect_rc(22, "targets --kernel split: every target met", split, 0, 0);
+    const char *const help[] = {"targets", "--help", NULL};
+    expect_rc(23, "targets --help", help, 0, 0);
+    check(24, strstr(LOG, "usage: softmax-lab targets") != NULL, "--help prints the usage");
+}
+
+static void cli_refusals(const char *fx) {
+    char nofrac[600], schema[600];
+    fixture(nofrac, sizeof nofrac, "targets_no_frac.json");
+    fixture(schema, sizeof schema, "bad_schema.json");
+    const char *const BAD[][10] = {
+        {"targets", "/nonexistent/ledger.json", "--json", "out.json", "--md", "out.md", NULL},
+        {"targets", schema, "--json", "out.json", "--md", "out.md", NULL},
+        {"targets", nofrac, "--json", "out.json", "--md", "out.md", NULL},
+        {"targets", fx, "--kernel", "nosuch", "--json", "out.json", "--md", "out.md", NULL},
+        {"targets", fx, "--bogus", "--json", "out.json", NULL},
+        {"targets", fx, "--json", "/nonexistent/dir/out.json", "--md", "out.md", NULL},
+        {"targets", fx, "--json", "out.json", "--kernel", NULL},
+        {"targets", "--json", "out.json", NULL},
+    };
+    const char *const mention[] = {"No such file", "schema", "records[1].evidence[3]: 'frac_memcpy'",
+                                   "no record for kernel 'nosuch'", "usage", "/nonexistent/dir/out.json",
+                                   "--kernel needs a value", "usage"};
+    for (int i = 0; i < (int)(sizeof BAD / sizeof BAD[0]); i++) {
+        char what[160];
+        snprintf(what, sizeof what, "refused (%s)", mention[i]);
+        expect_rc(30 + i, what, BAD[i], 2, 0);
+        check(40 + i, strstr(LOG, mention[i]) != NULL, mention[i]);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (sml_case_filter_init(&F, argc, argv)) return 2;
+    on_the_fixture();
+    rules_alone();
+    refused(15, "targets_no_frac.json", "auto", SML_ERR_FORMAT, "records[1].evidence[3]: 'frac_memcpy' missing");
+    refused(16, "bad_schema.json", "auto", SML_ERR_FORMAT, "schema");
+    refused(17, "compare_old.json", "warp", SML_ERR_FORMAT, "decision_margin");
+    refused(18, "no_such_file.json", "auto", SML_ERR_IO, "no_such_file.json");
+    untimed_row(19);
+    if (access(F.cli, X_OK) != 0) {
+        printf("FAIL test_targets: no softmax-lab binary at %s (pass --cli PATH)\n", F.cli);
+        return 1;
+    }
+    snprintf(TMP, sizeof TMP, "/tmp/sml_targets_XXXXXX");
+    if (!mkdtemp(TMP)) {
+        printf("FAIL test_targets: mkdtemp failed\n");
+        return 1;
+    }
+    char fx[600];
+    fixture(fx, sizeof fx, "targets_ledger.json");
+    cli_report(fx);
+    cli_refusals(fx);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.log'", TMP, TMP);
+    if (T.failed == 0 && system(cmd) != 0) printf("note: could not remove %s\n", TMP);
+    else if (T.failed) printf("files kept in %s\n", TMP);
+    return sml_tally_finish(&T);
+}
