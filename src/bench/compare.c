@@ -23,28 +23,6 @@ typedef struct entries {
     size_t n;
 } entries;
 
-static int get_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where,
-                   char *err, size_t errlen) {
-    const char *s = sml_json_str(sml_json_get(o, key));
-    if (!s || !s[0] || strlen(s) >= n) {
-        snprintf(err, errlen, "%s: '%s' missing, not a string or too long", where, key);
-        return 0;
-    }
-    memcpy(dst, s, strlen(s) + 1);
-    return 1;
-}
-
-static int get_int(const sml_json *o, const char *key, int64_t *dst, const char *where, char *err,
-                   size_t errlen) {
-    const sml_json *v = sml_json_get(o, key);
-    if (!sml_json_is_num(v) || v->number < 0 || v->number != floor(v->number) || v->number > 9e15) {
-        snprintf(err, errlen, "%s: '%s' missing or not a non-negative integer", where, key);
-        return 0;
-    }
-    *dst = (int64_t)v->number;
-    return 1;
-}
-
 static sml_status read_doc(const sml_json *doc, entries *out, char *gpu, size_t gpulen, char *err,
                            size_t errlen) {
     out->e = NULL;
@@ -78,7 +56,7 @@ static sml_status read_doc(const sml_json *doc, entries *out, char *gpu, size_t 
             snprintf(err, errlen, "%s: not an object", where);
             goto bad;
         }
-        if (!get_str(r, "kernel", kernel, sizeof kernel, where, err, errlen)) goto bad;
+        if (!sml_json_req_str(r, "kernel", kernel, sizeof kernel, where, err, errlen)) goto bad;
         const sml_json *ev = sml_json_get(r, "evidence");
         if (!ev || ev->type != SML_JSON_ARRAY) {
             snprintf(err, errlen, "%s: 'evidence' missing or not an array", where);
@@ -93,11 +71,11 @@ static sml_status read_doc(const sml_json *doc, entries *out, char *gpu, size_t 
                 goto bad;
             }
             memcpy(e->kernel, kernel, sizeof kernel);
-            if (!get_str(x, "op", e->op, sizeof e->op, where, err, errlen) ||
-                !get_str(x, "dtype", e->dtype, sizeof e->dtype, where, err, errlen) ||
-                !get_int(x, "rows", &e->rows, where, err, errlen) ||
-                !get_int(x, "cols", &e->cols, where, err, errlen) ||
-                !get_str(x, "check", e->check, sizeof e->check, where, err, errlen))
+            if (!sml_json_req_str(x, "op", e->op, sizeof e->op, where, err, errlen) ||
+                !sml_json_req_str(x, "dtype", e->dtype, sizeof e->dtype, where, err, errlen) ||
+                !sml_json_req_int(x, "rows", &e->rows, where, err, errlen) ||
+                !sml_json_req_int(x, "cols", &e->cols, where, err, errlen) ||
+                !sml_json_req_str(x, "check", e->check, sizeof e->check, where, err, errlen))
                 goto bad;
             const sml_json *ms = sml_json_get(x, "median_ms");
             if (ms && ms->type != SML_JSON_NULL) {

@@ -364,3 +364,25 @@ int sml_json_is_num(const sml_json *v) { return v && v->type == SML_JSON_NUMBER;
 double sml_json_num(const sml_json *v, double fallback) {
     return v && v->type == SML_JSON_NUMBER ? v->number : fallback;
 }
+
+int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where, char *err,
+                     size_t errlen) {
+    const char *s = sml_json_str(sml_json_get(o, key));
+    if (!s || !s[0] || strlen(s) >= n) {
+        snprintf(err, errlen, "%s: '%s' missing, not a string or too long", where, key);
+        return 0;
+    }
+    memcpy(dst, s, strlen(s) + 1);
+    return 1;
+}
+
+int sml_json_req_int(const sml_json *o, const char *key, int64_t *dst, const char *where, char *err,
+                     size_t errlen) {
+    const sml_json *v = sml_json_get(o, key);
+    if (!sml_json_is_num(v) || v->number < 0 || v->number != floor(v->number) || v->number > 9e15) {
+        snprintf(err, errlen, "%s: '%s' missing or not a non-negative integer", where, key);
+        return 0;
+    }
+    *dst = (int64_t)v->number;
+    return 1;
+}

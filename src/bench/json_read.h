@@ -40,6 +40,14 @@ const char *sml_json_str(const sml_json *v);   /* NULL unless a string */
 int sml_json_is_num(const sml_json *v);
 double sml_json_num(const sml_json *v, double fallback); /* fallback unless a number */
 
+/* Required fields of a document's reader: 1 when o[key] is a non-empty string shorter than n
+ * (copied to dst) or a non-negative whole number (to dst); else 0 with "<where>: '<key>' ..."
+ * in err, so a reader can refuse a file naming the field it lacks. */
+int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where, char *err,
+                     size_t errlen);
+int sml_json_req_int(const sml_json *o, const char *key, int64_t *dst, const char *where, char *err,
+                     size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -106,28 +106,6 @@ static void describe(sml_tgt_result *t, sml_target_id id, double margin) {
 
 /* ---- Reading the ledger ---- */
 
-static int get_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where, char *err,
-                   size_t errlen) {
-    const char *s = sml_json_str(sml_json_get(o, key));
-    if (!s || !s[0] || strlen(s) >= n) {
-        snprintf(err, errlen, "%s: '%s' missing, not a string or too long", where, key);
-        return 0;
-    }
-    memcpy(dst, s, strlen(s) + 1);
-    return 1;
-}
-
-static int get_int(const sml_json *o, const char *key, int64_t *dst, const char *where, char *err,
-                   size_t errlen) {
-    const sml_json *v = sml_json_get(o, key);
-    if (!sml_json_is_num(v) || v->number < 0 || v->number != floor(v->number) || v->number > 9e15) {
-        snprintf(err, errlen, "%s: '%s' missing or not a non-negative integer", where, key);
-        return 0;
-    }
-    *dst = (int64_t)v->number;
-    return 1;
-}
-
 /* A metric: required on a row whose check is ok; a row that is not ok may leave it out or null. */
 static int get_metric(const sml_json *o, const char *key, int required, double *dst, const char *where,
                       char *err, size_t errlen) {
@@ -147,11 +125,12 @@ static int read_row(const sml_json *x, sml_tgt_row *r, const char *where, char *
         snprintf(err, errlen, "%s: not an object", where);
         return 0;
     }
-    if (!get_str(x, "op", r->op, sizeof r->op, where, err, errlen) ||
-        !get_str(x, "dtype", r->dtype, sizeof r->dtype, where, err, errlen) ||
-        !get_int(x, "rows", &r->rows, where, err, errlen) || !get_int(x, "cols", &r->cols, where, err, errlen) ||
-        !get_int(x, "bytes_moved", &r->bytes, where, err, errlen) ||
-        !get_str(x, "check", r->check, sizeof r->check, where, err, errlen))
+    if (!sml_json_req_str(x, "op", r->op, sizeof r->op, where, err, errlen) ||
+        !sml_json_req_str(x, "dtype", r->dtype, sizeof r->dtype, where, err, errlen) ||
+        !sml_json_req_int(x, "rows", &r->rows, where, err, errlen) ||
+        !sml_json_req_int(x, "cols", &r->cols, where, err, errlen) ||
+        !sml_json_req_int(x, "bytes_moved", &r->bytes, where, err, errlen) ||
+        !sml_json_req_str(x, "check", r->check, sizeof r->check, where, err, errlen))
         return 0;
     const int need = !strcmp(r->check, "ok");
     if (!get_metric(x, "gbps", need, &r->gbps, where, err, errlen) ||
@@ -234,7 +213,7 @@ static const sml_json *find_record(const sml_json *doc, const char *kernel, size
 static int read_record(const sml_json *rec, size_t at, sml_tgt_report *out, char *err, size_t errlen) {
     char where[96];
     snprintf(where, sizeof where, "records[%zu]", at);
-    if (!get_str(rec, "status", out->status, sizeof out->status, where, err, errlen)) return 0;
+    if (!sml_json_req_str(rec, "status", out->status, sizeof out->status, where, err, errlen)) return 0;
     const sml_json *ev = sml_json_get(rec, "evidence");
     if (!ev || ev->type != SML_JSON_ARRAY) {
         snprintf(err, errlen, "%s: 'evidence' missing or not an array", where);

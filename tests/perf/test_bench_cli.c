@@ -12,38 +12,16 @@
 
 #include "bench/json_read.h"
 #include "case_filter.h"
+#include "cli_run.h"
 #include "test_support.h"
 
 static sml_tally T = {"test_bench_cli", 0, 0, 0};
 static sml_case_filter F;
 static char TMP[256];
 
-/* Runs the CLI with args (NULL-terminated) in TMP, output to TMP/../log; returns the exit code. */
+/* Runs the CLI with args (NULL-terminated) in TMP, output to TMP.log; returns the exit code. */
 static int run_cli(const char *const *args, char *log, size_t loglen) {
-    char logpath[300];
-    snprintf(logpath, sizeof logpath, "%s.log", TMP);
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *o = freopen(logpath, "w", stdout);
-        if (!o || dup2(fileno(stdout), 2) < 0 || chdir(TMP) != 0) _exit(127);
-        char *argv[32];
-        int n = 0;
-        argv[n++] = (char *)F.cli;
-        for (; args[n - 1] && n < 31; n++) argv[n] = (char *)args[n - 1];
-        argv[n] = NULL;
-        execv(F.cli, argv);
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    log[0] = 0;
-    FILE *f = fopen(logpath, "r");
-    if (f) {
-        size_t got = fread(log, 1, loglen - 1, f);
-        log[got] = 0;
-        fclose(f);
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return sml_run_cli(F.cli, TMP, args, log, loglen);
 }
 
 static int entries(const char *dir) {

@@ -32,6 +32,7 @@
 #include "bench/json_read.h"
 #include "bench/targets.h"
 #include "case_filter.h"
+#include "cli_run.h"
 #include "test_support.h"
 
 static sml_tally T = {"test_targets", 0, 0, 0};
@@ -166,33 +167,8 @@ static void untimed_row(int n) {
 
 /* ---- the CLI ---- */
 
-/* Runs the CLI with args (NULL-terminated) in TMP, stdout and stderr to LOG; returns the exit code. */
-static int run_cli(const char *const *args) {
-    char logpath[300];
-    snprintf(logpath, sizeof logpath, "%s.log", TMP);
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *o = freopen(logpath, "w", stdout);
-        if (!o || dup2(fileno(stdout), 2) < 0 || chdir(TMP) != 0) _exit(127);
-        char *argv[32];
-        int n = 0;
-        argv[n++] = (char *)F.cli;
-        for (; args[n - 1] && n < 31; n++) argv[n] = (char *)args[n - 1];
-        argv[n] = NULL;
-        execv(F.cli, argv);
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    LOG[0] = 0;
-    FILE *f = fopen(logpath, "r");
-    if (f) {
-        size_t got = fread(LOG, 1, sizeof LOG - 1, f);
-        LOG[got] = 0;
-        fclose(f);
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+/* Runs the CLI with args (NULL-terminated) in TMP, output to TMP.log; returns the exit code. */
+static int run_cli(const char *const *args) { return sml_run_cli(F.cli, TMP, args, LOG, sizeof LOG); }
 
 static int entries(void) {
     DIR *d = opendir(TMP);

@@ -1,0 +1,38 @@
+/* cli_run.h: the CLI tests' way of running the softmax-lab binary: a child process in `dir`
+ * with stdout and stderr together in `dir`.log, read back into `log`. */
+#ifndef SML_TESTS_PERF_CLI_RUN_H
+#define SML_TESTS_PERF_CLI_RUN_H
+
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* args: NULL-terminated, at most 30. Returns the exit code, -1 if the child did not exit. */
+static int sml_run_cli(const char *cli, const char *dir, const char *const *args, char *log, size_t loglen) {
+    char logpath[300];
+    snprintf(logpath, sizeof logpath, "%s.log", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *o = freopen(logpath, "w", stdout);
+        if (!o || dup2(fileno(stdout), 2) < 0 || chdir(dir) != 0) _exit(127);
+        char *argv[32];
+        int n = 0;
+        argv[n++] = (char *)cli;
+        for (; args[n - 1] && n < 31; n++) argv[n] = (char *)args[n - 1];
+        argv[n] = NULL;
+        execv(cli, argv);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    log[0] = 0;
+    FILE *f = fopen(logpath, "r");
+    if (f) {
+        size_t got = fread(log, 1, loglen - 1, f);
+        log[got] = 0;
+        fclose(f);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#endif
