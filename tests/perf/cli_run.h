@@ -3,7 +3,10 @@
 #ifndef SML_TESTS_PERF_CLI_RUN_H
 #define SML_TESTS_PERF_CLI_RUN_H
 
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +36,32 @@ static int sml_run_cli(const char *cli, const char *dir, const char *const *args
         fclose(f);
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Entries of dir other than . and .., -1 if it cannot be read: what a refused command wrote. */
+static int sml_dir_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+/* The binary must exist and a fresh directory /tmp/sml_<test>_XXXXXX is made in tmp; 0 when
+ * both hold, else 1 after a FAIL line naming what is missing. */
+static int sml_cli_setup(const char *test, const char *cli, char *tmp, size_t n) {
+    if (access(cli, X_OK) != 0) {
+        printf("FAIL %s: no softmax-lab binary at %s (pass --cli PATH)\n", test, cli);
+        return 1;
+    }
+    snprintf(tmp, n, "/tmp/sml_%s_XXXXXX", test);
+    if (!mkdtemp(tmp)) {
+        printf("FAIL %s: mkdtemp failed\n", test);
+        return 1;
+    }
+    return 0;
 }
 
 #endif

@@ -24,15 +24,7 @@ static int run_cli(const char *const *args, char *log, size_t loglen) {
     return sml_run_cli(F.cli, TMP, args, log, loglen);
 }
 
-static int entries(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-    closedir(d);
-    return n;
-}
+static int entries(const char *dir) { return sml_dir_entries(dir); }
 
 static int exists(const char *name) {
     char p[512];
@@ -69,15 +61,7 @@ static void check(int n, int ok, const char *what) {
 
 int main(int argc, char **argv) {
     if (sml_case_filter_init(&F, argc, argv)) return 2;
-    if (access(F.cli, X_OK) != 0) {
-        printf("FAIL test_bench_cli: no softmax-lab binary at %s (pass --cli PATH)\n", F.cli);
-        return 1;
-    }
-    snprintf(TMP, sizeof TMP, "/tmp/sml_bench_cli_XXXXXX");
-    if (!mkdtemp(TMP)) {
-        printf("FAIL test_bench_cli: mkdtemp failed\n");
-        return 1;
-    }
+    if (sml_cli_setup("test_bench_cli", F.cli, TMP, sizeof TMP)) return 1;
     char fx[3][600];
     snprintf(fx[0], sizeof fx[0], "%s/compare_old.json", F.fixtures);
     snprintf(fx[1], sizeof fx[1], "%s/compare_new.json", F.fixtures);

@@ -170,15 +170,7 @@ static void untimed_row(int n) {
 /* Runs the CLI with args (NULL-terminated) in TMP, output to TMP.log; returns the exit code. */
 static int run_cli(const char *const *args) { return sml_run_cli(F.cli, TMP, args, LOG, sizeof LOG); }
 
-static int entries(void) {
-    DIR *d = opendir(TMP);
-    if (!d) return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-    closedir(d);
-    return n;
-}
+static int entries(void) { return sml_dir_entries(TMP); }
 
 static void empty_tmp(void) {
     char cmd[600];
@@ -257,15 +249,7 @@ int main(int argc, char **argv) {
     refused(17, "compare_old.json", "warp", SML_ERR_FORMAT, "decision_margin");
     refused(18, "no_such_file.json", "auto", SML_ERR_IO, "no_such_file.json");
     untimed_row(19);
-    if (access(F.cli, X_OK) != 0) {
-        printf("FAIL test_targets: no softmax-lab binary at %s (pass --cli PATH)\n", F.cli);
-        return 1;
-    }
-    snprintf(TMP, sizeof TMP, "/tmp/sml_targets_XXXXXX");
-    if (!mkdtemp(TMP)) {
-        printf("FAIL test_targets: mkdtemp failed\n");
-        return 1;
-    }
+    if (sml_cli_setup("test_targets", F.cli, TMP, sizeof TMP)) return 1;
     char fx[600];
     fixture(fx, sizeof fx, "targets_ledger.json");
     cli_report(fx);
