@@ -6,14 +6,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct sml_case_filter {
     const char *argv0;
     int only;         /* -1: every case */
     const char *fixtures; /* --fixtures DIR: tests/perf/fixtures */
     const char *cli;      /* --cli PATH: the softmax-lab binary */
-    char repro[512];  /* the reproduce command of the case being run */
+    char repro[2048]; /* the reproduce command of the case being run */
+    char fixtures_abs[1024], cli_abs[1024];
 } sml_case_filter;
+
+/* A relative *path becomes cwd/path in buf (left as given if it does not fit). */
+static inline void sml_case_filter_abs(char *buf, size_t n, const char **path) {
+    char cwd[1024];
+    if ((*path)[0] == '/' || !getcwd(cwd, sizeof cwd)) return;
+    const int w = snprintf(buf, n, "%s/%s", cwd, *path);
+    if (w > 0 && (size_t)w < n) *path = buf;
+}
 
 /* Parses --case N, --fixtures DIR, --cli PATH; returns 0, or 2 after printing usage. */
 static inline int sml_case_filter_init(sml_case_filter *f, int argc, char **argv) {
@@ -33,6 +43,10 @@ static inline int sml_case_filter_init(sml_case_filter *f, int argc, char **argv
             return 2;
         }
     }
+    /* Absolute paths: the CLI tests run the binary in a scratch directory, and a reproduce
+     * line must work from wherever it is pasted. */
+    sml_case_filter_abs(f->fixtures_abs, sizeof f->fixtures_abs, &f->fixtures);
+    sml_case_filter_abs(f->cli_abs, sizeof f->cli_abs, &f->cli);
     return 0;
 }
 
