@@ -26,6 +26,7 @@
 #include <type_traits>
 
 #include "internal.h"
+#include "kernels/int_math.h"
 #include "softmax_lab.h"
 
 #define SML_LOG2E 1.4426950408889634f
@@ -463,14 +464,6 @@ static inline sml_status sml_device_sms(sml_handle *h, int *sms) {
     const sml_status s = sml_gpu_facts_get(h, &g);
     *sms = g.sms;
     return s;
-}
-
-static __host__ __device__ __forceinline__ int64_t sml_min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static __host__ __device__ __forceinline__ int64_t sml_max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline int sml_pow2_ceil(int64_t n) {
-    int p = 1;
-    while (p < n) p <<= 1;
-    return p;
 }
 
 /* Run FN<T>(args...) for the problem's dtype. */

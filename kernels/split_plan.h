@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/int_math.h"
+
 #define SML_SPLIT_MAX_THREADS 1024
 #define SML_SPLIT_FIT_BYTES (96 * 1024)
 #define SML_SPLIT_MIN_CACHED 0.85 /* of a slice, for a smaller cluster to be preferred */
@@ -24,15 +26,6 @@ typedef struct sml_split_cfg {
     int64_t cap;   /* cached chunks per block */
     size_t smem;   /* dynamic shared memory per block */
 } sml_split_cfg;
-
-/* kernels/common.cuh's sml_min64, sml_max64 and sml_pow2_ceil, which plain C cannot include. */
-static inline int64_t sml_split_min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static inline int64_t sml_split_max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline int sml_split_pow2_ceil(int64_t n) {
-    int p = 1;
-    while (p < n) p <<= 1;
-    return p;
-}
 
 /* The bytes a slice should fit in, by element size and direction. 16-bit forward slices are
  * cut to half the bytes: twice the elements per byte to exponentiate, and more, smaller blocks
@@ -103,8 +96,7 @@ static inline sml_split_cfg sml_split_size(int64_t rows, int64_t nch, size_t chu
     if (force_threads > 0) pl.threads = force_threads;
     else if (have > SML_SPLIT_FIT_BYTES) pl.threads = SML_SPLIT_MAX_THREADS / bps;
     else
-        pl.threads = (int)sml_split_min64(
-            512, sml_split_max64(64, sml_split_pow2_ceil((per + per_thread - 1) / per_thread)));
+        pl.threads = (int)sml_min64(512, sml_max64(64, sml_pow2_ceil((per + per_thread - 1) / per_thread)));
     return pl;
 }
 
