@@ -84,11 +84,19 @@ static const char *num(char *buf, size_t n, const char *fmt, double v) {
     return buf;
 }
 
-static void shape(char *buf, size_t n, const sml_tgt_row *x) {
-    snprintf(buf, n, "%lldx%lld", (long long)x->rows, (long long)x->cols);
-}
+/* A missed row's cells, formatted once for the text and the Markdown tables. */
+typedef struct row_cells {
+    char shape[32], gbps[24], memcpy[24], copyk[24], cudnn[24], best[24];
+} row_cells;
 
-static int is_ok(const sml_tgt_row *x) { return !strcmp(x->check, "ok"); }
+static void cells(row_cells *c, const sml_tgt_row *x) {
+    snprintf(c->shape, sizeof c->shape, "%lldx%lld", (long long)x->rows, (long long)x->cols);
+    num(c->gbps, sizeof c->gbps, "%.1f", x->gbps);
+    num(c->memcpy, sizeof c->memcpy, "%.1f%%", x->frac_memcpy * 100);
+    num(c->copyk, sizeof c->copyk, "%.1f%%", x->frac_copy_kernel * 100);
+    num(c->cudnn, sizeof c->cudnn, "%.3fx", x->vs_cudnn);
+    num(c->best, sizeof c->best, "%.3fx", x->vs_best_other);
+}
 
 /* w: the width of the counts, so the text summary lines up (0 in Markdown). */
 static void met_words(char *buf, size_t n, const sml_tgt_report *r, int id, int w) {
@@ -118,13 +126,11 @@ static void text_misses(FILE *f, const sml_tgt_report *r, int id) {
             "vs cuDNN", "vs best other");
     for (size_t k = 0; k < t->nmiss; k++) {
         const sml_tgt_row *x = &r->rows[t->miss[k]];
-        char sh[32], g[24], m[24], c[24], v[24], b[24];
-        shape(sh, sizeof sh, x);
-        fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %8s  %s (%s)%s%s\n", x->op, x->dtype, sh,
-                num(g, sizeof g, "%.1f", x->gbps), num(m, sizeof m, "%.1f%%", x->frac_memcpy * 100),
-                num(c, sizeof c, "%.1f%%", x->frac_copy_kernel * 100), num(v, sizeof v, "%.3fx", x->vs_cudnn),
-                num(b, sizeof b, "%.3fx", x->vs_best_other), x->best_other, is_ok(x) ? "" : "  check ",
-                is_ok(x) ? "" : x->check);
+        row_cells c;
+        cells(&c, x);
+        const int ok = sml_tgt_row_ok(x);
+        fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %8s  %s (%s)%s%s\n", x->op, x->dtype, c.shape, c.gbps, c.memcpy,
+                c.copyk, c.cudnn, c.best, x->best_other, ok ? "" : "  check ", ok ? "" : x->check);
     }
 }
 
@@ -211,12 +217,10 @@ static void md_misses(FILE *f, const sml_tgt_report *r, int id) {
     fprintf(f, "|---|---|---|---:|---:|---:|---:|---|---|\n");
     for (size_t k = 0; k < t->nmiss; k++) {
         const sml_tgt_row *x = &r->rows[t->miss[k]];
-        char sh[32], g[24], m[24], c[24], v[24], b[24];
-        shape(sh, sizeof sh, x);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", x->op, x->dtype, sh,
-                num(g, sizeof g, "%.1f", x->gbps), num(m, sizeof m, "%.1f%%", x->frac_memcpy * 100),
-                num(c, sizeof c, "%.1f%%", x->frac_copy_kernel * 100), num(v, sizeof v, "%.3fx", x->vs_cudnn),
-                num(b, sizeof b, "%.3fx", x->vs_best_other), x->best_other, x->check);
+        row_cells c;
+        cells(&c, x);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", x->op, x->dtype, c.shape, c.gbps,
+                c.memcpy, c.copyk, c.cudnn, c.best, x->best_other, x->check);
     }
 }
 

@@ -56,9 +56,11 @@ double sml_tgt_threshold(sml_target_id id, double margin) {
     }
 }
 
+int sml_tgt_row_ok(const sml_tgt_row *r) { return !strcmp(r->check, "ok"); }
+
 int sml_tgt_met(sml_target_id id, const sml_tgt_row *r, double margin) {
     /* A wrong result is never fast enough; NaN (a metric the row lacks) compares false. */
-    return sml_tgt_in(id, r) && !strcmp(r->check, "ok") && sml_tgt_value(id, r) >= sml_tgt_threshold(id, margin);
+    return sml_tgt_in(id, r) && sml_tgt_row_ok(r) && sml_tgt_value(id, r) >= sml_tgt_threshold(id, margin);
 }
 
 int sml_tgt_status_met(const char *status) { return status && !strcmp(status, SML_TGT_STATUS); }
@@ -132,7 +134,7 @@ static int read_row(const sml_json *x, sml_tgt_row *r, const char *where, char *
         !sml_json_req_int(x, "bytes_moved", &r->bytes, where, err, errlen) ||
         !sml_json_req_str(x, "check", r->check, sizeof r->check, where, err, errlen))
         return 0;
-    const int need = !strcmp(r->check, "ok");
+    const int need = sml_tgt_row_ok(r);
     if (!get_metric(x, "gbps", need, &r->gbps, where, err, errlen) ||
         !get_metric(x, "frac_memcpy", need, &r->frac_memcpy, where, err, errlen) ||
         !get_metric(x, "frac_copy_kernel", need, &r->frac_copy_kernel, where, err, errlen) ||
@@ -249,7 +251,7 @@ static void sort_misses(sml_tgt_result *t, const sml_tgt_report *r, sml_target_i
     for (size_t k = 0; k < t->nmiss; k++) {
         const sml_tgt_row *x = &r->rows[t->miss[k]];
         keys[k].idx = t->miss[k];
-        keys[k].key = strcmp(x->check, "ok") ? -INFINITY : sml_tgt_value(id, x) / t->threshold;
+        keys[k].key = !sml_tgt_row_ok(x) ? -INFINITY : sml_tgt_value(id, x) / t->threshold;
     }
     qsort(keys, t->nmiss, sizeof *keys, by_key);
     for (size_t k = 0; k < t->nmiss; k++) t->miss[k] = keys[k].idx;
@@ -265,7 +267,7 @@ static int count_target(sml_tgt_report *r, sml_target_id id, miss_key *keys) {
         t->counted++;
         if (sml_tgt_met(id, x, r->margin)) t->met++;
         else t->miss[t->nmiss++] = i;
-        if (id == SML_TGT_BEST && !strcmp(x->check, "ok") && x->vs_best_other >= 1.0) t->at_parity++;
+        if (id == SML_TGT_BEST && sml_tgt_row_ok(x) && x->vs_best_other >= 1.0) t->at_parity++;
     }
     sort_misses(t, r, id, keys);
     return 1;

@@ -70,6 +70,8 @@ double sml_tgt_value(sml_target_id id, const sml_tgt_row *r); /* the number the 
 double sml_tgt_threshold(sml_target_id id, double margin);
 int sml_tgt_met(sml_target_id id, const sml_tgt_row *r, double margin); /* in, check ok, value >= threshold */
 int sml_tgt_status_met(const char *status);
+/* The row's result passed its check: only such a row can meet a target. */
+int sml_tgt_row_ok(const sml_tgt_row *r);
 
 /* Evaluate the targets for `kernel` in a parsed ledger. SML_ERR_FORMAT with the bad field's
  * path in err ("records[7].evidence[3]: 'frac_memcpy' missing or not a number") when the
