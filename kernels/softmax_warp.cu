@@ -8,9 +8,10 @@
  *
  * A lane group may hold R rows at once (R rows of loads in flight before the first
  * reduction, R butterflies interleaved); the launcher uses R = 1, which measured level with
- * or ahead of R = 2 (run 2); fp32 forward rows of 65-128 columns take K = 4 chunks per lane
- * in a group of 8 lanes instead (WARP_FWD_NARROW, session 5). The op is a template argument.
- * The grid is at most 16 blocks per SM and walks the rows (so 65,537+ rows need no second grid
+ * or ahead of R = 2 (run 2); fp32 forward rows of 65-128 columns take K = 2 chunks per lane
+ * in a group of 16 lanes instead (WARP_FWD_NARROW; K = 4 in sessions 5-9). Each variant is
+ * built for a number of resident blocks (warp_min_blocks, a register budget). The op is a
+ * template argument. The grid is at most 16 blocks per SM and walks the rows (so 65,537+ rows need no second grid
  * dimension); the launcher makes no occupancy query, a runtime call per launch that rows this
  * short cannot hide. Lanes of a group beyond the last row pad with -inf / 0 and store nothing.
  *
@@ -24,8 +25,23 @@
 #define WARP_THREADS 128
 #define WARP_MAX_COLS 1024
 
+/* Resident blocks per SM a variant is built for: the second argument of its launch bounds,
+ * a budget of 65,536 / (128 x this) registers per thread. Without it the compiler took what
+ * it liked: fp32 forward at K = 4 took 70 registers, 7 blocks per SM, so 16384 x 128's 1,024
+ * blocks ran in 1.11 waves; 16-bit forward at K = 1 took 40, 12 blocks of the 16 the threads
+ * allow (H200, run 80, us: fp32 16384 x 128 7.69 -> 7.40, fp16 5.95 -> 5.26).
+ * D counts the row elements a lane holds, as fp32: 16-bit chunks are unpacked to fp32 for
+ * the arithmetic, and counting them packed made the 16-bit variants spill. Scalar chunks
+ * (an address per element) and several rows per group (per-row state) count twice: without
+ * that, ptxas spilled 4-132 bytes in them. */
+template <typename T, int V, int K, int R, bool BWD>
+constexpr int warp_min_blocks() {
+    constexpr int D = K * R * (BWD ? 2 : 1) * V * (V == 1 || R > 1 ? 2 : 1);
+    return D <= 8 ? 16 : D <= 16 ? 8 : D <= 32 ? 4 : 2;
+}
+
 template <typename T, int V, int K, int R, bool BWD, bool LOG>
-__global__ void __launch_bounds__(WARP_THREADS)
+__global__ void __launch_bounds__(WARP_THREADS, (warp_min_blocks<T, V, K, R, BWD>()))
     sml_warp_kernel(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld, int lw) {
     /* The group width comes as its log2: `lane / width` with a runtime width compiled to a
      * generic integer division (a MUFU.RCP and about 30 dependent instructions) ahead of the
@@ -165,7 +181,9 @@ static sml_status warp_go(const sml_problem *p, int K, int R, int width, int sms
     }
     if (!kern) return SML_ERR_UNSUPPORTED;
     /* At most 16 blocks per SM (what the thread limit allows), walking the rows: no occupancy
-     * query, a runtime call per launch that rows this short cannot hide. */
+     * query, a runtime call per launch that rows this short cannot hide. A grid of only
+     * warp_min_blocks per SM lost wherever more blocks than that fit (H200, run 80: 16-bit
+     * 32768 x 512 forward at K = 2 5% slower, 16-bit backward at K = 1 2%). */
     if (bps <= 0) bps = 2048 / WARP_THREADS;
     const int64_t rows_per_block = (int64_t)(WARP_THREADS / 32) * (32 / width) * R;
     const int64_t blocks = sml_min64((p->rows + rows_per_block - 1) / rows_per_block, (int64_t)sms * bps);
@@ -193,16 +211,16 @@ static sml_status warp_typed(const sml_problem *p, int V, int K, int R, int widt
               : warp_go<T, 1, false, false>(p, K, R, width, sms, bps);
 }
 
-/* fp32 forward rows of 65-128 columns (17-32 vectors) take 4 chunks per lane, so a row spans
- * 8 lanes and each lane has 4 loads in flight (cuDNN's small-row kernel holds two rows per warp
- * for the same reason: docs/KERNELS.md, run 7). H100, us, one chunk per lane -> 4 (runs 18, 19
- * and two passes of run 21, kernels/tune/plan14-16.txt): fp32 16384 x 128 9.38, 9.36, 9.21,
- * 9.33 -> 9.14, 9.11, 9.06, 9.07 (cuDNN 8.83-8.96); log_softmax 9.20, 9.19 -> 9.02, 9.12;
- * 16384 x 96 7.83, 8.19 -> 7.66, 7.84. 16-bit rows were mixed (run 21: 65536 x 128 4-8% and
- * fp16 16384 x 200 7% faster, fp16 16384 x 128 and 4096 x 128 4-13% slower), rows of 64
- * columns slower (fp32 16384 x 64 6.27 -> 6.41), backward level (11.95 -> 11.87-11.93), so
- * only fp32 forward changes. */
-#define WARP_FWD_NARROW_K 4
+/* fp32 forward rows of 65-128 columns (17-32 vectors) take more than one chunk per lane, so a
+ * row spans fewer lanes and each lane has several loads in flight (cuDNN's small-row kernel
+ * holds two rows per warp for the same reason: docs/KERNELS.md, run 7). Session 5 (H100, runs
+ * 18-21, plan14-16.txt) measured K = 4 against one chunk: fp32 16384 x 128 9.21-9.38 -> 9.06-
+ * 9.14 us (cuDNN 8.83-8.96); 16-bit rows mixed, rows of 64 columns and backward no better, so
+ * only fp32 forward. With the register budgets of warp_min_blocks (session 10) K = 2 holds
+ * 16 blocks per SM where K = 4 holds 8, and overtook it (H200, run 81, us): 16384 x 128
+ * 7.35-7.37 -> 7.12-7.14 (cuDNN 7.11), log_softmax 7.24-7.29 -> 7.14-7.15, 16384 x 96
+ * 6.52-6.53 -> 6.29-6.31. */
+#define WARP_FWD_NARROW_K 2
 #define WARP_FWD_NARROW(p, V, chunks) \
     (!sml_op_is_backward((p)->op) && (V) == 4 && (p)->cols > 64 && (chunks) <= 32)
 
