@@ -130,6 +130,14 @@ sml_status sml_run(const sml_kernel *k, sml_handle *h, const sml_problem *p);
 /* 1 when this build has CUDA and a CUDA device is present, else 0. */
 int sml_gpu_available(void);
 
+/* The kernel `auto` runs for an op, dtype and shape: its registry name ("warp", "block",
+ * "split", "coop", "online") in *kernel, a static string; nothing runs. h may be NULL. The
+ * decision reads the device only for forward rows of 129-256 columns (16-bit: 257-512), where
+ * it needs the SM count, and past 16,384 columns, where it needs cluster support: there
+ * SML_ERR_NO_DEVICE without a GPU. Bad op, dtype or shape: the status sml_validate gives. */
+sml_status sml_auto_choice(sml_handle *h, sml_op op, sml_dtype dtype, int64_t rows, int64_t cols,
+                           const char **kernel);
+
 /* The convenience API: the `auto` kernel, on device pointers. */
 sml_status sml_softmax_forward(sml_handle *h, const void *x, void *y, int64_t rows, int64_t cols,
                                int64_t ld, sml_dtype dtype, void *stream);

@@ -132,6 +132,17 @@ static inline int sml_auto_needs_sms(sml_op op, sml_dtype dt, int64_t cols) {
 }
 static inline int sml_auto_needs_clusters(int64_t cols) { return cols > SML_AUTO_BLOCK_MAX_COLS; }
 
+/* sml_auto_pick with the device facts it reads, asked of the handle only where it reads them
+ * (src/auto_choice.c): what the launcher runs and what sml_auto_choice reports. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                           sml_auto_path *out);
+#ifdef __cplusplus
+}
+#endif
+
 /* Every column count where the decision changes for some op and dtype (the last column of a
  * range; tests add one either side): the i-th for i < SML_AUTO_N_COL_THRESHOLDS. */
 #define SML_AUTO_N_COL_THRESHOLDS 6

@@ -11,19 +11,17 @@
  *          the SMs; slices kept in shared memory.
  *   coop   long backward rows (y and dy of 2 MiB or more): slices over every block of a
  *          cooperative grid, partials exchanged through L2.
- * Alignment needs no decision here: every path falls back to scalar accesses by itself. */
+ * The device facts the decision reads are asked for in src/auto_choice.c (sml_auto_decide),
+ * which sml_auto_choice reports from as well. Alignment needs no decision here: every path
+ * falls back to scalar accesses by itself. */
 #include "kernels/auto_dispatch.h"
-#include "kernels/common.cuh"
 #include "kernels/launchers.h"
 
 extern "C" sml_status sml_launch_auto(sml_handle *h, const sml_problem *p) {
-    const int need_sms = sml_auto_needs_sms(p->op, p->dtype, p->cols), need_clusters = sml_auto_needs_clusters(p->cols);
-    sml_gpu_facts g = {0, 0, 0, 0, 0};
-    if (need_sms || need_clusters) {
-        const sml_status s = sml_gpu_facts_get(h, &g);
-        if (s != SML_OK) return s;
-    }
-    switch (sml_auto_pick(p->op, p->dtype, p->rows, p->cols, g.sms, g.clusters)) {
+    sml_auto_path path;
+    const sml_status s = sml_auto_decide(h, p->op, p->dtype, p->rows, p->cols, &path);
+    if (s != SML_OK) return s;
+    switch (path) {
     case SML_AUTO_WARP: return sml_launch_warp(h, p);
     case SML_AUTO_BLOCK: return sml_launch_block(h, p);
     case SML_AUTO_SPLIT: return sml_launch_split(h, p);

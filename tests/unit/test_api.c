@@ -2,12 +2,16 @@
  * status and leaves the output untouched, empty tensors succeed without writing, forward
  * in place works, and a run writes nothing outside the [rows, cols] window of the output;
  * and the device facts the GPU launchers read (planted, session 8: without the zeroing of the
- * facts on failure, the no-GPU case fails). */
+ * facts on failure, the no-GPU case fails); sml_auto_choice, which names the kernel `auto` runs
+ * (session 10; planted: reading the SM count for every shape fails the no-GPU case, answering
+ * before the argument checks fails the bad-argument case, a wrong path name fails the
+ * agreement case). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "kernels/auto_dispatch.h"
 #include "reference/dtype.h"
 #include "unit_case.h"
 
@@ -242,6 +246,69 @@ static void gpu_facts(unit_run *u) {
     sml_handle_destroy(h);
 }
 
+/* sml_auto_choice: bad arguments get sml_validate's statuses and a NULL name; shapes whose
+ * decision reads no device facts are answered with or without a GPU and agree with
+ * sml_auto_pick; the two that read facts need a GPU (SML_ERR_NO_DEVICE without one) and
+ * then agree with sml_auto_pick on the handle's facts. */
+static void auto_choice(unit_run *u) {
+    const char *k = "x";
+    UNIT_EXPECT(u, sml_auto_choice(NULL, SML_SOFTMAX, SML_F32, 8, 8, NULL) == SML_ERR_NULL_POINTER,
+                "NULL name not refused");
+    UNIT_EXPECT(u, sml_auto_choice(NULL, (sml_op)4, SML_F32, 8, 8, &k) == SML_ERR_BAD_OP && !k, "bad op");
+    k = "x";
+    UNIT_EXPECT(u, sml_auto_choice(NULL, SML_SOFTMAX, (sml_dtype)3, 8, 8, &k) == SML_ERR_BAD_DTYPE && !k,
+                "bad dtype");
+    k = "x";
+    UNIT_EXPECT(u, sml_auto_choice(NULL, SML_SOFTMAX, SML_F32, -1, 8, &k) == SML_ERR_BAD_SHAPE && !k,
+                "negative rows");
+    k = "x";
+    UNIT_EXPECT(u, sml_auto_choice(NULL, SML_SOFTMAX, SML_F32, 8, -8, &k) == SML_ERR_BAD_SHAPE && !k,
+                "negative cols");
+    static const struct {
+        sml_op op;
+        sml_dtype dt;
+        int64_t rows, cols;
+        const char *want;
+    } FREE[] = {
+        {SML_SOFTMAX, SML_F32, 16384, 128, "warp"},      {SML_SOFTMAX_BWD, SML_F16, 4096, 256, "warp"},
+        {SML_LOG_SOFTMAX, SML_F32, 32768, 512, "block"}, {SML_SOFTMAX_BWD, SML_F32, 4096, 200, "block"},
+        {SML_SOFTMAX, SML_BF16, 4096, 16384, "block"},   {SML_SOFTMAX, SML_F32, 0, 0, "warp"},
+    };
+    for (size_t i = 0; i < sizeof FREE / sizeof FREE[0]; i++) {
+        const sml_status s = sml_auto_choice(NULL, FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, &k);
+        const char *pick = sml_auto_path_name(sml_auto_pick(FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, 0, 0));
+        UNIT_EXPECT(u, s == SML_OK && k && !strcmp(k, FREE[i].want) && !strcmp(k, pick),
+                    "%s %s %lldx%lld: %s, '%s' (want %s, sml_auto_pick %s)", sml_op_name(FREE[i].op),
+                    sml_dtype_name(FREE[i].dt), (long long)FREE[i].rows, (long long)FREE[i].cols,
+                    sml_strerror(s), k ? k : "(null)", FREE[i].want, pick);
+    }
+    static const struct {
+        sml_op op;
+        sml_dtype dt;
+        int64_t rows, cols;
+    } DEV[] = {{SML_SOFTMAX, SML_F32, 4096, 200}, {SML_SOFTMAX_BWD, SML_F16, 128, 1048576}};
+    sml_handle *h = NULL;
+    if (sml_handle_create(&h) != SML_OK) {
+        UNIT_EXPECT(u, 0, "no handle");
+        return;
+    }
+    for (size_t i = 0; i < sizeof DEV / sizeof DEV[0]; i++) {
+        k = "x";
+        const sml_status s = sml_auto_choice(h, DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols, &k);
+        if (!sml_gpu_available()) {
+            UNIT_EXPECT(u, s == SML_ERR_NO_DEVICE && !k, "no GPU, %lld columns: %s, '%s'", (long long)DEV[i].cols,
+                        sml_strerror(s), k ? k : "(null)");
+        } else {
+            sml_gpu_facts g;
+            const sml_status sg = sml_gpu_facts_get(h, &g);
+            const char *pick = sml_auto_path_name(sml_auto_pick(DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols, g.sms, g.clusters));
+            UNIT_EXPECT(u, s == SML_OK && sg == SML_OK && k && !strcmp(k, pick), "GPU, %lld columns: %s, '%s' (sml_auto_pick %s)",
+                        (long long)DEV[i].cols, sml_strerror(s), k ? k : "(null)", pick);
+        }
+    }
+    sml_handle_destroy(h);
+}
+
 int main(int argc, char **argv) {
     unit_run u;
     if (unit_init(&u, "test_api", argc, argv)) return 2;
@@ -256,5 +323,6 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 2; k++, c++)
         if (unit_case(&u, c, NULL)) window_and_in_place(&u, KERNELS[k]);
     if (unit_case(&u, c++, NULL)) gpu_facts(&u);
+    if (unit_case(&u, c++, NULL)) auto_choice(&u);
     return sml_tally_finish(&u.tally);
 }

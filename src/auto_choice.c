@@ -1,0 +1,31 @@
+/* auto_choice.c: which kernel `auto` runs. The decision is sml_auto_pick
+ * (kernels/auto_dispatch.h); this asks the device for the facts it reads, only where it reads
+ * them (each query costs the host per launch), for both the launcher (kernels/softmax_auto.cu)
+ * and the public sml_auto_choice, so the two cannot disagree. */
+#include "internal.h"
+#include "kernels/auto_dispatch.h"
+
+sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                           sml_auto_path *out) {
+    sml_gpu_facts g = {0, 0, 0, 0, 0};
+    if (sml_auto_needs_sms(op, dt, cols) || sml_auto_needs_clusters(cols)) {
+        const sml_status s = sml_gpu_facts_get(h, &g);
+        if (s != SML_OK) return s;
+    }
+    *out = sml_auto_pick(op, dt, rows, cols, g.sms, g.clusters);
+    return SML_OK;
+}
+
+sml_status sml_auto_choice(sml_handle *h, sml_op op, sml_dtype dtype, int64_t rows, int64_t cols,
+                           const char **kernel) {
+    if (!kernel) return SML_ERR_NULL_POINTER;
+    *kernel = NULL;
+    if ((unsigned)op >= SML_OP_COUNT) return SML_ERR_BAD_OP;
+    if ((unsigned)dtype >= SML_DTYPE_COUNT) return SML_ERR_BAD_DTYPE;
+    if (rows < 0 || cols < 0) return SML_ERR_BAD_SHAPE;
+    sml_auto_path a;
+    const sml_status s = sml_auto_decide(h, op, dtype, rows, cols, &a);
+    if (s != SML_OK) return sml_gpu_available() ? s : SML_ERR_NO_DEVICE; /* not a CUDA error */
+    *kernel = sml_auto_path_name(a);
+    return SML_OK;
+}
