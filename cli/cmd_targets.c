@@ -86,7 +86,7 @@ static const char *num(char *buf, size_t n, const char *fmt, double v) {
 
 /* A missed row's cells, formatted once for the text and the Markdown tables. */
 typedef struct row_cells {
-    char shape[32], gbps[24], memcpy[24], copyk[24], cudnn[24], best[24];
+    char shape[32], gbps[24], memcpy[24], copyk[24], cudnn[24], best[24], other[64];
 } row_cells;
 
 static void cells(row_cells *c, const sml_tgt_row *x) {
@@ -96,6 +96,7 @@ static void cells(row_cells *c, const sml_tgt_row *x) {
     num(c->copyk, sizeof c->copyk, "%.1f%%", x->frac_copy_kernel * 100);
     num(c->cudnn, sizeof c->cudnn, "%.3fx", x->vs_cudnn);
     num(c->best, sizeof c->best, "%.3fx", x->vs_best_other);
+    snprintf(c->other, sizeof c->other, "%s%s", x->best_other, sml_tgt_own_kernel(x) ? ", which auto ran" : "");
 }
 
 /* w: the width of the counts, so the text summary lines up (0 in Markdown). */
@@ -103,8 +104,13 @@ static void met_words(char *buf, size_t n, const sml_tgt_report *r, int id, int 
     const sml_tgt_result *t = &r->t[id];
     int used = id == SML_TGT_STATE ? snprintf(buf, n, "%s (%s)", t->met ? "yes" : "no", r->status)
                                    : snprintf(buf, n, "%*d of %*d rows", w, t->met, w, t->counted);
-    if (id == SML_TGT_BEST && used > 0 && (size_t)used < n)
-        snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x)", t->at_parity);
+    if (id == SML_TGT_BEST && used > 0 && (size_t)used < n) {
+        if (t->own_kernel)
+            snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x; %d miss%s against the kernel auto ran)",
+                     t->at_parity, t->own_kernel, t->own_kernel == 1 ? "" : "es");
+        else
+            snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x)", t->at_parity);
+    }
 }
 
 /* ---- text ---- */
@@ -130,14 +136,14 @@ static void text_misses(FILE *f, const sml_tgt_report *r, int id) {
         cells(&c, x);
         const int ok = sml_tgt_row_ok(x);
         fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %8s  %s (%s)%s%s\n", x->op, x->dtype, c.shape, c.gbps, c.memcpy,
-                c.copyk, c.cudnn, c.best, x->best_other, ok ? "" : "  check ", ok ? "" : x->check);
+                c.copyk, c.cudnn, c.best, c.other, ok ? "" : "  check ", ok ? "" : x->check);
     }
 }
 
 static void print_text(FILE *f, const sml_tgt_report *r, const char *path) {
     text_header(f, r, path);
     for (int id = 0; id < SML_TGT_COUNT; id++) {
-        char label[128], met[64];
+        char label[128], met[128];
         snprintf(label, sizeof label, "%s:", r->t[id].title);
         met_words(met, sizeof met, r, id, 3);
         fprintf(f, "%s %-54s %s\n", r->t[id].name, label, met);
@@ -163,6 +169,7 @@ static void json_row(sml_jw *w, const sml_tgt_row *x, double value) {
     sml_jw_knum(w, "vs_cudnn", x->vs_cudnn);
     sml_jw_knum(w, "vs_best_other", x->vs_best_other);
     sml_jw_kstr(w, "best_other", strcmp(x->best_other, "-") ? x->best_other : NULL);
+    sml_jw_kstr(w, "auto_path", x->auto_path[0] ? x->auto_path : NULL);
     sml_jw_end(w);
 }
 
@@ -175,7 +182,10 @@ static void json_target(sml_jw *w, const sml_tgt_report *r, int id) {
     sml_jw_knum(w, "threshold", t->threshold);
     sml_jw_kint(w, "rows_counted", t->counted);
     sml_jw_kint(w, "rows_met", t->met);
-    if (id == SML_TGT_BEST) sml_jw_kint(w, "rows_at_or_above_1", t->at_parity);
+    if (id == SML_TGT_BEST) {
+        sml_jw_kint(w, "rows_at_or_above_1", t->at_parity);
+        sml_jw_kint(w, "misses_against_own_kernel", t->own_kernel);
+    }
     if (id == SML_TGT_STATE) sml_jw_kstr(w, "status", r->status);
     sml_jw_kbool(w, "met", t->met == t->counted);
     sml_jw_key(w, "missing");
@@ -220,7 +230,7 @@ static void md_misses(FILE *f, const sml_tgt_report *r, int id) {
         row_cells c;
         cells(&c, x);
         fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", x->op, x->dtype, c.shape, c.gbps,
-                c.memcpy, c.copyk, c.cudnn, c.best, x->best_other, x->check);
+                c.memcpy, c.copyk, c.cudnn, c.best, c.other, x->check);
     }
 }
 
@@ -232,7 +242,7 @@ static int write_md(FILE *f, const sml_tgt_report *r, const char *path) {
             num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100, r->status);
     fprintf(f, "| target | what | rule | met |\n|---|---|---|---|\n");
     for (int id = 0; id < SML_TGT_COUNT; id++) {
-        char met[64];
+        char met[128];
         met_words(met, sizeof met, r, id, 0);
         fprintf(f, "| %s | %s | `%s` | %s |\n", r->t[id].name, r->t[id].title, r->t[id].rule, met);
     }

@@ -88,6 +88,7 @@ typedef struct sml_bench_result {
     double frac_copy_kernel; /* time of the copy reference moving the same bytes / time */
     double vs_cudnn, vs_naive, vs_best_other; /* time(other) / time(this); NaN if absent */
     char best_other[32];
+    char auto_path[16];      /* `auto` only: the kernel it ran (sml_auto_choice); "" otherwise */
 } sml_bench_result;
 
 typedef struct sml_bench_env {

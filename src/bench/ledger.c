@@ -291,6 +291,7 @@ static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_
     sml_jw_kint(w, "checked_rows", c->checked_rows);
     sml_jw_knum(w, "worst_ulps", x->worst_ulps);
     sml_jw_kstr(w, "outcome", sml_row_outcome_name(r->outcome[i]));
+    if (x->auto_path[0]) sml_jw_kstr(w, "auto_path", x->auto_path);
     if (x->timed) {
         sml_jw_knum(w, "median_ms", x->m.t.median * 1e3);
         sml_jw_knum(w, "q1_ms", x->m.t.q1 * 1e3);

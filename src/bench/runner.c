@@ -382,6 +382,10 @@ static void run_kernel(sml_bench_run *run, size_t ci, const sml_kernel *k, int b
     r->dtype = c->dtype;
     r->rows = c->rows;
     r->cols = c->cols;
+    /* The kernel `auto` runs here, so that its rows can be read against that kernel's own. */
+    const char *path = NULL;
+    if (!strcmp(k->name, "auto") && sml_auto_choice(h, c->op, c->dtype, c->rows, c->cols, &path) == SML_OK)
+        snprintf(r->auto_path, sizeof r->auto_path, "%s", path);
     if (!ref_ok) {
         fail_result(r, "%s%s", "not checked, not timed: the inputs or the reference failed: ", ref_err);
         return;

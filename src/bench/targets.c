@@ -58,6 +58,8 @@ double sml_tgt_threshold(sml_target_id id, double margin) {
 
 int sml_tgt_row_ok(const sml_tgt_row *r) { return !strcmp(r->check, "ok"); }
 
+int sml_tgt_own_kernel(const sml_tgt_row *r) { return r->auto_path[0] && !strcmp(r->auto_path, r->best_other); }
+
 int sml_tgt_met(sml_target_id id, const sml_tgt_row *r, double margin) {
     /* A wrong result is never fast enough; NaN (a metric the row lacks) compares false. */
     return sml_tgt_in(id, r) && sml_tgt_row_ok(r) && sml_tgt_value(id, r) >= sml_tgt_threshold(id, margin);
@@ -141,9 +143,12 @@ static int read_row(const sml_json *x, sml_tgt_row *r, const char *where, char *
         !get_metric(x, "vs_cudnn", need, &r->vs_cudnn, where, err, errlen) ||
         !get_metric(x, "vs_best_other", need, &r->vs_best_other, where, err, errlen))
         return 0;
-    /* Only printed: a ledger with a single kernel has no best other. */
+    /* Only printed: a ledger with a single kernel has no best other; one written before
+     * session 10 has no auto_path. */
     const char *b = sml_json_str(sml_json_get(x, "best_other"));
     snprintf(r->best_other, sizeof r->best_other, "%s", b ? b : "-");
+    const char *a = sml_json_str(sml_json_get(x, "auto_path"));
+    snprintf(r->auto_path, sizeof r->auto_path, "%s", a ? a : "");
     return 1;
 }
 
@@ -265,8 +270,12 @@ static int count_target(sml_tgt_report *r, sml_target_id id, miss_key *keys) {
         const sml_tgt_row *x = &r->rows[i];
         if (!sml_tgt_in(id, x)) continue;
         t->counted++;
-        if (sml_tgt_met(id, x, r->margin)) t->met++;
-        else t->miss[t->nmiss++] = i;
+        if (sml_tgt_met(id, x, r->margin)) {
+            t->met++;
+        } else {
+            t->miss[t->nmiss++] = i;
+            if (id == SML_TGT_BEST && sml_tgt_own_kernel(x)) t->own_kernel++;
+        }
         if (id == SML_TGT_BEST && sml_tgt_row_ok(x) && x->vs_best_other >= 1.0) t->at_parity++;
     }
     sort_misses(t, r, id, keys);

@@ -40,6 +40,7 @@ typedef enum sml_target_id {
  * left them out (such a row fails every target it is in, so it needs none). */
 typedef struct sml_tgt_row {
     char op[24], dtype[8], check[16], best_other[32];
+    char auto_path[16]; /* the kernel `auto` ran on the row (ledgers since session 10), else "" */
     int64_t rows, cols, bytes;
     double gbps, frac_memcpy, frac_copy_kernel, vs_cudnn, vs_best_other;
 } sml_tgt_row;
@@ -51,6 +52,7 @@ typedef struct sml_tgt_result {
     double threshold;  /* T6: 1 (the status must match) */
     int counted, met;
     int at_parity;     /* T4 only: rows at vs_best_other >= 1.00 with an ok check */
+    int own_kernel;    /* T4 only: misses whose best other is the kernel auto ran there */
     size_t *miss;      /* indexes into sml_tgt_report.rows, furthest miss first */
     size_t nmiss;
 } sml_tgt_result;
@@ -72,6 +74,9 @@ int sml_tgt_met(sml_target_id id, const sml_tgt_row *r, double margin); /* in, c
 int sml_tgt_status_met(const char *status);
 /* The row's result passed its check: only such a row can meet a target. */
 int sml_tgt_row_ok(const sml_tgt_row *r);
+/* The row's best other kernel is the one `auto` ran there: a T4 miss of such a row is two
+ * timings of one kernel in one run, not a dispatch that chose the slower kernel. */
+int sml_tgt_own_kernel(const sml_tgt_row *r);
 
 /* Evaluate the targets for `kernel` in a parsed ledger. SML_ERR_FORMAT with the bad field's
  * path in err ("records[7].evidence[3]: 'frac_memcpy' missing or not a number") when the

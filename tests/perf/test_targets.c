@@ -9,7 +9,9 @@
  *     0.9699999 (miss), 1.0 (met, at parity);
  *   - T5: frac_copy_kernel 1/1.3 at 128 cols (met), 0.7692307 at 512 (miss), 0.5 at 127 and 513
  *     (out of the range);
- *   - T6: `auto` is Caveated (missed), `split` is Supported and meets everything.
+ *   - T6: `auto` is Caveated (missed), `split` is Supported and meets everything;
+ *   - auto_path (the kernel auto ran) on three rows: the T4 miss at 0.9699999 ran `block`, its
+ *     best other; the WRONG row ran `block` against `split`; a met row ran its best other.
  * The counts and the missed rows, in order, are asserted; malformed inputs are refused with the
  * bad field named, and the CLI exits 2 on them and writes no output file.
  * Planted checks (each applied to src/bench/targets.c or .h, rebuilt, this test run, reverted):
@@ -20,7 +22,9 @@
  *   - T5's range `cols < 512` instead of `<= 512`: cases 6 and 11 fail (T5 2 of 2: the row at 512
  *     leaves the set);
  *   - the check ignored (a WRONG row can meet): cases 2, 4, 5 and 21 fail;
- *   - T4's threshold 1.0 instead of 1 - margin: cases 5 and 13 fail (T4 14 of 17). */
+ *   - T4's threshold 1.0 instead of 1 - margin: cases 5 and 13 fail (T4 14 of 17);
+ *   - (session 10) own-kernel misses counted on met rows too, or without comparing the row's
+ *     auto_path with its best other: cases 25 and 26 fail (2 instead of 1). */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -124,6 +128,9 @@ static void on_the_fixture(void) {
     check(7, r.t[SML_TGT_STATE].counted == 1 && r.t[SML_TGT_STATE].met == 0 && !sml_tgt_all_met(&r),
           "T6: Caveated misses, so not every target is met");
     check(8, r.t[SML_TGT_BEST].at_parity == 14, "T4: 14 ok rows at vs_best_other >= 1.00");
+    check(25, r.t[SML_TGT_BEST].own_kernel == 1,
+          "T4: 1 miss against the kernel auto ran (the WRONG row's best other is not its path, and the "
+          "met row whose best other is its path does not count)");
     sml_tgt_report_free(&r);
 
     s = sml_targets_file(path, "split", &r, err, sizeof err);
@@ -207,6 +214,11 @@ static void cli_report(const char *fx) {
                   strstr(LOG, "T1 >= 90% of memcpy, traffic >= 64 MiB:") && strstr(LOG, "  2 of   5 rows") &&
                   strstr(LOG, "check WRONG"),
           "out.json is softmax-lab-targets/1 with T1 2 of 5 and 3 misses; stdout prints T1 and the WRONG row");
+    const sml_json *t4 = sml_json_at(sml_json_get(doc, "targets"), SML_TGT_BEST);
+    check(26, sml_json_num(sml_json_get(t4, "misses_against_own_kernel"), -1) == 1 &&
+                  strstr(LOG, "(14 at >= 1.00x; 1 miss against the kernel auto ran)") &&
+                  strstr(LOG, "0.970x (block, which auto ran)") && !strstr(LOG, "split, which auto ran"),
+          "T4's own-kernel miss in out.json and on stdout, marked on its row only");
     sml_json_free(doc);
     const char *const split[] = {"targets", fx, "--kernel", "split", NULL};
     expect_rc(22, "targets --kernel split: every target met", split, 0, 0);
