@@ -11,9 +11,9 @@
  * or ahead of R = 2 (run 2); fp32 forward rows of 65-128 columns take K = 2 chunks per lane
  * in a group of 16 lanes instead (WARP_FWD_NARROW; K = 4 in sessions 5-9). Each variant is
  * built for a number of resident blocks (warp_min_blocks, a register budget). The op is a
- * template argument. The grid is at most 16 blocks per SM and walks the rows (so 65,537+ rows need no second grid
- * dimension); the launcher makes no occupancy query, a runtime call per launch that rows this
- * short cannot hide. Lanes of a group beyond the last row pad with -inf / 0 and store nothing.
+ * template argument. The grid is at most 16 blocks per SM and walks the rows (so 65,537+ rows
+ * need no second grid dimension); the launcher makes no occupancy query, a runtime call per
+ * launch that rows this short cannot hide. Lanes of a group beyond the last row pad with -inf / 0 and store nothing.
  *
  * Variants: K (chunks per lane) in {1, 2, 4, 8} at 16-byte width, {1, 4, 32} at scalar width
  * (misaligned base or an ld that breaks 16-byte alignment); R in {1, 2, 4} where K * R <= 8;

@@ -22,12 +22,18 @@ static int overlaps(const void *a, const void *b, uint64_t n) {
     return pa < pb + n && pb < pa + n;
 }
 
+sml_status sml_validate_kind(sml_op op, sml_dtype dt, int64_t rows, int64_t cols) {
+    if ((unsigned)op >= SML_OP_COUNT) return SML_ERR_BAD_OP;
+    if ((unsigned)dt >= SML_DTYPE_COUNT) return SML_ERR_BAD_DTYPE;
+    if (rows < 0 || cols < 0) return SML_ERR_BAD_SHAPE;
+    return SML_OK;
+}
+
 sml_status sml_validate(const sml_kernel *k, const sml_problem *p) {
     if (!k) return SML_ERR_UNKNOWN_KERNEL;
     if (!p) return SML_ERR_NULL_POINTER;
-    if ((unsigned)p->op >= SML_OP_COUNT) return SML_ERR_BAD_OP;
-    if ((unsigned)p->dtype >= SML_DTYPE_COUNT) return SML_ERR_BAD_DTYPE;
-    if (p->rows < 0 || p->cols < 0) return SML_ERR_BAD_SHAPE;
+    const sml_status s = sml_validate_kind(p->op, p->dtype, p->rows, p->cols);
+    if (s != SML_OK) return s;
     if (p->ld < p->cols) return SML_ERR_BAD_STRIDE;
     if (!(k->ops & (1u << p->op)) || !(k->dtypes & (1u << p->dtype))) return SML_ERR_UNSUPPORTED;
     /* An empty tensor is a successful no-op, whatever its pointers. */

@@ -20,11 +20,10 @@ sml_status sml_auto_choice(sml_handle *h, sml_op op, sml_dtype dtype, int64_t ro
                            const char **kernel) {
     if (!kernel) return SML_ERR_NULL_POINTER;
     *kernel = NULL;
-    if ((unsigned)op >= SML_OP_COUNT) return SML_ERR_BAD_OP;
-    if ((unsigned)dtype >= SML_DTYPE_COUNT) return SML_ERR_BAD_DTYPE;
-    if (rows < 0 || cols < 0) return SML_ERR_BAD_SHAPE;
+    sml_status s = sml_validate_kind(op, dtype, rows, cols);
+    if (s != SML_OK) return s;
     sml_auto_path a;
-    const sml_status s = sml_auto_decide(h, op, dtype, rows, cols, &a);
+    s = sml_auto_decide(h, op, dtype, rows, cols, &a);
     if (s != SML_OK) return sml_gpu_available() ? s : SML_ERR_NO_DEVICE; /* not a CUDA error */
     *kernel = sml_auto_path_name(a);
     return SML_OK;

@@ -38,6 +38,10 @@ struct sml_handle {
  * NULL: asked every time. SML_ERR_NO_DEVICE without CUDA. */
 sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out);
 
+/* sml_validate's checks of the op, the dtype and the shape, in its order and with its
+ * statuses, for calls that take no problem (sml_auto_choice). */
+sml_status sml_validate_kind(sml_op op, sml_dtype dt, int64_t rows, int64_t cols);
+
 /* A device workspace of at least `bytes`, kept in the handle and grown on demand. */
 sml_status sml_handle_scratch(sml_handle *h, size_t bytes, void **out);
 
