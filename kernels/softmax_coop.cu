@@ -17,11 +17,16 @@
  * registers), NST stages deep, and the loop is skewed by one item: a block reduces slice k and
  * publishes its partial, then gathers the partials of slice k - 1 (published an iteration
  * ago, so usually there already) and writes slice k - 1, while the copies of slices k + 1 ..
- * k + NST - 2 are in flight. Each thread copies, reduces and writes the same slots of a stage,
- * so only the reductions need barriers. Rows that fit one stage (S = 1) need no exchange.
+ * k + NST - 2 are in flight. As each slot of slice k - 1 is written out, the copy of slice
+ * k + NST - 1 into that slot is issued (v15): the loads of the slice after next start while
+ * this one is still being written, not an iteration later, so a block keeps up to two
+ * slices of loads in flight with three stages. Each thread copies, reduces and writes the
+ * same slots of a stage, so only the reductions need barriers. Rows that fit one stage
+ * (S = 1) need no exchange.
  *
  * Measured (H100, docs/KERNELS.md v7): backward at 128 x 2^20 94-98% of memcpy (split:
- * 70-79%), so `auto` sends long backward rows here; forward only 77-81% (split: 84%): the
+ * 70-79%), so `auto` sends long backward rows here (v15, `tune`: H100 97-100%, H200 76-89%,
+ * where refilling a stage only at the next iteration's start reached 71-80%); forward only 77-81% (split: 84%): the
  * forward's per-slice chain (max, exp-sum, publish, gather, exp again) is longer than the
  * memory time it has to hide behind, and more blocks per SM only shorten the slices.
  *
@@ -56,7 +61,9 @@
 #define COOP_MAX_THREADS 1024
 /* The launcher's plan, from runs 9-11 (docs/KERNELS.md v7): backward at 128 x 2^20 measured
  * 94-98% of memcpy with one block of 512 threads per SM and 3 stages; 4 or 5 stages (more,
- * smaller slices) 72-85%, 2 blocks per SM 85-92%, 1,024 threads 78%. */
+ * smaller slices) 72-85%, 2 blocks per SM 85-92%, 1,024 threads 78%. With v15's refill (runs
+ * 91-92) still the best or level: H200 2 x 256 within 1% of it, 4 stages 10 points behind;
+ * H100 2 x 256-512 5-9 points behind. */
 #define COOP_THREADS 512
 #define COOP_STAGES 3
 #define COOP_MIN_STAGES 3 /* one awaiting output, one being reduced, one or more in flight */
@@ -109,29 +116,32 @@ static __device__ __forceinline__ coop_item coop_locate(int64_t it, int64_t S, i
  * copy as read, and flagged the bytes past the row (memcheck at the end of an allocation,
  * initcheck in the stride padding; session 4). */
 template <typename T, int V, bool BWD>
+__device__ __forceinline__ void coop_issue_one(const T *xs, const T *ds, const coop_item &c, sml_chunk<T, V> *sx,
+                                               sml_chunk<T, V> *sd, int i) {
+    if constexpr (V > 1) {
+        if ((i + 1) * V <= c.nval) {
+            coop_cp16(&sx[i], xs + (int64_t)i * V);
+            if (BWD) coop_cp16(&sd[i], ds + (int64_t)i * V);
+        } else {
+            const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
+            sml_chunk<T, V> a = sml_cld<T, V>(xs, (int64_t)i * V, c.nval, pad);
+            sml_cld_fix<T, V>(xs, (int64_t)i * V, c.nval, a);
+            sx[i] = a;
+            if (BWD) {
+                sml_chunk<T, V> b = sml_cld<T, V>(ds, (int64_t)i * V, c.nval, pad);
+                sml_cld_fix<T, V>(ds, (int64_t)i * V, c.nval, b);
+                sd[i] = b;
+            }
+        }
+    } else {
+        sx[i].v[0] = xs[i];
+        if (BWD) sd[i].v[0] = ds[i];
+    }
+}
+template <typename T, int V, bool BWD>
 __device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_item &c, sml_chunk<T, V> *sx,
                                            sml_chunk<T, V> *sd, int tid, int nt) {
-    for (int i = tid; i < c.mine; i += nt) {
-        if constexpr (V > 1) {
-            if ((i + 1) * V <= c.nval) {
-                coop_cp16(&sx[i], xs + (int64_t)i * V);
-                if (BWD) coop_cp16(&sd[i], ds + (int64_t)i * V);
-            } else {
-                const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
-                sml_chunk<T, V> a = sml_cld<T, V>(xs, (int64_t)i * V, c.nval, pad);
-                sml_cld_fix<T, V>(xs, (int64_t)i * V, c.nval, a);
-                sx[i] = a;
-                if (BWD) {
-                    sml_chunk<T, V> b = sml_cld<T, V>(ds, (int64_t)i * V, c.nval, pad);
-                    sml_cld_fix<T, V>(ds, (int64_t)i * V, c.nval, b);
-                    sd[i] = b;
-                }
-            }
-        } else {
-            sx[i].v[0] = xs[i];
-            if (BWD) sd[i].v[0] = ds[i];
-        }
-    }
+    for (int i = tid; i < c.mine; i += nt) coop_issue_one<T, V, BWD>(xs, ds, c, sx, sd, i);
 }
 
 /* A slice's statistics, every thread of the block getting the same bits: forward the block's
@@ -196,9 +206,12 @@ __device__ __forceinline__ void coop_gather(const coop_slot *rs, int64_t S, unsi
 /* Items: it = blockIdx.x + k G for k = 0, 1, ...; item k lives in stage k % nst. The loop is
  * skewed by one item: iteration k reduces item k and publishes its partial, then gathers the
  * row statistics of item k - 1 (published an iteration ago, so usually there already) and
- * writes item k - 1. Stages: k - 1 awaiting output, k being reduced, k + 1 .. k + nst - 2 in
- * flight. Progress as in the file comment: an item is published before its block waits for
- * anything of a later item. */
+ * writes item k - 1, refilling its slots with item k + nst - 1 as it goes. Stages: k - 1
+ * awaiting output (then filling), k being reduced, k + 1 .. k + nst - 2 in flight. Progress as
+ * in the file comment: an item is published before its block waits for anything of a later
+ * item. Copy groups: one per item, in item order (the prologue's nst - 1, then one per
+ * iteration, empty past the last item), so item k's is complete once at most nst - 2 newer
+ * ones are pending. */
 template <typename T, int V, bool BWD, bool LOG>
 __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
     sml_coop_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t S, int64_t per,
@@ -214,9 +227,9 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
     const int64_t G = gridDim.x, nch = (cols + V - 1) / V, items = rows * S;
     const T *dsrc = BWD ? dy : x;
 
-    /* Prologue: the first nst - 2 items in flight, one copy group each (empty groups too, so
+    /* Prologue: the first nst - 1 items in flight, one copy group each (empty groups too, so
      * that "all but the newest nst - 2 groups" always means "this item's"). */
-    for (int j = 0; j < nst - 2; j++) {
+    for (int j = 0; j < nst - 1; j++) {
         const int64_t it = blockIdx.x + j * G;
         if (it < items) {
             const coop_item c = coop_locate(it, S, per, nch, cols, ld, V);
@@ -231,15 +244,8 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
     for (int64_t k = 0, it = blockIdx.x;; k++, it += G) {
         const bool have = it < items, had = k > 0;
         if (!have && !had) break;
-        /* Every thread is done with the stage the next copy overwrites (item k - 2's). */
+        /* The reduction buffers' reuse (a thread's own slots need no barrier). */
         __syncthreads();
-        const int64_t ahead = it + (int64_t)(nst - 2) * G;
-        if (ahead < items) {
-            const coop_item c = coop_locate(ahead, S, per, nch, cols, ld, V);
-            VT *sx = stage0 + ((k + nst - 2) % nst) * stage_chunks;
-            coop_issue<T, V, BWD>(x + c.off, dsrc + c.off, c, sx, sx + per, tid, nt);
-        }
-        coop_commit();
 
         coop_item c = prev;
         float m = 0.0f, s = 0.0f;
@@ -254,16 +260,29 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
                 coop_put(&slot->s, s, gen);
             }
         }
-        if (had) {
-            float M = pm, sum = ps;
-            if (S > 1) coop_gather<BWD>(slots + prev.row * S, S, gen, tid, nt, M, sum, red + 2);
-            const float post = BWD ? sum : sml_fwd_post(sum, LOG);
-            const VT *sx = stage0 + ((k - 1) % nst) * stage_chunks, *sd = sx + per;
-            T *os = out + prev.off;
-            for (int i = tid; i < prev.mine; i += nt)
-                sml_cst<T, V, true>(os, (int64_t)i * V, prev.nval,
-                                    sml_chunk_out<T, V, BWD, LOG>(sx[i], BWD ? sd[i] : sx[i], M, post));
+        float M = pm, sum = ps;
+        if (had && S > 1) coop_gather<BWD>(slots + prev.row * S, S, gen, tid, nt, M, sum, red + 2);
+        const float post = BWD ? sum : sml_fwd_post(sum, LOG);
+        VT *sx = stage0 + ((k + nst - 1) % nst) * stage_chunks, *sd = sx + per;
+        T *os = out + prev.off;
+        /* Item k + nst - 1 takes the stage of item k - 1 slot by slot: each slot's copy is
+         * issued as soon as this thread has read the slot for its output (at k = 0 the stage
+         * is empty). */
+        const int wmine = had ? prev.mine : 0;
+        const int64_t fill = it + (int64_t)(nst - 1) * G;
+        const coop_item f = fill < items ? coop_locate(fill, S, per, nch, cols, ld, V) : coop_item{0, 0, 0, 0, 0};
+        const T *fx = x + f.off, *fd = dsrc + f.off;
+        int i = tid;
+        for (; i < wmine && i < f.mine; i += nt) {
+            const VT o = sml_chunk_out<T, V, BWD, LOG>(sx[i], BWD ? sd[i] : sx[i], M, post);
+            coop_issue_one<T, V, BWD>(fx, fd, f, sx, sd, i);
+            sml_cst<T, V, true>(os, (int64_t)i * V, prev.nval, o);
         }
+        for (; i < wmine; i += nt)
+            sml_cst<T, V, true>(os, (int64_t)i * V, prev.nval,
+                                sml_chunk_out<T, V, BWD, LOG>(sx[i], BWD ? sd[i] : sx[i], M, post));
+        for (; i < f.mine; i += nt) coop_issue_one<T, V, BWD>(fx, fd, f, sx, sd, i);
+        coop_commit();
         if (!have) break;
         prev = c;
         pm = m;
