@@ -26,9 +26,10 @@
  *
  * Measured (H100, docs/KERNELS.md v7): backward at 128 x 2^20 94-98% of memcpy (split:
  * 70-79%), so `auto` sends long backward rows here (v15, `tune`: H100 97-100%, H200 76-89%,
- * where refilling a stage only at the next iteration's start reached 71-80%); forward only 77-81% (split: 84%): the
- * forward's per-slice chain (max, exp-sum, publish, gather, exp again) is longer than the
- * memory time it has to hide behind, and more blocks per SM only shorten the slices.
+ * where refilling a stage only at the next iteration's start reached 71-81%); forward only
+ * 77-81% (split: 84%): the forward's per-slice chain (max, exp-sum, publish, gather, exp
+ * again) is longer than the memory time it has to hide behind, and more blocks per SM only
+ * shorten the slices.
  *
  * Progress: a block of item i waits only for the items of i's row, which are consecutive;
  * when S <= G (G = grid size) every item of the smallest unfinished item's row has been
@@ -63,7 +64,7 @@
  * 94-98% of memcpy with one block of 512 threads per SM and 3 stages; 4 or 5 stages (more,
  * smaller slices) 72-85%, 2 blocks per SM 85-92%, 1,024 threads 78%. With v15's refill (runs
  * 91-92) still the best or level: H200 2 x 256 within 1% of it, 4 stages 10 points behind;
- * H100 2 x 256-512 5-9 points behind. */
+ * H100 2 x 256-512 6-11 points behind. */
 #define COOP_THREADS 512
 #define COOP_STAGES 3
 #define COOP_MIN_STAGES 3 /* one awaiting output, one being reduced, one or more in flight */
