@@ -13,7 +13,10 @@
  * into the slots it has just written out (each thread only touches the slots it filled, so
  * no barrier), and the first tile of row r + 2 is loaded before row r + 1's exchange of
  * partials, so loads stay in flight through it. Backward (two tensors per slot) measured slower that
- * way and keeps two passes per row: write, then read the next slice.
+ * way, with the next row's loads held in registers. In clusters of 8 or more blocks it now
+ * (v16) refills each slot with the next row's copy by cp.async, which needs no registers, as
+ * it writes the slot, and reads the next row's statistics from shared memory once the copies
+ * have landed; smaller clusters keep two passes per row: write, then read the next slice.
  *
  * When a slice does not fit in shared memory (fp32 rows of 2^20 columns; 16-bit ones cached
  * by two blocks per SM; backward, which keeps y and dy), the block keeps the first `cap`
@@ -92,6 +95,42 @@ __device__ __forceinline__ void split_read_slice(const T *xs, const T *ds, int t
             }
         }
         sml_tile_acc<T, V, UP, BWD, LOG>(a, b, m, acc);
+    }
+}
+
+/* Backward in clusters of at least this many blocks refills its slots while writing them
+ * (2''); smaller clusters read the next slice after writing (2'). Runs 98-99 (`tune`,
+ * kernels/tune/plan53.txt, % of memcpy, read-after-write -> refill for every C): H200 1024 x
+ * 131072 (C 8 / 16) 91.3-94.5 -> 95.2-99.4, 512 x 262144 (C 16) 73-89 -> 89.5-99.1, but 4096 x
+ * 32768 (C 2 / 4) 98.6-100.5 -> 92.0-97.8; H100 512 x 262144 fp32 and 256 x 524288 fp16 +4-5,
+ * 1024 x 131072 fp32 +0.5-1 but 16-bit -1.5-3 (to 95.1-96.7), C <= 4 within 1. Run 100 (H200,
+ * this rule): 1024 x 131072 95.9-100.0 against 91.3-94.7, 4096 x 32768 level. */
+#define SPLIT_REFILL_MIN_C 8
+
+/* Slot i of the next row's slice into shared memory: whole 16-byte chunks by cp.async (no
+ * registers), the row's partial last chunk, and scalar rows, element by element through
+ * registers (a short cp.async would count the bytes past the row as read: compute-sanitizer,
+ * see softmax_coop.cu). The caller commits and waits for the copies. */
+template <typename T, int V, bool BWD>
+__device__ __forceinline__ void split_refill(const T *xs, const T *ds, int i, int nval, T pad, sml_chunk<T, V> *cx,
+                                             sml_chunk<T, V> *cd) {
+    if (V > 1 && (i + 1) * V <= nval) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned)__cvta_generic_to_shared(&cx[i])),
+                     "l"(xs + (int64_t)i * V)
+                     : "memory");
+        if (BWD)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned)__cvta_generic_to_shared(&cd[i])),
+                         "l"(ds + (int64_t)i * V)
+                         : "memory");
+    } else {
+        sml_chunk<T, V> a = sml_cld<T, V>(xs, (int64_t)i * V, nval, pad);
+        sml_cld_fix<T, V>(xs, (int64_t)i * V, nval, a);
+        cx[i] = a;
+        if (BWD) {
+            sml_chunk<T, V> b = sml_cld<T, V>(ds, (int64_t)i * V, nval, pad);
+            sml_cld_fix<T, V>(ds, (int64_t)i * V, nval, b);
+            cd[i] = b;
+        }
     }
 }
 
@@ -239,12 +278,39 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                 sml_cst<T, V, true>(os, (int64_t)(i0 + u * nt) * V, nval, sml_chunk_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
         }
         if constexpr (!FUSED) {
-            /* 2'. The cached slots from shared memory; then the next row's slice. */
-            for (int i = tid; i < ncache; i += nt)
-                sml_cst<T, V, true>(os, (int64_t)i * V, nval, sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
-            if (more)
-                split_read_slice<T, V, SPLIT_PASS_UNROLL(BWD), BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, cx,
-                                                                         cd, m, acc);
+            if (V > 1 && C >= SPLIT_REFILL_MIN_C) { /* scalar rows keep 2': no 16-byte copies */
+                /* 2''. The cached slots from shared memory, each slot's copy of the next row
+                 * issued (cp.async, no registers) as soon as this thread has read the slot for
+                 * its output; then the next row's uncached tail from global memory, and the
+                 * statistics of its cached part from shared memory once the copies have landed. */
+                for (int i = tid; i < ncache; i += nt) {
+                    const VT o = sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post);
+                    if (more) split_refill<T, V, BWD>(nxs, nds, i, nval, pad, cx, cd);
+                    sml_cst<T, V, true>(os, (int64_t)i * V, nval, o);
+                }
+                asm volatile("cp.async.commit_group;" ::: "memory");
+                if (more) {
+                    for (int i0 = ncache + tid; i0 < mine; i0 += step) {
+                        VT ta[U], tb[U];
+                        split_load<T, V, U, BWD>(nxs, nds, i0, nt, mine, nval, true, pad, ta, tb);
+                        sml_tile_acc<T, V, U, BWD, LOG>(ta, tb, m, acc);
+                    }
+                    asm volatile("cp.async.wait_group 0;" ::: "memory");
+#pragma unroll 1 /* unrolled, bf16 softmax_bwd and log_softmax_bwd spilled 4 bytes */
+                    for (int i = tid; i < ncache; i += nt) {
+                        const VT ta = cx[i], tb = BWD ? cd[i] : cx[i];
+                        sml_tile_acc<T, V, 1, BWD, LOG>(&ta, &tb, m, acc);
+                    }
+                }
+            } else {
+                /* 2'. The cached slots from shared memory; then the next row's slice. */
+                for (int i = tid; i < ncache; i += nt)
+                    sml_cst<T, V, true>(os, (int64_t)i * V, nval,
+                                        sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
+                if (more)
+                    split_read_slice<T, V, SPLIT_PASS_UNROLL(BWD), BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval,
+                                                                             pad, cx, cd, m, acc);
+            }
         } else {
             /* 2. The cached slots, one tile at a time: the following tile of the next row is
              * loaded first, this row's output is written from shared memory, and the tile of the
