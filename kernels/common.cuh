@@ -389,6 +389,56 @@ template <typename T, int V> __device__ __forceinline__ sml_chunk<T, V> sml_cpac
     return r;
 }
 
+/* ---- asynchronous copies into shared memory (coop, split) -------------------------------- */
+
+/* One whole 16-byte chunk from global to shared memory, asynchronously (cp.async: no
+ * registers). The caller commits the thread's copies as a group and waits for groups. */
+static __device__ __forceinline__ void sml_cp16(void *dst, const void *src) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+static __device__ __forceinline__ void sml_cp_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+/* Wait until at most n (0..3) of this thread's copy groups are pending; the count is an
+ * immediate of the instruction. */
+static __device__ __forceinline__ void sml_cp_wait(int n) {
+    switch (n) {
+    case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
+    }
+}
+
+/* Slot i of a slice (x, and dy backward; nval valid elements from xs on) into shared memory:
+ * a whole chunk by sml_cp16, the row's partial last chunk element by element (sml_cld /
+ * sml_cld_fix) and stored by the thread, padded as every row end is. Not a cp.async with a
+ * short source size: compute-sanitizer counts the whole 16 bytes of such a copy as read, and
+ * flagged the bytes past the row (memcheck at the end of an allocation, initcheck in the
+ * stride padding; session 4). */
+template <typename T, int V, bool BWD>
+__device__ __forceinline__ void sml_slot_async(const T *xs, const T *ds, int i, int nval, sml_chunk<T, V> *sx,
+                                               sml_chunk<T, V> *sd) {
+    if constexpr (V > 1) {
+        if ((i + 1) * V <= nval) {
+            sml_cp16(&sx[i], xs + (int64_t)i * V);
+            if (BWD) sml_cp16(&sd[i], ds + (int64_t)i * V);
+        } else {
+            const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
+            sml_chunk<T, V> a = sml_cld<T, V>(xs, (int64_t)i * V, nval, pad);
+            sml_cld_fix<T, V>(xs, (int64_t)i * V, nval, a);
+            sx[i] = a;
+            if (BWD) {
+                sml_chunk<T, V> b = sml_cld<T, V>(ds, (int64_t)i * V, nval, pad);
+                sml_cld_fix<T, V>(ds, (int64_t)i * V, nval, b);
+                sd[i] = b;
+            }
+        }
+    } else {
+        sx[i].v[0] = xs[i];
+        if (BWD) sd[i].v[0] = ds[i];
+    }
+}
+
 /* ---- tiles of the two-pass kernels (online, split) ------------------------------------- */
 
 /* One tile of U chunks (per tensor) into the running statistics of a row (online, split):

@@ -72,23 +72,6 @@
 #define COOP_BLOCKS_PER_SM 1
 #define COOP_ITEM_OVERHEAD 256 /* chunks: what one more item costs in the slice-count choice */
 
-/* One whole 16-byte chunk from global to shared memory, asynchronously (no registers). */
-static __device__ __forceinline__ void coop_cp16(void *dst, const void *src) {
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-}
-static __device__ __forceinline__ void coop_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
-/* Wait until at most n (0..3, COOP_MAX_STAGES - 2) of this thread's copy groups are
- * pending; the count is an immediate of the instruction. */
-static __device__ __forceinline__ void coop_wait(int n) {
-    switch (n) {
-    case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
-    case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
-    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
-    default: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
-    }
-}
-
 /* Which slice an item is, and where. */
 typedef struct coop_item {
     int64_t row;
@@ -111,38 +94,11 @@ static __device__ __forceinline__ coop_item coop_locate(int64_t it, int64_t S, i
     return r;
 }
 
-/* Start the copies of one slice (x, and dy backward) into a stage. A partial chunk at the
- * row's end is read element by element (sml_cld / sml_cld_fix) and stored by the thread,
- * not copied with a short source size: compute-sanitizer counts the whole 16 bytes of such a
- * copy as read, and flagged the bytes past the row (memcheck at the end of an allocation,
- * initcheck in the stride padding; session 4). */
-template <typename T, int V, bool BWD>
-__device__ __forceinline__ void coop_issue_one(const T *xs, const T *ds, const coop_item &c, sml_chunk<T, V> *sx,
-                                               sml_chunk<T, V> *sd, int i) {
-    if constexpr (V > 1) {
-        if ((i + 1) * V <= c.nval) {
-            coop_cp16(&sx[i], xs + (int64_t)i * V);
-            if (BWD) coop_cp16(&sd[i], ds + (int64_t)i * V);
-        } else {
-            const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
-            sml_chunk<T, V> a = sml_cld<T, V>(xs, (int64_t)i * V, c.nval, pad);
-            sml_cld_fix<T, V>(xs, (int64_t)i * V, c.nval, a);
-            sx[i] = a;
-            if (BWD) {
-                sml_chunk<T, V> b = sml_cld<T, V>(ds, (int64_t)i * V, c.nval, pad);
-                sml_cld_fix<T, V>(ds, (int64_t)i * V, c.nval, b);
-                sd[i] = b;
-            }
-        }
-    } else {
-        sx[i].v[0] = xs[i];
-        if (BWD) sd[i].v[0] = ds[i];
-    }
-}
+/* Start the copies of one slice (x, and dy backward) into a stage (sml_slot_async per slot). */
 template <typename T, int V, bool BWD>
 __device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_item &c, sml_chunk<T, V> *sx,
                                            sml_chunk<T, V> *sd, int tid, int nt) {
-    for (int i = tid; i < c.mine; i += nt) coop_issue_one<T, V, BWD>(xs, ds, c, sx, sd, i);
+    for (int i = tid; i < c.mine; i += nt) sml_slot_async<T, V, BWD>(xs, ds, i, c.nval, sx, sd);
 }
 
 /* A slice's statistics, every thread of the block getting the same bits: forward the block's
@@ -237,7 +193,7 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
             VT *sx = stage0 + j * stage_chunks;
             coop_issue<T, V, BWD>(x + c.off, dsrc + c.off, c, sx, sx + per, tid, nt);
         }
-        coop_commit();
+        sml_cp_commit();
     }
 
     coop_item prev = {0, 0, 0, 0, 0};
@@ -251,7 +207,7 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
         coop_item c = prev;
         float m = 0.0f, s = 0.0f;
         if (have) {
-            coop_wait(nst - 2);
+            sml_cp_wait(nst - 2);
             c = coop_locate(it, S, per, nch, cols, ld, V);
             const VT *sx = stage0 + (k % nst) * stage_chunks;
             coop_stats<T, V, BWD, LOG>(sx, sx + per, c, tid, nt, m, s, red);
@@ -276,20 +232,20 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
         int i = tid;
         for (; i < wmine && i < f.mine; i += nt) {
             const VT o = sml_chunk_out<T, V, BWD, LOG>(sx[i], BWD ? sd[i] : sx[i], M, post);
-            coop_issue_one<T, V, BWD>(fx, fd, f, sx, sd, i);
+            sml_slot_async<T, V, BWD>(fx, fd, i, f.nval, sx, sd);
             sml_cst<T, V, true>(os, (int64_t)i * V, prev.nval, o);
         }
         for (; i < wmine; i += nt)
             sml_cst<T, V, true>(os, (int64_t)i * V, prev.nval,
                                 sml_chunk_out<T, V, BWD, LOG>(sx[i], BWD ? sd[i] : sx[i], M, post));
-        for (; i < f.mine; i += nt) coop_issue_one<T, V, BWD>(fx, fd, f, sx, sd, i);
-        coop_commit();
+        for (; i < f.mine; i += nt) sml_slot_async<T, V, BWD>(fx, fd, i, f.nval, sx, sd);
+        sml_cp_commit();
         if (!have) break;
         prev = c;
         pm = m;
         ps = s;
     }
-    coop_wait(0); /* no copy outlives the block (groups past the last item are empty) */
+    sml_cp_wait(0); /* no copy outlives the block (groups past the last item are empty) */
 }
 
 /* ---- host ------------------------------------------------------------------------------ */

@@ -107,33 +107,6 @@ __device__ __forceinline__ void split_read_slice(const T *xs, const T *ds, int t
  * this rule): 1024 x 131072 95.9-100.0 against 91.3-94.7, 4096 x 32768 level. */
 #define SPLIT_REFILL_MIN_C 8
 
-/* Slot i of the next row's slice into shared memory: whole 16-byte chunks by cp.async (no
- * registers), the row's partial last chunk, and scalar rows, element by element through
- * registers (a short cp.async would count the bytes past the row as read: compute-sanitizer,
- * see softmax_coop.cu). The caller commits and waits for the copies. */
-template <typename T, int V, bool BWD>
-__device__ __forceinline__ void split_refill(const T *xs, const T *ds, int i, int nval, T pad, sml_chunk<T, V> *cx,
-                                             sml_chunk<T, V> *cd) {
-    if (V > 1 && (i + 1) * V <= nval) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned)__cvta_generic_to_shared(&cx[i])),
-                     "l"(xs + (int64_t)i * V)
-                     : "memory");
-        if (BWD)
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned)__cvta_generic_to_shared(&cd[i])),
-                         "l"(ds + (int64_t)i * V)
-                         : "memory");
-    } else {
-        sml_chunk<T, V> a = sml_cld<T, V>(xs, (int64_t)i * V, nval, pad);
-        sml_cld_fix<T, V>(xs, (int64_t)i * V, nval, a);
-        cx[i] = a;
-        if (BWD) {
-            sml_chunk<T, V> b = sml_cld<T, V>(ds, (int64_t)i * V, nval, pad);
-            sml_cld_fix<T, V>(ds, (int64_t)i * V, nval, b);
-            cd[i] = b;
-        }
-    }
-}
-
 /* ---- the per-row exchange of partials between the blocks of a cluster ----------------------
  * Each block sends its (max, sum) to slot `rank` of every block of the cluster with st.async,
  * whose arrival is counted in bytes on the receiver's mbarrier (one per row parity); a block
@@ -285,17 +258,17 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                  * statistics of its cached part from shared memory once the copies have landed. */
                 for (int i = tid; i < ncache; i += nt) {
                     const VT o = sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post);
-                    if (more) split_refill<T, V, BWD>(nxs, nds, i, nval, pad, cx, cd);
+                    if (more) sml_slot_async<T, V, BWD>(nxs, nds, i, nval, cx, cd);
                     sml_cst<T, V, true>(os, (int64_t)i * V, nval, o);
                 }
-                asm volatile("cp.async.commit_group;" ::: "memory");
+                sml_cp_commit();
                 if (more) {
                     for (int i0 = ncache + tid; i0 < mine; i0 += step) {
                         VT ta[U], tb[U];
                         split_load<T, V, U, BWD>(nxs, nds, i0, nt, mine, nval, true, pad, ta, tb);
                         sml_tile_acc<T, V, U, BWD, LOG>(ta, tb, m, acc);
                     }
-                    asm volatile("cp.async.wait_group 0;" ::: "memory");
+                    sml_cp_wait(0);
 #pragma unroll 1 /* unrolled, bf16 softmax_bwd and log_softmax_bwd spilled 4 bytes */
                     for (int i = tid; i < ncache; i += nt) {
                         const VT ta = cx[i], tb = BWD ? cd[i] : cx[i];
