@@ -6,9 +6,7 @@
 
 #include <stdint.h>
 
-/* What one Hopper SM holds at once: threads, blocks. */
-#define SML_BLOCK_SM_THREADS 2048
-#define SML_BLOCK_SM_BLOCKS 32
+#include "kernels/sm_limits.h"
 
 /* The default configuration: the smallest K (of those instantiated) that holds the row in
  * <= SML_BLOCK_PREF_THREADS threads, else the largest K with up to 1,024 threads. Fewer, fuller
@@ -83,8 +81,8 @@ static inline int sml_block_fwd_one_wave_k(int64_t chunks, int k, int kmax, int6
     const int64_t per_sm = (rows + sms - 1) / sms;
     for (; k < kmax; k *= 2) {
         const int t = sml_block_threads(chunks, k), t2 = sml_block_threads(chunks, 2 * k);
-        const int by_threads = SML_BLOCK_SM_THREADS / t;
-        const int resident = by_threads < SML_BLOCK_SM_BLOCKS ? by_threads : SML_BLOCK_SM_BLOCKS;
+        const int by_threads = SML_SM_THREADS / t;
+        const int resident = by_threads < SML_SM_BLOCKS ? by_threads : SML_SM_BLOCKS;
         const int more_idle = (int64_t)t2 * 2 * k > (int64_t)t * k;
         if (per_sm <= resident || more_idle || t2 < SML_BLOCK_WAVE_MIN_THREADS) break;
     }

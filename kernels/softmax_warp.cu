@@ -20,6 +20,7 @@
  * width is a runtime argument, passed as its log2 (a shift, not a division: v12). */
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
+#include "kernels/sm_limits.h"
 #include "kernels/tuning.h"
 
 #define WARP_THREADS 128
@@ -184,7 +185,7 @@ static sml_status warp_go(const sml_problem *p, int K, int R, int width, int sms
      * query, a runtime call per launch that rows this short cannot hide. A grid of only
      * warp_min_blocks per SM lost wherever more blocks than that fit (H200, run 80: 16-bit
      * 32768 x 512 forward at K = 2 5% slower, 16-bit backward at K = 1 2%). */
-    if (bps <= 0) bps = 2048 / WARP_THREADS;
+    if (bps <= 0) bps = SML_SM_THREADS / WARP_THREADS;
     const int64_t rows_per_block = (int64_t)(WARP_THREADS / 32) * (32 / width) * R;
     const int64_t blocks = sml_min64((p->rows + rows_per_block - 1) / rows_per_block, (int64_t)sms * bps);
     int lw = 0;
