@@ -14,7 +14,8 @@
  * 8192, 8193, 12345, 65536, 2^20 + 3 and every `auto` threshold with one either side
  * (kernels/auto_dispatch.h);
  * rows 1 and 7; 7,001 rows of 1,000 columns (block's many-row plan); 9,281 forward rows of 255
- * columns (past auto's rows-per-SM limit for `warp`); 65,537 rows for two short rows; layouts:
+ * columns (past auto's rows-per-SM limit for `warp`); 65,537 rows for two short rows; 48
+ * backward rows of 131,077 columns, padded (the refill paths of `split` and `coop`); layouts:
  * dense, padded ld with canaries, base pointer offset by one element, in place (forward); plus
  * one tensor past 2^31 elements per direction, of which only rows around the 2^31 boundary and
  * the last rows are checked.
@@ -68,6 +69,13 @@
                               blocks, fewer than the many-row plan: block's forward one-wave plan
                               (block_plan.h; 1,000 columns: fp32 64 x 4, 16-bit 64 x 2) */
 #define WAVE_ROWS_COLS 1000
+/* Backward rows long enough for `split` clusters of 8-16 blocks and `coop` slices, and more of
+ * them than resident clusters (or than two rounds of `coop` items): the only shapes where
+ * those kernels refill shared memory with the next row or slice while writing the current
+ * one (docs/KERNELS.md v15-v16). Padded, so rows are 16-byte aligned and the last chunk is
+ * partial. */
+#define LONG_ROWS 48
+#define LONG_ROWS_COLS 131077
 #define HUGE_BLOCK 64      /* distinct rows replicated over a > 2^31-element tensor */
 #define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
 #define MAX_KERNELS 64
@@ -674,6 +682,12 @@ static void enumerate(ctx *c) {
                         tcase t = make_case((sml_op)op, (sml_dtype)dt, rows_set[ri], cols[ci], (variant)v);
                         if (case_matches(c, &t)) visit(c, &t);
                     }
+    for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
+        for (int op = 0; op < SML_OP_COUNT; op++) {
+            if (!sml_op_is_backward((sml_op)op)) continue;
+            tcase t = make_case((sml_op)op, (sml_dtype)dt, LONG_ROWS, LONG_ROWS_COLS, VAR_PADDED);
+            if (case_matches(c, &t)) visit(c, &t);
+        }
     if (o->huge && !o->cpu) {
         sml_op ops[2] = {SML_SOFTMAX, SML_SOFTMAX_BWD};
         for (int i = 0; i < 2; i++) {
