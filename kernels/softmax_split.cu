@@ -98,6 +98,18 @@ __device__ __forceinline__ void split_read_slice(const T *xs, const T *ds, int t
     }
 }
 
+/* The statistics of a slice's uncached tail (chunks ncache .. mine), read from global memory in
+ * tiles of U chunks per tensor; nothing is kept. */
+template <typename T, int V, int U, bool BWD, bool LOG>
+__device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
+                                                 int nval, T pad, float &m, sml_ksum &acc) {
+    for (int i0 = ncache + tid; i0 < mine; i0 += U * nt) {
+        sml_chunk<T, V> a[U], b[U];
+        split_load<T, V, U, BWD>(xs, ds, i0, nt, mine, nval, true, pad, a, b);
+        sml_tile_acc<T, V, U, BWD, LOG>(a, b, m, acc);
+    }
+}
+
 /* Backward in clusters of at least this many blocks refills its slots while writing them
  * (2''); smaller clusters read the next slice after writing (2'). Runs 98-99 (`tune`,
  * kernels/tune/plan53.txt, % of memcpy, read-after-write -> refill for every C): H200 1024 x
@@ -263,11 +275,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                 }
                 sml_cp_commit();
                 if (more) {
-                    for (int i0 = ncache + tid; i0 < mine; i0 += step) {
-                        VT ta[U], tb[U];
-                        split_load<T, V, U, BWD>(nxs, nds, i0, nt, mine, nval, true, pad, ta, tb);
-                        sml_tile_acc<T, V, U, BWD, LOG>(ta, tb, m, acc);
-                    }
+                    split_tail_stats<T, V, U, BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, m, acc);
                     sml_cp_wait(0);
 #pragma unroll 1 /* unrolled, bf16 softmax_bwd and log_softmax_bwd spilled 4 bytes */
                     for (int i = tid; i < ncache; i += nt) {
@@ -317,13 +325,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                 }
             }
             /* 3. The next row's uncached tail: statistics only (re-read when it is written). */
-            if (more) {
-                for (int i0 = ncache + tid; i0 < mine; i0 += step) {
-                    VT ta[U], tb[U];
-                    split_load<T, V, U, BWD>(nxs, nds, i0, nt, mine, nval, true, pad, ta, tb);
-                    sml_tile_acc<T, V, U, BWD, LOG>(ta, tb, m, acc);
-                }
-            }
+            if (more) split_tail_stats<T, V, U, BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, m, acc);
             /* 4. The first tile of the row after next, in flight through the next exchange. */
             split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, ncache, nval,
                                      next + ncl < rows, pad, a, b);

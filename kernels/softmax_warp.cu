@@ -13,7 +13,8 @@
  * built for a number of resident blocks (warp_min_blocks, a register budget). The op is a
  * template argument. The grid is at most 16 blocks per SM and walks the rows (so 65,537+ rows
  * need no second grid dimension); the launcher makes no occupancy query, a runtime call per
- * launch that rows this short cannot hide. Lanes of a group beyond the last row pad with -inf / 0 and store nothing.
+ * launch that rows this short cannot hide. Lanes of a group beyond the last row pad with
+ * -inf / 0 and store nothing.
  *
  * Variants: K (chunks per lane) in {1, 2, 4, 8} at 16-byte width, {1, 4, 32} at scalar width
  * (misaligned base or an ld that breaks 16-byte alignment); R in {1, 2, 4} where K * R <= 8;
@@ -35,14 +36,14 @@
  * the arithmetic, and counting them packed made the 16-bit variants spill. Scalar chunks
  * (an address per element) and several rows per group (per-row state) count twice: without
  * that, ptxas spilled 4-132 bytes in them. */
-template <typename T, int V, int K, int R, bool BWD>
+template <int V, int K, int R, bool BWD>
 constexpr int warp_min_blocks() {
     constexpr int D = K * R * (BWD ? 2 : 1) * V * (V == 1 || R > 1 ? 2 : 1);
     return D <= 8 ? 16 : D <= 16 ? 8 : D <= 32 ? 4 : 2;
 }
 
 template <typename T, int V, int K, int R, bool BWD, bool LOG>
-__global__ void __launch_bounds__(WARP_THREADS, (warp_min_blocks<T, V, K, R, BWD>()))
+__global__ void __launch_bounds__(WARP_THREADS, (warp_min_blocks<V, K, R, BWD>()))
     sml_warp_kernel(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld, int lw) {
     /* The group width comes as its log2: `lane / width` with a runtime width compiled to a
      * generic integer division (a MUFU.RCP and about 30 dependent instructions) ahead of the
