@@ -5,7 +5,8 @@
  *   cols <= 128 (fp16, bf16: 256)                 -> warp   (row in a warp's registers)
  *   forward, cols <= 256 (16-bit: 512), rows <= 64 x SMs -> warp (a warp for every row)
  *   cols <= 16,384                                -> block  (row in a block's registers)
- *   backward, y and dy rows of 2 MiB or more, sm_90 -> coop (row over any blocks of the GPU)
+ *   backward, y and dy rows of 2 MiB or more, sm_90 -> coop (row over any blocks of the GPU),
+ *       except 16-bit rows on a GPU with 15 or more bytes of DRAM bandwidth per SM clock
  *   longer rows, cluster launch (sm_90)           -> split  (row over a cluster's shared memory)
  *   longer rows, no cluster launch                -> online
  *
@@ -62,7 +63,17 @@
  * 74.4-75.6. coop keeps the 2^20 rows (4 and 8 MiB) with few rows per GPU, where a row's
  * cluster cannot fill the SMs: H100 run 59 fp32 96.7 / split 69.9-70.1, 16-bit 91.5-95.2 /
  * 77.0-78.0; H200 run 60 fp32 78.0-78.7 / 62.5-63.2, 16-bit 68.3-72.0 / 65.0-68.6. No shape
- * of the sweeps lies between 1 and 4 MiB; 2 MiB is the midpoint in the log. */
+ * of the sweeps lies between 1 and 4 MiB; 2 MiB is the midpoint in the log.
+ *
+ * Session 12 keeps 16-bit rows of 2 MiB and more in `split` where the GPU's DRAM delivers 15 or
+ * more bytes per SM clock (peak: memory clock x bus width x 2 over SMs x SM clock; H100 SXM
+ * 12.8, H200 18.8). Since split's backward refills its slots as it writes them (v16) the two
+ * kernels trade places between the GPUs at 128 x 2^20 (`tune`, kernels/tune/plan55, % of
+ * memcpy, coop / split): H100 run 102 16-bit 97.1-99.8 / 86.3-91.3, fp32 99.0-99.5 /
+ * 67.7-77.6; H200 run 101 16-bit softmax_bwd 78.7-82.1 / 80.0-80.6, log_softmax_bwd
+ * 75.3-76.5 / 79.5-82.3, fp32 87.8-90.9 / 66.0-75.2 (so fp32 stays with coop on both). The
+ * two GPUs are the only evidence: 15 sits between them, nearer the H100 so that a GPU like the
+ * H200 with a lower memory clock still counts as wide. */
 #ifndef SML_KERNELS_AUTO_DISPATCH_H
 #define SML_KERNELS_AUTO_DISPATCH_H
 
@@ -77,6 +88,7 @@
 #define SML_AUTO_WARP_FWD_ROWS_PER_SM 64 /* resident warps of `warp`'s grid per SM */
 #define SML_AUTO_BLOCK_MAX_COLS 16384
 #define SML_AUTO_COOP_MIN_BWD_ROW_BYTES (2 << 20) /* y and dy of one row together */
+#define SML_AUTO_COOP_16BIT_MAX_DRAM 15.0 /* DRAM bytes per SM clock from which 16-bit stays in split */
 
 typedef enum sml_auto_path {
     SML_AUTO_WARP = 0,
@@ -112,19 +124,22 @@ static inline int sml_auto_fwd_warp_band(sml_op op, sml_dtype dt, int64_t cols) 
 
 /* The dispatch decision. sms: the device's SM count; has_clusters: it supports cluster launch
  * (sm_90+), which also stands for the cooperative launch coop needs (every sm_90 device has
- * both). */
+ * both); dram: its peak DRAM bytes per SM clock (0 when unknown: coop's side). */
 static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int sms,
-                                          int has_clusters) {
+                                          int has_clusters, double dram) {
     if (cols <= (dt == SML_F32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT)) return SML_AUTO_WARP;
     if (sml_auto_fwd_warp_band(op, dt, cols) && rows <= (int64_t)SML_AUTO_WARP_FWD_ROWS_PER_SM * sms)
         return SML_AUTO_WARP;
     if (cols <= SML_AUTO_BLOCK_MAX_COLS) return SML_AUTO_BLOCK;
-    if (sml_op_is_backward(op) && has_clusters && cols >= sml_auto_coop_min_cols(dt)) return SML_AUTO_COOP;
+    if (sml_op_is_backward(op) && has_clusters && cols >= sml_auto_coop_min_cols(dt) &&
+        (dt == SML_F32 || dram < SML_AUTO_COOP_16BIT_MAX_DRAM))
+        return SML_AUTO_COOP;
     return has_clusters ? SML_AUTO_SPLIT : SML_AUTO_ONLINE;
 }
 
 /* What sml_auto_pick reads of the device for this shape: the SM count only inside the forward
- * warp band, cluster support only past `block`'s rows. The launcher asks the runtime for no
+ * warp band, cluster support and the DRAM figure only past `block`'s rows (all three are kept
+ * in the handle after its first launch, src/devmem.c). The launcher asks the runtime for no
  * more than that: each query costs the host a few hundred ns per launch (3 queries took
  * `auto` from warp's 3.9 us per launch call to 4.8 us, kernels/tune/launch_cost.c, H100). */
 static inline int sml_auto_needs_sms(sml_op op, sml_dtype dt, int64_t cols) {

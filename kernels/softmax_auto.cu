@@ -9,7 +9,8 @@
  *   online long rows without clusters
  *   split  long rows: a cluster of 1..16 blocks per row sized so that rows x cluster fills
  *          the SMs; slices kept in shared memory.
- *   coop   long backward rows (y and dy of 2 MiB or more): slices over every block of a
+ *   coop   long backward rows (y and dy of 2 MiB or more; 16-bit ones stay with split on a
+ *          GPU whose DRAM moves 15 or more bytes per SM clock): slices over every block of a
  *          cooperative grid, partials exchanged through L2.
  * The device facts the decision reads are asked for in src/auto_choice.c (sml_auto_decide),
  * which sml_auto_choice reports from as well. Alignment needs no decision here: every path

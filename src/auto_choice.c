@@ -7,12 +7,12 @@
 
 sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
                            sml_auto_path *out) {
-    sml_gpu_facts g = {0, 0, 0, 0, 0};
+    sml_gpu_facts g = {0, 0, 0, 0, 0, 0.0f};
     if (sml_auto_needs_sms(op, dt, cols) || sml_auto_needs_clusters(cols)) {
         const sml_status s = sml_gpu_facts_get(h, &g);
         if (s != SML_OK) return s;
     }
-    *out = sml_auto_pick(op, dt, rows, cols, g.sms, g.clusters);
+    *out = sml_auto_pick(op, dt, rows, cols, g.sms, g.clusters, g.dram);
     return SML_OK;
 }
 

@@ -25,6 +25,22 @@ static sml_status gpu_status(cudaError_t e) {
     return e == cudaErrorMemoryAllocation ? SML_ERR_OUT_OF_MEMORY : SML_ERR_CUDA;
 }
 
+/* Peak DRAM bytes per SM per SM clock: double data rate x bus width over SMs x SM clock. A
+ * ratio, not a bandwidth, because it says how many bytes each SM must keep moving per cycle,
+ * what `auto` weighs between coop and split (kernels/auto_dispatch.h). 0 when the runtime
+ * does not report the clocks (not an error: auto then keeps the older choice). */
+static float dram_per_sm_clock(int dev, int sms) {
+    int mem_khz = 0, bus_bits = 0, sm_khz = 0;
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0.0f;
+    }
+    if (mem_khz <= 0 || bus_bits <= 0 || sm_khz <= 0 || sms <= 0) return 0.0f;
+    return (float)(2.0 * mem_khz * (bus_bits / 8.0) / ((double)sms * sm_khz));
+}
+
 sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
     if (!out) return SML_ERR_NULL_POINTER;
     memset(out, 0, sizeof *out);
@@ -35,13 +51,14 @@ sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
         *out = h->gpu;
         return SML_OK;
     }
-    sml_gpu_facts g = {dev, 0, 0, 0, 0};
+    sml_gpu_facts g = {dev, 0, 0, 0, 0, 0.0f};
     s = gpu_status(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, dev));
     if (s == SML_OK) s = gpu_status(cudaDeviceGetAttribute(&g.clusters, cudaDevAttrClusterLaunch, dev));
     if (s == SML_OK) s = gpu_status(cudaDeviceGetAttribute(&g.coop, cudaDevAttrCooperativeLaunch, dev));
     if (s == SML_OK)
         s = gpu_status(cudaDeviceGetAttribute(&g.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     if (s != SML_OK) return s;
+    g.dram = dram_per_sm_clock(dev, g.sms);
     if (h) {
         h->gpu = g;
         h->gpu_known = 1;

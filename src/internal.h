@@ -19,6 +19,7 @@ typedef struct sml_gpu_facts {
     int clusters;   /* cluster launch (sm_90+) */
     int coop;       /* cooperative launch */
     int smem_optin; /* shared memory a block may opt in to, bytes */
+    float dram;     /* peak DRAM bytes per SM per SM clock (0: the runtime did not say) */
 } sml_gpu_facts;
 
 struct sml_handle {

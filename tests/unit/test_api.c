@@ -233,7 +233,7 @@ static void gpu_facts(unit_run *u) {
     }
     const sml_status s = sml_gpu_facts_get(h, &a);
     if (!sml_gpu_available()) {
-        const sml_gpu_facts zero = {0, 0, 0, 0, 0};
+        const sml_gpu_facts zero = {0, 0, 0, 0, 0, 0.0f};
         UNIT_EXPECT(u, s != SML_OK && !memcmp(&a, &zero, sizeof a) && !h->gpu_known,
                     "no GPU: status %s, facts not zeroed or cached", sml_strerror(s));
     } else {
@@ -276,7 +276,7 @@ static void auto_choice(unit_run *u) {
     };
     for (size_t i = 0; i < sizeof FREE / sizeof FREE[0]; i++) {
         const sml_status s = sml_auto_choice(NULL, FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, &k);
-        const char *pick = sml_auto_path_name(sml_auto_pick(FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, 0, 0));
+        const char *pick = sml_auto_path_name(sml_auto_pick(FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, 0, 0, 0.0));
         UNIT_EXPECT(u, s == SML_OK && k && !strcmp(k, FREE[i].want) && !strcmp(k, pick),
                     "%s %s %lldx%lld: %s, '%s' (want %s, sml_auto_pick %s)", sml_op_name(FREE[i].op),
                     sml_dtype_name(FREE[i].dt), (long long)FREE[i].rows, (long long)FREE[i].cols,
@@ -301,7 +301,7 @@ static void auto_choice(unit_run *u) {
         } else {
             sml_gpu_facts g;
             const sml_status sg = sml_gpu_facts_get(h, &g);
-            const char *pick = sml_auto_path_name(sml_auto_pick(DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols, g.sms, g.clusters));
+            const char *pick = sml_auto_path_name(sml_auto_pick(DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols, g.sms, g.clusters, g.dram));
             UNIT_EXPECT(u, s == SML_OK && sg == SML_OK && k && !strcmp(k, pick), "GPU, %lld columns: %s, '%s' (sml_auto_pick %s)",
                         (long long)DEV[i].cols, sml_strerror(s), k ? k : "(null)", pick);
         }

@@ -3,7 +3,12 @@
  *     needs; for every op, dtype, threshold column +-1 and row count around the forward warp
  *     rule, the pick with the facts it was not given zeroed must equal the pick with them.
  *   - The forward warp rule itself: a warp for every row up to 64 x SMs, block past it.
- * Planted check (session 7): with sml_auto_needs_sms returning 0, 6 of the 12 first cases fail. */
+ *   - The coop rule: backward rows of 2 MiB and more to coop, except 16-bit ones on a GPU with
+ *     15 or more DRAM bytes per SM clock (H200), which stay in split.
+ * Planted checks: with sml_auto_needs_sms returning 0, 6 of the 12 first cases fail (session
+ * 7); with the DRAM figure left out of sml_auto_pick's coop test, coop_rule fails (session 12).
+ * That the launcher passes the figure is test_api's check on a GPU (sml_auto_choice against
+ * sml_auto_pick on the handle's facts at 16-bit 128 x 2^20 backward). */
 #include <stdio.h>
 
 #include "kernels/auto_dispatch.h"
@@ -11,6 +16,7 @@
 
 static void lazy_facts(unit_run *u, sml_op op, sml_dtype dt) {
     const int sms_set[] = {1, 132, 145}, clusters_set[] = {0, 1};
+    const double dram_set[] = {12.8, 18.8};
     int64_t cols[3 * SML_AUTO_N_COL_THRESHOLDS + 3];
     int n = 0;
     for (int t = 0; t < SML_AUTO_N_COL_THRESHOLDS; t++)
@@ -21,18 +27,20 @@ static void lazy_facts(unit_run *u, sml_op op, sml_dtype dt) {
     char why[200] = "";
     for (int ci = 0; ci < n && !why[0]; ci++)
         for (int si = 0; si < 3 && !why[0]; si++)
-            for (int k = 0; k < 2 && !why[0]; k++) {
-                const int sms = sms_set[si], cl = clusters_set[k];
+            for (int k = 0; k < 4 && !why[0]; k++) {
+                const int sms = sms_set[si], cl = clusters_set[k & 1];
+                const double dram = dram_set[k >> 1];
                 const int64_t rows_set[] = {1, 7, 64LL * sms, 64LL * sms + 1, 65537};
                 for (int ri = 0; ri < 5 && !why[0]; ri++) {
                     const int64_t rows = rows_set[ri];
-                    const sml_auto_path want = sml_auto_pick(op, dt, rows, cols[ci], sms, cl);
-                    const sml_auto_path got =
-                        sml_auto_pick(op, dt, rows, cols[ci], sml_auto_needs_sms(op, dt, cols[ci]) ? sms : 0,
-                                      sml_auto_needs_clusters(cols[ci]) ? cl : 0);
+                    const sml_auto_path want = sml_auto_pick(op, dt, rows, cols[ci], sms, cl, dram);
+                    const int big = sml_auto_needs_clusters(cols[ci]);
+                    const sml_auto_path got = sml_auto_pick(
+                        op, dt, rows, cols[ci], sml_auto_needs_sms(op, dt, cols[ci]) ? sms : 0, big ? cl : 0, big ? dram : 0.0);
                     if (got != want)
-                        snprintf(why, sizeof why, "rows %lld cols %lld sms %d clusters %d: %s with all facts, %s with the needed ones",
-                                 (long long)rows, (long long)cols[ci], sms, cl, sml_auto_path_name(want),
+                        snprintf(why, sizeof why,
+                                 "rows %lld cols %lld sms %d clusters %d dram %.1f: %s with all facts, %s with the needed ones",
+                                 (long long)rows, (long long)cols[ci], sms, cl, dram, sml_auto_path_name(want),
                                  sml_auto_path_name(got));
                 }
             }
@@ -53,11 +61,39 @@ static void warp_rows_rule(unit_run *u) {
     };
     char why[200] = "";
     for (size_t i = 0; i < sizeof c / sizeof c[0] && !why[0]; i++) {
-        const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, c[i].rows, c[i].cols, sms, 1);
+        const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, c[i].rows, c[i].cols, sms, 1, 0.0);
         if (got != c[i].want)
             snprintf(why, sizeof why, "%s %s %lldx%lld on %d SMs: %s, want %s", sml_op_name(c[i].op),
                      sml_dtype_name(c[i].dt), (long long)c[i].rows, (long long)c[i].cols, sms,
                      sml_auto_path_name(got), sml_auto_path_name(c[i].want));
+    }
+    UNIT_EXPECT(u, !why[0], "%s", why);
+}
+
+/* Backward rows from coop's first column: 16-bit ones leave coop for split on a GPU of 15 or
+ * more DRAM bytes per SM clock (the H200's 18.8; the H100's 12.8 keeps them), fp32 ones never
+ * do, and a GPU that did not report the figure (0) keeps the older choice, coop. */
+static void coop_rule(unit_run *u) {
+    const struct { sml_op op; sml_dtype dt; double dram; sml_auto_path want; } c[] = {
+        {SML_SOFTMAX_BWD, SML_F16, 12.8, SML_AUTO_COOP},
+        {SML_SOFTMAX_BWD, SML_F16, 18.8, SML_AUTO_SPLIT},
+        {SML_LOG_SOFTMAX_BWD, SML_BF16, SML_AUTO_COOP_16BIT_MAX_DRAM, SML_AUTO_SPLIT},
+        {SML_LOG_SOFTMAX_BWD, SML_BF16, SML_AUTO_COOP_16BIT_MAX_DRAM - 0.1, SML_AUTO_COOP},
+        {SML_SOFTMAX_BWD, SML_F16, 0.0, SML_AUTO_COOP},
+        {SML_SOFTMAX_BWD, SML_F32, 18.8, SML_AUTO_COOP},
+        {SML_LOG_SOFTMAX_BWD, SML_F32, 12.8, SML_AUTO_COOP},
+        {SML_SOFTMAX, SML_F16, 12.8, SML_AUTO_SPLIT},
+    };
+    char why[200] = "";
+    for (size_t i = 0; i < sizeof c / sizeof c[0] && !why[0]; i++) {
+        const int64_t cols = sml_auto_coop_min_cols(c[i].dt);
+        const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, 128, cols, 132, 1, c[i].dram);
+        const sml_auto_path before = sml_auto_pick(c[i].op, c[i].dt, 128, cols - 1, 132, 1, c[i].dram);
+        if (got != c[i].want || before != SML_AUTO_SPLIT)
+            snprintf(why, sizeof why, "%s %s 128x%lld at %.1f DRAM bytes per SM clock: %s, want %s (%lld cols: %s)",
+                     sml_op_name(c[i].op), sml_dtype_name(c[i].dt), (long long)cols, c[i].dram,
+                     sml_auto_path_name(got), sml_auto_path_name(c[i].want), (long long)cols - 1,
+                     sml_auto_path_name(before));
     }
     UNIT_EXPECT(u, !why[0], "%s", why);
 }
@@ -70,5 +106,6 @@ int main(int argc, char **argv) {
         for (int dt = 0; dt < SML_DTYPE_COUNT; dt++, c++)
             if (unit_case(&u, c, NULL)) lazy_facts(&u, (sml_op)op, (sml_dtype)dt);
     if (unit_case(&u, c++, NULL)) warp_rows_rule(&u);
+    if (unit_case(&u, c++, NULL)) coop_rule(&u);
     return sml_tally_finish(&u.tally);
 }

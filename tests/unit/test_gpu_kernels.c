@@ -117,6 +117,7 @@ typedef struct ctx {
     sml_handle *h;
     sml_device dev;
     int has_clusters, sms;
+    float dram; /* what auto's decision reads of the device (src/internal.h) */
     cell stats[MAX_KERNELS][SML_DTYPE_COUNT];
     int64_t n_inputs, n_runs, n_elems, n_checked; /* --list-cases */
     int dead;                          /* a CUDA error: the context may be unusable, stop */
@@ -221,7 +222,7 @@ static void describe(const ctx *c, const sml_kernel *k, const tcase *t, char *bu
                        VARIANT_NAMES[t->var]);
     if (len > 0 && (size_t)len < n && !strcmp(k->name, "auto"))
         snprintf(buf + len, n - (size_t)len, " auto->%s",
-                 sml_auto_path_name(sml_auto_pick(t->op, t->dt, t->rows, t->cols, c->sms, c->has_clusters)));
+                 sml_auto_path_name(sml_auto_pick(t->op, t->dt, t->rows, t->cols, c->sms, c->has_clusters, c->dram)));
 }
 
 static int kernel_selected(const ctx *c, const sml_kernel *k) {
@@ -766,20 +767,22 @@ int main(int argc, char **argv) {
     if (!c.o.cpu) {
         rc = sml_test_require_gpu(TEST_NAME);
         if (rc) return rc;
-#ifdef SML_HAVE_CUDA
-        int dev = 0;
-        if (cudaGetDevice(&dev) == cudaSuccess) {
-            cudaDeviceGetAttribute(&c.has_clusters, cudaDevAttrClusterLaunch, dev);
-            cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, dev);
+        sml_gpu_facts g;
+        if (sml_gpu_facts_get(NULL, &g) == SML_OK) {
+            c.has_clusters = g.clusters;
+            c.sms = g.sms;
+            c.dram = g.dram;
         }
-        (void)cudaGetLastError();
-#endif
+        sml_gpu_forget_error();
     }
     if (sml_handle_create(&c.h) != SML_OK) {
         printf("FAIL %s: sml_handle_create\n", TEST_NAME);
         return 1;
     }
     printf("%s: seed 0x%" PRIx64 "%s\n", TEST_NAME, c.o.seed, c.o.cpu ? " (CPU kernels: harness check)" : "");
+    if (!c.o.cpu)
+        printf("%s: auto's device facts: %d SMs, cluster launch %s, %.1f DRAM bytes per SM clock\n", TEST_NAME,
+               c.sms, c.has_clusters ? "yes" : "no", c.dram);
     fflush(stdout);
     enumerate(&c);
     sml_handle_destroy(c.h);
