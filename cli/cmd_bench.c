@@ -32,6 +32,8 @@ static void usage(FILE *f) {
         "  --min-samples N         at least N samples per measurement (default 10)\n"
         "  --max-seconds S         per measurement, once N samples are in (default 0.5)\n"
         "  --min-batch N           GPU launches per sample at least N (default 4; 1: single launches)\n"
+        "  --no-hold               start each GPU sample's launches as they are made, not queued\n"
+        "                          behind the hold kernel (times the host's launch calls too)\n"
         "  --noise X               stop when IQR/median <= X (default 0.02)\n"
         "  --margin X              decision noise floor (default 0.03)\n"
         "  --l2 cold|warm          cold: rotate buffers past 4x L2 (default); warm: same buffers\n"
@@ -175,6 +177,7 @@ int sml_cmd_bench(int argc, char **argv) {
         if (!strcmp(a, "--no-shrink")) { no_shrink = 1; continue; }
         if (!strcmp(a, "--gate")) { gate = 1; continue; }
         if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
+        if (!strcmp(a, "--no-hold")) { cfg.gpu_hold = 0; continue; }
         if (strncmp(a, "--", 2) != 0) return bad("unexpected argument '%s'", a);
         if (i + 1 >= argc) return bad("%s needs a value", a);
         const char *v = argv[++i];

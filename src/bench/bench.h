@@ -25,6 +25,7 @@ typedef struct sml_bench_config {
     double warmup_s;
     int max_batch;
     int gpu_min_batch;      /* a GPU sample holds at least this many launches */
+    int gpu_hold;           /* 1: a GPU sample's launches are queued behind the launch hold */
     int l2_warm;            /* 1: same buffers every call (as the H200 anchors were taken) */
     double l2_multiple;     /* rotate buffers while the working set < this many L2 sizes */
     int max_sets;

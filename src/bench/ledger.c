@@ -265,6 +265,7 @@ static void json_config(sml_jw *w, const sml_bench_run *run) {
     sml_jw_knum(w, "max_seconds", c->stop.max_seconds);
     sml_jw_knum(w, "gpu_sample_seconds", c->gpu_sample_s);
     sml_jw_kint(w, "gpu_min_batch", c->gpu_min_batch);
+    sml_jw_kstr(w, "gpu_launches", c->gpu_hold ? "queued behind a hold kernel, then released" : "as made");
     sml_jw_knum(w, "cpu_sample_seconds", c->cpu_sample_s);
     sml_jw_kstr(w, "l2", c->l2_warm ? "warm" : "cold");
     sml_jw_knum(w, "l2_multiple", c->l2_multiple);
@@ -454,11 +455,12 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
     if (e->has_host_memcpy)
         fprintf(f, "Host copy bandwidth, same run: memcpy of %.0f MiB: **%.1f GB/s**.\n\n",
                 (double)e->host_memcpy_bytes / 1048576.0, e->host_memcpy_gbps);
-    fprintf(f, "Timing: at least %d samples of at least %d back-to-back GPU launches, until IQR/median <= %.1f%% or %.2f s per measurement; "
+    fprintf(f, "Timing: at least %d samples of at least %d back-to-back GPU launches (%s), until IQR/median <= %.1f%% or %.2f s per measurement; "
                "L2 %s; seed 0x%016llx; decision margin %.0f%%. Shape classes: short cols <= %d, "
                "long cols >= %d, mid between. Method: docs/BENCHMARKING.md.\n\n",
-            run->cfg.stop.min_samples, run->cfg.gpu_min_batch, run->cfg.stop.noise * 100, run->cfg.stop.max_seconds,
-            run->cfg.l2_warm ? "warm (same buffers every call)" : "cold (buffers rotated past L2)",
+            run->cfg.stop.min_samples, run->cfg.gpu_min_batch,
+            run->cfg.gpu_hold ? "queued behind a hold kernel" : "timed as made", run->cfg.stop.noise * 100,
+            run->cfg.stop.max_seconds, run->cfg.l2_warm ? "warm (same buffers every call)" : "cold (buffers rotated past L2)",
             (unsigned long long)run->cfg.seed, run->cfg.margin * 100, SML_SHORT_MAX_COLS,
             SML_LONG_MIN_COLS);
     if (run->notes[0]) fprintf(f, "**Notes:** %s\n\n", run->notes);

@@ -1,7 +1,9 @@
 /* measure.c: see measure.h. The batch size is chosen once from a probe launch, so every
  * sample of a measurement averages the same number of launches; each launch of a batch uses
- * the next buffer set, so rotation keeps working inside a batch. */
+ * the next buffer set, so rotation keeps working inside a batch. With the launch hold a GPU
+ * sample is queued whole behind the hold kernel and timed from that kernel's end. */
 #include "bench/measure.h"
+#include "bench/launch_hold.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,15 +26,17 @@ typedef struct timer {
     void *stream;
 #ifdef SML_HAVE_CUDA
     cudaEvent_t start, stop;
+    sml_hold hold;
 #endif
     double t0;
 } timer;
 
-static sml_status timer_init(timer *t, sml_device dev, void *stream, char *err, size_t errlen) {
+static sml_status timer_init(timer *t, sml_device dev, void *stream, int hold, char *err, size_t errlen) {
     t->dev = dev;
     t->stream = stream;
     if (dev == SML_DEVICE_CPU) return SML_OK;
 #ifdef SML_HAVE_CUDA
+    t->hold.host = NULL;
     cudaError_t e = cudaEventCreate(&t->start);
     if (e == cudaSuccess) {
         e = cudaEventCreate(&t->stop);
@@ -42,8 +46,18 @@ static sml_status timer_init(timer *t, sml_device dev, void *stream, char *err, 
         snprintf(err, errlen, "cudaEventCreate: %s", cudaGetErrorString(e));
         return SML_ERR_CUDA;
     }
+    if (hold) {
+        const sml_status s = sml_hold_init(&t->hold);
+        if (s != SML_OK) {
+            snprintf(err, errlen, "the launch hold's pinned flag: %s", cudaGetErrorString(cudaGetLastError()));
+            cudaEventDestroy(t->start);
+            cudaEventDestroy(t->stop);
+            return s;
+        }
+    }
     return SML_OK;
 #else
+    (void)hold;
     snprintf(err, errlen, "GPU timing requested in a build without CUDA");
     return SML_ERR_NO_DEVICE;
 #endif
@@ -54,6 +68,7 @@ static void timer_free(timer *t) {
     if (t->dev == SML_DEVICE_GPU) {
         cudaEventDestroy(t->start);
         cudaEventDestroy(t->stop);
+        sml_hold_free(&t->hold);
     }
 #else
     (void)t;
@@ -66,6 +81,10 @@ static sml_status timer_begin(timer *t, char *err, size_t errlen) {
         return SML_OK;
     }
 #ifdef SML_HAVE_CUDA
+    if (sml_hold_stream(&t->hold, t->stream) != SML_OK) {
+        snprintf(err, errlen, "launching the hold kernel: %s", cudaGetErrorString(cudaGetLastError()));
+        return SML_ERR_CUDA;
+    }
     cudaError_t e = cudaEventRecord(t->start, (cudaStream_t)t->stream);
     if (e != cudaSuccess) {
         snprintf(err, errlen, "cudaEventRecord: %s", cudaGetErrorString(e));
@@ -87,6 +106,7 @@ static sml_status timer_end(timer *t, double *seconds, char *err, size_t errlen)
     }
 #ifdef SML_HAVE_CUDA
     cudaError_t e = cudaEventRecord(t->stop, (cudaStream_t)t->stream);
+    sml_hold_release(&t->hold); /* whatever happened: no hold outlives its sample */
     if (e == cudaSuccess) e = cudaEventSynchronize(t->stop);
     if (e == cudaSuccess) e = cudaGetLastError();
     float ms = 0;
@@ -144,7 +164,7 @@ sml_status sml_measure(sml_device dev, void *stream, sml_launch_cb fn, void *ctx
     m->launches = 0;
     sml_summarize(NULL, 0, &m->t);
     timer t;
-    sml_status s = timer_init(&t, dev, stream, err, errlen);
+    sml_status s = timer_init(&t, dev, stream, o->hold, err, errlen);
     if (s != SML_OK) return s;
     runner r = {fn, ctx, nsets > 0 ? nsets : 1, 0, 0};
     int cap = o->stop.max_samples > 0 ? o->stop.max_samples : 1;

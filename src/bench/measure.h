@@ -1,7 +1,7 @@
 /* measure.h: timing one launchable thing the way docs/BENCHMARKING.md describes: a probe
  * launch to size the batch, a warm-up, then samples until the stopping rule says so. GPU
- * samples are CUDA events around a batch of back-to-back launches on the stream; CPU samples
- * are CLOCK_MONOTONIC around the same. */
+ * samples are CUDA events around a batch of back-to-back launches on the stream (queued
+ * behind the launch hold unless told not to); CPU samples are CLOCK_MONOTONIC around the same. */
 #ifndef SML_BENCH_MEASURE_H
 #define SML_BENCH_MEASURE_H
 
@@ -21,6 +21,7 @@ typedef struct sml_measure_opts {
     double warmup_seconds; /* run at least this long before the first sample */
     int max_batch;
     int min_batch;         /* launches per sample at least this many (<= 1: no minimum) */
+    int hold;              /* GPU: queue each sample behind the launch hold (launch_hold.h) */
 } sml_measure_opts;
 
 typedef struct sml_measurement {

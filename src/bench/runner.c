@@ -38,6 +38,9 @@ void sml_bench_config_default(sml_bench_config *c) {
      * on the H100 host in session 7) overlaps the previous launch as it does in a stream of
      * work, instead of being timed once per 0.2-0.6 ms sample. */
     c->gpu_min_batch = 4;
+    /* Each GPU sample queued whole behind the hold kernel (session 12): where a kernel takes less
+     * GPU time than its launch call takes the host, back-to-back launches timed the host. */
+    c->gpu_hold = 1;
     c->l2_warm = 0;
     c->l2_multiple = 4.0;
     c->max_sets = 256;
@@ -256,6 +259,7 @@ static void measure_opts(const sml_bench_config *cfg, sml_device dev, sml_measur
     o->warmup_seconds = cfg->warmup_s;
     o->max_batch = cfg->max_batch;
     o->min_batch = dev == SML_DEVICE_GPU ? cfg->gpu_min_batch : 1;
+    o->hold = dev == SML_DEVICE_GPU && cfg->gpu_hold;
 }
 
 /* ---- progress ------------------------------------------------------------------------ */

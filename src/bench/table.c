@@ -21,9 +21,10 @@ void sml_bench_print_header(FILE *f, const sml_bench_run *run) {
     if (e->has_host_memcpy)
         fprintf(f, "copy bandwidth (this run): host memcpy %.0f MiB = %.1f GB/s (read + write)\n",
                 (double)e->host_memcpy_bytes / 1048576.0, e->host_memcpy_gbps);
-    fprintf(f, "method: >= %d samples (GPU: >= %d launches each) until IQR/median <= %.1f%% or %.2f s; L2 %s; seed 0x%016llx; "
+    fprintf(f, "method: >= %d samples (GPU: >= %d launches each, %s) until IQR/median <= %.1f%% or %.2f s; L2 %s; seed 0x%016llx; "
                "host %s, %d threads\n",
-            run->cfg.stop.min_samples, run->cfg.gpu_min_batch, run->cfg.stop.noise * 100, run->cfg.stop.max_seconds,
+            run->cfg.stop.min_samples, run->cfg.gpu_min_batch, run->cfg.gpu_hold ? "queued behind a hold" : "as made",
+            run->cfg.stop.noise * 100, run->cfg.stop.max_seconds,
             run->cfg.l2_warm ? "warm (same buffers)" : "cold (rotated past 4x L2)",
             (unsigned long long)run->cfg.seed, e->host, e->threads);
     fprintf(f, "columns: GB/s counts forward 2x, backward 3x the tensor bytes; %%copy = of the copy "

@@ -1,0 +1,34 @@
+/* launch_hold.h: a kernel that holds a stream until the host releases it, so that a GPU
+ * sample's launches are all queued before the first one runs and the sample times the GPU,
+ * not the host's launch calls (docs/BENCHMARKING.md, "Launch hold"). */
+#ifndef SML_BENCH_LAUNCH_HOLD_H
+#define SML_BENCH_LAUNCH_HOLD_H
+
+#include "softmax_lab.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The release flag: one word of pinned, mapped host memory that the hold kernel polls. */
+typedef struct sml_hold {
+    volatile unsigned *host; /* the host's view; NULL: no hold */
+    unsigned *dev;           /* the kernel's view of the same word */
+    unsigned gen;            /* the value the last hold kernel waits for */
+} sml_hold;
+
+sml_status sml_hold_init(sml_hold *h);
+void sml_hold_free(sml_hold *h);
+/* Queue a kernel on `stream` that returns once the flag holds a new generation, or after
+ * SML_HOLD_MAX_NS as a safety valve (a host blocked in a full launch queue behind the hold
+ * would otherwise wait for ever; such a sample is then timed as without the hold). */
+sml_status sml_hold_stream(sml_hold *h, void *stream);
+/* Let the queued work run. */
+void sml_hold_release(sml_hold *h);
+
+#define SML_HOLD_MAX_NS 50000000ull /* 50 ms: a batch of 1,000 launch calls takes the host ~7 ms */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
