@@ -6,13 +6,16 @@
 
 #include "bench/launch_hold.h"
 
-__global__ void sml_hold_kernel(const volatile unsigned *flag, unsigned want, unsigned long long max_ns) {
+__global__ void sml_hold_kernel(volatile unsigned *flag, unsigned want, unsigned long long max_ns) {
     unsigned long long t0, t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
     for (;;) {
-        if (*flag == want) return;
+        if (flag[0] == want) return;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-        if (t - t0 > max_ns) return;
+        if (t - t0 > max_ns) {
+            flag[1] = flag[1] + 1;
+            return;
+        }
         __nanosleep(500);
     }
 }
@@ -27,14 +30,15 @@ extern "C" sml_status sml_hold_init(sml_hold *h) {
     h->host = NULL;
     h->dev = NULL;
     h->gen = 0;
-    sml_status s = hold_status(cudaHostAlloc(&hp, sizeof(unsigned), cudaHostAllocMapped));
+    sml_status s = hold_status(cudaHostAlloc(&hp, 2 * sizeof(unsigned), cudaHostAllocMapped));
     if (s != SML_OK) return s;
     s = hold_status(cudaHostGetDevicePointer(&dp, hp, 0));
     if (s != SML_OK) {
         cudaFreeHost(hp);
         return s;
     }
-    *(volatile unsigned *)hp = 0;
+    ((volatile unsigned *)hp)[0] = 0;
+    ((volatile unsigned *)hp)[1] = 0;
     h->host = (volatile unsigned *)hp;
     h->dev = (unsigned *)dp;
     return SML_OK;
@@ -54,5 +58,11 @@ extern "C" sml_status sml_hold_stream(sml_hold *h, void *stream) {
 }
 
 extern "C" void sml_hold_release(sml_hold *h) {
-    if (h->host) *h->host = h->gen;
+    if (h->host) h->host[0] = h->gen;
+}
+
+extern "C" int sml_hold_lost(sml_hold *h) {
+    if (!h->host || h->host[1] == 0) return 0;
+    sml_hold_free(h);
+    return 1;
 }

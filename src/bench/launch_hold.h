@@ -12,21 +12,25 @@ extern "C" {
 
 /* The release flag: one word of pinned, mapped host memory that the hold kernel polls. */
 typedef struct sml_hold {
-    volatile unsigned *host; /* the host's view; NULL: no hold */
-    unsigned *dev;           /* the kernel's view of the same word */
+    volatile unsigned *host; /* the host's view: [0] the release word, [1] holds that timed out;
+                                NULL: no hold */
+    unsigned *dev;           /* the kernel's view of the same words */
     unsigned gen;            /* the value the last hold kernel waits for */
 } sml_hold;
 
 sml_status sml_hold_init(sml_hold *h);
 void sml_hold_free(sml_hold *h);
 /* Queue a kernel on `stream` that returns once the flag holds a new generation, or after
- * SML_HOLD_MAX_NS as a safety valve (a host blocked in a full launch queue behind the hold
- * would otherwise wait for ever; such a sample is then timed as without the hold). */
+ * SML_HOLD_MAX_NS: a launch call that waits for the GPU (a synchronising allocation, a full
+ * launch queue) would otherwise wait for ever behind the hold. */
 sml_status sml_hold_stream(sml_hold *h, void *stream);
 /* Let the queued work run. */
 void sml_hold_release(sml_hold *h);
+/* After the sample's work has finished: 1 if a hold ran out of time (the sample's launch calls
+ * did not all return before the GPU started), and from then on no more holds. */
+int sml_hold_lost(sml_hold *h);
 
-#define SML_HOLD_MAX_NS 50000000ull /* 50 ms: a batch of 1,000 launch calls takes the host ~7 ms */
+#define SML_HOLD_MAX_NS 10000000ull /* 10 ms; a sample's launch calls take the host well under 1 ms */
 
 #ifdef __cplusplus
 }

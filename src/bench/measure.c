@@ -28,12 +28,16 @@ typedef struct timer {
     cudaEvent_t start, stop;
     sml_hold hold;
 #endif
+    int hold_lost; /* a hold ran out of time: later samples were timed as made */
+    int unheld;    /* the next sample only: no hold (the lazy-initialising first launch) */
     double t0;
 } timer;
 
 static sml_status timer_init(timer *t, sml_device dev, void *stream, int hold, char *err, size_t errlen) {
     t->dev = dev;
     t->stream = stream;
+    t->hold_lost = 0;
+    t->unheld = 0;
     if (dev == SML_DEVICE_CPU) return SML_OK;
 #ifdef SML_HAVE_CUDA
     t->hold.host = NULL;
@@ -81,7 +85,7 @@ static sml_status timer_begin(timer *t, char *err, size_t errlen) {
         return SML_OK;
     }
 #ifdef SML_HAVE_CUDA
-    if (sml_hold_stream(&t->hold, t->stream) != SML_OK) {
+    if (!t->unheld && sml_hold_stream(&t->hold, t->stream) != SML_OK) {
         snprintf(err, errlen, "launching the hold kernel: %s", cudaGetErrorString(cudaGetLastError()));
         return SML_ERR_CUDA;
     }
@@ -108,6 +112,7 @@ static sml_status timer_end(timer *t, double *seconds, char *err, size_t errlen)
     cudaError_t e = cudaEventRecord(t->stop, (cudaStream_t)t->stream);
     sml_hold_release(&t->hold); /* whatever happened: no hold outlives its sample */
     if (e == cudaSuccess) e = cudaEventSynchronize(t->stop);
+    if (sml_hold_lost(&t->hold)) t->hold_lost = 1;
     if (e == cudaSuccess) e = cudaGetLastError();
     float ms = 0;
     if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, t->start, t->stop);
@@ -162,6 +167,7 @@ sml_status sml_measure(sml_device dev, void *stream, sml_launch_cb fn, void *ctx
     m->stop = SML_STOP_CONTINUE;
     m->seconds = 0;
     m->launches = 0;
+    m->held = 0;
     sml_summarize(NULL, 0, &m->t);
     timer t;
     sml_status s = timer_init(&t, dev, stream, o->hold, err, errlen);
@@ -174,9 +180,12 @@ sml_status sml_measure(sml_device dev, void *stream, sml_launch_cb fn, void *ctx
         return SML_ERR_OUT_OF_MEMORY;
     }
     /* Probe: the first launch pays for lazy initialisation, the second is timed to size
-     * the batch. */
+     * the batch. The first is not held: an allocation in it would wait for the GPU, and so
+     * for the hold's time limit. */
     double probe = 0;
+    t.unheld = 1;
     s = timed_batch(&t, &r, 1, &probe, err, errlen);
+    t.unheld = 0;
     if (s == SML_OK) s = timed_batch(&t, &r, 1, &probe, err, errlen);
     if (s == SML_OK) {
         double want = o->sample_seconds > 0 ? o->sample_seconds : 0;
@@ -203,6 +212,7 @@ sml_status sml_measure(sml_device dev, void *stream, sml_launch_cb fn, void *ctx
     }
     m->seconds = sml_now() - start;
     m->launches = r.launches;
+    m->held = dev == SML_DEVICE_GPU && o->hold && !t.hold_lost;
     if (s == SML_OK) sml_summarize(samples, n, &m->t);
     free(samples);
     timer_free(&t);

@@ -29,6 +29,7 @@ typedef struct sml_measurement {
     int batch;     /* launches per sample */
     sml_stop_reason stop;
     double seconds; /* wall time spent sampling */
+    int held;       /* GPU: every sample was queued behind the launch hold */
     long long launches;
 } sml_measurement;
 
