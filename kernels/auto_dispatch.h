@@ -66,12 +66,13 @@
  * of the sweeps lies between 1 and 4 MiB; 2 MiB is the midpoint in the log.
  *
  * Session 12 keeps 16-bit rows of 2 MiB and more in `split` where the GPU's DRAM delivers 15 or
- * more bytes per SM clock (peak: memory clock x bus width x 2 over SMs x SM clock; H100 SXM
- * 12.8, H200 18.8). Since split's backward refills its slots as it writes them (v16) the two
+ * more bytes per SM clock (peak: memory clock x bus width x 2 over SMs x SM clock, as the
+ * runtime reports them; H100 SXM 12.8, H200 18.4). Since split's backward refills its slots as
+ * it writes them (v16) the two
  * kernels trade places between the GPUs at 128 x 2^20 (`tune`, kernels/tune/plan55, % of
  * memcpy, coop / split): H100 run 102 16-bit 97.1-99.8 / 86.3-91.3, fp32 99.0-99.5 /
- * 67.7-77.6; H200 run 101 16-bit softmax_bwd 78.7-82.1 / 80.0-80.6, log_softmax_bwd
- * 75.3-76.5 / 79.5-82.3, fp32 87.8-90.9 / 66.0-75.2 (so fp32 stays with coop on both). The
+ * 67.7-77.6; H200 run 101 16-bit softmax_bwd 78.7-82.1 / 80.0-81.1, log_softmax_bwd
+ * 75.3-77.5 / 79.5-82.3, fp32 87.8-90.9 / 64.8-75.2 (so fp32 stays with coop on both). The
  * two GPUs are the only evidence: 15 sits between them, nearer the H100 so that a GPU like the
  * H200 with a lower memory clock still counts as wide. */
 #ifndef SML_KERNELS_AUTO_DISPATCH_H

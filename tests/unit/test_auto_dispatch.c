@@ -16,7 +16,7 @@
 
 static void lazy_facts(unit_run *u, sml_op op, sml_dtype dt) {
     const int sms_set[] = {1, 132, 145}, clusters_set[] = {0, 1};
-    const double dram_set[] = {12.8, 18.8};
+    const double dram_set[] = {12.8, 18.4};
     int64_t cols[3 * SML_AUTO_N_COL_THRESHOLDS + 3];
     int n = 0;
     for (int t = 0; t < SML_AUTO_N_COL_THRESHOLDS; t++)
@@ -71,16 +71,16 @@ static void warp_rows_rule(unit_run *u) {
 }
 
 /* Backward rows from coop's first column: 16-bit ones leave coop for split on a GPU of 15 or
- * more DRAM bytes per SM clock (the H200's 18.8; the H100's 12.8 keeps them), fp32 ones never
+ * more DRAM bytes per SM clock (the H200's 18.4; the H100's 12.8 keeps them), fp32 ones never
  * do, and a GPU that did not report the figure (0) keeps the older choice, coop. */
 static void coop_rule(unit_run *u) {
     const struct { sml_op op; sml_dtype dt; double dram; sml_auto_path want; } c[] = {
         {SML_SOFTMAX_BWD, SML_F16, 12.8, SML_AUTO_COOP},
-        {SML_SOFTMAX_BWD, SML_F16, 18.8, SML_AUTO_SPLIT},
+        {SML_SOFTMAX_BWD, SML_F16, 18.4, SML_AUTO_SPLIT},
         {SML_LOG_SOFTMAX_BWD, SML_BF16, SML_AUTO_COOP_16BIT_MAX_DRAM, SML_AUTO_SPLIT},
         {SML_LOG_SOFTMAX_BWD, SML_BF16, SML_AUTO_COOP_16BIT_MAX_DRAM - 0.1, SML_AUTO_COOP},
         {SML_SOFTMAX_BWD, SML_F16, 0.0, SML_AUTO_COOP},
-        {SML_SOFTMAX_BWD, SML_F32, 18.8, SML_AUTO_COOP},
+        {SML_SOFTMAX_BWD, SML_F32, 18.4, SML_AUTO_COOP},
         {SML_LOG_SOFTMAX_BWD, SML_F32, 12.8, SML_AUTO_COOP},
         {SML_SOFTMAX, SML_F16, 12.8, SML_AUTO_SPLIT},
     };
