@@ -30,7 +30,8 @@ void sml_bench_print_header(FILE *f, const sml_bench_run *run) {
     fprintf(f, "columns: GB/s counts forward 2x, backward 3x the tensor bytes; %%copy = of the copy "
                "bandwidth above; %%copyk = copy kernel time on the same bytes / time; samples = "
                "count x launches per sample, ! = stopped by the time limit with the spread above "
-               "the noise level; * = added as a baseline; (x) = a WRONG kernel's ratio, never a win\n");
+               "the noise level, ~ = a launch hold ran out of time and the samples after it were timed as "
+               "made; * = added as a baseline; (x) = a WRONG kernel's ratio, never a win\n");
     if (run->notes[0]) fprintf(f, "note: %s\n", run->notes);
     if (run->plan.anchors)
         fprintf(f, "anchors: %s: ANOTHER MACHINE's measurement (%s), same buffers every call; "
@@ -82,8 +83,9 @@ void sml_bench_print_case(FILE *f, const sml_bench_run *run, size_t ci) {
         pct(b, sizeof b, r->frac_copy_kernel);
         ratio(cu, sizeof cu, r->vs_cudnn, wrong);
         ratio(nv, sizeof nv, r->vs_naive, wrong);
-        snprintf(smp, sizeof smp, "%dx%d%s", r->m.t.n, r->m.batch,
-                 r->m.stop == SML_STOP_CONVERGED ? "" : "!");
+        const int unheld = run->cfg.gpu_hold && r->timed && r->device == SML_DEVICE_GPU && !r->m.held;
+        snprintf(smp, sizeof smp, "%dx%d%s%s", r->m.t.n, r->m.batch, r->m.stop == SML_STOP_CONVERGED ? "" : "!",
+                 unheld ? "~" : "");
         fprintf(f, "  %-12s %10.5f %6.1f%% %15s %8.1f %6s %6s %8s %8s %9s %s\n", name, med * 1e3,
                 r->m.t.rel_spread * 100, range, r->gbps, a, b, cu, nv, smp,
                 sml_bench_verdict_name(r->verdict));
