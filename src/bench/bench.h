@@ -129,6 +129,10 @@ typedef struct sml_bench_run {
     char notes[512];              /* what a reader must know: shrunk sweep, no GPU, ... */
 } sml_bench_run;
 
+/* A timed GPU row of a run with the launch hold on whose hold ran out of time, so that the
+ * samples after it were timed as made (the table's `~`, the .md ledger's "(unheld)"). */
+int sml_bench_hold_lost(const sml_bench_run *run, const sml_bench_result *r);
+
 /* Called after each case, for printing as the run goes. */
 typedef void (*sml_bench_case_cb)(const sml_bench_run *run, size_t case_index, void *user);
 

@@ -523,7 +523,7 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
                 fputs("- | - | - | - | - | - | - | - | -", f);
             }
             fprintf(f, " | %s | %s | %d x%d%s |", sml_row_outcome_name(r->outcome[i]), c->cache,
-                    x->m.t.n, x->m.batch, run->cfg.gpu_hold && x->timed && x->device == SML_DEVICE_GPU && !x->m.held ? " (unheld)" : "");
+                    x->m.t.n, x->m.batch, sml_bench_hold_lost(run, x) ? " (unheld)" : "");
             if (run->plan.anchors) {
                 if (c->anchor.found) fprintf(f, " %.0f (%s) |", c->anchor.best_gbps, c->anchor.best_backend);
                 else fputs(" - |", f);

@@ -253,6 +253,10 @@ static sml_bench_result *new_result(sml_bench_run *run) {
     return r;
 }
 
+int sml_bench_hold_lost(const sml_bench_run *run, const sml_bench_result *r) {
+    return run->cfg.gpu_hold && r->timed && r->device == SML_DEVICE_GPU && !r->m.held;
+}
+
 static void measure_opts(const sml_bench_config *cfg, sml_device dev, sml_measure_opts *o) {
     o->stop = cfg->stop;
     o->sample_seconds = dev == SML_DEVICE_GPU ? cfg->gpu_sample_s : cfg->cpu_sample_s;

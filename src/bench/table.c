@@ -83,9 +83,8 @@ void sml_bench_print_case(FILE *f, const sml_bench_run *run, size_t ci) {
         pct(b, sizeof b, r->frac_copy_kernel);
         ratio(cu, sizeof cu, r->vs_cudnn, wrong);
         ratio(nv, sizeof nv, r->vs_naive, wrong);
-        const int unheld = run->cfg.gpu_hold && r->timed && r->device == SML_DEVICE_GPU && !r->m.held;
         snprintf(smp, sizeof smp, "%dx%d%s%s", r->m.t.n, r->m.batch, r->m.stop == SML_STOP_CONVERGED ? "" : "!",
-                 unheld ? "~" : "");
+                 sml_bench_hold_lost(run, r) ? "~" : "");
         fprintf(f, "  %-12s %10.5f %6.1f%% %15s %8.1f %6s %6s %8s %8s %9s %s\n", name, med * 1e3,
                 r->m.t.rel_spread * 100, range, r->gbps, a, b, cu, nv, smp,
                 sml_bench_verdict_name(r->verdict));
