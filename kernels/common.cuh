@@ -171,9 +171,15 @@ template <typename T> __device__ __forceinline__ T sml_zero();
  *               assembled into whole words.
  * Nothing outside [row, row + cols) is touched. The launcher guarantees 16-byte alignment
  * when V > 1; V == 1 is a plain guarded load. Loads and stores are volatile asm ordered
- * among themselves ("memory" clobber), so an in-place row is read before it is written. */
-template <typename T, int V>
-__device__ __forceinline__ sml_chunk<T, V> sml_cld(const T *row, int64_t col, int64_t cols, T pad) {
+ * among themselves ("memory" clobber), so an in-place row is read before it is written.
+ * I, the type of col and cols, is int64_t unless the caller names int: `split`, whose
+ * slice-relative indices are 32-bit by construction, where 64-bit compares and carries were
+ * a third of the instructions of its fused loop (v18, docs/KERNELS.md). It is never deduced,
+ * so a call that mixes int and int64_t arguments converts them instead of failing. */
+template <typename I> struct sml_idx { typedef I type; };
+template <typename T, int V, typename I = int64_t>
+__device__ __forceinline__ sml_chunk<T, V> sml_cld(const T *row, typename sml_idx<I>::type col,
+                                                   typename sml_idx<I>::type cols, T pad) {
     sml_chunk<T, V> r;
     if constexpr (V == 1) {
         r.v[0] = col < cols ? row[col] : pad;
@@ -192,8 +198,9 @@ __device__ __forceinline__ sml_chunk<T, V> sml_cld(const T *row, int64_t col, in
     }
     return r;
 }
-template <typename T, int V>
-__device__ __forceinline__ void sml_cld_fix(const T *row, int64_t col, int64_t cols, sml_chunk<T, V> &r) {
+template <typename T, int V, typename I = int64_t>
+__device__ __forceinline__ void sml_cld_fix(const T *row, typename sml_idx<I>::type col, typename sml_idx<I>::type cols,
+                                            sml_chunk<T, V> &r) {
     if constexpr (V > 1) {
         if (col < cols && col + V > cols) {
             constexpr int E = 4 / sizeof(T); /* elements per word */
@@ -214,11 +221,37 @@ __device__ __forceinline__ void sml_cld_fix(const T *row, int64_t col, int64_t c
     }
 }
 
+/* A whole 16-byte chunk loaded or stored with no bound and no predicate, for loops that have
+ * shown every chunk they touch whole (split's fused forward loop). Volatile asm with a
+ * "memory" clobber, ordered like sml_cld and sml_cst. */
+template <typename T, int V> __device__ __forceinline__ sml_chunk<T, V> sml_ld_whole(const T *p) {
+    static_assert(V > 1, "16-byte chunks only");
+    sml_chunk<T, V> r;
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.w[0]), "=r"(r.w[1]), "=r"(r.w[2]), "=r"(r.w[3])
+                 : "l"(p)
+                 : "memory");
+    return r;
+}
+template <typename T, int V, bool STREAM>
+__device__ __forceinline__ void sml_st_whole(T *p, const sml_chunk<T, V> &r) {
+    static_assert(V > 1, "16-byte chunks only");
+    if (STREAM)
+        asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]),
+                     "r"(r.w[3])
+                     : "memory");
+    else
+        asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]),
+                     "r"(r.w[3])
+                     : "memory");
+}
+
 /* Store the valid part of a chunk: the whole-chunk store predicated, then (rare) the partial
  * chunk element by element. STREAM: evict-first (st.global.cs), for kernels that want L2 to
  * keep their input for a second read rather than their output. */
-template <typename T, int V, bool STREAM = false>
-__device__ __forceinline__ void sml_cst(T *row, int64_t col, int64_t cols, const sml_chunk<T, V> &r) {
+template <typename T, int V, bool STREAM = false, typename I = int64_t>
+__device__ __forceinline__ void sml_cst(T *row, typename sml_idx<I>::type col, typename sml_idx<I>::type cols,
+                                        const sml_chunk<T, V> &r) {
     if constexpr (V == 1) {
         if (col < cols) row[col] = r.v[0];
     } else {
@@ -446,7 +479,10 @@ __device__ __forceinline__ void sml_slot_async(const T *xs, const T *ds, int i, 
 template <typename T, int V, int U, bool BWD, bool LOG>
 __device__ __forceinline__ void sml_tile_acc(const sml_chunk<T, V> *a, const sml_chunk<T, V> *b, float &m,
                                           sml_ksum &acc) {
-    float t = 0.0f;
+    /* Each sum starts from its first term, not from 0.0f, which saves an FADD per chunk. The
+     * bits are the same: only a backward term can be -0 (dy), and a -0 tile sum added to the
+     * compensated sum, which starts at +0, leaves it +0, as adding +0 would have. */
+    float t;
     if (!BWD) {
         float cm = -FLT_MAX;
 #pragma unroll
@@ -459,18 +495,18 @@ __device__ __forceinline__ void sml_tile_acc(const sml_chunk<T, V> *a, const sml
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            float tu = 0.0f;
+            float tu = sml_exp_shift(sml_cv(a[u], 0), m);
 #pragma unroll
-            for (int j = 0; j < V; j++) tu += sml_exp_shift(sml_cv(a[u], j), m);
-            t += tu;
+            for (int j = 1; j < V; j++) tu += sml_exp_shift(sml_cv(a[u], j), m);
+            t = u == 0 ? tu : t + tu;
         }
     } else {
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            float tu = 0.0f;
+            float tu = sml_bwd_term(sml_cv(a[u], 0), sml_cv(b[u], 0), LOG);
 #pragma unroll
-            for (int j = 0; j < V; j++) tu += sml_bwd_term(sml_cv(a[u], j), sml_cv(b[u], j), LOG);
-            t += tu;
+            for (int j = 1; j < V; j++) tu += sml_bwd_term(sml_cv(a[u], j), sml_cv(b[u], j), LOG);
+            t = u == 0 ? tu : t + tu;
         }
     }
     sml_kadd(acc, t);

@@ -33,7 +33,7 @@
  * 85% of its slice (a cluster of 16 fits 7 times, 112 SMs; one of 8 fits 15 times, 120 SMs).
  * The plan (sml_split_size, kernels/split_plan.h) is plain C so a CPU test pins it;
  * cudaOccupancyMaxActiveClusters checks the choice. A device without cluster launch gets
- * `online`. Slice indices are 32-bit (a slice of 2^31 elements is refused).
+ * `online`. Slice indices are 32-bit (a slice of more than 2^30 elements is refused).
  *
  * Partials travel by st.async into every block's slots and are counted on an mbarrier per
  * row parity (v12; the cluster barrier it replaced drained every load and store in flight,
@@ -64,15 +64,15 @@ __device__ __forceinline__ void split_load(const T *xs, const T *ds, int i0, int
     for (int u = 0; u < U; u++) {
         const int i = i0 + u * nt;
         const int l = want && i < upto ? nval : 0; /* not wanted: reads as past the end, no access */
-        a[u] = sml_cld<T, V>(xs, (int64_t)i * V, l, pad);
-        b[u] = BWD ? sml_cld<T, V>(ds, (int64_t)i * V, l, pad) : a[u];
+        a[u] = sml_cld<T, V, int>(xs, i * V, l, pad);
+        b[u] = BWD ? sml_cld<T, V, int>(ds, i * V, l, pad) : a[u];
     }
 #pragma unroll
     for (int u = 0; u < U; u++) {
         const int i = i0 + u * nt;
         const int l = want && i < upto ? nval : 0;
-        sml_cld_fix<T, V>(xs, (int64_t)i * V, l, a[u]);
-        if (BWD) sml_cld_fix<T, V>(ds, (int64_t)i * V, l, b[u]);
+        sml_cld_fix<T, V, int>(xs, i * V, l, a[u]);
+        if (BWD) sml_cld_fix<T, V, int>(ds, i * V, l, b[u]);
     }
 }
 
@@ -153,6 +153,40 @@ static __device__ __forceinline__ void split_xwait(uint64_t *bar, unsigned phase
                  "@!done bra SPLIT_XWAIT;\n\t}" ::"r"(split_smem_addr(bar)),
                  "r"(phase)
                  : "memory");
+}
+
+/* One step of forward's fused loop (2. in the kernel) at tile i0: the tile at i0 + step of
+ * the next row is loaded into nxt, this row's output is written from the slots of tile i0,
+ * and cur, that tile of the next row loaded one step earlier, takes their place and joins
+ * the statistics. WHOLE: the caller has shown every chunk of both tiles whole, cached and
+ * wanted, so the accesses go unpredicated and without bounds: with them, compares and
+ * 64-bit address arithmetic were a third of the loop's instructions (v18). */
+template <typename T, int V, bool LOG, bool WHOLE>
+__device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<T, V> *cx, int i0, int nt, int ncache,
+                                                 int nval, bool more, T pad, float M, float post,
+                                                 sml_chunk<T, V> *cur, sml_chunk<T, V> *nxt, float &m, sml_ksum &acc) {
+    constexpr int U = SPLIT_UNROLL(false);
+    const int step = U * nt;
+    if constexpr (WHOLE) {
+#pragma unroll
+        for (int u = 0; u < U; u++) nxt[u] = sml_ld_whole<T, V>(nxs + (i0 + step + u * nt) * V);
+    } else {
+        split_load<T, V, U, false>(nxs, nxs, i0 + step, nt, ncache, nval, more, pad, nxt, nxt);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int i = i0 + u * nt;
+        if constexpr (WHOLE) sml_st_whole<T, V, true>(os + i * V, sml_chunk_out<T, V, false, LOG>(cx[i], cx[i], M, post));
+        else if (i < ncache) sml_cst<T, V, true, int>(os, i * V, nval, sml_chunk_out<T, V, false, LOG>(cx[i], cx[i], M, post));
+    }
+    if (WHOLE || more) {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int i = i0 + u * nt;
+            if (WHOLE || i < ncache) cx[i] = cur[u];
+        }
+        sml_tile_acc<T, V, U, false, LOG>(cur, cur, m, acc);
+    }
 }
 
 /* FUSED: the next row's slice is read while this row's output is written (forward);
@@ -260,7 +294,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
             split_load<T, V, U, BWD>(xs, ds, i0, nt, mine, nval, true, pad, ta, tb);
 #pragma unroll
             for (int u = 0; u < U; u++)
-                sml_cst<T, V, true>(os, (int64_t)(i0 + u * nt) * V, nval, sml_chunk_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
+                sml_cst<T, V, true, int>(os, (i0 + u * nt) * V, nval, sml_chunk_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
         }
         if constexpr (!FUSED) {
             if (V > 1 && C >= SPLIT_REFILL_MIN_C) { /* scalar rows keep 2': no 16-byte copies */
@@ -271,7 +305,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                 for (int i = tid; i < ncache; i += nt) {
                     const VT o = sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post);
                     if (more) sml_slot_async<T, V, BWD>(nxs, nds, i, nval, cx, cd);
-                    sml_cst<T, V, true>(os, (int64_t)i * V, nval, o);
+                    sml_cst<T, V, true, int>(os, i * V, nval, o);
                 }
                 sml_cp_commit();
                 if (more) {
@@ -286,7 +320,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
             } else {
                 /* 2'. The cached slots from shared memory; then the next row's slice. */
                 for (int i = tid; i < ncache; i += nt)
-                    sml_cst<T, V, true>(os, (int64_t)i * V, nval,
+                    sml_cst<T, V, true, int>(os, i * V, nval,
                                         sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
                 if (more)
                     split_read_slice<T, V, SPLIT_PASS_UNROLL(BWD), BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval,
@@ -298,31 +332,28 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
              * next row loaded one step earlier takes its place (a thread only ever touches the
              * slots it filled, so no barrier is needed). Reads and writes stream together and a
              * tile of loads is always in flight. */
-            for (int i0 = tid; i0 < ncache; i0 += step) {
-                VT na[U], nb[U];
-                split_load<T, V, U, BWD>(nxs, nds, i0 + step, nt, ncache, nval, more, pad, na, nb);
-#pragma unroll
-                for (int u = 0; u < U; u++) {
-                    const int i = i0 + u * nt;
-                    if (i < ncache)
-                        sml_cst<T, V, true>(os, (int64_t)i * V, nval, sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
-                }
+            int i0 = tid;
+            if constexpr (V > 1) {
+                /* While both tiles of a pair of steps, and the next one's loads, lie in whole,
+                 * cached chunks of a row that has a successor, no access needs a bound. */
+                const int nwhole = (int)sml_min64(ncache, nval / V);
                 if (more) {
-#pragma unroll
-                    for (int u = 0; u < U; u++) {
-                        const int i = i0 + u * nt;
-                        if (i < ncache) {
-                            cx[i] = a[u];
-                            if (BWD) cd[i] = b[u];
-                        }
+                    for (; i0 + 2 * step + (U - 1) * nt < nwhole; i0 += 2 * step) {
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, nval, true, pad, M, post, a, b, m, acc);
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0 + step, nt, ncache, nval, true, pad, M, post, b, a, m, acc);
                     }
-                    sml_tile_acc<T, V, U, BWD, LOG>(a, b, m, acc);
-                }
+                    if (i0 + step + (U - 1) * nt < nwhole) { /* one more whole step, unpaired */
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, nval, true, pad, M, post, a, b, m, acc);
 #pragma unroll
-                for (int u = 0; u < U; u++) {
-                    a[u] = na[u];
-                    b[u] = nb[u];
+                        for (int u = 0; u < U; u++) a[u] = b[u];
+                        i0 += step;
+                    }
                 }
+            }
+            for (; i0 < ncache; i0 += step) {
+                split_fused_step<T, V, LOG, false>(nxs, os, cx, i0, nt, ncache, nval, more, pad, M, post, a, b, m, acc);
+#pragma unroll
+                for (int u = 0; u < U; u++) a[u] = b[u];
             }
             /* 3. The next row's uncached tail: statistics only (re-read when it is written). */
             if (more) split_tail_stats<T, V, U, BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, m, acc);
@@ -396,7 +427,9 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
     }
     if (active <= 0 && force_C > 0) return SML_ERR_UNSUPPORTED;
     if (active <= 0) active = (int)sml_max64(1, sms / pl.C);
-    if ((nch + pl.C - 1) / pl.C * V >= INT32_MAX) return SML_ERR_UNSUPPORTED; /* slice indices are 32-bit */
+    /* Slice indices are 32-bit, and a tile's index may run up to a block's threads times its
+     * chunks past the slice before its load is predicated off: half the range leaves room. */
+    if ((nch + pl.C - 1) / pl.C * V > INT32_MAX / 2) return SML_ERR_UNSUPPORTED;
     const int64_t clusters = sml_min64(p->rows, sml_min64(active, (int64_t)INT32_MAX / pl.C));
     if (plan) {
         plan[0] = pl.C;
