@@ -172,10 +172,10 @@ template <typename T> __device__ __forceinline__ T sml_zero();
  * Nothing outside [row, row + cols) is touched. The launcher guarantees 16-byte alignment
  * when V > 1; V == 1 is a plain guarded load. Loads and stores are volatile asm ordered
  * among themselves ("memory" clobber), so an in-place row is read before it is written.
- * I, the type of col and cols, is int64_t unless the caller names int: `split`, whose
- * slice-relative indices are 32-bit by construction, where 64-bit compares and carries were
- * a third of the instructions of its fused loop (v18, docs/KERNELS.md). It is never deduced,
- * so a call that mixes int and int64_t arguments converts them instead of failing. */
+ * I, the type of col and cols, is int64_t unless the caller names int, as `split` does: its
+ * slice-relative indices are 32-bit by construction, and 64-bit compares cost it carries per
+ * chunk (v18, docs/KERNELS.md). I is never deduced, so a call that mixes int and int64_t
+ * arguments converts them instead of failing. */
 template <typename I> struct sml_idx { typedef I type; };
 template <typename T, int V, typename I = int64_t>
 __device__ __forceinline__ sml_chunk<T, V> sml_cld(const T *row, typename sml_idx<I>::type col,
