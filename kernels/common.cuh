@@ -173,9 +173,11 @@ template <typename T> __device__ __forceinline__ T sml_zero();
  * when V > 1; V == 1 is a plain guarded load. Loads and stores are volatile asm ordered
  * among themselves ("memory" clobber), so an in-place row is read before it is written.
  * I, the type of col and cols, is int64_t unless the caller names int, as `split` does: its
- * slice-relative indices are 32-bit by construction, and 64-bit compares cost it carries per
- * chunk (v18, docs/KERNELS.md). I is never deduced, so a call that mixes int and int64_t
- * arguments converts them instead of failing. */
+ * slice-relative indices are 32-bit by construction, and 64-bit compares and index arithmetic
+ * cost it carry instructions per chunk (v18, docs/KERNELS.md). I is never deduced, so a call
+ * that mixes int and int64_t arguments converts them instead of failing to compile, and a
+ * caller that names int while passing int64_t values narrows them: name int only where the
+ * values are known to fit. */
 template <typename I> struct sml_idx { typedef I type; };
 template <typename T, int V, typename I = int64_t>
 __device__ __forceinline__ sml_chunk<T, V> sml_cld(const T *row, typename sml_idx<I>::type col,
@@ -479,9 +481,12 @@ __device__ __forceinline__ void sml_slot_async(const T *xs, const T *ds, int i, 
 template <typename T, int V, int U, bool BWD, bool LOG>
 __device__ __forceinline__ void sml_tile_acc(const sml_chunk<T, V> *a, const sml_chunk<T, V> *b, float &m,
                                           sml_ksum &acc) {
-    /* Each sum starts from its first term, not from 0.0f, which saves an FADD per chunk. The
-     * bits are the same: only a backward term can be -0 (dy), and a -0 tile sum added to the
-     * compensated sum, which starts at +0, leaves it +0, as adding +0 would have. */
+    /* Each sum starts from its first term, not from 0.0f, which saves an add per chunk
+     * (softmax_bwd: 0 + dy * y was an fma, now a mul, so one add per tile). The bits are the
+     * same: starting from 0.0f only turns a sum of all -0 terms (dy, or dy * y) into +0, and
+     * sml_kadd gives the same bits for -0 and +0 unless its sum is -0, which it never is (it
+     * starts at +0, an exact cancellation rounds to +0, and it is only scaled by factors >= 0).
+     * Forward terms are never -0. */
     float t;
     if (!BWD) {
         float cm = -FLT_MAX;

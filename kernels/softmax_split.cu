@@ -33,7 +33,7 @@
  * 85% of its slice (a cluster of 16 fits 7 times, 112 SMs; one of 8 fits 15 times, 120 SMs).
  * The plan (sml_split_size, kernels/split_plan.h) is plain C so a CPU test pins it;
  * cudaOccupancyMaxActiveClusters checks the choice. A device without cluster launch gets
- * `online`. Slice indices are 32-bit (a slice of more than 2^30 elements is refused).
+ * `online`. Slice indices are 32-bit (a slice of 2^30 elements or more is refused).
  *
  * Partials travel by st.async into every block's slots and are counted on an mbarrier per
  * row parity (v12; the cluster barrier it replaced drained every load and store in flight,
@@ -197,6 +197,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t cap) {
     typedef sml_chunk<T, V> VT;
     constexpr int U = SPLIT_UNROLL(BWD);
+    static_assert(!(BWD && FUSED), "split_fused_step is forward only: it neither reads nor writes dy's slots");
     extern __shared__ __align__(16) unsigned char sml_split_smem[];
     VT *cx = reinterpret_cast<VT *>(sml_split_smem);
     VT *cd = cx + cap;
