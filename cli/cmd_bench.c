@@ -31,6 +31,9 @@ static void usage(FILE *f) {
         "  --svg FILE              plot GB/s against cols from this run's ledger\n"
         "  --min-samples N         at least N samples per measurement (default 10)\n"
         "  --max-seconds S         per measurement, once N samples are in (default 0.5)\n"
+        "  --time-limit S          start no case after S seconds of the run; the ledger is then\n"
+        "                          partial: it says which cases ran, and no kernel with a claim\n"
+        "                          is called Supported on it (default: none)\n"
         "  --min-batch N           GPU launches per sample at least N (default 4; 1: single launches)\n"
         "  --no-hold               start each GPU sample's launches as they are made, not queued\n"
         "                          behind the hold kernel (times the host's launch calls too)\n"
@@ -208,6 +211,9 @@ int sml_cmd_bench(int argc, char **argv) {
         } else if (!strcmp(a, "--max-seconds")) {
             if (!parse_dbl(v, 0, 3600, &d)) return bad("bad --max-seconds '%s' (0 to 3600)", v);
             cfg.stop.max_seconds = d;
+        } else if (!strcmp(a, "--time-limit")) {
+            if (!parse_dbl(v, 1e-3, 1e6, &d)) return bad("bad --time-limit '%s' (0.001 to 1e6 seconds)", v);
+            cfg.time_limit_s = d;
         } else if (!strcmp(a, "--noise")) {
             if (!parse_dbl(v, 0, 1, &d)) return bad("bad --noise '%s' (0 to 1)", v);
             cfg.stop.noise = d;

@@ -122,7 +122,11 @@ static void text_header(FILE *f, const sml_tgt_report *r, const char *path) {
     fprintf(f, "  sweep   %s%s%s%s\n", r->sweep, r->ops[0] ? " (" : "", r->ops, r->ops[0] ? ")" : "");
     fprintf(f, "  GPU     %s, memcpy %s GB/s, decision margin %.0f%%\n", r->gpu,
             num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100);
-    fprintf(f, "  status  %s\n\n", r->status);
+    fprintf(f, "  status  %s\n", r->status);
+    if (r->cases_planned > 0)
+        fprintf(f, "  PARTIAL %lld of %lld cases measured (time limit): every count is of the rows present\n",
+                (long long)r->cases_measured, (long long)r->cases_planned);
+    fprintf(f, "\n");
 }
 
 static void text_misses(FILE *f, const sml_tgt_report *r, int id) {
@@ -209,6 +213,15 @@ static int write_json(FILE *f, const sml_tgt_report *r, const char *path) {
     sml_jw_knum(&w, "decision_margin", r->margin);
     sml_jw_kstr(&w, "kernel", r->kernel);
     sml_jw_kstr(&w, "status", r->status);
+    sml_jw_key(&w, "partial");
+    if (r->cases_planned > 0) {
+        sml_jw_object_inline(&w);
+        sml_jw_kint(&w, "cases_measured", r->cases_measured);
+        sml_jw_kint(&w, "cases_planned", r->cases_planned);
+        sml_jw_end(&w);
+    } else {
+        sml_jw_null(&w);
+    }
     sml_jw_kbool(&w, "all_met", sml_tgt_all_met(r));
     sml_jw_key(&w, "targets");
     sml_jw_array(&w);
@@ -240,6 +253,10 @@ static int write_md(FILE *f, const sml_tgt_report *r, const char *path) {
     fprintf(f, "Ledger `%s`; sweep %s%s%s%s; %s, memcpy %s GB/s; decision margin %.0f%%; status %s.\n\n", path,
             r->sweep, r->ops[0] ? " (" : "", r->ops, r->ops[0] ? ")" : "", r->gpu,
             num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100, r->status);
+    if (r->cases_planned > 0)
+        fprintf(f, "**Partial ledger:** %lld of %lld cases measured (time limit); every count below is of the "
+                   "rows present.\n\n",
+                (long long)r->cases_measured, (long long)r->cases_planned);
     fprintf(f, "| target | what | rule | met |\n|---|---|---|---|\n");
     for (int id = 0; id < SML_TGT_COUNT; id++) {
         char met[128];

@@ -35,6 +35,8 @@ typedef struct sml_bench_config {
     int64_t check_max_elems; /* check at most this many elements per kernel and case (whole
                                 rows, spread over the tensor); <= 0: every element */
     int progress;           /* 1: progress line on stderr */
+    double time_limit_s;    /* > 0: start no case once the run has taken this long; the
+                               ledger is then partial (sml_bench_run.ncases_planned) */
 } sml_bench_config;
 
 void sml_bench_config_default(sml_bench_config *c);
@@ -122,12 +124,18 @@ typedef struct sml_bench_run {
     sml_bench_config cfg;
     sml_bench_env env;
     sml_bench_case *cases;
-    size_t ncases;
+    size_t ncases;                /* cases measured */
+    size_t ncases_planned;        /* cases in the plan: more than ncases when the time limit
+                                     stopped the run (the ledger says so, and no kernel with
+                                     a claim is called Supported on it) */
     sml_bench_result *results;
     size_t nresults, cap;
     double seconds;
     char notes[512];              /* what a reader must know: shrunk sweep, no GPU, ... */
 } sml_bench_run;
+
+/* 1 when the time limit stopped the run before every planned case was measured. */
+int sml_bench_partial(const sml_bench_run *run);
 
 /* A timed GPU row of a run with the launch hold on whose hold ran out of time, so that the
  * samples after it were timed as made (the table's `~`, the .md ledger's "(unheld)"). */

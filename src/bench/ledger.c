@@ -83,6 +83,7 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
                               : "no shape of that class was measured");
         return;
     }
+    const int partial = sml_bench_partial(run);
     switch (d->status) {
     case SML_DECISION_SUPPORTED:
         append(b, n, "Meets it on all %d shapes (%.2fx to %.2fx).", d->counted, d->worst_speedup,
@@ -94,6 +95,13 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
         append(b, n, ".");
         if (d->wrong) append(b, n, " WRONG on %d.", d->wrong);
         break;
+    case SML_DECISION_CAVEATED:
+        if (partial && d->meets == d->counted) { /* Supported on what was measured */
+            append(b, n, "Meets it on all %d shapes measured (%.2fx to %.2fx).", d->counted,
+                   d->worst_speedup, d->best_speedup);
+            break;
+        }
+        /* fall through */
     default:
         append(b, n, "Meets it on %d of %d shapes", d->meets, d->counted);
         if (d->meets) {
@@ -113,6 +121,10 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
         }
         break;
     }
+    if (partial)
+        append(b, n, " Partial run: the time limit (%g s) stopped it after %zu of %zu cases, and a "
+                     "partial run never calls a claim Supported.",
+               run->cfg.time_limit_s, run->ncases, run->ncases_planned);
     if (d->no_baseline) append(b, n, " %d shapes had no timed baseline.", d->no_baseline);
     if (r->baseline_wrong)
         append(b, n, " %s missed the contract on %d of these shapes (WRONG or a documented "
@@ -173,6 +185,10 @@ sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
         }
         sml_decide(r->claim.baseline ? &r->claim : NULL, rows, r->n, run->cfg.margin, &r->decision,
                    r->outcome);
+        /* The cases a time limit left out could have been losses: a partial run can show a
+         * claim missed, never that it holds everywhere. */
+        if (sml_bench_partial(run) && r->decision.status == SML_DECISION_SUPPORTED)
+            r->decision.status = SML_DECISION_CAVEATED;
         free(rows);
         explain(run, r);
     }
@@ -274,6 +290,7 @@ static void json_config(sml_jw *w, const sml_bench_run *run) {
     snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)c->seed);
     sml_jw_kstr(w, "seed", seed);
     sml_jw_knum(w, "decision_margin", c->margin);
+    sml_jw_knum(w, "time_limit_s", c->time_limit_s > 0 ? c->time_limit_s : NAN);
     sml_jw_kstr(w, "shape_classes", "short: cols <= 1024; mid: 1024 < cols < 131072; long: cols >= 131072");
     sml_jw_end(w);
 }
@@ -360,6 +377,16 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
                 "Rejected: none is faster than the baseline beyond m; Caveated: otherwise; "
                 "Measured: no claim or nothing to test. A WRONG kernel's row is a loss.");
     sml_jw_knum(&w, "seconds", run->seconds);
+    sml_jw_key(&w, "partial"); /* null: every planned case was measured */
+    if (sml_bench_partial(run)) {
+        sml_jw_object_inline(&w);
+        sml_jw_kint(&w, "cases_measured", (int64_t)run->ncases);
+        sml_jw_kint(&w, "cases_planned", (int64_t)run->ncases_planned);
+        sml_jw_knum(&w, "time_limit_s", run->cfg.time_limit_s);
+        sml_jw_end(&w);
+    } else {
+        sml_jw_null(&w);
+    }
     json_env(&w, run);
     json_config(&w, run);
     if (run->plan.anchors) {
@@ -466,6 +493,11 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
             (unsigned long long)run->cfg.seed, run->cfg.margin * 100, SML_SHORT_MAX_COLS,
             SML_LONG_MIN_COLS);
     if (run->notes[0]) fprintf(f, "**Notes:** %s\n\n", run->notes);
+    if (sml_bench_partial(run))
+        fprintf(f, "**Partial run:** the time limit (%g s) stopped it after %zu of %zu cases; the "
+                   "cases after those below were not measured, and no kernel with a claim is called "
+                   "Supported.\n\n",
+                run->cfg.time_limit_s, run->ncases, run->ncases_planned);
     if (run->plan.anchors)
         fprintf(f, "Anchor columns: **another machine's measurement** (%s; file %s), same buffers "
                    "every call, so shapes under its L2 ran warm there. For orientation only; "

@@ -49,7 +49,10 @@ void sml_bench_config_default(sml_bench_config *c) {
     c->threads = 0;
     c->check_max_elems = (int64_t)1 << 24;
     c->progress = 1;
+    c->time_limit_s = 0;
 }
+
+int sml_bench_partial(const sml_bench_run *run) { return run->ncases < run->ncases_planned; }
 
 const char *sml_bench_verdict_name(sml_bench_verdict v) {
     switch (v) {
@@ -624,6 +627,7 @@ sml_status sml_bench_execute(const sml_bench_plan *plan, const sml_bench_config 
         return SML_ERR_OUT_OF_MEMORY;
     }
     enumerate(plan, run->cases);
+    run->ncases_planned = run->ncases;
     progress pg = {cfg->progress, cfg->progress && isatty(2), t0, 0, 0, run->ncases};
     for (size_t i = 0; i < run->ncases; i++) {
         double bytes = (double)run->cases[i].rows * (double)run->cases[i].cols *
@@ -676,10 +680,19 @@ sml_status sml_bench_execute(const sml_bench_plan *plan, const sml_bench_config 
         }
     }
     for (size_t i = 0; i < run->ncases; i++) {
+        /* A case is never cut short: the limit only stops the next one from starting, so
+         * every case in the ledger is whole. */
+        if (i > 0 && cfg->time_limit_s > 0 && sml_now() - t0 >= cfg->time_limit_s) {
+            run->ncases = i;
+            break;
+        }
         run_case(run, i, h, threads, &pg);
         if (cb) cb(run, i, user);
     }
     if (pg.on && pg.tty) fprintf(stderr, "\r\033[K");
+    if (sml_bench_partial(run))
+        fprintf(stderr, "time limit: %g s reached after %zu of %zu cases; the ledger is partial\n",
+                cfg->time_limit_s, run->ncases, run->ncases_planned);
     if (pg.on) fprintf(stderr, "done: %zu cases, %zu measurements in %.1f s\n", run->ncases,
                        run->nresults, sml_now() - t0);
     sml_handle_destroy(h);

@@ -61,6 +61,9 @@ typedef struct sml_tgt_report {
     char sweep[64], ops[128], gpu[128], kernel[32], status[16];
     double memcpy_gbps; /* NaN when the ledger has none (a CPU-only run) */
     double margin;      /* config.decision_margin */
+    /* The ledger's "partial" block: 0 and 0 when every planned case was measured (or the
+     * ledger predates the field). Counts of a partial ledger are of the rows present. */
+    int64_t cases_measured, cases_planned;
     sml_tgt_row *rows;
     size_t n;
     sml_tgt_result t[SML_TGT_COUNT];

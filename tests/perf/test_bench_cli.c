@@ -89,6 +89,8 @@ int main(int argc, char **argv) {
         {"bench", "--svg", "out/", "--ledger", "L", NULL},
         {"bench", "--anchors", "/nonexistent/anchors.csv", "--ledger", "L", NULL},
         {"bench", "--max-seconds", "--ledger", "L", NULL},
+        {"bench", "--time-limit", "0", "--ledger", "L", NULL},
+        {"bench", "--time-limit", "soon", "--ledger", "L", NULL},
         {"compare", fx[0], NULL},
         {"compare", fx[0], fx[1], "--threshold", "-1", NULL},
         {"compare", fx[0], badfx, NULL},
@@ -144,6 +146,27 @@ int main(int argc, char **argv) {
     const char *const dflt[] = {"bench", "--help", NULL};
     expect_rc(59, "bench --help", dflt, 0, 0);
     check(60, strstr(LOG, "standard") && strstr(LOG, "16384x128"), "--help lists the sweeps and their shapes");
+
+    /* A time limit the first case outlasts: exit 0, a partial ledger, and the run says so. */
+    const char *const part[] = {"bench", "--backend", "cpu", "--rows", "32", "--cols", "256", "--dtype", "fp32,bf16",
+                                "--op", "all", "--max-seconds", "0.02", "--time-limit", "0.001", "--ledger", "L",
+                                "--json", "part.json", "--quiet", NULL};
+    expect_rc(61, "a CPU bench cut short by --time-limit", part, 0, 0);
+    check(62, strstr(LOG, "time limit: 0.001 s reached after 1 of 8 cases; the ledger is partial") != NULL,
+          "the run says where the time limit stopped it");
+    snprintf(path, sizeof path, "%s/part.json", TMP);
+    doc = NULL;
+    const sml_json *pj = sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK ? sml_json_get(doc, "partial") : NULL;
+    check(63, pj && sml_json_num(sml_json_get(pj, "cases_measured"), -1) == 1 &&
+                  sml_json_num(sml_json_get(pj, "cases_planned"), -1) == 8 &&
+                  sml_json_len(sml_json_get(sml_json_at(sml_json_get(doc, "records"), 0), "evidence")) == 1,
+          "part.json: partial, 1 of 8 cases, one evidence row per record");
+    sml_json_free(doc);
+    snprintf(path, sizeof path, "%s/run.json", TMP);
+    check(64, sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK && sml_json_get(doc, "partial") &&
+                  sml_json_get(doc, "partial")->type == SML_JSON_NULL,
+          "a complete run's ledger has \"partial\": null");
+    sml_json_free(doc);
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.log'", TMP, TMP);

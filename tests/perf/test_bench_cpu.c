@@ -219,5 +219,50 @@ int main(int argc, char **argv) {
     check(112, sl && sl->verdict == SML_VERDICT_WRONG, "the sampled check catches unwritten rows");
     check(113, sn && sn->verdict == SML_VERDICT_OK, "cpu_naive passes the sampled check");
     if (s == SML_OK) sml_bench_run_free(&run);
+
+    /* A time limit the first case alone outlasts: one of the six cases runs, the ledger says
+     * it is partial, and planted_ok, Supported on the full run above, is only Caveated. */
+    plan.shapes.n = 2;
+    plan.shapes.shape[0] = (sml_sweep_shape){16, 256, 1u << SML_F32, 0};
+    plan.shapes.shape[1] = (sml_sweep_shape){4, 2048, (1u << SML_F16) | (1u << SML_BF16), 0};
+    plan.ops = (1u << SML_SOFTMAX) | (1u << SML_SOFTMAX_BWD);
+    cfg.check_max_elems = (int64_t)1 << 24;
+    cfg.time_limit_s = 1e-3;
+    s = sml_bench_execute(&plan, &cfg, NULL, NULL, &run, err, sizeof err);
+    check(120, s == SML_OK && run.ncases == 1 && run.ncases_planned == 6 && sml_bench_partial(&run) &&
+                   run.nresults == 5,
+          "a 1 ms time limit: the first case runs (whole: 5 results), the other 5 do not");
+    if (s == SML_OK) {
+        sml_ledger lp;
+        check(121, sml_ledger_build(&run, &lp) == SML_OK, "the partial ledger builds");
+        const sml_ledger_record *pk = sml_ledger_find(&lp, "planted_ok");
+        const sml_ledger_record *pc = sml_ledger_find(&lp, "planted_corrupt");
+        check(122, pk && pk->decision.status == SML_DECISION_CAVEATED && pk->decision.meets == pk->decision.counted &&
+                       strstr(pk->reason, "Partial run") && strstr(pk->reason, "1 of 6 cases"),
+              "a kernel meeting its claim on every case measured is Caveated on a partial run, and says why");
+        check(123, pc && pc->decision.status == SML_DECISION_REJECTED,
+              "a kernel that misses its claim is still Rejected on a partial run");
+        buf = NULL;
+        f = open_memstream(&buf, &len);
+        wj = sml_ledger_write_json(&run, &lp, f);
+        fclose(f);
+        doc = NULL;
+        s = sml_json_parse(buf, len, &doc, err, sizeof err);
+        const sml_json *part = s == SML_OK ? sml_json_get(doc, "partial") : NULL;
+        check(124, wj == 0 && part && sml_json_num(sml_json_get(part, "cases_measured"), -1) == 1 &&
+                       sml_json_num(sml_json_get(part, "cases_planned"), -1) == 6,
+              "the JSON ledger's partial block: 1 of 6 cases");
+        sml_json_free(doc);
+        free(buf);
+        buf = NULL;
+        f = open_memstream(&buf, &len);
+        wm = sml_ledger_write_md(&run, &lp, f);
+        fclose(f);
+        check(125, wm == 0 && strstr(buf, "**Partial run:**") && strstr(buf, "after 1 of 6 cases"),
+              "the Markdown ledger says the run is partial");
+        free(buf);
+        sml_ledger_free(&lp);
+        sml_bench_run_free(&run);
+    }
     return sml_tally_finish(&T);
 }

@@ -227,6 +227,49 @@ static void cli_report(const char *fx) {
     check(24, strstr(LOG, "usage: softmax-lab targets") != NULL, "--help prints the usage");
 }
 
+/* A ledger the time limit cut short: the fixture with a "partial" block. The report says so
+ * on every output; the complete fixture reads as complete. */
+static void cli_partial(const char *fx) {
+    char part[400], err[256] = "";
+    snprintf(part, sizeof part, "%s.partial.json", TMP); /* beside TMP: expect_rc empties TMP */
+    FILE *in = fopen(fx, "r"), *out = fopen(part, "w");
+    int copied = in && out;
+    char line[4096];
+    while (copied && fgets(line, sizeof line, in)) {
+        fputs(line, out);
+        if (strstr(line, "\"sweep\": \"fixture\""))
+            fputs(" \"partial\": {\"cases_measured\": 3, \"cases_planned\": 10, \"time_limit_s\": 60},\n", out);
+    }
+    if (in) fclose(in);
+    if (out) fclose(out);
+    sml_tgt_report r, whole;
+    int ok = copied && sml_targets_file(part, "auto", &r, err, sizeof err) == SML_OK;
+    check(40, ok && r.cases_measured == 3 && r.cases_planned == 10 && r.n == 17,
+          "a partial ledger reads: 3 of 10 cases, the same 17 rows");
+    if (ok) sml_tgt_report_free(&r);
+    ok = sml_targets_file(fx, "auto", &whole, err, sizeof err) == SML_OK;
+    check(41, ok && whole.cases_measured == 0 && whole.cases_planned == 0, "the complete fixture reads as complete");
+    if (ok) sml_tgt_report_free(&whole);
+    const char *const args[] = {"targets", part, "--json", "pout.json", "--md", "pout.md", NULL};
+    expect_rc(42, "targets on a partial ledger", args, 1, 2);
+    char path[400];
+    snprintf(path, sizeof path, "%s/pout.json", TMP);
+    sml_json *doc = NULL;
+    const sml_json *pj = sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK ? sml_json_get(doc, "partial") : NULL;
+    check(43, pj && sml_json_num(sml_json_get(pj, "cases_measured"), -1) == 3 &&
+                  sml_json_num(sml_json_get(pj, "cases_planned"), -1) == 10 &&
+                  strstr(LOG, "PARTIAL 3 of 10 cases measured (time limit)"),
+          "stdout and the JSON report say the ledger is partial");
+    sml_json_free(doc);
+    snprintf(path, sizeof path, "%s/pout.md", TMP);
+    FILE *md = fopen(path, "r");
+    size_t got = md ? fread(line, 1, sizeof line - 1, md) : 0;
+    line[got] = 0;
+    if (md) fclose(md);
+    check(44, strstr(line, "**Partial ledger:** 3 of 10 cases measured") != NULL, "the Markdown report says so too");
+    remove(part);
+}
+
 static void cli_refusals(const char *fx) {
     char nofrac[600], schema[600];
     fixture(nofrac, sizeof nofrac, "targets_no_frac.json");
@@ -265,6 +308,7 @@ int main(int argc, char **argv) {
     char fx[600];
     fixture(fx, sizeof fx, "targets_ledger.json");
     cli_report(fx);
+    cli_partial(fx);
     cli_refusals(fx);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.log'", TMP, TMP);
