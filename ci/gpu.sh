@@ -5,6 +5,8 @@
 #
 #   ci/gpu.sh                 everything
 #   SML_GPU_STAGES="build test" ci/gpu.sh   a subset of: build test bench sanitize
+#   SML_BENCH_TIME_LIMIT=240 ci/gpu.sh      the bench starts no case after 240 s and writes a
+#                                            partial ledger (docs/BENCHMARKING.md, "Partial runs")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ARTIFACTS=${ARTIFACTS:-$PWD/artifacts}
@@ -51,6 +53,7 @@ if has bench; then
   log "benchmark: standard sweep, all ops, ledger"
   mkdir -p "$ARTIFACTS/ledger"
   "./$BUILD/softmax-lab" bench --backend all --sweep standard --op all \
+    ${SML_BENCH_TIME_LIMIT:+--time-limit "$SML_BENCH_TIME_LIMIT"} \
     --ledger "$ARTIFACTS/ledger" --json "$ARTIFACTS/bench.json" --md "$ARTIFACTS/bench.md" \
     2>"$ARTIFACTS/bench.stderr" | tee "$ARTIFACTS/bench.txt" || status=1
 fi
