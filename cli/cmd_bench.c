@@ -31,9 +31,10 @@ static void usage(FILE *f) {
         "  --svg FILE              plot GB/s against cols from this run's ledger\n"
         "  --min-samples N         at least N samples per measurement (default 10)\n"
         "  --max-seconds S         per measurement, once N samples are in (default 0.5)\n"
-        "  --time-limit S          start no case after S seconds of the run; the ledger is then\n"
-        "                          partial: it says which cases ran, and no kernel with a claim\n"
-        "                          is called Supported on it (default: none)\n"
+        "  --time-limit S          start no case after S seconds of the run (the first case always\n"
+        "                          runs, a started one finishes: leave headroom); the ledger is\n"
+        "                          then partial, says which cases ran, calls no claim Supported,\n"
+        "                          and --gate fails (default: none)\n"
         "  --min-batch N           GPU launches per sample at least N (default 4; 1: single launches)\n"
         "  --no-hold               start each GPU sample's launches as they are made, not queued\n"
         "                          behind the hold kernel (times the host's launch calls too)\n"
@@ -413,8 +414,17 @@ int sml_cmd_bench(int argc, char **argv) {
         printf("%d measurement(s) WRONG or failed: see the check column\n", broken);
         rc = 1;
     }
+    if (sml_bench_partial(&run))
+        printf("PARTIAL: the time limit (%g s) stopped the run after %zu of %zu cases; no kernel with a "
+               "claim is called Supported on it\n",
+               cfg.time_limit_s, run.ncases, run.ncases_planned);
     if (gate && missed) {
         printf("gate: %d kernel(s) miss their claim\n", missed);
+        rc = 1;
+    } else if (gate && sml_bench_partial(&run)) {
+        /* Kernels whose claimed shapes were never reached are Measured, not missed: a gate
+         * that only counted misses would pass a run that measured nothing it gates. */
+        printf("gate: a partial run cannot show any claim holds\n");
         rc = 1;
     }
     sml_ledger_free(&l);

@@ -77,13 +77,16 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
     }
     append(b, n, "Claim: >= %.2fx over %s on %s shapes (noise margin >= %.0f%%). ",
            r->claim.min_speedup, r->claim.baseline, r->claim.shapes, run->cfg.margin * 100);
+    const int partial = sml_bench_partial(run);
     if (d->counted == 0) {
-        append(b, n, "Not testable on this sweep: %s.",
+        append(b, n, "Not testable on this %s: %s.", partial ? "partial run" : "sweep",
                d->no_baseline ? "the baseline was not timed on these shapes"
                               : "no shape of that class was measured");
+        if (partial)
+            append(b, n, " The time limit (%g s) stopped it after %zu of %zu cases.", run->cfg.time_limit_s,
+                   run->ncases, run->ncases_planned);
         return;
     }
-    const int partial = sml_bench_partial(run);
     switch (d->status) {
     case SML_DECISION_SUPPORTED:
         append(b, n, "Meets it on all %d shapes (%.2fx to %.2fx).", d->counted, d->worst_speedup,
@@ -121,15 +124,16 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
         }
         break;
     }
-    if (partial)
-        append(b, n, " Partial run: the time limit (%g s) stopped it after %zu of %zu cases, and a "
-                     "partial run never calls a claim Supported.",
-               run->cfg.time_limit_s, run->ncases, run->ncases_planned);
     if (d->no_baseline) append(b, n, " %d shapes had no timed baseline.", d->no_baseline);
     if (r->baseline_wrong)
         append(b, n, " %s missed the contract on %d of these shapes (WRONG or a documented "
                      "deviation); its time still counts as the time to beat.",
                r->claim.baseline, r->baseline_wrong);
+    /* Last, so that a long reason loses this sentence to the buffer before the evidence. */
+    if (partial)
+        append(b, n, " Partial run: the time limit (%g s) stopped it after %zu of %zu cases, and a "
+                     "partial run never calls a claim Supported.",
+               run->cfg.time_limit_s, run->ncases, run->ncases_planned);
 }
 
 sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {

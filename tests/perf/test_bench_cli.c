@@ -89,14 +89,14 @@ int main(int argc, char **argv) {
         {"bench", "--svg", "out/", "--ledger", "L", NULL},
         {"bench", "--anchors", "/nonexistent/anchors.csv", "--ledger", "L", NULL},
         {"bench", "--max-seconds", "--ledger", "L", NULL},
-        {"bench", "--time-limit", "0", "--ledger", "L", NULL},
-        {"bench", "--time-limit", "soon", "--ledger", "L", NULL},
         {"compare", fx[0], NULL},
         {"compare", fx[0], fx[1], "--threshold", "-1", NULL},
         {"compare", fx[0], badfx, NULL},
         {"compare", fx[0], "/nonexistent.json", NULL},
         {"plot", badfx, "out.svg", NULL},
         {"plot", plotfx, "out.svg", "--op", "nope", NULL},
+        {"bench", "--time-limit", "0", "--ledger", "L", NULL},
+        {"bench", "--time-limit", "soon", "--ledger", "L", NULL},
     };
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         char what[200] = "";
@@ -167,6 +167,13 @@ int main(int argc, char **argv) {
                   sml_json_get(doc, "partial")->type == SML_JSON_NULL,
           "a complete run's ledger has \"partial\": null");
     sml_json_free(doc);
+    /* --gate fails a partial run even where no claim was missed: the CPU backends have none. */
+    const char *const gated[] = {"bench", "--backend", "cpu", "--rows", "32", "--cols", "256", "--max-seconds", "0.02",
+                                 "--time-limit", "0.001", "--op", "all", "--gate", "--ledger", "L", "--quiet", NULL};
+    expect_rc(65, "--gate on a partial run", gated, 1, 0);
+    check(66, strstr(LOG, "PARTIAL: the time limit (0.001 s) stopped the run after 1 of 4 cases") &&
+                  strstr(LOG, "gate: a partial run cannot show any claim holds"),
+          "stdout says the run is partial and why the gate failed");
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.log'", TMP, TMP);

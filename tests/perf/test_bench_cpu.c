@@ -220,8 +220,9 @@ int main(int argc, char **argv) {
     check(113, sn && sn->verdict == SML_VERDICT_OK, "cpu_naive passes the sampled check");
     if (s == SML_OK) sml_bench_run_free(&run);
 
-    /* A time limit the first case alone outlasts: one of the six cases runs, the ledger says
-     * it is partial, and planted_ok, Supported on the full run above, is only Caveated. */
+    /* A 1 ms limit, past before the first case (the copy bandwidth alone takes 0.2 s), which
+     * runs anyway: one of the six cases runs, the ledger says it is partial, and planted_ok,
+     * Supported on the full run above, is only Caveated. */
     plan.shapes.n = 2;
     plan.shapes.shape[0] = (sml_sweep_shape){16, 256, 1u << SML_F32, 0};
     plan.shapes.shape[1] = (sml_sweep_shape){4, 2048, (1u << SML_F16) | (1u << SML_BF16), 0};
@@ -238,10 +239,13 @@ int main(int argc, char **argv) {
         const sml_ledger_record *pk = sml_ledger_find(&lp, "planted_ok");
         const sml_ledger_record *pc = sml_ledger_find(&lp, "planted_corrupt");
         check(122, pk && pk->decision.status == SML_DECISION_CAVEATED && pk->decision.meets == pk->decision.counted &&
+                       strstr(pk->reason, "Meets it on all 1 shapes measured") &&
                        strstr(pk->reason, "Partial run") && strstr(pk->reason, "1 of 6 cases"),
               "a kernel meeting its claim on every case measured is Caveated on a partial run, and says why");
         check(123, pc && pc->decision.status == SML_DECISION_REJECTED,
               "a kernel that misses its claim is still Rejected on a partial run");
+        const sml_ledger_record *pn = sml_ledger_find(&lp, "cpu_naive");
+        check(126, pn && pn->decision.status == SML_DECISION_MEASURED, "a kernel with no claim stays Measured");
         buf = NULL;
         f = open_memstream(&buf, &len);
         wj = sml_ledger_write_json(&run, &lp, f);
@@ -250,8 +254,10 @@ int main(int argc, char **argv) {
         s = sml_json_parse(buf, len, &doc, err, sizeof err);
         const sml_json *part = s == SML_OK ? sml_json_get(doc, "partial") : NULL;
         check(124, wj == 0 && part && sml_json_num(sml_json_get(part, "cases_measured"), -1) == 1 &&
-                       sml_json_num(sml_json_get(part, "cases_planned"), -1) == 6,
-              "the JSON ledger's partial block: 1 of 6 cases");
+                       sml_json_num(sml_json_get(part, "cases_planned"), -1) == 6 &&
+                       sml_json_num(sml_json_get(part, "time_limit_s"), -1) == 1e-3 &&
+                       sml_json_num(sml_json_get(sml_json_get(doc, "config"), "time_limit_s"), -1) == 1e-3,
+              "the JSON ledger's partial block: 1 of 6 cases, the limit there and in config");
         sml_json_free(doc);
         free(buf);
         buf = NULL;
@@ -262,6 +268,20 @@ int main(int argc, char **argv) {
               "the Markdown ledger says the run is partial");
         free(buf);
         sml_ledger_free(&lp);
+        sml_bench_run_free(&run);
+    }
+    /* A limit the run never reaches changes nothing: every case, Supported kept. */
+    cfg.time_limit_s = 1e6;
+    s = sml_bench_execute(&plan, &cfg, NULL, NULL, &run, err, sizeof err);
+    check(127, s == SML_OK && run.ncases == 6 && run.ncases_planned == 6 && !sml_bench_partial(&run),
+          "a limit never reached: all 6 cases, not partial");
+    if (s == SML_OK) {
+        sml_ledger lc;
+        const int built = sml_ledger_build(&run, &lc) == SML_OK;
+        const sml_ledger_record *ck = built ? sml_ledger_find(&lc, "planted_ok") : NULL;
+        check(128, ck && ck->decision.status == SML_DECISION_SUPPORTED && !strstr(ck->reason, "Partial"),
+              "planted_ok stays Supported, with no partial note");
+        if (built) sml_ledger_free(&lc);
         sml_bench_run_free(&run);
     }
     return sml_tally_finish(&T);

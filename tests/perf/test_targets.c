@@ -199,6 +199,7 @@ static void expect_rc(int n, const char *what, const char *const *args, int want
 static void cli_report(const char *fx) {
     const char *const full[] = {"targets", fx, "--json", "out.json", "--md", "out.md", NULL};
     expect_rc(20, "targets on the fixture: a target missed", full, 1, 2);
+    check(27, strstr(LOG, "PARTIAL") == NULL, "a complete ledger's report says nothing of a partial run");
     char path[400], err[256];
     snprintf(path, sizeof path, "%s/out.json", TMP);
     sml_json *doc = NULL;
