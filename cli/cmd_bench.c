@@ -414,10 +414,11 @@ int sml_cmd_bench(int argc, char **argv) {
         printf("%d measurement(s) WRONG or failed: see the check column\n", broken);
         rc = 1;
     }
-    if (sml_bench_partial(&run))
-        printf("PARTIAL: the time limit (%g s) stopped the run after %zu of %zu cases; no kernel with a "
-               "claim is called Supported on it\n",
-               cfg.time_limit_s, run.ncases, run.ncases_planned);
+    if (sml_bench_partial(&run)) {
+        char part[128];
+        printf("PARTIAL: %s; no kernel with a claim is called Supported on it\n",
+               sml_bench_partial_text(&run, part, sizeof part));
+    }
     if (gate && missed) {
         printf("gate: %d kernel(s) miss their claim\n", missed);
         rc = 1;

@@ -136,6 +136,9 @@ typedef struct sml_bench_run {
 
 /* 1 when the time limit stopped the run before every planned case was measured. */
 int sml_bench_partial(const sml_bench_run *run);
+/* "the time limit (S s) stopped the run after N of M cases", the one wording the ledger, the
+ * reasons and stdout share; returns buf. */
+const char *sml_bench_partial_text(const sml_bench_run *run, char *buf, size_t n);
 
 /* A timed GPU row of a run with the launch hold on whose hold ran out of time, so that the
  * samples after it were timed as made (the table's `~`, the .md ledger's "(unheld)"). */

@@ -78,13 +78,13 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
     append(b, n, "Claim: >= %.2fx over %s on %s shapes (noise margin >= %.0f%%). ",
            r->claim.min_speedup, r->claim.baseline, r->claim.shapes, run->cfg.margin * 100);
     const int partial = sml_bench_partial(run);
+    char part[128];
+    sml_bench_partial_text(run, part, sizeof part);
     if (d->counted == 0) {
         append(b, n, "Not testable on this %s: %s.", partial ? "partial run" : "sweep",
                d->no_baseline ? "the baseline was not timed on these shapes"
                               : "no shape of that class was measured");
-        if (partial)
-            append(b, n, " The time limit (%g s) stopped it after %zu of %zu cases.", run->cfg.time_limit_s,
-                   run->ncases, run->ncases_planned);
+        if (partial) append(b, n, " Partial run: %s.", part);
         return;
     }
     switch (d->status) {
@@ -130,10 +130,7 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
                      "deviation); its time still counts as the time to beat.",
                r->claim.baseline, r->baseline_wrong);
     /* Last, so that a long reason loses this sentence to the buffer before the evidence. */
-    if (partial)
-        append(b, n, " Partial run: the time limit (%g s) stopped it after %zu of %zu cases, and a "
-                     "partial run never calls a claim Supported.",
-               run->cfg.time_limit_s, run->ncases, run->ncases_planned);
+    if (partial) append(b, n, " Partial run: %s, and a partial run never calls a claim Supported.", part);
 }
 
 sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
@@ -497,11 +494,12 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
             (unsigned long long)run->cfg.seed, run->cfg.margin * 100, SML_SHORT_MAX_COLS,
             SML_LONG_MIN_COLS);
     if (run->notes[0]) fprintf(f, "**Notes:** %s\n\n", run->notes);
-    if (sml_bench_partial(run))
-        fprintf(f, "**Partial run:** the time limit (%g s) stopped it after %zu of %zu cases; the "
-                   "cases after those below were not measured, and no kernel with a claim is called "
-                   "Supported.\n\n",
-                run->cfg.time_limit_s, run->ncases, run->ncases_planned);
+    if (sml_bench_partial(run)) {
+        char part[128];
+        fprintf(f, "**Partial run:** %s; the cases after those below were not measured, and no kernel "
+                   "with a claim is called Supported.\n\n",
+                sml_bench_partial_text(run, part, sizeof part));
+    }
     if (run->plan.anchors)
         fprintf(f, "Anchor columns: **another machine's measurement** (%s; file %s), same buffers "
                    "every call, so shapes under its L2 ran warm there. For orientation only; "

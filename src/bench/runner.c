@@ -54,6 +54,12 @@ void sml_bench_config_default(sml_bench_config *c) {
 
 int sml_bench_partial(const sml_bench_run *run) { return run->ncases < run->ncases_planned; }
 
+const char *sml_bench_partial_text(const sml_bench_run *run, char *buf, size_t n) {
+    snprintf(buf, n, "the time limit (%g s) stopped the run after %zu of %zu cases", run->cfg.time_limit_s,
+             run->ncases, run->ncases_planned);
+    return buf;
+}
+
 const char *sml_bench_verdict_name(sml_bench_verdict v) {
     switch (v) {
     case SML_VERDICT_OK: return "ok";
