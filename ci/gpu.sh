@@ -4,14 +4,14 @@
 # and collect logs, ledgers and reproducers under $ARTIFACTS (default: ./artifacts).
 #
 #   ci/gpu.sh                 everything
-#   SML_GPU_STAGES="build test" ci/gpu.sh   a subset of: build test bench sanitize
+#   SML_GPU_STAGES="build test" ci/gpu.sh   a subset of: build test bench sanitize patch-mutants
 #   SML_BENCH_TIME_LIMIT=240 ci/gpu.sh      the bench starts no case after 240 s and writes a
 #                                            partial ledger (docs/BENCHMARKING.md, "Partial runs")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ARTIFACTS=${ARTIFACTS:-$PWD/artifacts}
 BUILD=${BUILD:-build-gpu}
-STAGES=${SML_GPU_STAGES:-build test bench sanitize}
+STAGES=${SML_GPU_STAGES:-build test bench sanitize patch-mutants}
 mkdir -p "$ARTIFACTS"
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 status=0
@@ -61,6 +61,11 @@ fi
 if has sanitize && [ -x "$BUILD/tests/mutants/run_sanitizers.sh" ]; then
   log "compute-sanitizer on a reduced budget"
   "$BUILD/tests/mutants/run_sanitizers.sh" "$BUILD" "$ARTIFACTS" || status=1
+fi
+
+if has patch-mutants; then
+  log "patch mutants: bugs planted in the production kernels, on a copy ($BUILD-patch)"
+  tests/mutants/run_patch_mutants.sh "$BUILD-patch" "$ARTIFACTS" || status=1
 fi
 
 # The perf gate writes its ledger and plot into the build tree; failures land beside the tests.

@@ -18,7 +18,9 @@
  * backward rows of 131,077 columns, padded (the refill paths of `split` and `coop`); layouts:
  * dense, padded ld with canaries, base pointer offset by one element, in place (forward); plus
  * one tensor past 2^31 elements per direction, of which only rows around the 2^31 boundary and
- * the last rows are checked.
+ * the last rows are checked; plus the tall cases (TALL below): more rows than `split` has
+ * resident clusters, on rows long enough for its whole-step loop, each op and dtype, checked
+ * on sampled rows (run_sampled).
  *
  * Known deviations: a kernel whose registry line carries `known_deviation` (the vendor
  * baseline, measured to miss the contract on 16-bit rounding) has its value-bound misses
@@ -32,6 +34,8 @@
  *   --list-cases              print the number of inputs, kernel runs and elements; run nothing
  *   --kernel K --op O --dtype D --rows R --cols C --ld L --offset F --inplace 0|1 --seed S
  *                             re-run one case (any shape; the failure lines print this)
+ *   --sampled                 with --rows/--cols: run it as a tall case (repeated rows, sampled
+ *                             rows checked), as a tall case's reproduce line says
  *   --no-huge                 leave out the > 2^31-element cases
  *   --cpu                     run the CPU kernels instead (checks this harness without a GPU)
  *   --known-deviation K       treat kernel K as if its registry line had a known_deviation
@@ -76,7 +80,31 @@
  * partial. */
 #define LONG_ROWS 48
 #define LONG_ROWS_COLS 131077
+
+/* The tall cases: more rows than `split` has resident clusters (up to 16 blocks per SM of 64
+ * threads, so thousands on short slices), so that every cluster carries a next row while it
+ * writes one. Only then does `split`'s forward run its whole steps (v18: unpredicated loads
+ * and stores in pairs of steps, a step of the next row's tile ahead), and only on slices of
+ * six chunks per thread or more. A mutant planted there (the pair's tile buffers not swapped;
+ * the pair's bound off by one) passed every case of the shape set above and the property
+ * suite (docs/MUTANTS.md, "Patch mutants"). The inputs repeat a few distinct rows and only
+ * sampled rows are checked (run_sampled), so each case costs about what one of its rows
+ * would; `fwd_only`: the 2^20 rows, whose host reference is the slow part, run forward. */
+typedef struct tall_shape {
+    int64_t rows, cols, ld;
+    int fwd_only;
+} tall_shape;
+static const tall_shape TALL[] = {
+    {8192, 16384, 16384, 0},   /* fp32: a pair of whole steps, one unpaired, one bounded; 16-bit: three pairs */
+    {8192, 10641, 10648, 0},   /* partial last chunk; fp32 (512 threads, 2,660 whole chunks): a pair
+                                  of thread 100 would end exactly on the partial chunk */
+    {8192, 9603, 9608, 0},     /* the same for 16-bit (128 threads, 1,200 whole chunks): thread 48 */
+    {512, 131075, 131080, 0},  /* clusters of 8 (16-bit forward) to 16, rows in several rounds */
+    {128, ((int64_t)1 << 20) + 3, ((int64_t)1 << 20) + 8, 1}, /* clusters of 16, uncached tails */
+};
+#define N_TALL (sizeof TALL / sizeof TALL[0])
 #define HUGE_BLOCK 64      /* distinct rows replicated over a > 2^31-element tensor */
+#define MAX_PICK 8         /* rows checked of a sampled (huge or tall) case */
 #define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
 #define MAX_KERNELS 64
 #define PRINT_CAP 8        /* failures printed per kernel and dtype; the rest are counted */
@@ -94,6 +122,7 @@ typedef struct tcase {
     int64_t rows, cols, ld, offset;
     int inplace;
     variant var;
+    int sampled; /* a tall case: repeated rows, sampled rows checked (run_sampled) */
 } tcase;
 
 typedef struct opts {
@@ -101,7 +130,7 @@ typedef struct opts {
     int op, dt;                             /* -1: all */
     int64_t rows, cols, ld, offset, inplace; /* -1: not given */
     uint64_t seed;
-    int list, cpu, huge;
+    int list, cpu, huge, sampled;
     const char *mark_known; /* --known-deviation */
 } opts;
 
@@ -186,7 +215,7 @@ static int admit(int64_t rows, int64_t cols, variant v, sml_op op) {
 }
 
 static tcase make_case(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, variant v) {
-    tcase t = {op, dt, rows, cols, cols, 0, 0, v};
+    tcase t = {op, dt, rows, cols, cols, 0, 0, v, 0};
     if (v == VAR_PADDED || v == VAR_MISALIGNED || v == VAR_INPLACE) t.ld = padded_ld(cols);
     if (v == VAR_MISALIGNED) t.offset = 1;
     if (v == VAR_INPLACE) t.inplace = 1;
@@ -212,6 +241,7 @@ static void repro_line(const ctx *c, const char *kernel, const tcase *t, char *b
                                " --ld %" PRId64 " --offset %" PRId64 " --inplace %d --seed 0x%" PRIx64,
                        c->o.argv0, c->o.cpu ? " --cpu" : "", kernel, sml_op_name(t->op), sml_dtype_name(t->dt),
                        t->rows, t->cols, t->ld, t->offset, t->inplace, c->o.seed);
+    if (t->sampled && len > 0 && (size_t)len < n) len += snprintf(buf + len, n - (size_t)len, " --sampled");
     if (c->o.mark_known && len > 0 && (size_t)len < n)
         snprintf(buf + len, n - (size_t)len, " --known-deviation %s", c->o.mark_known);
 }
@@ -503,38 +533,93 @@ done:
 
 /* ---- past 2^31 elements ------------------------------------------------------------------ */
 
-/* The device tensor repeats HUGE_BLOCK random rows (uploaded once, then doubled with
- * device copies); only rows around element 2^31 and the last rows are downloaded and
- * checked, plus a canary guard after the end. */
-static void run_huge(ctx *c, const tcase *t) {
+/* Distinct rows a sampled case's input repeats. For the tall cases a prime, so that a kernel
+ * that reads the row k rows away is seen unless k is a multiple of it, and fewer on long rows,
+ * whose host reference is the cost. */
+static int64_t sampled_block(const tcase *t) {
+    const int64_t nb = huge_case(t) ? HUGE_BLOCK
+                       : t->cols <= ((int64_t)1 << 15) ? 61
+                       : t->cols <= ((int64_t)1 << 18) ? 7
+                                                        : 3;
+    return t->rows < nb ? t->rows : nb;
+}
+
+/* The rows of a sampled case that are downloaded and checked, each once. Huge: the first two,
+ * the three around element 2^31, the last two. Tall: the first two, the first repeat, the middle
+ * and the last two, which are next rows of some cluster whenever there are fewer than half as
+ * many clusters as rows; on rows past 2^18 columns only the first, one past the middle and the
+ * last (with 3 distinct rows, one of each). */
+static int sampled_rows(const tcase *t, int64_t nb, int64_t *pick) {
+    int64_t cand[MAX_PICK];
+    int n = 0;
+    if (huge_case(t)) {
+        const int64_t rb = ((int64_t)1 << 31) / t->ld;
+        const int64_t h[] = {0, 1, rb - 1, rb, rb + 1, t->rows - 2, t->rows - 1};
+        for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) cand[n++] = h[i];
+    } else if (t->cols > ((int64_t)1 << 18)) {
+        const int64_t h[] = {0, t->rows / 2 + 1, t->rows - 1};
+        for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) cand[n++] = h[i];
+    } else {
+        const int64_t h[] = {0, 1, nb, t->rows / 2, t->rows - 2, t->rows - 1};
+        for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) cand[n++] = h[i];
+    }
+    int np = 0;
+    for (int i = 0; i < n; i++) {
+        int dup = cand[i] < 0 || cand[i] >= t->rows;
+        for (int j = 0; j < np && !dup; j++) dup = pick[j] == cand[i];
+        if (!dup) pick[np++] = cand[i];
+    }
+    return np;
+}
+
+/* The output image of a sampled case, built on the device (run_input builds it on the host and
+ * uploads it; these tensors are too big to): rows poisoned, stride padding and guard canaries. */
+static sml_status dev_poison_rows(sml_buffer *b, const tcase *t, size_t bytes) {
+    const size_t esz = sml_dtype_size(t->dt), span = (size_t)((t->rows - 1) * t->ld + t->cols) * esz;
+    sml_status s = dev_fill(b, span, CANARY, bytes - span);
+    if (s != SML_OK || t->ld == t->cols) return s == SML_OK ? dev_fill(b, 0, POISON, span) : s;
+    s = dev_fill(b, 0, CANARY, span);
+    if (s != SML_OK || b->device == SML_DEVICE_CPU) {
+        for (int64_t r = 0; s == SML_OK && r < t->rows; r++)
+            memset((char *)b->ptr + (size_t)(r * t->ld) * esz, POISON, (size_t)t->cols * esz);
+        return s;
+    }
+#ifdef SML_HAVE_CUDA
+    if (cudaMemset2D(b->ptr, (size_t)t->ld * esz, POISON, (size_t)t->cols * esz, (size_t)t->rows) != cudaSuccess)
+        return SML_ERR_CUDA;
+    return cudaDeviceSynchronize() == cudaSuccess ? SML_OK : SML_ERR_CUDA;
+#else
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
+/* A huge or tall case. The device tensor repeats sampled_block() random rows (uploaded once,
+ * then doubled with device copies); only the rows of sampled_rows() are downloaded, with their
+ * stride padding, and checked, plus the inputs' same rows and a canary guard after the end. */
+static void run_sampled(ctx *c, const tcase *t) {
     const size_t esz = sml_dtype_size(t->dt);
     const int bwd = sml_op_is_backward(t->op);
-    const int64_t nb = t->rows < HUGE_BLOCK ? t->rows : HUGE_BLOCK;
+    const int64_t nb = sampled_block(t);
     const int64_t span = (t->rows - 1) * t->ld + t->cols, full = t->rows * t->ld;
     const size_t bytes = (size_t)(full + GUARD) * esz, block_bytes = (size_t)(nb * t->ld) * esz;
-    const int64_t rb = (((int64_t)1 << 31) / t->ld);
-    int64_t pick[8] = {0, 1, rb - 1, rb, rb + 1, t->rows - 2, t->rows - 1};
-    int np = 0;
-    for (int i = 0; i < 7; i++) {
-        int64_t r = pick[i];
-        int dup = r < 0 || r >= t->rows;
-        for (int j = 0; j < np && !dup; j++) dup = pick[j] == r;
-        if (!dup) pick[np++] = r;
-    }
+    const size_t row_bytes = (size_t)t->ld * esz;
+    int64_t pick[MAX_PICK];
+    const int np = sampled_rows(t, nb, pick);
     tcase blk = *t;
     blk.rows = nb;
     unsigned char *hx = canary_image(block_bytes), *hdy = bwd ? canary_image(block_bytes) : NULL;
     double *want = malloc((size_t)(nb * t->cols) * sizeof *want);
     size_t pbytes = (size_t)(np * t->cols) * esz;
     unsigned char *px = malloc(pbytes), *pdy = malloc(pbytes), *pgot = malloc(pbytes), guard[GUARD * 4];
+    unsigned char *row = malloc(row_bytes);
     double *pwant = malloc((size_t)(np * t->cols) * sizeof *pwant);
     sml_buffer bx = {0}, bdy = {0}, bout = {0};
     char msg[512];
-    sml_status s = (hx && (!bwd || hdy) && want && px && pdy && pgot && pwant) ? SML_OK : SML_ERR_OUT_OF_MEMORY;
+    sml_status s = (hx && (!bwd || hdy) && want && px && pdy && pgot && pwant && row) ? SML_OK : SML_ERR_OUT_OF_MEMORY;
     if (s == SML_OK) s = make_inputs(&blk, case_seed(c->o.seed, t), hx, bwd ? hdy : NULL);
     if (s == SML_OK) s = sml_ref_run(t->op, t->dt, nb, t->cols, t->ld, hx, bwd ? hdy : NULL, want);
     if (s != SML_OK) {
-        printf("FAIL %s: huge case setup on the host: %s\n", TEST_NAME, sml_strerror(s));
+        printf("FAIL %s: sampled case setup on the host: %s\n", TEST_NAME, sml_strerror(s));
         c->tally.failed++;
         goto done;
     }
@@ -564,7 +649,7 @@ static void run_huge(ctx *c, const tcase *t) {
         }
     }
     if (s != SML_OK) {
-        printf("FAIL %s: huge case device setup: %s\n", TEST_NAME, sml_strerror(s));
+        printf("FAIL %s: sampled case device setup: %s\n", TEST_NAME, sml_strerror(s));
         c->tally.failed++;
         goto done;
     }
@@ -577,13 +662,32 @@ static void run_huge(ctx *c, const tcase *t) {
             c->tally.skipped++;
             continue;
         }
-        s = dev_fill(&bout, 0, POISON, (size_t)span * esz);
-        if (s == SML_OK) s = dev_fill(&bout, (size_t)span * esz, CANARY, bytes - (size_t)span * esz);
+        s = dev_poison_rows(&bout, t, bytes);
         if (s == SML_OK) s = sml_run(k, c->h, &p);
+        if (s == SML_ERR_UNSUPPORTED && t->ld != t->cols && strcmp(k->name, "auto") != 0) {
+            c->stats[ki][t->dt].refused++; /* as in run_input */
+            c->tally.skipped++;
+            continue;
+        }
         if (s == SML_OK) s = sml_device_sync(c->dev, NULL);
-        for (int i = 0; i < np && s == SML_OK; i++)
-            s = sml_buffer_download(&bout, (size_t)(pick[i] * t->ld) * esz, pgot + (size_t)(i * t->cols) * esz,
-                                    (size_t)t->cols * esz);
+        /* Each checked row with its stride padding (the last row has none: the guard follows). */
+        const char *bad = NULL;
+        int64_t bad_row = -1;
+        for (int i = 0; i < np && s == SML_OK && !bad; i++) {
+            const size_t n = pick[i] == t->rows - 1 ? (size_t)t->cols * esz : row_bytes;
+            const size_t at = (size_t)(pick[i] * t->ld) * esz;
+            s = sml_buffer_download(&bout, at, row, n);
+            if (s != SML_OK) break;
+            memcpy(pgot + (size_t)(i * t->cols) * esz, row, (size_t)t->cols * esz);
+            for (size_t j = (size_t)t->cols * esz; j < n && !bad; j++)
+                if (row[j] != CANARY) bad = "wrote into the stride padding", bad_row = pick[i];
+            const size_t src = (size_t)((pick[i] % nb) * t->ld) * esz;
+            for (int pass = 0; pass < (bwd ? 2 : 1) && s == SML_OK && !bad; pass++) {
+                s = sml_buffer_download(pass ? &bdy : &bx, at, row, n);
+                if (s == SML_OK && memcmp(row, (pass ? hdy : hx) + src, n))
+                    bad = pass ? "changed its input dy" : "changed its input x", bad_row = pick[i];
+            }
+        }
         size_t gbytes = bytes - (size_t)span * esz;
         if (gbytes > sizeof guard) gbytes = sizeof guard;
         if (s == SML_OK) s = sml_buffer_download(&bout, (size_t)span * esz, guard, gbytes);
@@ -592,6 +696,11 @@ static void run_huge(ctx *c, const tcase *t) {
                      c->dev == SML_DEVICE_GPU ? sml_last_cuda_error() : "cpu");
             fail_run(c, ki, k, t, "run failed: ", msg);
             if (s == SML_ERR_CUDA) { c->dead = 1; break; }
+            continue;
+        }
+        if (bad) {
+            snprintf(msg, sizeof msg, "%s (row %" PRId64 ")", bad, bad_row);
+            fail_run(c, ki, k, t, "", msg);
             continue;
         }
         int guard_ok = 1;
@@ -604,10 +713,11 @@ static void run_huge(ctx *c, const tcase *t) {
         memset(&rep, 0, sizeof rep);
         s = sml_check_against(t->op, t->dt, np, t->cols, t->cols, px, bwd ? pdy : NULL, pwant, pgot, &rep);
         /* rep's row r is checked row pick[r] of the tensor */
-        snprintf(msg, sizeof msg, "%s [checked-row index -> tensor row: 0->%" PRId64 " 2->%" PRId64
-                                  " 3->%" PRId64 " last->%" PRId64 "]",
-                 s != SML_OK ? sml_strerror(s) : rep.message, pick[0], pick[2 < np ? 2 : 0],
-                 pick[3 < np ? 3 : 0], pick[np - 1]);
+        int len = snprintf(msg, sizeof msg, "%s [checked-row index -> tensor row:",
+                           s != SML_OK ? sml_strerror(s) : rep.message);
+        for (int i = 0; i < np && len > 0 && (size_t)len < sizeof msg; i++)
+            len += snprintf(msg + len, sizeof msg - (size_t)len, " %d->%" PRId64, i, pick[i]);
+        if (len > 0 && (size_t)len < sizeof msg) snprintf(msg + len, sizeof msg - (size_t)len, "]");
         judge(c, ki, k, t, s, &rep, msg);
     }
 done:
@@ -621,6 +731,7 @@ done:
     free(pdy);
     free(pgot);
     free(pwant);
+    free(row);
 }
 
 /* ---- enumeration ------------------------------------------------------------------------- */
@@ -632,26 +743,28 @@ static int case_matches(const ctx *c, const tcase *t) {
 static void visit(ctx *c, const tcase *t) {
     if (c->o.list) {
         c->n_inputs++;
-        const int64_t el = huge_case(t) ? HUGE_BLOCK * t->cols : t->rows * t->cols;
+        int64_t pick[MAX_PICK];
+        const int sampled = huge_case(t) || t->sampled;
+        const int64_t el = sampled ? sampled_block(t) * t->cols : t->rows * t->cols;
         c->n_elems += el;
         for (size_t ki = 0; ki < sml_kernel_count(); ki++) {
             const sml_kernel *k = sml_kernel_at(ki);
             if (kernel_selected(c, k) && kernel_supports(k, t)) {
                 c->n_runs++;
-                c->n_checked += huge_case(t) ? 7 * t->cols : el;
+                c->n_checked += sampled ? sampled_rows(t, sampled_block(t), pick) * t->cols : el;
             }
         }
         return;
     }
     if (c->dead) return;
-    if (huge_case(t)) run_huge(c, t);
+    if (huge_case(t) || t->sampled) run_sampled(c, t);
     else run_input(c, t);
 }
 
 /* The huge case per direction: fp16, 1,000 columns, rows so that the tensor passes 2^31
  * elements and one row straddles element 2^31. */
 static tcase huge_tcase(sml_op op) {
-    tcase t = {op, SML_F16, (((int64_t)1 << 31) / 1000) + 3, 1000, 1000, 0, 0, VAR_PLAIN};
+    tcase t = {op, SML_F16, (((int64_t)1 << 31) / 1000) + 3, 1000, 1000, 0, 0, VAR_PLAIN, 0};
     return t;
 }
 
@@ -661,7 +774,7 @@ static void enumerate(ctx *c) {
         for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
             for (int op = 0; op < SML_OP_COUNT; op++) {
                 tcase t = {(sml_op)op, (sml_dtype)dt, o->rows, o->cols, o->ld > 0 ? o->ld : o->cols,
-                           o->offset > 0 ? o->offset : 0, o->inplace > 0, VAR_PLAIN};
+                           o->offset > 0 ? o->offset : 0, o->inplace > 0, VAR_PLAIN, o->sampled};
                 if (t.offset) t.var = VAR_MISALIGNED;
                 else if (t.inplace) t.var = VAR_INPLACE;
                 else if (t.ld > t.cols) t.var = VAR_PADDED;
@@ -689,6 +802,17 @@ static void enumerate(ctx *c) {
             tcase t = make_case((sml_op)op, (sml_dtype)dt, LONG_ROWS, LONG_ROWS_COLS, VAR_PADDED);
             if (case_matches(c, &t)) visit(c, &t);
         }
+    if (!o->cpu) /* as the huge cases: the CPU kernels would take minutes on them */
+        for (size_t i = 0; i < N_TALL; i++)
+            for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
+                for (int op = 0; op < SML_OP_COUNT; op++) {
+                    if (TALL[i].fwd_only && sml_op_is_backward((sml_op)op)) continue;
+                    tcase t = make_case((sml_op)op, (sml_dtype)dt, TALL[i].rows, TALL[i].cols, VAR_PLAIN);
+                    t.ld = TALL[i].ld;
+                    t.var = t.ld > t.cols ? VAR_PADDED : VAR_PLAIN;
+                    t.sampled = 1;
+                    if (case_matches(c, &t)) visit(c, &t);
+                }
     if (o->huge && !o->cpu) {
         sml_op ops[2] = {SML_SOFTMAX, SML_SOFTMAX_BWD};
         for (int i = 0; i < 2; i++) {
@@ -703,7 +827,7 @@ static void enumerate(ctx *c) {
 static int usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s [--list-cases] [--kernel NAME] [--op OP] [--dtype DT] [--rows R --cols C\n"
-            "          [--ld L] [--offset ELEMS] [--inplace 0|1]] [--seed S] [--no-huge] [--cpu]\n"
+            "          [--ld L] [--offset ELEMS] [--inplace 0|1] [--sampled]] [--seed S] [--no-huge] [--cpu]\n"
             "          [--known-deviation KERNEL]\n",
             argv0);
     return 2;
@@ -722,6 +846,7 @@ static int parse(opts *o, int argc, char **argv) {
         if (!strcmp(a, "--list-cases")) { o->list = 1; continue; }
         if (!strcmp(a, "--cpu")) { o->cpu = 1; continue; }
         if (!strcmp(a, "--no-huge")) { o->huge = 0; continue; }
+        if (!strcmp(a, "--sampled")) { o->sampled = 1; continue; }
         if (!v) return usage(argv[0]);
         i++;
         if (!strcmp(a, "--kernel")) o->kernel = v;
@@ -743,6 +868,7 @@ static int parse(opts *o, int argc, char **argv) {
         else return usage(argv[0]);
     }
     if ((o->rows > 0) != (o->cols > 0) || (o->ld >= 0 && o->ld < o->cols)) return usage(argv[0]);
+    if (o->sampled && (o->rows <= 0 || o->offset > 0 || o->inplace > 0)) return usage(argv[0]);
     const char *names[2] = {o->kernel, o->mark_known};
     for (int i = 0; i < 2; i++)
         if (names[i] && !sml_kernel_find(names[i])) {
