@@ -85,11 +85,12 @@
  * threads, so thousands on short slices), so that every cluster carries a next row while it
  * writes one. Only then does `split`'s forward run its whole steps (v18: unpredicated loads
  * and stores in pairs of steps, a step of the next row's tile ahead), and only on slices of
- * six chunks per thread or more. A mutant planted there (the pair's tile buffers not swapped;
- * the pair's bound off by one) passed every case of the shape set above and the property
- * suite (docs/MUTANTS.md, "Patch mutants"). The inputs repeat a few distinct rows and only
- * sampled rows are checked (run_sampled), so each case costs about what one of its rows
- * would; `fwd_only`: the 2^20 rows, whose host reference is the slow part, run forward. */
+ * six chunks per thread or more. Two bugs planted there (the pair's tile buffers not swapped;
+ * the pair's bound off by one) passed every case of the shape set above and 30,000 property
+ * cases (run 120); these cases kill both (tests/mutants/patch_mutants.txt, docs/MUTANTS.md,
+ * "Patch mutants"). The inputs repeat a few distinct rows and only sampled rows are checked
+ * (run_sampled), so each case costs about what a few of its rows would; `fwd_only`: the 2^20
+ * rows, whose host reference is the slow part, run forward only. */
 typedef struct tall_shape {
     int64_t rows, cols, ld;
     int fwd_only;
@@ -99,7 +100,7 @@ static const tall_shape TALL[] = {
     {8192, 10641, 10648, 0},   /* partial last chunk; fp32 (512 threads, 2,660 whole chunks): a pair
                                   of thread 100 would end exactly on the partial chunk */
     {8192, 9603, 9608, 0},     /* the same for 16-bit (128 threads, 1,200 whole chunks): thread 48 */
-    {512, 131075, 131080, 0},  /* clusters of 8 (16-bit forward) to 16, rows in several rounds */
+    {512, 131075, 131080, 0},  /* clusters of 8 (forward) or 8-16 (backward), rows in several rounds */
     {128, ((int64_t)1 << 20) + 3, ((int64_t)1 << 20) + 8, 1}, /* clusters of 16, uncached tails */
 };
 #define N_TALL (sizeof TALL / sizeof TALL[0])
