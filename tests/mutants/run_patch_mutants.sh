@@ -10,16 +10,21 @@
 # only its file). For each mutant: the pristine file is restored, the substitution applied and
 # required to change exactly one line, the killer's target rebuilt, and the killer run in the
 # build tree. Its control is the same killer on the unpatched build, run first: it must pass,
-# or no kill counts. SML_PATCH_MUTANTS="a b" runs only those; SML_PATCH_TIMEOUT (seconds per
-# killer, default 300) turns a hang into a kill marked "timeout".
+# or no kill counts. A kill is the killer exiting 1 with a FAIL line, or running past
+# SML_PATCH_TIMEOUT (seconds per killer, default 300; a hang, marked "timeout"); a crash, a skip
+# (77) or any other exit is an error, never a kill. The killers run with SML_SEED fixed (default
+# below), so the control and every mutant see the same inputs and a rerun repeats them.
+# SML_PATCH_MUTANTS="a b" runs only those (a name not in the list is an error).
 #
 # Output: one line per mutant on stdout and in ARTIFACTS/patch_mutants.txt, logs in
-# ARTIFACTS/patch_mutants/. Exit 0: every mutant killed; 1: a survivor, a patch that no longer
-# applies, a failing control or a build error; 77: no GPU (the control skipped); 2: bad usage.
+# ARTIFACTS/patch_mutants/. Exit 0: every mutant run was killed (and at least one ran); 1: a
+# survivor, a patch that no longer applies, a failing control, a build error, a crash, none run;
+# 77: no GPU (the control skipped); 2: bad usage.
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 LIST="$SRC/tests/mutants/patch_mutants.txt"
 field() { awk -F' [|] ' -v n="$2" '{ print $n }' <<<"$1"; }
+nfields() { awk -F' [|] ' '{ k = 0; for (i = 1; i <= NF; i++) if ($i ~ /[^ ]/) k++; print (NF == 5 && k == 5) ? 5 : NF }' <<<"$1"; }
 entries() { grep -v '^[[:space:]]*\(#\|$\)' "$LIST"; }
 wanted() { [ -z "${SML_PATCH_MUTANTS:-}" ] || [[ " $SML_PATCH_MUTANTS " == *" $1 "* ]]; }
 
@@ -33,6 +38,10 @@ if [ "${1:-}" = --check ]; then
   bad=0; n=0
   while IFS= read -r e; do
     name=$(field "$e" 1); file=$(field "$e" 2); n=$((n + 1))
+    if [ "$(nfields "$e")" != 5 ]; then
+      echo "FAIL run_patch_mutants --check: line '$name' needs 5 non-empty fields separated by ' | ' (name, file, substitution, killer, bug)"
+      bad=1; continue
+    fi
     tmp=$(mktemp)
     changed=$(apply "$e" "$SRC/$file" "$tmp")
     rm -f "$tmp"
@@ -42,7 +51,8 @@ if [ "${1:-}" = --check ]; then
       bad=1
     fi
   done < <(entries)
-  echo "run_patch_mutants --check: $n patch mutants, $([ $bad = 0 ] && echo "each changes one line" || echo "some do not apply")"
+  [ $n -gt 0 ] || { echo "FAIL run_patch_mutants --check: no patch mutants in $LIST"; bad=1; }
+  echo "run_patch_mutants --check: $n patch mutants, $([ $bad = 0 ] && echo "each changes one line" || echo "not all apply")"
   exit $bad
 fi
 
@@ -67,7 +77,14 @@ if ! build; then say "FAIL run_patch_mutants: the unpatched build failed (log $L
 echo "run_patch_mutants: copy built in $(( $(date +%s) - t )) s ($targets)"
 
 TO=${SML_PATCH_TIMEOUT:-300}
+export SML_SEED=${SML_SEED:-0x5eed9a7c4e5eed01}
+echo "run_patch_mutants: killers run with SML_SEED=$SML_SEED"
 run_killer() { (cd "$WORK/build" && timeout "$TO" $1) >"$2" 2>&1; }
+
+for want in ${SML_PATCH_MUTANTS:-}; do
+  entries | while IFS= read -r e; do field "$e" 1; done | grep -qx "$want" ||
+    { say "FAIL run_patch_mutants: SML_PATCH_MUTANTS names '$want', which is not in $LIST"; exit 1; }
+done
 
 # Controls: each distinct killer on the unpatched build must pass.
 declare -A control
@@ -84,7 +101,11 @@ status=0 killed=0 total=0
 while IFS= read -r e; do
   name=$(field "$e" 1); wanted "$name" || continue
   file=$(field "$e" 2); k=$(field "$e" 4); total=$((total + 1))
-  repro="SML_PATCH_MUTANTS=$name tests/mutants/run_patch_mutants.sh $WORK $ART"
+  repro="SML_SEED=$SML_SEED SML_PATCH_MUTANTS=$name tests/mutants/run_patch_mutants.sh $WORK $ART"
+  if [ "${control[$k]}" != 0 ]; then
+    say "NOT COUNTED $name: its control '$k' fails unpatched (exit ${control[$k]}, log $LOGS/control.*.log)"
+    status=1; continue
+  fi
   cp "$SRC/$file" "$WORK/src/$file"
   changed=$(apply "$e" "$SRC/$file" "$WORK/src/$file")
   diff "$SRC/$file" "$WORK/src/$file" >"$LOGS/$name.diff"
@@ -101,20 +122,26 @@ while IFS= read -r e; do
   run_killer "$k" "$LOGS/$name.log"; rc=$?
   s=$(( $(date +%s) - t ))
   cp "$SRC/$file" "$WORK/src/$file"
-  if [ "${control[$k]}" != 0 ]; then
-    say "NOT COUNTED $name: its control '$k' fails unpatched (exit ${control[$k]})"; status=1
-  elif [ $rc = 0 ]; then
-    say "SURVIVED $name: '$k' passes with the bug ($(tail -1 "$LOGS/$name.log")); rebuilt in $b s, ran $s s"
+  first=$(grep -m1 '^FAIL' "$LOGS/$name.log" | cut -c1-240)
+  last=$(tail -1 "$LOGS/$name.log")
+  if [ $rc = 0 ]; then
+    say "SURVIVED $name: '$k' passes with the bug ($last); rebuilt in $b s, ran $s s"
     say "  reproduce: $repro"; status=1
-  else
-    how="exit $rc"; [ $rc = 124 ] && how="timeout after $TO s"; [ $rc -gt 128 ] && [ $rc != 124 ] && how="signal $((rc - 128))"
-    first=$(grep -m1 '^FAIL' "$LOGS/$name.log" | cut -c1-240)
-    say "KILLED $name: '$k' fails ($how, $(tail -1 "$LOGS/$name.log")); rebuilt in $b s, ran $s s"
-    [ -n "$first" ] && say "  first failure: $first"
+  elif [ $rc = 1 ] && [ -n "$first" ]; then
+    say "KILLED $name: '$k' fails ($last); rebuilt in $b s, ran $s s"
+    say "  first failure: $first"
     killed=$((killed + 1))
+  elif [ $rc = 124 ]; then
+    say "KILLED $name: '$k' ran past $TO s (timeout: the bug hangs it); rebuilt in $b s"
+    killed=$((killed + 1))
+  else
+    how="exit $rc"; [ $rc = 77 ] && how="exit 77, skipped"; [ $rc -gt 128 ] && how="signal $((rc - 128))"
+    say "ERROR $name: '$k' neither passed nor failed a check ($how; log $LOGS/$name.log): not a kill"
+    say "  reproduce: $repro"; status=1
   fi
 done < <(entries)
 # The copy is left pristine, so WORK/build can be reused.
 build || true
 say "run_patch_mutants: $killed of $total killed"
+[ $total -gt 0 ] || { say "FAIL run_patch_mutants: no mutant ran"; status=1; }
 exit $status

@@ -39,7 +39,12 @@
  *   --no-huge                 leave out the > 2^31-element cases
  *   --cpu                     run the CPU kernels instead (checks this harness without a GPU)
  *   --known-deviation K       treat kernel K as if its registry line had a known_deviation
- *                             (checks the known-deviation rule itself, e.g. with --cpu) */
+ *                             (checks the known-deviation rule itself, e.g. with --cpu)
+ *   --plant W                 after each run of a sampled case, damage one element of the
+ *                             first checked row's padding, the last checked row's input, the
+ *                             guard's last element or an output value (W = padding, input,
+ *                             guard, value), as a kernel bug would: ctest runs each with --cpu
+ *                             to show that check fails */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -133,6 +138,7 @@ typedef struct opts {
     uint64_t seed;
     int list, cpu, huge, sampled;
     const char *mark_known; /* --known-deviation */
+    const char *plant;      /* --plant: a harness self-check (sampled cases) */
 } opts;
 
 typedef struct cell {
@@ -549,7 +555,7 @@ static int64_t sampled_block(const tcase *t) {
  * the three around element 2^31, the last two. Tall: the first two, the first repeat, the middle
  * and the last two, which are next rows of some cluster whenever there are fewer than half as
  * many clusters as rows; on rows past 2^18 columns only the first, one past the middle and the
- * last (with 3 distinct rows, one of each). */
+ * last (in the 128-row tall case, one of each of its 3 distinct rows). */
 static int sampled_rows(const tcase *t, int64_t nb, int64_t *pick) {
     int64_t cand[MAX_PICK];
     int n = 0;
@@ -594,16 +600,44 @@ static sml_status dev_poison_rows(sml_buffer *b, const tcase *t, size_t bytes) {
 #endif
 }
 
-/* A huge or tall case. The device tensor repeats sampled_block() random rows (uploaded once,
- * then doubled with device copies); only the rows of sampled_rows() are downloaded, with their
- * stride padding, and checked, plus the inputs' same rows and a canary guard after the end. */
+/* A sampled case's input on the device: the nb-row host block uploaded, then doubled by device
+ * copies until it fills the tensor (row r holds block row r % nb). */
+static sml_status sampled_upload(sml_buffer *b, const tcase *t, int64_t nb, const unsigned char *block) {
+    const size_t esz = sml_dtype_size(t->dt);
+    sml_status s = sml_buffer_upload(b, 0, block, (size_t)(nb * t->ld) * esz);
+    for (int64_t done_rows = nb; s == SML_OK && done_rows < t->rows;) {
+        const int64_t n = done_rows < t->rows - done_rows ? done_rows : t->rows - done_rows;
+        s = dev_copy(b, (size_t)(done_rows * t->ld) * esz, b, 0, (size_t)(n * t->ld) * esz);
+        done_rows += n;
+    }
+    return s;
+}
+
+/* --plant: after each kernel run of a sampled case, the harness itself damages what the checks
+ * look at, as a kernel bug would, so that a test of this harness can show each check fails. */
+static sml_status plant(const ctx *c, const tcase *t, const int64_t *pick, int np, sml_buffer *bx,
+                        sml_buffer *bout, size_t bytes) {
+    const size_t esz = sml_dtype_size(t->dt);
+    const char *w = c->o.plant;
+    if (!w) return SML_OK;
+    if (!strcmp(w, "padding") && t->ld > t->cols) /* one element of the first checked row's padding */
+        return dev_fill(bout, (size_t)(pick[0] * t->ld + t->cols) * esz, 0, esz);
+    if (!strcmp(w, "input")) return dev_fill(bx, (size_t)(pick[np - 1] * t->ld) * esz, 0, esz);
+    if (!strcmp(w, "guard")) return dev_fill(bout, bytes - esz, 0, esz); /* the guard's last element */
+    if (!strcmp(w, "value")) return dev_fill(bout, (size_t)(pick[np - 1] * t->ld + t->cols / 2) * esz, POISON, esz);
+    return SML_OK;
+}
+
+/* A huge or tall case. The device tensor repeats sampled_block() random rows (sampled_upload);
+ * only the rows of sampled_rows() are downloaded, with their stride padding, and checked, plus
+ * the inputs' same rows and the whole guard after the end. */
 static void run_sampled(ctx *c, const tcase *t) {
     const size_t esz = sml_dtype_size(t->dt);
     const int bwd = sml_op_is_backward(t->op);
     const int64_t nb = sampled_block(t);
     const int64_t span = (t->rows - 1) * t->ld + t->cols, full = t->rows * t->ld;
     const size_t bytes = (size_t)(full + GUARD) * esz, block_bytes = (size_t)(nb * t->ld) * esz;
-    const size_t row_bytes = (size_t)t->ld * esz;
+    const size_t row_bytes = (size_t)t->ld * esz, gbytes = bytes - (size_t)span * esz;
     int64_t pick[MAX_PICK];
     const int np = sampled_rows(t, nb, pick);
     tcase blk = *t;
@@ -611,12 +645,13 @@ static void run_sampled(ctx *c, const tcase *t) {
     unsigned char *hx = canary_image(block_bytes), *hdy = bwd ? canary_image(block_bytes) : NULL;
     double *want = malloc((size_t)(nb * t->cols) * sizeof *want);
     size_t pbytes = (size_t)(np * t->cols) * esz;
-    unsigned char *px = malloc(pbytes), *pdy = malloc(pbytes), *pgot = malloc(pbytes), guard[GUARD * 4];
-    unsigned char *row = malloc(row_bytes);
+    unsigned char *px = malloc(pbytes), *pdy = malloc(pbytes), *pgot = malloc(pbytes);
+    unsigned char *row = malloc(row_bytes), *guard = malloc(gbytes);
     double *pwant = malloc((size_t)(np * t->cols) * sizeof *pwant);
     sml_buffer bx = {0}, bdy = {0}, bout = {0};
     char msg[512];
-    sml_status s = (hx && (!bwd || hdy) && want && px && pdy && pgot && pwant && row) ? SML_OK : SML_ERR_OUT_OF_MEMORY;
+    sml_status s = (hx && (!bwd || hdy) && want && px && pdy && pgot && pwant && row && guard) ? SML_OK
+                                                                                          : SML_ERR_OUT_OF_MEMORY;
     if (s == SML_OK) s = make_inputs(&blk, case_seed(c->o.seed, t), hx, bwd ? hdy : NULL);
     if (s == SML_OK) s = sml_ref_run(t->op, t->dt, nb, t->cols, t->ld, hx, bwd ? hdy : NULL, want);
     if (s != SML_OK) {
@@ -639,16 +674,8 @@ static void run_sampled(ctx *c, const tcase *t) {
         c->tally.skipped++;
         goto done;
     }
-    for (int pass = 0; pass < (bwd ? 2 : 1) && s == SML_OK; pass++) {
-        sml_buffer *b = pass ? &bdy : &bx;
-        const unsigned char *src = pass ? hdy : hx;
-        s = sml_buffer_upload(b, 0, src, block_bytes);
-        for (int64_t done_rows = nb; s == SML_OK && done_rows < t->rows;) {
-            int64_t n = done_rows < t->rows - done_rows ? done_rows : t->rows - done_rows;
-            s = dev_copy(b, (size_t)(done_rows * t->ld) * esz, b, 0, (size_t)(n * t->ld) * esz);
-            done_rows += n;
-        }
-    }
+    if (s == SML_OK) s = sampled_upload(&bx, t, nb, hx);
+    if (s == SML_OK && bwd) s = sampled_upload(&bdy, t, nb, hdy);
     if (s != SML_OK) {
         printf("FAIL %s: sampled case device setup: %s\n", TEST_NAME, sml_strerror(s));
         c->tally.failed++;
@@ -671,9 +698,11 @@ static void run_sampled(ctx *c, const tcase *t) {
             continue;
         }
         if (s == SML_OK) s = sml_device_sync(c->dev, NULL);
+        if (s == SML_OK) s = plant(c, t, pick, np, &bx, &bout, bytes);
         /* Each checked row with its stride padding (the last row has none: the guard follows). */
         const char *bad = NULL;
         int64_t bad_row = -1;
+        int inputs_changed = 0;
         for (int i = 0; i < np && s == SML_OK && !bad; i++) {
             const size_t n = pick[i] == t->rows - 1 ? (size_t)t->cols * esz : row_bytes;
             const size_t at = (size_t)(pick[i] * t->ld) * esz;
@@ -685,13 +714,18 @@ static void run_sampled(ctx *c, const tcase *t) {
             const size_t src = (size_t)((pick[i] % nb) * t->ld) * esz;
             for (int pass = 0; pass < (bwd ? 2 : 1) && s == SML_OK && !bad; pass++) {
                 s = sml_buffer_download(pass ? &bdy : &bx, at, row, n);
-                if (s == SML_OK && memcmp(row, (pass ? hdy : hx) + src, n))
+                if (s == SML_OK && memcmp(row, (pass ? hdy : hx) + src, n)) {
                     bad = pass ? "changed its input dy" : "changed its input x", bad_row = pick[i];
+                    inputs_changed = 1;
+                }
             }
         }
-        size_t gbytes = bytes - (size_t)span * esz;
-        if (gbytes > sizeof guard) gbytes = sizeof guard;
         if (s == SML_OK) s = sml_buffer_download(&bout, (size_t)span * esz, guard, gbytes);
+        /* A kernel that wrote its input must not fail the kernels after it: upload them again. */
+        if (s == SML_OK && inputs_changed) {
+            s = sampled_upload(&bx, t, nb, hx);
+            if (s == SML_OK && bwd) s = sampled_upload(&bdy, t, nb, hdy);
+        }
         if (s != SML_OK) {
             snprintf(msg, sizeof msg, "%s (%s)", sml_strerror(s),
                      c->dev == SML_DEVICE_GPU ? sml_last_cuda_error() : "cpu");
@@ -733,6 +767,7 @@ done:
     free(pgot);
     free(pwant);
     free(row);
+    free(guard);
 }
 
 /* ---- enumeration ------------------------------------------------------------------------- */
@@ -829,7 +864,7 @@ static int usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s [--list-cases] [--kernel NAME] [--op OP] [--dtype DT] [--rows R --cols C\n"
             "          [--ld L] [--offset ELEMS] [--inplace 0|1] [--sampled]] [--seed S] [--no-huge] [--cpu]\n"
-            "          [--known-deviation KERNEL]\n",
+            "          [--known-deviation KERNEL] [--plant padding|input|guard|value]\n",
             argv0);
     return 2;
 }
@@ -866,10 +901,16 @@ static int parse(opts *o, int argc, char **argv) {
         else if (!strcmp(a, "--inplace")) o->inplace = strtoll(v, NULL, 0);
         else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--known-deviation")) o->mark_known = v;
+        else if (!strcmp(a, "--plant")) {
+            if (strcmp(v, "padding") && strcmp(v, "input") && strcmp(v, "guard") && strcmp(v, "value"))
+                return usage(argv[0]);
+            o->plant = v;
+        }
         else return usage(argv[0]);
     }
     if ((o->rows > 0) != (o->cols > 0) || (o->ld >= 0 && o->ld < o->cols)) return usage(argv[0]);
     if (o->sampled && (o->rows <= 0 || o->offset > 0 || o->inplace > 0)) return usage(argv[0]);
+    if (o->plant && !o->sampled) return usage(argv[0]); /* it damages sampled cases only */
     const char *names[2] = {o->kernel, o->mark_known};
     for (int i = 0; i < 2; i++)
         if (names[i] && !sml_kernel_find(names[i])) {
