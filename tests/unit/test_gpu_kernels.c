@@ -579,6 +579,35 @@ static int sampled_rows(const tcase *t, int64_t nb, int64_t *pick) {
     return np;
 }
 
+/* Extreme rows among the checked rows of a tall forward case, so that `split`'s whole steps see
+ * them too: one +inf (a NaN row), all -inf (a NaN row), one NaN, a spread of 2e4 (one-hot), every
+ * other element -inf (masked). The first and the last checked rows stay normal; a block row
+ * gets at most one pattern; the patterns rotate with the op and dtype, so each tall shape meets
+ * several across its cases. The reference is computed after, from the same values. */
+static void tall_extremes(const tcase *t, unsigned char *hx, int64_t nb, const int64_t *pick, int np) {
+    int k = (int)t->op + (int)t->dt;
+    for (int i = 1; i + 1 < np; i++) {
+        const int64_t src = pick[i] % nb, o = src * t->ld;
+        int dup = 0;
+        for (int j = 0; j < i; j++) dup |= pick[j] % nb == src;
+        if (dup) continue;
+        switch (k++ % 5) {
+        case 0: sml_store(t->dt, hx, o + t->cols / 3, INFINITY); break;
+        case 1:
+            for (int64_t j = 0; j < t->cols; j++) sml_store(t->dt, hx, o + j, -INFINITY);
+            break;
+        case 2: sml_store(t->dt, hx, o + 2 * t->cols / 3, NAN); break;
+        case 3:
+            for (int64_t j = 0; j < t->cols; j++) sml_store(t->dt, hx, o + j, -1e4 + (double)(j % 7));
+            sml_store(t->dt, hx, o + t->cols / 2, 1e4);
+            break;
+        default:
+            for (int64_t j = 0; j < t->cols; j += 2) sml_store(t->dt, hx, o + j, -INFINITY);
+            break;
+        }
+    }
+}
+
 /* The output image of a sampled case, built on the device (run_input builds it on the host and
  * uploads it; these tensors are too big to): rows poisoned, stride padding and guard canaries. */
 static sml_status dev_poison_rows(sml_buffer *b, const tcase *t, size_t bytes) {
@@ -653,6 +682,7 @@ static void run_sampled(ctx *c, const tcase *t) {
     sml_status s = (hx && (!bwd || hdy) && want && px && pdy && pgot && pwant && row && guard) ? SML_OK
                                                                                           : SML_ERR_OUT_OF_MEMORY;
     if (s == SML_OK) s = make_inputs(&blk, case_seed(c->o.seed, t), hx, bwd ? hdy : NULL);
+    if (s == SML_OK && !bwd && !huge_case(t)) tall_extremes(t, hx, nb, pick, np);
     if (s == SML_OK) s = sml_ref_run(t->op, t->dt, nb, t->cols, t->ld, hx, bwd ? hdy : NULL, want);
     if (s != SML_OK) {
         printf("FAIL %s: sampled case setup on the host: %s\n", TEST_NAME, sml_strerror(s));
