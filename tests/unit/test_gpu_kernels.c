@@ -94,8 +94,9 @@
  * the pair's bound off by one) passed every case of the shape set above and 30,000 property
  * cases (run 120); these cases kill both (tests/mutants/patch_mutants.txt, docs/MUTANTS.md,
  * "Patch mutants"). The inputs repeat a few distinct rows and only sampled rows are checked
- * (run_sampled), so each case costs about what a few of its rows would; `fwd_only`: the 2^20
- * rows, whose host reference is the slow part, run forward only. */
+ * (run_sampled), so each case costs about what a few of its rows would; forward cases put
+ * extreme rows among the checked ones (tall_extremes); `fwd_only`: the 2^20 rows, whose host
+ * reference is the slow part, run forward only. */
 typedef struct tall_shape {
     int64_t rows, cols, ld;
     int fwd_only;
