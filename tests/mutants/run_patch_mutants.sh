@@ -106,8 +106,7 @@ while IFS= read -r e; do
     say "NOT COUNTED $name: its control '$k' fails unpatched (exit ${control[$k]}, log $LOGS/control.*.log)"
     status=1; continue
   fi
-  cp "$SRC/$file" "$WORK/src/$file"
-  changed=$(apply "$e" "$SRC/$file" "$WORK/src/$file")
+  changed=$(apply "$e" "$SRC/$file" "$WORK/src/$file") # written from the pristine file
   diff "$SRC/$file" "$WORK/src/$file" >"$LOGS/$name.diff"
   if [ "$changed" != 1 ]; then
     say "FAIL $name: the substitution changes ${changed:-no} lines of $file, not 1 (update tests/mutants/patch_mutants.txt)"

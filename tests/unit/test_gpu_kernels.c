@@ -231,6 +231,8 @@ static tcase make_case(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, vari
 }
 
 static int huge_case(const tcase *t) { return (t->rows - 1) * t->ld + t->cols > ((int64_t)1 << 31); }
+/* Huge and tall cases run through run_sampled. */
+static int sampled_case(const tcase *t) { return huge_case(t) || t->sampled; }
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
@@ -560,17 +562,23 @@ static int64_t sampled_block(const tcase *t) {
 static int sampled_rows(const tcase *t, int64_t nb, int64_t *pick) {
     int64_t cand[MAX_PICK];
     int n = 0;
+    cand[n++] = 0;
     if (huge_case(t)) {
         const int64_t rb = ((int64_t)1 << 31) / t->ld;
-        const int64_t h[] = {0, 1, rb - 1, rb, rb + 1, t->rows - 2, t->rows - 1};
-        for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) cand[n++] = h[i];
+        cand[n++] = 1;
+        cand[n++] = rb - 1;
+        cand[n++] = rb;
+        cand[n++] = rb + 1;
+        cand[n++] = t->rows - 2;
     } else if (t->cols > ((int64_t)1 << 18)) {
-        const int64_t h[] = {0, t->rows / 2 + 1, t->rows - 1};
-        for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) cand[n++] = h[i];
+        cand[n++] = t->rows / 2 + 1;
     } else {
-        const int64_t h[] = {0, 1, nb, t->rows / 2, t->rows - 2, t->rows - 1};
-        for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) cand[n++] = h[i];
+        cand[n++] = 1;
+        cand[n++] = nb;
+        cand[n++] = t->rows / 2;
+        cand[n++] = t->rows - 2;
     }
+    cand[n++] = t->rows - 1;
     int np = 0;
     for (int i = 0; i < n; i++) {
         int dup = cand[i] < 0 || cand[i] >= t->rows;
@@ -613,13 +621,16 @@ static void tall_extremes(const tcase *t, unsigned char *hx, int64_t nb, const i
  * uploads it; these tensors are too big to): rows poisoned, stride padding and guard canaries. */
 static sml_status dev_poison_rows(sml_buffer *b, const tcase *t, size_t bytes) {
     const size_t esz = sml_dtype_size(t->dt), span = (size_t)((t->rows - 1) * t->ld + t->cols) * esz;
-    sml_status s = dev_fill(b, span, CANARY, bytes - span);
-    if (s != SML_OK || t->ld == t->cols) return s == SML_OK ? dev_fill(b, 0, POISON, span) : s;
-    s = dev_fill(b, 0, CANARY, span);
-    if (s != SML_OK || b->device == SML_DEVICE_CPU) {
-        for (int64_t r = 0; s == SML_OK && r < t->rows; r++)
+    if (t->ld == t->cols) { /* the rows are one run of elements */
+        sml_status s = dev_fill(b, 0, POISON, span);
+        return s == SML_OK ? dev_fill(b, span, CANARY, bytes - span) : s;
+    }
+    sml_status s = dev_fill(b, 0, CANARY, bytes);
+    if (s != SML_OK) return s;
+    if (b->device == SML_DEVICE_CPU) {
+        for (int64_t r = 0; r < t->rows; r++)
             memset((char *)b->ptr + (size_t)(r * t->ld) * esz, POISON, (size_t)t->cols * esz);
-        return s;
+        return SML_OK;
     }
 #ifdef SML_HAVE_CUDA
     if (cudaMemset2D(b->ptr, (size_t)t->ld * esz, POISON, (size_t)t->cols * esz, (size_t)t->rows) != cudaSuccess)
@@ -811,7 +822,7 @@ static void visit(ctx *c, const tcase *t) {
     if (c->o.list) {
         c->n_inputs++;
         int64_t pick[MAX_PICK];
-        const int sampled = huge_case(t) || t->sampled;
+        const int sampled = sampled_case(t);
         const int64_t el = sampled ? sampled_block(t) * t->cols : t->rows * t->cols;
         c->n_elems += el;
         for (size_t ki = 0; ki < sml_kernel_count(); ki++) {
@@ -824,7 +835,7 @@ static void visit(ctx *c, const tcase *t) {
         return;
     }
     if (c->dead) return;
-    if (huge_case(t) || t->sampled) run_sampled(c, t);
+    if (sampled_case(t)) run_sampled(c, t);
     else run_input(c, t);
 }
 
