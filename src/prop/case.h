@@ -21,6 +21,7 @@ typedef struct sml_prop_case {
     void *dy;         /* backward: the upstream gradient, dense; NULL for forward */
     void *logits;     /* backward: the logits y came from (y = rounded reference forward) */
     char family[64];  /* how the values were drawn, for reports */
+    int tall;         /* drawn as a tall case (gen.c): counted in the run's result */
 } sml_prop_case;
 
 /* Allocate the arrays for c's op, dtype, rows and cols (contents undefined). */

@@ -258,6 +258,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         res->cases++;
         res->last_level = level;
         res->elements += (double)(c.rows * c.cols);
+        res->tall += c.tall;
         sml_prop_eval e;
         sml_prop_eval_begin(&e, &env, &c);
         int case_failed = 0;

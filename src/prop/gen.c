@@ -309,6 +309,29 @@ static int64_t pick_edge(sml_rng *r, const sml_kernel *k, int64_t lo, int64_t hi
     return e[a + (size_t)below(r, (int64_t)(b - a))];
 }
 
+/* Tall cases. A kernel that keeps its blocks or clusters resident and walks the rows
+ * (split, coop) runs the code that carries a next row only when there are more rows than
+ * resident blocks: on 132 SMs, 1,056 at 8 blocks an SM, 2,112 at 16 (split: 64 threads a
+ * block at fp32, 128 at 16-bit). Split's unbounded whole steps need six 16-byte chunks a
+ * thread as well: 1,536 fp32 or 6,144 16-bit columns. Ordinary and big draws almost never
+ * give both (session 14: two bugs planted there passed 30,000 cases). So a tall case is, by
+ * a coin, more than 2,112 rows of TALL_MIN_COLS up to what the cap leaves them, or more than
+ * 1,056 rows of the longer columns beyond that: at the GPU profile's 2^23, 1,536-3,970 and
+ * 3,971-7,936 columns, half the draws past 2,112 rows and a sixth past 6,144 columns.
+ * Columns and rows are log-uniform in their ranges. */
+#define TALL_MIN_COLS 1536
+
+static void draw_tall(sml_rng *r, int64_t kmin, int64_t kmax, const sml_prop_sizes *sz, int64_t *rows,
+                      int64_t *cols) {
+    const int64_t many = 2113, some = 1057, cap = sz->tall_max_elems;
+    int64_t split = cap / many; /* the longest column count `many` rows can have */
+    int64_t min_rows = chance(r, 0.5) ? many : some;
+    int64_t lo = min_rows == many ? TALL_MIN_COLS : split + 1, hi = min_rows == many ? split : cap / some;
+    hi = clamp64(hi, kmin, kmax);
+    *cols = log_uniform(r, clamp64(lo, kmin, hi), hi);
+    *rows = log_uniform(r, min_rows, clamp64(cap / *cols, min_rows, INT64_MAX));
+}
+
 static void draw_shape(sml_rng *r, const sml_kernel *k, int level, const sml_prop_sizes *sz,
                        sml_prop_case *c) {
     double f = level / 100.0;
@@ -317,9 +340,13 @@ static void draw_shape(sml_rng *r, const sml_kernel *k, int level, const sml_pro
     if (sz->max_cols > 0 && kmax > sz->max_cols) kmax = sz->max_cols;
     double ratio = (double)sz->small_max_elems / (double)sz->small_min_elems;
     int64_t cap = (int64_t)((double)sz->small_min_elems * pow(ratio, f));
-    int big = chance(r, sz->big_prob * f) && sz->big_max_elems > sz->small_max_elems;
+    /* Drawn only when the profile has tall cases, so the CI profile's sequence is unchanged. */
+    int tall = sz->tall_prob > 0.0 && sz->tall_max_elems > 2113 * TALL_MIN_COLS && chance(r, sz->tall_prob);
+    int big = !tall && chance(r, sz->big_prob * f) && sz->big_max_elems > sz->small_max_elems;
     int64_t rows = 1, cols = 1;
-    if (big) {
+    if (tall) {
+        draw_tall(r, kmin, kmax, sz, &rows, &cols);
+    } else if (big) {
         cap = sz->big_max_elems;
         double u = unit(r);
         if (u < 0.5) {           /* a long row, often exactly at an edge */
@@ -359,6 +386,7 @@ static void draw_shape(sml_rng *r, const sml_kernel *k, int level, const sml_pro
     }
     cols = clamp64(cols, kmin, kmax);
     if (rows < 1) rows = 1;
+    c->tall = tall;
     c->rows = rows;
     c->cols = cols;
     c->ld = cols;
@@ -370,17 +398,29 @@ static void draw_shape(sml_rng *r, const sml_kernel *k, int level, const sml_pro
     c->inplace = !sml_op_is_backward(c->op) && chance(r, 0.12);
 }
 
-sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed,
-                             int level, const sml_prop_sizes *sz, sml_prop_case *c) {
+/* The first draws of a case, from a fresh generator: its shape. */
+static void begin_case(sml_rng *r, const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed, int level,
+                       const sml_prop_sizes *sz, sml_prop_case *c) {
     memset(c, 0, sizeof *c);
-    sml_rng r;
-    sml_rng_seed(&r, case_seed);
+    sml_rng_seed(r, case_seed);
     c->op = op;
     c->dtype = dt;
     c->seed = case_seed;
     if (level < 0) level = 0;
     if (level > 100) level = 100;
-    draw_shape(&r, k, level, sz, c);
+    draw_shape(r, k, level, sz, c);
+}
+
+void sml_prop_gen_shape(const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed, int level,
+                        const sml_prop_sizes *sz, sml_prop_case *c) {
+    sml_rng r;
+    begin_case(&r, k, op, dt, case_seed, level, sz, c);
+}
+
+sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed,
+                             int level, const sml_prop_sizes *sz, sml_prop_case *c) {
+    sml_rng r;
+    begin_case(&r, k, op, dt, case_seed, level, sz, c);
     sml_status s = sml_prop_case_alloc(c);
     if (s != SML_OK) return s;
     int64_t n = c->cols;

@@ -13,6 +13,10 @@
 /* Draw a case. level 0..100 is the size ramp's position. */
 sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed,
                              int level, const sml_prop_sizes *sz, sml_prop_case *out);
+/* The shape (rows, cols, ld, offset, in place) sml_prop_gen_case draws from the same
+ * arguments, with nothing allocated or filled: for tests of the shapes' distribution. */
+void sml_prop_gen_shape(const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed, int level,
+                        const sml_prop_sizes *sz, sml_prop_case *out);
 
 /* Every column count the generators treat as an edge, for kernel k (NULL: all): the fixed
  * list in gen.c (vector widths, warp and block sizes, powers of two +-1, 2^20 + 3), every

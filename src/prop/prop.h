@@ -50,12 +50,18 @@ const char *sml_prop_outcome_name(sml_prop_outcome o); /* "pass", "fail", "skip"
 /* How large cases get. Ordinary cases are capped at an element count that ramps from
  * small_min_elems to small_max_elems over the run; a growing fraction (up to big_prob at
  * the end) are big cases: long rows, dispatch thresholds past small_max_elems, more than
- * 65,535 rows, capped at big_max_elems. The double-precision reference is the cost. */
+ * 65,535 rows, capped at big_max_elems. A fixed fraction tall_prob, at any level, are tall
+ * cases: more rows than a persistent or cluster kernel keeps resident, each long enough for
+ * split's unbounded whole steps, capped at tall_max_elems (gen.c, "Tall cases"); 0 in the CI
+ * profile, whose case sequence then draws no extra random number. The double-precision
+ * reference is the cost. */
 typedef struct sml_prop_sizes {
     int64_t small_min_elems, small_max_elems;
     double big_prob;
     int64_t big_max_elems;
     int64_t max_cols;
+    double tall_prob;
+    int64_t tall_max_elems;
 } sml_prop_sizes;
 
 typedef enum sml_prop_profile {
@@ -153,6 +159,7 @@ typedef struct sml_prop_result {
     double worst_ulps;             /* ... in ulps of the output dtype, at that element */
     double seconds;
     double elements;               /* input elements over all cases */
+    int64_t tall;                  /* cases drawn tall (gen.c), of cases */
     int last_level;                /* the size ramp's position at the last case (100: the
                                       run reached its biggest shapes) */
     int nfail;

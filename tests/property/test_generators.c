@@ -49,6 +49,82 @@ static int is_prime(int64_t n) {
     return 1;
 }
 
+static int same_shape(const sml_prop_case *a, const sml_prop_case *b) {
+    return a->rows == b->rows && a->cols == b->cols && a->ld == b->ld && a->offset == b->offset &&
+           a->inplace == b->inplace;
+}
+
+/* Tall cases (gen.c): the GPU profile draws them at its rate, each inside its cap with more
+ * rows than split keeps resident and, often enough, rows long enough for split's whole steps
+ * in each dtype; the CI profile never draws one; the shape-only draw matches the full one. */
+static void check_tall(const sml_kernel *naive, const sml_kernel *limited) {
+    sml_prop_config gpu;
+    sml_prop_config_init(&gpu, SML_PROP_PROFILE_GPU);
+    sml_prop_sizes every = gpu.sizes;
+    every.tall_prob = 1.0;
+    const int N = 20000;
+    int bad = 0, fp32_whole = 0, b16_whole = 0, lim_bad = 0;
+    for (int i = 0; i < N; i++) {
+        sml_prop_case c, l;
+        uint64_t seed = sml_derive_seed(gpu.seed ^ 0x7a11, (uint64_t)i);
+        sml_prop_gen_shape(naive, SML_SOFTMAX, SML_F32, seed, i % 101, &every, &c);
+        sml_prop_gen_shape(limited, SML_SOFTMAX, SML_F32, seed, i % 101, &every, &l);
+        if (!c.tall || c.rows < 1057 || c.cols < 1536 || c.rows * c.cols > every.tall_max_elems) {
+            if (!bad++)
+                expect(0, "tall draw %d: %lldx%lld is not more than 1,056 rows of at least 1,536 columns "
+                       "within %lld elements", i, (long long)c.rows, (long long)c.cols,
+                       (long long)every.tall_max_elems);
+        }
+        if (l.cols > limited->max_cols || l.rows < 1057) {
+            if (!lim_bad++)
+                expect(0, "tall draw %d for a %lld-column kernel: %lldx%lld", i, (long long)limited->max_cols,
+                       (long long)l.rows, (long long)l.cols);
+        }
+        fp32_whole += c.rows > 2112;
+        b16_whole += c.cols >= 6144;
+    }
+    expect(!bad && !lim_bad, "%d tall draws within their limits (%d bad, %d bad for a limited kernel)", N, bad,
+           lim_bad);
+    expect(fp32_whole > N * 2 / 5, "tall draws past 2,112 rows (split's fp32 whole steps): %d of %d", fp32_whole, N);
+    expect(b16_whole > N * 3 / 20, "tall draws of 6,144 columns or more (16-bit whole steps): %d of %d", b16_whole, N);
+
+    /* At the profiles' own rates, over one run's case count. */
+    int tall_gpu = 0, tall_ci = 0;
+    sml_prop_config ci;
+    sml_prop_config_init(&ci, SML_PROP_PROFILE_CI);
+    for (int i = 0; i < 10000; i++) {
+        sml_prop_case c;
+        sml_prop_gen_shape(naive, SML_LOG_SOFTMAX, SML_BF16, sml_derive_seed(gpu.seed, (uint64_t)i), i / 100,
+                           &gpu.sizes, &c);
+        tall_gpu += c.tall && c.rows >= 1057 && c.cols >= 1536;
+        sml_prop_gen_shape(naive, SML_LOG_SOFTMAX, SML_BF16, sml_derive_seed(ci.seed, (uint64_t)i), i / 100,
+                           &ci.sizes, &c);
+        tall_ci += c.tall || (c.rows >= 1057 && c.cols >= 1536);
+    }
+    expect(tall_gpu >= 3 && tall_gpu <= 30, "GPU profile: %d tall cases in 10,000 (rate %.4f)", tall_gpu,
+           gpu.sizes.tall_prob);
+    expect(tall_ci == 0, "CI profile: %d tall cases in 10,000", tall_ci);
+
+    /* The shape-only draw is the full draw's shape: one tall case and a few ordinary ones. */
+    int mismatch = 0;
+    for (int i = 0; i < 40; i++) {
+        sml_prop_case a, b;
+        const sml_prop_sizes *sz = i == 0 ? &every : &gpu.sizes;
+        uint64_t seed = sml_derive_seed(gpu.seed ^ 0x5a, (uint64_t)i);
+        sml_prop_gen_shape(naive, SML_SOFTMAX_BWD, SML_F16, seed, 50, sz, &a);
+        if (sml_prop_gen_case(naive, SML_SOFTMAX_BWD, SML_F16, seed, 50, sz, &b) != SML_OK) {
+            expect(0, "shape check %d: generation failed", i);
+            continue;
+        }
+        if (!same_shape(&a, &b) && !mismatch++)
+            expect(0, "shape check %d: gen_shape drew %lldx%lld, gen_case %lldx%lld", i, (long long)a.rows,
+                   (long long)a.cols, (long long)b.rows, (long long)b.cols);
+        if (i == 0 && b.rows < 1057) expect(0, "shape check 0 is not tall (%lld rows)", (long long)b.rows);
+        sml_prop_case_free(&b);
+    }
+    expect(!mismatch, "sml_prop_gen_shape draws sml_prop_gen_case's shapes");
+}
+
 int main(void) {
     sml_prop_config cfg;
     sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
@@ -183,5 +259,6 @@ int main(void) {
                (long long)(nl ? lim[nl - 1] : -1));
     }
     free(edge_hit);
+    check_tall(naive, &limited);
     return sml_tally_finish(&T);
 }

@@ -93,16 +93,17 @@ static void summarize(const sml_prop_job *jobs, int n, int64_t target, const cha
                       int threads) {
     int64_t all = 0;
     int short_runs = 0, stopped = 0, ran = 0;
-    printf("\n%-10s %5s %10s %10s %9s\n", "kernel", "runs", "cases", "fewest", "min ramp");
+    printf("\n%-10s %5s %10s %10s %9s %6s\n", "kernel", "runs", "cases", "fewest", "min ramp", "tall");
     for (int i = 0; i < n;) {
         const sml_kernel *k = jobs[i].k;
-        int64_t cases = 0, fewest = -1;
+        int64_t cases = 0, fewest = -1, tall = 0;
         int runs = 0, ramp = 100;
         for (; i < n && jobs[i].k == k; i++) {
             const sml_prop_result *r = &jobs[i].res;
             if (jobs[i].status != SML_OK || r->outcome == SML_PROP_SKIP) continue;
             runs++;
             cases += r->cases;
+            tall += r->tall;
             if (fewest < 0 || r->cases < fewest) fewest = r->cases;
             if (r->last_level < ramp) ramp = r->last_level;
             /* a run that stopped early on a failure or error is not short of budget, but it
@@ -113,7 +114,8 @@ static void summarize(const sml_prop_job *jobs, int n, int64_t target, const cha
         if (!runs) continue;
         ran += runs;
         all += cases;
-        printf("%-10s %5d %10lld %10lld %9d\n", k->name, runs, (long long)cases, (long long)fewest, ramp);
+        printf("%-10s %5d %10lld %10lld %9d %6lld\n", k->name, runs, (long long)cases, (long long)fewest, ramp,
+               (long long)tall);
     }
     printf("%s: %lld cases in %.1f s of wall time on %d host thread%s (%.0f cases/s); ", name, (long long)all,
            wall, threads, threads == 1 ? "" : "s", wall > 0 ? all / wall : 0.0);
