@@ -110,6 +110,41 @@ __device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int t
     }
 }
 
+/* The first row a cluster reads (the prologue): every chunk once, the first ncache cached, and
+ * accumulated in exactly the tiles and the order its successors are, so that a row's bits do
+ * not depend on whether it was its cluster's first. Until session 15 the prologue read in tiles
+ * of UP and its successors in tiles of U, so the same row gave different bits in different
+ * batch positions once there were more rows than clusters (property row_independence, found
+ * by the property suite's tall cases). Successors take, forward (the fused loop), tiles of U over
+ * the cached chunks (tile i0 holds i0 + u * nt; i0 = tid + k * U * nt while i0 < ncache), then
+ * split_tail_stats; backward, when it refills by cp.async (2''), the tail first, then each
+ * cached chunk on its own (U = 1). UP chunks per tensor stay in flight here: each load tile is
+ * accumulated as UP / U tiles of U, none that starts at or past ncache (an all-pad tile is not
+ * a no-op: sml_kadd of 0 can move the compensation into the sum). */
+template <typename T, int V, int UP, int U, bool BWD, bool LOG>
+__device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
+                                                 int nval, T pad, bool tail_first, sml_chunk<T, V> *cx,
+                                                 sml_chunk<T, V> *cd, float &m, sml_ksum &acc) {
+    static_assert(UP % U == 0, "a load tile must hold whole accumulation tiles");
+    if (tail_first) split_tail_stats<T, V, U, BWD, LOG>(xs, ds, tid, nt, mine, ncache, nval, pad, m, acc);
+    for (int i0 = tid; i0 < ncache; i0 += UP * nt) {
+        sml_chunk<T, V> a[UP], b[UP];
+        split_load<T, V, UP, BWD>(xs, ds, i0, nt, ncache, nval, true, pad, a, b);
+#pragma unroll
+        for (int u = 0; u < UP; u++) {
+            const int i = i0 + u * nt;
+            if (i < ncache) {
+                cx[i] = a[u];
+                if (BWD) cd[i] = b[u];
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < UP; h += U)
+            if (i0 + h * nt < ncache) sml_tile_acc<T, V, U, BWD, LOG>(a + h, b + h, m, acc);
+    }
+    if (!tail_first) split_tail_stats<T, V, U, BWD, LOG>(xs, ds, tid, nt, mine, ncache, nval, pad, m, acc);
+}
+
 /* Backward in clusters of at least this many blocks refills its slots while writing them
  * (2''); smaller clusters read the next slice after writing (2'). Runs 98-99 (`tune`,
  * kernels/tune/plan53.txt, % of memcpy, read-after-write -> refill for every C): H200 1024 x
@@ -198,6 +233,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     typedef sml_chunk<T, V> VT;
     constexpr int U = SPLIT_UNROLL(BWD);
     static_assert(!(BWD && FUSED), "split_fused_step is forward only: it neither reads nor writes dy's slots");
+    static_assert(!BWD || U == 1, "2'' accumulates its cached slots one at a time, as split_read_first's tiles of U");
     extern __shared__ __align__(16) unsigned char sml_split_smem[];
     VT *cx = reinterpret_cast<VT *>(sml_split_smem);
     VT *cd = cx + cap;
@@ -235,12 +271,20 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     }
     cluster.sync();
 
-    /* Prologue: the first row's slice, read once, cached, accumulated; then the first tile
-     * of the second row, which stays in flight through the first exchange. */
+    /* Prologue: the first row's slice, read once, cached, accumulated as its successors will
+     * be (split_read_first; 2' reads them with split_read_slice); then the first tile of the
+     * second row, which stays in flight through the first exchange. */
     int64_t row = cid;
-    if (row < rows)
-        split_read_slice<T, V, SPLIT_PASS_UNROLL(BWD), BWD, LOG>(xs0 + row * ld, ds0 + row * ld, tid, nt, mine, ncache,
-                                                                 nval, pad, cx, cd, m, acc);
+    if (row < rows) {
+        constexpr int UP = SPLIT_PASS_UNROLL(BWD);
+        const T *xr = xs0 + row * ld, *dr = ds0 + row * ld;
+        if (FUSED) /* as the fused loop (2.) and 3. accumulate the next row */
+            split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, false, cx, cd, m, acc);
+        else if (V > 1 && C >= SPLIT_REFILL_MIN_C) /* as 2'' does */
+            split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, true, cx, cd, m, acc);
+        else /* as 2' does */
+            split_read_slice<T, V, UP, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, cx, cd, m, acc);
+    }
     if (FUSED)
         split_load<T, V, U, BWD>(xs0 + (row + ncl) * ld, ds0 + (row + ncl) * ld, tid, nt, ncache, nval,
                                  row + ncl < rows, pad, a, b);

@@ -36,7 +36,7 @@ void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile) {
         cfg->max_cases = 10000;
         cfg->max_seconds = 120.0;
         cfg->total_seconds = 540.0;
-        cfg->sizes = (sml_prop_sizes){32, 4096, 0.002, 1 << 22, 1 << 22, 0.001, 1 << 23};
+        cfg->sizes = (sml_prop_sizes){32, 4096, 0.002, 1 << 22, 1 << 22, 0.0005, 1 << 23};
         cfg->shrink_max_evals = 3000;
         cfg->shrink_max_seconds = 30.0;
         break;
@@ -46,7 +46,7 @@ void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile) {
         cfg->max_seconds = 600.0;
         cfg->total_seconds = 3600.0;
         cfg->ramp_by_time = 1;
-        cfg->sizes = (sml_prop_sizes){32, 65536, 0.01, 1 << 25, 1 << 23, 0.002, 1 << 24};
+        cfg->sizes = (sml_prop_sizes){32, 65536, 0.01, 1 << 25, 1 << 23, 0.001, 1 << 24};
         cfg->shrink_max_evals = 20000;
         cfg->shrink_max_seconds = 300.0;
         break;

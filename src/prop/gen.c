@@ -312,24 +312,34 @@ static int64_t pick_edge(sml_rng *r, const sml_kernel *k, int64_t lo, int64_t hi
 /* Tall cases. A kernel that keeps its blocks or clusters resident and walks the rows
  * (split, coop) runs the code that carries a next row only when there are more rows than
  * resident blocks: on 132 SMs, 1,056 at 8 blocks an SM, 2,112 at 16 (split: 64 threads a
- * block at fp32, 128 at 16-bit). Split's unbounded whole steps need six 16-byte chunks a
- * thread as well: 1,536 fp32 or 6,144 16-bit columns. Ordinary and big draws almost never
- * give both (session 14: two bugs planted there passed 30,000 cases). So a tall case is, by
- * a coin, more than 2,112 rows of TALL_MIN_COLS up to what the cap leaves them, or more than
- * 1,056 rows of the longer columns beyond that: at the GPU profile's 2^23, 1,536-3,970 and
- * 3,971-7,936 columns, half the draws past 2,112 rows and a sixth past 6,144 columns.
- * Columns and rows are log-uniform in their ranges. */
+ * block at fp32, 128 at 16-bit), and a few dozen clusters of 8 or 16 blocks on long rows.
+ * Split's unbounded whole steps need six 16-byte chunks a thread as well: 1,536 fp32 or 6,144
+ * 16-bit columns. Ordinary and big draws almost never give both (session 14: two bugs planted
+ * there passed 30,000 cases; session 15: the first tall cases found split's first row of each
+ * cluster accumulated in other tiles than the rest, so a row's bits depended on its place). A
+ * tall case is one of three, columns and rows log-uniform in their ranges, within the cap
+ * (the GPU profile's 2^23 in brackets):
+ *   40%: more than 2,112 rows of TALL_MIN_COLS up to what the cap leaves them (3,970);
+ *   40%: more than 1,056 rows of the longer columns beyond that (3,971 to 7,936);
+ *   20%: 33 to 128 rows of 65,536 columns up to what the cap leaves them (254,200 at 33 rows):
+ *        more rows than clusters of 8 or 16 fit, on rows cut over them. */
 #define TALL_MIN_COLS 1536
 
 static void draw_tall(sml_rng *r, int64_t kmin, int64_t kmax, const sml_prop_sizes *sz, int64_t *rows,
                       int64_t *cols) {
-    const int64_t many = 2113, some = 1057, cap = sz->tall_max_elems;
-    int64_t split = cap / many; /* the longest column count `many` rows can have */
-    int64_t min_rows = chance(r, 0.5) ? many : some;
-    int64_t lo = min_rows == many ? TALL_MIN_COLS : split + 1, hi = min_rows == many ? split : cap / some;
+    const int64_t cap = sz->tall_max_elems, many = 2113, some = 1057;
+    const double u = unit(r);
+    int64_t min_rows, max_rows = INT64_MAX, lo, hi;
+    if (u < 0.4) {
+        min_rows = many, lo = TALL_MIN_COLS, hi = cap / many;
+    } else if (u < 0.8) {
+        min_rows = some, lo = cap / many + 1, hi = cap / some;
+    } else {
+        min_rows = 33, max_rows = 128, lo = (int64_t)1 << 16, hi = cap / 33;
+    }
     hi = clamp64(hi, kmin, kmax);
     *cols = log_uniform(r, clamp64(lo, kmin, hi), hi);
-    *rows = log_uniform(r, min_rows, clamp64(cap / *cols, min_rows, INT64_MAX));
+    *rows = log_uniform(r, min_rows, clamp64(cap / *cols, min_rows, max_rows));
 }
 
 static void draw_shape(sml_rng *r, const sml_kernel *k, int level, const sml_prop_sizes *sz,
@@ -341,7 +351,7 @@ static void draw_shape(sml_rng *r, const sml_kernel *k, int level, const sml_pro
     double ratio = (double)sz->small_max_elems / (double)sz->small_min_elems;
     int64_t cap = (int64_t)((double)sz->small_min_elems * pow(ratio, f));
     /* Drawn only when the profile has tall cases, so the CI profile's sequence is unchanged. */
-    int tall = sz->tall_prob > 0.0 && sz->tall_max_elems > 2113 * TALL_MIN_COLS && chance(r, sz->tall_prob);
+    int tall = sz->tall_prob > 0.0 && sz->tall_max_elems >= 2113 * TALL_MIN_COLS && chance(r, sz->tall_prob);
     int big = !tall && chance(r, sz->big_prob * f) && sz->big_max_elems > sz->small_max_elems;
     int64_t rows = 1, cols = 1;
     if (tall) {

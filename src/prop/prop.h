@@ -51,9 +51,9 @@ const char *sml_prop_outcome_name(sml_prop_outcome o); /* "pass", "fail", "skip"
  * small_min_elems to small_max_elems over the run; a growing fraction (up to big_prob at
  * the end) are big cases: long rows, dispatch thresholds past small_max_elems, more than
  * 65,535 rows, capped at big_max_elems. A fixed fraction tall_prob, at any level, are tall
- * cases: more rows than a persistent or cluster kernel keeps resident, each long enough for
- * split's unbounded whole steps, capped at tall_max_elems (gen.c, "Tall cases"); 0 in the CI
- * profile, whose case sequence then draws no extra random number. The double-precision
+ * cases: more rows than a persistent or cluster kernel keeps resident, of rows long enough for
+ * split's unbounded whole steps or cut over clusters, capped at tall_max_elems (gen.c, "Tall
+ * cases"); 0 in the CI profile, whose case sequence then draws no extra random number. The double-precision
  * reference is the cost. */
 typedef struct sml_prop_sizes {
     int64_t small_min_elems, small_max_elems;

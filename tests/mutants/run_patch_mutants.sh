@@ -81,8 +81,11 @@ export SML_SEED=${SML_SEED:-0x5eed9a7c4e5eed01}
 echo "run_patch_mutants: killers run with SML_SEED=$SML_SEED"
 run_killer() { (cd "$WORK/build" && timeout "$TO" $1) >"$2" 2>&1; }
 
+# The names first, then the lookups: `grep -q` at the end of the pipe exited at its match and
+# killed the writer with SIGPIPE, which pipefail reported as no match (run 129).
+names=$(entries | while IFS= read -r e; do field "$e" 1; done)
 for want in ${SML_PATCH_MUTANTS:-}; do
-  entries | while IFS= read -r e; do field "$e" 1; done | grep -qx "$want" ||
+  grep -qx -- "$want" <<<"$names" ||
     { say "FAIL run_patch_mutants: SML_PATCH_MUTANTS names '$want', which is not in $LIST"; exit 1; }
 done
 

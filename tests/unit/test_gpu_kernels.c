@@ -42,9 +42,9 @@
  *                             (checks the known-deviation rule itself, e.g. with --cpu)
  *   --plant W                 after each run of a sampled case, damage one element of the
  *                             first checked row's padding, the last checked row's input, the
- *                             guard's last element or an output value (W = padding, input,
- *                             guard, value), as a kernel bug would: ctest runs each with --cpu
- *                             to show that check fails */
+ *                             guard's last element, an output value, or one bit of row 0's
+ *                             twin (W = padding, input, guard, value, twin), as a kernel bug
+ *                             would: ctest runs each with --cpu to show that check fails */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -588,6 +588,15 @@ static int sampled_rows(const tcase *t, int64_t nb, int64_t *pick) {
     return np;
 }
 
+/* The twin of row 0: the last row with the same input (the rows repeat every nb), in another
+ * position of the batch, and for `split` a later row of some cluster; its output must have row
+ * 0's bits exactly (the property suite's row_independence, here on every sampled shape), or -1
+ * when there is none. tall_extremes never changes block row 0. */
+static int64_t sampled_twin(const tcase *t, int64_t nb) {
+    const int64_t twin = (t->rows - 1) / nb * nb;
+    return twin > 0 ? twin : -1;
+}
+
 /* Extreme rows among the checked rows of a tall forward case, so that `split`'s whole steps see
  * them too: one +inf (a NaN row), all -inf (a NaN row), one NaN, a spread of 2e4 (one-hot), every
  * other element -inf (masked). The first and the last checked rows stay normal; a block row
@@ -666,6 +675,9 @@ static sml_status plant(const ctx *c, const tcase *t, const int64_t *pick, int n
     if (!strcmp(w, "input")) return dev_fill(bx, (size_t)(pick[np - 1] * t->ld) * esz, 0, esz);
     if (!strcmp(w, "guard")) return dev_fill(bout, bytes - esz, 0, esz); /* the guard's last element */
     if (!strcmp(w, "value")) return dev_fill(bout, (size_t)(pick[np - 1] * t->ld + t->cols / 2) * esz, POISON, esz);
+    const int64_t twin = sampled_twin(t, sampled_block(t));
+    if (!strcmp(w, "twin") && twin > 0) /* the twin's last element: one bit off */
+        return dev_fill(bout, (size_t)(twin * t->ld + t->cols - 1) * esz, 0x01, 1);
     return SML_OK;
 }
 
@@ -681,6 +693,7 @@ static void run_sampled(ctx *c, const tcase *t) {
     const size_t row_bytes = (size_t)t->ld * esz, gbytes = bytes - (size_t)span * esz;
     int64_t pick[MAX_PICK];
     const int np = sampled_rows(t, nb, pick);
+    const int64_t twin = sampled_twin(t, nb);
     tcase blk = *t;
     blk.rows = nb;
     unsigned char *hx = canary_image(block_bytes), *hdy = bwd ? canary_image(block_bytes) : NULL;
@@ -785,6 +798,23 @@ static void run_sampled(ctx *c, const tcase *t) {
         if (!guard_ok) {
             fail_run(c, ki, k, t, "", "wrote past the end of the tensor");
             continue;
+        }
+        if (twin > 0) { /* pick[0] is row 0, its output in pgot's first row */
+            s = sml_buffer_download(&bout, (size_t)(twin * t->ld) * esz, row, (size_t)t->cols * esz);
+            int64_t d = -1;
+            for (int64_t j = 0; s == SML_OK && j < t->cols && d < 0; j++)
+                if (memcmp(row + (size_t)j * esz, pgot + (size_t)j * esz, esz)) d = j;
+            if (s != SML_OK || d >= 0) {
+                if (s != SML_OK)
+                    snprintf(msg, sizeof msg, "downloading row %" PRId64 ": %s", twin, sml_strerror(s));
+                else
+                    snprintf(msg, sizeof msg,
+                             "row %" PRId64 ", the same input as row 0, gives other bits at col %" PRId64
+                             " (%.9g, row 0 %.9g): a row's output depends on its place in the batch",
+                             twin, d, sml_load(t->dt, row, d), sml_load(t->dt, pgot, d));
+                fail_run(c, ki, k, t, "", msg);
+                continue;
+            }
         }
         sml_check_report rep;
         memset(&rep, 0, sizeof rep);
@@ -906,7 +936,7 @@ static int usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s [--list-cases] [--kernel NAME] [--op OP] [--dtype DT] [--rows R --cols C\n"
             "          [--ld L] [--offset ELEMS] [--inplace 0|1] [--sampled]] [--seed S] [--no-huge] [--cpu]\n"
-            "          [--known-deviation KERNEL] [--plant padding|input|guard|value]\n",
+            "          [--known-deviation KERNEL] [--plant padding|input|guard|value|twin]\n",
             argv0);
     return 2;
 }
@@ -944,7 +974,8 @@ static int parse(opts *o, int argc, char **argv) {
         else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--known-deviation")) o->mark_known = v;
         else if (!strcmp(a, "--plant")) {
-            if (strcmp(v, "padding") && strcmp(v, "input") && strcmp(v, "guard") && strcmp(v, "value"))
+            if (strcmp(v, "padding") && strcmp(v, "input") && strcmp(v, "guard") && strcmp(v, "value") &&
+                strcmp(v, "twin"))
                 return usage(argv[0]);
             o->plant = v;
         }
