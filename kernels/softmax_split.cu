@@ -110,7 +110,7 @@ __device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int t
     }
 }
 
-/* The first row a cluster reads (the prologue; split_read_first): every chunk once, the first ncache cached, and
+/* The first row a cluster reads (the prologue): every chunk once, the first ncache cached, and
  * accumulated in exactly the tiles and the order its successors are, so that a row's bits do
  * not depend on whether it was its cluster's first. Until session 15 the prologue read in tiles
  * of UP and its successors in tiles of U, so the same row gave different bits in different
@@ -119,17 +119,17 @@ __device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int t
  * the cached chunks (tile i0 holds i0 + u * nt; i0 = tid + k * U * nt while i0 < ncache), then
  * split_tail_stats; backward, when it refills by cp.async (2''), the tail first, then each
  * cached chunk on its own (U = 1). UP chunks per tensor stay in flight here: each load tile is
- * accumulated as UP / U tiles of U, none that starts at or past the end of its range (an
- * all-pad tile is not a no-op: sml_kadd of 0 can move the compensation into the sum). The
- * tail's tiles of U start at ncache + tid, as split_tail_stats' do. */
+ * accumulated as UP / U tiles of U, none that starts at or past ncache (an all-pad tile is not
+ * a no-op: sml_kadd of 0 can move the compensation into the sum). */
 template <typename T, int V, int UP, int U, bool BWD, bool LOG>
-__device__ __forceinline__ void split_read_range(const T *xs, const T *ds, int from, int upto, int nt, int ncache,
-                                                 int nval, T pad, sml_chunk<T, V> *cx, sml_chunk<T, V> *cd, float &m,
-                                                 sml_ksum &acc) {
+__device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
+                                                 int nval, T pad, bool tail_first, sml_chunk<T, V> *cx,
+                                                 sml_chunk<T, V> *cd, float &m, sml_ksum &acc) {
     static_assert(UP % U == 0, "a load tile must hold whole accumulation tiles");
-    for (int i0 = from; i0 < upto; i0 += UP * nt) {
+    if (tail_first) split_tail_stats<T, V, U, BWD, LOG>(xs, ds, tid, nt, mine, ncache, nval, pad, m, acc);
+    for (int i0 = tid; i0 < ncache; i0 += UP * nt) {
         sml_chunk<T, V> a[UP], b[UP];
-        split_load<T, V, UP, BWD>(xs, ds, i0, nt, upto, nval, true, pad, a, b);
+        split_load<T, V, UP, BWD>(xs, ds, i0, nt, ncache, nval, true, pad, a, b);
 #pragma unroll
         for (int u = 0; u < UP; u++) {
             const int i = i0 + u * nt;
@@ -140,18 +140,9 @@ __device__ __forceinline__ void split_read_range(const T *xs, const T *ds, int f
         }
 #pragma unroll
         for (int h = 0; h < UP; h += U)
-            if (i0 + h * nt < upto) sml_tile_acc<T, V, U, BWD, LOG>(a + h, b + h, m, acc);
+            if (i0 + h * nt < ncache) sml_tile_acc<T, V, U, BWD, LOG>(a + h, b + h, m, acc);
     }
-}
-template <typename T, int V, int UP, int U, bool BWD, bool LOG>
-__device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
-                                                 int nval, T pad, bool tail_first, sml_chunk<T, V> *cx,
-                                                 sml_chunk<T, V> *cd, float &m, sml_ksum &acc) {
-    if (tail_first)
-        split_read_range<T, V, UP, U, BWD, LOG>(xs, ds, ncache + tid, mine, nt, ncache, nval, pad, cx, cd, m, acc);
-    split_read_range<T, V, UP, U, BWD, LOG>(xs, ds, tid, ncache, nt, ncache, nval, pad, cx, cd, m, acc);
-    if (!tail_first)
-        split_read_range<T, V, UP, U, BWD, LOG>(xs, ds, ncache + tid, mine, nt, ncache, nval, pad, cx, cd, m, acc);
+    if (!tail_first) split_tail_stats<T, V, U, BWD, LOG>(xs, ds, tid, nt, mine, ncache, nval, pad, m, acc);
 }
 
 /* Backward in clusters of at least this many blocks refills its slots while writing them
