@@ -311,16 +311,16 @@ static int64_t pick_edge(sml_rng *r, const sml_kernel *k, int64_t lo, int64_t hi
 
 /* Tall cases. A kernel that keeps its blocks or clusters resident and walks the rows
  * (split, coop) runs the code that carries a next row only when there are more rows than
- * resident blocks: on 132 SMs, 1,056 at 8 blocks an SM, 2,112 at 16 (split: 64 threads a
- * block at fp32, 128 at 16-bit), and a few dozen clusters of 8 or 16 blocks on long rows.
- * Split's unbounded whole steps need six 16-byte chunks a thread as well: 1,536 fp32 or 6,144
- * 16-bit columns. Ordinary and big draws almost never give both (session 14: two bugs planted
+ * resident blocks: on 132 SMs, 1,056 at 8 blocks an SM, 2,112 at 16 (split's 64-thread blocks
+ * on rows up to 8,192 columns), and a few dozen clusters of 8 or 16 blocks on long rows.
+ * Split's unbounded whole steps need six 16-byte chunks a thread as well: 1,536 fp32 or 3,072
+ * 16-bit columns at 64 threads. Ordinary and big draws almost never give both (session 14: two bugs planted
  * there passed 30,000 cases; session 15: the first tall cases found split's first row of each
  * cluster accumulated in other tiles than the rest, so a row's bits depended on its place). A
  * tall case is one of three, columns and rows log-uniform in their ranges, within the cap
  * (the GPU profile's 2^23 in brackets):
- *   40%: more than 2,112 rows of TALL_MIN_COLS up to what the cap leaves them (3,970);
- *   40%: more than 1,056 rows of the longer columns beyond that (3,971 to 7,936);
+ *   40%: more than 2,112 rows of TALL_MIN_COLS up to what the cap leaves them (3,969);
+ *   40%: more than 1,056 rows of the longer columns beyond that (3,970 to 7,936);
  *   20%: 33 to 128 rows of 65,536 columns up to what the cap leaves them (254,200 at 33 rows):
  *        more rows than clusters of 8 or 16 fit, on rows cut over them. */
 #define TALL_MIN_COLS 1536

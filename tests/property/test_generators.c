@@ -51,7 +51,7 @@ static int is_prime(int64_t n) {
 
 static int same_shape(const sml_prop_case *a, const sml_prop_case *b) {
     return a->rows == b->rows && a->cols == b->cols && a->ld == b->ld && a->offset == b->offset &&
-           a->inplace == b->inplace;
+           a->inplace == b->inplace && a->tall == b->tall;
 }
 
 /* Tall cases (gen.c): the GPU profile draws them at its rate, each inside its cap, with more
@@ -84,13 +84,14 @@ static void check_tall(const sml_kernel *naive, const sml_kernel *limited) {
                        (long long)l.rows, (long long)l.cols);
         }
         fp32_whole += short_tall && c.rows > 2112;
-        b16_whole += short_tall && c.cols >= 6144;
+        b16_whole += short_tall && c.rows > 2112 && c.cols >= 3072;
         long_rows += long_tall;
     }
     expect(!bad && !lim_bad, "%d tall draws within their limits (%d bad, %d bad for a limited kernel)", N, bad,
            lim_bad);
     expect(fp32_whole > N * 7 / 20, "tall draws past 2,112 rows (split's fp32 whole steps): %d of %d", fp32_whole, N);
-    expect(b16_whole > N * 3 / 25, "tall draws of 6,144 columns or more (16-bit whole steps): %d of %d", b16_whole, N);
+    expect(b16_whole > N * 2 / 25, "tall draws past 2,112 rows of 3,072 columns or more (16-bit whole steps): %d of %d",
+           b16_whole, N);
     expect(long_rows > N * 3 / 20, "tall draws of 33-128 rows of 65,536 columns or more: %d of %d", long_rows, N);
 
     /* At the profiles' own rates, over one run's case count. */
@@ -109,6 +110,28 @@ static void check_tall(const sml_kernel *naive, const sml_kernel *limited) {
     expect(tall_gpu >= 1 && tall_gpu <= 15, "GPU profile: %d tall cases in 10,000 (rate %.4f)", tall_gpu,
            gpu.sizes.tall_prob);
     expect(tall_ci == 0, "CI profile: %d tall cases in 10,000", tall_ci);
+
+    /* The CI profile's shapes are the ones it drew before tall cases existed: this hash of
+     * 3,000 shapes (FNV-1a over rows, cols, ld, offset, in place) was computed with 9ebc264's
+     * sml_prop_gen_case. A generator change that moves every CI case (one more random draw
+     * per case, say) fails here; if it is meant, compute the new hash and say why. */
+    const sml_kernel *naive_k = naive;
+    sml_kernel lim = *naive;
+    lim.max_cols = 1024;
+    unsigned long long h = 1469598103934665603ull;
+    for (int i = 0; i < 3000; i++) {
+        sml_prop_case c;
+        sml_prop_gen_shape(i % 10 == 9 ? &lim : naive_k, (sml_op)(i % 4), (sml_dtype)(i / 4 % 3),
+                           sml_derive_seed(ci.seed, (uint64_t)i), i % 101, &ci.sizes, &c);
+        const int64_t f[5] = {c.rows, c.cols, c.ld, c.offset, c.inplace};
+        for (int j = 0; j < 5; j++)
+            for (int b = 0; b < 8; b++) {
+                h ^= (unsigned char)((uint64_t)f[j] >> (8 * b));
+                h *= 1099511628211ull;
+            }
+    }
+    expect(h == 0x08acac88fe7239aaull, "CI profile: 3,000 shapes hash to 0x%016llx, not 9ebc264's 0x08acac88fe7239aa",
+           h);
 
     /* The shape-only draw is the full draw's shape: one tall case and a few ordinary ones. */
     int mismatch = 0;

@@ -110,8 +110,10 @@ static const tall_shape TALL[] = {
     {8192, 9603, 9608, 0},     /* the same for 16-bit (128 threads, 1,200 whole chunks): thread 48 */
     {512, 131075, 131080, 0},  /* clusters of 8 (forward) or 8-16 (backward), rows in several rounds */
     {128, ((int64_t)1 << 20) + 3, ((int64_t)1 << 20) + 8, 1}, /* clusters of 16, uncached tails */
-    {66, 105812, 105820, 0},   /* backward in clusters of 16 refills by cp.async (2''), rows in a few
-                                  rounds: the property suite's shape of its first-row bug (run 131) */
+    {66, 105812, 105820, 0},   /* fp32 backward in clusters of 16 refills by cp.async (2''), rows in a
+                                  few rounds: the property suite's shape of its first-row bug (run 131).
+                                  16-bit: ld * 2 bytes is not a multiple of 16, so scalar loads (2');
+                                  512 x 131,075 carries 16-bit 2'' */
 };
 #define N_TALL (sizeof TALL / sizeof TALL[0])
 #define HUGE_BLOCK 64      /* distinct rows replicated over a > 2^31-element tensor */
@@ -706,8 +708,13 @@ static sml_status plant(const ctx *c, const tcase *t, const int64_t *pick, int n
     if (!strcmp(w, "guard")) return dev_fill(bout, bytes - esz, 0, esz); /* the guard's last element */
     if (!strcmp(w, "value")) return dev_fill(bout, (size_t)(pick[np - 1] * t->ld + t->cols / 2) * esz, POISON, esz);
     const int64_t twin = sampled_twin(t, sampled_block(t), 0);
-    if (!strcmp(w, "twin") && twin > 0) /* row 0's twin's last element: one bit off */
-        return dev_fill(bout, (size_t)(twin * t->ld + t->cols - 1) * esz, 0x01, 1);
+    if (!strcmp(w, "twin") && twin > 0) { /* row 0's twin's last element: its lowest bit flipped */
+        const size_t at = (size_t)(twin * t->ld + t->cols - 1) * esz;
+        unsigned char lo;
+        sml_status s = sml_buffer_download(bout, at, &lo, 1);
+        lo ^= 0x01;
+        return s == SML_OK ? sml_buffer_upload(bout, at, &lo, 1) : s;
+    }
     return SML_OK;
 }
 
