@@ -76,16 +76,19 @@ __device__ __forceinline__ void split_load(const T *xs, const T *ds, int i0, int
     }
 }
 
-/* One pass over this block's slice of a row: every chunk loaded once (UP per tensor in
- * flight), the first ncache kept in shared memory (each thread always owns the same slots),
- * all accumulated into the row statistics. */
-template <typename T, int V, int UP, bool BWD, bool LOG>
-__device__ __forceinline__ void split_read_slice(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
+/* Chunks [from, upto) of this block's slice, from = tid or a later chunk of this thread: each
+ * loaded once (UP per tensor in flight), those under ncache kept in shared memory (each thread
+ * always owns the same slots), accumulated into the row statistics in tiles of U, UP / U per
+ * load tile, none that starts at or past upto (an all-pad tile is not a no-op: sml_kadd of 0
+ * can move the compensation into the sum). U = UP is one pass over a slice as 2' reads it. */
+template <typename T, int V, int UP, int U, bool BWD, bool LOG>
+__device__ __forceinline__ void split_read_range(const T *xs, const T *ds, int from, int upto, int nt, int ncache,
                                                  int nval, T pad, sml_chunk<T, V> *cx, sml_chunk<T, V> *cd, float &m,
                                                  sml_ksum &acc) {
-    for (int i0 = tid; i0 < mine; i0 += UP * nt) {
+    static_assert(UP % U == 0, "a load tile must hold whole accumulation tiles");
+    for (int i0 = from; i0 < upto; i0 += UP * nt) {
         sml_chunk<T, V> a[UP], b[UP];
-        split_load<T, V, UP, BWD>(xs, ds, i0, nt, mine, nval, true, pad, a, b);
+        split_load<T, V, UP, BWD>(xs, ds, i0, nt, upto, nval, true, pad, a, b);
 #pragma unroll
         for (int u = 0; u < UP; u++) {
             const int i = i0 + u * nt;
@@ -94,7 +97,9 @@ __device__ __forceinline__ void split_read_slice(const T *xs, const T *ds, int t
                 if (BWD) cd[i] = b[u];
             }
         }
-        sml_tile_acc<T, V, UP, BWD, LOG>(a, b, m, acc);
+#pragma unroll
+        for (int h = 0; h < UP; h += U)
+            if (i0 + h * nt < upto) sml_tile_acc<T, V, U, BWD, LOG>(a + h, b + h, m, acc);
     }
 }
 
@@ -118,30 +123,13 @@ __device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int t
  * by the property suite's tall cases). Successors take, forward (the fused loop), tiles of U over
  * the cached chunks (tile i0 holds i0 + u * nt; i0 = tid + k * U * nt while i0 < ncache), then
  * split_tail_stats; backward, when it refills by cp.async (2''), the tail first, then each
- * cached chunk on its own (U = 1). UP chunks per tensor stay in flight here: each load tile is
- * accumulated as UP / U tiles of U, none that starts at or past ncache (an all-pad tile is not
- * a no-op: sml_kadd of 0 can move the compensation into the sum). */
+ * cached chunk on its own (U = 1). UP chunks per tensor stay in flight for the cached part. */
 template <typename T, int V, int UP, int U, bool BWD, bool LOG>
 __device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
                                                  int nval, T pad, bool tail_first, sml_chunk<T, V> *cx,
                                                  sml_chunk<T, V> *cd, float &m, sml_ksum &acc) {
-    static_assert(UP % U == 0, "a load tile must hold whole accumulation tiles");
     if (tail_first) split_tail_stats<T, V, U, BWD, LOG>(xs, ds, tid, nt, mine, ncache, nval, pad, m, acc);
-    for (int i0 = tid; i0 < ncache; i0 += UP * nt) {
-        sml_chunk<T, V> a[UP], b[UP];
-        split_load<T, V, UP, BWD>(xs, ds, i0, nt, ncache, nval, true, pad, a, b);
-#pragma unroll
-        for (int u = 0; u < UP; u++) {
-            const int i = i0 + u * nt;
-            if (i < ncache) {
-                cx[i] = a[u];
-                if (BWD) cd[i] = b[u];
-            }
-        }
-#pragma unroll
-        for (int h = 0; h < UP; h += U)
-            if (i0 + h * nt < ncache) sml_tile_acc<T, V, U, BWD, LOG>(a + h, b + h, m, acc);
-    }
+    split_read_range<T, V, UP, U, BWD, LOG>(xs, ds, tid, ncache, nt, ncache, nval, pad, cx, cd, m, acc);
     if (!tail_first) split_tail_stats<T, V, U, BWD, LOG>(xs, ds, tid, nt, mine, ncache, nval, pad, m, acc);
 }
 
@@ -272,7 +260,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     cluster.sync();
 
     /* Prologue: the first row's slice, read once, cached, accumulated as its successors will
-     * be (split_read_first; 2' reads them with split_read_slice); then the first tile of the
+     * be (split_read_first; 2' reads them with split_read_range); then the first tile of the
      * second row, which stays in flight through the first exchange. */
     int64_t row = cid;
     if (row < rows) {
@@ -283,7 +271,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
         else if (V > 1 && C >= SPLIT_REFILL_MIN_C) /* as 2'' does */
             split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, true, cx, cd, m, acc);
         else /* as 2' does */
-            split_read_slice<T, V, UP, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, cx, cd, m, acc);
+            split_read_range<T, V, UP, UP, BWD, LOG>(xr, dr, tid, mine, nt, ncache, nval, pad, cx, cd, m, acc);
     }
     if (FUSED)
         split_load<T, V, U, BWD>(xs0 + (row + ncl) * ld, ds0 + (row + ncl) * ld, tid, nt, ncache, nval,
@@ -368,8 +356,8 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                     sml_cst<T, V, true, int>(os, i * V, nval,
                                         sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
                 if (more)
-                    split_read_slice<T, V, SPLIT_PASS_UNROLL(BWD), BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval,
-                                                                             pad, cx, cd, m, acc);
+                    split_read_range<T, V, SPLIT_PASS_UNROLL(BWD), SPLIT_PASS_UNROLL(BWD), BWD, LOG>(
+                        nxs, nds, tid, mine, nt, ncache, nval, pad, cx, cd, m, acc);
             }
         } else {
             /* 2. The cached slots, one tile at a time: the following tile of the next row is
