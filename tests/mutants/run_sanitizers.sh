@@ -5,7 +5,9 @@
 #      but the vendor cudnn, on a few tiny shapes, all ops and dtypes, outputs checked against
 #      the reference) under memcheck, racecheck, synccheck and initcheck: each must be clean;
 #   2. the planted out-of-bounds write (mutant 9, gpu_past_row) must be caught by memcheck;
-#   3. the planted missing barrier (mutant 8, gpu_no_barrier) must be caught by racecheck.
+#   3. the planted missing barrier (mutant 8, gpu_no_barrier) must be caught by racecheck;
+#   4. the two tall shapes (sanitize_driver --production --tall: more rows than split and coop
+#      keep resident) under the same four tools, on the kernels that walk rows.
 # Logs go to ARTIFACTS/sanitizers/, a summary to ARTIFACTS/sanitizers.txt (the mutation
 # table of the last test_mutants_gpu run is copied next to it). Exit 1 if any check fails.
 # Clocks and device settings are never touched.
@@ -104,6 +106,14 @@ for tool in memcheck racecheck synccheck initcheck; do
   elif [ "$tool" = memcheck ]; then args=""
   else args=$REDUCED; fi
   check production "$tool" clean --production $args
+done
+# The tall shapes: more rows than split and coop keep resident, so the code that carries a next
+# row runs under the tools. Only the kernels that walk rows with shared memory (naive and the
+# vendor cudnn do not), on the reduced set, because each launch moves millions of elements.
+TALL="--tall --kernels split,coop,block,online,auto $REDUCED"
+for tool in memcheck racecheck synccheck initcheck; do
+  if [ -n "${SML_SANITIZE_ARGS:-}" ]; then args="--tall $SML_SANITIZE_ARGS"; else args=$TALL; fi
+  check production_tall "$tool" clean --production $args
 done
 check gpu_past_row memcheck 'Invalid __global__ write' --mutant gpu_past_row
 check gpu_no_barrier racecheck 'hazard|race reported' --mutant gpu_no_barrier

@@ -4,10 +4,11 @@
  * input are ever written from the host, so a kernel reading the stride padding reads
  * uninitialised memory and initcheck sees it.
  *
- *   sanitize_driver --production [--kernels a,b] [--ops o,p] [--dtypes d,e]
+ *   sanitize_driver --production [--tall] [--kernels a,b] [--ops o,p] [--dtypes d,e]
  *       every production GPU kernel (cudnn, a vendor library, only when named in --kernels)
  *       on a few small shapes and layouts; each output is checked against the reference, so
- *       the run also fails (exit 1) if a kernel computes garbage under the tool
+ *       the run also fails (exit 1) if a kernel computes garbage under the tool. --tall: the
+ *       two tall shapes instead (TALL below)
  *   sanitize_driver --mutant NAME
  *       one launch of a mutant at its sanitizer shape (mutants.c); exit 0 when the launch
  *       returned, 3 when the runtime reported an error: the tool's verdict is what counts
@@ -42,6 +43,15 @@ static const layout SHAPES[] = {
     {2, 6001, 6008, 0, 0, "2x6001 ld 6008"}, /* block's wide fp32 K = 8 with a partial chunk */
     {1, 16384, 16384, 0, 0, "1x16384"},
     {1, 70001, 70001, 0, 0, "1x70001"},
+};
+
+/* More rows than split or coop keep resident (132 SMs x 16 or 8 blocks), of rows long enough
+ * for split's unbounded whole steps (six 16-byte chunks a thread: 1,536 fp32 and 6,144 16-bit
+ * columns), ragged and padded: the code that carries a next row, which the small shapes never
+ * reach. Millions of elements, so only with --tall. */
+static const layout TALL[] = {
+    {2200, 1601, 1608, 0, 0, "2200x1601 ld 1608"},
+    {1100, 6151, 6160, 0, 0, "1100x6151 ld 6160"},
 };
 
 typedef struct run_ctx {
@@ -167,15 +177,17 @@ static sml_status launch_one(run_ctx *ctx, const sml_kernel *k, sml_op op, sml_d
     return s;
 }
 
-static int production(run_ctx *ctx, const char *kernels, const char *ops, const char *dtypes) {
+static int production(run_ctx *ctx, const char *kernels, const char *ops, const char *dtypes, int tall) {
+    const layout *shapes = tall ? TALL : SHAPES;
+    const size_t nshapes = tall ? sizeof TALL / sizeof TALL[0] : sizeof SHAPES / sizeof SHAPES[0];
     for (size_t i = 0; i < sml_kernel_count(); i++) {
         const sml_kernel *k = sml_kernel_at(i);
         if (k->device != SML_DEVICE_GPU || !k->launch) continue;
         int want = in_list(kernels, k->name);
         if (want == 0 || (want < 0 && !strcmp(k->name, "cudnn"))) continue;
         int64_t before = ctx->launches, bad_before = ctx->failed;
-        for (size_t si = 0; si < sizeof SHAPES / sizeof SHAPES[0]; si++) {
-            const layout *L = &SHAPES[si];
+        for (size_t si = 0; si < nshapes; si++) {
+            const layout *L = &shapes[si];
             if (L->cols < k->min_cols || (k->max_cols > 0 && L->cols > k->max_cols)) continue;
             for (int op = 0; op < SML_OP_COUNT; op++) {
                 if (!(k->ops >> op & 1) || in_list(ops, sml_op_name((sml_op)op)) == 0) continue;
@@ -187,9 +199,9 @@ static int production(run_ctx *ctx, const char *kernels, const char *ops, const 
                     if (s == SML_ERR_UNSUPPORTED && L->ld != L->cols) continue; /* a kernel may refuse strides */
                     if (s != SML_OK || bad) {
                         ctx->failed++;
-                        printf("FAIL %s %s %s %s: %s\n  reproduce: %s --production --kernels %s --ops %s --dtypes %s\n",
+                        printf("FAIL %s %s %s %s: %s\n  reproduce: %s --production%s --kernels %s --ops %s --dtypes %s\n",
                                k->name, sml_op_name((sml_op)op), sml_dtype_name((sml_dtype)dt), L->name, msg, ME,
-                               k->name, sml_op_name((sml_op)op), sml_dtype_name((sml_dtype)dt));
+                               tall ? " --tall" : "", k->name, sml_op_name((sml_op)op), sml_dtype_name((sml_dtype)dt));
                         if (s == SML_ERR_CUDA) {
                             printf("%s: a CUDA error may have lost the context; stopping\n", ME);
                             return 1;
@@ -226,19 +238,20 @@ static int one_mutant(run_ctx *ctx, const char *name) {
 
 int main(int argc, char **argv) {
     const char *mutant = NULL, *kernels = NULL, *ops = NULL, *dtypes = NULL;
-    int prod = 0, list = 0;
+    int prod = 0, list = 0, tall = 0;
     run_ctx ctx = {NULL, 0x5A171E5EED000007ull, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--production")) prod = 1;
         else if (!strcmp(a, "--list")) list = 1;
+        else if (!strcmp(a, "--tall")) tall = 1;
         else if (v && !strcmp(a, "--mutant")) mutant = argv[++i];
         else if (v && !strcmp(a, "--kernels")) kernels = argv[++i];
         else if (v && !strcmp(a, "--ops")) ops = argv[++i];
         else if (v && !strcmp(a, "--dtypes")) dtypes = argv[++i];
         else if (v && !strcmp(a, "--seed")) ctx.seed = strtoull(argv[++i], NULL, 0);
         else {
-            fprintf(stderr, "usage: %s --production [--kernels a,b] [--ops o,p] [--dtypes d,e] [--seed S]\n"
+            fprintf(stderr, "usage: %s --production [--tall] [--kernels a,b] [--ops o,p] [--dtypes d,e] [--seed S]\n"
                             "       %s --mutant NAME\n       %s --list\n", ME, ME, ME);
             return 2;
         }
@@ -254,11 +267,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: give exactly one of --production and --mutant NAME\n", ME);
         return 2;
     }
+    if (tall && !prod) {
+        fprintf(stderr, "%s: --tall goes with --production\n", ME);
+        return 2;
+    }
     int g = sml_test_require_gpu(ME);
     if (g) return g;
     if (sml_handle_create(&ctx.h) != SML_OK) return 1;
     printf("%s: seed 0x%016llx\n", ME, (unsigned long long)ctx.seed);
-    int rc = prod ? production(&ctx, kernels, ops, dtypes) : one_mutant(&ctx, mutant);
+    int rc = prod ? production(&ctx, kernels, ops, dtypes, tall) : one_mutant(&ctx, mutant);
     sml_handle_destroy(ctx.h);
     return rc;
 }
