@@ -1,8 +1,8 @@
 #!/bin/bash
 # run_verify.sh [PLAN]: one GPU-machine call that builds the tree for sm_90 and runs the checks
 # that ci/gpu.sh's `test` stage would not fit in a 10-minute lease call: the tuning plan (if
-# given), compute-sanitizer (run_sanitizers.sh, tall shapes included), the GPU mutation test,
-# test_gpu_threads and test_api. Logs under $OUT (default ./out); a summary table last.
+# given), the GPU mutation test, test_gpu_threads and test_api, then compute-sanitizer
+# (run_sanitizers.sh, tall shapes last). Logs under $OUT (default ./out); a summary table last.
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
@@ -18,10 +18,10 @@ if [ -n "${1:-}" ]; then
   timeout "${TUNE_LIMIT:-150}" ./$B/tune "$1" >"$OUT/tune.txt" 2>&1; echo "== tune exit $? in $(( $(date +%s) - t )) s"
 fi
 t=$(date +%s)
-SML_SANITIZE_TIMEOUT=${SAN_LIMIT:-120} ./$B/tests/mutants/run_sanitizers.sh $B "$OUT/san" >/dev/null 2>&1
-echo "== sanitizers exit $? in $(( $(date +%s) - t )) s"; cat "$OUT/san/sanitizers.txt"
-t=$(date +%s)
 (cd $B && timeout "${CTEST_LIMIT:-300}" ctest --output-on-failure -R '^(test_mutants_gpu|test_gpu_threads|test_api)$' >"../$OUT/ctest.log" 2>&1)
 echo "== ctest exit $? in $(( $(date +%s) - t )) s"; cp $B/tests/mutants/mutation_table.md "$OUT/" 2>/dev/null
 grep -E 'Test +#|tests passed|killed|runs' "$OUT/ctest.log" | tail -12
+t=$(date +%s)
+SML_SANITIZE_TIMEOUT=${SAN_LIMIT:-120} ./$B/tests/mutants/run_sanitizers.sh $B "$OUT/san" >/dev/null 2>&1
+echo "== sanitizers exit $? in $(( $(date +%s) - t )) s"; cat "$OUT/san/sanitizers.txt"
 [ -f "$OUT/tune.txt" ] && grep -vE '^(#|$)' "$OUT/tune.txt" | tail -40
