@@ -2,9 +2,12 @@
 # run_verify.sh [PLAN]: one GPU-machine call that builds the tree for sm_90 and runs the checks
 # that ci/gpu.sh's `test` stage would not fit in a 10-minute lease call: the tuning plan (if
 # given), the GPU mutation test, test_gpu_threads and test_api, then compute-sanitizer
-# (run_sanitizers.sh, tall shapes last). Logs under $OUT (default ./out); a summary table last.
+# (run_sanitizers.sh, tall shapes last). Logs under $OUT (default ./out): the
+# summaries, and every log in logs.tgz; a summary table last.
 set -uo pipefail
+# At most a few files come back from a lease call: every log goes to one archive, logs.tgz.
 OUT=${OUT:-out}; mkdir -p "$OUT"
+FINAL=$OUT; OUT=$(mktemp -d)
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 B=build-gpu
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
@@ -25,3 +28,5 @@ t=$(date +%s)
 SML_SANITIZE_TIMEOUT=${SAN_LIMIT:-120} ./$B/tests/mutants/run_sanitizers.sh $B "$OUT/san" >/dev/null 2>&1
 echo "== sanitizers exit $? in $(( $(date +%s) - t )) s"; cat "$OUT/san/sanitizers.txt"
 [ -f "$OUT/tune.txt" ] && grep -vE '^(#|$)' "$OUT/tune.txt" | tail -40
+cp "$OUT"/gpu.txt "$OUT"/tune.txt "$OUT"/mutation_table.md "$OUT"/san/sanitizers.txt "$FINAL"/ 2>/dev/null
+tar czf "$FINAL/logs.tgz" -C "$OUT" .
