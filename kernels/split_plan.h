@@ -68,19 +68,28 @@ static inline sml_split_cfg sml_split_size(int64_t rows, int64_t nch, size_t chu
             C *= 2;
         }
     int bps = force_bps > 0 ? force_bps : 1;
-    const int big = (size_t)((nch + C - 1) / C) * chunk_bytes > SML_SPLIT_FIT_BYTES;
+    const size_t slice = (size_t)((nch + C - 1) / C) * chunk_bytes;
+    const int big = slice > SML_SPLIT_FIT_BYTES;
+    /* One block that caches its whole slice beats two that each re-read a tail from L2, though
+     * it fits half the clusters (runs 138-139, H100, 16-bit 2^20 columns, a 128 KB slice: one
+     * block of 1,024 threads, 7 clusters, 91.8-93.6% of a copy kernel in softmax against
+     * 89.5-90.2 for two blocks at 88% cached and 14 clusters; log_softmax level, 90.0-92.2
+     * against 90.0-91.3; at 256 rows 95.2-97.3 against 93.3-94.4). Where two blocks cache it
+     * whole too (128 x 917,504, 112 KB), two win: 91.6-93.1 against 83.6-86.7. Forward only
+     * (the launcher's rule): backward was not measured. */
+    const int whole_alone = force_C <= 0 && force_bps <= 0 && slice > smemb && slice <= smem1;
     /* The slice is over SML_SPLIT_FIT_BYTES. Two blocks per SM, each caching SML_SPLIT_MIN_CACHED
      * of its slice in half the SM, come first: one block's wait for the row's partials then hides
      * behind the other's loads (measured when that wait was a cluster barrier), and a cluster of
      * 16 fits 14 times on an H100 instead of 7 (run 23, 128 x 2^20 fp16 forward: 89.6% of
      * memcpy, against 84.3% in clusters of 8 with one block per SM). */
-    if (force_C <= 0 && force_bps <= 0 && big &&
-        (double)smemb >= SML_SPLIT_MIN_CACHED * (double)((nch + C - 1) / C) * (double)chunk_bytes)
+    if (force_C <= 0 && force_bps <= 0 && big && !whole_alone &&
+        (double)smemb >= SML_SPLIT_MIN_CACHED * (double)slice)
         bps = 2;
     /* Else one block per SM: fewer blocks per cluster means more clusters resident (a cluster
      * of 16 fits 7 times on an H100, one of 8 fits 15 times), worth a small uncached tail
      * re-read from L2, not a large one. */
-    if (force_C <= 0 && bps == 1)
+    if (force_C <= 0 && bps == 1 && !whole_alone)
         while (C > 1 && (size_t)((nch + C - 1) / C) * chunk_bytes > SML_SPLIT_FIT_BYTES &&
                (double)smem1 >= SML_SPLIT_MIN_CACHED * (double)((nch + C / 2 - 1) / (C / 2)) * (double)chunk_bytes &&
                rows * (C / 2) >= sms / 2)

@@ -1,33 +1,62 @@
 #!/bin/bash
-# run_verify.sh [PLAN]: one GPU-machine call that builds the tree for sm_90 and runs the checks
-# that ci/gpu.sh's `test` stage would not fit in a 10-minute lease call: the tuning plan (if
-# given), the GPU mutation test, test_gpu_threads and test_api, then compute-sanitizer
-# (run_sanitizers.sh, tall shapes last). SKIP="ctest san" leaves those stages out. Logs under $OUT (default ./out): the
-# summaries, and every log in logs.tgz; a summary table last.
+# run_verify.sh [PLAN]: one GPU-machine call: build the tree for sm_90, then the stages named in
+# STAGES (default "tune ctest san"), each under its own time limit, so that what ci/gpu.sh does
+# in more than a lease call's 10 minutes can be taken a part at a time:
+#   tune    the tuning plan PLAN (kernels/tune/tune.cu); TUNE_SAMPLE_MS lengthens samples
+#   ctest   the GPU mutation test, test_gpu_threads and test_api
+#   gpuk    test_gpu_kernels for each kernel of KERNELS (default "split auto")
+#   props   the property suite (softmax-lab check, GPU profile) for each kernel of KERNELS
+#   san     compute-sanitizer (run_sanitizers.sh, the tall shapes last)
+#   bench   the ledger: bench --backend all --sweep standard --op all, and its targets
+# The summaries come back in $OUT (default ./out), every log in $OUT/logs.tgz (a lease call
+# returns at most 8 files); a summary table last.
 set -uo pipefail
-# At most a few files come back from a lease call: every log goes to one archive, logs.tgz.
 OUT=${OUT:-out}; mkdir -p "$OUT"
 FINAL=$OUT; OUT=$(mktemp -d)
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 B=build-gpu
+STAGES=${STAGES:-tune ctest san}
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+t=0; start() { t=$(date +%s); }
+took() { echo "== $1 exit $2 in $(( $(date +%s) - t )) s"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
-t=$(date +%s)
+start
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/configure.log" 2>&1 &&
   cmake --build $B -j "$(nproc)" >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-echo "== built in $(( $(date +%s) - t )) s"
-if [ -n "${1:-}" ]; then
+took build 0
+if has tune && [ -n "${1:-}" ]; then
   kernels/tune/build.sh $B >/dev/null 2>&1 || echo "tune: build failed"
-  t=$(date +%s)
-  timeout "${TUNE_LIMIT:-150}" ./$B/tune "$1" >"$OUT/tune.txt" 2>&1; echo "== tune exit $? in $(( $(date +%s) - t )) s"
+  start; timeout "${TUNE_LIMIT:-150}" ./$B/tune "$1" >"$OUT/tune.txt" 2>&1; took tune $?
 fi
-skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
-t=$(date +%s)
-skip ctest || (cd $B && timeout "${CTEST_LIMIT:-300}" ctest --output-on-failure -R '^(test_mutants_gpu|test_gpu_threads|test_api)$' >"$OUT/ctest.log" 2>&1)
-echo "== ctest exit $? in $(( $(date +%s) - t )) s"; cp $B/tests/mutants/mutation_table.md "$OUT/" 2>/dev/null
-grep -E 'Test +#|tests passed|killed|runs' "$OUT/ctest.log" | tail -12
-t=$(date +%s)
-skip san || SML_SANITIZE_TIMEOUT=${SAN_LIMIT:-120} ./$B/tests/mutants/run_sanitizers.sh $B "$OUT/san" >/dev/null 2>&1
-echo "== sanitizers exit $? in $(( $(date +%s) - t )) s"; cat "$OUT/san/sanitizers.txt"
+if has ctest; then
+  start
+  (cd $B && timeout "${CTEST_LIMIT:-300}" ctest --output-on-failure -R '^(test_mutants_gpu|test_gpu_threads|test_api)$' >"$OUT/ctest.log" 2>&1)
+  took ctest $?; cp $B/tests/mutants/mutation_table.md "$OUT/" 2>/dev/null
+  grep -E 'Test +#|tests passed' "$OUT/ctest.log" | tail -6
+fi
+for k in ${KERNELS:-split auto}; do
+  if has gpuk; then
+    start; timeout "${GPUK_LIMIT:-200}" ./$B/tests/unit/test_gpu_kernels --kernel "$k" >"$OUT/gpuk-$k.log" 2>&1; took "test_gpu_kernels $k" $?
+    grep -E '^FAIL' "$OUT/gpuk-$k.log" | head -5; tail -4 "$OUT/gpuk-$k.log"
+  fi
+  if has props; then
+    start; timeout "${PROPS_LIMIT:-200}" ./$B/softmax-lab check --kernel "$k" --save "$OUT/failures" >"$OUT/props-$k.log" 2>&1; took "check $k" $?
+    tail -5 "$OUT/props-$k.log"
+  fi
+done
+if has san; then
+  start; SML_SANITIZE_TIMEOUT=${SAN_LIMIT:-120} ./$B/tests/mutants/run_sanitizers.sh $B "$OUT/san" >/dev/null 2>&1
+  took sanitizers $?; cat "$OUT/san/sanitizers.txt"
+fi
+if has bench; then
+  start
+  timeout "${BENCH_LIMIT:-400}" ./$B/softmax-lab bench --backend all --sweep standard --op all --time-limit "${BENCH_CASES_LIMIT:-330}" \
+    --ledger "$OUT/ledger" --json "$OUT/bench.json" --md "$OUT/bench.md" >"$OUT/bench.txt" 2>"$OUT/bench.stderr"
+  took bench $?
+  ./$B/softmax-lab targets "$OUT/bench.json" --kernel auto --md "$OUT/targets.md" >"$OUT/targets.txt" 2>&1
+  tail -14 "$OUT/targets.txt"
+fi
 [ -f "$OUT/tune.txt" ] && grep -vE '^(#|$)' "$OUT/tune.txt" | tail -40
-cp "$OUT"/gpu.txt "$OUT"/tune.txt "$OUT"/mutation_table.md "$OUT"/san/sanitizers.txt "$FINAL"/ 2>/dev/null
+cp "$OUT"/gpu.txt "$OUT"/tune.txt "$OUT"/mutation_table.md "$OUT"/san/sanitizers.txt "$OUT"/bench.json \
+   "$OUT"/bench.md "$OUT"/targets.md "$FINAL"/ 2>/dev/null
 tar czf "$FINAL/logs.tgz" -C "$OUT" .
