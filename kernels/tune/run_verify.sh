@@ -3,7 +3,7 @@
 # STAGES (default "tune ctest san"), each under its own time limit, so that what ci/gpu.sh does
 # in more than a lease call's 10 minutes can be taken a part at a time:
 #   tune    the tuning plan PLAN (kernels/tune/tune.cu); TUNE_SAMPLE_MS lengthens samples
-#   ctest   the GPU mutation test, test_gpu_threads and test_api
+#   ctest   the GPU mutation test, test_gpu_threads and test_api (or the tests CTEST_RE names)
 #   gpuk    test_gpu_kernels for each kernel of KERNELS (default "split auto")
 #   props   the property suite (softmax-lab check, GPU profile) for each kernel of KERNELS
 #   san     compute-sanitizer (run_sanitizers.sh, the tall shapes last)
@@ -30,8 +30,9 @@ if has tune && [ -n "${1:-}" ]; then
 fi
 if has ctest; then
   start
-  (cd $B && timeout "${CTEST_LIMIT:-300}" ctest --output-on-failure -R '^(test_mutants_gpu|test_gpu_threads|test_api)$' >"$OUT/ctest.log" 2>&1)
+  (cd $B && timeout "${CTEST_LIMIT:-300}" ctest --output-on-failure -R "${CTEST_RE:-^(test_mutants_gpu|test_gpu_threads|test_api)\$}" >"$OUT/ctest.log" 2>&1)
   took ctest $?; cp $B/tests/mutants/mutation_table.md "$OUT/" 2>/dev/null
+  cp -r $B/ledger "$OUT/perf-gate-ledger" 2>/dev/null
   grep -E 'Test +#|tests passed' "$OUT/ctest.log" | tail -6
 fi
 for k in ${KERNELS:-split auto}; do
