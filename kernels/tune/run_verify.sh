@@ -30,10 +30,10 @@ if has tune && [ -n "${1:-}" ]; then
 fi
 if has ctest; then
   start
-  (cd $B && timeout "${CTEST_LIMIT:-300}" ctest --output-on-failure -R "${CTEST_RE:-^(test_mutants_gpu|test_gpu_threads|test_api)\$}" >"$OUT/ctest.log" 2>&1)
+  (cd $B && timeout "${CTEST_LIMIT:-300}" ctest -V -R "${CTEST_RE:-^(test_mutants_gpu|test_gpu_threads|test_api)\$}" >"$OUT/ctest.log" 2>&1)
   took ctest $?; cp $B/tests/mutants/mutation_table.md "$OUT/" 2>/dev/null
   cp -r $B/ledger "$OUT/perf-gate-ledger" 2>/dev/null
-  grep -E 'Test +#|tests passed' "$OUT/ctest.log" | tail -6
+  grep -E "^[0-9]+/[0-9]+ Test +#|tests passed" "$OUT/ctest.log" | tail -6
 fi
 for k in ${KERNELS:-split auto}; do
   if has gpuk; then
