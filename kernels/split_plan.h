@@ -71,12 +71,13 @@ static inline sml_split_cfg sml_split_size(int64_t rows, int64_t nch, size_t chu
     const size_t slice = (size_t)((nch + C - 1) / C) * chunk_bytes;
     const int big = slice > SML_SPLIT_FIT_BYTES;
     /* One block that caches its whole slice beats two that each re-read a tail from L2, though
-     * it fits half the clusters (runs 138-139, H100, 16-bit 2^20 columns, a 128 KB slice: one
-     * block of 1,024 threads, 7 clusters, 91.8-93.6% of a copy kernel in softmax against
-     * 89.5-90.2 for two blocks at 88% cached and 14 clusters; log_softmax level, 90.0-92.2
-     * against 90.0-91.3; at 256 rows 95.2-97.3 against 93.3-94.4). Where two blocks cache it
-     * whole too (128 x 917,504, 112 KB), two win: 91.6-93.1 against 83.6-86.7. Forward only
-     * (the launcher's rule): backward was not measured. */
+     * it fits half the clusters (v19, runs 138-140, H100, % of a copy kernel, 16-bit 2^20
+     * columns, a 128 KB slice: one block of 1,024 threads, 7 clusters, 91.8-93.6 in softmax
+     * against 88.6-90.2 for two blocks at 88% cached and 14 clusters; log_softmax level,
+     * 88.7-92.2 against 90.0-91.3; at 256 rows 93.6-95.7 against 91.6-92.8; fp32 2 MiB rows
+     * 93.2-95.9 against 91.8-94.0). Where two blocks cache it whole too (128 x 917,504, 112 KB),
+     * two win: 91.6-92.6 against 83.2-86.2. Forward only (the launcher's own plan): backward was
+     * not measured. */
     const int whole_alone = force_C <= 0 && force_bps <= 0 && slice > smemb && slice <= smem1;
     /* The slice is over SML_SPLIT_FIT_BYTES. Two blocks per SM, each caching SML_SPLIT_MIN_CACHED
      * of its slice in half the SM, come first: one block's wait for the row's partials then hides
