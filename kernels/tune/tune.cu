@@ -140,10 +140,9 @@ static sml_problem problem(const Case &c, int set) {
 }
 
 /* Median over samples of the mean time of n back-to-back launches (buffer sets rotated);
- * last_spread: the last call's (6th - 2nd of 7 sorted samples) / median, so a line's
- * median can be read with its spread. TUNE_SAMPLE_MS (default 1.5) sets a sample's length. */
-static double last_spread;
-template <typename F> static double time_it(F launch, int sets) {
+ * *spread, when asked: (6th - 2nd of the 7 sorted samples) / median, so a line's median can be
+ * read with its spread. TUNE_SAMPLE_MS (default 1.5) sets a sample's length. */
+template <typename F> static double time_it(F launch, int sets, double *spread = nullptr) {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -157,7 +156,7 @@ template <typename F> static double time_it(F launch, int sets) {
     float ms = 0;
     CK(cudaEventElapsedTime(&ms, e0, e1));
     const char *env = getenv("TUNE_SAMPLE_MS");
-    const double sample_ms = env && atof(env) > 0 ? atof(env) : 1.5;
+    const double env_ms = env ? atof(env) : 0, sample_ms = env_ms > 0 ? env_ms : 1.5;
     int n = (int)std::min(2000.0, std::max(3.0, sample_ms / (ms / 3)));
     std::vector<double> t;
     for (int s = 0; s < 7; s++) {
@@ -171,7 +170,7 @@ template <typename F> static double time_it(F launch, int sets) {
     std::sort(t.begin(), t.end());
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
-    last_spread = (t[5] - t[1]) / t[3];
+    if (spread) *spread = (t[5] - t[1]) / t[3];
     return t[3];
 }
 
@@ -243,17 +242,18 @@ static void run_case(sml_handle *h, Case c, const std::vector<std::string> &vars
         else diff_count<__nv_bfloat16><<<512, 256>>>((const __nv_bfloat16 *)p0.out, (const __nv_bfloat16 *)gref, n, rel, absf, bad);
         unsigned long long nb = 0;
         CK(cudaMemcpy(&nb, bad, sizeof nb, cudaMemcpyDeviceToHost));
+        double spread = 0;
         double t = time_it([&](int s) {
             sml_problem p = problem(c, s);
             run_variant(h, &p, v, NULL);
-        }, c.sets);
+        }, c.sets, &spread);
         CK(cudaGetLastError());
         char extra[96] = "";
         if (plan[0]) snprintf(extra, sizeof extra, v.compare(0, 4, "coop") == 0 ? " [S=%lld thr=%lld slice=%lld grid=%lld]"
                                                                                 : " [C=%lld thr=%lld cap=%lld act=%lld]", (long long)plan[0],
                               (long long)plan[1], (long long)plan[2], (long long)plan[3]);
         printf("%-26s %-16s %9.2f us %7.0f GB/s %5.1f%%mc %5.1f%%ck +-%.1f%%%s%s\n", head, v.c_str(), t * 1e3,
-               traffic / t / 1e6, 100.0 * traffic / t / 1e6 / memcpy_gbs, 100.0 * tc / t, 50.0 * last_spread, extra,
+               traffic / t / 1e6, 100.0 * traffic / t / 1e6 / memcpy_gbs, 100.0 * tc / t, 50.0 * spread, extra,
                nb > (unsigned long long)(n / 1000) ? "  DIFF!" : "");
         if (v != "cudnn" && t < tbest && nb <= n / 1000) { tbest = t; best = v; }
     }
