@@ -233,7 +233,7 @@ __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<
 template <typename T, int V, bool BWD, bool LOG, bool FUSED>
 __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t cap,
-                     int keep_tail) {
+                     int flags) {
     typedef sml_chunk<T, V> VT;
     constexpr int U = SPLIT_UNROLL(BWD);
     static_assert(!(BWD && FUSED), "split_fused_step is forward only: it neither reads nor writes dy's slots");
@@ -269,7 +269,8 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     VT a[U], b[U];
     /* Forward: the row's uncached tail, held here when it is one tile per thread or less. */
     VT tr[U];
-    const bool rtail = FUSED && keep_tail && mine - ncache <= step;
+    const bool rtail = FUSED && (flags & 1) && mine - ncache <= step;
+    const bool early = flags & 2;
 
     /* The mbarriers must be initialised, and that seen cluster-wide, before any block sends. */
     if (tid == 0) {
@@ -421,10 +422,14 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
 #pragma unroll
                 for (int u = 0; u < U; u++) a[u] = b[u];
             }
+            if (early)
+                split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, ncache, nval,
+                                         next + ncl < rows, pad, a, b);
             /* 3. The next row's uncached tail: into tr, or statistics only (re-read when written). */
             if (more && rtail) split_tail_keep<T, V, U, LOG>(nxs, tid, nt, mine, ncache, nval, pad, tr, m, acc);
             else if (more) split_tail_stats<T, V, U, BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, m, acc);
             /* 4. The first tile of the row after next, in flight through the next exchange. */
+            if (!early)
             split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, ncache, nval,
                                      next + ncl < rows, pad, a, b);
         }
@@ -505,7 +510,7 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
         plan[2] = pl.cap;
         plan[3] = active;
     }
-    const int keep_tail = !reread_tail && sml_split_tail_in_regs(&pl, nch, BWD);
+    const int keep_tail = reread_tail > 0 ? reread_tail - 1 : sml_split_tail_in_regs(&pl, nch, BWD);
     cfg.gridDim = dim3((unsigned)(clusters * pl.C), 1, 1);
     s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows,
                                        p->cols, p->ld, pl.cap, keep_tail));
