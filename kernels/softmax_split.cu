@@ -115,21 +115,6 @@ __device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int t
     }
 }
 
-/* Forward's uncached tail when it is one tile of U chunks per thread or less (v20): loaded into
- * tr, where it stays until the row's output is written, and accumulated in the tile
- * split_tail_stats would use for it, so the row's bits are the same either way. Otherwise the
- * tail is re-read from L2 when written: at fp32 128 x 2^20 (a 256 KB slice, ~225 KB cached)
- * that was 12% of the slice read twice. The registers are live from this load to the write
- * after the exchange, not through the fused loop, so the kernel stays at 64 (no spill). */
-template <typename T, int V, int U, bool LOG>
-__device__ __forceinline__ void split_tail_keep(const T *xs, int tid, int nt, int mine, int ncache, int nval, T pad,
-                                                sml_chunk<T, V> *tr, float &m, sml_ksum &acc) {
-    if (ncache + tid < mine) {
-        split_load<T, V, U, false>(xs, xs, ncache + tid, nt, mine, nval, true, pad, tr, tr);
-        sml_tile_acc<T, V, U, false, LOG>(tr, tr, m, acc);
-    }
-}
-
 /* The first row a cluster reads (the prologue): every chunk once, the first ncache cached, and
  * accumulated in exactly the tiles and the order its successors are, so that a row's bits do
  * not depend on whether it was its cluster's first. Until session 15 the prologue read in tiles
@@ -232,13 +217,11 @@ __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<
  * slower: two tensors per slot leave it too few loads in flight). */
 template <typename T, int V, bool BWD, bool LOG, bool FUSED>
 __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
-    sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t cap,
-                     int flags) {
+    sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t cap) {
     typedef sml_chunk<T, V> VT;
     constexpr int U = SPLIT_UNROLL(BWD);
     static_assert(!(BWD && FUSED), "split_fused_step is forward only: it neither reads nor writes dy's slots");
     static_assert(!BWD || U == 1, "2'' accumulates its cached slots one at a time, as split_read_first's tiles of U");
-    static_assert(BWD || U == SML_SPLIT_TAIL_CHUNKS, "the plan sizes a tail kept in registers as one tile of U");
     extern __shared__ __align__(16) unsigned char sml_split_smem[];
     VT *cx = reinterpret_cast<VT *>(sml_split_smem);
     VT *cd = cx + cap;
@@ -267,10 +250,6 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     sml_ksum acc = {0.0f, 0.0f};
     /* The next cached tile to be stored in shared memory, loaded ahead. */
     VT a[U], b[U];
-    /* Forward: the row's uncached tail, held here when it is one tile per thread or less. */
-    VT tr[U];
-    const bool rtail = FUSED && (flags & 1) && mine - ncache <= step;
-    const bool early = flags & 2;
 
     /* The mbarriers must be initialised, and that seen cluster-wide, before any block sends. */
     if (tid == 0) {
@@ -287,10 +266,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     if (row < rows) {
         constexpr int UP = SPLIT_PASS_UNROLL(BWD);
         const T *xr = xs0 + row * ld, *dr = ds0 + row * ld;
-        if (FUSED && rtail) { /* as split_read_first does, the tail kept in tr */
-            split_read_range<T, V, UP, U, BWD, LOG>(xr, dr, tid, ncache, nt, ncache, nval, pad, cx, cd, m, acc);
-            split_tail_keep<T, V, U, LOG>(xr, tid, nt, mine, ncache, nval, pad, tr, m, acc);
-        } else if (FUSED) /* as the fused loop (2.) and 3. accumulate the next row */
+        if (FUSED) /* as the fused loop (2.) and 3. accumulate the next row */
             split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, false, cx, cd, m, acc);
         else if (V > 1 && C >= SPLIT_REFILL_MIN_C) /* as 2'' does */
             split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, true, cx, cd, m, acc);
@@ -345,23 +321,13 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
         m = -FLT_MAX;
         acc.s = acc.c = 0.0f;
 
-        /* 1. This row's uncached tail: from tr, or read last, so likeliest still in L2:
-         * re-read, write. */
-        if (rtail) {
-            if (ncache + tid < mine) {
+        /* 1. This row's uncached tail, read last, so likeliest still in L2: re-read, write. */
+        for (int i0 = ncache + tid; i0 < mine; i0 += step) {
+            VT ta[U], tb[U];
+            split_load<T, V, U, BWD>(xs, ds, i0, nt, mine, nval, true, pad, ta, tb);
 #pragma unroll
-                for (int u = 0; u < U; u++)
-                    sml_cst<T, V, true, int>(os, (ncache + tid + u * nt) * V, nval,
-                                             sml_chunk_out<T, V, false, LOG>(tr[u], tr[u], M, post));
-            }
-        } else {
-            for (int i0 = ncache + tid; i0 < mine; i0 += step) {
-                VT ta[U], tb[U];
-                split_load<T, V, U, BWD>(xs, ds, i0, nt, mine, nval, true, pad, ta, tb);
-    #pragma unroll
-                for (int u = 0; u < U; u++)
-                    sml_cst<T, V, true, int>(os, (i0 + u * nt) * V, nval, sml_chunk_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
-            }
+            for (int u = 0; u < U; u++)
+                sml_cst<T, V, true, int>(os, (i0 + u * nt) * V, nval, sml_chunk_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
         }
         if constexpr (!FUSED) {
             if (V > 1 && C >= SPLIT_REFILL_MIN_C) { /* scalar rows keep 2': no 16-byte copies */
@@ -422,14 +388,9 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
 #pragma unroll
                 for (int u = 0; u < U; u++) a[u] = b[u];
             }
-            if (early)
-                split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, ncache, nval,
-                                         next + ncl < rows, pad, a, b);
-            /* 3. The next row's uncached tail: into tr, or statistics only (re-read when written). */
-            if (more && rtail) split_tail_keep<T, V, U, LOG>(nxs, tid, nt, mine, ncache, nval, pad, tr, m, acc);
-            else if (more) split_tail_stats<T, V, U, BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, m, acc);
+            /* 3. The next row's uncached tail: statistics only (re-read when it is written). */
+            if (more) split_tail_stats<T, V, U, BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, m, acc);
             /* 4. The first tile of the row after next, in flight through the next exchange. */
-            if (!early)
             split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, ncache, nval,
                                      next + ncl < rows, pad, a, b);
         }
@@ -441,9 +402,8 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
 
 template <typename T, int V, bool BWD, bool LOG>
 static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int force_C, int force_threads, int bps,
-                           int reread_tail, int64_t *plan) {
-    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t, int) =
-        sml_split_kernel<T, V, BWD, LOG, !BWD>;
+                           int64_t *plan) {
+    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t) = sml_split_kernel<T, V, BWD, LOG, !BWD>;
     const int64_t nch = (p->cols + V - 1) / V;
     const size_t chunk_bytes = sizeof(T) * V * (BWD ? 2 : 1);
     /* By dtype size and direction; the measurements behind them are in kernels/split_plan.h. */
@@ -510,41 +470,39 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
         plan[2] = pl.cap;
         plan[3] = active;
     }
-    const int keep_tail = reread_tail > 0 ? reread_tail - 1 : sml_split_tail_in_regs(&pl, nch, BWD);
     cfg.gridDim = dim3((unsigned)(clusters * pl.C), 1, 1);
     s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows,
-                                       p->cols, p->ld, pl.cap, keep_tail));
+                                       p->cols, p->ld, pl.cap));
     if (s != SML_OK) return s;
     return sml_launch_ok();
 }
 
 template <typename T>
-static sml_status split_typed(const sml_problem *p, const sml_gpu_facts *g, int C, int threads, int bps, int rr,
-                              int64_t *plan) {
+static sml_status split_typed(const sml_problem *p, const sml_gpu_facts *g, int C, int threads, int bps, int64_t *plan) {
     const bool bwd = sml_op_is_backward(p->op);
     const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
     constexpr int VV = 16 / sizeof(T);
     if (sml_vec_elems(p) == VV) {
-        if (bwd) return lg ? split_go<T, VV, true, true>(p, g, C, threads, bps, rr, plan)
-                           : split_go<T, VV, true, false>(p, g, C, threads, bps, rr, plan);
-        return lg ? split_go<T, VV, false, true>(p, g, C, threads, bps, rr, plan)
-                  : split_go<T, VV, false, false>(p, g, C, threads, bps, rr, plan);
+        if (bwd) return lg ? split_go<T, VV, true, true>(p, g, C, threads, bps, plan)
+                           : split_go<T, VV, true, false>(p, g, C, threads, bps, plan);
+        return lg ? split_go<T, VV, false, true>(p, g, C, threads, bps, plan)
+                  : split_go<T, VV, false, false>(p, g, C, threads, bps, plan);
     }
-    if (bwd) return lg ? split_go<T, 1, true, true>(p, g, C, threads, bps, rr, plan)
-                       : split_go<T, 1, true, false>(p, g, C, threads, bps, rr, plan);
-    return lg ? split_go<T, 1, false, true>(p, g, C, threads, bps, rr, plan)
-              : split_go<T, 1, false, false>(p, g, C, threads, bps, rr, plan);
+    if (bwd) return lg ? split_go<T, 1, true, true>(p, g, C, threads, bps, plan)
+                       : split_go<T, 1, true, false>(p, g, C, threads, bps, plan);
+    return lg ? split_go<T, 1, false, true>(p, g, C, threads, bps, plan)
+              : split_go<T, 1, false, false>(p, g, C, threads, bps, plan);
 }
 
 extern "C" sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads, int blocks_per_sm,
-                                    int reread_tail, int64_t plan[4]) {
+                                    int64_t plan[4]) {
     sml_gpu_facts g;
     const sml_status s = sml_gpu_facts_get(h, &g);
     if (s != SML_OK) return s;
     if (!g.clusters) return C > 0 ? SML_ERR_UNSUPPORTED : sml_launch_online(h, p);
-    return SML_DISPATCH_DTYPE(p->dtype, split_typed, p, &g, C, threads, blocks_per_sm, reread_tail, plan);
+    return SML_DISPATCH_DTYPE(p->dtype, split_typed, p, &g, C, threads, blocks_per_sm, plan);
 }
 
 extern "C" sml_status sml_launch_split(sml_handle *h, const sml_problem *p) {
-    return sml_split_run(h, p, 0, 0, 0, 0, NULL);
+    return sml_split_run(h, p, 0, 0, 0, NULL);
 }

@@ -17,7 +17,6 @@
 #define SML_SPLIT_FWD_CHUNKS_PER_THREAD 8
 #define SML_SPLIT_FWD_CHUNKS_PER_THREAD_16BIT 16
 #define SML_SPLIT_BWD_CHUNKS_PER_THREAD 4
-#define SML_SPLIT_TAIL_CHUNKS 2 /* forward's uncached tail per thread a block may hold in registers (v20) */
 #define SML_SPLIT_MIN_CHUNKS 512 /* a slice this short is not split further: the exchange of
                                     partials would cost more than the slice's loads */
 
@@ -109,16 +108,6 @@ static inline sml_split_cfg sml_split_size(int64_t rows, int64_t nch, size_t chu
     else
         pl.threads = (int)sml_min64(512, sml_max64(64, sml_pow2_ceil((per + per_thread - 1) / per_thread)));
     return pl;
-}
-
-/* Forward keeps a slice's uncached tail in registers, not re-reading it from L2 when it is
- * written, where it is one tile of SML_SPLIT_TAIL_CHUNKS chunks per thread or less (v20): fp32
- * 128 x 2^20, a 256 KB slice of which ~225 KB is cached, leaves 1,991 chunks to 1,024 threads.
- * Backward (y and dy) leaves larger tails and has no registers to spare. A slice cached whole
- * has no tail, so the answer there does not matter. */
-static inline int sml_split_tail_in_regs(const sml_split_cfg *pl, int64_t nch, int bwd) {
-    const int64_t per = (nch + pl->C - 1) / pl->C;
-    return !bwd && per - pl->cap <= (int64_t)SML_SPLIT_TAIL_CHUNKS * pl->threads;
 }
 
 #endif

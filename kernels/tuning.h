@@ -21,11 +21,10 @@ sml_status sml_warp_run(sml_handle *h, const sml_problem *p, int K, int R, int b
 /* threads per block, blocks per SM of the persistent grid. */
 sml_status sml_online_run(sml_handle *h, const sml_problem *p, int threads, int blocks_per_sm);
 /* cluster size C (1..16), threads per block, blocks per SM whose shared memory a block's
- * cache is sized for (default one); reread_tail nonzero: forward re-reads its uncached tail
- * from L2 even where registers would hold it (before v20); *plan (may be NULL) receives C,
- * threads, cached chunks per block, active clusters, as chosen. */
+ * cache is sized for (default one); *plan (may be NULL) receives C, threads, cached chunks per
+ * block, active clusters, as chosen. */
 sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads, int blocks_per_sm,
-                         int reread_tail, int64_t plan[4]);
+                         int64_t plan[4]);
 /* threads per block, copy stages per block (2..4), blocks per SM, slices per row; *plan (may
  * be NULL) receives slices, threads, elements per slice, grid size, as chosen. */
 sml_status sml_coop_run(sml_handle *h, const sml_problem *p, int threads, int stages, int blocks_per_sm,

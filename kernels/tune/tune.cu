@@ -3,8 +3,7 @@
 //   tune PLANFILE      lines: "RxC dtypes ops : variant ..." (dtypes f32,f16,bf16|all;
 //                      ops softmax,log_softmax,softmax_bwd,log_softmax_bwd|fwd|bwd|all)
 // variants: v1auto v1warp v1block v1online v1split auto cudnn block:T:K:B warp:K:R:B
-//           online:T:B split:C:T[:B[:R]] coop:T:NST:B:S (kernels/tuning.h; 0 = the launcher's own choice;
-//           split's R = 1 re-reads forward's uncached tail from L2, as before v20)
+//           online:T:B split:C:T[:B] coop:T:NST:B:S (kernels/tuning.h; 0 = the launcher's own choice)
 // Per case it prints the copy kernel, each variant's median time, GB/s, % of memcpy and %
 // of the copy kernel, and the best variant. Not a test: correctness is test_gpu_kernels'
 // job; DIFF only flags a variant whose output strays far from the old auto's. Build:
@@ -119,10 +118,9 @@ static sml_status run_variant(sml_handle *h, const sml_problem *p, const std::st
     if (sscanf(v.c_str(), "block:%d:%d:%d", &a, &b, &c) == 3) return sml_block_run(h, p, a, b, c);
     if (sscanf(v.c_str(), "warp:%d:%d:%d", &a, &b, &c) == 3) return sml_warp_run(h, p, a, b, c);
     if (sscanf(v.c_str(), "online:%d:%d", &a, &b) == 2) return sml_online_run(h, p, a, b);
+    if (sscanf(v.c_str(), "split:%d:%d:%d", &a, &b, &c) == 3) return sml_split_run(h, p, a, b, c, plan);
+    if (sscanf(v.c_str(), "split:%d:%d", &a, &b) == 2) return sml_split_run(h, p, a, b, 0, plan);
     int d = 0;
-    if (sscanf(v.c_str(), "split:%d:%d:%d:%d", &a, &b, &c, &d) == 4) return sml_split_run(h, p, a, b, c, d, plan);
-    if (sscanf(v.c_str(), "split:%d:%d:%d", &a, &b, &c) == 3) return sml_split_run(h, p, a, b, c, 0, plan);
-    if (sscanf(v.c_str(), "split:%d:%d", &a, &b) == 2) return sml_split_run(h, p, a, b, 0, 0, plan);
     if (sscanf(v.c_str(), "coop:%d:%d:%d:%d", &a, &b, &c, &d) == 4) return sml_coop_run(h, p, a, b, c, d, plan);
     return SML_ERR_INVALID_ARG;
 }

@@ -37,13 +37,6 @@ static const struct {
      "scalar K = 16 backward (misaligned rows of 1,025-16,384 columns): 28-36 bytes"},
     {"kernels/softmax_block.cu", "sml_block_kernel", "Li8ELi4ELb1E", 72,
      "16-bit K = 4 backward, built but never chosen by the launcher (16-bit backward stops at K = 2)"},
-    /* v20: the tail held in registers through the exchange costs one value (the slice's 64-bit
-     * offset in fp32, a 32-bit one in 16-bit) stored once per launch and reloaded 1-3 times per
-     * row, outside the fused loop (cuobjdump -sass, session 17). */
-    {"kernels/softmax_split.cu", "sml_split_kernel", "fLi4ELb0E", 8,
-     "fp32 vector forward (v20's tail in registers): the slice's offset, reloaded once per row"},
-    {"kernels/softmax_split.cu", "sml_split_kernel", "Li8ELb0E", 4,
-     "16-bit vector forward (v20's tail in registers): one word, reloaded once per row"},
 };
 
 static int known(const char *file, const char *name, int bytes, const char **why) {

@@ -86,39 +86,32 @@ static void plan_is_sound(unit_run *u, int esize, int bwd) {
 }
 
 static void measured_plans(unit_run *u) {
-    /* docs/KERNELS.md, "### split": rows, cols, element bytes, bwd; want C, threads, blocks per SM,
-     * the cached share of the slice in percent (100: all) and whether forward's uncached tail
-     * would be held in registers (sml_split_tail_in_regs; moot where nothing is uncached). */
-    const struct { int64_t rows, cols; int esize, bwd, C, threads, bps, cached, regs; } c[] = {
-        {128, 1 << 20, 2, 0, 16, 1024, 1, 100, 1}, /* 128 KB slice: one block caches it whole (runs 138-139) */
-        {128, 917504, 2, 0, 16, 512, 2, 100, 1},   /* 112 KB: two blocks cache it whole */
-        {128, 1 << 20, 4, 0, 16, 1024, 1, 88, 1},  /* 256 KB: the rest, 1,991 chunks, in registers (v20) */
-        {128, 1 << 21, 4, 0, 16, 1024, 1, 44, 0},  /* 512 KB: too much for registers, re-read */
-        {128, 1 << 20, 2, 1, 16, 1024, 1, 88, 0},  /* 256 KB of y and dy */
-        {128, 1 << 20, 4, 1, 16, 1024, 1, 44, 0},  /* 512 KB */
-        {1024, 131072, 2, 0, 8, 128, 1, 100, 1},   /* 32 KB */
-        {1024, 131072, 4, 0, 8, 512, 1, 100, 1},   /* 64 KB */
-        {1024, 131072, 2, 1, 8, 512, 1, 100, 0},
-        {1024, 131072, 4, 1, 16, 512, 1, 100, 0},
-        {4096, 32768, 2, 1, 2, 512, 1, 100, 0},
-        {4096, 32768, 4, 1, 4, 512, 1, 100, 0},
-        {4096, 32768, 2, 0, 2, 128, 1, 100, 1},
-        {4096, 32768, 4, 0, 2, 512, 1, 100, 1},
+    /* docs/KERNELS.md, "### split": rows, cols, element bytes, bwd; want C, threads, blocks per SM
+     * and the cached share of the slice in percent (100: all). */
+    const struct { int64_t rows, cols; int esize, bwd, C, threads, bps, cached; } c[] = {
+        {128, 1 << 20, 2, 0, 16, 1024, 1, 100}, /* 128 KB slice: one block caches it whole (runs 138-139) */
+        {128, 917504, 2, 0, 16, 512, 2, 100},   /* 112 KB: two blocks cache it whole */
+        {128, 1 << 20, 4, 0, 16, 1024, 1, 88},  /* 256 KB */
+        {128, 1 << 20, 2, 1, 16, 1024, 1, 88},  /* 256 KB of y and dy */
+        {128, 1 << 20, 4, 1, 16, 1024, 1, 44},  /* 512 KB */
+        {1024, 131072, 2, 0, 8, 128, 1, 100},   /* 32 KB */
+        {1024, 131072, 4, 0, 8, 512, 1, 100},   /* 64 KB */
+        {1024, 131072, 2, 1, 8, 512, 1, 100},
+        {1024, 131072, 4, 1, 16, 512, 1, 100},
+        {4096, 32768, 2, 1, 2, 512, 1, 100},
+        {4096, 32768, 4, 1, 4, 512, 1, 100},
+        {4096, 32768, 2, 0, 2, 128, 1, 100},
+        {4096, 32768, 4, 0, 2, 512, 1, 100},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         const sml_split_cfg p = plan(c[i].rows, c[i].cols, c[i].esize, c[i].bwd, 132, SML_SPLIT_MAX_CLUSTER);
         const int V = 16 / c[i].esize;
         const int64_t per = ((c[i].cols + V - 1) / V + p.C - 1) / p.C;
         const int cached = (int)(100.0 * (double)p.cap / (double)per + 0.5);
-        const int regs = sml_split_tail_in_regs(&p, (c[i].cols + V - 1) / V, c[i].bwd);
-        UNIT_EXPECT(u,
-                    p.C == c[i].C && p.threads == c[i].threads && p.bps == c[i].bps && cached == c[i].cached &&
-                        regs == c[i].regs,
-                    "%s %s %lldx%lld: C %d, %d x %d threads, %d%% cached, tail in registers %d; want C %d, %d x %d, "
-                    "%d%%, %d",
+        UNIT_EXPECT(u, p.C == c[i].C && p.threads == c[i].threads && p.bps == c[i].bps && cached == c[i].cached,
+                    "%s %s %lldx%lld: C %d, %d x %d threads, %d%% cached; want C %d, %d x %d, %d%%",
                     c[i].esize == 4 ? "fp32" : "16-bit", c[i].bwd ? "bwd" : "fwd", (long long)c[i].rows,
-                    (long long)c[i].cols, p.C, p.bps, p.threads, cached, regs, c[i].C, c[i].bps, c[i].threads,
-                    c[i].cached, c[i].regs);
+                    (long long)c[i].cols, p.C, p.bps, p.threads, cached, c[i].C, c[i].bps, c[i].threads, c[i].cached);
     }
 }
 
