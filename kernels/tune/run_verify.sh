@@ -6,8 +6,9 @@
 #   ctest   the GPU mutation test, test_gpu_threads and test_api (or the tests CTEST_RE names)
 #   gpuk    test_gpu_kernels for each kernel of KERNELS (default "split auto")
 #   props   the property suite (softmax-lab check, GPU profile) for each kernel of KERNELS
-#   san     compute-sanitizer (run_sanitizers.sh, the tall shapes last)
-#   bench   the ledger: bench --backend all --sweep standard --op all, and its targets
+#   san     compute-sanitizer: ci/gpu.sh's stage `sanitize` (run_sanitizers.sh, the tall shapes last)
+#   bench   the ledger: ci/gpu.sh's stage `bench` (bench --backend all --sweep standard --op all,
+#           no case started after BENCH_CASES_LIMIT s), and its targets
 # The summaries come back in $OUT (default ./out), every log in $OUT/logs.tgz (a lease call
 # returns at most 8 files); a summary table last.
 set -uo pipefail
@@ -45,14 +46,17 @@ for k in ${KERNELS:-split auto}; do
     tail -5 "$OUT/props-$k.log"
   fi
 done
+# san and bench are ci/gpu.sh's own stages, run on this build, so the GPU job and this script
+# cannot drift apart; only the time limits are added here.
 if has san; then
-  start; SML_SANITIZE_TIMEOUT=${SAN_LIMIT:-120} ./$B/tests/mutants/run_sanitizers.sh $B "$OUT/san" >/dev/null 2>&1
+  start; SML_SANITIZE_TIMEOUT=${SAN_LIMIT:-120} SML_GPU_STAGES=sanitize BUILD=$B ARTIFACTS="$OUT/san" \
+    ci/gpu.sh >/dev/null 2>"$OUT/san.stderr"
   took sanitizers $?; cat "$OUT/san/sanitizers.txt"
 fi
 if has bench; then
   start
-  timeout "${BENCH_LIMIT:-400}" ./$B/softmax-lab bench --backend all --sweep standard --op all --time-limit "${BENCH_CASES_LIMIT:-330}" \
-    --ledger "$OUT/ledger" --json "$OUT/bench.json" --md "$OUT/bench.md" >"$OUT/bench.txt" 2>"$OUT/bench.stderr"
+  SML_GPU_STAGES=bench SML_BENCH_TIME_LIMIT=${BENCH_CASES_LIMIT:-330} BUILD=$B ARTIFACTS="$OUT" \
+    timeout "${BENCH_LIMIT:-400}" ci/gpu.sh >/dev/null 2>"$OUT/gpu-sh.stderr"
   took bench $?
   ./$B/softmax-lab targets "$OUT/bench.json" --kernel auto --md "$OUT/targets.md" >"$OUT/targets.txt" 2>&1
   tail -14 "$OUT/targets.txt"
