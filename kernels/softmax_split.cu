@@ -142,6 +142,12 @@ __device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int t
  * this rule): 1024 x 131072 95.9-100.0 against 91.3-94.7, 4096 x 32768 level. */
 #define SPLIT_REFILL_MIN_C 8
 
+#ifdef SPLIT_OLD_TAIL
+#define SPLIT_TAIL_IN_LOOP 0
+#else
+#define SPLIT_TAIL_IN_LOOP 1
+#endif
+
 /* ---- the per-row exchange of partials between the blocks of a cluster ----------------------
  * Each block sends its (max, sum) to slot `rank` of every block of the cluster with st.async,
  * whose arrival is counted in bytes on the receiver's mbarrier (one per row parity); a block
@@ -186,7 +192,7 @@ static __device__ __forceinline__ void split_xwait(uint64_t *bar, unsigned phase
  * which took about 5 of the loop's 20 instructions per element at fp16 (v18). */
 template <typename T, int V, bool LOG, bool WHOLE>
 __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<T, V> *cx, int i0, int nt, int ncache,
-                                                 int nval, bool more, T pad, float M, float post,
+                                                 int lim, int nval, bool more, T pad, float M, float post,
                                                  sml_chunk<T, V> *cur, sml_chunk<T, V> *nxt, float &m, sml_ksum &acc) {
     constexpr int U = SPLIT_UNROLL(false);
     const int step = U * nt;
@@ -194,7 +200,7 @@ __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<
 #pragma unroll
         for (int u = 0; u < U; u++) nxt[u] = sml_ld_whole<T, V>(nxs + (i0 + step + u * nt) * V);
     } else {
-        split_load<T, V, U, false>(nxs, nxs, i0 + step, nt, ncache, nval, more, pad, nxt, nxt);
+        split_load<T, V, U, false>(nxs, nxs, i0 + step, nt, lim, nval, more, pad, nxt, nxt);
     }
 #pragma unroll
     for (int u = 0; u < U; u++) {
@@ -242,6 +248,9 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     const int ncache = (int)sml_min64(cap, mine);
     const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
     const int step = U * nt;
+    /* Forward: the fused loop's tiles run to the end of the slice, so the next row's uncached
+     * tail is loaded a step ahead like the cached chunks and accumulated, not cached. */
+    const int lim = SPLIT_TAIL_IN_LOOP ? mine : ncache;
     const T *xs0 = x + lo * V, *ds0 = BWD ? dy + lo * V : x;
     T *os0 = out + lo * V;
 
@@ -266,7 +275,9 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     if (row < rows) {
         constexpr int UP = SPLIT_PASS_UNROLL(BWD);
         const T *xr = xs0 + row * ld, *dr = ds0 + row * ld;
-        if (FUSED) /* as the fused loop (2.) and 3. accumulate the next row */
+        if (FUSED && SPLIT_TAIL_IN_LOOP) /* as the fused loop (2.) accumulates the next row */
+            split_read_range<T, V, UP, U, BWD, LOG>(xr, dr, tid, mine, nt, ncache, nval, pad, cx, cd, m, acc);
+        else if (FUSED) /* as the fused loop (2.) and 3. accumulate the next row */
             split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, false, cx, cd, m, acc);
         else if (V > 1 && C >= SPLIT_REFILL_MIN_C) /* as 2'' does */
             split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, true, cx, cd, m, acc);
@@ -274,7 +285,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
             split_read_range<T, V, UP, UP, BWD, LOG>(xr, dr, tid, mine, nt, ncache, nval, pad, cx, cd, m, acc);
     }
     if (FUSED)
-        split_load<T, V, U, BWD>(xs0 + (row + ncl) * ld, ds0 + (row + ncl) * ld, tid, nt, ncache, nval,
+        split_load<T, V, U, BWD>(xs0 + (row + ncl) * ld, ds0 + (row + ncl) * ld, tid, nt, lim, nval,
                                  row + ncl < rows, pad, a, b);
 
     int parity = 0;
@@ -372,26 +383,26 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                 const int nwhole = (int)sml_min64(ncache, nval / V);
                 if (more) {
                     for (; i0 + 2 * step + (U - 1) * nt < nwhole; i0 += 2 * step) {
-                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, nval, true, pad, M, post, a, b, m, acc);
-                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0 + step, nt, ncache, nval, true, pad, M, post, b, a, m, acc);
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, lim, nval, true, pad, M, post, a, b, m, acc);
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0 + step, nt, ncache, lim, nval, true, pad, M, post, b, a, m, acc);
                     }
                     if (i0 + step + (U - 1) * nt < nwhole) { /* one more whole step, unpaired */
-                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, nval, true, pad, M, post, a, b, m, acc);
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, lim, nval, true, pad, M, post, a, b, m, acc);
 #pragma unroll
                         for (int u = 0; u < U; u++) a[u] = b[u];
                         i0 += step;
                     }
                 }
             }
-            for (; i0 < ncache; i0 += step) {
-                split_fused_step<T, V, LOG, false>(nxs, os, cx, i0, nt, ncache, nval, more, pad, M, post, a, b, m, acc);
+            for (; i0 < lim; i0 += step) {
+                split_fused_step<T, V, LOG, false>(nxs, os, cx, i0, nt, ncache, lim, nval, more, pad, M, post, a, b, m, acc);
 #pragma unroll
                 for (int u = 0; u < U; u++) a[u] = b[u];
             }
             /* 3. The next row's uncached tail: statistics only (re-read when it is written). */
-            if (more) split_tail_stats<T, V, U, BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, m, acc);
+            if (more && !SPLIT_TAIL_IN_LOOP) split_tail_stats<T, V, U, BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, m, acc);
             /* 4. The first tile of the row after next, in flight through the next exchange. */
-            split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, ncache, nval,
+            split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, lim, nval,
                                      next + ncl < rows, pad, a, b);
         }
     }
