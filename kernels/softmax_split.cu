@@ -115,22 +115,22 @@ __device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int t
     }
 }
 
-/* The first row a cluster reads (the prologue): every chunk once, the first ncache cached, and
- * accumulated in exactly the tiles and the order its successors are, so that a row's bits do
- * not depend on whether it was its cluster's first. Until session 15 the prologue read in tiles
- * of UP and its successors in tiles of U, so the same row gave different bits in different
- * batch positions once there were more rows than clusters (property row_independence, found
- * by the property suite's tall cases). Successors take, forward (the fused loop), tiles of U over
- * the cached chunks (tile i0 holds i0 + u * nt; i0 = tid + k * U * nt while i0 < ncache), then
- * split_tail_stats; backward, when it refills by cp.async (2''), the tail first, then each
+/* The first row a cluster reads (the prologue) when backward refills by cp.async (2''): every
+ * chunk once, the first ncache cached, and accumulated in exactly the tiles and the order its
+ * successors are, so that a row's bits do not depend on whether it was its cluster's first.
+ * Until session 15 the prologue read in tiles of UP and its successors in tiles of U, so the
+ * same row gave different bits in different batch positions once there were more rows than
+ * clusters (property row_independence, found by the property suite's tall cases). Forward's
+ * prologue is split_read_range over the whole slice in tiles of U, as the fused loop reads
+ * (tile i0 holds i0 + u * nt; i0 = tid + k * U * nt while i0 < mine, v20); 2'' reads the
+ * tail first, then each
  * cached chunk on its own (U = 1). UP chunks per tensor stay in flight for the cached part. */
 template <typename T, int V, int UP, int U, bool BWD, bool LOG>
 __device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
-                                                 int nval, T pad, bool tail_first, sml_chunk<T, V> *cx,
-                                                 sml_chunk<T, V> *cd, float &m, sml_ksum &acc) {
-    if (tail_first) split_tail_stats<T, V, U, BWD, LOG>(xs, ds, tid, nt, mine, ncache, nval, pad, m, acc);
+                                                 int nval, T pad, sml_chunk<T, V> *cx, sml_chunk<T, V> *cd,
+                                                 float &m, sml_ksum &acc) {
+    split_tail_stats<T, V, U, BWD, LOG>(xs, ds, tid, nt, mine, ncache, nval, pad, m, acc);
     split_read_range<T, V, UP, U, BWD, LOG>(xs, ds, tid, ncache, nt, ncache, nval, pad, cx, cd, m, acc);
-    if (!tail_first) split_tail_stats<T, V, U, BWD, LOG>(xs, ds, tid, nt, mine, ncache, nval, pad, m, acc);
 }
 
 /* Backward in clusters of at least this many blocks refills its slots while writing them
@@ -141,12 +141,6 @@ __device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int t
  * 1024 x 131072 fp32 +0.5-1 but 16-bit -1.5-3 (to 95.1-96.7), C <= 4 within 1. Run 100 (H200,
  * this rule): 1024 x 131072 95.9-100.0 against 91.3-94.7, 4096 x 32768 level. */
 #define SPLIT_REFILL_MIN_C 8
-
-#ifdef SPLIT_OLD_TAIL
-#define SPLIT_TAIL_IN_LOOP 0
-#else
-#define SPLIT_TAIL_IN_LOOP 1
-#endif
 
 /* ---- the per-row exchange of partials between the blocks of a cluster ----------------------
  * Each block sends its (max, sum) to slot `rank` of every block of the cluster with st.async,
@@ -187,12 +181,14 @@ static __device__ __forceinline__ void split_xwait(uint64_t *bar, unsigned phase
 /* One step of forward's fused loop (2. in the kernel) at tile i0: the tile at i0 + step of
  * the next row is loaded into nxt, this row's output is written from the slots of tile i0,
  * and cur, that tile of the next row loaded one step earlier, takes their place and joins
- * the statistics. WHOLE: the caller has shown every chunk of both tiles whole, cached and
+ * the statistics. Past ncache (the uncached tail) there is no slot: nothing is written (the
+ * tail was written at the row's start) and cur only joins the statistics, so the tail's loads
+ * are in flight a step ahead like the rest, not waited for after the loop (v20). WHOLE: the caller has shown every chunk of both tiles whole, cached and
  * wanted, so the accesses go unpredicated and without bounds, pad words or fix-up branches,
  * which took about 5 of the loop's 20 instructions per element at fp16 (v18). */
 template <typename T, int V, bool LOG, bool WHOLE>
 __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<T, V> *cx, int i0, int nt, int ncache,
-                                                 int lim, int nval, bool more, T pad, float M, float post,
+                                                 int mine, int nval, bool more, T pad, float M, float post,
                                                  sml_chunk<T, V> *cur, sml_chunk<T, V> *nxt, float &m, sml_ksum &acc) {
     constexpr int U = SPLIT_UNROLL(false);
     const int step = U * nt;
@@ -200,7 +196,7 @@ __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<
 #pragma unroll
         for (int u = 0; u < U; u++) nxt[u] = sml_ld_whole<T, V>(nxs + (i0 + step + u * nt) * V);
     } else {
-        split_load<T, V, U, false>(nxs, nxs, i0 + step, nt, lim, nval, more, pad, nxt, nxt);
+        split_load<T, V, U, false>(nxs, nxs, i0 + step, nt, mine, nval, more, pad, nxt, nxt);
     }
 #pragma unroll
     for (int u = 0; u < U; u++) {
@@ -248,9 +244,6 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     const int ncache = (int)sml_min64(cap, mine);
     const T pad = BWD ? sml_zero<T>() : sml_neg_inf<T>();
     const int step = U * nt;
-    /* Forward: the fused loop's tiles run to the end of the slice, so the next row's uncached
-     * tail is loaded a step ahead like the cached chunks and accumulated, not cached. */
-    const int lim = SPLIT_TAIL_IN_LOOP ? mine : ncache;
     const T *xs0 = x + lo * V, *ds0 = BWD ? dy + lo * V : x;
     T *os0 = out + lo * V;
 
@@ -269,23 +262,21 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     cluster.sync();
 
     /* Prologue: the first row's slice, read once, cached, accumulated as its successors will
-     * be (split_read_first; 2' reads them with split_read_range); then the first tile of the
+     * be (the fused loop's tiles of U; 2'' tail first, split_read_first; 2' tiles of UP); then the first tile of the
      * second row, which stays in flight through the first exchange. */
     int64_t row = cid;
     if (row < rows) {
         constexpr int UP = SPLIT_PASS_UNROLL(BWD);
         const T *xr = xs0 + row * ld, *dr = ds0 + row * ld;
-        if (FUSED && SPLIT_TAIL_IN_LOOP) /* as the fused loop (2.) accumulates the next row */
+        if (FUSED) /* as the fused loop (2.) accumulates the next row */
             split_read_range<T, V, UP, U, BWD, LOG>(xr, dr, tid, mine, nt, ncache, nval, pad, cx, cd, m, acc);
-        else if (FUSED) /* as the fused loop (2.) and 3. accumulate the next row */
-            split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, false, cx, cd, m, acc);
         else if (V > 1 && C >= SPLIT_REFILL_MIN_C) /* as 2'' does */
-            split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, true, cx, cd, m, acc);
+            split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, cx, cd, m, acc);
         else /* as 2' does */
             split_read_range<T, V, UP, UP, BWD, LOG>(xr, dr, tid, mine, nt, ncache, nval, pad, cx, cd, m, acc);
     }
     if (FUSED)
-        split_load<T, V, U, BWD>(xs0 + (row + ncl) * ld, ds0 + (row + ncl) * ld, tid, nt, lim, nval,
+        split_load<T, V, U, BWD>(xs0 + (row + ncl) * ld, ds0 + (row + ncl) * ld, tid, nt, mine, nval,
                                  row + ncl < rows, pad, a, b);
 
     int parity = 0;
@@ -383,26 +374,24 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                 const int nwhole = (int)sml_min64(ncache, nval / V);
                 if (more) {
                     for (; i0 + 2 * step + (U - 1) * nt < nwhole; i0 += 2 * step) {
-                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, lim, nval, true, pad, M, post, a, b, m, acc);
-                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0 + step, nt, ncache, lim, nval, true, pad, M, post, b, a, m, acc);
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, mine, nval, true, pad, M, post, a, b, m, acc);
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0 + step, nt, ncache, mine, nval, true, pad, M, post, b, a, m, acc);
                     }
                     if (i0 + step + (U - 1) * nt < nwhole) { /* one more whole step, unpaired */
-                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, lim, nval, true, pad, M, post, a, b, m, acc);
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, mine, nval, true, pad, M, post, a, b, m, acc);
 #pragma unroll
                         for (int u = 0; u < U; u++) a[u] = b[u];
                         i0 += step;
                     }
                 }
             }
-            for (; i0 < lim; i0 += step) {
-                split_fused_step<T, V, LOG, false>(nxs, os, cx, i0, nt, ncache, lim, nval, more, pad, M, post, a, b, m, acc);
+            for (; i0 < mine; i0 += step) { /* the rest of the cached chunks, then the tail */
+                split_fused_step<T, V, LOG, false>(nxs, os, cx, i0, nt, ncache, mine, nval, more, pad, M, post, a, b, m, acc);
 #pragma unroll
                 for (int u = 0; u < U; u++) a[u] = b[u];
             }
-            /* 3. The next row's uncached tail: statistics only (re-read when it is written). */
-            if (more && !SPLIT_TAIL_IN_LOOP) split_tail_stats<T, V, U, BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, m, acc);
-            /* 4. The first tile of the row after next, in flight through the next exchange. */
-            split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, lim, nval,
+            /* 3. The first tile of the row after next, in flight through the next exchange. */
+            split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, mine, nval,
                                      next + ncl < rows, pad, a, b);
         }
     }
