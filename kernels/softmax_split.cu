@@ -21,7 +21,9 @@
  * When a slice does not fit in shared memory (fp32 rows of 2^20 columns; 16-bit ones cached
  * by two blocks per SM; backward, which keeps y and dy), the block keeps the first `cap`
  * chunks and re-reads the rest when it writes them; those were read last, so they are likely
- * still in L2, and the output is stored evict-first to leave them there.
+ * still in L2, and the output is stored evict-first to leave them there. Forward loads the next
+ * row's uncached chunks inside the fused loop, a step ahead like the cached ones (v20), so no
+ * load is waited for between the loop and the exchange.
  *
  * Sizing (host): C is the smallest cluster size whose slice fits in 96 KB (48 KB for 16-bit
  * forward; two or more blocks per SM, so one block's wait for the row's partials hides behind
