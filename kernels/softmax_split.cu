@@ -122,11 +122,11 @@ __device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int t
  * successors are, so that a row's bits do not depend on whether it was its cluster's first.
  * Until session 15 the prologue read in tiles of UP and its successors in tiles of U, so the
  * same row gave different bits in different batch positions once there were more rows than
- * clusters (property row_independence, found by the property suite's tall cases). Forward's
- * prologue is split_read_range over the whole slice in tiles of U, as the fused loop reads
- * (tile i0 holds i0 + u * nt; i0 = tid + k * U * nt while i0 < mine, v20); 2'' reads the
- * tail first, then each
- * cached chunk on its own (U = 1). UP chunks per tensor stay in flight for the cached part. */
+ * clusters (property row_independence, found by the property suite's tall cases). 2'' reads
+ * the tail first, then each cached chunk on its own (U = 1); UP chunks per tensor stay in
+ * flight for the cached part. Forward's prologue is split_read_range over the whole slice in
+ * tiles of U, as the fused loop reads it (tile i0 holds i0 + u * nt; i0 = tid + k * U * nt
+ * while i0 < mine, v20). */
 template <typename T, int V, int UP, int U, bool BWD, bool LOG>
 __device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
                                                  int nval, T pad, sml_chunk<T, V> *cx, sml_chunk<T, V> *cd,
@@ -185,9 +185,10 @@ static __device__ __forceinline__ void split_xwait(uint64_t *bar, unsigned phase
  * and cur, that tile of the next row loaded one step earlier, takes their place and joins
  * the statistics. Past ncache (the uncached tail) there is no slot: nothing is written (the
  * tail was written at the row's start) and cur only joins the statistics, so the tail's loads
- * are in flight a step ahead like the rest, not waited for after the loop (v20). WHOLE: the caller has shown every chunk of both tiles whole, cached and
- * wanted, so the accesses go unpredicated and without bounds, pad words or fix-up branches,
- * which took about 5 of the loop's 20 instructions per element at fp16 (v18). */
+ * are in flight a step ahead like the rest, not waited for after the loop (v20). WHOLE: the
+ * caller has shown every chunk of both tiles whole, cached and wanted, so the accesses go
+ * unpredicated and without bounds, pad words or fix-up branches, which took about 5 of the
+ * loop's 20 instructions per element at fp16 (v18). */
 template <typename T, int V, bool LOG, bool WHOLE>
 __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<T, V> *cx, int i0, int nt, int ncache,
                                                  int mine, int nval, bool more, T pad, float M, float post,
@@ -264,8 +265,8 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     cluster.sync();
 
     /* Prologue: the first row's slice, read once, cached, accumulated as its successors will
-     * be (the fused loop's tiles of U; 2'' tail first, split_read_first; 2' tiles of UP); then the first tile of the
-     * second row, which stays in flight through the first exchange. */
+     * be (the fused loop: tiles of U; 2'': tail first, split_read_first; 2': tiles of UP);
+     * then the first tile of the second row, which stays in flight through the first exchange. */
     int64_t row = cid;
     if (row < rows) {
         constexpr int UP = SPLIT_PASS_UNROLL(BWD);
