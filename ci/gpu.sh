@@ -69,8 +69,11 @@ if has patch-mutants; then
 fi
 
 # The perf gate writes its ledger and plot into the build tree; failures land beside the tests.
-[ -d "$BUILD/ledger" ] && cp -r "$BUILD/ledger" "$ARTIFACTS/perf-gate-ledger"
-[ -d "$BUILD/tests/property/failures" ] && cp -r "$BUILD/tests/property/failures" "$ARTIFACTS/property-failures"
-cp -r tests/regressions "$ARTIFACTS/regressions" 2>/dev/null || true
+# Copied into the folder, not as a folder: a second run into the same ARTIFACTS (a stage at a
+# time, kernels/tune/run_verify.sh) refreshes the files instead of nesting a copy inside.
+copy_into() { [ -d "$1" ] || return 0; mkdir -p "$2" && cp -r "$1/." "$2/"; }
+copy_into "$BUILD/ledger" "$ARTIFACTS/perf-gate-ledger"
+copy_into "$BUILD/tests/property/failures" "$ARTIFACTS/property-failures"
+copy_into tests/regressions "$ARTIFACTS/regressions" || true
 log "artifacts in $ARTIFACTS; status $status"
 exit $status

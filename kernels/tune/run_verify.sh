@@ -33,7 +33,7 @@ if has ctest; then
   start
   (cd $B && timeout "${CTEST_LIMIT:-300}" ctest -V -R "${CTEST_RE:-^(test_mutants_gpu|test_gpu_threads|test_api)\$}" >"$OUT/ctest.log" 2>&1)
   took ctest $?; cp $B/tests/mutants/mutation_table.md "$OUT/" 2>/dev/null
-  cp -r $B/ledger "$OUT/perf-gate-ledger" 2>/dev/null
+  [ -d $B/ledger ] && mkdir -p "$OUT/perf-gate-ledger" && cp -r $B/ledger/. "$OUT/perf-gate-ledger/" # as ci/gpu.sh copies it
   grep -E "^[0-9]+/[0-9]+ Test +#|tests passed" "$OUT/ctest.log" | tail -6
 fi
 for k in ${KERNELS:-split auto}; do
