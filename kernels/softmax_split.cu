@@ -180,20 +180,6 @@ static __device__ __forceinline__ void split_xwait(uint64_t *bar, unsigned phase
                  : "memory");
 }
 
-/* A chunk stored to shared memory through its generic address. The fused loop's statistics of
- * the tile loaded one step earlier (cur) are a chain through the row's running (m, acc), so
- * ptxas gives them priority over the loads of the next tile (nxt), whose results are used only
- * in the next step: in three of the four 16-byte variants it scheduled the first step of each
- * pair to wait for cur before issuing nxt's loads, so while it waited only one tile per thread
- * was in flight instead of two (the fp32 softmax variant kept the order). A register dependence
- * cannot order an instruction after a load's issue; memory can: a generic store may alias the
- * global loads before it, so it stays after them, and the shared stores and the load of the
- * slot behind it stay after it. */
-template <typename T, int V> __device__ __forceinline__ void split_st_generic(sml_chunk<T, V> *p, const sml_chunk<T, V> &r) {
-    asm volatile("st.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]), "r"(r.w[3])
-                 : "memory");
-}
-
 /* One step of forward's fused loop (2. in the kernel) at tile i0: the tile at i0 + step of
  * the next row is loaded into nxt, this row's output is written from the slots of tile i0,
  * and cur, that tile of the next row loaded one step earlier, takes their place and joins
@@ -221,23 +207,6 @@ __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<
         if constexpr (WHOLE) sml_st_whole_cs<T, V>(os + i * V, sml_chunk_out<T, V, false, LOG>(cx[i], cx[i], M, post));
         else if (i < ncache) sml_cst<T, V, true, int>(os, i * V, nval, sml_chunk_out<T, V, false, LOG>(cx[i], cx[i], M, post));
     }
-#ifndef SPLIT_OLD_ORDER
-    if constexpr (WHOLE) {
-        /* cur's first chunk goes to its slot through a generic address, which might be nxt's,
-         * so ptxas keeps nxt's loads issued before it (and the slot stores after it), and the
-         * statistics start from that chunk read back from its slot: nothing that waits for
-         * cur can be scheduled before nxt's loads are in flight (v21; see split_st_generic). */
-        split_st_generic<T, V>(&cx[i0], cur[0]);
-#pragma unroll
-        for (int u = 1; u < U; u++) cx[i0 + u * nt] = cur[u];
-        sml_chunk<T, V> t[U];
-        t[0] = cx[i0];
-#pragma unroll
-        for (int u = 1; u < U; u++) t[u] = cur[u];
-        sml_tile_acc<T, V, U, false, LOG>(t, t, m, acc);
-        return;
-    }
-#endif
     if (WHOLE || more) {
 #pragma unroll
         for (int u = 0; u < U; u++) {

@@ -1,5 +1,6 @@
 #!/bin/bash
-# ab_order.sh: one GPU-machine call (session 18, run 154) for v21: two builds of the tree, the
+# ab_order.sh: one GPU-machine call (session 18, run 154) for v21 (rejected; the code is only in
+# the tree of commit 6d70f02): two builds of the tree, the
 # default and -DSPLIT_OLD_ORDER (the fused loop's order before v21), their tune of plan67
 # alternated twice; the SASS of both builds' split forward kernels for the loop order; then on
 # the default build test_gpu_kernels --kernel split and the property suite for split. Logs in $OUT.
