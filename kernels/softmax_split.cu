@@ -291,34 +291,18 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
          * block's partial of the row in between, which this block sends after the
          * __syncthreads that follows its reads of the slot. */
         float s = sml_kval(acc);
-#ifdef SPLIT_DIAG_NOSYNC /* timing diagnostic only: no reduction at all, each thread its own statistics */
-        const float M = m;
-        const float post = BWD ? s : sml_fwd_post(s, LOG);
-        (void)phase;
-        (void)red;
-        (void)part;
-        (void)total;
-        (void)&split_xsend;
-        (void)&split_xwait;
-        (void)&split_xbar_expect;
-#else
-#ifdef SPLIT_DIAG_NOX /* timing diagnostic only: the block's own statistics, no exchange in the cluster */
-        const int CX = 1;
-#else
-        const int CX = C;
-#endif
         if (!BWD) sml_block_merge(m, s, red[parity]);
         else s = sml_block_sum(s, red[parity]);
-        if (CX == 1) { /* st.async needs a cluster of two or more (compute-sanitizer memcheck) */
+        if (C == 1) { /* st.async needs a cluster of two or more (compute-sanitizer memcheck) */
             if (tid == 0) part[parity][0] = make_float2(m, s);
         } else {
             if (tid == 0) split_xbar_expect(&xbar[parity], (unsigned)(C * sizeof(float2)));
             if (tid < C) split_xsend(&part[parity][rank], &xbar[parity], (unsigned)tid, m, s);
         }
         if (tid < 32) {
-            if (CX > 1) split_xwait(&xbar[parity], (phase >> parity) & 1u);
+            if (C > 1) split_xwait(&xbar[parity], (phase >> parity) & 1u);
             float pm = -FLT_MAX, ps = 0.0f;
-            if (tid < CX) {
+            if (tid < C) {
                 const float2 v = part[parity][tid];
                 pm = v.x;
                 ps = v.y;
@@ -334,7 +318,6 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
         phase ^= 1u << parity;
         const float M = total[0];
         const float post = BWD ? total[1] : sml_fwd_post(total[1], LOG);
-#endif
         const int64_t next = row + ncl;
         const bool more = next < rows;
         const T *xs = xs0 + row * ld, *ds = ds0 + row * ld;
