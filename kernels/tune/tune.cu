@@ -125,6 +125,15 @@ static sml_status run_variant(sml_handle *h, const sml_problem *p, const std::st
     return SML_ERR_INVALID_ARG;
 }
 
+/* Layout knobs for placement experiments (default 0): TUNE_LD_PAD elements added to each row's
+ * stride, TUNE_X_SHIFT and TUNE_OUT_SHIFT bytes (multiples of 256) added to where x and out
+ * start in their pools. */
+static int64_t env_i64(const char *name) {
+    const char *v = getenv(name);
+    return v ? atoll(v) : 0;
+}
+static int64_t ld_of(const Case &c) { return c.cols + env_i64("TUNE_LD_PAD"); }
+
 static sml_problem problem(const Case &c, int set) {
     sml_problem p;
     memset(&p, 0, sizeof p);
@@ -132,10 +141,10 @@ static sml_problem problem(const Case &c, int set) {
     p.dtype = c.dt;
     p.rows = c.rows;
     p.cols = c.cols;
-    p.ld = c.cols;
-    p.x = gx + (size_t)set * c.bytes;
+    p.ld = ld_of(c);
+    p.x = gx + (size_t)set * c.bytes + env_i64("TUNE_X_SHIFT");
     p.dy = sml_op_is_backward(c.op) ? gdy + (size_t)set * c.bytes : NULL;
-    p.out = gout + (size_t)set * c.bytes;
+    p.out = gout + (size_t)set * c.bytes + env_i64("TUNE_OUT_SHIFT");
     return p;
 }
 
@@ -178,15 +187,16 @@ static const char *DTN[] = {"f32", "f16", "bf16"};
 static const char *OPN[] = {"sm", "lsm", "sm_bwd", "lsm_bwd"};
 
 static void run_case(sml_handle *h, Case c, const std::vector<std::string> &vars) {
-    const size_t n = (size_t)c.rows * c.cols;
+    const size_t n = (size_t)c.rows * ld_of(c);
     c.bytes = (n * esz(c.dt) + 255) / 256 * 256;
     const int bwd = sml_op_is_backward(c.op);
     const size_t per_set = c.bytes * (bwd ? 3 : 2);
-    c.sets = (int)std::max<size_t>(1, std::min<size_t>(POOL / c.bytes, ((size_t)220 << 20) / per_set + 1));
-    if (c.bytes > POOL) { printf("skip %lldx%lld: too big\n", (long long)c.rows, (long long)c.cols); return; }
+    const size_t shift = (size_t)std::max(env_i64("TUNE_X_SHIFT"), env_i64("TUNE_OUT_SHIFT"));
+    c.sets = (int)std::max<size_t>(1, std::min<size_t>((POOL - std::min(shift, POOL)) / c.bytes, ((size_t)220 << 20) / per_set + 1));
+    if (c.bytes + shift > POOL) { printf("skip %lldx%lld: too big\n", (long long)c.rows, (long long)c.cols); return; }
     // inputs: x normal; backward: y = forward(x) by the old auto, dy normal
     for (int s = 0; s < c.sets; s++) {
-        fill(c.dt, gx + (size_t)s * c.bytes, n, 0x1234 + s * 7919 + c.cols);
+        fill(c.dt, (char *)problem(c, s).x, n, 0x1234 + s * 7919 + c.cols);
         if (bwd) {
             fill(c.dt, gdy + (size_t)s * c.bytes, n, 0x9876 + s * 7919 + c.cols);
             Case f = c;
@@ -197,7 +207,7 @@ static void run_case(sml_handle *h, Case c, const std::vector<std::string> &vars
         }
     }
     CK(cudaDeviceSynchronize());
-    const double traffic = (double)n * esz(c.dt) * (bwd ? 3 : 2);
+    const double traffic = (double)c.rows * c.cols * esz(c.dt) * (bwd ? 3 : 2);
     // reference output (set 0) by the old auto
     {
         sml_problem p = problem(c, 0);
