@@ -290,6 +290,20 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
          * A slot is written again two rows later only by a block that has received this
          * block's partial of the row in between, which this block sends after the
          * __syncthreads that follows its reads of the slot. */
+#if defined(SPLIT_XPF) && SPLIT_XPF > 0
+        /* Experiment (run 159): while the block waits for the row's partials, the next row's
+         * tiles 1..SPLIT_XPF (tile 0 is in flight in registers) are prefetched into L2. */
+        if (FUSED && row + ncl < rows) {
+            const T *nx = xs0 + (row + ncl) * ld;
+#pragma unroll
+            for (int k = 1; k <= SPLIT_XPF; k++)
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    const int i = tid + k * step + u * nt;
+                    if (i < mine) asm volatile("prefetch.global.L2 [%0];" ::"l"(nx + (int64_t)i * V));
+                }
+        }
+#endif
         float s = sml_kval(acc);
         if (!BWD) sml_block_merge(m, s, red[parity]);
         else s = sml_block_sum(s, red[parity]);
