@@ -217,12 +217,25 @@ __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<
     }
 }
 
+/* The next row's second tile (the first is in flight in registers) into L2, as the block
+ * reaches a row's exchange (forward, a block alone on its SM; v21). */
+template <typename T, int V>
+__device__ __forceinline__ void split_prefetch_tile(const T *nxs, int i0, int nt, int mine) {
+#pragma unroll
+    for (int u = 0; u < SPLIT_UNROLL(false); u++) {
+        const int i = i0 + u * nt;
+        if (i < mine) asm volatile("prefetch.global.L2 [%0];" ::"l"(nxs + (int64_t)i * V));
+    }
+}
+
 /* FUSED: the next row's slice is read while this row's output is written (forward);
  * otherwise read after it, as a separate pass (backward, where the fused loop measured
- * slower: two tensors per slot leave it too few loads in flight). */
+ * slower: two tensors per slot leave it too few loads in flight). PREFETCH (forward, the
+ * block alone on its SM): see split_prefetch_tile. */
 template <typename T, int V, bool BWD, bool LOG, bool FUSED>
 __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
-    sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t cap) {
+    sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t cap,
+                     int prefetch) {
     typedef sml_chunk<T, V> VT;
     constexpr int U = SPLIT_UNROLL(BWD);
     static_assert(!(BWD && FUSED), "split_fused_step is forward only: it neither reads nor writes dy's slots");
@@ -290,20 +303,10 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
          * A slot is written again two rows later only by a block that has received this
          * block's partial of the row in between, which this block sends after the
          * __syncthreads that follows its reads of the slot. */
-#if defined(SPLIT_XPF) && SPLIT_XPF > 0
-        /* Experiment (run 159): while the block waits for the row's partials, the next row's
-         * tiles 1..SPLIT_XPF (tile 0 is in flight in registers) are prefetched into L2. */
-        if (FUSED && row + ncl < rows) {
-            const T *nx = xs0 + (row + ncl) * ld;
-#pragma unroll
-            for (int k = 1; k <= SPLIT_XPF; k++)
-#pragma unroll
-                for (int u = 0; u < U; u++) {
-                    const int i = tid + k * step + u * nt;
-                    if (i < mine) asm volatile("prefetch.global.L2 [%0];" ::"l"(nx + (int64_t)i * V));
-                }
-        }
-#endif
+        /* A block alone on its SM leaves nothing in flight there while it waits for the
+         * cluster's partials but the next row's first tile: the second is fetched into L2 now,
+         * so DRAM keeps working through the wait and the fused loop's first step finds it. */
+        if (FUSED && prefetch && row + ncl < rows) split_prefetch_tile<T, V>(xs0 + (row + ncl) * ld, tid + step, nt, mine);
         float s = sml_kval(acc);
         if (!BWD) sml_block_merge(m, s, red[parity]);
         else s = sml_block_sum(s, red[parity]);
@@ -420,7 +423,7 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
 template <typename T, int V, bool BWD, bool LOG>
 static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int force_C, int force_threads, int bps,
                            int64_t *plan) {
-    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t) = sml_split_kernel<T, V, BWD, LOG, !BWD>;
+    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t, int) = sml_split_kernel<T, V, BWD, LOG, !BWD>;
     const int64_t nch = (p->cols + V - 1) / V;
     const size_t chunk_bytes = sizeof(T) * V * (BWD ? 2 : 1);
     /* By dtype size and direction; the measurements behind them are in kernels/split_plan.h. */
@@ -488,8 +491,15 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
         plan[3] = active;
     }
     cfg.gridDim = dim3((unsigned)(clusters * pl.C), 1, 1);
+    /* Alone on its SM: a block whose shared memory leaves no room for a second (v21). */
+    const size_t share2 = ((size_t)optin + 1024) / 2 - fa.sharedSizeBytes - 1024;
+#ifdef SPLIT_NO_PREFETCH /* experiment build: the plan before v21 */
+    const int prefetch = 0;
+#else
+    const int prefetch = !BWD && pl.smem > share2;
+#endif
     s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows,
-                                       p->cols, p->ld, pl.cap));
+                                       p->cols, p->ld, pl.cap, prefetch));
     if (s != SML_OK) return s;
     return sml_launch_ok();
 }
