@@ -492,11 +492,10 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
     }
     cfg.gridDim = dim3((unsigned)(clusters * pl.C), 1, 1);
     /* Alone on its SM: a block whose shared memory leaves no room for a second (v21). */
-    const size_t share2 = ((size_t)optin + 1024) / 2 - fa.sharedSizeBytes - 1024;
 #ifdef SPLIT_NO_PREFETCH /* experiment build: the plan before v21 */
     const int prefetch = 0;
 #else
-    const int prefetch = !BWD && pl.smem > share2;
+    const int prefetch = !BWD && pl.smem > ((size_t)optin + 1024) / 2 - fa.sharedSizeBytes - 1024;
 #endif
     s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows,
                                        p->cols, p->ld, pl.cap, prefetch));
