@@ -12,7 +12,9 @@
  * overlaps rows: while a block writes row r's output from shared memory it loads row r + 1
  * into the slots it has just written out (each thread only touches the slots it filled, so
  * no barrier), and the first tile of row r + 2 is loaded before row r + 1's exchange of
- * partials, so loads stay in flight through it. Backward (two tensors per slot) measured slower that
+ * partials, so loads stay in flight through it; a block alone on its SM also prefetches the
+ * tile after that into L2 there (v21), as nothing else on the SM keeps DRAM busy while it waits
+ * for its cluster. Backward (two tensors per slot) measured slower that
  * way, with the next row's loads held in registers. In clusters of 8 or more blocks it now
  * (v16) refills each slot with the next row's copy by cp.async, which needs no registers, as
  * it writes the slot, and reads the next row's statistics from shared memory once the copies
@@ -491,12 +493,9 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
         plan[3] = active;
     }
     cfg.gridDim = dim3((unsigned)(clusters * pl.C), 1, 1);
-    /* Alone on its SM: a block whose shared memory leaves no room for a second (v21). */
-#ifdef SPLIT_NO_PREFETCH /* experiment build: the plan before v21 */
-    const int prefetch = 0;
-#else
+    /* Forward blocks alone on their SM (shared memory leaves no room for a second) prefetch
+     * at the exchange (v21, runs 159-160). */
     const int prefetch = !BWD && pl.smem > ((size_t)optin + 1024) / 2 - fa.sharedSizeBytes - 1024;
-#endif
     s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows,
                                        p->cols, p->ld, pl.cap, prefetch));
     if (s != SML_OK) return s;

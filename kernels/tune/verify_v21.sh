@@ -1,7 +1,8 @@
 #!/bin/bash
 # verify_v21.sh: one GPU-machine call (session 18, run 160) for v21 (split's forward prefetches
 # the next row's second tile into L2 at the exchange, a block alone on its SM): the tree and the
-# same tree with -DSPLIT_NO_PREFETCH, plan71 alternated three times; then on the default build
+# same tree with -DSPLIT_NO_PREFETCH (that knob exists only in the tree of commit e4a9685), plan71
+# alternated three times; then on the default build
 # test_gpu_kernels --kernel split, the property suite for split, and compute-sanitizer memcheck
 # on a shape that prefetches (16 rows of 2^20 + 3 fp32: alone, uncached tails, rows in rounds).
 export PATH=/usr/local/cuda/bin:$PATH; OUT=${OUT:-out}; mkdir -p "$OUT"
