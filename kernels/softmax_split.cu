@@ -232,8 +232,8 @@ __device__ __forceinline__ void split_prefetch_tile(const T *nxs, int i0, int nt
 
 /* FUSED: the next row's slice is read while this row's output is written (forward);
  * otherwise read after it, as a separate pass (backward, where the fused loop measured
- * slower: two tensors per slot leave it too few loads in flight). PREFETCH (forward, the
- * block alone on its SM): see split_prefetch_tile. */
+ * slower: two tensors per slot leave it too few loads in flight). prefetch: the launcher
+ * found the block alone on its SM (forward; see split_prefetch_tile). */
 template <typename T, int V, bool BWD, bool LOG, bool FUSED>
 __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t cap,
@@ -300,15 +300,16 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
     int parity = 0;
     unsigned phase = 0; /* bit p: the phase of xbar[p] to wait for */
     for (; row < rows; row += ncl, parity ^= 1) {
+        /* A block alone on its SM has nothing in flight there while it waits for the cluster's
+         * partials but the next row's first tile: the second is fetched into L2 now, so DRAM
+         * keeps working through the wait and the fused loop's first step finds it there. */
+        if (FUSED && prefetch && row + ncl < rows)
+            split_prefetch_tile<T, V>(xs0 + (row + ncl) * ld, tid + step, nt, mine);
         /* Cross-block: send the block's partial to every block of the cluster, wait for all C,
          * merge them in rank order, so all blocks agree on the row statistics bit for bit.
          * A slot is written again two rows later only by a block that has received this
          * block's partial of the row in between, which this block sends after the
          * __syncthreads that follows its reads of the slot. */
-        /* A block alone on its SM leaves nothing in flight there while it waits for the
-         * cluster's partials but the next row's first tile: the second is fetched into L2 now,
-         * so DRAM keeps working through the wait and the fused loop's first step finds it. */
-        if (FUSED && prefetch && row + ncl < rows) split_prefetch_tile<T, V>(xs0 + (row + ncl) * ld, tid + step, nt, mine);
         float s = sml_kval(acc);
         if (!BWD) sml_block_merge(m, s, red[parity]);
         else s = sml_block_sum(s, red[parity]);
