@@ -494,9 +494,7 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
         plan[3] = active;
     }
     cfg.gridDim = dim3((unsigned)(clusters * pl.C), 1, 1);
-    /* Forward blocks alone on their SM (shared memory leaves no room for a second) prefetch
-     * at the exchange (v21, runs 159-160). */
-    const int prefetch = !BWD && pl.smem > ((size_t)optin + 1024) / 2 - fa.sharedSizeBytes - 1024;
+    const int prefetch = sml_split_prefetch(&pl, BWD, ((size_t)optin + 1024) / 2 - fa.sharedSizeBytes - 1024);
     s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows,
                                        p->cols, p->ld, pl.cap, prefetch));
     if (s != SML_OK) return s;

@@ -110,4 +110,13 @@ static inline sml_split_cfg sml_split_size(int64_t rows, int64_t nch, size_t chu
     return pl;
 }
 
+/* Whether a forward block prefetches the next row's second tile into L2 at each row's exchange
+ * (v21): only a block alone on its SM, whose cache leaves no room for a second block (smem2: a
+ * block's share when two share the SM). Alone, nothing else on the SM loads while the block
+ * waits for its cluster's partials; where blocks share an SM, another block's loads cover the
+ * wait, and prefetching there lost 1-1.6 points (run 159, fp32 1024 x 131072). */
+static inline int sml_split_prefetch(const sml_split_cfg *pl, int bwd, size_t smem2) {
+    return !bwd && pl->smem > smem2;
+}
+
 #endif

@@ -23,7 +23,11 @@
  * check in both 16-bit grids (1 x 16385 in 16 slices of 129 chunks; from 16,385 columns an fp32
  * slice is still 513 chunks at C = 8, so the clause never decides there). Also: slices over 96
  * KB at 1,024 threads whatever the blocks per SM fails 1 pinned plan; the cache sized for one
- * block when two share the SM fails the share check in both forward grids and 1 pinned plan. */
+ * block when two share the SM fails the share check in both forward grids and 1 pinned plan.
+ * The prefetch rule (v21, session 18), planted three ways: "one block's cache size" (bps == 1)
+ * for "alone on the SM" fails 4 pinned plans (the forward 1024 x 131072 and 4096 x 32768);
+ * backward allowed fails 2 (the 128 x 2^20 backward rows); never prefetching fails 2 (the
+ * 128 x 2^20 forward rows). */
 #include <stdio.h>
 
 #include "kernels/split_plan.h"
@@ -87,31 +91,35 @@ static void plan_is_sound(unit_run *u, int esize, int bwd) {
 
 static void measured_plans(unit_run *u) {
     /* docs/KERNELS.md, "### split": rows, cols, element bytes, bwd; want C, threads, blocks per SM
-     * and the cached share of the slice in percent (100: all). */
-    const struct { int64_t rows, cols; int esize, bwd, C, threads, bps, cached; } c[] = {
-        {128, 1 << 20, 2, 0, 16, 1024, 1, 100}, /* 128 KB slice: one block caches it whole (runs 138-139) */
-        {128, 917504, 2, 0, 16, 512, 2, 100},   /* 112 KB: two blocks cache it whole */
-        {128, 1 << 20, 4, 0, 16, 1024, 1, 88},  /* 256 KB */
-        {128, 1 << 20, 2, 1, 16, 1024, 1, 88},  /* 256 KB of y and dy */
-        {128, 1 << 20, 4, 1, 16, 1024, 1, 44},  /* 512 KB */
-        {1024, 131072, 2, 0, 8, 128, 1, 100},   /* 32 KB */
-        {1024, 131072, 4, 0, 8, 512, 1, 100},   /* 64 KB */
-        {1024, 131072, 2, 1, 8, 512, 1, 100},
-        {1024, 131072, 4, 1, 16, 512, 1, 100},
-        {4096, 32768, 2, 1, 2, 512, 1, 100},
-        {4096, 32768, 4, 1, 4, 512, 1, 100},
-        {4096, 32768, 2, 0, 2, 128, 1, 100},
-        {4096, 32768, 4, 0, 2, 512, 1, 100},
+     * and the cached share of the slice in percent (100: all); pf: prefetches at the exchange
+     * (v21: forward blocks alone on their SM). */
+    const struct { int64_t rows, cols; int esize, bwd, C, threads, bps, cached, pf; } c[] = {
+        {128, 1 << 20, 2, 0, 16, 1024, 1, 100, 1}, /* 128 KB slice: one block caches it whole (runs 138-139) */
+        {128, 917504, 2, 0, 16, 512, 2, 100, 0},   /* 112 KB: two blocks cache it whole */
+        {128, 1 << 20, 4, 0, 16, 1024, 1, 88, 1},  /* 256 KB */
+        {128, 1 << 20, 2, 1, 16, 1024, 1, 88, 0},  /* 256 KB of y and dy */
+        {128, 1 << 20, 4, 1, 16, 1024, 1, 44, 0},  /* 512 KB */
+        {1024, 131072, 2, 0, 8, 128, 1, 100, 0},   /* 32 KB */
+        {1024, 131072, 4, 0, 8, 512, 1, 100, 0},   /* 64 KB */
+        {1024, 131072, 2, 1, 8, 512, 1, 100, 0},
+        {1024, 131072, 4, 1, 16, 512, 1, 100, 0},
+        {4096, 32768, 2, 1, 2, 512, 1, 100, 0},
+        {4096, 32768, 4, 1, 4, 512, 1, 100, 0},
+        {4096, 32768, 2, 0, 2, 128, 1, 100, 0},
+        {4096, 32768, 4, 0, 2, 512, 1, 100, 0},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         const sml_split_cfg p = plan(c[i].rows, c[i].cols, c[i].esize, c[i].bwd, 132, SML_SPLIT_MAX_CLUSTER);
         const int V = 16 / c[i].esize;
         const int64_t per = ((c[i].cols + V - 1) / V + p.C - 1) / p.C;
         const int cached = (int)(100.0 * (double)p.cap / (double)per + 0.5);
-        UNIT_EXPECT(u, p.C == c[i].C && p.threads == c[i].threads && p.bps == c[i].bps && cached == c[i].cached,
-                    "%s %s %lldx%lld: C %d, %d x %d threads, %d%% cached; want C %d, %d x %d, %d%%",
+        const int pf = sml_split_prefetch(&p, c[i].bwd, share);
+        UNIT_EXPECT(u, p.C == c[i].C && p.threads == c[i].threads && p.bps == c[i].bps && cached == c[i].cached &&
+                           pf == c[i].pf,
+                    "%s %s %lldx%lld: C %d, %d x %d threads, %d%% cached, prefetch %d; want C %d, %d x %d, %d%%, %d",
                     c[i].esize == 4 ? "fp32" : "16-bit", c[i].bwd ? "bwd" : "fwd", (long long)c[i].rows,
-                    (long long)c[i].cols, p.C, p.bps, p.threads, cached, c[i].C, c[i].bps, c[i].threads, c[i].cached);
+                    (long long)c[i].cols, p.C, p.bps, p.threads, cached, pf, c[i].C, c[i].bps, c[i].threads,
+                    c[i].cached, c[i].pf);
     }
 }
 
