@@ -7,7 +7,7 @@
 // Per case it prints the copy kernel, each variant's median time, GB/s, % of memcpy and %
 // of the copy kernel, and the best variant. Not a test: correctness is test_gpu_kernels'
 // job; DIFF only flags a variant whose output strays far from the old auto's. Layout knobs
-// (environment): TUNE_LD_PAD, TUNE_X_SHIFT, TUNE_OUT_SHIFT (see layout()). Build: build.sh.
+// (environment): TUNE_LD_PAD, TUNE_X_SHIFT, TUNE_OUT_SHIFT (see `layout`). Build: build.sh.
 // The plans of runs 1-3 (docs/KERNELS.md, "Versions") are plan1..3.txt.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -126,28 +126,24 @@ static sml_status run_variant(sml_handle *h, const sml_problem *p, const std::st
     return SML_ERR_INVALID_ARG;
 }
 
-/* Layout knobs for placement experiments (kernels/tune/placement.sh; default 0), read once:
- * TUNE_LD_PAD elements added to each row's stride, TUNE_X_SHIFT and TUNE_OUT_SHIFT bytes (a
- * multiple of 256) added to where x and out start in their pools. main() refuses bad values. */
-struct Layout {
+/* Layout knobs for placement experiments (kernels/tune/placement.sh; default 0), set once by
+ * main() from the environment, which refuses bad values: TUNE_LD_PAD elements added to each
+ * row's stride, TUNE_X_SHIFT and TUNE_OUT_SHIFT bytes (a multiple of 256) added to where x and
+ * out start in their pools. */
+static struct {
     long long ld_pad, x_shift, out_shift;
-};
-static long long env_ll(const char *name, bool *ok) {
+} layout;
+/* A knob from the environment: 0 when unset; false unless a whole number in 0..2^30 that is a
+ * multiple of `align`. */
+static bool env_knob(const char *name, long long align, long long *out) {
     const char *v = getenv(name);
-    if (!v || !*v) return 0;
+    *out = 0;
+    if (!v || !*v) return true;
     char *end = nullptr;
-    const long long r = strtoll(v, &end, 10);
-    if (*end || r < 0) *ok = false;
-    return r;
+    *out = strtoll(v, &end, 10);
+    return !*end && *out >= 0 && *out <= (1LL << 30) && *out % align == 0;
 }
-static const Layout &layout(bool *ok = nullptr) {
-    static bool good = true;
-    static const Layout l = {env_ll("TUNE_LD_PAD", &good), env_ll("TUNE_X_SHIFT", &good), env_ll("TUNE_OUT_SHIFT", &good)};
-    if (ok) *ok = good && l.x_shift % 256 == 0 && l.out_shift % 256 == 0 && l.ld_pad <= (1LL << 30) &&
-                  l.x_shift <= (1LL << 30) && l.out_shift <= (1LL << 30);
-    return l;
-}
-static int64_t ld_of(const Case &c) { return c.cols + layout().ld_pad; }
+static int64_t ld_of(const Case &c) { return c.cols + layout.ld_pad; }
 
 static sml_problem problem(const Case &c, int set) {
     sml_problem p;
@@ -157,9 +153,9 @@ static sml_problem problem(const Case &c, int set) {
     p.rows = c.rows;
     p.cols = c.cols;
     p.ld = ld_of(c);
-    p.x = gx + (size_t)set * c.bytes + layout().x_shift;
+    p.x = gx + (size_t)set * c.bytes + layout.x_shift;
     p.dy = sml_op_is_backward(c.op) ? gdy + (size_t)set * c.bytes : NULL;
-    p.out = gout + (size_t)set * c.bytes + layout().out_shift;
+    p.out = gout + (size_t)set * c.bytes + layout.out_shift;
     return p;
 }
 
@@ -206,7 +202,7 @@ static void run_case(sml_handle *h, Case c, const std::vector<std::string> &vars
     c.bytes = (n * esz(c.dt) + 255) / 256 * 256;
     const int bwd = sml_op_is_backward(c.op);
     const size_t per_set = c.bytes * (bwd ? 3 : 2);
-    const size_t shift = (size_t)std::max(layout().x_shift, layout().out_shift);
+    const size_t shift = (size_t)std::max(layout.x_shift, layout.out_shift);
     c.sets = (int)std::max<size_t>(1, std::min<size_t>((POOL - std::min(shift, POOL)) / c.bytes, ((size_t)220 << 20) / per_set + 1));
     if (c.bytes + shift > POOL) { printf("skip %lldx%lld: too big\n", (long long)c.rows, (long long)c.cols); return; }
     // inputs: x normal; backward: y = forward(x) by the old auto, dy normal
@@ -292,9 +288,10 @@ static void run_case(sml_handle *h, Case c, const std::vector<std::string> &vars
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: tune PLANFILE\n"); return 2; }
-    bool layout_ok = false;
-    layout(&layout_ok);
-    if (!layout_ok) {
+    const bool pad_ok = env_knob("TUNE_LD_PAD", 1, &layout.ld_pad);
+    const bool x_ok = env_knob("TUNE_X_SHIFT", 256, &layout.x_shift);
+    const bool out_ok = env_knob("TUNE_OUT_SHIFT", 256, &layout.out_shift);
+    if (!pad_ok || !x_ok || !out_ok) {
         fprintf(stderr, "tune: TUNE_LD_PAD, TUNE_X_SHIFT and TUNE_OUT_SHIFT must be whole numbers from 0 to 2^30, "
                         "the shifts multiples of 256\n");
         return 2;
