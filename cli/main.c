@@ -1,8 +1,12 @@
-/* softmax-lab: the command line over the library. */
+/* main.c: the command line over the library, as one call (libsoftmax_lab_cli): the
+ * softmax-lab executable is this call, and a host that registers kernels of its own into the
+ * one registry of libsoftmax_lab calls it to run every subcommand on them. */
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
+#include "softmax_lab.h"
+#include "softmax_lab_cli.h"
 
 static const struct {
     const char *name;
@@ -20,14 +24,19 @@ static const struct {
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: softmax-lab COMMAND [options]   (softmax-lab COMMAND --help for its options)\n\n");
+    fprintf(f, "usage: softmax-lab COMMAND [options]   (softmax-lab COMMAND --help for its options)\n"
+               "       softmax-lab --version\n\n");
     for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].help);
 }
 
-int main(int argc, char **argv) {
+int sml_cli_main(int argc, char **argv) {
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("softmax-lab %s\n", sml_version());
         return 0;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
