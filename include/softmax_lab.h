@@ -19,8 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "softmax_lab_version.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -132,8 +130,8 @@ sml_status sml_run(const sml_kernel *k, sml_handle *h, const sml_problem *p);
 /* 1 when this build has CUDA and a CUDA device is present, else 0. */
 int sml_gpu_available(void);
 
-/* The library's version, "MAJOR.MINOR.PATCH" (SML_VERSION_STRING of the headers it was built
- * with); a static string. */
+/* The library's version, "MAJOR.MINOR.PATCH", a static string: SML_VERSION_STRING of the
+ * softmax_lab_version.h it was built with (compare it with the one you compile against). */
 const char *sml_version(void);
 
 /* The kernel `auto` runs for an op, dtype and shape: its registry name ("warp", "block",
