@@ -16,10 +16,11 @@
 #   <name>.K.perf         (with CLAIM) softmax-lab bench --backend K --gate on SWEEP (default
 #                         standard): K must be Supported on its claim; ledger under
 #                         <build>/<name>-ledger                        labels perf;<device>
-# DEVICE (default gpu) and CLAIM are checked against the kernel's table line before each test
-# runs. CLAIM reads like the table's sml_claim: "1.2x over cudnn on long" is {"cudnn", 1.2,
-# "long"}. Tests of a GPU kernel exit 77 (skipped) where no GPU exists and ask ctest for one
-# GPU (RESOURCE_GROUPS gpus:1).
+# DEVICE (default gpu) and CLAIM (default: none) are checked against the kernel's table line
+# before each test runs, so a gate never passes a kernel it does not describe. CLAIM reads
+# like the table's sml_claim: "1.2x over cudnn on long" is {"cudnn", 1.2, "long"}. Tests of a
+# GPU kernel exit 77 (skipped) where no GPU exists and ask ctest for one GPU (RESOURCE_GROUPS
+# gpus:1).
 set(_SML_GATE_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/softmax_lab_gate.sh)
 
 function(softmax_lab_add_gate)
@@ -45,7 +46,7 @@ function(softmax_lab_add_gate)
   if(NOT G_SWEEP)
     set(G_SWEEP standard)
   endif()
-  set(claim "")
+  set(claim none) # as `softmax-lab list` prints a kernel without a claim
   if(DEFINED G_CLAIM)
     if(NOT G_CLAIM MATCHES "^([0-9]+(\\.[0-9]+)?)x over ([A-Za-z0-9_.-]+) on (all|short|mid|long)$")
       message(FATAL_ERROR "softmax_lab_add_gate(${G_NAME}): CLAIM reads \"<x> over <baseline> on "
@@ -85,7 +86,7 @@ function(softmax_lab_add_gate)
       set_tests_properties(${t}.edge_shapes PROPERTIES LABELS "unit;gpu" TIMEOUT 900)
       list(APPEND tests ${t}.edge_shapes)
     endif()
-    if(claim)
+    if(DEFINED G_CLAIM)
       add_test(NAME ${t}.perf
                COMMAND ${run} ${cli} bench --load ${plugin} --backend ${k} --sweep ${G_SWEEP} --gate
                        --ledger ${CMAKE_CURRENT_BINARY_DIR}/${G_NAME}-ledger)
