@@ -346,7 +346,7 @@ int sml_cmd_bench(int argc, char **argv) {
         return 1;
     }
     sml_bench_print_decisions(stdout, &run, &l);
-    char stem[96], jp[1200], mp[1200];
+    char stem[sizeof run.plan.sweep + 80 + 1], jp[1200], mp[1200];
     char opstag[80] = "";
     if (ops == SML_OPS_ALL) snprintf(opstag, sizeof opstag, "all");
     else
