@@ -1,6 +1,7 @@
 /* ledger.c: see ledger.h. The statuses come from sml_decide alone; this file only gathers
  * the rows it needs and writes what it said. */
 #include "bench/ledger.h"
+#include "util/out_file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -603,18 +604,14 @@ int sml_mkdir_p(const char *dir) {
 
 sml_status sml_ledger_save_file(const sml_bench_run *run, const sml_ledger *l, const char *path,
                                 int json, char *err, size_t errlen) {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return SML_ERR_IO;
-    }
-    int bad = json ? sml_ledger_write_json(run, l, f) : sml_ledger_write_md(run, l, f);
-    if (fclose(f) != 0) bad = 1;
-    if (bad) {
+    sml_out_file o;
+    if (sml_out_open(&o, path, err, errlen) != SML_OK) return SML_ERR_IO;
+    if (json ? sml_ledger_write_json(run, l, o.f) : sml_ledger_write_md(run, l, o.f)) {
+        sml_out_abort(&o);
         snprintf(err, errlen, "%s: write failed", path);
         return SML_ERR_IO;
     }
-    return SML_OK;
+    return sml_out_commit(&o, err, errlen);
 }
 
 sml_status sml_ledger_save(const sml_bench_run *run, const sml_ledger *l, const char *dir,
