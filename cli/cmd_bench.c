@@ -53,7 +53,9 @@ static void usage(FILE *f) {
         "  --no-shrink             keep full sweep shapes on a CPU-only run\n"
         "  --gate                  exit 1 if a kernel with a claim is not Supported\n"
         "  --quiet                 no progress line\n"
-        "exit: 0 done, 1 a kernel was WRONG or failed (or --gate missed), 2 bad usage\n"
+        "exit: 0 done, 1 a kernel was WRONG or failed, a write failed, or --gate missed, 2 bad\n"
+        "      usage (nothing written), 3 a backend named in --backend could not run here, or\n"
+        "      nothing was measured\n"
         "sweeps:\n", sml_sweep_names());
     const char *names[] = {"seeds", "cols", "long", "short", "standard"};
     for (int i = 0; i < 5; i++) {
@@ -176,6 +178,20 @@ static int write_svg(const sml_bench_run *run, const sml_ledger *l, const char *
     }
     printf("plot: %s (%s)\n", svg, info);
     return 1;
+}
+
+/* The backends named one by one in --backend that cannot run here (a GPU kernel without a GPU,
+ * a backend not built), as "a, b"; the classes all/gpu/cpu name none. */
+static void named_unrunnable(const char *spec, int gpu, char *out, size_t n) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", spec);
+    out[0] = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const sml_kernel *k = sml_kernel_find(t);
+        if (!k || (k->launch && (k->device == SML_DEVICE_CPU || gpu))) continue;
+        size_t used = strlen(out);
+        snprintf(out + used, n - used, "%s%s", used ? ", " : "", k->name);
+    }
 }
 
 typedef struct print_ctx {
@@ -310,12 +326,15 @@ int sml_cmd_bench(int argc, char **argv) {
         /* With no GPU and only GPU backends asked for, say so and do nothing: not an error. */
         if (!gpu && s == SML_ERR_INVALID_ARG) {
             printf("GPU backends are unavailable on this machine (no CUDA device, or built without "
-                   "CUDA); nothing to run for --backend %s. The CPU backends run with --backend cpu.\n",
-                   backend);
-            return 0;
+                   "CUDA); nothing to run for --backend %s. The CPU backends run with --backend cpu.\n"
+                   "NOTHING CHECKED: no ledger written%s; exit 3\n",
+                   backend, gate ? ", and --gate cannot pass what did not run" : "");
+            return 3;
         }
         return bad("%s", err);
     }
+    char unrun[256] = "";
+    named_unrunnable(backend, gpu, unrun, sizeof unrun);
     plan.kernels = kernels;
     plan.baseline_only = baseline_only;
     plan.nkernels = nk;
@@ -453,6 +472,15 @@ int sml_cmd_bench(int argc, char **argv) {
          * that only counted misses would pass a run that measured nothing it gates. */
         printf("gate: a partial run cannot show any claim holds\n");
         rc = 1;
+    }
+    /* Green only for what ran: a backend named with --backend that could not run here, or a
+     * run that measured nothing, is exit 3 (a failure above keeps its 1). */
+    if (rc == 0 && unrun[0]) {
+        printf("NOT CHECKED: %s could not run on this machine; exit 3\n", unrun);
+        rc = 3;
+    } else if (rc == 0 && run.nresults == 0) {
+        printf("NOTHING CHECKED: no measurement was made; exit 3\n");
+        rc = 3;
     }
     sml_ledger_free(&l);
     sml_bench_run_free(&run);

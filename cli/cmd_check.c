@@ -45,8 +45,8 @@ static void usage(FILE *f) {
             "%s"
             "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
             "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
-            "     input (nothing written), 3 a kernel named with --kernel could not run here, or\n"
-            "     nothing at all was checked\n",
+            "     input, or --json could not be written (the old file, or none, is left), 3 a\n"
+            "     kernel named with --kernel could not run here, or nothing at all was checked\n",
             sml_prop_flags_help());
 }
 

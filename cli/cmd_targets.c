@@ -33,7 +33,8 @@ static void usage(FILE *f) {
         "  T5  frac_copy_kernel >= 1/1.3 on rows of 128 to 512 columns\n"
         "  T6  the kernel's status is Supported\n"
         "A row whose check is not ok misses every target it is in.\n"
-        "exit: 0 every target met, 1 a target missed, 2 bad usage or input (nothing written)\n");
+        "exit: 0 every target met, 1 a target missed, 2 bad usage or input, or an output could\n"
+        "     not be written (the old file, or none, is left)\n");
 }
 
 /* Returns -1 to go on, else the exit code. */
@@ -206,6 +207,7 @@ static int write_json(FILE *f, const sml_tgt_report *r, const char *path) {
     sml_jw_init(&w, f);
     sml_jw_object(&w);
     sml_jw_kstr(&w, "schema", SML_TARGETS_SCHEMA);
+    sml_jw_kstr(&w, "version", SML_VERSION);
     sml_jw_kstr(&w, "ledger", path);
     sml_jw_kstr(&w, "sweep", r->sweep);
     sml_jw_kstr(&w, "ops", r->ops);

@@ -118,6 +118,12 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
             list_where(run, r, SML_ROW_ABOVE_PARITY, b, n);
             append(b, n, ".");
         }
+        if (d->unclear) {
+            append(b, n, " Below the claim but within the timings' noise of it (unclear: measure again, "
+                         "more samples) at ");
+            list_where(run, r, SML_ROW_UNCLEAR, b, n);
+            append(b, n, ".");
+        }
         if (d->losses) {
             append(b, n, " At or below parity%s at ", d->wrong ? " or WRONG" : "");
             list_where(run, r, SML_ROW_LOSS, b, n);
@@ -374,10 +380,12 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
     sml_jw_kstr(&w, "notes", run->notes);
     sml_jw_kstr(&w, "decision_rule",
                 "docs/BENCHMARKING.md; code: sml_decide in src/bench/decide.c. A row meets the "
-                "claim when speedup >= min_speedup*(1-m), m = max(margin, 2*sqrt(ks^2+bs^2)) "
-                "from both relative spreads; Supported: every row in the claim's class meets; "
-                "Rejected: none is faster than the baseline beyond m; Caveated: otherwise; "
-                "Measured: no claim or nothing to test. A WRONG kernel's row is a loss.");
+                "claim when speedup >= min_speedup*(1-margin); below that but >= "
+                "min_speedup*(1-m), m = max(margin, 2*sqrt(ks^2+bs^2)) from both relative "
+                "spreads, it is unclear (noise never turns a miss into a pass); Supported: every "
+                "row in the claim's class meets; Rejected: none meets, is unclear or is faster "
+                "than the baseline beyond m; Caveated: otherwise; Measured: no claim or nothing "
+                "to test. A WRONG kernel's row is a loss.");
     sml_jw_knum(&w, "seconds", run->seconds);
     sml_jw_key(&w, "partial"); /* null: every planned case was measured */
     if (sml_bench_partial(run)) {
@@ -430,6 +438,7 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
         sml_jw_kint(&w, "losses", r->decision.losses);
         sml_jw_kint(&w, "wrong", r->decision.wrong);
         sml_jw_kint(&w, "no_baseline", r->decision.no_baseline);
+        sml_jw_kint(&w, "unclear", r->decision.unclear);
         sml_jw_end(&w);
         sml_jw_key(&w, "evidence");
         sml_jw_array(&w);
