@@ -17,11 +17,27 @@ static sml_status fail(const char *name, const char *what, int e, char *err, siz
     return SML_ERR_IO;
 }
 
-/* Paths the kernel makes up (/proc/self/fd/1, /dev/stdout): never replaced by a rename. */
-static int system_path(const char *p) { return !strncmp(p, "/dev/", 5) || !strncmp(p, "/proc/", 6); }
+/* Names of open files the kernel makes up (/proc/self/fd/1, /dev/stdout, /dev/fd/3): written
+ * in place, since replacing the name would not reach the file behind it. */
+static int system_path(const char *p) {
+    return !strncmp(p, "/proc/", 6) || !strncmp(p, "/dev/fd/", 8) || !strcmp(p, "/dev/stdout") ||
+           !strcmp(p, "/dev/stderr");
+}
 
 static sml_status open_in_place(sml_out_file *o, char *err, size_t errlen) {
     o->tmp[0] = 0;
+    /* This process's own stdout or stderr (/dev/stdout with stdout sent to a file): write
+     * through the same open file, after what is already there, not from offset 0 over it. */
+    struct stat st, sf;
+    for (int fd = 1; fd <= 2 && stat(o->path, &st) == 0; fd++) {
+        if (fstat(fd, &sf) != 0 || sf.st_dev != st.st_dev || sf.st_ino != st.st_ino) continue;
+        fflush(fd == 1 ? stdout : stderr);
+        int d = dup(fd);
+        o->f = d >= 0 ? fdopen(d, "w") : NULL;
+        if (!o->f && d >= 0) close(d);
+        if (!o->f) return fail(o->name, "cannot open for writing", errno, err, errlen);
+        return SML_OK;
+    }
     o->f = fopen(o->path, "w");
     if (!o->f) return fail(o->name, "cannot open for writing", errno, err, errlen);
     return SML_OK;

@@ -14,8 +14,9 @@
  *   - a symbolic link to a regular file: the file it points to is replaced that way, and the
  *     link stays a link;
  *   - a character device or a FIFO (/dev/null, /dev/full, a terminal, /dev/stdout on a pipe),
- *     and anything under /dev/ or /proc/: written in place, nothing is replaced; a failed
- *     write, flush or close is still an error;
+ *     and the names of open files (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/...): written
+ *     in place, nothing is replaced; a failed write, flush or close is still an error. A
+ *     path under /proc/ that does not exist is refused;
  *   - a directory, a block device, a socket, or a symbolic link to nothing: refused.
  * err receives "PATH: what went wrong". */
 #ifndef SML_UTIL_OUT_FILE_H
