@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_run.h" /* sml_cli_setup, sml_dir_entries */
+
 /* args: NULL-terminated, at most 30. fsize > 0: the child's file-size limit in bytes.
  * Returns the exit code, -1 if the child did not exit normally. */
 static inline int cli_exec(const char *cli, const char *dir, const char *const *args, long fsize, char *log,
@@ -54,7 +56,7 @@ static inline int cli_exec(const char *cli, const char *dir, const char *const *
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* Entries of dir whose name ends with suffix ("" for all but . and ..), -1 if unreadable. */
+/* Entries of dir whose name ends with suffix, -1 if unreadable (sml_dir_entries: all). */
 static inline int cli_count(const char *dir, const char *suffix) {
     DIR *d = opendir(dir);
     if (!d) return -1;
@@ -85,21 +87,6 @@ static inline int cli_write(const char *path, const char *text) {
     if (!f) return 0;
     int ok = fputs(text, f) >= 0;
     return fclose(f) == 0 && ok;
-}
-
-/* The binary must exist, and a fresh /tmp/sml_<test>_XXXXXX is made in tmp: 0 when both
- * hold, else 1 after a FAIL line. */
-static inline int cli_setup(const char *test, const char *cli, char *tmp, size_t n) {
-    if (access(cli, X_OK) != 0) {
-        printf("FAIL %s: no softmax-lab binary at %s (pass --cli PATH)\n", test, cli);
-        return 1;
-    }
-    snprintf(tmp, n, "/tmp/sml_%s_XXXXXX", test);
-    if (!mkdtemp(tmp)) {
-        printf("FAIL %s: mkdtemp failed\n", test);
-        return 1;
-    }
-    return 0;
 }
 
 #endif

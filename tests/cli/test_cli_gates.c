@@ -34,7 +34,7 @@ static const char *EMPTY = "{\"schema\": \"softmax-lab-ledger/1\", \"records\": 
 
 int main(int argc, char **argv) {
     if (sml_case_filter_init(&F, argc, argv)) return 2;
-    if (cli_setup(T.test, F.cli, TMP, sizeof TMP)) return 1;
+    if (sml_cli_setup(T.test, F.cli, TMP, sizeof TMP)) return 1;
     const int gpu = sml_gpu_available();
     char p[600], old[1200], buf[8192];
     snprintf(old, sizeof old, "%s/compare_old.json", F.fixtures);
