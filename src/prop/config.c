@@ -205,7 +205,10 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         if (ok) cfg->props = mask;
     }
     if (!ok) {
-        fprintf(stderr, "bad value for %s: '%s'\n", a, v);
+        const char *want = !strcmp(a, "--cases")   ? " (a count of at least 1: 0 cases would check nothing)"
+                           : !strcmp(a, "--props") ? " (property names, comma-separated, or all: see --help)"
+                                                   : "";
+        fprintf(stderr, "bad value for %s: '%s'%s\n", a, v, want);
         return -1;
     }
     *i += 1;
