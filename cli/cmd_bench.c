@@ -323,7 +323,8 @@ int sml_cmd_bench(int argc, char **argv) {
     sml_status s = sml_bench_select(backend, gpu, kernels, baseline_only, &nk, notes, sizeof notes,
                                     err, sizeof err);
     if (s != SML_OK) {
-        /* With no GPU and only GPU backends asked for, say so and do nothing: not an error. */
+        /* With no GPU and only GPU backends asked for, say so and do nothing: not a usage
+         * error, and not a pass either (3: nothing was checked). */
         if (!gpu && s == SML_ERR_INVALID_ARG) {
             printf("GPU backends are unavailable on this machine (no CUDA device, or built without "
                    "CUDA); nothing to run for --backend %s. The CPU backends run with --backend cpu.\n"
