@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "check_report.h"
-#include "out_file.h"
 #include "prop/case.h"
 #include "prop/exec.h"
 #include "prop/npy.h"
@@ -137,25 +136,15 @@ static void write_json(sml_jw *w, const sml_check_input_args *a, const sml_npy *
     sml_jw_end(w);
 }
 
-/* Write the report into the opened --json file and put it in place; 0, or -1 after a
- * message (nothing written). No file asked for: 0. */
+/* The report into the opened --json file, put in place; 0, or -1 after a message (nothing
+ * written). No file asked for: 0. */
 static int json_report(sml_out_file *jf, const sml_check_input_args *a, const sml_npy *x, const char *verdict,
                        const kres *res, size_t nres) {
     if (!jf->f) return 0;
     sml_jw w;
     sml_jw_init(&w, jf->f);
     write_json(&w, a, x, verdict, res, nres);
-    char err[1200];
-    if (sml_jw_finish(&w) != 0) {
-        sml_out_abort(jf);
-        fprintf(stderr, ME ": --json: cannot write %s (nothing written)\n", a->json);
-        return -1;
-    }
-    if (sml_out_commit(jf, err, sizeof err) != 0) {
-        fprintf(stderr, ME ": --json %s\n", err);
-        return -1;
-    }
-    return 0;
+    return sml_check_json_close(jf, &w, a->json);
 }
 
 static void print_table(const sml_npy *x, const kres *res, size_t nres) {
@@ -230,8 +219,8 @@ int sml_check_input(const sml_check_input_args *a) {
             goto done;
         }
     }
-    if (a->json && sml_out_open(&jf, a->json, err, sizeof err) != 0) {
-        fprintf(stderr, ME ": --json %s\n", err);
+    if (a->json && sml_out_open(&jf, a->json, err, sizeof err) != SML_OK) {
+        fprintf(stderr, ME ": cannot write the --json report: %s\n", err);
         goto done;
     }
     if (x.rows == 0 || x.cols == 0) {
@@ -357,8 +346,8 @@ int sml_check_input(const sml_check_input_args *a) {
             if (!ok) broken = 1;
             if (a->save_dir) {
                 snprintf(r->saved, sizeof r->saved, "%s/%s.%s.npy", a->save_dir, k->name, sml_op_name(c.op));
-                if (sml_out_npy(r->saved, c.dtype, x.ndim, x.shape, out, err, sizeof err) != 0) {
-                    fprintf(stderr, ME ": --save %s\n", err);
+                if (sml_npy_write(r->saved, c.dtype, x.ndim, x.shape, out, err, sizeof err) != SML_OK) {
+                    fprintf(stderr, ME ": cannot write the --save output (nothing written): %s\n", err);
                     sml_prop_case_free(&c);
                     goto done;
                 }

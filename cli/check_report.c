@@ -123,3 +123,17 @@ void sml_jw_worst(sml_jw *w, const char *key, const sml_npy *x, const sml_check_
     for (int i = 0; i < n; i++) sml_jw_elem(w, x, e + i);
     sml_jw_end(w);
 }
+
+int sml_check_json_close(sml_out_file *jf, sml_jw *w, const char *path) {
+    char err[1200];
+    if (sml_jw_finish(w) != 0) {
+        sml_out_abort(jf);
+        fprintf(stderr, ME ": cannot write the --json report (nothing written): %s\n", path);
+        return -1;
+    }
+    if (sml_out_commit(jf, err, sizeof err) != SML_OK) {
+        fprintf(stderr, ME ": cannot write the --json report (nothing written): %s\n", err);
+        return -1;
+    }
+    return 0;
+}

@@ -11,6 +11,7 @@
 #include "bench/json_write.h"
 #include "prop/npy.h"
 #include "reference/check.h"
+#include "util/out_file.h"
 
 /* Exit codes of `check --input` (and commands.h): */
 #define SML_EXIT_HOLDS 0       /* everything checked meets the contract */
@@ -49,5 +50,8 @@ void sml_print_worst(FILE *f, const char *indent, const sml_npy *x, const sml_ch
 void sml_jw_check_head(sml_jw *w);
 void sml_jw_elem(sml_jw *w, const sml_npy *x, const sml_check_elem *e);
 void sml_jw_worst(sml_jw *w, const char *key, const sml_npy *x, const sml_check_elem *e, int n);
+/* Finish the document w wrote into the --json file jf (named `path`) and put it in place:
+ * 0, or -1 after a message (nothing written). */
+int sml_check_json_close(sml_out_file *jf, sml_jw *w, const char *path);
 
 #endif

@@ -9,7 +9,6 @@
 
 #include "check_input.h"
 #include "check_report.h"
-#include "out_file.h"
 #include "prop/repro.h"
 #include "reference/dtype.h"
 #include "reference/reference.h"
@@ -28,10 +27,11 @@ static int save_reference(const char *dir, sml_op op, const sml_npy *x, const do
     for (int64_t i = 0; i < n; i++) sml_store(x->dtype, buf, i, want[i]);
     snprintf(path, pn, "%s/reference.%s.npy", dir, sml_op_name(op));
     char err[1200];
-    int rc = sml_out_npy(path, x->dtype, x->ndim, x->shape, buf, err, sizeof err);
+    sml_status s = sml_npy_write(path, x->dtype, x->ndim, x->shape, buf, err, sizeof err);
     free(buf);
-    if (rc != 0) fprintf(stderr, ME ": %s\n", err);
-    return rc;
+    if (s == SML_OK) return 0;
+    fprintf(stderr, ME ": cannot write the --save output (nothing written): %s\n", err);
+    return -1;
 }
 
 static void write_json(sml_jw *w, const sml_check_input_args *a, sml_op op, const sml_npy *x,
@@ -66,8 +66,8 @@ static void write_json(sml_jw *w, const sml_check_input_args *a, sml_op op, cons
     sml_jw_end(w);
 }
 
-/* Write the report into the opened --json file and put it in place; 0, or -1 after a message
- * (nothing written). No file asked for: 0. */
+/* The report into the opened --json file, put in place; 0, or -1 after a message (nothing
+ * written). No file asked for: 0. */
 static int json_report(sml_out_file *jf, const sml_check_input_args *a, sml_op op, const sml_npy *x,
                        const char *verdict, const sml_check_report *r, const sml_check_elem *worst,
                        int nworst, const char *saved) {
@@ -75,17 +75,7 @@ static int json_report(sml_out_file *jf, const sml_check_input_args *a, sml_op o
     sml_jw w;
     sml_jw_init(&w, jf->f);
     write_json(&w, a, op, x, verdict, r, worst, nworst, saved);
-    char err[1200];
-    if (sml_jw_finish(&w) != 0) {
-        sml_out_abort(jf);
-        fprintf(stderr, ME ": --json: cannot write %s (nothing written)\n", a->json);
-        return -1;
-    }
-    if (sml_out_commit(jf, err, sizeof err) != 0) {
-        fprintf(stderr, ME ": --json %s\n", err);
-        return -1;
-    }
-    return 0;
+    return sml_check_json_close(jf, &w, a->json);
 }
 
 int sml_judge_output(const sml_check_input_args *a) {
@@ -123,8 +113,8 @@ int sml_judge_output(const sml_check_input_args *a) {
     memset(&jf, 0, sizeof jf);
     if (sml_read_companion(a->output, "--output", &x, a->input, a->dtype, &y) != 0) goto done;
     if (bwd && sml_read_companion(a->dy, "--dy", &x, a->input, a->dtype, &dy) != 0) goto done;
-    if (a->json && sml_out_open(&jf, a->json, err, sizeof err) != 0) {
-        fprintf(stderr, ME ": --json %s\n", err);
+    if (a->json && sml_out_open(&jf, a->json, err, sizeof err) != SML_OK) {
+        fprintf(stderr, ME ": cannot write the --json report: %s\n", err);
         goto done;
     }
     char shape[200];

@@ -1,4 +1,5 @@
 /* softmax-lab: the command line over the library. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +26,9 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    /* Past a file-size limit a write must fail (and be reported, the old file kept) rather
+     * than kill the process half-way through it. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
