@@ -92,10 +92,7 @@ static void write_json(sml_jw *w, const sml_check_input_args *a, const sml_npy *
     sml_jw_kstr(w, "input", a->input);
     sml_jw_kstr(w, "dy", a->dy);
     sml_jw_kstr(w, "dtype", sml_dtype_name(x->dtype));
-    sml_jw_key(w, "shape");
-    sml_jw_array_inline(w);
-    for (int i = 0; i < x->ndim; i++) sml_jw_int(w, x->shape[i]);
-    sml_jw_end(w);
+    sml_jw_shape(w, x);
     sml_jw_kint(w, "rows", x->rows);
     sml_jw_kint(w, "cols", x->cols);
     sml_jw_kstr(w, "verdict", verdict);
@@ -114,13 +111,7 @@ static void write_json(sml_jw *w, const sml_check_input_args *a, const sml_npy *
             sml_jw_knum(w, "worst_ulps", r->rep.worst_ulps);
             sml_jw_knum(w, "worst_rel", r->rep.worst_rel);
             sml_jw_knum(w, "worst_ratio", r->rep.worst_ratio);
-            sml_jw_key(w, "worst");
-            if (r->rep.worst_row >= 0) {
-                sml_check_elem e = sml_report_worst(&r->rep);
-                sml_jw_elem(w, x, &e);
-            } else {
-                sml_jw_null(w);
-            }
+            sml_jw_report_worst(w, x, &r->rep);
             sml_jw_worst(w, "violations", x, r->worst, r->nworst);
             sml_jw_kint(w, "nan_out", r->out_nan);
             sml_jw_kint(w, "pinf_out", r->out_pinf);

@@ -124,6 +124,23 @@ void sml_jw_worst(sml_jw *w, const char *key, const sml_npy *x, const sml_check_
     sml_jw_end(w);
 }
 
+void sml_jw_shape(sml_jw *w, const sml_npy *x) {
+    sml_jw_key(w, "shape");
+    sml_jw_array_inline(w);
+    for (int i = 0; i < x->ndim; i++) sml_jw_int(w, x->shape[i]);
+    sml_jw_end(w);
+}
+
+void sml_jw_report_worst(sml_jw *w, const sml_npy *x, const sml_check_report *r) {
+    sml_jw_key(w, "worst");
+    if (r && r->worst_row >= 0) {
+        sml_check_elem e = sml_report_worst(r);
+        sml_jw_elem(w, x, &e);
+    } else {
+        sml_jw_null(w);
+    }
+}
+
 int sml_check_json_close(sml_out_file *jf, sml_jw *w, const char *path) {
     char err[1200];
     if (sml_jw_finish(w) != 0) {

@@ -50,6 +50,9 @@ void sml_print_worst(FILE *f, const char *indent, const sml_npy *x, const sml_ch
 void sml_jw_check_head(sml_jw *w);
 void sml_jw_elem(sml_jw *w, const sml_npy *x, const sml_check_elem *e);
 void sml_jw_worst(sml_jw *w, const char *key, const sml_npy *x, const sml_check_elem *e, int n);
+/* "shape": [..] of x; "worst": the report's worst element, or null when nothing was compared. */
+void sml_jw_shape(sml_jw *w, const sml_npy *x);
+void sml_jw_report_worst(sml_jw *w, const sml_npy *x, const sml_check_report *r);
 /* Finish the document w wrote into the --json file jf (named `path`) and put it in place:
  * 0, or -1 after a message (nothing written). */
 int sml_check_json_close(sml_out_file *jf, sml_jw *w, const char *path);

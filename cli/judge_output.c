@@ -45,22 +45,13 @@ static void write_json(sml_jw *w, const sml_check_input_args *a, sml_op op, cons
     sml_jw_kstr(w, "dy", a->dy);
     sml_jw_kstr(w, "op", sml_op_name(op));
     sml_jw_kstr(w, "dtype", sml_dtype_name(x->dtype));
-    sml_jw_key(w, "shape");
-    sml_jw_array_inline(w);
-    for (int i = 0; i < x->ndim; i++) sml_jw_int(w, x->shape[i]);
-    sml_jw_end(w);
+    sml_jw_shape(w, x);
     sml_jw_kstr(w, "verdict", verdict);
     sml_jw_kint(w, "checked", r ? r->checked : 0);
     sml_jw_kint(w, "bad", r ? r->bad : 0);
     sml_jw_kint(w, "nan_mismatch", r ? r->nan_mismatch : 0);
     sml_jw_kint(w, "inf_mismatch", r ? r->inf_mismatch : 0);
-    sml_jw_key(w, "worst");
-    if (r && r->worst_row >= 0) {
-        sml_check_elem e = sml_report_worst(r);
-        sml_jw_elem(w, x, &e);
-    } else {
-        sml_jw_null(w);
-    }
+    sml_jw_report_worst(w, x, r);
     sml_jw_worst(w, "violations", x, worst, nworst);
     sml_jw_kstr(w, "reference", saved && saved[0] ? saved : NULL);
     sml_jw_end(w);
