@@ -1,4 +1,4 @@
-/* test_mutants_gpu: the mutation test of issue 7. Runs the property engine's standard GPU
+/* test_mutants_gpu: the mutation test. Runs the property engine's standard GPU
  * budget on every planted-bug kernel of the zoo (mutants.c) and fails if any survives.
  *
  * Per mutant, in its own child process (a mutant that faults takes only its own CUDA
@@ -410,7 +410,7 @@ static void print_table(FILE *f, int md, mrow *rows, int n, uint64_t seed) {
     for (int i = 0; i < n; i++) {
         mrow *r = &rows[i];
         char num[8], killer[64], cases[48], shrunk[96], repro[1100];
-        if (r->m->issue_no) snprintf(num, sizeof num, "%d", r->m->issue_no);
+        if (r->m->item) snprintf(num, sizeof num, "%d", r->m->item);
         else snprintf(num, sizeof num, "+");
         killer_str(killer, sizeof killer, r);
         if (r->k.killed && r->k.outcome != SML_PROP_ERROR && !r->counted) {
@@ -520,7 +520,7 @@ static void list_zoo(void) {
     for (size_t i = 0; i < sml_gpu_mutant_count(); i++) {
         const sml_gpu_mutant *m = sml_gpu_mutant_at(i);
         char num[8], ops[96], dts[32];
-        if (m->issue_no) snprintf(num, sizeof num, "%d", m->issue_no);
+        if (m->item) snprintf(num, sizeof num, "%d", m->item);
         else snprintf(num, sizeof num, "+");
         mask_str(ops, sizeof ops, m->kernel.ops, 1);
         mask_str(dts, sizeof dts, m->kernel.dtypes, 0);

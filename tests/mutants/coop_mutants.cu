@@ -1,21 +1,20 @@
-/* mut_coop_no_wait.cu: `gpu_coop_no_wait`, a bug beyond issue 7's list. A reduced copy of the
- * forward half of kernels/softmax_coop.cu (fp32): the same slices over the blocks of a
- * cooperative grid, the same partial slots of (value, generation) words and the same gather
- * by one thread per slice (kernels/coop_slots.cuh), the same two block reductions; without
- * the copy pipeline and the skew (a slice is loaded, reduced, published, gathered and written
- * in one iteration). The planted bug: the gather reads each slot once instead of waiting until
- * it carries this launch's generation, so a slice whose block has not published yet counts
- * with whatever the slot holds (zeros here: the slots are cleared before each launch). The
- * missing wait for another block is the race the generation numbers exist to close.
- *
+/* coop_mutants.cu: the mutant copied from the forward half of kernels/softmax_coop.cu (fp32),
+ * reduced: the same slices over the blocks of a cooperative grid, the same partial slots of
+ * (value, generation) words and the same gather by one thread per slice
+ * (kernels/coop_slots.cuh), the same two block reductions; without the copy pipeline and the
+ * skew (a slice is loaded, reduced, published, gathered and written in one iteration).
+ *   gpu_coop_no_wait  the gather reads each slot once instead of waiting until it carries
+ *                     this launch's generation, so a slice whose block has not published yet
+ *                     counts with whatever the slot holds (zeros here: the slots are cleared
+ *                     before each launch). The missing wait for another block is the race the
+ *                     generation numbers exist to close.
  * Slices are at most MUT_SLICE elements, so any row longer than that is cut (rows of up to
- * 262,144 columns: S <= 128 <= the grid). Expected killer: agreement (row sums short by the
- * unpublished slices). Falls back to a targeted shape, 4 x 65,536, if the standard budget draws
- * too few long rows. The planted line is marked MUTANT. */
+ * 262,144 columns: S <= 128 <= the grid). Killer: agreement (row sums short by the
+ * unpublished slices). Falls back to a targeted shape, 4 x 65,536, if the standard budget
+ * draws too few long rows. The planted line is marked MUTANT with the mutant's name. */
 #include "internal.h"
-#include "kernels/common.cuh"
+#include "tests/mutants/mutant.cuh"
 #include "kernels/coop_slots.cuh"
-#include "tests/mutants/mutants.h"
 
 #define MUT_THREADS 512
 #define MUT_SLICE 2048      /* elements per slice */
@@ -60,8 +59,8 @@ __global__ void __launch_bounds__(MUT_THREADS, 1)
         }
         float pm = -FLT_MAX, ps = 0.0f;
         if (tid < S) {
-            /* MUTANT: the slot is read once; the production gather waits until both words
-             * carry this launch's generation (coop_wait_word). */
+            /* MUTANT gpu_coop_no_wait: the slot is read once; the production gather waits
+             * until both words carry this launch's generation (coop_wait_word). */
             pm = __uint_as_float((unsigned)coop_get(&rs[tid].m));
             ps = __uint_as_float((unsigned)coop_get(&rs[tid].s));
         }
