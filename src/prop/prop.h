@@ -98,7 +98,8 @@ typedef struct sml_prop_config {
     double shrink_max_seconds;
     int stop_on_failure;    /* end a kernel/op/dtype run at its first failure */
     const char *save_dir;   /* write reproducers of failures here; NULL: do not */
-    const char *regressions_dir; /* replay every reproducer under it first; NULL: none */
+    const char *regressions_dir; /* replay every reproducer under it first (several folders:
+                                    separated by ':'); NULL: none */
     const char *replay_cmd; /* prefix of the printed replay command ("./build/softmax-lab replay") */
     const char *rerun_cmd;  /* prefix of the printed rerun-one-case command, or NULL */
     int64_t only_case;      /* >= 0: run just this case index (with only_level) */
@@ -117,9 +118,9 @@ typedef struct sml_prop_config {
 void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile);
 void sml_prop_config_env(sml_prop_config *cfg);
 /* Parse one engine flag at argv[*i] (--seed S, --cases N, --seconds S, --threads N, --long,
- * --props a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR): returns 1 and
- * advances *i when consumed, 0 when the flag is not the engine's, -1 on a bad value (message
- * on stderr). */
+ * --props a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR[:DIR]):
+ * returns 1 and advances *i when consumed, 0 when the flag is not the engine's, -1 on a bad
+ * value (message on stderr). */
 int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i);
 /* The usage text of those flags. */
 const char *sml_prop_flags_help(void);
