@@ -140,12 +140,6 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
     return typed<M, float>(p, sms);
 }
 
-extern "C" sml_status sml_mut_launch_no_barrier(sml_handle *h, const sml_problem *p) {
-    return launch<GPU_NO_BARRIER>(h, p);
-}
-extern "C" sml_status sml_mut_launch_grid65535(sml_handle *h, const sml_problem *p) {
-    return launch<GPU_GRID65535>(h, p);
-}
-extern "C" sml_status sml_mut_launch_atomic_sum(sml_handle *h, const sml_problem *p) {
-    return launch<GPU_ATOMIC_SUM>(h, p);
-}
+MUT_LAUNCHER(no_barrier, GPU_NO_BARRIER)
+MUT_LAUNCHER(grid65535, GPU_GRID65535)
+MUT_LAUNCHER(atomic_sum, GPU_ATOMIC_SUM)

@@ -35,6 +35,12 @@ typedef enum mut_id {
     GPU_COOP_NO_WAIT
 } mut_id;
 
+/* The C entry point of mutant gpu_<name> (mutants.h declares it): its file's launch<ID>. */
+#define MUT_LAUNCHER(name, ID)                                                          \
+    extern "C" sml_status sml_mut_launch_##name(sml_handle *h, const sml_problem *p) { \
+        return launch<ID>(h, p);                                                        \
+    }
+
 /* ---- the first kernels' row accesses ------------------------------------------------------ */
 
 template <typename T, int V> struct alignas(sizeof(T) * V) mut_vec { T v[V]; };

@@ -118,9 +118,5 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
     return typed<M, float>(p, sms);
 }
 
-extern "C" sml_status sml_mut_launch_no_rescale(sml_handle *h, const sml_problem *p) {
-    return launch<GPU_NO_RESCALE>(h, p);
-}
-extern "C" sml_status sml_mut_launch_inf_merge(sml_handle *h, const sml_problem *p) {
-    return launch<GPU_INF_MERGE>(h, p);
-}
+MUT_LAUNCHER(no_rescale, GPU_NO_RESCALE)
+MUT_LAUNCHER(inf_merge, GPU_INF_MERGE)

@@ -232,21 +232,13 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
     return SML_ERR_UNSUPPORTED;
 }
 
-extern "C" sml_status sml_mut_launch_no_max(sml_handle *h, const sml_problem *p) { return launch<GPU_NO_MAX>(h, p); }
-extern "C" sml_status sml_mut_launch_sum16(sml_handle *h, const sml_problem *p) { return launch<GPU_SUM16>(h, p); }
-extern "C" sml_status sml_mut_launch_pad_zero(sml_handle *h, const sml_problem *p) { return launch<GPU_PAD_ZERO>(h, p); }
-extern "C" sml_status sml_mut_launch_offset32(sml_handle *h, const sml_problem *p) { return launch<GPU_OFFSET32>(h, p); }
-extern "C" sml_status sml_mut_launch_vec_tail(sml_handle *h, const sml_problem *p) { return launch<GPU_VEC_TAIL>(h, p); }
-extern "C" sml_status sml_mut_launch_past_row(sml_handle *h, const sml_problem *p) { return launch<GPU_PAST_ROW>(h, p); }
-extern "C" sml_status sml_mut_launch_log_of_softmax(sml_handle *h, const sml_problem *p) {
-    return launch<GPU_LOG_OF_SOFTMAX>(h, p);
-}
-extern "C" sml_status sml_mut_launch_assume_aligned(sml_handle *h, const sml_problem *p) {
-    return launch<GPU_ASSUME_ALIGNED>(h, p);
-}
-extern "C" sml_status sml_mut_launch_bwd_no_dot(sml_handle *h, const sml_problem *p) {
-    return launch<GPU_BWD_NO_DOT>(h, p);
-}
-extern "C" sml_status sml_mut_launch_bwd_dot_rows(sml_handle *h, const sml_problem *p) {
-    return launch<GPU_BWD_DOT_ROWS>(h, p);
-}
+MUT_LAUNCHER(no_max, GPU_NO_MAX)
+MUT_LAUNCHER(sum16, GPU_SUM16)
+MUT_LAUNCHER(pad_zero, GPU_PAD_ZERO)
+MUT_LAUNCHER(offset32, GPU_OFFSET32)
+MUT_LAUNCHER(vec_tail, GPU_VEC_TAIL)
+MUT_LAUNCHER(past_row, GPU_PAST_ROW)
+MUT_LAUNCHER(log_of_softmax, GPU_LOG_OF_SOFTMAX)
+MUT_LAUNCHER(assume_aligned, GPU_ASSUME_ALIGNED)
+MUT_LAUNCHER(bwd_no_dot, GPU_BWD_NO_DOT)
+MUT_LAUNCHER(bwd_dot_rows, GPU_BWD_DOT_ROWS)
