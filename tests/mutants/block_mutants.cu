@@ -45,7 +45,8 @@ template <mut_id M> static __device__ __forceinline__ float block_sum(float v, f
          * the order in which warps arrive. */
         if (threadIdx.x == 0) *red = 0.0f;
         __syncthreads();
-        if ((threadIdx.x & 31) == 0) atomicAdd(red, v); /* MUTANT gpu_atomic_sum: arrival order decides the sum's bits */
+        /* MUTANT gpu_atomic_sum: arrival order decides the sum's bits */
+        if ((threadIdx.x & 31) == 0) atomicAdd(red, v);
         __syncthreads();
         v = *red;
         __syncthreads(); /* the next row zeroes red[0] */
@@ -125,7 +126,8 @@ static sml_status typed(const sml_problem *p, int sms) {
     mut_block_plan b;
     const sml_status s = mut_plan_block(p, V, BLOCK_PREFERRED_THREADS, BLOCK_MAX_THREADS, &b);
     if (s != SML_OK) return s;
-    const int64_t blocks = M == GPU_GRID65535 ? sml_min64(p->rows, 65535) /* MUTANT gpu_grid65535: grid capped at 65,535 */
+    /* MUTANT gpu_grid65535: grid capped at 65,535 */
+    const int64_t blocks = M == GPU_GRID65535 ? sml_min64(p->rows, 65535)
                                               : sml_min64(p->rows, (int64_t)sms * (2048 / b.threads) * 2);
     if (V == 16 / (int)sizeof(T)) return go<M, T, 16 / sizeof(T)>(p, b.K, b.threads, (int)blocks);
     return go<M, T, 1>(p, b.K, b.threads, (int)blocks);

@@ -3,9 +3,9 @@
  * as an enum value instead of its bit leaves the mask empty and the mutant never runs), is
  * named gpu_* and absent from the registry, copies a registered GPU kernel within that
  * kernel's limits, lives in a .cu file that says which kernel it copies and marks its planted
- * lines `MUTANT <its name>` (there or in a tests/mutants header it includes), and has hint and sanitizer shapes the mutant itself accepts.
- * Every item 1..12 of the list of classic bugs has a mutant. Run from the repository root
- * (ctest does). */
+ * lines `MUTANT <its name>` (there or in a tests/mutants header it includes), and has hint
+ * and sanitizer shapes the mutant itself accepts. Every item 1..12 of the list of classic
+ * bugs has a mutant. Run from the repository root (ctest does). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -159,8 +159,8 @@ __global__ void __launch_bounds__(WARP_THREADS)
         static_assert(M == GPU_BWD_NO_DOT || M == GPU_BWD_DOT_ROWS, "the backward mutants");
         if constexpr (M == GPU_BWD_NO_DOT)
             s = 0.0f; /* MUTANT gpu_bwd_no_dot: the row's dot term is dropped */
-        else
-            s = sml_warp_sum(s, 32); /* MUTANT gpu_bwd_dot_rows: the butterfly spans the warp, not the row's `width` lanes */
+        else /* MUTANT gpu_bwd_dot_rows: the butterfly spans the warp, not the row's `width` lanes */
+            s = sml_warp_sum(s, 32);
 #pragma unroll
         for (int k = 0; k < K; k++) {
             mut_vec<T, V> o;
