@@ -37,11 +37,12 @@ static void usage(FILE *f) {
             "                         [--dtype bf16] [--save DIR] [--json FILE]\n\n"
             "The first form runs the property suite (11 properties, shrinking, reproducers) on\n"
             "each selected kernel, op and dtype; the saved reproducers under tests/regressions/\n"
-            "are replayed first. The second runs the kernels on your own tensor (numpy.save;\n"
-            "fp32, fp16, or bf16 bits as uint16 with --dtype bf16; softmax over the last axis)\n"
-            "and judges each against the double-precision reference; --save writes each kernel's\n"
-            "output as .npy. For backward ops --input holds the logits: y is the reference forward\n"
-            "output of them, rounded to the dtype, and --dy the upstream gradient.\n"
+            "and tests/mutants/corpus/ are replayed first. The second runs the kernels on your\n"
+            "own tensor (numpy.save; fp32, fp16, or bf16 bits as uint16 with --dtype bf16;\n"
+            "softmax over the last axis) and judges each against the double-precision reference;\n"
+            "--save writes each kernel's output as .npy. For backward ops --input holds the\n"
+            "logits: y is the reference forward output of them, rounded to the dtype, and --dy\n"
+            "the upstream gradient.\n"
             "The third judges an output made elsewhere (PyTorch, JAX, Triton): --output holds what\n"
             "the op gave for --input (forward: the logits; backward: the forward output y, with\n"
             "--dy the upstream gradient and --output the dx), all of one dtype and shape. It prints\n"
@@ -154,7 +155,8 @@ int sml_cmd_check(int argc, char **argv) {
     sml_prop_config_env(&cfg);
     int64_t default_cases = cfg.max_cases;
     cfg.replay_cmd = "softmax-lab replay";
-    cfg.regressions_dir = dir_exists("tests/regressions") ? "tests/regressions" : NULL;
+    /* The reproducers of real bugs, and the inputs that killed the mutants. */
+    cfg.regressions_dir = dir_exists("tests/regressions") ? "tests/regressions:tests/mutants/corpus" : NULL;
     for (int i = 0; i < argc;) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -281,8 +283,9 @@ int sml_cmd_check(int argc, char **argv) {
            (long long)cfg.max_cases, (long long)(cfg.max_cases == default_cases ? gcfg.max_cases : cfg.max_cases));
     if (cfg.total_seconds > 0) printf("%.0f s budget", cfg.total_seconds);
     else printf("no time budget");
-    printf(", %d host thread%s%s\n", threads, threads == 1 ? "" : "s",
-           cfg.regressions_dir ? ", replaying tests/regressions first" : "");
+    printf(", %d host thread%s", threads, threads == 1 ? "" : "s");
+    if (cfg.regressions_dir) printf(", replaying the reproducers under %s first", cfg.regressions_dir);
+    printf("\n");
     fflush(stdout);
     sml_prop_suite suite = {threads, cfg.total_seconds, "check", stderr, NULL, NULL};
     double t0 = sml_prop_now();
