@@ -221,7 +221,7 @@ int sml_cmd_check(int argc, char **argv) {
             fprintf(jf, "%s    {\"kernel\": \"%s\", \"op\": \"%s\", \"dtype\": \"%s\", \"outcome\": \"%s\", "
                         "\"cases\": %lld, \"failed_cases\": %lld, \"regressions\": %lld, "
                         "\"regressions_failed\": %lld, \"worst_ratio\": %.6g, \"worst_ulps\": %.6g, "
-                        "\"seconds\": %.3f, \"ramp\": %d, \"failures\": [",
+                        "\"seconds\": %.3f, \"ramp\": %d, \"accuracy\": ",
                     first_json ? "" : ",\n", k->name, sml_op_name(op), sml_dtype_name(dt),
                     sml_prop_outcome_name(res->outcome), (long long)res->cases,
                     (long long)res->failed_cases, (long long)res->regressions,
@@ -229,6 +229,8 @@ int sml_cmd_check(int argc, char **argv) {
                     res->worst_ratio < 1e308 ? res->worst_ratio : 1e308,
                     res->worst_ulps < 1e308 ? res->worst_ulps : 1e308, res->seconds, res->last_level);
             first_json = 0;
+            sml_accuracy_write_json(jf, &res->accuracy);
+            fprintf(jf, ", \"failures\": [");
             for (int f = 0; f < res->nfail; f++) {
                 const sml_prop_failure *fl = &res->failures[f];
                 fprintf(jf, "%s{\"property\": \"%s\", \"outcome\": \"%s\", \"case\": %lld, \"level\": %d, "
