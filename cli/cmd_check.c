@@ -3,6 +3,7 @@
  *
  *   softmax-lab check [--kernel K|all] [--op OP|all] [--dtype D|all] [--cases N]
  *                     [--seconds S] [--seed S] [--save DIR] [--json FILE] [engine flags]
+ *   softmax-lab check --kernel K --against BASE [--allow-less-accurate] [suite options]
  *   softmax-lab check --input logits.npy [--kernel K|all] [--op OP] [--dy grad.npy]
  *                     [--dtype bf16] [--save DIR] [--json FILE]
  *
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "check_against.h"
 #include "check_input.h"
 #include "commands.h"
 #include "prop/prop.h"
@@ -37,7 +39,13 @@ static void usage(FILE *f) {
             "  --kernel K       a registered kernel, or all (default)\n"
             "  --op OP          softmax, log_softmax, softmax_bwd, log_softmax_bwd, or all (default)\n"
             "  --dtype D        fp32, fp16, bf16, or all (default)\n"
-            "  --json FILE      write the results as JSON\n"
+            "  --json FILE      write the results as JSON (with each run's accuracy: err/bound worst,\n"
+            "                   p99, median, worst ulps, seed, cases and the cases' digest)\n"
+            "  --against BASE   with --kernel K: run BASE on the very cases K runs and judge K's\n"
+            "                   accuracy against it per op and dtype: MORE ACCURATE / LESS ACCURATE /\n"
+            "                   SAME (docs/NUMERICS.md, section 8); --save DIR keeps the case of the\n"
+            "                   largest loss as a reproducer\n"
+            "  --allow-less-accurate  report LESS ACCURATE without failing the run\n"
             "%s",
             sml_prop_flags_help());
 }
@@ -61,6 +69,8 @@ static size_t registry_index(const sml_kernel *k) {
 
 int sml_cmd_check(int argc, char **argv) {
     const char *kernel = NULL, *op_s = NULL, *dt_s = NULL, *json = NULL, *input = NULL, *dy = NULL;
+    const char *against = NULL;
+    int allow_less = 0;
     sml_prop_config cfg;
     sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);
@@ -75,7 +85,13 @@ int sml_cmd_check(int argc, char **argv) {
         }
         const char **slot = !strcmp(a, "--kernel") ? &kernel : !strcmp(a, "--op") ? &op_s
                           : !strcmp(a, "--dtype") ? &dt_s : !strcmp(a, "--json") ? &json
-                          : !strcmp(a, "--input") ? &input : !strcmp(a, "--dy") ? &dy : NULL;
+                          : !strcmp(a, "--input") ? &input : !strcmp(a, "--dy") ? &dy
+                          : !strcmp(a, "--against") ? &against : NULL;
+        if (!strcmp(a, "--allow-less-accurate")) {
+            allow_less = 1;
+            i++;
+            continue;
+        }
         if (slot) {
             if (i + 1 >= argc) {
                 fprintf(stderr, ME ": %s needs a value\n", a);
@@ -131,6 +147,25 @@ int sml_cmd_check(int argc, char **argv) {
             return 2;
         }
         dts = 1u << d;
+    }
+    if (against || allow_less) {
+        if (!against || !only || input) {
+            fprintf(stderr, ME ": --against BASE goes with --kernel K (one kernel, the candidate)%s\n",
+                    against ? "" : "; --allow-less-accurate with --against");
+            return 2;
+        }
+        sml_prop_config gp;
+        sml_prop_config_init(&gp, SML_PROP_PROFILE_GPU);
+        const sml_kernel *b = sml_kernel_find(against);
+        if (only->device == SML_DEVICE_GPU || (b && b->device == SML_DEVICE_GPU)) {
+            cfg.sizes = gp.sizes;
+            if (cfg.max_cases == default_cases) cfg.max_cases = gp.max_cases;
+            if (cfg.total_seconds > 0 && cfg.total_seconds < gp.total_seconds) cfg.total_seconds = gp.total_seconds;
+            if (cfg.max_seconds > 0 && cfg.max_seconds < gp.max_seconds) cfg.max_seconds = gp.max_seconds;
+        }
+        cfg.rerun_cmd = "softmax-lab check";
+        sml_check_against_args x = {only, against, ops, dts, &cfg, json, allow_less};
+        return sml_check_against_cli(&x);
     }
     FILE *jf = NULL;
     if (json && !(jf = fopen(json, "w"))) {

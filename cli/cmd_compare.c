@@ -10,11 +10,13 @@
 
 #include "bench/compare.h"
 #include "commands.h"
+#include "compare_accuracy.h"
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: softmax-lab compare OLD.json NEW.json [--threshold X] [--changes]\n"
-        "  OLD/NEW      ledger JSON written by `softmax-lab bench` (--json or --ledger DIR)\n"
+        "usage: softmax-lab compare OLD.json NEW.json [--threshold X] [--changes] [--allow-less-accurate]\n"
+        "  OLD/NEW      ledger JSON written by `softmax-lab bench` (--json or --ledger DIR), or\n"
+        "               `softmax-lab check --json` files (accuracy only)\n"
         "  --threshold  smallest relative change that counts (default 0.03)\n"
         "  --changes    list only cases that are not SAME\n"
         "Per case (kernel, op, dtype, rows, cols), with change = new/old - 1 and noise =\n"
@@ -22,7 +24,12 @@ static void usage(FILE *f) {
         "  SLOW / FAST  |change| > max(threshold, 2*noise)\n"
         "  SAME         |change| <= threshold and noise <= threshold\n"
         "  UNCLEAR      otherwise (the noise hides the answer), or a side was not timed\n"
-        "exit: 0 no SLOW, 1 a SLOW case or a check that broke, 2 bad usage or input\n");
+        "Per kernel, op and dtype, on the same cases (same seed, case count and case digest, else\n"
+        "NOT COMPARABLE): MORE ACCURATE / LESS ACCURATE / SAME by worst and p99 err/bound, a factor\n"
+        "of 1.25 beyond a floor of 0.05 of the bound (docs/NUMERICS.md, section 8)\n"
+        "  --allow-less-accurate  report LESS ACCURATE without failing\n"
+        "exit: 0 no SLOW and nothing LESS ACCURATE, 1 a SLOW case, a check that broke or a LESS\n"
+        "ACCURATE one, 2 bad usage or input, 3 (check JSONs) nothing ran on the same cases\n");
 }
 
 static void fmt_time(char *buf, size_t n, int timed, double ms, double spread) {
@@ -33,7 +40,7 @@ static void fmt_time(char *buf, size_t n, int timed, double ms, double spread) {
 int sml_cmd_compare(int argc, char **argv) {
     const char *paths[2] = {NULL, NULL};
     double threshold = 0.03;
-    int changes_only = 0, np = 0;
+    int changes_only = 0, np = 0, allow_less = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -41,6 +48,8 @@ int sml_cmd_compare(int argc, char **argv) {
         }
         if (!strcmp(argv[i], "--changes")) {
             changes_only = 1;
+        } else if (!strcmp(argv[i], "--allow-less-accurate")) {
+            allow_less = 1;
         } else if (!strcmp(argv[i], "--threshold")) {
             char *end;
             if (i + 1 >= argc) {
@@ -67,6 +76,10 @@ int sml_cmd_compare(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    /* Check JSONs hold accuracy only; ledgers hold both (the accuracy table follows the timings). */
+    int check_json = 0;
+    int acc_rc = sml_compare_accuracy_cli(paths[0], paths[1], allow_less, &check_json);
+    if (check_json) return acc_rc < 0 ? 2 : acc_rc;
     sml_cmp_report r;
     char err[512];
     sml_status s = sml_compare_files(paths[0], paths[1], threshold, &r, err, sizeof err);
@@ -106,5 +119,5 @@ int sml_cmd_compare(int argc, char **argv) {
            r.count[SML_CMP_UNCLEAR], r.only_old, r.only_new, r.broke, threshold * 100);
     int rc = sml_cmp_failed(&r) ? 1 : 0;
     sml_cmp_report_free(&r);
-    return rc;
+    return rc ? rc : acc_rc == 1 || acc_rc == 2 ? acc_rc : 0;
 }
