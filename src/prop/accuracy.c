@@ -124,6 +124,8 @@ static uint64_t mix_bytes(uint64_t h, const void *p, size_t n) {
     return mix(h, tail ^ (uint64_t)n);
 }
 
+uint64_t sml_accuracy_digest_u64(uint64_t h, uint64_t v) { return mix(h, v); }
+
 uint64_t sml_accuracy_digest_case(uint64_t h, const sml_prop_case *c) {
     h = mix(h, (uint64_t)c->op << 8 | (uint64_t)c->dtype);
     h = mix(h, (uint64_t)c->rows);

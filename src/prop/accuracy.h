@@ -71,6 +71,9 @@ void sml_accuracy_write_json(FILE *f, const sml_accuracy *a);
 /* Fold one case (op, dtype, shape, layout, case seed and the input bytes) into a digest;
  * start from 0. Two runs with equal digests drew the same cases in the same order. */
 uint64_t sml_accuracy_digest_case(uint64_t h, const sml_prop_case *c);
+/* Fold one number into a digest (for runs whose cases are a function of a few numbers, as
+ * the benchmark's are of the shape and the seed). */
+uint64_t sml_accuracy_digest_u64(uint64_t h, uint64_t v);
 
 #ifdef __cplusplus
 }
