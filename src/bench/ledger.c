@@ -180,10 +180,11 @@ static const char *accuracy_baseline(const sml_bench_run *run, const sml_ledger_
 static int build_accuracy(const sml_bench_run *run, sml_ledger_record *r) {
     size_t n = run->ncases ? run->ncases : 1;
     float *mine = malloc(n * sizeof *mine), *ulps = malloc(n * sizeof *ulps), *base = malloc(n * sizeof *base);
-    float *pm = malloc(n * sizeof *pm), *pb = malloc(n * sizeof *pb);
+    float *pm = malloc(n * sizeof *pm), *pb = malloc(n * sizeof *pb), *bu = malloc(n * sizeof *bu);
+    float *pmu = malloc(n * sizeof *pmu), *pbu = malloc(n * sizeof *pbu);
     int *has = malloc(n * sizeof *has), *both = malloc(n * sizeof *both);
     r->acc = calloc(SML_OP_COUNT * SML_DTYPE_COUNT, sizeof *r->acc);
-    int ok = mine && ulps && base && pm && pb && has && both && r->acc;
+    int ok = mine && ulps && base && pm && pb && bu && pmu && pbu && has && both && r->acc;
     const char *bname = accuracy_baseline(run, r);
     for (int op = 0; ok && op < SML_OP_COUNT; op++)
         for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
@@ -200,10 +201,13 @@ static int build_accuracy(const sml_bench_run *run, sml_ledger_record *r) {
                 mine[c] = judged_ratio(x);
                 ulps[c] = x ? (float)x->worst_ulps : NAN;
                 base[c] = judged_ratio(b);
-                pm[c] = pb[c] = NAN;
+                bu[c] = b ? (float)b->worst_ulps : NAN;
+                pm[c] = pb[c] = pmu[c] = pbu[c] = NAN;
                 if (both[c] && !isnan(mine[c]) && !isnan(base[c])) {
                     pm[c] = mine[c];
                     pb[c] = base[c];
+                    pmu[c] = ulps[c];
+                    pbu[c] = bu[c];
                 }
             }
             if (!any) continue;
@@ -217,9 +221,8 @@ static int build_accuracy(const sml_bench_run *run, sml_ledger_record *r) {
                 continue;
             }
             snprintf(la->baseline, sizeof la->baseline, "%s", bname);
-            summarize_cases(run, la->op, la->dtype, pm, NULL, both, &la->mine);
-            summarize_cases(run, la->op, la->dtype, pb, NULL, both, &la->base);
-            la->mine.worst_ulps = la->base.worst_ulps = NAN;
+            summarize_cases(run, la->op, la->dtype, pm, pmu, both, &la->mine);
+            summarize_cases(run, la->op, la->dtype, pb, pbu, both, &la->base);
             la->verdict = sml_accuracy_judge(&la->base, &la->mine, la->why, sizeof la->why);
         }
     free(mine);
@@ -227,6 +230,9 @@ static int build_accuracy(const sml_bench_run *run, sml_ledger_record *r) {
     free(base);
     free(pm);
     free(pb);
+    free(bu);
+    free(pmu);
+    free(pbu);
     free(has);
     free(both);
     return ok;

@@ -4,6 +4,7 @@
 #include "accuracy_pair.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,16 @@ static float tree(const float *v, int64_t n) {
     return tree(v, h) + tree(v + h, n - h);
 }
 
-static sml_status run(exp_fn ex, const sml_problem *p) {
+/* The narrow sum's addend: x with its significand cut to 16 bits (toward zero). */
+static float narrow16(float x) {
+    uint32_t b;
+    memcpy(&b, &x, 4);
+    b &= 0xFFFFFF00u;
+    memcpy(&x, &b, 4);
+    return x;
+}
+
+static sml_status run(exp_fn ex, int narrow, const sml_problem *p) {
     int64_t n = p->cols;
     float *buf = malloc((size_t)(n ? n : 1) * 2 * sizeof *buf);
     if (!buf) return SML_ERR_OUT_OF_MEMORY;
@@ -38,8 +48,10 @@ static sml_status run(exp_fn ex, const sml_problem *p) {
         float m = -INFINITY;
         for (int64_t i = 0; i < n; i++)
             if (x[i] > m) m = x[i];
-        for (int64_t i = 0; i < n; i++) e[i] = ex(x[i] - m);
+        for (int64_t i = 0; i < n; i++) e[i] = narrow ? narrow16(ex(x[i] - m)) : ex(x[i] - m);
         float d = tree(e, n);
+        if (narrow)
+            for (int64_t i = 0; i < n; i++) e[i] = ex(x[i] - m);
         for (int64_t i = 0; i < n; i++) {
             float y = p->op == SML_SOFTMAX ? e[i] / d : (x[i] - m) - logf(d);
             sml_store(p->dtype, p->out, r * p->ld + i, (double)y);
@@ -49,8 +61,9 @@ static sml_status run(exp_fn ex, const sml_problem *p) {
     return SML_OK;
 }
 
-static sml_status l_accurate(sml_handle *h, const sml_problem *p) { (void)h; return run(exp_accurate, p); }
-static sml_status l_fast(sml_handle *h, const sml_problem *p) { (void)h; return run(exp_fast, p); }
+static sml_status l_accurate(sml_handle *h, const sml_problem *p) { (void)h; return run(exp_accurate, 0, p); }
+static sml_status l_fast(sml_handle *h, const sml_problem *p) { (void)h; return run(exp_fast, 0, p); }
+static sml_status l_narrow(sml_handle *h, const sml_problem *p) { (void)h; return run(exp_accurate, 1, p); }
 
 #define PAIR(name, fn, what) \
     {name, "tests/property/accuracy_pair.c", SML_DEVICE_CPU, SML_OPS_FWD, SML_DTYPES_ALL, 1, 0, fn, what, \
@@ -60,9 +73,13 @@ const sml_kernel sml_acc_accurate_exp = PAIR("acc_expf", l_accurate, "fp32 forwa
 const sml_kernel sml_acc_fast_exp =
     PAIR("acc_fast_exp", l_fast, "the same with a fast exp: exp2f(t * log2 e), as __expf");
 
+const sml_kernel sml_acc_narrow_sum =
+    PAIR("acc_narrow_sum", l_narrow, "the same with expf, summing exp values cut to 16 significant bits");
+
 const sml_kernel *sml_acc_pair_find(const char *name, void *unused) {
     (void)unused;
     if (name && !strcmp(name, sml_acc_accurate_exp.name)) return &sml_acc_accurate_exp;
     if (name && !strcmp(name, sml_acc_fast_exp.name)) return &sml_acc_fast_exp;
+    if (name && !strcmp(name, sml_acc_narrow_sum.name)) return &sml_acc_narrow_sum;
     return NULL;
 }
