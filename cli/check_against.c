@@ -56,6 +56,9 @@ int sml_check_against_cli(const sml_check_against_args *x) {
         return 2;
     }
     sml_prop_config cfg = *x->cfg;
+    char rerun[128]; /* a failure's rerun draws its case with the limits both kernels share */
+    snprintf(rerun, sizeof rerun, "softmax-lab check --against %s", base->name);
+    cfg.rerun_cmd = rerun;
     int threads = sml_prop_threads(&cfg, SML_OP_COUNT * SML_DTYPE_COUNT);
     printf("check: %s against %s on the same cases: seed 0x%016llx, up to %lld cases per op/dtype, "
            "%d host thread%s\n", x->cand->name, base->name, (unsigned long long)cfg.seed,

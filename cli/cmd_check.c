@@ -163,7 +163,6 @@ int sml_cmd_check(int argc, char **argv) {
             if (cfg.total_seconds > 0 && cfg.total_seconds < gp.total_seconds) cfg.total_seconds = gp.total_seconds;
             if (cfg.max_seconds > 0 && cfg.max_seconds < gp.max_seconds) cfg.max_seconds = gp.max_seconds;
         }
-        cfg.rerun_cmd = "softmax-lab check";
         sml_check_against_args x = {only, against, ops, dts, &cfg, json, allow_less};
         return sml_check_against_cli(&x);
     }

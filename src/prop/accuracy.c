@@ -90,7 +90,11 @@ sml_acc_verdict sml_accuracy_judge(const sml_accuracy *o, const sml_accuracy *n,
                  (unsigned long long)o->digest, (unsigned long long)n->digest);
         return SML_ACC_NOT_COMPARABLE;
     }
-    if (o->judged != n->judged || !o->judged) {
+    if (!o->judged && !n->judged) {
+        snprintf(why, why_n, "nothing judged (no case ran agreement)");
+        return SML_ACC_NOT_COMPARABLE;
+    }
+    if (o->judged != n->judged) {
         snprintf(why, why_n, "judged on different cases (old %lld, new %lld of %lld)", (long long)o->judged,
                  (long long)n->judged, (long long)n->cases);
         return SML_ACC_NOT_COMPARABLE;
