@@ -1,7 +1,8 @@
 /* test_accuracy_compare: `softmax-lab compare` on accuracy (docs/NUMERICS.md, section 8), on
  * check JSON fixtures: the issue's 0.40 -> 0.73 of the bound is LESS ACCURATE and fails (exit
  * 1), --allow-less-accurate lets it pass, 0.40 -> 0.42 is SAME, other seeds or case counts are
- * NOT COMPARABLE and said so (exit 3), a malformed figure is refused naming the field (exit 2).
+ * NOT COMPARABLE and said so (exit 3), a malformed figure, digest, count or order of figures is
+ * refused naming the field (exit 2).
  * Flags: --fixtures DIR, --cli PATH. */
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,9 @@ int main(int argc, char **argv) {
         {"acc_old.json", "acc_new_seed.json", NULL, 3, "NOT COMPARABLE  different seeds"},
         {"acc_old.json", "acc_new_cases.json", NULL, 3, "different case counts (old 10000, new 9000)"},
         {"acc_bad_median.json", "acc_old.json", NULL, 2, "OLD: runs[0].accuracy: 'median' missing"},
+        {"acc_old.json", "acc_bad_order.json", NULL, 2, "NEW: runs[0].accuracy: 'median' <= 'p99' <= 'worst'"},
+        {"acc_old.json", "acc_bad_digest.json", NULL, 2, "NEW: runs[0].accuracy: 'digest' missing or not a 0x hex"},
+        {"acc_bad_judged.json", "acc_old.json", NULL, 2, "OLD: runs[0].accuracy: 'judged' (10001) is more than"},
     };
     sml_tally t = {TEST, 0, 0, 0};
     for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
