@@ -76,13 +76,14 @@ int sml_cmd_compare(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    /* Check JSONs hold accuracy only; ledgers hold both (the accuracy table follows the timings). */
-    int check_json = 0;
-    int acc_rc = sml_compare_accuracy_cli(paths[0], paths[1], allow_less, &check_json);
-    if (check_json) return acc_rc < 0 ? 2 : acc_rc;
     sml_cmp_report r;
     char err[512];
     sml_status s = sml_compare_files(paths[0], paths[1], threshold, &r, err, sizeof err);
+    int check_json = 0;
+    if (s != SML_OK) { /* check JSONs hold accuracy only */
+        int acc_rc = sml_compare_accuracy_cli(paths[0], paths[1], allow_less, 1, &check_json);
+        if (check_json) return acc_rc < 0 ? 2 : acc_rc;
+    }
     if (s != SML_OK) {
         fprintf(stderr, "softmax-lab compare: %s\n", err);
         return 2;
@@ -119,5 +120,7 @@ int sml_cmd_compare(int argc, char **argv) {
            r.count[SML_CMP_UNCLEAR], r.only_old, r.only_new, r.broke, threshold * 100);
     int rc = sml_cmp_failed(&r) ? 1 : 0;
     sml_cmp_report_free(&r);
+    /* Ledgers hold both: the accuracy table follows the timings. */
+    int acc_rc = sml_compare_accuracy_cli(paths[0], paths[1], allow_less, 0, &check_json);
     return rc ? rc : acc_rc == 1 || acc_rc == 2 ? acc_rc : 0;
 }

@@ -11,7 +11,8 @@
 
 #define ME "softmax-lab compare"
 
-int sml_compare_accuracy_cli(const char *old_path, const char *new_path, int allow_less, int *check_json) {
+int sml_compare_accuracy_cli(const char *old_path, const char *new_path, int allow_less, int only_check_json,
+                             int *check_json) {
     *check_json = 0;
     sml_json *d[2] = {NULL, NULL};
     char err[512];
@@ -21,7 +22,8 @@ int sml_compare_accuracy_cli(const char *old_path, const char *new_path, int all
         return -1; /* the caller's reader names the file and the place */
     }
     *check_json = sml_json_get(d[0], "runs") != NULL;
-    if (!sml_acc_doc_has_accuracy(d[0]) && !sml_acc_doc_has_accuracy(d[1])) {
+    if ((only_check_json && !*check_json) ||
+        (!sml_acc_doc_has_accuracy(d[0]) && !sml_acc_doc_has_accuracy(d[1]))) {
         sml_json_free(d[0]);
         sml_json_free(d[1]);
         return -1;
