@@ -5,39 +5,54 @@
  *                     [--allow-less-accurate] [--save DIR] [--json FILE] [engine flags]
  *
  * Exit: 0 no property failed and nothing got less accurate (or --allow-less-accurate),
- * 1 a property failed or some op/dtype is LESS ACCURATE, 2 bad usage. */
+ * 1 a property failed or some op/dtype is LESS ACCURATE, 2 bad usage or --json could not be
+ * written (the old file, or none, is left), 3 nothing was compared (neither kernel ran here). */
 #include "check_against.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/accuracy_compare.h"
+#include "bench/json_write.h"
 #include "prop/against.h"
+#include "util/out_file.h"
+
+/* The check JSON's schema with the against verdicts (runs[] as in softmax-lab-check/1). */
+#define SML_CHECK_AGAINST_SCHEMA "softmax-lab-check-against/1"
 
 #define ME "softmax-lab check"
 
-static void json_row(FILE *f, const sml_prop_against *a, int first) {
+static void json_row(sml_jw *w, const sml_prop_against *a) {
     const sml_prop_result *r = &a->cand.res;
-    fprintf(f, "%s    {\"kernel\": \"%s\", \"op\": \"%s\", \"dtype\": \"%s\", \"outcome\": \"%s\", "
-               "\"cases\": %lld, \"failed_cases\": %lld, \"worst_ratio\": %.6g, \"worst_ulps\": %.6g, "
-               "\"seconds\": %.3f, \"ramp\": %d, \"accuracy\": ",
-            first ? "" : ",\n", a->cand_k.name, sml_op_name(a->op), sml_dtype_name(a->dtype),
-            sml_prop_outcome_name(r->outcome), (long long)r->cases, (long long)r->failed_cases,
-            r->worst_ratio < 1e308 ? r->worst_ratio : 1e308, r->worst_ulps < 1e308 ? r->worst_ulps : 1e308,
-            r->seconds, r->last_level);
-    sml_accuracy_write_json(f, &r->accuracy);
-    fprintf(f, ", \"against\": {\"base\": \"%s\", \"base_outcome\": \"%s\", \"verdict\": \"%s\", \"why\": \"",
-            a->base_k.name, sml_prop_outcome_name(a->base.res.outcome), sml_acc_verdict_name(a->verdict));
-    for (const char *p = a->why; *p; p++) /* the reasons hold no control characters */
-        fprintf(f, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-    fprintf(f, "\", \"candidate\": ");
-    sml_accuracy_write_json(f, &a->acc_cand);
-    fprintf(f, ", \"base_accuracy\": ");
-    sml_accuracy_write_json(f, &a->acc_base);
-    if (a->loss_case >= 0)
-        fprintf(f, ", \"loss_case\": %lld, \"loss_level\": %d, \"loss_candidate\": %.6g, \"loss_base\": %.6g",
-                (long long)a->loss_case, a->loss_level, a->loss_cand, a->loss_base);
-    fprintf(f, ", \"reproducer\": \"%s\"}}", a->repro);
+    sml_jw_object_inline(w);
+    sml_jw_kstr(w, "kernel", a->cand_k.name);
+    sml_jw_kstr(w, "op", sml_op_name(a->op));
+    sml_jw_kstr(w, "dtype", sml_dtype_name(a->dtype));
+    sml_jw_kstr(w, "outcome", sml_prop_outcome_name(r->outcome));
+    sml_jw_kint(w, "cases", r->cases);
+    sml_jw_kint(w, "failed_cases", r->failed_cases);
+    sml_jw_knum(w, "worst_ratio", r->worst_ratio);
+    sml_jw_knum(w, "worst_ulps", r->worst_ulps);
+    sml_jw_knum(w, "seconds", r->seconds);
+    sml_acc_write(w, "accuracy", &r->accuracy);
+    sml_jw_key(w, "against");
+    sml_jw_object_inline(w);
+    sml_jw_kstr(w, "base", a->base_k.name);
+    sml_jw_kstr(w, "base_outcome", sml_prop_outcome_name(a->base.res.outcome));
+    sml_jw_kstr(w, "verdict", sml_acc_verdict_name(a->verdict));
+    sml_jw_kstr(w, "why", a->why);
+    sml_acc_write(w, "candidate", &a->acc_cand);
+    sml_acc_write(w, "base_accuracy", &a->acc_base);
+    if (a->loss_case >= 0) {
+        sml_jw_kint(w, "loss_case", a->loss_case);
+        sml_jw_kint(w, "loss_level", a->loss_level);
+        sml_jw_knum(w, "loss_candidate", a->loss_cand);
+        sml_jw_knum(w, "loss_base", a->loss_base);
+    }
+    sml_jw_kstr(w, "reproducer", a->repro[0] ? a->repro : NULL);
+    sml_jw_end(w);
+    sml_jw_end(w);
 }
 
 int sml_check_against_cli(const sml_check_against_args *x) {
@@ -50,9 +65,11 @@ int sml_check_against_cli(const sml_check_against_args *x) {
         fprintf(stderr, ME ": --against %s: the candidate itself\n", x->base);
         return 2;
     }
-    FILE *jf = NULL;
-    if (x->json && !(jf = fopen(x->json, "w"))) {
-        fprintf(stderr, ME ": cannot write %s\n", x->json);
+    /* Opened now, so an unwritable path is refused before anything runs (util/out_file.h). */
+    sml_out_file jout;
+    char werr[1200];
+    if (x->json && sml_out_open(&jout, x->json, werr, sizeof werr) != SML_OK) {
+        fprintf(stderr, ME ": %s\n", werr);
         return 2;
     }
     sml_prop_config cfg = *x->cfg;
@@ -69,12 +86,12 @@ int sml_check_against_cli(const sml_check_against_args *x) {
     sml_status s = sml_prop_against_run(x->cand, base, x->ops, x->dtypes, &cfg, threads, stderr, &a, &n);
     if (s == SML_ERR_INVALID_ARG) {
         fprintf(stderr, ME ": %s and %s share no selected op and dtype\n", x->cand->name, base->name);
-        if (jf) fclose(jf);
+        if (x->json) sml_out_abort(&jout);
         return 2;
     }
     if (s != SML_OK) {
         fprintf(stderr, ME ": cannot run: %s\n", sml_strerror(s));
-        if (jf) fclose(jf);
+        if (x->json) sml_out_abort(&jout);
         return 2;
     }
     int failed = 0, less = 0, judged = 0;
@@ -103,15 +120,31 @@ int sml_check_against_cli(const sml_check_against_args *x) {
                        y->loss_level);
         }
     }
-    if (jf) {
-        fprintf(jf, "{\n  \"seed\": \"0x%016llx\",\n  \"threads\": %d,\n  \"against\": \"%s\",\n  \"runs\": [\n",
-                (unsigned long long)cfg.seed, threads, base->name);
-        for (int i = 0; i < n; i++) json_row(jf, &a[i], i == 0);
-        fprintf(jf, "\n  ],\n  \"passed\": %s\n}\n", failed || (less && !x->allow_less) ? "false" : "true");
-        if (fclose(jf) != 0) {
-            fprintf(stderr, ME ": write failed: %s\n", x->json);
-            remove(x->json);
-            failed = 1;
+    int write_failed = 0;
+    if (x->json) {
+        sml_jw w;
+        sml_jw_init(&w, jout.f);
+        sml_jw_object(&w);
+        sml_jw_kstr(&w, "schema", SML_CHECK_AGAINST_SCHEMA);
+        sml_jw_kstr(&w, "version", SML_VERSION);
+        char seed[24];
+        snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)cfg.seed);
+        sml_jw_kstr(&w, "seed", seed);
+        sml_jw_kint(&w, "threads", threads);
+        sml_jw_kstr(&w, "against", base->name);
+        sml_jw_key(&w, "runs");
+        sml_jw_array(&w);
+        for (int i = 0; i < n; i++) json_row(&w, &a[i]);
+        sml_jw_end(&w);
+        sml_jw_kbool(&w, "passed", !(failed || (less && !x->allow_less)));
+        sml_jw_end(&w);
+        if (sml_jw_finish(&w) != 0) {
+            sml_out_abort(&jout);
+            fprintf(stderr, ME ": %s: write failed\n", x->json);
+            write_failed = 1;
+        } else if (sml_out_commit(&jout, werr, sizeof werr) != SML_OK) {
+            fprintf(stderr, ME ": %s\n", werr);
+            write_failed = 1;
         }
     }
     sml_prop_against_free(a, n);
@@ -124,5 +157,6 @@ int sml_check_against_cli(const sml_check_against_args *x) {
         printf("check: nothing was compared (neither kernel ran here, or nothing was judged)\n");
     else if (!failed)
         printf("check: no op/dtype is less accurate than %s\n", base->name);
-    return failed || (less && !x->allow_less) ? 1 : 0;
+    if (write_failed) return 2;
+    return failed || (less && !x->allow_less) ? 1 : !judged ? 3 : 0;
 }

@@ -1,7 +1,8 @@
 /* compare: two ledger JSON files (old, new), case by case: FAST / SLOW / SAME / UNCLEAR by
  * the noise-aware rule of src/bench/decide.c. Exits 1 on any SLOW or any check that went
  * from ok to WRONG/ERROR, so CI can gate a merge on the main branch's ledger; 2 on bad
- * usage or a malformed file. */
+ * usage or a malformed file; 3 when the files share no case timed in both (nothing was
+ * compared, so nothing can pass). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,7 +30,8 @@ static void usage(FILE *f) {
         "of 1.25 beyond a floor of 0.05 of the bound (docs/NUMERICS.md, section 8)\n"
         "  --allow-less-accurate  report LESS ACCURATE without failing\n"
         "exit: 0 no SLOW and nothing LESS ACCURATE, 1 a SLOW case, a check that broke or a LESS\n"
-        "ACCURATE one, 2 bad usage or input, 3 (check JSONs) nothing ran on the same cases\n");
+        "      ACCURATE one, 2 bad usage or input, 3 nothing compared: no case is in both files\n"
+        "      with a time on both sides (check JSONs: no run on the same cases)\n");
 }
 
 static void fmt_time(char *buf, size_t n, int timed, double ms, double spread) {
@@ -119,8 +121,13 @@ int sml_cmd_compare(int argc, char **argv) {
            r.count[SML_CMP_SLOW], r.count[SML_CMP_FAST], r.count[SML_CMP_SAME],
            r.count[SML_CMP_UNCLEAR], r.only_old, r.only_new, r.broke, threshold * 100);
     int rc = sml_cmp_failed(&r) ? 1 : 0;
+    if (rc == 0 && r.compared == 0) {
+        printf("NOTHING COMPARED: no case is in both files with a time on both sides; exit 3\n");
+        rc = 3;
+    }
     sml_cmp_report_free(&r);
     /* Ledgers hold both: the accuracy table follows the timings. */
     int acc_rc = sml_compare_accuracy_cli(paths[0], paths[1], allow_less, 0, &check_json);
-    return rc ? rc : acc_rc == 1 || acc_rc == 2 ? acc_rc : 0;
+    if (rc == 1) return 1;
+    return acc_rc == 1 || acc_rc == 2 ? acc_rc : rc;
 }

@@ -33,7 +33,8 @@ static int parse_hex(const sml_json *o, const char *key, uint64_t *dst, const ch
     return 1;
 }
 
-/* A figure: a non-negative number, or null when nothing was judged. */
+/* A figure: a non-negative number ("inf" where a case failed), or null when nothing was
+ * judged. */
 static int parse_fig(const sml_json *o, const char *key, int judged, double *dst, const char *where, char *err,
                      size_t errlen) {
     const sml_json *v = sml_json_get(o, key);
@@ -41,13 +42,46 @@ static int parse_fig(const sml_json *o, const char *key, int judged, double *dst
         *dst = NAN;
         return 1;
     }
-    if (!sml_json_is_num(v) || !(v->number >= 0)) {
+    double x = sml_json_num(v, NAN);
+    if (!(x >= 0)) {
         snprintf(err, errlen, "%s: '%s' missing or not a non-negative number%s", where, key,
                  judged ? "" : " or null");
         return 0;
     }
-    *dst = v->number;
+    *dst = x;
     return 1;
+}
+
+static void write_hex(sml_jw *w, const char *key, uint64_t v) {
+    char b[24];
+    snprintf(b, sizeof b, "0x%016llx", (unsigned long long)v);
+    sml_jw_kstr(w, key, b);
+}
+
+void sml_acc_write_fields(sml_jw *w, const sml_accuracy *a) {
+    int j = a->judged > 0;
+    write_hex(w, "seed", a->seed);
+    sml_jw_kint(w, "cases", a->cases);
+    sml_jw_kint(w, "judged", a->judged);
+    write_hex(w, "digest", a->digest);
+    const char *keys[] = {"worst", "p99", "median", "worst_ulps"};
+    const double vals[] = {a->worst, a->p99, a->median, a->worst_ulps};
+    for (int i = 0; i < 4; i++) {
+        sml_jw_key(w, keys[i]);
+        if (j) sml_jw_num(w, vals[i]);
+        else sml_jw_null(w);
+    }
+    if (j) {
+        sml_jw_kint(w, "worst_case", a->worst_case);
+        sml_jw_kint(w, "worst_level", a->worst_level);
+    }
+}
+
+void sml_acc_write(sml_jw *w, const char *key, const sml_accuracy *a) {
+    sml_jw_key(w, key);
+    sml_jw_object_inline(w);
+    sml_acc_write_fields(w, a);
+    sml_jw_end(w);
 }
 
 int sml_acc_read(const sml_json *o, const char *where, sml_accuracy *a, char *err, size_t errlen) {

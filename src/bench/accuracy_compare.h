@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "bench/json_read.h"
+#include "bench/json_write.h"
 #include "prop/accuracy.h"
 
 typedef struct sml_acc_row {
@@ -24,6 +25,13 @@ typedef struct sml_acc_report {
     int count[4]; /* by sml_acc_verdict */
     int only_old, only_new;
 } sml_acc_report;
+
+/* The summary's fields into the object open in w: "seed": "0x..", "cases", "judged",
+ * "digest": "0x..", "worst", "p99", "median", "worst_ulps" (null when nothing was judged),
+ * "worst_case" and "worst_level" (when something was). sml_acc_read reads them back. */
+void sml_acc_write_fields(sml_jw *w, const sml_accuracy *a);
+/* The same as the value of `key`, one object on one line. */
+void sml_acc_write(sml_jw *w, const char *key, const sml_accuracy *a);
 
 /* 1 when doc holds accuracy summaries compare can read (a check JSON, or a ledger with them). */
 int sml_acc_doc_has_accuracy(const sml_json *doc);

@@ -142,21 +142,3 @@ uint64_t sml_accuracy_digest_case(uint64_t h, const sml_prop_case *c) {
     if (c->dy) h = mix_bytes(h, c->dy, bytes);
     return h;
 }
-
-static void json_num(FILE *f, const char *key, double v, int judged) {
-    if (!judged || isnan(v)) fprintf(f, ", \"%s\": null", key);
-    else fprintf(f, ", \"%s\": %.6g", key, v < 1e308 ? v : 1e308);
-}
-
-void sml_accuracy_write_json(FILE *f, const sml_accuracy *a) {
-    int j = a->judged > 0;
-    fprintf(f, "{\"seed\": \"0x%016llx\", \"cases\": %lld, \"judged\": %lld, \"digest\": \"0x%016llx\"",
-            (unsigned long long)a->seed, (long long)a->cases, (long long)a->judged,
-            (unsigned long long)a->digest);
-    json_num(f, "worst", a->worst, j);
-    json_num(f, "p99", a->p99, j);
-    json_num(f, "median", a->median, j);
-    json_num(f, "worst_ulps", a->worst_ulps, j);
-    if (j) fprintf(f, ", \"worst_case\": %lld, \"worst_level\": %d}", (long long)a->worst_case, a->worst_level);
-    else fprintf(f, ", \"worst_case\": null, \"worst_level\": null}");
-}

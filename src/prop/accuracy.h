@@ -9,7 +9,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "prop/case.h"
 
@@ -62,11 +61,6 @@ sml_acc_verdict sml_accuracy_judge(const sml_accuracy *old_a, const sml_accuracy
 
 /* The worst and p99 ratios the rule looks at, floors applied: new / old. */
 double sml_accuracy_ratio(double old_v, double new_v);
-
-/* The summary as one JSON object, on one line: {"seed": "0x..", "cases": N, "judged": N,
- * "digest": "0x..", "worst": x, "p99": x, "median": x, "worst_ulps": x, "worst_case": I,
- * "worst_level": L}, figures null when nothing was judged. */
-void sml_accuracy_write_json(FILE *f, const sml_accuracy *a);
 
 /* Fold one case (op, dtype, shape, layout, case seed and the input bytes) into a digest;
  * start from 0. Two runs with equal digests drew the same cases in the same order. */
