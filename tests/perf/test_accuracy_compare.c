@@ -2,7 +2,8 @@
  * check JSON fixtures: the issue's 0.40 -> 0.73 of the bound is LESS ACCURATE and fails (exit
  * 1), --allow-less-accurate lets it pass, 0.40 -> 0.42 is SAME, other seeds or case counts are
  * NOT COMPARABLE and said so (exit 3), a malformed figure, digest, count or order of figures is
- * refused naming the field (exit 2).
+ * refused naming the field (exit 2); check --against refuses what is not one candidate and a
+ * registered base (exit 2), runs, and its JSON reads back through compare.
  * Flags: --fixtures DIR, --cli PATH. */
 #include <stdio.h>
 #include <string.h>
@@ -56,5 +57,34 @@ int main(int argc, char **argv) {
     }
     if (sml_dir_entries(tmp) == 0) sml_tally_pass(&t); /* compare reads; it writes nothing */
     else sml_tally_fail(&t, cli, "compare wrote files into %s", tmp);
+
+    /* check --against from the command line: usage refusals, a run, its JSON through compare. */
+    static const char *const BAD[][6] = {
+        {"check", "--against", "cpu_online", NULL},
+        {"check", "--kernel", "cpu_naive", "--allow-less-accurate", NULL},
+        {"check", "--kernel", "cpu_naive", "--against", "nope", NULL},
+        {"check", "--kernel", "cpu_naive,cpu_online", "--against", "cpu_online", NULL},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        char log[4096];
+        int rc = sml_run_cli(cli, tmp, (const char *const *)BAD[i], log, sizeof log);
+        if (rc == 2 && strstr(log, "--against")) sml_tally_pass(&t);
+        else sml_tally_fail(&t, cli, "check usage %zu: exit %d, want 2 with a word on --against:\n%s", i, rc, log);
+    }
+    const char *run[] = {"check", "--kernel", "cpu_naive", "--against", "cpu_online", "--op", "softmax", "--dtype",
+                         "fp32", "--cases", "40", "--regressions", "none", "--json", "ag.json", NULL};
+    char log[16384];
+    int rc = sml_run_cli(cli, tmp, run, log, sizeof log);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s check --kernel cpu_naive --against cpu_online --op softmax --dtype fp32 --cases 40 "
+             "--regressions none --json ag.json", cli);
+    if (rc == 0 && strstr(log, "cpu_naive  cpu_online softmax          fp32       40     pass  SAME"))
+        sml_tally_pass(&t);
+    else
+        sml_tally_fail(&t, cmd, "exit %d, want 0 and a SAME line for 40 cases:\n%s", rc, log);
+    const char *cmp[] = {"compare", "ag.json", "ag.json", NULL};
+    rc = sml_run_cli(cli, tmp, cmp, log, sizeof log);
+    if (rc == 0 && strstr(log, "0 LESS ACCURATE, 0 MORE ACCURATE, 1 SAME")) sml_tally_pass(&t);
+    else sml_tally_fail(&t, cmd, "compare of the --against JSON with itself: exit %d:\n%s", rc, log);
     return sml_tally_finish(&t);
 }
