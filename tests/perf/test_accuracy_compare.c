@@ -1,5 +1,5 @@
 /* test_accuracy_compare: `softmax-lab compare` on accuracy (docs/NUMERICS.md, section 8), on
- * check JSON fixtures: the issue's 0.40 -> 0.73 of the bound is LESS ACCURATE and fails (exit
+ * check JSON fixtures: a fast exp's 0.40 -> 0.73 of the bound is LESS ACCURATE and fails (exit
  * 1), --allow-less-accurate lets it pass, 0.40 -> 0.42 is SAME, other seeds or case counts are
  * NOT COMPARABLE and said so (exit 3), a malformed figure, digest, count or order of figures is
  * refused naming the field (exit 2); check --against refuses what is not one candidate and a
