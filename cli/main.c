@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "plugins.h"
 
 static const struct {
     const char *name;
@@ -22,6 +23,7 @@ static const struct {
 static void usage(FILE *f) {
     fprintf(f, "usage: softmax-lab COMMAND [options]   (softmax-lab COMMAND --help for its options)\n\n");
     for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].help);
+    fprintf(f, "\nCommands that take a kernel also take --load PATH (plugin kernels; env SML_LOAD).\n");
 }
 
 int main(int argc, char **argv) {
@@ -31,7 +33,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 2, argv + 2);
+        if (!strcmp(argv[1], COMMANDS[i].name))
+            return sml_cli_run_with_plugins(argv[1], COMMANDS[i].run, argc - 2, argv + 2);
     fprintf(stderr, "softmax-lab: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;
