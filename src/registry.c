@@ -78,22 +78,28 @@ typedef struct plugin_set {
     char *origin;  /* as given at registration */
     char *library; /* the loaded library's path (sml_load_plugin), else NULL */
     void *dl;      /* its dlopen handle, else NULL */
-    struct plugin_set *next;
+    struct plugin_set *_Atomic next;
 } plugin_set;
 
+/* Sets are linked (under LOCK) before LOADED is raised with release order; a reader loads
+ * LOADED with acquire order and follows links only as far as the sets it counts. */
 static pthread_mutex_t LOCK = PTHREAD_MUTEX_INITIALIZER;
-static plugin_set *HEAD, *TAIL;     /* written under LOCK before LOADED is raised */
-static _Atomic size_t LOADED;       /* kernels in the published sets */
+static plugin_set *_Atomic HEAD;
+static plugin_set *TAIL;      /* under LOCK */
+static _Atomic size_t LOADED; /* kernels in the published sets */
+
+static plugin_set *first_set(void) { return atomic_load_explicit(&HEAD, memory_order_relaxed); }
+static plugin_set *next_set(const plugin_set *s) { return atomic_load_explicit(&s->next, memory_order_relaxed); }
 
 size_t sml_kernel_count(void) { return BUILTIN_COUNT + atomic_load_explicit(&LOADED, memory_order_acquire); }
 
 /* The set holding registered kernel i (0-based after the built-ins); *j its line. */
 static const plugin_set *set_of(size_t i, size_t *j) {
     if (i >= atomic_load_explicit(&LOADED, memory_order_acquire)) return NULL;
-    const plugin_set *s = HEAD;
+    const plugin_set *s = first_set();
     while (s && i >= s->count) {
         i -= s->count;
-        s = s->next;
+        s = next_set(s);
     }
     if (s) *j = i;
     return s;
@@ -120,7 +126,7 @@ const sml_kernel *sml_kernel_find(const char *name) {
 static const plugin_set *owner(const sml_kernel *k) {
     size_t n = atomic_load_explicit(&LOADED, memory_order_acquire), seen = 0;
     uintptr_t p = (uintptr_t)k;
-    for (const plugin_set *s = HEAD; s && seen < n; s = s->next) {
+    for (const plugin_set *s = first_set(); s && seen < n; s = next_set(s)) {
         uintptr_t lo = (uintptr_t)s->table, hi = (uintptr_t)(s->table + s->count);
         if (p >= lo && p < hi && (p - lo) % sizeof *k == 0) return s;
         seen += s->count;
@@ -155,7 +161,7 @@ sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_
     sml_status s = SML_OK;
     if (library || dl) {
         size_t n = atomic_load_explicit(&LOADED, memory_order_relaxed), seen = 0;
-        for (const plugin_set *p = HEAD; p && seen < n; seen += p->count, p = p->next)
+        for (const plugin_set *p = first_set(); p && seen < n; seen += p->count, p = next_set(p))
             if ((library && p->library && !strcmp(p->library, library)) || (dl && p->dl == dl)) {
                 if (already) *already = 1;
                 goto out;
@@ -180,8 +186,9 @@ sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_
     set->table = table;
     set->count = count;
     set->dl = dl;
-    if (TAIL) TAIL->next = set;
-    else HEAD = set;
+    atomic_init(&set->next, NULL);
+    if (TAIL) atomic_store_explicit(&TAIL->next, set, memory_order_relaxed);
+    else atomic_store_explicit(&HEAD, set, memory_order_relaxed);
     TAIL = set;
     atomic_fetch_add_explicit(&LOADED, count, memory_order_release);
 out:
