@@ -49,8 +49,8 @@ __global__ static void plug_kernel(int op, const float *x, const float *dy, floa
             for (int64_t j = threadIdx.x; j < cols; j += THREADS) d += (double)expf(xr[j] - m);
             d = block_sum(d, redd);
             if (op == SML_SOFTMAX) {
-                float inv = (float)d;
-                for (int64_t j = threadIdx.x; j < cols; j += THREADS) yr[j] = expf(xr[j] - m) / inv;
+                float sum = (float)d;
+                for (int64_t j = threadIdx.x; j < cols; j += THREADS) yr[j] = expf(xr[j] - m) / sum;
             } else {
                 double l = log(d);
                 for (int64_t j = threadIdx.x; j < cols; j += THREADS)
