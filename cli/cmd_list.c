@@ -49,9 +49,12 @@ int sml_cmd_list(int argc, char **argv) {
     int json = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--help")) {
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: softmax-lab list [--json]\n"
-                   "The kernel registry: built-in kernels, then plugin kernels with their library.\n");
+                   "The kernel registry: each kernel's device, whether it can run here, ops, dtypes,\n"
+                   "row lengths, claim and summary, built-in kernels first, then plugin kernels with\n"
+                   "the library each came from; --json as an array of objects.\n"
+                   "exit: 0, or 2 on bad usage\n");
             return 0;
         } else {
             fprintf(stderr, "softmax-lab list: unknown option '%s'\n", argv[i]);

@@ -7,7 +7,7 @@
  * production kernel a mutant's reproducer came from). A plugin kernel's reproducer names its
  * library, loaded unless --load (cli/plugins.c) already loaded a library with a kernel of that
  * name. Exit: 0 none fails now, 1 some still fails, 2 a reproducer could not be read (or its
- * kernel found). */
+ * kernel found), 3 none fails but some could not run here. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,9 +25,11 @@ int sml_cmd_replay(int argc, char **argv) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: softmax-lab replay FILE.json|DIR [--kernel K]\n"
                    "Re-runs a saved reproducer (or every one under DIR) on the kernel it names, or\n"
-                   "on K, and says whether the property still fails. Exit 1 if any still fails.\n"
-                   "A plugin kernel's reproducer records its library, loaded again here unless a\n"
-                   "--load library already has a kernel of that name (a rebuilt plugin, say).\n");
+                   "on K, and says whether the property still fails. A plugin kernel's reproducer\n"
+                   "records its library, loaded again here unless a --load library already has a\n"
+                   "kernel of that name (a rebuilt plugin, say).\n"
+                   "exit: 0 none fails now, 1 some still fails, 2 bad usage or a reproducer could not\n"
+                   "     be read, 3 none fails but some could not run here (skipped: nothing checked)\n");
             return 0;
         }
         if (!strcmp(argv[i], "--kernel") && i + 1 < argc) {
@@ -93,5 +95,6 @@ int sml_cmd_replay(int argc, char **argv) {
     if (n > 1)
         printf("replay: %zu reproducers: %d still fail, %d pass now, %d skipped%s\n", n, still, passed,
                skipped, bad ? ", some unreadable" : "");
-    return still ? 1 : bad ? 2 : 0;
+    if (!still && !bad && skipped) printf("replay: %d reproducer(s) could not run here: not checked; exit 3\n", skipped);
+    return still ? 1 : bad ? 2 : skipped ? 3 : 0;
 }
