@@ -5,10 +5,12 @@
  *                     [--seconds S] [--seed S] [--save DIR] [--json FILE] [engine flags]
  *   softmax-lab check --input logits.npy [--kernel K|all] [--op OP] [--dy grad.npy]
  *                     [--dtype bf16] [--save DIR] [--json FILE]
+ *   softmax-lab check --input x.npy --output y.npy [--op OP] [--dy dy.npy] [--dtype bf16]
+ *                     [--save DIR] [--json FILE]
  *
  * Exit: 0 every property held on what ran (kernels that cannot run here, under --kernel all,
  * are listed as skipped), 1 a kernel failed, 2 bad usage, 3 a kernel named with --kernel
- * could not run here or nothing at all was checked. */
+ * could not run here or nothing at all was checked (check_input.h for --input). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 
 #include "bench/json_write.h"
 #include "check_input.h"
+#include "check_report.h"
 #include "commands.h"
 #include "prop/prop.h"
 #include "prop/suite.h"
@@ -29,14 +32,27 @@ static void usage(FILE *f) {
             "usage: softmax-lab check [--kernel K|all] [--op OP|all] [--dtype D|all] [--cases N]\n"
             "                         [--seconds S] [--seed S] [--save DIR] [--json FILE] [...]\n"
             "       softmax-lab check --input logits.npy [--kernel K|all] [--op OP|all] [--dy grad.npy]\n"
+            "                         [--dtype bf16] [--save DIR] [--json FILE]\n"
+            "       softmax-lab check --input x.npy --output y.npy [--op OP] [--dy dy.npy]\n"
             "                         [--dtype bf16] [--save DIR] [--json FILE]\n\n"
             "The first form runs the property suite (11 properties, shrinking, reproducers) on\n"
             "each selected kernel, op and dtype; the saved reproducers under tests/regressions/\n"
-            "are replayed first. The second runs the kernels on your own tensor (numpy.save;\n"
-            "fp32, fp16, or bf16 bits as uint16 with --dtype bf16; softmax over the last axis)\n"
-            "and judges each against the double-precision reference; --save writes each kernel's\n"
-            "output as .npy. For backward ops --input holds the logits: y is the reference forward\n"
-            "output of them, rounded to the dtype, and --dy the upstream gradient.\n\n"
+            "and tests/mutants/corpus/ are replayed first. The second runs the kernels on your\n"
+            "own tensor (numpy.save; fp32, fp16, or bf16 bits as uint16 with --dtype bf16;\n"
+            "softmax over the last axis) and judges each against the double-precision reference;\n"
+            "--save writes each kernel's output as .npy. For backward ops --input holds the\n"
+            "logits: y is the reference forward output of them, rounded to the dtype, and --dy\n"
+            "the upstream gradient.\n"
+            "The third judges an output made elsewhere (PyTorch, JAX, Triton): --output holds what\n"
+            "the op gave for --input (forward: the logits; backward: the forward output y, with\n"
+            "--dy the upstream gradient and --output the dx), all of one dtype and shape. It prints\n"
+            "the verdict, the number of elements outside the contract and the worst %d with their\n"
+            "index, got, want, error and bound in ulps; --save DIR writes the reference rounded to\n"
+            "the dtype as DIR/reference.<op>.npy. --dtype takes numpy/PyTorch names (float32,\n"
+            "torch.bfloat16, ...).\n\n"
+            "Exit (--input): 0 the contract holds, 1 it is broken, 2 bad usage or input or a failed\n"
+            "write (nothing written), 3 nothing was checked (empty tensor, or a kernel named with\n"
+            "--kernel could not run here; --kernel all says what it skipped and exits 0).\n\n"
             "Suite options:\n"
             "  --kernel K[,K]   registered kernels (softmax-lab list), or all (default)\n"
             "  --op OP          softmax, log_softmax, softmax_bwd, log_softmax_bwd, or all (default)\n"
@@ -47,7 +63,7 @@ static void usage(FILE *f) {
             "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
             "     input, or --json could not be written (the old file, or none, is left), 3 a\n"
             "     kernel named with --kernel could not run here, or nothing at all was checked\n",
-            sml_prop_flags_help());
+            SML_CHECK_SHOW_WORST, sml_prop_flags_help());
 }
 
 static int dir_exists(const char *p) {
@@ -132,13 +148,15 @@ static void json_run(sml_jw *w, const sml_kernel *k, sml_op op, sml_dtype dt, co
 }
 
 int sml_cmd_check(int argc, char **argv) {
-    const char *kernel = NULL, *op_s = NULL, *dt_s = NULL, *json = NULL, *input = NULL, *dy = NULL;
+    const char *kernel = NULL, *op_s = NULL, *dt_s = NULL, *json = NULL, *input = NULL, *dy = NULL,
+               *output = NULL;
     sml_prop_config cfg;
     sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);
     int64_t default_cases = cfg.max_cases;
     cfg.replay_cmd = "softmax-lab replay";
-    cfg.regressions_dir = dir_exists("tests/regressions") ? "tests/regressions" : NULL;
+    /* The reproducers of real bugs, and the inputs that killed the mutants. */
+    cfg.regressions_dir = dir_exists("tests/regressions") ? "tests/regressions:tests/mutants/corpus" : NULL;
     for (int i = 0; i < argc;) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -147,7 +165,8 @@ int sml_cmd_check(int argc, char **argv) {
         }
         const char **slot = !strcmp(a, "--kernel") ? &kernel : !strcmp(a, "--op") ? &op_s
                           : !strcmp(a, "--dtype") ? &dt_s : !strcmp(a, "--json") ? &json
-                          : !strcmp(a, "--input") ? &input : !strcmp(a, "--dy") ? &dy : NULL;
+                          : !strcmp(a, "--input") ? &input : !strcmp(a, "--dy") ? &dy
+                          : !strcmp(a, "--output") ? &output : NULL;
         if (slot) {
             if (i + 1 >= argc) {
                 fprintf(stderr, ME ": %s needs a value\n", a);
@@ -174,11 +193,11 @@ int sml_cmd_check(int argc, char **argv) {
             }
             dt = d;
         }
-        sml_check_input_args ia = {input, dy, kernel, op_s, dt, cfg.save_dir, json};
+        sml_check_input_args ia = {input, output, dy, kernel, op_s, dt, cfg.save_dir, json};
         return sml_check_input(&ia);
     }
-    if (dy) {
-        fprintf(stderr, ME ": --dy goes with --input\n");
+    if (dy || output) {
+        fprintf(stderr, ME ": %s goes with --input\n", dy ? "--dy" : "--output");
         return 2;
     }
 
@@ -264,8 +283,9 @@ int sml_cmd_check(int argc, char **argv) {
            (long long)cfg.max_cases, (long long)(cfg.max_cases == default_cases ? gcfg.max_cases : cfg.max_cases));
     if (cfg.total_seconds > 0) printf("%.0f s budget", cfg.total_seconds);
     else printf("no time budget");
-    printf(", %d host thread%s%s\n", threads, threads == 1 ? "" : "s",
-           cfg.regressions_dir ? ", replaying tests/regressions first" : "");
+    printf(", %d host thread%s", threads, threads == 1 ? "" : "s");
+    if (cfg.regressions_dir) printf(", replaying the reproducers under %s first", cfg.regressions_dir);
+    printf("\n");
     fflush(stdout);
     sml_prop_suite suite = {threads, cfg.total_seconds, "check", stderr, NULL, NULL};
     double t0 = sml_prop_now();

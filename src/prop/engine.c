@@ -50,15 +50,20 @@ static void progress_clear(progress *pg, const sml_prop_config *cfg) {
     }
 }
 
-/* Failure lines of concurrent runs must not interleave: in a suite its tally's lock (which
- * also clears the progress line), alone the stream's own lock. */
+/* Failure lines of concurrent runs must not interleave: the driver's report hooks where it
+ * gives them (a suite's output lock, which also clears its progress line), else the stream's
+ * own lock. */
+static int report_hooked(const sml_prop_config *cfg) {
+    return cfg->hooks.report_begin && cfg->hooks.report_end;
+}
+
 static void report_lock(const sml_prop_config *cfg, FILE *L) {
-    if (cfg->tally) sml_prop_tally_report_begin(cfg->tally);
+    if (report_hooked(cfg)) cfg->hooks.report_begin(cfg->hooks.ctx);
     else flockfile(L);
 }
 
 static void report_unlock(const sml_prop_config *cfg, FILE *L) {
-    if (cfg->tally) sml_prop_tally_report_end(cfg->tally);
+    if (report_hooked(cfg)) cfg->hooks.report_end(cfg->hooks.ctx);
     else funlockfile(L);
 }
 /* Shrink, save and report the first failure of property p at case `index`. */
@@ -303,7 +308,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         sml_prop_eval_end(&e);
         sml_prop_case_free(&c);
         if (case_failed) res->failed_cases++;
-        if (cfg->tally) sml_prop_tally_case(cfg->tally, case_failed);
+        if (cfg->hooks.case_done) cfg->hooks.case_done(cfg->hooks.ctx, case_failed);
         unsigned live = 0;
         for (int p = 0; p < SML_PROP_COUNT; p++)
             if ((cfg->props & (1u << p)) && sml_prop_applies((sml_prop_id)p, op)) live |= 1u << p;

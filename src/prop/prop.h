@@ -70,6 +70,19 @@ typedef enum sml_prop_profile {
     SML_PROP_PROFILE_LONG    /* nightly: 10x the cases, bigger shapes */
 } sml_prop_profile;
 
+/* Hooks a driver gives a run, each called with `ctx` where set: the engine knows nothing of
+ * who drives it. A suite (suite.h) sets them to count cases for its one progress line and to
+ * keep each multi-line failure report in one piece among runs on other threads. */
+typedef struct sml_prop_hooks {
+    void (*case_done)(void *ctx, int failed); /* after each random case; failed: some property
+                                                 failed or errored on it */
+    void (*report_begin)(void *ctx);          /* before a failure report's lines; with
+                                                 report_end NULL or not both set, the engine
+                                                 locks the log stream itself */
+    void (*report_end)(void *ctx);            /* after them */
+    void *ctx;
+} sml_prop_hooks;
+
 typedef struct sml_prop_config {
     uint64_t seed;          /* the run seed; each case's seed is sml_derive_seed(seed, index) */
     int64_t max_cases;      /* per kernel, op and dtype */
@@ -85,7 +98,8 @@ typedef struct sml_prop_config {
     double shrink_max_seconds;
     int stop_on_failure;    /* end a kernel/op/dtype run at its first failure */
     const char *save_dir;   /* write reproducers of failures here; NULL: do not */
-    const char *regressions_dir; /* replay every reproducer under it first; NULL: none */
+    const char *regressions_dir; /* replay every reproducer under it first (several folders:
+                                    separated by ':'); NULL: none */
     const char *replay_cmd; /* prefix of the printed replay command ("./build/softmax-lab replay") */
     const char *rerun_cmd;  /* prefix of the printed rerun-one-case command, or NULL */
     int64_t only_case;      /* >= 0: run just this case index (with only_level) */
@@ -94,27 +108,19 @@ typedef struct sml_prop_config {
     FILE *progress;         /* progress line; NULL: none */
     int threads;            /* drivers (suite.h): host threads running kernel/op/dtype runs side
                                by side; 0: one per online core, at most SML_PROP_MAX_THREADS */
-    struct sml_prop_tally *tally; /* set by a suite for its runs: live counts for its progress
-                               line, and the lock its output shares; NULL: none */
+    sml_prop_hooks hooks;   /* what the run tells its driver; all NULL: nothing */
 } sml_prop_config;
 
 #define SML_PROP_MAX_THREADS 16
-
-/* The suite side of a run (suite.c): count one finished case; take and release the output
- * lock around a multi-line failure report (it also clears the suite's progress line). */
-struct sml_prop_tally;
-void sml_prop_tally_case(struct sml_prop_tally *t, int failed);
-void sml_prop_tally_report_begin(struct sml_prop_tally *t);
-void sml_prop_tally_report_end(struct sml_prop_tally *t);
 
 /* Defaults for a profile, then SML_PROP_SEED, SML_PROP_CASES, SML_PROP_SECONDS (the whole
  * run), SML_PROP_THREADS, SML_PROP_LONG=1 (long profile) from the environment. */
 void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile);
 void sml_prop_config_env(sml_prop_config *cfg);
 /* Parse one engine flag at argv[*i] (--seed S, --cases N, --seconds S, --threads N, --long,
- * --props a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR): returns 1 and
- * advances *i when consumed, 0 when the flag is not the engine's, -1 on a bad value (message
- * on stderr). */
+ * --props a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR[:DIR]):
+ * returns 1 and advances *i when consumed, 0 when the flag is not the engine's, -1 on a bad
+ * value (message on stderr). */
 int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i);
 /* The usage text of those flags. */
 const char *sml_prop_flags_help(void);
