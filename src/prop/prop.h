@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "prop/accuracy.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus
@@ -86,6 +87,7 @@ typedef struct sml_prop_hooks {
 typedef struct sml_prop_config {
     uint64_t seed;          /* the run seed; each case's seed is sml_derive_seed(seed, index) */
     int64_t max_cases;      /* per kernel, op and dtype */
+    int64_t level_cases;    /* the case count the size ramp spreads over; 0: max_cases */
     double max_seconds;     /* per kernel, op and dtype; 0: no limit */
     double total_seconds;   /* for drivers running many: the whole run's budget; 0: none */
     int ramp_by_time;       /* sizes ramp with time spent too, not only cases run: reaches the
@@ -108,7 +110,12 @@ typedef struct sml_prop_config {
     FILE *progress;         /* progress line; NULL: none */
     int threads;            /* drivers (suite.h): host threads running kernel/op/dtype runs side
                                by side; 0: one per online core, at most SML_PROP_MAX_THREADS */
+    struct sml_prop_tally *tally; /* set by a suite for its runs: live counts for its progress
+                               line, and the lock its output shares; NULL: none */
     sml_prop_hooks hooks;   /* what the run tells its driver; all NULL: nothing */
+    float *case_ratio;      /* when set (case_cap entries): each case's agreement err/bound by
+                               case index, NaN where not judged (the accuracy gate's pairing) */
+    int64_t case_cap;
 } sml_prop_config;
 
 #define SML_PROP_MAX_THREADS 16
@@ -163,6 +170,7 @@ typedef struct sml_prop_result {
     int64_t killed_at[SML_PROP_COUNT]; /* cases run when the property first failed; 0: never */
     double worst_ratio;            /* agreement: worst |error| / allowed over all cases */
     double worst_ulps;             /* ... in ulps of the output dtype, at that element */
+    sml_accuracy accuracy;         /* agreement's err/bound over the cases (accuracy.h) */
     double seconds;
     double elements;               /* input elements over all cases */
     int64_t tall;                  /* cases drawn tall (gen.c), of cases */
@@ -179,6 +187,8 @@ double sml_prop_now(void);
  * res->outcome); an error status only for a bad argument. */
 sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_config *cfg,
                         sml_prop_result *res);
+/* The size level of case i when sizes ramp by case count (every profile but the long one). */
+int sml_prop_case_level(const sml_prop_config *cfg, int64_t i);
 /* The property that failed in the fewest cases (the mutation test's "killed by"), or -1. */
 int sml_prop_result_killer(const sml_prop_result *res);
 
