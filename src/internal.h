@@ -39,6 +39,10 @@ struct sml_handle {
  * NULL: asked every time. SML_ERR_NO_DEVICE without CUDA. */
 sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out);
 
+/* 1 for the shape classes a claim may name (sml_claim.shapes): "all", "short", "mid",
+ * "long"; the core checks plugins' claims with it, the benchmark decides by it. */
+int sml_shape_class_valid(const char *cls);
+
 /* sml_validate's checks of the op, the dtype and the shape, in its order and with its
  * statuses, for calls that take no problem (sml_auto_choice). */
 sml_status sml_validate_kind(sml_op op, sml_dtype dt, int64_t rows, int64_t cols);
@@ -101,6 +105,17 @@ const char *sml_last_cuda_error(void);
  * thread's last error, and the next launch's check would otherwise blame itself for it
  * (the threaded property run showed one such error failing every later run of a thread). */
 void sml_gpu_forget_error(void);
+
+/* Plugins (registry.c). Register a kernel table checked by sml_plugin_check_table, under the
+ * registry's lock: library and dl name the shared library it came from (NULL for a table
+ * registered directly); a library already registered (same path or handle) registers nothing
+ * and sets *already. */
+sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_version,
+                            const char *origin, const char *library, void *dl, int *already,
+                            char *msg, size_t msglen);
+/* The path of the shared library a registered kernel was loaded from (sml_load_plugin), which
+ * `--load` takes back; NULL for built-in kernels and tables registered directly. */
+const char *sml_kernel_library(const sml_kernel *k);
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,7 @@ const char *sml_strerror(sml_status s) {
     case SML_ERR_FORMAT: return "file is not in the expected format";
     case SML_ERR_INVALID_ARG: return "invalid argument";
     case SML_ERR_INTERNAL: return "internal error (a bug in softmax-lab)";
+    case SML_ERR_PLUGIN: return "plugin refused (cannot be loaded, or its kernel table is invalid)";
     case SML_STATUS_COUNT: break;
     }
     return "unknown status code";
@@ -48,6 +49,11 @@ size_t sml_dtype_size(sml_dtype d) {
 }
 
 const char *sml_op_name(sml_op op) { return (unsigned)op < SML_OP_COUNT ? OP_NAMES[op] : "?"; }
+
+int sml_shape_class_valid(const char *cls) {
+    return cls && (!strcmp(cls, "all") || !strcmp(cls, "short") || !strcmp(cls, "mid") ||
+                   !strcmp(cls, "long"));
+}
 
 int sml_op_is_backward(sml_op op) { return op == SML_SOFTMAX_BWD || op == SML_LOG_SOFTMAX_BWD; }
 
