@@ -117,6 +117,8 @@ typedef struct sml_bench_plan {
     int shrunk;                   /* 1: rows were cut for a CPU-only host */
     const sml_anchors *anchors;   /* may be NULL */
     const char *notes;            /* copied into the run's notes; may be NULL */
+    const char *versus;           /* non-NULL: every kernel's claim is ">= 1.00x versus, all
+                                     shapes" instead of its own (bench --versus) */
 } sml_bench_plan;
 
 typedef struct sml_bench_run {

@@ -299,7 +299,11 @@ sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
             const sml_kernel *k = plan_kernel(run, x->kernel, &r->baseline_only);
             /* A plugin kernel may leave file NULL: its library says where it is. */
             r->file = k && k->file ? k->file : k && sml_kernel_origin(k) ? sml_kernel_origin(k) : "";
+            r->origin = k ? sml_kernel_origin(k) : NULL;
             if (k) r->claim = k->claim;
+            if (k && run->plan.versus)
+                r->claim = strcmp(k->name, run->plan.versus) ? (sml_claim){run->plan.versus, 1.0, "all"}
+                                                             : (sml_claim){NULL, 0.0, NULL};
             r->result = calloc(run->nresults, sizeof *r->result);
             r->outcome = calloc(run->nresults, sizeof *r->outcome);
             r->vs_baseline = calloc(run->nresults, sizeof *r->vs_baseline);
@@ -586,6 +590,7 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
         sml_jw_kstr(&w, "sweep", run->plan.sweep);
         sml_jw_kstr(&w, "device", r->device == SML_DEVICE_GPU ? "gpu" : "cpu");
         sml_jw_kstr(&w, "file", r->file);
+        sml_jw_kstr(&w, "origin", r->origin);
         sml_jw_kbool(&w, "baseline_only", r->baseline_only);
         sml_jw_key(&w, "claim");
         if (r->claim.baseline) {

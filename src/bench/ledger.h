@@ -33,6 +33,8 @@ typedef struct sml_ledger_record {
     char kernel[32];
     sml_device device;
     const char *file;
+    const char *origin; /* where a kernel from outside the build came from (plugin library, or
+                           Python module with the versions it ran on); NULL: built in */
     int baseline_only;
     sml_claim claim;
     sml_decision decision;
