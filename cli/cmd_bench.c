@@ -61,7 +61,7 @@ static void usage(FILE *f) {
         "      nothing was measured\n"
         "sweeps:\n", sml_sweep_names());
     const char *names[] = {"seeds", "seed-row-fusion", "seed-cutedsl", "cols", "long", "short", "standard"};
-    for (int i = 0; i < 5; i++) {
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char d[1024];
         sml_sweep_describe(names[i], d, sizeof d);
         fprintf(f, "  %-16s %s\n", names[i], d);
