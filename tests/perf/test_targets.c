@@ -134,9 +134,15 @@ static void on_the_fixture(void) {
     sml_tgt_report_free(&r);
 
     s = sml_targets_file(path, "split", &r, err, sizeof err);
-    check(9, s == SML_OK && sml_tgt_all_met(&r) && r.t[SML_TGT_BANDWIDTH].counted == 1 &&
-                 r.t[SML_TGT_SHORT].counted == 0 && r.t[SML_TGT_STATE].met == 1,
-          "--kernel split: one long row, Supported, every target met");
+    int older_met = 1;
+    for (int id = 0; id <= SML_TGT_STATE; id++) older_met &= r.t[id].state == SML_TGT_MET;
+    check(9, s == SML_OK && older_met && r.t[SML_TGT_BANDWIDTH].counted == 1 &&
+                 r.t[SML_TGT_SHORT].counted == 0 && r.t[SML_TGT_STATE].met == 1 &&
+                 r.t[SML_TGT_VS_FIELD].state == SML_TGT_NOT_MEASURED &&
+                 r.t[SML_TGT_AT_LIMIT].state == SML_TGT_NOT_MEASURED && !sml_tgt_all_met(&r) &&
+                 !sml_tgt_any_missed(&r),
+          "--kernel split: one long row, Supported, T1-T6 met; this ledger has no framework baseline and no "
+          "limit, so those targets are NOT MEASURED and not every target is met");
     sml_tgt_report_free(&r);
 }
 
@@ -222,7 +228,11 @@ static void cli_report(const char *fx) {
           "T4's own-kernel miss in out.json and on stdout, marked on its row only");
     sml_json_free(doc);
     const char *const split[] = {"targets", fx, "--kernel", "split", NULL};
-    expect_rc(22, "targets --kernel split: every target met", split, 0, 0);
+    expect_rc(22, "targets --kernel split: T1-T6 met, the rest NOT MEASURED (exit 3)", split, 3, 0);
+    check(28, strstr(LOG, "vs-field traffic >= 64 MiB: >= 1.00x the fastest framework baseline:") &&
+                  strstr(LOG, "NOT MEASURED (no torch, triton, triton_online, liger or cudnn record in the ledger)") &&
+                  strstr(LOG, "NOT MEASURED (no traffic-matched limit in the ledger)"),
+          "a ledger without framework baselines or a limit says NOT MEASURED, with why");
     const char *const help[] = {"targets", "--help", NULL};
     expect_rc(23, "targets --help", help, 0, 0);
     check(24, strstr(LOG, "usage: softmax-lab targets") != NULL, "--help prints the usage");
