@@ -12,6 +12,7 @@
 
 #include "bench/accuracy_compare.h"
 #include "bench/json_write.h"
+#include "softmax_lab_plugin.h"
 
 const char *sml_ledger_limit_pattern(int reads) {
     return reads == 2 ? "2 reads + 1 write" : "1 read + 1 write";
@@ -300,7 +301,8 @@ sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
             snprintf(r->kernel, sizeof r->kernel, "%s", x->kernel);
             r->device = x->device;
             const sml_kernel *k = plan_kernel(run, x->kernel, &r->baseline_only);
-            r->file = k ? k->file : "";
+            /* A plugin kernel may leave file NULL: its library says where it is. */
+            r->file = k && k->file ? k->file : k && sml_kernel_origin(k) ? sml_kernel_origin(k) : "";
             if (k) r->claim = k->claim;
             r->result = calloc(run->nresults, sizeof *r->result);
             r->outcome = calloc(run->nresults, sizeof *r->outcome);
