@@ -4,9 +4,9 @@
  * 3x the buffer; and a bench run of one forward and one backward case puts each case's limit
  * (the copy forward, the two-read kernel backward) and every timed row's frac_limit in the
  * ledger JSON. GPU only: exits 77 without one.
- * Planted checks it must catch (each fails the named cases on a GPU): the 16-byte kernel writing x.x ^ y.x into all four words fails case 1; the
- * tail launch dropped fails cases 2 and 3; the backward limit timed as a copy (reads 1) fails
- * case 12. */
+ * Planted checks it must catch (each fails the named cases on a GPU): the 16-byte kernel
+ * writing x.x ^ y.x into all four words fails case 1; the tail launch dropped fails cases 2
+ * and 3; the backward limit timed as a copy (reads 1) fails case 12. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
