@@ -347,7 +347,10 @@ static int read_field(const sml_json *doc, const char *kernel, sml_tgt_report *o
     for (size_t i = 0; i < recs->n; i++) {
         const char *k = sml_json_str(sml_json_get(recs->items[i], "kernel"));
         if (!sml_tgt_is_field_kernel(k) || !strcmp(k, kernel)) continue;
-        if (!strstr(out->field, k)) {
+        char have[sizeof out->field + 4], want[48];
+        snprintf(have, sizeof have, ", %s,", out->field);
+        snprintf(want, sizeof want, " %s,", k);
+        if (!strstr(have, want)) { /* listed once, by whole name: triton is not in triton_online */
             size_t used = strlen(out->field);
             snprintf(out->field + used, sizeof out->field - used, "%s%s", used ? ", " : "", k);
         }

@@ -31,7 +31,8 @@
  *   - every row taken as having a limit: cases 9, 22, 28, 52, 54, 59 fail;
  *   - a target with rows NOT MEASURED called met: cases 9, 22, 28 fail;
  *   - `>` instead of `>=`: cases 51, 52, 53, 62 fail (with the T1-T5 cases above);
- *   - a kernel that is no framework baseline (split) taken as one: cases 50, 51, 54, 55, 62 fail. */
+ *   - a kernel that is no framework baseline (split) taken as one: cases 50, 51, 54, 55, 62 fail;
+ *   - the baselines' list matched by substring: case 64 fails (triton is left out). */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -235,6 +236,28 @@ static void bad_field_row(int n) {
     if (!(s == SML_ERR_FORMAT)) printf("  %s\n", err);
 }
 
+/* The baselines are listed once each, by whole name. */
+static void field_names(int n) {
+    if (!sml_case_filter_want(&F, n)) return;
+    const char *doc = "{\"schema\": \"softmax-lab-ledger/1\", \"config\": {\"decision_margin\": 0.03}, \"records\": ["
+                      "{\"kernel\": \"triton_online\", \"status\": \"Measured\", \"evidence\": []},"
+                      "{\"kernel\": \"triton\", \"status\": \"Measured\", \"evidence\": []},"
+                      "{\"kernel\": \"triton\", \"status\": \"Measured\", \"evidence\": []},"
+                      "{\"kernel\": \"auto\", \"status\": \"Measured\", \"evidence\": []}]}";
+    sml_json *j = NULL;
+    sml_tgt_report r;
+    char err[512] = "";
+    int ok = sml_json_parse(doc, strlen(doc), &j, err, sizeof err) == SML_OK &&
+             sml_targets_doc(j, "auto", &r, err, sizeof err) == SML_OK;
+    check(n, ok && !strcmp(r.field, "triton_online, triton") && r.t[SML_TGT_VS_FIELD].state == SML_TGT_NOT_MEASURED,
+          "baselines listed once by whole name (triton beside triton_online); no row: NOT MEASURED");
+    if (ok) {
+        if (strcmp(r.field, "triton_online, triton")) printf("  field: '%s'\n", r.field);
+        sml_tgt_report_free(&r);
+    }
+    sml_json_free(j);
+}
+
 static void refused(int n, const char *file, const char *kernel, sml_status want, const char *mention) {
     if (!sml_case_filter_want(&F, n)) return;
     char path[600], err[512] = "";
@@ -433,6 +456,7 @@ int main(int argc, char **argv) {
     on_the_field_fixture();
     field_rules_alone();
     bad_field_row(60);
+    field_names(64);
     if (sml_cli_setup("test_targets", F.cli, TMP, sizeof TMP)) return 1;
     char fx[600];
     fixture(fx, sizeof fx, "targets_ledger.json");
