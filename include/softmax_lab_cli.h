@@ -11,8 +11,8 @@ extern "C" {
 #endif
 
 /* Run one command line: argv[0] is the program name, argv[1] the subcommand. Returns the
- * exit code the softmax-lab executable would: 0 success, 1 a verdict failed, 2 bad usage or
- * input. Prints to stdout and stderr. */
+ * exit code the softmax-lab executable would (softmax-lab --help): 0 ok, 1 a failure was
+ * found, 2 bad usage or input, 3 nothing was checked. Prints to stdout and stderr. */
 int sml_cli_main(int argc, char **argv);
 
 #ifdef __cplusplus
