@@ -181,8 +181,9 @@ int sml_cmd_check(int argc, char **argv) {
            (long long)cfg.max_cases, (long long)(cfg.max_cases == default_cases ? gcfg.max_cases : cfg.max_cases));
     if (cfg.total_seconds > 0) printf("%.0f s budget", cfg.total_seconds);
     else printf("no time budget");
-    printf(", %d host thread%s%s\n", threads, threads == 1 ? "" : "s",
-           cfg.regressions_dir ? ", replaying tests/regressions first" : "");
+    printf(", %d host thread%s%s%s%s\n", threads, threads == 1 ? "" : "s",
+           cfg.regressions_dir ? ", replaying " : "", cfg.regressions_dir ? cfg.regressions_dir : "",
+           cfg.regressions_dir ? " first" : "");
     fflush(stdout);
     sml_prop_suite suite = {threads, cfg.total_seconds, "check", stderr, NULL, NULL};
     double t0 = sml_prop_now();

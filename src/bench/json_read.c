@@ -1,6 +1,7 @@
 /* json_read.c: recursive descent over the RFC 8259 grammar, strict (no comments, no
  * trailing commas, no NaN), with a depth limit so a hostile file cannot blow the stack. */
 #include "bench/json_read.h"
+#include "file_read.h"
 
 #include <errno.h>
 #include <math.h>
@@ -102,11 +103,42 @@ static size_t utf8_put(char *dst, unsigned cp) {
     return 4;
 }
 
-/* At the opening quote; returns a malloc'd string (an escape never grows the text). */
+/* Bytes of one UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, at most
+ * U+10FFFF), 0 if the bytes there are not one. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
+    unsigned c = p[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    if ((size_t)(end - p) < n) return 0;
+    if (p[1] < lo || p[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+    return n;
+}
+
+/* At the opening quote; returns a malloc'd string. The closing quote is found first, so the
+ * allocation is the string's own length (an escape never grows the text). */
 static char *parse_string(parser *ps) {
     ps->p++;
-    const char *start = ps->p;
-    char *out = malloc((size_t)(ps->end - start) + 1);
+    const char *start = ps->p, *q = start;
+    while (q < ps->end && *q != '"') q += *q == '\\' && q + 1 < ps->end ? 2 : 1;
+    if (q >= ps->end) {
+        ps->p = ps->end;
+        fail(ps, "unterminated string");
+        return NULL;
+    }
+    char *out = malloc((size_t)(q - start) + 1);
     if (!out) { fail(ps, "out of memory"); return NULL; }
     size_t n = 0;
     while (ps->p < ps->end) {
@@ -115,6 +147,14 @@ static char *parse_string(parser *ps) {
             ps->p++;
             out[n] = 0;
             return out;
+        }
+        if (c >= 0x80) {
+            size_t k = utf8_len((const unsigned char *)ps->p, (const unsigned char *)ps->end);
+            if (!k) { fail(ps, "invalid UTF-8 in a string"); break; }
+            memcpy(out + n, ps->p, k);
+            n += k;
+            ps->p += k;
+            continue;
         }
         if (c < 0x20) { fail(ps, "control character in a string"); break; }
         if (c != '\\') { out[n++] = (char)c; ps->p++; continue; }
@@ -301,30 +341,11 @@ sml_status sml_json_parse(const char *text, size_t len, sml_json **out, char *er
 sml_status sml_json_parse_file(const char *path, sml_json **out, char *err, size_t errlen) {
     if (!path || !out) return SML_ERR_NULL_POINTER;
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (err && errlen) snprintf(err, errlen, "cannot open: %s", strerror(errno));
-        return SML_ERR_IO;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap) break;
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) { free(buf); buf = NULL; break; }
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        if (err && errlen) snprintf(err, errlen, "%s", bad ? "read error" : "out of memory");
-        return bad ? SML_ERR_IO : SML_ERR_OUT_OF_MEMORY;
-    }
-    sml_status s = sml_json_parse(buf, n, out, err, errlen);
+    char *buf;
+    size_t n;
+    sml_status s = sml_file_read_all(path, SML_JSON_MAX_FILE, &buf, &n, err, errlen);
+    if (s != SML_OK) return s;
+    s = sml_json_parse(buf, n, out, err, errlen);
     free(buf);
     return s;
 }
@@ -363,6 +384,18 @@ int sml_json_is_num(const sml_json *v) { return v && v->type == SML_JSON_NUMBER;
 
 double sml_json_num(const sml_json *v, double fallback) {
     return v && v->type == SML_JSON_NUMBER ? v->number : fallback;
+}
+
+int sml_json_int(const sml_json *v, int64_t lo, int64_t hi, int64_t *out) {
+    /* The range test is done in double before any conversion: a cast of a value out of
+     * int64_t's range is undefined. */
+    if (!sml_json_is_num(v) || v->number != floor(v->number) || v->number < (double)lo ||
+        v->number > (double)hi || v->number >= 9223372036854775808.0)
+        return 0;
+    int64_t x = (int64_t)v->number;
+    if (x < lo || x > hi) return 0; /* lo, hi not exact in double */
+    *out = x;
+    return 1;
 }
 
 int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where, char *err,

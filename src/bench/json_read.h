@@ -4,6 +4,7 @@
 #define SML_BENCH_JSON_READ_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "softmax_lab.h"
 
@@ -28,7 +29,10 @@ typedef struct sml_json {
 
 /* Parse len bytes. On error returns SML_ERR_FORMAT and writes "line L, column C: why" to err. */
 sml_status sml_json_parse(const char *text, size_t len, sml_json **out, char *err, size_t errlen);
-/* Read and parse a file: SML_ERR_IO if unreadable, SML_ERR_FORMAT if malformed. */
+/* Read and parse a regular file of at most SML_JSON_MAX_FILE bytes: SML_ERR_IO if unreadable
+ * or not a regular file (a FIFO is refused, never waited on), SML_ERR_FORMAT if malformed or
+ * larger. Memory is a small multiple of the file's size. */
+#define SML_JSON_MAX_FILE ((size_t)64 << 20)
 sml_status sml_json_parse_file(const char *path, sml_json **out, char *err, size_t errlen);
 void sml_json_free(sml_json *v);
 
@@ -39,6 +43,9 @@ size_t sml_json_len(const sml_json *arr);      /* 0 unless an array or object */
 const char *sml_json_str(const sml_json *v);   /* NULL unless a string */
 int sml_json_is_num(const sml_json *v);
 double sml_json_num(const sml_json *v, double fallback); /* fallback unless a number */
+/* 1 with *out set when v is a whole number in [lo, hi], else 0 (no cast of an out-of-range
+ * double, which would be undefined). */
+int sml_json_int(const sml_json *v, int64_t lo, int64_t hi, int64_t *out);
 
 /* Required fields of a document's reader: 1 when o[key] is a non-empty string shorter than n
  * (copied to dst) or a non-negative whole number (to dst); else 0 with "<where>: '<key>' ..."

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -183,8 +184,15 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         ok = parse_i64(v, &l) && l <= 100;
         if (ok) cfg->only_level = (int)l;
     } else if (!strcmp(a, "--save")) cfg->save_dir = v;
-    else if (!strcmp(a, "--regressions")) cfg->regressions_dir = strcmp(v, "none") ? v : NULL;
-    else if (!strcmp(a, "--props")) {
+    else if (!strcmp(a, "--regressions")) {
+        struct stat st;
+        int found = stat(v, &st) == 0;
+        if (strcmp(v, "none") && (!found || !S_ISDIR(st.st_mode))) {
+            fprintf(stderr, "--regressions %s: %s\n", v, found ? "not a directory" : "no such directory");
+            return -1;
+        }
+        cfg->regressions_dir = strcmp(v, "none") ? v : NULL;
+    } else if (!strcmp(a, "--props")) {
         unsigned mask = 0;
         char buf[512];
         snprintf(buf, sizeof buf, "%s", v);
