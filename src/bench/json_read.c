@@ -103,9 +103,7 @@ static size_t utf8_put(char *dst, unsigned cp) {
     return 4;
 }
 
-/* Bytes of one UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, at most
- * U+10FFFF), 0 if the bytes there are not one. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
+size_t sml_utf8_len(const unsigned char *p, const unsigned char *end) {
     unsigned c = p[0];
     size_t n;
     unsigned lo = 0x80, hi = 0xBF;
@@ -149,7 +147,7 @@ static char *parse_string(parser *ps) {
             return out;
         }
         if (c >= 0x80) {
-            size_t k = utf8_len((const unsigned char *)ps->p, (const unsigned char *)ps->end);
+            size_t k = sml_utf8_len((const unsigned char *)ps->p, (const unsigned char *)ps->end);
             if (!k) { fail(ps, "invalid UTF-8 in a string"); break; }
             memcpy(out + n, ps->p, k);
             n += k;

@@ -47,6 +47,11 @@ double sml_json_num(const sml_json *v, double fallback); /* fallback unless a nu
  * double, which would be undefined). */
 int sml_json_int(const sml_json *v, int64_t lo, int64_t hi, int64_t *out);
 
+/* Bytes of the one UTF-8 sequence at p (RFC 3629: no overlong form, no surrogate, at most
+ * U+10FFFF), 0 when the bytes before end are not one. The reader refuses a string that is
+ * not UTF-8; writers of other formats (SVG) use it to replace what is not. */
+size_t sml_utf8_len(const unsigned char *p, const unsigned char *end);
+
 /* Required fields of a document's reader: 1 when o[key] is a non-empty string shorter than n
  * (copied to dst) or a non-negative whole number (to dst); else 0 with "<where>: '<key>' ..."
  * in err, so a reader can refuse a file naming the field it lacks. */
