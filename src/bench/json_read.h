@@ -25,6 +25,7 @@ typedef struct sml_json {
     size_t n;                /* ARRAY, OBJECT: number of members */
     struct sml_json **items; /* ARRAY, OBJECT: the members' values */
     char **keys;             /* OBJECT: the members' names */
+    void *arena;             /* the document's root: where the whole tree lives */
 } sml_json;
 
 /* Parse len bytes. On error returns SML_ERR_FORMAT and writes "line L, column C: why" to err. */
@@ -34,6 +35,7 @@ sml_status sml_json_parse(const char *text, size_t len, sml_json **out, char *er
  * larger. Memory is a small multiple of the file's size. */
 #define SML_JSON_MAX_FILE ((size_t)64 << 20)
 sml_status sml_json_parse_file(const char *path, sml_json **out, char *err, size_t errlen);
+/* Free a document: the root a parse gave, and with it every value in it. */
 void sml_json_free(sml_json *v);
 
 /* Lookups that tolerate NULL and wrong types, so readers can chain them. */
