@@ -44,7 +44,9 @@ const sml_json *sml_json_at(const sml_json *arr, size_t i);
 size_t sml_json_len(const sml_json *arr);      /* 0 unless an array or object */
 const char *sml_json_str(const sml_json *v);   /* NULL unless a string */
 int sml_json_is_num(const sml_json *v);
-double sml_json_num(const sml_json *v, double fallback); /* fallback unless a number */
+/* A number, or the strings "inf", "-inf", "nan" the writers use for the non-finite values
+ * JSON cannot hold (json_write.h); else fallback. */
+double sml_json_num(const sml_json *v, double fallback);
 /* 1 with *out set when v is a whole number in [lo, hi], else 0 (no cast of an out-of-range
  * double, which would be undefined). */
 int sml_json_int(const sml_json *v, int64_t lo, int64_t hi, int64_t *out);
