@@ -9,4 +9,18 @@ cmake --workflow --preset default
 # A Debug build must compile too (-Werror sees other warnings at -O0); build only, ~20 s.
 cmake --preset debug >/dev/null
 cmake --build --preset debug
+# The host code under AddressSanitizer + UndefinedBehaviorSanitizer (CPU only, so the CUDA
+# default cannot break it): every CPU test, and the fuzz drivers of the .npy, ledger and
+# reproducer readers over their corpus (tests/fuzz). A report fails the job even where the
+# test's exit status would not show it (a CLI child whose non-zero exit was expected):
+# ASan writes its reports to build-asan/sanitizer-report.*, UBSan's (which gcc's runtime
+# cannot send to a file next to ASan) are found in the tests' output, build-asan/ctest.log.
+rm -f build-asan/sanitizer-report.* build-asan/ctest.log
+cmake --workflow --preset asan
+if ls build-asan/sanitizer-report.* >/dev/null 2>&1 || grep -q "runtime error:" build-asan/ctest.log; then
+  cat build-asan/sanitizer-report.* 2>/dev/null || true
+  grep -B2 -A12 "runtime error:" build-asan/ctest.log || true
+  echo "ci/cpu.sh: sanitizer reports above"
+  exit 1
+fi
 echo "ci/cpu.sh: done in $(( $(date +%s) - start )) s"

@@ -5,17 +5,20 @@
  *
  * Runs every corpus file (the files of CORPUS_DIR ending in the target's suffix) as it is,
  * then N mutations of them (mutate.c), deterministic for a seed; --seconds stops earlier.
- * Each input runs under an alarm (a reader that hangs is a failure too). On a crash, a
- * sanitizer report, a broken invariant or a hang, the input is written to the crashes
- * folder and the process exits non-zero with the command that replays it. Built with ASan
- * and UBSan (the asan preset) every memory error and undefined operation is such a crash. */
+ * The inputs run in a child process, each under an alarm (a reader that hangs is a
+ * failure too). When the child crashes, hangs, breaks an invariant or ends on a
+ * sanitizer's report, the input it was running is written to the crashes folder and the
+ * driver exits 1 with the command that replays it. Built with ASan and UBSan (the asan
+ * preset) every memory error and undefined operation is such a failure. Exit 2: usage. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,40 +28,27 @@
 #define MAX_INPUT ((size_t)1 << 20)
 #define ALARM_S 20
 
-/* The input being run, for the crash handlers (which may only call async-signal-safe
- * functions: open, write, _exit). */
-static uint8_t *cur;
-static size_t cur_len;
-static char crash_path[1024];
-static char replay_hint[1200];
+/* The inputs run in a child; the input it is running is kept in memory shared with the
+ * parent, which saves it when the child does not come back: a signal (a crash, the alarm
+ * of a hung input), or the exit status a sanitizer's report ends with. */
+typedef struct shared {
+    size_t len;
+    long long mutations; /* run so far, for the summary */
+    uint8_t data[MAX_INPUT];
+} shared;
+static shared *sh;
 
-static void save_current(const char *why) {
-    int fd = open(crash_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-        size_t off = 0;
-        while (off < cur_len) {
-            ssize_t w = write(fd, cur + off, cur_len - off);
-            if (w <= 0) break;
-            off += (size_t)w;
-        }
-        close(fd);
-    }
-    const char *parts[] = {"\n", sml_fuzz_name, ": ", why, "; the input is saved as ", crash_path,
-                           "\n  reproduce: ", replay_hint, "\n"};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (write(2, parts[i], strlen(parts[i])) < 0) break;
+static void run_one(const uint8_t *data, size_t len) {
+    memcpy(sh->data, data, len);
+    sh->len = len;
+    /* An allocation of exactly the input's size: a read one byte past it is a report. */
+    uint8_t *copy = malloc(len ? len : 1);
+    memcpy(copy, data, len);
+    alarm(ALARM_S);
+    LLVMFuzzerTestOneInput(copy, len);
+    alarm(0);
+    free(copy);
 }
-
-static void on_signal(int sig) {
-    save_current(sig == SIGALRM ? "hung (no answer within the alarm)" : "crashed (signal)");
-    signal(sig, SIG_DFL);
-    if (sig == SIGALRM) _exit(3);
-    raise(sig);
-}
-
-/* Sanitizers call this before they exit on a report. */
-extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
-static void on_sanitizer_death(void) { save_current("sanitizer report"); }
 
 static uint8_t *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -100,22 +90,6 @@ static int load_corpus(const char *dir, sml_fuzz_corpus *c) {
     return 1;
 }
 
-/* Run one input: copied into an allocation of exactly its size, so reading one byte past
- * it is a sanitizer report. */
-static void run_one(const uint8_t *data, size_t len, const char *crashes, const char *self) {
-    free(cur);
-    cur = malloc(len ? len : 1);
-    memcpy(cur, data, len);
-    cur_len = len;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) h = (h ^ data[i]) * 1099511628211ull;
-    snprintf(crash_path, sizeof crash_path, "%s/crash-%016llx%s", crashes, (unsigned long long)h, sml_fuzz_suffix);
-    snprintf(replay_hint, sizeof replay_hint, "%s --replay %s", self, crash_path);
-    alarm(ALARM_S);
-    LLVMFuzzerTestOneInput(cur, len);
-    alarm(0);
-}
-
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -130,13 +104,57 @@ static int usage(const char *self) {
     return 2;
 }
 
+/* What the child does: the corpus as it is, then mutations; or the files to replay. */
+static int child(const char *corpus_dir, long long runs, double seconds, unsigned long long seed, char **files,
+                 int nfiles, int *argc, char ***argv) {
+    LLVMFuzzerInitialize(argc, argv);
+    if (nfiles) {
+        for (int i = 0; i < nfiles; i++) {
+            size_t len;
+            uint8_t *b = read_file(files[i], &len);
+            if (!b) {
+                fprintf(stderr, "%s: cannot read %s\n", sml_fuzz_name, files[i]);
+                return 2;
+            }
+            run_one(b, len);
+            free(b);
+            printf("%s: %s ran without a crash\n", sml_fuzz_name, files[i]);
+        }
+        return 0;
+    }
+    sml_fuzz_corpus c;
+    if (!load_corpus(corpus_dir, &c) || c.n == 0) {
+        fprintf(stderr, "%s: no *%s files in %s\n", sml_fuzz_name, sml_fuzz_suffix, corpus_dir);
+        return 2;
+    }
+    double t0 = now();
+    for (size_t i = 0; i < c.n; i++) run_one(c.items[i], c.lens[i]);
+    sml_fuzz_mutator m;
+    sml_fuzz_mutator_init(&m, seed, sml_fuzz_dict, &c);
+    uint8_t *buf = malloc(MAX_INPUT);
+    long long done = 0;
+    for (; done < runs; done++) {
+        if (seconds > 0 && (done & 63) == 0 && now() - t0 > seconds) break;
+        sh->mutations = done;
+        run_one(buf, sml_fuzz_mutate(&m, buf, MAX_INPUT));
+    }
+    double t = now() - t0;
+    printf("%s: %zu corpus inputs and %lld mutations (seed 0x%llx) in %.1f s, %.0f executions/s: no crash\n",
+           sml_fuzz_name, c.n, done, seed, t, (double)((long long)c.n + done) / (t > 0 ? t : 1));
+    free(buf);
+    for (size_t i = 0; i < c.n; i++) free(c.items[i]);
+    free(c.items);
+    free(c.lens);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *self = argv[0], *corpus_dir = NULL, *crashes = ".";
     long long runs = 10000;
     double seconds = 0;
     unsigned long long seed = 0x5EED0F0220ull;
     int replay = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc && !replay; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
         if (!strcmp(a, "--runs") && more) runs = atoll(argv[++i]);
@@ -144,58 +162,53 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--seed") && more) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(a, "--crashes") && more) crashes = argv[++i];
         else if (!strcmp(a, "--replay")) replay = i + 1;
-        else if (a[0] == '-') return usage(self);
-        else if (!replay && !corpus_dir) corpus_dir = a;
-        if (replay) break;
+        else if (a[0] == '-' || corpus_dir) return usage(self);
+        else corpus_dir = a;
     }
-    if (!replay && !corpus_dir) return usage(self);
-    mkdir(crashes, 0777);
-    signal(SIGSEGV, on_signal);
-    signal(SIGBUS, on_signal);
-    signal(SIGFPE, on_signal);
-    signal(SIGILL, on_signal);
-    signal(SIGABRT, on_signal);
-    signal(SIGALRM, on_signal);
-    if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(on_sanitizer_death);
-    LLVMFuzzerInitialize(&argc, &argv);
-
-    if (replay) {
-        for (int i = replay; i < argc; i++) {
-            size_t len;
-            uint8_t *b = read_file(argv[i], &len);
-            if (!b) {
-                fprintf(stderr, "%s: cannot read %s\n", self, argv[i]);
-                return 2;
-            }
-            run_one(b, len, "/tmp", self);
-            free(b);
-            printf("%s: %s ran without a crash\n", sml_fuzz_name, argv[i]);
-        }
-        return 0;
-    }
-    sml_fuzz_corpus c;
-    if (!load_corpus(corpus_dir, &c) || c.n == 0) {
-        fprintf(stderr, "%s: no *%s files in %s\n", self, sml_fuzz_suffix, corpus_dir);
+    if (replay ? replay >= argc : !corpus_dir) return usage(self);
+    /* The tmp folder is made here, so that it is removed whatever becomes of the child; the
+     * shared memory is a file in it (POSIX has no anonymous shared mapping). */
+    char shp[600];
+    snprintf(shp, sizeof shp, "%s/shared", sml_fuzz_tmpdir());
+    int fd = open(shp, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    sh = fd >= 0 && ftruncate(fd, (off_t)sizeof *sh) == 0
+             ? mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (fd >= 0) close(fd);
+    if (sh == MAP_FAILED) {
+        fprintf(stderr, "%s: cannot map %s\n", self, shp);
         return 2;
     }
-    double t0 = now();
-    for (size_t i = 0; i < c.n; i++) run_one(c.items[i], c.lens[i], crashes, self);
-    sml_fuzz_mutator m;
-    sml_fuzz_mutator_init(&m, seed, sml_fuzz_dict, &c);
-    uint8_t *buf = malloc(MAX_INPUT);
-    long long done = 0;
-    for (; done < runs; done++) {
-        if (seconds > 0 && (done & 63) == 0 && now() - t0 > seconds) break;
-        size_t len = sml_fuzz_mutate(&m, buf, MAX_INPUT);
-        run_one(buf, len, crashes, self);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int rc = child(corpus_dir, runs, seconds, seed, replay ? argv + replay : NULL, replay ? argc - replay : 0,
+                       &argc, &argv);
+        exit(rc); /* not _exit: LeakSanitizer checks at exit */
     }
-    double t = now() - t0;
-    printf("%s: %zu corpus inputs and %lld mutations (seed 0x%llx) in %.1f s, %.0f executions/s: no crash\n",
-           sml_fuzz_name, c.n, done, seed, t, (double)((long long)c.n + done) / (t > 0 ? t : 1));
-    free(buf);
-    free(cur);
-    for (size_t i = 0; i < c.n; i++) free(c.items[i]);
-    free(c.items);
-    free(c.lens);
-    return 0;
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+        fprintf(stderr, "%s: cannot run the child\n", self);
+        return 2;
+    }
+    if (WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 2)) return WEXITSTATUS(st);
+    char why[96];
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+        snprintf(why, sizeof why, "hung (no answer in %d s)", ALARM_S);
+    else if (WIFSIGNALED(st))
+        snprintf(why, sizeof why, "crashed (signal %d, %s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        snprintf(why, sizeof why, "exit status %d (a sanitizer's report is above)", WEXITSTATUS(st));
+    mkdir(crashes, 0777);
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sh->len; i++) h = (h ^ sh->data[i]) * 1099511628211ull;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/crash-%016llx%s", crashes, (unsigned long long)h, sml_fuzz_suffix);
+    FILE *f = fopen(path, "wb");
+    int saved = f && (!sh->len || fwrite(sh->data, 1, sh->len, f) == sh->len);
+    if (f && fclose(f) != 0) saved = 0;
+    fprintf(stderr, "%s: %s on an input of %zu bytes (after %lld mutations)\n", sml_fuzz_name, why, sh->len,
+            sh->mutations);
+    if (saved) fprintf(stderr, "  saved as %s\n  reproduce: %s --replay %s\n", path, self, path);
+    else fprintf(stderr, "  could not save it as %s\n", path);
+    return 1;
 }
