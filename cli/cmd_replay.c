@@ -7,6 +7,7 @@
  * production kernel a mutant's reproducer came from). Exit: 0 none fails now, 1 some still
  * fails, 2 a reproducer could not be read (or its kernel found), 3 none fails but some could
  * not run here. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -50,7 +51,7 @@ int sml_cmd_replay(int argc, char **argv) {
     }
     struct stat st;
     if (stat(path, &st) != 0) {
-        fprintf(stderr, ME ": %s: no such file or directory\n", path);
+        fprintf(stderr, ME ": %s: %s\n", path, strerror(errno));
         return 2;
     }
     char **paths = NULL;

@@ -53,15 +53,23 @@ static void check_layout(const uint8_t *d, size_t size, const sml_npy *a) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sml_fuzz_write(path, data, size);
-    static const int WANT[] = {-1, SML_F32, SML_F16, SML_BF16};
-    for (size_t w = 0; w < sizeof WANT / sizeof WANT[0]; w++) {
+    /* The dtype asked for, and the sidecar next to the file (NULL: none). */
+    static const struct { int want; const char *sidecar; } RUNS[] = {
+        {-1, NULL}, {SML_F32, NULL}, {SML_F16, NULL}, {SML_BF16, NULL}, {-1, "bf16\n"}, {SML_F16, "bf16\n"},
+        {-1, "fp32"}, {-1, "float128\n"}};
+    char side[600];
+    snprintf(side, sizeof side, "%s.dtype", path);
+    for (size_t i = 0; i < sizeof RUNS / sizeof RUNS[0]; i++) {
+        if (RUNS[i].sidecar) sml_fuzz_write(side, (const uint8_t *)RUNS[i].sidecar, strlen(RUNS[i].sidecar));
+        else remove(side);
         sml_npy a;
         char err[512] = "";
-        sml_status s = sml_npy_read(path, WANT[w], &a, err, sizeof err);
+        sml_status s = sml_npy_read(path, RUNS[i].want, &a, err, sizeof err);
         if (s == SML_OK) {
             check(&a, "accepted");
             check_layout(data, size, &a);
-            if (WANT[w] >= 0 && a.dtype != (sml_dtype)WANT[w]) sml_fuzz_fail("asked for %d, got %d", WANT[w], a.dtype);
+            if (RUNS[i].want >= 0 && a.dtype != (sml_dtype)RUNS[i].want)
+                sml_fuzz_fail("asked for %d, got %d", RUNS[i].want, a.dtype);
             sml_npy_free(&a);
         } else if (!err[0]) {
             sml_fuzz_fail("refused with status %s and no message", sml_strerror(s));

@@ -260,6 +260,9 @@ int main(void) {
         s = sml_prop_replay(longer, NULL, NULL, NULL, &r);
         expect(s == SML_ERR_IO && strstr(r.message, "cannot open"), "a %zu-character path: %s, message \"%s\"",
                strlen(longer), sml_strerror(s), r.message);
+        rc = run("%s replay %s", SML_CLI_PATH, longer);
+        expect(rc == 2 && strstr(OUT, "too long"), "replay of a %zu-character path: exit %d, want 2 saying why",
+               strlen(longer), rc);
     }
 
     /* check --regressions with a folder that is not there says so instead of replaying nothing. */
