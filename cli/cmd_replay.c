@@ -51,7 +51,7 @@ int sml_cmd_replay(int argc, char **argv) {
     }
     struct stat st;
     if (stat(path, &st) != 0) {
-        fprintf(stderr, ME ": %s: %s\n", path, strerror(errno));
+        fprintf(stderr, ME ": %s: %s\n", path, errno == ENOENT ? "no such file or directory" : strerror(errno));
         return 2;
     }
     char **paths = NULL;
