@@ -14,12 +14,13 @@ cmake --build --preset debug
 # reproducer readers over their corpus (tests/fuzz). A report fails the job even where the
 # test's exit status would not show it (a CLI child whose non-zero exit was expected):
 # ASan writes its reports to build-asan/sanitizer-report.*, UBSan's (which gcc's runtime
-# cannot send to a file next to ASan) are found in the tests' output, build-asan/ctest.log.
-rm -f build-asan/sanitizer-report.* build-asan/ctest.log
+# cannot send to a file next to ASan) are found in every test's output, which ctest keeps.
+log=build-asan/Testing/Temporary/LastTest.log
+rm -f build-asan/sanitizer-report.* "$log"
 cmake --workflow --preset asan
-if ls build-asan/sanitizer-report.* >/dev/null 2>&1 || grep -q "runtime error:" build-asan/ctest.log; then
+if ls build-asan/sanitizer-report.* >/dev/null 2>&1 || grep -q "runtime error:" "$log"; then
   cat build-asan/sanitizer-report.* 2>/dev/null || true
-  grep -B2 -A12 "runtime error:" build-asan/ctest.log || true
+  grep -B2 -A12 "runtime error:" "$log" || true
   echo "ci/cpu.sh: sanitizer reports above"
   exit 1
 fi
