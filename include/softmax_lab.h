@@ -41,6 +41,7 @@ typedef enum sml_status {
     SML_ERR_FORMAT,         /* a file is not in the expected format */
     SML_ERR_INVALID_ARG,    /* any other bad argument (bad flag value, ...) */
     SML_ERR_INTERNAL,       /* a bug in softmax-lab */
+    SML_ERR_PLUGIN,         /* a plugin library or kernel table was refused (softmax_lab_plugin.h) */
     SML_STATUS_COUNT
 } sml_status;
 
@@ -62,7 +63,8 @@ typedef enum sml_device { SML_DEVICE_CPU = 0, SML_DEVICE_GPU = 1 } sml_device;
 const char *sml_dtype_name(sml_dtype d);  /* "fp32", "fp16", "bf16"; "?" if out of range */
 size_t sml_dtype_size(sml_dtype d);       /* bytes per element; 0 if out of range */
 const char *sml_op_name(sml_op op);       /* "softmax", "log_softmax", "softmax_bwd", "log_softmax_bwd" */
-/* Parse the names above (also "float32", "float16", "bfloat16", "f32", ...). */
+/* Parse the names above (also "float32", "float16", "bfloat16", "f32", ..., and PyTorch's
+ * "torch.bfloat16"; a "numpy.", "np." or "jnp." prefix is accepted too). */
 sml_status sml_dtype_parse(const char *s, sml_dtype *out);
 sml_status sml_op_parse(const char *s, sml_op *out);
 int sml_op_is_backward(sml_op op);
@@ -118,6 +120,7 @@ typedef struct sml_kernel {
     const char *known_deviation;
 } sml_kernel;
 
+/* The built-in kernels, then any registered from plugins (softmax_lab_plugin.h). */
 size_t sml_kernel_count(void);
 const sml_kernel *sml_kernel_at(size_t i);          /* NULL past the end */
 const sml_kernel *sml_kernel_find(const char *name); /* NULL if absent */

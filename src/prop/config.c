@@ -136,7 +136,7 @@ const char *sml_prop_flags_help(void) {
            "  --case I --level L   run only case I at size level L (0..100), as a failure prints\n"
            "  --no-shrink      report failures as drawn\n"
            "  --save DIR       write reproducers of failures into DIR\n"
-           "  --regressions DIR    replay the reproducers under DIR first ('none': skip)\n";
+           "  --regressions DIR[:DIR]  replay the reproducers under each DIR first ('none': skip)\n";
 }
 
 static int need(int argc, char **argv, int *i, const char **val) {
@@ -192,11 +192,23 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         if (ok) cfg->only_level = (int)l;
     } else if (!strcmp(a, "--save")) cfg->save_dir = v;
     else if (!strcmp(a, "--regressions")) {
-        struct stat st;
-        int found = stat(v, &st) == 0;
-        if (strcmp(v, "none") && (!found || !S_ISDIR(st.st_mode))) {
-            fprintf(stderr, "--regressions %s: %s\n", v, found ? "not a directory" : "no such directory");
-            return -1;
+        /* Each folder of DIR[:DIR] must be one: a wrong name replayed nothing, silently. */
+        for (const char *d = v; strcmp(v, "none") && *d;) {
+            size_t n = strcspn(d, ":");
+            char dir[2048];
+            struct stat st;
+            int found = 0;
+            if (n > 0 && n < sizeof dir) {
+                memcpy(dir, d, n);
+                dir[n] = 0;
+                found = stat(dir, &st) == 0;
+            }
+            if (n == 0 || n >= sizeof dir || !found || !S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "--regressions: %.*s: %s\n", (int)(n < 200 ? n : 200), d,
+                        n == 0 ? "an empty folder name" : found ? "not a directory" : "no such directory");
+                return -1;
+            }
+            d += n + (d[n] == ':');
         }
         cfg->regressions_dir = strcmp(v, "none") ? v : NULL;
     } else if (!strcmp(a, "--props")) {

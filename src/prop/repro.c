@@ -63,6 +63,30 @@ static const char *base_name(const char *p) {
     return s ? s + 1 : p;
 }
 
+void sml_prop_load_arg(const char *library, char *buf, size_t n) {
+    if (!n) return;
+    buf[0] = 0;
+    if (!library || !library[0]) return;
+    int plain = 1;
+    for (const char *c = library; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("/._-+=:,@%", *c)) plain = 0;
+    if (plain) {
+        snprintf(buf, n, " --load %s", library);
+        return;
+    }
+    size_t k = (size_t)snprintf(buf, n, " --load '");
+    for (const char *c = library; *c && k + 5 < n; c++) {
+        if (*c == '\'') { memcpy(buf + k, "'\\''", 4); k += 4; }
+        else buf[k++] = *c;
+    }
+    if (k + 2 <= n) {
+        buf[k++] = '\'';
+        buf[k] = 0;
+    } else {
+        buf[0] = 0; /* too long to print whole: print none rather than a wrong one */
+    }
+}
+
 void sml_prop_repro_describe(sml_prop_repro *m, const char *kernel, sml_prop_id prop,
                              sml_prop_outcome outcome, const char *message, uint64_t run_seed,
                              int64_t case_index, int level, const sml_prop_case *original,
@@ -115,6 +139,9 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
     json_str(f, m->verdict);
     fprintf(f, ",\n  \"message\": ");
     json_str(f, m->message);
+    fprintf(f, ",\n  \"load\": ");
+    if (m->load[0]) json_str(f, m->load);
+    else fprintf(f, "null");
     fprintf(f, ",\n  \"x\": ");
     json_str(f, base_name(xp));
     fprintf(f, ",\n  \"dy\": ");
@@ -131,8 +158,9 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
                "  \"original_offset\": %lld,\n  \"shrink_steps\": %lld,\n  \"replay\": ",
             (long long)m->orig_rows, (long long)m->orig_cols, (long long)m->orig_ld,
             (long long)m->orig_offset, (long long)m->shrink_steps);
-    char cmd[1400];
-    snprintf(cmd, sizeof cmd, "%s %s", replay_cmd ? replay_cmd : "softmax-lab replay", path);
+    char cmd[8192], load[4400];
+    sml_prop_load_arg(m->load, load, sizeof load);
+    snprintf(cmd, sizeof cmd, "%s%s %s", replay_cmd ? replay_cmd : "softmax-lab replay", load, path);
     json_str(f, cmd);
     fprintf(f, "\n}\n");
     if (sml_out_commit(&out, err, errlen) != SML_OK) return SML_ERR_IO;
@@ -321,6 +349,17 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
         !opt_str(o, "family", m->family, sizeof m->family, err, errlen))
         goto bad;
     m->level = (int)lv;
+    /* The plugin library the kernel came from: absent or null for a built-in kernel. */
+    if (!field(o, "load", &v, err, errlen)) goto bad;
+    if (v && v->type != SML_JSON_NULL) {
+        const char *lib = sml_json_str(v);
+        if (!lib || !lib[0] || strlen(lib) >= sizeof m->load) {
+            sml_errorf(SML_ERR_FORMAT, err, errlen, "load: %s",
+                       !lib ? "not a library path or null" : !lib[0] ? "empty" : "a library path longer than 4095 characters");
+            goto bad;
+        }
+        cpy(m->load, sizeof m->load, lib);
+    }
     cpy(c->family, sizeof c->family, m->family);
     if (!field(o, "x", &x, err, errlen) || !field(o, "dy", &dy, err, errlen) ||
         !field(o, "logits", &lg, err, errlen))
@@ -407,9 +446,18 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-size_t sml_prop_repro_list(const char *dir, char ***paths) {
+size_t sml_prop_repro_list(const char *dirs, char ***paths) {
     list l = {NULL, 0, 0};
-    if (dir) walk(dir, &l, 0);
+    for (const char *d = dirs; d && *d;) {
+        const size_t n = strcspn(d, ":");
+        char dir[2048];
+        if (n > 0 && n < sizeof dir) {
+            memcpy(dir, d, n);
+            dir[n] = 0;
+            walk(dir, &l, 0);
+        }
+        d += n + (d[n] == ':');
+    }
     if (l.n) qsort(l.v, l.n, sizeof *l.v, cmp_str);
     *paths = l.v;
     return l.n;

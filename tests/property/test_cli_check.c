@@ -207,7 +207,7 @@ int main(void) {
         {"check --input %s/missing.npy --save %s/nope2", "cannot open"},
         {"check --input %s/logits32.npy --kernel nosuch --save %s/nope3", "no kernel"},
         {"check --input %s/logits32.npy --op softmax_bwd --save %s/nope4", "--dy"},
-        {"check --input %s/logits16.npy --dy %s/logits32.npy --op softmax_bwd", "asked for"},
+        {"check --input %s/logits16.npy --dy %s/logits32.npy --op softmax_bwd", "'descr'"},
         {"check --input %s/logits32.npy --dy %s/logits32.npy", "backward ops only"},
         {"check --input %s/logits32.npy --op nosuch --save %s/nope5", "unknown op"},
         {"check --kernel nosuch%s%s", "no kernel"},
@@ -274,6 +274,14 @@ int main(void) {
     m.prop = SML_PROP_CANARIES;
     snprintf(rdir, sizeof rdir, "%s/repro2", D);
     sml_prop_repro_save(rdir, &c, &m, "softmax-lab replay", jpath, sizeof jpath, err, sizeof err);
+    /* The engine's --regressions takes folders separated by ':' (the reproducers of real bugs,
+     * the mutants' corpus): each listed once, a missing folder adding nothing. */
+    char dirs[1200];
+    snprintf(dirs, sizeof dirs, "%s/repro:%s/repro2:%s/missing", D, D, D);
+    char **listed = NULL;
+    size_t nlisted = sml_prop_repro_list(dirs, &listed);
+    expect(nlisted == 2, NULL, "sml_prop_repro_list(\"%s\") found %zu reproducers, expected 2", dirs, nlisted);
+    sml_prop_repro_list_free(listed, nlisted);
     snprintf(cmd, sizeof cmd, "%s replay %s", cli, jpath);
     rc = run("%s", cmd);
     expect(rc == 2 && strstr(OUT, "not in the registry"), cmd, "replay naming an unknown kernel: exit %d, expected 2", rc);
