@@ -226,6 +226,8 @@ int main(void) {
         {"bad_format.json", "\"format\": \"softmax-lab reproducer 2\"", "format"},
         {"bad_rows_shape.json", "\"rows\": 2", "x"},
         {"bad_rows_twice.json", "EXTRA|\"rows\": 1", "rows"},
+        {"bad_load_empty.json", "EXTRA|\"load\": \"\"", "load"},
+        {"bad_load_number.json", "EXTRA|\"load\": 3", "load"},
     };
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         write_repro(BAD[i][0], BAD[i][1]);
@@ -286,6 +288,9 @@ int main(void) {
     expect(rc == 2 && strstr(OUT, "no such directory"), "check --regressions DIR/nonexistent: exit %d\n%s", rc, OUT);
     rc = run("%s check --kernel cpu_naive --cases 1 --regressions %s/r.x.npy", SML_CLI_PATH, D);
     expect(rc == 2 && strstr(OUT, "not a directory"), "check --regressions FILE: exit %d\n%s", rc, OUT);
+    rc = run("%s check --kernel cpu_naive --cases 1 --regressions %s/ld0:%s/nonexistent", SML_CLI_PATH, D, D);
+    expect(rc == 2 && strstr(OUT, "nonexistent: no such directory"), "check --regressions DIR:MISSING: exit %d\n%s",
+           rc, OUT);
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", D);
