@@ -403,7 +403,7 @@ static void report_fail(ctx *c, size_t ki, const sml_kernel *k, const tcase *t,
 
 static void fail_run(ctx *c, size_t ki, const sml_kernel *k, const tcase *t, const char *what,
                      const char *detail) {
-    char msg[1280];
+    char msg[1024];
     snprintf(msg, sizeof msg, "%s%s", what, detail);
     report_fail(c, ki, k, t, NULL, msg);
 }
