@@ -13,9 +13,9 @@
 #define MAX_DEPTH 64
 
 /* The tree lives in blocks of one arena, freed together: a value costs its node and its
- * text, not a heap allocation each (a ledger of one-character strings took 43 times its
- * size in RSS that way). Members are gathered on one stack shared by every container and
- * copied out at the closing bracket, so each array is exactly its size. */
+ * text, not a heap allocation each (whose bookkeeping doubles the cost of short strings).
+ * Members are gathered on one stack shared by every container and copied out at the
+ * closing bracket, so each array is exactly its size. */
 typedef struct block {
     struct block *next;
     size_t used, cap;
