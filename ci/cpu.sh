@@ -19,4 +19,19 @@ rm -rf build/example
 cmake -S examples/external-kernel -B build/example -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build build/example -j 4
 ctest --test-dir build/example --output-on-failure --no-tests=error
+# The host code under AddressSanitizer + UndefinedBehaviorSanitizer (CPU only, so the CUDA
+# default cannot break it): every CPU test, and the fuzz drivers of the .npy, ledger and
+# reproducer readers over their corpus (tests/fuzz). A report fails the job even where the
+# test's exit status would not show it (a CLI child whose non-zero exit was expected):
+# ASan writes its reports to build-asan/sanitizer-report.*, UBSan's (which gcc's runtime
+# cannot send to a file next to ASan) are found in every test's output, which ctest keeps.
+log=build-asan/Testing/Temporary/LastTest.log
+rm -f build-asan/sanitizer-report.* "$log"
+cmake --workflow --preset asan
+if ls build-asan/sanitizer-report.* >/dev/null 2>&1 || grep -q "runtime error:" "$log"; then
+  cat build-asan/sanitizer-report.* 2>/dev/null || true
+  grep -B2 -A12 "runtime error:" "$log" || true
+  echo "ci/cpu.sh: sanitizer reports above"
+  exit 1
+fi
 echo "ci/cpu.sh: done in $(( $(date +%s) - start )) s"

@@ -8,6 +8,7 @@
  * library, loaded unless --load (cli/plugins.c) already loaded a library with a kernel of that
  * name. Exit: 0 none fails now, 1 some still fails, 2 a reproducer could not be read (or its
  * kernel found), 3 none fails but some could not run here. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,7 +54,7 @@ int sml_cmd_replay(int argc, char **argv) {
     }
     struct stat st;
     if (stat(path, &st) != 0) {
-        fprintf(stderr, ME ": %s: no such file or directory\n", path);
+        fprintf(stderr, ME ": %s: %s\n", path, errno == ENOENT ? "no such file or directory" : strerror(errno));
         return 2;
     }
     char **paths = NULL;

@@ -1,6 +1,7 @@
 /* json_read.c: recursive descent over the RFC 8259 grammar, strict (no comments, no
  * trailing commas, no NaN), with a depth limit so a hostile file cannot blow the stack. */
 #include "bench/json_read.h"
+#include "file_read.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,12 +12,28 @@
 
 #define MAX_DEPTH 64
 
+/* The tree lives in blocks of one arena, freed together: a value costs its node and its
+ * text, not a heap allocation each (whose bookkeeping doubles the cost of short strings).
+ * Members are gathered on one stack shared by every container and copied out at the
+ * closing bracket, so each array is exactly its size. */
+typedef struct block {
+    struct block *next;
+    size_t used, cap;
+    double data[]; /* aligned for every member of sml_json */
+} block;
+
+#define BLOCK_BYTES ((size_t)64 << 10)
+
 typedef struct parser {
     const char *s, *end, *p;
     int depth;
     char *err;
     size_t errlen;
     int failed;
+    block *blocks;
+    sml_json **items; /* the member stack */
+    char **keys;
+    size_t sp, cap;
 } parser;
 
 static void fail(parser *ps, const char *fmt, ...) {
@@ -41,28 +58,73 @@ static void skip_ws(parser *ps) {
         ps->p++;
 }
 
+static void *alloc(parser *ps, size_t n) {
+    n = (n + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    block *b = ps->blocks;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > BLOCK_BYTES ? n : BLOCK_BYTES;
+        b = malloc(sizeof *b + cap);
+        if (!b) {
+            fail(ps, "out of memory");
+            return NULL;
+        }
+        b->used = 0;
+        b->cap = cap;
+        b->next = ps->blocks;
+        ps->blocks = b;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+static void free_blocks(block *b) {
+    while (b) {
+        block *next = b->next;
+        free(b);
+        b = next;
+    }
+}
+
 static sml_json *new_value(parser *ps, sml_json_type t) {
-    sml_json *v = calloc(1, sizeof *v);
-    if (!v) fail(ps, "out of memory");
-    else v->type = t;
+    sml_json *v = alloc(ps, sizeof *v);
+    if (v) {
+        memset(v, 0, sizeof *v);
+        v->type = t;
+    }
     return v;
 }
 
-static int push(parser *ps, sml_json *arr, sml_json *item, char *key) {
-    if (arr->n % 16 == 0) {
-        size_t cap = arr->n + 16;
-        sml_json **ni = realloc(arr->items, cap * sizeof *ni);
-        if (!ni) { fail(ps, "out of memory"); return 0; }
-        arr->items = ni;
-        if (arr->type == SML_JSON_OBJECT) {
-            char **nk = realloc(arr->keys, cap * sizeof *nk);
-            if (!nk) { fail(ps, "out of memory"); return 0; }
-            arr->keys = nk;
+static int push(parser *ps, sml_json *item, char *key) {
+    if (ps->sp == ps->cap) {
+        size_t cap = ps->cap ? ps->cap * 2 : 64;
+        sml_json **ni = realloc(ps->items, cap * sizeof *ni);
+        if (ni) ps->items = ni;
+        char **nk = ni ? realloc(ps->keys, cap * sizeof *nk) : NULL;
+        if (nk) ps->keys = nk;
+        if (!ni || !nk) {
+            fail(ps, "out of memory");
+            return 0;
+        }
+        ps->cap = cap;
+    }
+    ps->items[ps->sp] = item;
+    ps->keys[ps->sp++] = key;
+    return 1;
+}
+
+/* The members pushed since `base` become v's own arrays. */
+static int pop_members(parser *ps, sml_json *v, size_t base) {
+    v->n = ps->sp - base;
+    if (v->n) {
+        if (!(v->items = alloc(ps, v->n * sizeof *v->items))) return 0;
+        memcpy(v->items, ps->items + base, v->n * sizeof *v->items);
+        if (v->type == SML_JSON_OBJECT) {
+            if (!(v->keys = alloc(ps, v->n * sizeof *v->keys))) return 0;
+            memcpy(v->keys, ps->keys + base, v->n * sizeof *v->keys);
         }
     }
-    arr->items[arr->n] = item;
-    if (arr->type == SML_JSON_OBJECT) arr->keys[arr->n] = key;
-    arr->n++;
+    ps->sp = base;
     return 1;
 }
 
@@ -102,12 +164,41 @@ static size_t utf8_put(char *dst, unsigned cp) {
     return 4;
 }
 
-/* At the opening quote; returns a malloc'd string (an escape never grows the text). */
+size_t sml_utf8_len(const unsigned char *p, const unsigned char *end) {
+    unsigned c = p[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    if ((size_t)(end - p) < n) return 0;
+    if (p[1] < lo || p[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+    return n;
+}
+
+/* At the opening quote; returns the string, in the arena. The closing quote is found first,
+ * so the allocation is the string's own length (an escape never grows the text). */
 static char *parse_string(parser *ps) {
     ps->p++;
-    const char *start = ps->p;
-    char *out = malloc((size_t)(ps->end - start) + 1);
-    if (!out) { fail(ps, "out of memory"); return NULL; }
+    const char *start = ps->p, *q = start;
+    while (q < ps->end && *q != '"') q += *q == '\\' && q + 1 < ps->end ? 2 : 1;
+    if (q >= ps->end) {
+        ps->p = ps->end;
+        fail(ps, "unterminated string");
+        return NULL;
+    }
+    char *out = alloc(ps, (size_t)(q - start) + 1);
+    if (!out) return NULL;
     size_t n = 0;
     while (ps->p < ps->end) {
         unsigned char c = (unsigned char)*ps->p;
@@ -115,6 +206,14 @@ static char *parse_string(parser *ps) {
             ps->p++;
             out[n] = 0;
             return out;
+        }
+        if (c >= 0x80) {
+            size_t k = sml_utf8_len((const unsigned char *)ps->p, (const unsigned char *)ps->end);
+            if (!k) { fail(ps, "invalid UTF-8 in a string"); break; }
+            memcpy(out + n, ps->p, k);
+            n += k;
+            ps->p += k;
+            continue;
         }
         if (c < 0x20) { fail(ps, "control character in a string"); break; }
         if (c != '\\') { out[n++] = (char)c; ps->p++; continue; }
@@ -132,29 +231,25 @@ static char *parse_string(parser *ps) {
         case 't': out[n++] = '\t'; break;
         case 'u': {
             unsigned cp;
-            if (!hex4(ps, &cp)) { free(out); return NULL; }
+            if (!hex4(ps, &cp)) return NULL;
             if (cp >= 0xD800 && cp <= 0xDBFF) {
                 unsigned lo;
                 if (ps->end - ps->p < 2 || ps->p[0] != '\\' || ps->p[1] != 'u') {
                     fail(ps, "unpaired surrogate in \\u escape");
-                    free(out);
                     return NULL;
                 }
                 ps->p += 2;
-                if (!hex4(ps, &lo)) { free(out); return NULL; }
+                if (!hex4(ps, &lo)) return NULL;
                 if (lo < 0xDC00 || lo > 0xDFFF) {
                     fail(ps, "unpaired surrogate in \\u escape");
-                    free(out);
                     return NULL;
                 }
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
                 fail(ps, "unpaired surrogate in \\u escape");
-                free(out);
                 return NULL;
             } else if (cp == 0) {
                 fail(ps, "\\u0000 in a string is not supported");
-                free(out);
                 return NULL;
             }
             n += utf8_put(out + n, cp);
@@ -163,12 +258,10 @@ static char *parse_string(parser *ps) {
         default:
             ps->p--;
             fail(ps, "bad escape '\\%c'", e);
-            free(out);
             return NULL;
         }
     }
     if (!ps->failed) fail(ps, "unterminated string");
-    free(out);
     return NULL;
 }
 
@@ -226,32 +319,29 @@ static sml_json *parse_container(parser *ps, int object) {
         ps->depth--;
         return v;
     }
+    size_t base = ps->sp;
     for (;;) {
         char *key = NULL;
         skip_ws(ps);
         if (object) {
-            if (ps->p >= ps->end || *ps->p != '"') { fail(ps, "expected a member name in quotes"); break; }
-            key = parse_string(ps);
-            if (!key) break;
+            if (ps->p >= ps->end || *ps->p != '"') { fail(ps, "expected a member name in quotes"); return NULL; }
+            if (!(key = parse_string(ps))) return NULL;
             skip_ws(ps);
-            if (ps->p >= ps->end || *ps->p != ':') { free(key); fail(ps, "expected ':' after a member name"); break; }
+            if (ps->p >= ps->end || *ps->p != ':') { fail(ps, "expected ':' after a member name"); return NULL; }
             ps->p++;
         }
         sml_json *item = parse_value(ps);
-        if (!item) { free(key); break; }
-        if (!push(ps, v, item, key)) { free(key); sml_json_free(item); break; }
+        if (!item || !push(ps, item, key)) return NULL;
         skip_ws(ps);
         if (ps->p < ps->end && *ps->p == ',') { ps->p++; continue; }
         if (ps->p < ps->end && *ps->p == close) {
             ps->p++;
             ps->depth--;
-            return v;
+            return pop_members(ps, v, base) ? v : NULL;
         }
         fail(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
-        break;
+        return NULL;
     }
-    sml_json_free(v);
-    return NULL;
 }
 
 static sml_json *parse_value(parser *ps) {
@@ -262,10 +352,8 @@ static sml_json *parse_value(parser *ps) {
     if (c == '[') return parse_container(ps, 0);
     if (c == '"') {
         char *s = parse_string(ps);
-        if (!s) return NULL;
-        sml_json *v = new_value(ps, SML_JSON_STRING);
-        if (!v) { free(s); return NULL; }
-        v->string = s;
+        sml_json *v = s ? new_value(ps, SML_JSON_STRING) : NULL;
+        if (v) v->string = s;
         return v;
     }
     if (c == '-' || is_digit(c)) return parse_number(ps);
@@ -280,20 +368,23 @@ sml_status sml_json_parse(const char *text, size_t len, sml_json **out, char *er
     if (!text || !out) return SML_ERR_NULL_POINTER;
     *out = NULL;
     if (err && errlen) err[0] = 0;
-    parser ps = {text, text + len, text, 0, err, errlen, 0};
+    parser ps = {.s = text, .end = text + len, .p = text, .err = err, .errlen = errlen};
     sml_json *v = parse_value(&ps);
     if (v) {
         skip_ws(&ps);
         if (ps.p != ps.end) {
             fail(&ps, "unexpected text after the document");
-            sml_json_free(v);
             v = NULL;
         }
     }
+    free(ps.items);
+    free(ps.keys);
     if (!v) {
         if (!ps.failed) fail(&ps, "malformed JSON");
+        free_blocks(ps.blocks);
         return SML_ERR_FORMAT;
     }
+    v->arena = ps.blocks;
     *out = v;
     return SML_OK;
 }
@@ -301,44 +392,17 @@ sml_status sml_json_parse(const char *text, size_t len, sml_json **out, char *er
 sml_status sml_json_parse_file(const char *path, sml_json **out, char *err, size_t errlen) {
     if (!path || !out) return SML_ERR_NULL_POINTER;
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (err && errlen) snprintf(err, errlen, "cannot open: %s", strerror(errno));
-        return SML_ERR_IO;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap) break;
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) { free(buf); buf = NULL; break; }
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        if (err && errlen) snprintf(err, errlen, "%s", bad ? "read error" : "out of memory");
-        return bad ? SML_ERR_IO : SML_ERR_OUT_OF_MEMORY;
-    }
-    sml_status s = sml_json_parse(buf, n, out, err, errlen);
+    char *buf;
+    size_t n;
+    sml_status s = sml_file_read_all(path, SML_JSON_MAX_FILE, &buf, &n, err, errlen);
+    if (s != SML_OK) return s;
+    s = sml_json_parse(buf, n, out, err, errlen);
     free(buf);
     return s;
 }
 
 void sml_json_free(sml_json *v) {
-    if (!v) return;
-    for (size_t i = 0; i < v->n; i++) {
-        sml_json_free(v->items[i]);
-        if (v->keys) free(v->keys[i]);
-    }
-    free(v->items);
-    free(v->keys);
-    free(v->string);
-    free(v);
+    if (v) free_blocks(v->arena);
 }
 
 const sml_json *sml_json_get(const sml_json *obj, const char *key) {
@@ -368,6 +432,18 @@ double sml_json_num(const sml_json *v, double fallback) {
         if (!strcmp(v->string, "nan")) return NAN;
     }
     return v && v->type == SML_JSON_NUMBER ? v->number : fallback;
+}
+
+int sml_json_int(const sml_json *v, int64_t lo, int64_t hi, int64_t *out) {
+    /* The range test is done in double before any conversion: a cast of a value out of
+     * int64_t's range is undefined. */
+    if (!sml_json_is_num(v) || v->number != floor(v->number) || v->number < (double)lo ||
+        v->number > (double)hi || v->number >= 9223372036854775808.0)
+        return 0;
+    int64_t x = (int64_t)v->number;
+    if (x < lo || x > hi) return 0; /* lo, hi not exact in double */
+    *out = x;
+    return 1;
 }
 
 int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where, char *err,

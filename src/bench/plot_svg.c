@@ -31,16 +31,36 @@ static const char *const COLORS[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                      "#637939", "#843c39"};
 #define NCOLORS (sizeof COLORS / sizeof COLORS[0])
 
+/* Text as XML 1.0 character data: markup escaped, and what is not an XML character (bytes
+ * that are not UTF-8, control characters, U+FFFE and U+FFFF) replaced by U+FFFD. */
 static void xml_text(FILE *f, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+    while (p < end) {
+        size_t n = sml_utf8_len(p, end);
+        int bad = n == 0 || (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') ||
+                  (n == 3 && p[0] == 0xEF && p[1] == 0xBF && p[2] >= 0xBE);
+        if (bad) {
+            fputs("\xEF\xBF\xBD", f);
+            p += n ? n : 1;
+            continue;
+        }
+        switch (*p) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        default: fwrite(p, 1, n, f);
         }
+        p += n;
     }
+}
+
+/* The largest value plotted: GB/s past it are no measurement (and would overflow the axis). */
+#define MAX_GBPS 1e9
+/* A plotted value of e's `key`: finite and in [0, MAX_GBPS], else NAN. */
+static double gbps_of(const sml_json *e, const char *key) {
+    double g = sml_json_num(sml_json_get(e, key), NAN);
+    return g >= 0 && g <= MAX_GBPS ? g : NAN;
 }
 
 static void add_point(series *s, double x, double y, int wrong) {
@@ -67,7 +87,14 @@ static series *find_series(series *all, int *n, const char *name) {
 static int matches(const sml_json *e, const char *op, const char *dtype, int64_t rows) {
     const char *eo = sml_json_str(sml_json_get(e, "op")), *ed = sml_json_str(sml_json_get(e, "dtype"));
     if (!eo || !ed || strcmp(eo, op) || strcmp(ed, dtype)) return 0;
-    return rows == 0 || (int64_t)sml_json_num(sml_json_get(e, "rows"), -1) == rows;
+    int64_t r;
+    return rows == 0 || (sml_json_int(sml_json_get(e, "rows"), 1, INT64_MAX / 2, &r) && r == rows);
+}
+
+/* A row length to plot: a whole number in [1, 2^53] (the x axis spans its log2), else 0. */
+static double cols_of(const sml_json *e) {
+    int64_t c;
+    return sml_json_int(sml_json_get(e, "cols"), 1, (int64_t)1 << 53, &c) ? (double)c : 0;
 }
 
 /* A 1-2-5 step giving about 6 ticks up to max. */
@@ -128,7 +155,8 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
             for (size_t j = 0; j < sml_json_len(ev); j++) {
                 const sml_json *e = sml_json_at(ev, j);
                 if (!matches(e, op, dtype, 0)) continue;
-                int64_t r = (int64_t)sml_json_num(sml_json_get(e, "rows"), 0);
+                int64_t r;
+                if (!sml_json_int(sml_json_get(e, "rows"), 1, INT64_MAX / 2, &r)) continue;
                 int seen = 0;
                 for (int k = 0; k < ncand; k++) seen |= cand[k] == r;
                 if (!seen && ncand < 64) cand[ncand++] = r;
@@ -142,7 +170,7 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
                 for (size_t j = 0; j < sml_json_len(ev); j++) {
                     const sml_json *e = sml_json_at(ev, j);
                     if (!matches(e, op, dtype, cand[k])) continue;
-                    double c = sml_json_num(sml_json_get(e, "cols"), 0);
+                    double c = cols_of(e);
                     int seen = 0;
                     for (int q = 0; q < nc; q++) seen |= cols[q] == c;
                     if (!seen && nc < MAX_POINTS) cols[nc++] = c;
@@ -168,18 +196,17 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
         for (size_t j = 0; j < sml_json_len(ev); j++) {
             const sml_json *e = sml_json_at(ev, j);
             if (!matches(e, op, dtype, rows)) continue;
-            double c = sml_json_num(sml_json_get(e, "cols"), 0);
-            double g = sml_json_num(sml_json_get(e, "gbps"), NAN);
-            if (!(c > 0) || !isfinite(g)) continue;
+            double c = cols_of(e), g = gbps_of(e, "gbps");
+            if (!(c > 0) || isnan(g)) continue;
             const char *chk = sml_json_str(sml_json_get(e, "check"));
             series *s = find_series(all, &ns, k);
             if (!s) continue;
             add_point(s, c, g, !chk || strcmp(chk, "ok") != 0);
             if (dev && !strcmp(dev, "gpu")) device_gpu = 1;
-            double ck = sml_json_num(sml_json_get(e, "copy_kernel_gbps"), NAN);
-            if (isfinite(ck)) add_point(copyk, c, ck, 0);
-            double an = sml_json_num(sml_json_get(sml_json_get(e, "anchor_other_machine"), "best_gbps"), NAN);
-            if (isfinite(an) && an > 0) add_point(anchor, c, an, 0);
+            double ck = gbps_of(e, "copy_kernel_gbps");
+            if (!isnan(ck)) add_point(copyk, c, ck, 0);
+            double an = gbps_of(sml_json_get(e, "anchor_other_machine"), "best_gbps");
+            if (!isnan(an) && an > 0) add_point(anchor, c, an, 0);
             if (c < xmin) xmin = c;
             if (c > xmax) xmax = c;
         }
@@ -191,7 +218,7 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
         return SML_ERR_FORMAT;
     }
     const sml_json *copy = sml_json_get(sml_json_get(doc, "environment"), "copy");
-    double memcpy_gbps = sml_json_num(sml_json_get(copy, device_gpu ? "memcpy_d2d_gbps" : "host_memcpy_gbps"), NAN);
+    double memcpy_gbps = gbps_of(copy, device_gpu ? "memcpy_d2d_gbps" : "host_memcpy_gbps");
     for (int i = 0; i < MAX_SERIES + 2; i++) {
         series *s = &all[i];
         if (i >= ns && i < MAX_SERIES) continue;
@@ -199,8 +226,8 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
         for (int j = 0; j < s->n; j++)
             if (s->p[j].y > ymax) ymax = s->p[j].y;
     }
-    if (isfinite(memcpy_gbps) && memcpy_gbps > ymax) ymax = memcpy_gbps;
-    if (!(ymax > 0)) ymax = 1;
+    if (!isnan(memcpy_gbps) && memcpy_gbps > ymax) ymax = memcpy_gbps;
+    if (!(ymax >= 1e-6)) ymax = 1; /* no axis from a subnormal maximum (its tick step would be 0) */
     double step = nice_step(ymax * 1.05);
     double ytop = ceil(ymax * 1.05 / step) * step;
     double lx0 = floor(log2(xmin)), lx1 = ceil(log2(xmax));
@@ -248,7 +275,7 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
             MT + ph / 2, MT + ph / 2);
     /* The copy bandwidth of the same run. */
     int ly = MT + 10;
-    if (isfinite(memcpy_gbps)) {
+    if (!isnan(memcpy_gbps)) {
         fprintf(f, "<line class=\"copy-bandwidth\" x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" "
                    "stroke-width=\"1.5\" stroke-dasharray=\"8 5\"/>\n", ML, PY(memcpy_gbps), ML + pw, PY(memcpy_gbps));
         fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\" stroke-width=\"1.5\" "

@@ -213,8 +213,11 @@ static void read_environment(const sml_json *doc, sml_tgt_report *out) {
     snprintf(out->sweep, sizeof out->sweep, "%s", sweep ? sweep : "-");
     out->memcpy_gbps = sml_json_num(sml_json_get(sml_json_get(env, "copy"), "memcpy_d2d_gbps"), NAN);
     const sml_json *part = sml_json_get(doc, "partial");
-    out->cases_measured = (int64_t)sml_json_num(sml_json_get(part, "cases_measured"), 0);
-    out->cases_planned = (int64_t)sml_json_num(sml_json_get(part, "cases_planned"), 0);
+    /* Counts out of range read as absent (0): a cast of such a double would be undefined. */
+    if (!sml_json_int(sml_json_get(part, "cases_measured"), 0, INT32_MAX, &out->cases_measured))
+        out->cases_measured = 0;
+    if (!sml_json_int(sml_json_get(part, "cases_planned"), 0, INT32_MAX, &out->cases_planned))
+        out->cases_planned = 0;
     const sml_json *ops = sml_json_get(doc, "ops");
     for (size_t i = 0; i < sml_json_len(ops); i++) {
         const char *op = sml_json_str(sml_json_at(ops, i));

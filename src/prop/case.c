@@ -18,6 +18,28 @@ void *sml_prop_case_source(const sml_prop_case *c) {
     return sml_op_is_backward(c->op) ? c->logits : c->x;
 }
 
+int sml_prop_case_in_bounds(const sml_prop_case *c, char *why, size_t n) {
+    const long long max = (long long)SML_PROP_MAX_ELEMS;
+    if (c->rows < 1 || c->rows > max)
+        return snprintf(why, n, "rows: %lld is not in [1, %lld]", (long long)c->rows, max), 0;
+    if (c->cols < 1 || c->cols > max)
+        return snprintf(why, n, "cols: %lld is not in [1, %lld]", (long long)c->cols, max), 0;
+    if (c->offset < 0 || c->offset > SML_PROP_MAX_OFFSET)
+        return snprintf(why, n, "offset: %lld is not in [0, %d]", (long long)c->offset, SML_PROP_MAX_OFFSET), 0;
+    if (c->rows > max / c->cols)
+        return snprintf(why, n, "rows x cols: %lld x %lld is more than %lld elements", (long long)c->rows,
+                        (long long)c->cols, max), 0;
+    if (c->ld < c->cols || c->ld > max)
+        return snprintf(why, n, "ld: %lld is not in [cols, %lld] (cols %lld)", (long long)c->ld, max,
+                        (long long)c->cols), 0;
+    /* Every factor is at most 2^31 here, so the span is computed without overflow. */
+    int64_t span = c->offset + (c->rows - 1) * c->ld + c->cols;
+    if (span > max)
+        return snprintf(why, n, "ld: %lld rows at stride %lld span %lld elements, more than %lld",
+                        (long long)c->rows, (long long)c->ld, (long long)span, max), 0;
+    return 1;
+}
+
 sml_status sml_prop_case_alloc(sml_prop_case *c) {
     size_t n = (size_t)(c->rows * c->cols) * sml_dtype_size(c->dtype);
     if (n == 0) n = 1;

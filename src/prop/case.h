@@ -24,6 +24,16 @@ typedef struct sml_prop_case {
     int tall;         /* drawn as a tall case (gen.c): counted in the run's result */
 } sml_prop_case;
 
+/* The bounds of every case the engine lays out and of every reproducer it reads: rows and
+ * cols at least 1, ld at least cols, offset in [0, SML_PROP_MAX_OFFSET], and both the
+ * elements (rows x cols) and the laid-out span (offset + (rows - 1) x ld + cols) at most
+ * SML_PROP_MAX_ELEMS, so no size computed from them overflows. */
+#define SML_PROP_MAX_ELEMS ((int64_t)1 << 31)
+#define SML_PROP_MAX_OFFSET 4096
+/* 1 when c is inside them; else 0 and why[n] names the first field that is not
+ * ("ld: ..."). */
+int sml_prop_case_in_bounds(const sml_prop_case *c, char *why, size_t n);
+
 /* Allocate the arrays for c's op, dtype, rows and cols (contents undefined). */
 sml_status sml_prop_case_alloc(sml_prop_case *c);
 void sml_prop_case_free(sml_prop_case *c);

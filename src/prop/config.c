@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -190,8 +191,27 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         ok = parse_i64(v, &l) && l <= 100;
         if (ok) cfg->only_level = (int)l;
     } else if (!strcmp(a, "--save")) cfg->save_dir = v;
-    else if (!strcmp(a, "--regressions")) cfg->regressions_dir = strcmp(v, "none") ? v : NULL;
-    else if (!strcmp(a, "--props")) {
+    else if (!strcmp(a, "--regressions")) {
+        /* Each folder of DIR[:DIR] must be one: a wrong name replayed nothing, silently. */
+        for (const char *d = v; strcmp(v, "none") && *d;) {
+            size_t n = strcspn(d, ":");
+            char dir[2048];
+            struct stat st;
+            int found = 0;
+            if (n > 0 && n < sizeof dir) {
+                memcpy(dir, d, n);
+                dir[n] = 0;
+                found = stat(dir, &st) == 0;
+            }
+            if (n == 0 || n >= sizeof dir || !found || !S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "--regressions: %.*s: %s\n", (int)(n < 200 ? n : 200), d,
+                        n == 0 ? "an empty folder name" : found ? "not a directory" : "no such directory");
+                return -1;
+            }
+            d += n + (d[n] == ':');
+        }
+        cfg->regressions_dir = strcmp(v, "none") ? v : NULL;
+    } else if (!strcmp(a, "--props")) {
         unsigned mask = 0;
         char buf[512];
         snprintf(buf, sizeof buf, "%s", v);

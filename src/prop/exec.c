@@ -150,6 +150,8 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
                              const sml_prop_case *c, int verify, void *out,
                              sml_prop_run_report *rep) {
     memset(rep, 0, sizeof *rep);
+    /* Sizes below are computed in size_t: only a case inside the bounds is laid out. */
+    if (!sml_prop_case_in_bounds(c, rep->where, sizeof rep->where)) return SML_ERR_INVALID_ARG;
     layout L = layout_of(c);
     sml_status s;
     if ((s = grow_host(&e->img, &e->cap_img, L.total)) != SML_OK) return s;

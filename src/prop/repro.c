@@ -1,5 +1,5 @@
-/* repro.c: saving and loading reproducers, and the small JSON subset they use (one flat
- * object of strings, numbers, booleans and null), so replay needs nothing but libc. */
+/* repro.c: saving and loading reproducers. Reading one back bounds every field and names
+ * the first one that is missing or bad. */
 #include "prop/repro.h"
 #include "softmax_lab_plugin.h"
 
@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "bench/json_read.h"
+#include "file_read.h"
 #include "prop/npy.h"
 #include "util/out_file.h"
 
@@ -172,212 +175,239 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
     return SML_OK;
 }
 
-/* ---- the JSON subset -------------------------------------------------------------------- */
+/* ---- reading one back ------------------------------------------------------------------ */
 
-#define MAX_KEYS 48
-typedef struct kv { char key[32]; char val[4200]; int is_null, truncated; } kv;
-typedef struct obj { kv items[MAX_KEYS]; int n; } obj;
+/* A reproducer is a few hundred bytes; anything past this is not one. */
+#define MAX_REPRO_BYTES ((size_t)1 << 20)
 
-static const char *skip_ws(const char *p) {
-    while (isspace((unsigned char)*p)) p++;
-    return p;
-}
-
-static const char *parse_string(const char *p, char *out, size_t n, int *truncated) {
-    if (*p != '"') return NULL;
-    p++;
-    size_t k = 0;
-    if (truncated) *truncated = 0;
-    while (*p && *p != '"') {
-        char ch = *p++;
-        if (ch == '\\') {
-            ch = *p++;
-            if (ch == 'n') ch = '\n';
-            else if (ch == 't') ch = '\t';
-            else if (ch == 'u') {
-                unsigned v = 0;
-                for (int i = 0; i < 4 && isxdigit((unsigned char)*p); i++, p++)
-                    v = v * 16 + (unsigned)(isdigit((unsigned char)*p) ? *p - '0' : (tolower(*p) - 'a' + 10));
-                ch = v < 0x80 ? (char)v : '?';
-            } else if (!ch) return NULL;
+/* The member `key` of o; a key given twice is refused (which value would count?). */
+static int field(const sml_json *o, const char *key, const sml_json **v, char *err, size_t n) {
+    *v = NULL;
+    for (size_t i = 0; i < o->n; i++) {
+        if (strcmp(o->keys[i], key)) continue;
+        if (*v) {
+            sml_errorf(SML_ERR_FORMAT, err, n, "%s: given twice", key);
+            return 0;
         }
-        if (k + 1 < n) out[k++] = ch;
-        else if (truncated) *truncated = 1;
+        *v = o->items[i];
     }
-    if (*p != '"') return NULL;
-    out[k] = 0;
-    return p + 1;
-}
-
-static int parse_obj(const char *text, obj *o) {
-    o->n = 0;
-    const char *p = skip_ws(text);
-    if (*p++ != '{') return 0;
-    p = skip_ws(p);
-    if (*p == '}') return 1;
-    for (;;) {
-        if (o->n == MAX_KEYS) return 0;
-        kv *it = &o->items[o->n];
-        memset(it, 0, sizeof *it);
-        p = parse_string(skip_ws(p), it->key, sizeof it->key, NULL);
-        if (!p) return 0;
-        p = skip_ws(p);
-        if (*p++ != ':') return 0;
-        p = skip_ws(p);
-        if (*p == '"') {
-            p = parse_string(p, it->val, sizeof it->val, &it->truncated);
-            if (!p) return 0;
-        } else {
-            size_t k = 0;
-            while (*p && *p != ',' && *p != '}' && !isspace((unsigned char)*p))
-                if (k + 1 < sizeof it->val) it->val[k++] = *p++;
-                else p++;
-            it->val[k] = 0;
-            if (!k) return 0;
-            it->is_null = !strcmp(it->val, "null");
-        }
-        o->n++;
-        p = skip_ws(p);
-        if (*p == ',') { p++; continue; }
-        if (*p == '}') return 1;
-        return 0;
-    }
-}
-
-static const kv *get(const obj *o, const char *key) {
-    for (int i = 0; i < o->n; i++)
-        if (!strcmp(o->items[i].key, key)) return &o->items[i];
-    return NULL;
-}
-
-static int get_i64(const obj *o, const char *key, int64_t *v) {
-    const kv *it = get(o, key);
-    if (!it || it->is_null) return 0;
-    char *end;
-    errno = 0;
-    long long x = strtoll(it->val, &end, 0);
-    if (errno || *end) return 0;
-    *v = x;
     return 1;
 }
 
-static int get_u64(const obj *o, const char *key, uint64_t *v) {
-    const kv *it = get(o, key);
-    if (!it || it->is_null) return 0;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(it->val, &end, 0);
-    if (errno || *end) return 0;
-    *v = x;
+/* A required string (copied, at most dn - 1 bytes, into dst when dst is not NULL). */
+static int req_str(const sml_json *o, const char *key, char *dst, size_t dn, const char **val, char *err,
+                   size_t n) {
+    const sml_json *v;
+    if (!field(o, key, &v, err, n)) return 0;
+    if (!v) return sml_errorf(SML_ERR_FORMAT, err, n, "%s: missing", key), 0;
+    const char *str = sml_json_str(v);
+    if (!str || !str[0]) return sml_errorf(SML_ERR_FORMAT, err, n, "%s: not a non-empty string", key), 0;
+    if (dst && strlen(str) >= dn)
+        return sml_errorf(SML_ERR_FORMAT, err, n, "%s: longer than %zu characters", key, dn - 1), 0;
+    if (dst) cpy(dst, dn, str);
+    if (val) *val = str;
+    return 1;
+}
+
+/* An optional string: absent or null leaves dst empty; else truncated into it. */
+static int opt_str(const sml_json *o, const char *key, char *dst, size_t dn, char *err, size_t n) {
+    const sml_json *v;
+    if (!field(o, key, &v, err, n)) return 0;
+    dst[0] = 0;
+    if (!v || v->type == SML_JSON_NULL) return 1;
+    if (!sml_json_str(v)) return sml_errorf(SML_ERR_FORMAT, err, n, "%s: not a string", key), 0;
+    cpy(dst, dn, sml_json_str(v));
+    return 1;
+}
+
+/* A whole number in [lo, hi]: required, or optional (absent or null keeps *dst). */
+static int num(const sml_json *o, const char *key, int required, int64_t lo, int64_t hi, int64_t *dst,
+               char *err, size_t n) {
+    const sml_json *v;
+    if (!field(o, key, &v, err, n)) return 0;
+    if (!v || (!required && v->type == SML_JSON_NULL)) {
+        if (required) sml_errorf(SML_ERR_FORMAT, err, n, "%s: missing", key);
+        return !required;
+    }
+    if (!sml_json_is_num(v)) return sml_errorf(SML_ERR_FORMAT, err, n, "%s: not a number", key), 0;
+    if (sml_json_int(v, lo, hi, dst)) return 1;
+    if (v->number != floor(v->number))
+        return sml_errorf(SML_ERR_FORMAT, err, n, "%s: %.6g is not a whole number", key, v->number), 0;
+    if (fabs(v->number) < 1e18)
+        return sml_errorf(SML_ERR_FORMAT, err, n, "%s: %.0f is not in [%lld, %lld]", key, v->number,
+                          (long long)lo, (long long)hi), 0;
+    return sml_errorf(SML_ERR_FORMAT, err, n, "%s: %.6g is not in [%lld, %lld]", key, v->number, (long long)lo,
+                      (long long)hi), 0;
+    return 1;
+}
+
+/* A 64-bit seed: a string ("0x..." or decimal, as saved) or a whole number; absent is 0. */
+static int seed(const sml_json *o, const char *key, uint64_t *dst, char *err, size_t n) {
+    const sml_json *v;
+    if (!field(o, key, &v, err, n)) return 0;
+    *dst = 0;
+    if (!v || v->type == SML_JSON_NULL) return 1;
+    const char *str = sml_json_str(v);
+    if (str) {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(str, &end, 0);
+        if (!isdigit((unsigned char)str[0]) || errno || *end)
+            return sml_errorf(SML_ERR_FORMAT, err, n, "%s: '%.40s' is not a 64-bit number", key, str), 0;
+        *dst = x;
+        return 1;
+    }
+    int64_t x;
+    if (!sml_json_int(v, 0, (int64_t)1 << 53, &x))
+        return sml_errorf(SML_ERR_FORMAT, err, n, "%s: not a seed (a string such as \"0x1f\")", key), 0;
+    *dst = (uint64_t)x;
     return 1;
 }
 
 /* Read an .npy named in the reproducer (relative to the .json's folder) into dst. */
-static sml_status load_array(const char *json_path, const char *name, const sml_prop_case *c,
+static sml_status load_array(const char *json_path, const char *key, const char *name, const sml_prop_case *c,
                              void *dst, char *err, size_t errlen) {
-    char path[2048];
+    char path[4096];
     const char *slash = strrchr(json_path, '/');
-    if (name[0] == '/' || !slash) snprintf(path, sizeof path, "%s", name);
-    else snprintf(path, sizeof path, "%.*s/%s", (int)(slash - json_path), json_path, name);
+    int w = name[0] == '/' || !slash ? snprintf(path, sizeof path, "%s", name)
+                                     : snprintf(path, sizeof path, "%.*s/%s", (int)(slash - json_path), json_path, name);
+    if (w < 0 || (size_t)w >= sizeof path)
+        return sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: the file's path is longer than %zu characters", key,
+                          sizeof path - 1);
     sml_npy a;
-    sml_status s = sml_npy_read(path, (int)c->dtype, &a, err, errlen);
-    if (s != SML_OK) return s;
+    char why[512];
+    sml_status s = sml_npy_read(path, (int)c->dtype, &a, why, sizeof why);
+    if (s != SML_OK) return sml_errorf(s, err, errlen, "%s: %s", key, why);
     if (a.rows != c->rows || a.cols != c->cols) {
         sml_npy_free(&a);
-        return sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: shape %lldx%lld, the reproducer says %lldx%lld",
-                    path, (long long)a.rows, (long long)a.cols, (long long)c->rows, (long long)c->cols);
+        return sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: %s holds %lldx%lld, the reproducer says %lldx%lld", key,
+                          base_name(path), (long long)a.rows, (long long)a.cols, (long long)c->rows,
+                          (long long)c->cols);
     }
     memcpy(dst, a.data, a.bytes);
     sml_npy_free(&a);
     return SML_OK;
 }
 
+/* An enum field: its text parsed by `parse`; `what` lists the accepted names. */
+#define ENUM_FIELD(o, key, parse, dst, what)                                                          \
+    do {                                                                                          \
+        const char *t_;                                                                           \
+        if (!req_str(o, key, NULL, 0, &t_, err, errlen)) goto bad;                                \
+        if (parse(t_, dst) != SML_OK) {                                                           \
+            sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: '%.40s' is not one of %s", key, t_, what); \
+            goto bad;                                                                             \
+        }                                                                                         \
+    } while (0)
+
 sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop_repro *m,
                                char *err, size_t errlen) {
     memset(c, 0, sizeof *c);
     memset(m, 0, sizeof *m);
-    FILE *f = fopen(json_path, "r");
-    if (!f) return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot open: %s", json_path, strerror(errno));
-    char text[16384];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    obj *o = malloc(sizeof *o);
-    if (!o) return SML_ERR_OUT_OF_MEMORY;
-    sml_status s = SML_OK;
-    const kv *it;
-    if (!parse_obj(text, o)) {
-        s = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: not a reproducer (cannot parse the JSON)", json_path);
-        goto out;
-    }
-    it = get(o, "format");
-    if (!it || strcmp(it->val, SML_PROP_REPRO_FORMAT) != 0) {
-        s = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: not a reproducer (format is not \"%s\")", json_path,
-                 SML_PROP_REPRO_FORMAT);
-        goto out;
-    }
-    const kv *kk = get(o, "kernel"), *op = get(o, "op"), *dt = get(o, "dtype"),
-             *pr = get(o, "property"), *x = get(o, "x");
-    if (!kk || !op || !dt || !pr || !x || x->is_null || sml_op_parse(op->val, &c->op) != SML_OK ||
-        sml_dtype_parse(dt->val, &c->dtype) != SML_OK || sml_prop_parse(pr->val, &m->prop) != SML_OK ||
-        !get_i64(o, "rows", &c->rows) || !get_i64(o, "cols", &c->cols) || !get_i64(o, "ld", &c->ld) ||
-        !get_i64(o, "offset", &c->offset) || c->rows < 1 || c->cols < 1 || c->ld < c->cols ||
-        c->offset < 0 || c->offset > 4096) {
-        s = sml_errorf(SML_ERR_FORMAT, err, errlen,
-                 "%s: missing or bad field (kernel, op, dtype, property, x, rows, cols, ld, offset)",
-                 json_path);
-        goto out;
-    }
-    cpy(m->kernel, sizeof m->kernel, kk->val);
-    it = get(o, "inplace");
-    c->inplace = it && !strcmp(it->val, "true") && !sml_op_is_backward(c->op);
-    if (!get_u64(o, "case_seed", &c->seed)) c->seed = 0;
-    if (!get_u64(o, "run_seed", &m->run_seed)) m->run_seed = 0;
-    if (!get_i64(o, "case", &m->case_index)) m->case_index = -1;
+    if (!json_path) return SML_ERR_NULL_POINTER;
+    char *text;
+    size_t len;
+    sml_status s = sml_file_read_all(json_path, MAX_REPRO_BYTES, &text, &len, err, errlen);
+    if (s != SML_OK) return s;
+    sml_json *o = NULL;
+    char why[256];
+    s = sml_json_parse(text, len, &o, why, sizeof why);
+    free(text);
+    if (s != SML_OK) return sml_errorf(s, err, errlen, "not a reproducer: the JSON does not parse (%s)", why);
+    const sml_json *v, *x, *dy, *lg;
+    const char *fmt;
     int64_t lv = 0;
-    m->level = get_i64(o, "level", &lv) ? (int)lv : 0;
-    if ((it = get(o, "verdict"))) cpy(m->verdict, sizeof m->verdict, it->val);
-    if ((it = get(o, "message"))) cpy(m->message, sizeof m->message, it->val);
-    if ((it = get(o, "family"))) cpy(m->family, sizeof m->family, it->val);
-    if ((it = get(o, "load")) && !it->is_null) {
-        if (it->truncated || strlen(it->val) >= sizeof m->load || !it->val[0]) {
-            s = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: field load: %s", json_path,
-                           it->val[0] ? "a library path longer than 4095 characters" : "empty");
-            goto out;
-        }
-        cpy(m->load, sizeof m->load, it->val);
+    if (o->type != SML_JSON_OBJECT) {
+        sml_errorf(SML_ERR_FORMAT, err, errlen, "not a reproducer: the JSON is not an object");
+        goto bad;
     }
-    get_i64(o, "original_rows", &m->orig_rows);
-    get_i64(o, "original_cols", &m->orig_cols);
-    get_i64(o, "original_ld", &m->orig_ld);
-    get_i64(o, "original_offset", &m->orig_offset);
-    get_i64(o, "shrink_steps", &m->shrink_steps);
+    if (!req_str(o, "format", NULL, 0, &fmt, err, errlen)) goto bad;
+    if (strcmp(fmt, SML_PROP_REPRO_FORMAT)) {
+        sml_errorf(SML_ERR_FORMAT, err, errlen, "format: '%.40s' is not \"%s\"", fmt, SML_PROP_REPRO_FORMAT);
+        goto bad;
+    }
+    if (!req_str(o, "kernel", m->kernel, sizeof m->kernel, NULL, err, errlen)) goto bad;
+    ENUM_FIELD(o, "op", sml_op_parse, &c->op, "softmax, log_softmax, softmax_bwd, log_softmax_bwd");
+    ENUM_FIELD(o, "dtype", sml_dtype_parse, &c->dtype, "fp32, fp16, bf16");
+    ENUM_FIELD(o, "property", sml_prop_parse, &m->prop, "the properties of docs/PROPERTIES.md");
+    if (!num(o, "rows", 1, 1, SML_PROP_MAX_ELEMS, &c->rows, err, errlen) ||
+        !num(o, "cols", 1, 1, SML_PROP_MAX_ELEMS, &c->cols, err, errlen) ||
+        !num(o, "ld", 1, 1, SML_PROP_MAX_ELEMS, &c->ld, err, errlen) ||
+        !num(o, "offset", 1, 0, SML_PROP_MAX_OFFSET, &c->offset, err, errlen))
+        goto bad;
+    if (!sml_prop_case_in_bounds(c, err, errlen)) goto bad;
+    if (!field(o, "inplace", &v, err, errlen)) goto bad;
+    if (v && v->type != SML_JSON_BOOL && v->type != SML_JSON_NULL) {
+        sml_errorf(SML_ERR_FORMAT, err, errlen, "inplace: not true or false");
+        goto bad;
+    }
+    c->inplace = v && v->type == SML_JSON_BOOL && v->boolean && !sml_op_is_backward(c->op);
+    m->case_index = -1;
+    if (!seed(o, "case_seed", &c->seed, err, errlen) || !seed(o, "run_seed", &m->run_seed, err, errlen) ||
+        !num(o, "case", 0, -1, INT64_MAX / 2, &m->case_index, err, errlen) ||
+        !num(o, "level", 0, 0, 100, &lv, err, errlen) ||
+        !num(o, "original_rows", 0, 0, INT64_MAX / 2, &m->orig_rows, err, errlen) ||
+        !num(o, "original_cols", 0, 0, INT64_MAX / 2, &m->orig_cols, err, errlen) ||
+        !num(o, "original_ld", 0, 0, INT64_MAX / 2, &m->orig_ld, err, errlen) ||
+        !num(o, "original_offset", 0, 0, INT64_MAX / 2, &m->orig_offset, err, errlen) ||
+        !num(o, "shrink_steps", 0, 0, INT64_MAX / 2, &m->shrink_steps, err, errlen) ||
+        !opt_str(o, "verdict", m->verdict, sizeof m->verdict, err, errlen) ||
+        !opt_str(o, "message", m->message, sizeof m->message, err, errlen) ||
+        !opt_str(o, "family", m->family, sizeof m->family, err, errlen))
+        goto bad;
+    m->level = (int)lv;
+    /* The plugin library the kernel came from: absent or null for a built-in kernel. */
+    if (!field(o, "load", &v, err, errlen)) goto bad;
+    if (v && v->type != SML_JSON_NULL) {
+        const char *lib = sml_json_str(v);
+        if (!lib || !lib[0] || strlen(lib) >= sizeof m->load) {
+            sml_errorf(SML_ERR_FORMAT, err, errlen, "load: %s",
+                       !lib ? "not a library path or null" : !lib[0] ? "empty" : "a library path longer than 4095 characters");
+            goto bad;
+        }
+        cpy(m->load, sizeof m->load, lib);
+    }
     cpy(c->family, sizeof c->family, m->family);
-    if (c->rows > ((int64_t)1 << 31) / c->cols) {
-        s = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: implausibly large reproducer", json_path);
+    if (!field(o, "x", &x, err, errlen) || !field(o, "dy", &dy, err, errlen) ||
+        !field(o, "logits", &lg, err, errlen))
+        goto bad;
+    if (!sml_json_str(x) || !x->string[0]) {
+        sml_errorf(SML_ERR_FORMAT, err, errlen, "x: %s", x ? "not a file name" : "missing");
+        goto bad;
+    }
+    int bwd = sml_op_is_backward(c->op);
+    if (bwd && (!sml_json_str(dy) || !dy->string[0])) {
+        sml_errorf(SML_ERR_FORMAT, err, errlen, "dy: %s (a backward reproducer needs the gradient)",
+                   dy && dy->type != SML_JSON_NULL ? "not a file name" : "missing");
+        goto bad;
+    }
+    if (bwd && lg && lg->type != SML_JSON_NULL && (!sml_json_str(lg) || !lg->string[0])) {
+        sml_errorf(SML_ERR_FORMAT, err, errlen, "logits: not a file name or null");
+        goto bad;
+    }
+    if ((s = sml_prop_case_alloc(c)) != SML_OK) {
+        sml_errorf(s, err, errlen, "out of memory for %lldx%lld", (long long)c->rows, (long long)c->cols);
         goto out;
     }
-    if ((s = sml_prop_case_alloc(c)) != SML_OK) goto out;
-    if ((s = load_array(json_path, x->val, c, c->x, err, errlen)) != SML_OK) goto out_case;
-    if (sml_op_is_backward(c->op)) {
-        const kv *dy = get(o, "dy"), *lg = get(o, "logits");
-        if (!dy || dy->is_null) {
-            s = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: a backward reproducer without dy", json_path);
-            goto out_case;
-        }
-        if ((s = load_array(json_path, dy->val, c, c->dy, err, errlen)) != SML_OK) goto out_case;
-        if (lg && !lg->is_null) {
-            if ((s = load_array(json_path, lg->val, c, c->logits, err, errlen)) != SML_OK) goto out_case;
+    if ((s = load_array(json_path, "x", x->string, c, c->x, err, errlen)) != SML_OK) goto out_case;
+    if (bwd) {
+        if ((s = load_array(json_path, "dy", dy->string, c, c->dy, err, errlen)) != SML_OK) goto out_case;
+        if (sml_json_str(lg)) {
+            if ((s = load_array(json_path, "logits", lg->string, c, c->logits, err, errlen)) != SML_OK)
+                goto out_case;
         } else {
             free(c->logits); /* y stands on its own; the shrinker is not used on replays */
             c->logits = NULL;
         }
     }
     goto out;
+bad:
+    s = SML_ERR_FORMAT;
+    goto out;
 out_case:
     sml_prop_case_free(c);
 out:
-    free(o);
+    sml_json_free(o);
     return s;
 }
 

@@ -4,6 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench/json_read.h"
 #include "bench/json_write.h"
@@ -180,5 +184,111 @@ int main(int argc, char **argv) {
     }
     check(82, sml_json_parse_file("/nonexistent/x.json", &doc, err, sizeof err) == SML_ERR_IO,
           "a missing file is an I/O error");
+
+    /* Strings are UTF-8 (RFC 8259): bytes that are not are refused where they stand. */
+    {
+        static const char *const NOT_UTF8[] = {
+            "[\"\xffk\"]", "[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]", "[\"\xf4\x90\x80\x80\"]",
+            "[\"\xe2\x82\"]", "[\"\x80\"]"};
+        for (size_t i = 0; i < sizeof NOT_UTF8 / sizeof NOT_UTF8[0]; i++) {
+            sml_json *v = NULL;
+            s = sml_json_parse(NOT_UTF8[i], strlen(NOT_UTF8[i]), &v, err, sizeof err);
+            char what[96];
+            snprintf(what, sizeof what, "invalid UTF-8 %zu is refused as such", i);
+            check(90 + (int)i, s == SML_ERR_FORMAT && strstr(err, "UTF-8") && strstr(err, "column 3"), what);
+            sml_json_free(v);
+        }
+        sml_json *v = NULL;
+        const char *ok = "[\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"]";
+        s = sml_json_parse(ok, strlen(ok), &v, err, sizeof err);
+        check(96, s == SML_OK && !strcmp(sml_json_str(sml_json_at(v, 0)), "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"),
+              "2-, 3- and 4-byte UTF-8 is taken as it is");
+        sml_json_free(v);
+    }
+    /* Whole numbers in range, never by casting a double out of int64_t's range. */
+    {
+        sml_json *v = NULL;
+        const char *t = "[3, 2.5, 1e300, -1e300, 9007199254740993, -4, 1e999]";
+        s = sml_json_parse(t, strlen(t), &v, err, sizeof err);
+        int64_t x = 0;
+        int ok = s == SML_OK && sml_json_int(sml_json_at(v, 0), 1, 10, &x) && x == 3 &&
+                 !sml_json_int(sml_json_at(v, 0), 4, 10, &x) && !sml_json_int(sml_json_at(v, 1), 0, 10, &x) &&
+                 !sml_json_int(sml_json_at(v, 2), 0, INT64_MAX, &x) && !sml_json_int(sml_json_at(v, 3), INT64_MIN, 0, &x) &&
+                 sml_json_int(sml_json_at(v, 4), 0, INT64_MAX, &x) && !sml_json_int(sml_json_at(v, 5), 0, 10, &x) &&
+                 !sml_json_int(sml_json_at(v, 6), 0, INT64_MAX, &x) && !sml_json_int(NULL, 0, 1, &x);
+        check(97, ok, "sml_json_int takes whole numbers in range only");
+        sml_json_free(v);
+    }
+    /* What is not a regular file is refused at once: a FIFO blocked the reader forever. */
+    {
+        char dir[] = "/tmp/sml_test_json_XXXXXX", p[64];
+        if (mkdtemp(dir)) {
+            snprintf(p, sizeof p, "%s/fifo.json", dir);
+            if (mkfifo(p, 0666) == 0) {
+                pid_t pid = fork();
+                if (pid == 0) {
+                    alarm(10);
+                    sml_json *v = NULL;
+                    char e[128] = "";
+                    _exit(sml_json_parse_file(p, &v, e, sizeof e) == SML_ERR_IO && strstr(e, "FIFO") ? 0 : 1);
+                }
+                int st = 0;
+                waitpid(pid, &st, 0);
+                check(98, WIFEXITED(st) && WEXITSTATUS(st) == 0, "a FIFO is refused, not waited on");
+                remove(p);
+            }
+            check(99, sml_json_parse_file(dir, &doc, err, sizeof err) == SML_ERR_IO && strstr(err, "directory"),
+                  "a directory is refused as one");
+            snprintf(p, sizeof p, "%s/big.json", dir);
+            FILE *f = fopen(p, "w");
+            int sized = f && ftruncate(fileno(f), (off_t)SML_JSON_MAX_FILE + 1) == 0;
+            if (f) fclose(f);
+            check(100, sized && sml_json_parse_file(p, &doc, err, sizeof err) == SML_ERR_FORMAT && strstr(err, "more than"),
+                  "a file past SML_JSON_MAX_FILE is refused before it is read");
+            remove(p);
+            rmdir(dir);
+        }
+    }
+    /* Memory follows the input: a string's buffer was the rest of the document, so 50,000
+     * one-character strings (250 KB) took some 200 MB. Measured in a child, as the growth of
+     * its peak resident set over the parse. */
+    {
+        size_t n = 50000, len = 0;
+        char *t = malloc(n * 5 + 16);
+        len += (size_t)sprintf(t, "[");
+        for (size_t i = 0; i < n; i++) len += (size_t)sprintf(t + len, "%s\"a\"", i ? "," : "");
+        len += (size_t)sprintf(t + len, "]");
+        int fd[2];
+        long grew = -1;
+        if (pipe(fd) == 0) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                struct rusage r0, r1;
+                getrusage(RUSAGE_SELF, &r0);
+                sml_json *v = NULL;
+                char e[128];
+                long kb = -1;
+                if (sml_json_parse(t, len, &v, e, sizeof e) == SML_OK && sml_json_len(v) == n) {
+                    getrusage(RUSAGE_SELF, &r1);
+                    kb = r1.ru_maxrss - r0.ru_maxrss;
+                }
+                if (write(fd[1], &kb, sizeof kb) != (ssize_t)sizeof kb) _exit(1);
+                _exit(0);
+            }
+            close(fd[1]);
+            if (read(fd[0], &grew, sizeof grew) != (ssize_t)sizeof grew) grew = -1;
+            close(fd[0]);
+            waitpid(pid, NULL, 0);
+        }
+        /* 64 bytes a value (node, pointer, text) is 13 times the input; the member stack
+         * and the allocator make it some 23 times, AddressSanitizer's bookkeeping some 37. */
+        long limit = (long)(48 * len / 1024);
+        char what[160];
+        snprintf(what, sizeof what, "parsing %zu bytes of one-character strings grew the resident set by %ld KB (at most %ld)",
+                 len, grew, limit);
+        check(101, grew >= 0 && grew <= limit, what);
+        printf("  %s\n", what);
+        free(t);
+    }
     return sml_tally_finish(&T);
 }

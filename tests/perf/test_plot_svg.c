@@ -31,6 +31,18 @@ static int well_formed(const char *s, char *why, size_t n) {
         p += 2;
     }
     while (*p) {
+        /* XML 1.0 characters only: UTF-8, no C0 control but tab and newlines, no U+FFFE/F. */
+        const unsigned char *u = (const unsigned char *)p;
+        size_t ul = sml_utf8_len(u, u + strlen(p));
+        if (!ul || (*u < 0x20 && *u != '\t' && *u != '\n' && *u != '\r') ||
+            (ul == 3 && u[0] == 0xEF && u[1] == 0xBF && u[2] >= 0xBE)) {
+            snprintf(why, n, "byte 0x%02x at offset %ld is no XML character", *u, (long)(p - s));
+            return 1;
+        }
+        if (ul > 1) {
+            p += ul;
+            continue;
+        }
         if (*p == '&') {
             if (strncmp(p, "&amp;", 5) && strncmp(p, "&lt;", 4) && strncmp(p, "&gt;", 4) && strncmp(p, "&quot;", 6)) {
                 snprintf(why, n, "bare '&' at offset %ld", (long)(p - s));
@@ -167,5 +179,62 @@ int main(int argc, char **argv) {
     check(16, well_formed("<svg><g></svg>", why, sizeof why) && well_formed("<svg a=\"1\">&</svg>", why, sizeof why) &&
                   well_formed("<svg></svg><svg/>", why, sizeof why) && !well_formed("<svg><g/></svg>", why, sizeof why),
           "the well-formedness check rejects an unclosed tag, a bare '&' and two roots");
+    check(17, well_formed("<svg>\x01</svg>", why, sizeof why) && well_formed("<svg>\xff</svg>", why, sizeof why) &&
+                  well_formed("<svg>\xef\xbf\xbe</svg>", why, sizeof why) &&
+                  !well_formed("<svg>\xc3\xa9\xef\xbf\xbd</svg>", why, sizeof why),
+          "the well-formedness check rejects a control character, a byte that is not UTF-8 and U+FFFE");
+
+    /* Names that are no XML text: control characters (JSON escapes), and bytes that are not
+     * UTF-8 (the reader refuses them in a file; a document built otherwise may hold them).
+     * Both were copied into the SVG as they were. */
+    {
+        const char *t = "{\"schema\": \"softmax-lab-ledger/1\", \"records\": ["
+                        "{\"kernel\": \"a\\u0001b\\u0008<c>\", \"evidence\": [{\"op\": \"softmax\", "
+                        "\"dtype\": \"fp32\", \"rows\": 4, \"cols\": 1024, \"gbps\": 5, \"check\": \"ok\"}]},"
+                        "{\"kernel\": \"XXXX\", \"evidence\": [{\"op\": \"softmax\", "
+                        "\"dtype\": \"fp32\", \"rows\": 4, \"cols\": 2048, \"gbps\": 6, \"check\": \"ok\"}]}]}";
+        sml_json *doc = NULL;
+        st = sml_json_parse(t, strlen(t), &doc, err, sizeof err);
+        char *k = st == SML_OK ? (char *)sml_json_str(sml_json_get(sml_json_at(sml_json_get(doc, "records"), 1), "kernel")) : NULL;
+        if (k) memcpy(k, "k\xff\xc0z", 4);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (doc) st = sml_plot_svg(doc, NULL, f, NULL, 0, err, sizeof err);
+        fclose(f);
+        int bad = st == SML_OK ? well_formed(buf, why, sizeof why) : 1;
+        check(18, k && st == SML_OK && !bad, "control characters and bytes that are not UTF-8 in names become U+FFFD");
+        if (bad) printf("  %s\n", st == SML_OK ? why : err);
+        check(19, st == SML_OK && strstr(buf, "a\xef\xbf\xbd" "b\xef\xbf\xbd&lt;c&gt;") &&
+                      strstr(buf, "k\xef\xbf\xbd\xef\xbf\xbdz"),
+              "each character that is not XML text is one U+FFFD, the rest kept");
+        free(buf);
+        sml_json_free(doc);
+    }
+    /* Numbers past what is plotted: rows 1e300 was cast to int64_t (undefined; the plot
+     * said "at -9223372036854775808 rows"), GB/s 1e308 made the axis infinite. */
+    {
+        const char *t = "{\"schema\": \"softmax-lab-ledger/1\", \"records\": [{\"kernel\": \"k\", \"evidence\": ["
+                        "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 1e300, \"cols\": 1e308, \"gbps\": 5},"
+                        "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 4, \"cols\": 4096, \"gbps\": 1e308},"
+                        "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 4, \"cols\": 1e308, \"gbps\": 5},"
+                        "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 4, \"cols\": 1024, \"gbps\": 5, "
+                        "\"copy_kernel_gbps\": -1e308, \"check\": \"ok\"}]}],"
+                        "\"environment\": {\"copy\": {\"host_memcpy_gbps\": 1e308}}}";
+        sml_json *doc = NULL;
+        st = sml_json_parse(t, strlen(t), &doc, err, sizeof err);
+        char *buf = NULL, info[160] = "";
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (doc) st = sml_plot_svg(doc, NULL, f, info, sizeof info, err, sizeof err);
+        fclose(f);
+        check(20, doc && st == SML_OK && strstr(info, "at 4 rows") && !well_formed(buf, why, sizeof why) &&
+                      !strstr(buf, "inf") && !strstr(buf, "nan") && count(buf, "<circle") == 1 &&
+                      !strstr(buf, "copy-bandwidth"),
+              "values out of range are left out: one point, at 4 rows, no infinite axis");
+        if (st == SML_OK && !strstr(info, "at 4 rows")) printf("  %s\n", info);
+        free(buf);
+        sml_json_free(doc);
+    }
     return sml_tally_finish(&T);
 }

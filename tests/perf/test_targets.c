@@ -290,6 +290,29 @@ static void untimed_row(int n) {
     if (!ok) printf("  %s\n", err);
 }
 
+/* Counts out of any plausible range read as absent: 1e300 was cast to int64_t (undefined;
+ * INT64_MIN on x86). */
+static void huge_counts(int n) {
+    if (!sml_case_filter_want(&F, n)) return;
+    const char *doc = "{\"schema\": \"softmax-lab-ledger/1\", \"config\": {\"decision_margin\": 0.03}, "
+                      "\"partial\": {\"cases_measured\": 1e300, \"cases_planned\": -1e300}, \"records\": ["
+                      "{\"kernel\": \"auto\", \"status\": \"Rejected\", \"evidence\": []}]}";
+    sml_json *j = NULL;
+    sml_tgt_report r;
+    char err[512] = "";
+    int ok = sml_json_parse(doc, strlen(doc), &j, err, sizeof err) == SML_OK &&
+             sml_targets_doc(j, "auto", &r, err, sizeof err) == SML_OK;
+    if (ok) {
+        ok = r.cases_measured == 0 && r.cases_planned == 0;
+        if (!ok) printf("  cases_measured %lld, cases_planned %lld\n", (long long)r.cases_measured, (long long)r.cases_planned);
+        sml_tgt_report_free(&r);
+    } else {
+        printf("  %s\n", err);
+    }
+    sml_json_free(j);
+    check(n, ok, "partial counts of 1e300 and -1e300 read as absent, not as a cast out of range");
+}
+
 /* ---- the CLI ---- */
 
 /* Runs the CLI with args (NULL-terminated) in TMP, output to TMP.log; returns the exit code. */
@@ -457,6 +480,7 @@ int main(int argc, char **argv) {
     field_rules_alone();
     bad_field_row(60);
     field_names(64);
+    huge_counts(90);
     if (sml_cli_setup("test_targets", F.cli, TMP, sizeof TMP)) return 1;
     char fx[600];
     fixture(fx, sizeof fx, "targets_ledger.json");

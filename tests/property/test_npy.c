@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "prop/npy.h"
@@ -42,6 +44,43 @@ static void write_raw(const char *name, int major, const char *hdr, size_t data_
     fwrite(hdr, 1, hl, f);
     for (size_t i = 0; i < data_bytes; i++) fputc((int)(i * 37 & 0xFF), f);
     fclose(f);
+}
+
+/* A format major.minor file whose header is numpy's, padded, for a shape of float32: the
+ * length field off by `hlen_delta`, `data_bytes` of data and `extra` bytes after them. */
+static void write_npy(const char *name, int major, int minor, const char *fortran, const char *shape,
+                      int hlen_delta, size_t data_bytes, size_t extra) {
+    char p[512], hdr[256];
+    path_of(p, sizeof p, name);
+    int hl = snprintf(hdr, sizeof hdr, "{'descr': '<f4', 'fortran_order': %s, 'shape': %s, }", fortran, shape);
+    size_t pre = major == 1 ? 10 : 12;
+    while ((pre + (size_t)hl + 1) % 64) hdr[hl++] = ' ';
+    hdr[hl++] = '\n';
+    FILE *f = fopen(p, "wb");
+    unsigned field = (unsigned)(hl + hlen_delta);
+    unsigned char b[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', (unsigned char)major, (unsigned char)minor,
+                           (unsigned char)field, (unsigned char)(field >> 8), 0, 0};
+    fwrite(b, 1, pre, f);
+    fwrite(hdr, 1, (size_t)hl, f);
+    for (size_t i = 0; i < data_bytes + extra; i++) fputc(i < data_bytes ? 0x3F : 0, f);
+    fclose(f);
+}
+
+/* Read `name` in a child under a 10 s alarm: 0 when it answered (a refusal counts), else
+ * the signal that stopped it. */
+static int read_answers(const char *name) {
+    char p[512];
+    path_of(p, sizeof p, name);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(10);
+        sml_npy a;
+        char err[256];
+        _exit(sml_npy_read(p, -1, &a, err, sizeof err) == SML_OK ? 1 : 0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 }
 
 static void write_text(const char *name, const char *text) {
@@ -206,6 +245,62 @@ int main(void) {
     expect_read("v9.npy", -1, SML_ERR_FORMAT, "version", NULL);
     write_raw("struct.npy", 1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }\n", 4);
     expect_read("struct.npy", -1, SML_ERR_FORMAT, "structured", NULL);
+
+    /* Files the reader once took, or refused for the wrong reason. */
+    write_npy("ok2x3.npy", 1, 0, "False", "(2, 3)", 0, 24, 0);
+    expect_read("ok2x3.npy", -1, SML_OK, NULL, NULL);
+    write_npy("v2ok.npy", 2, 0, "False", "(2, 3)", 0, 24, 0);
+    expect_read("v2ok.npy", -1, SML_OK, NULL, NULL);
+    /* A length field 10 bytes short: the data was read from the header's padding. */
+    write_npy("hlen_short.npy", 1, 0, "False", "(2, 3)", -10, 24, 0);
+    expect_read("hlen_short.npy", -1, SML_ERR_FORMAT, "newline", NULL);
+    write_npy("trailing.npy", 1, 0, "False", "(2, 3)", 0, 24, 8);
+    expect_read("trailing.npy", -1, SML_ERR_FORMAT, "8 bytes after", NULL);
+    write_npy("falsey.npy", 1, 0, "Falsey", "(2, 3)", 0, 24, 0);
+    expect_read("falsey.npy", -1, SML_ERR_FORMAT, "'fortran_order' is not True or False", NULL);
+    write_npy("nocomma.npy", 1, 0, "False", "(2 3)", 0, 24, 0);
+    expect_read("nocomma.npy", -1, SML_ERR_FORMAT, "'shape' is not a tuple", NULL);
+    write_npy("int_shape.npy", 1, 0, "False", "(6)", 0, 24, 0);
+    expect_read("int_shape.npy", -1, SML_ERR_FORMAT, "not a tuple", NULL);
+    write_npy("v1_5.npy", 1, 5, "False", "(2, 3)", 0, 24, 0);
+    expect_read("v1_5.npy", -1, SML_ERR_FORMAT, "version 1.5", NULL);
+    write_npy("v3.npy", 3, 0, "False", "(2, 3)", 0, 24, 0);
+    expect_read("v3.npy", -1, SML_ERR_FORMAT, "version 3.0", NULL);
+    write_raw("extra_key.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}\n", 8);
+    expect_read("extra_key.npy", -1, SML_ERR_FORMAT, "unknown key 'x'", NULL);
+    write_raw("dup_key.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (3,)}\n", 12);
+    expect_read("dup_key.npy", -1, SML_ERR_FORMAT, "twice", NULL);
+    write_text("empty_file.npy", "");
+    expect_read("empty_file.npy", -1, SML_ERR_FORMAT, "0 bytes: too short", NULL);
+    write_text("four.npy", "\x93NUM");
+    expect_read("four.npy", -1, SML_ERR_FORMAT, "4 bytes: too short", NULL);
+    {
+        char p[512];
+        path_of(p, sizeof p, "folder.npy");
+        mkdir(p, 0777);
+        expect_read("folder.npy", -1, SML_ERR_IO, "a directory", NULL);
+        /* A FIFO is refused at once; it blocked the reader until a writer came. */
+        path_of(p, sizeof p, "pipe.npy");
+        if (mkfifo(p, 0666) == 0) {
+            int sig = read_answers("pipe.npy");
+            expect(sig == 0, "a FIFO is refused, not waited on", sig ? "the read hung until the alarm" : NULL);
+            if (!sig) expect_read("pipe.npy", -1, SML_ERR_IO, "FIFO", NULL);
+        } else {
+            printf("note: mkfifo failed here; the FIFO case is not run\n");
+        }
+    }
+    /* A path long enough to fill the message keeps the reason at its end. */
+    {
+        char name[400];
+        int n = snprintf(name, sizeof name, "%s", ".");
+        while (n < 300) n += snprintf(name + n, sizeof name - (size_t)n, "/.");
+        snprintf(name + n, sizeof name - (size_t)n, "/trailing.npy");
+        char p[900], err[160] = "";
+        path_of(p, sizeof p, name);
+        sml_npy a;
+        sml_status st = sml_npy_read(p, -1, &a, err, sizeof err);
+        expect(st == SML_ERR_FORMAT && strstr(err, "bytes after"), "a 350-character path leaves the reason in a 160-byte message", err);
+    }
 
     snprintf(cmd, sizeof cmd, "rm -rf %s", DIR_);
     if (system(cmd) != 0) printf("note: could not remove %s\n", DIR_);
