@@ -513,7 +513,6 @@ static void run_case(sml_bench_run *run, size_t ci, sml_handle *h, int threads, 
     c->seed = case_seed(run->cfg.seed, c);
     c->tensor_bytes = (size_t)c->rows * (size_t)c->cols * sml_dtype_size(c->dtype);
     c->bytes_moved = c->tensor_bytes * (bwd ? 3u : 2u);
-    if (p->anchors) sml_anchors_find(p->anchors, c->op, c->dtype, c->rows, c->cols, &c->anchor);
     int use[2] = {0, 0};
     for (size_t k = 0; k < p->nkernels; k++)
         if (sml_bench_supports(p->kernels[k], c->op, c->dtype, c->cols, gpu))
