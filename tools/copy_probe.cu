@@ -1,11 +1,11 @@
-// copy_probe: what a plain copy reaches at the sizes of issue 6's cases, so that a kernel's
+// copy_probe: what a plain copy reaches at the sizes of the standard sweep's cases, so that a kernel's
 // "% of memcpy" can be read against what any copy gets at its size. Traffic 8 MiB to 1 GiB
 // (read + write), cold L2 (each launch at the next offset of two 1 GiB pools, up to 64
 // sets), batches of 20 back-to-back launches, the median of 21 batches, as % of a 1 GiB
 // cudaMemcpy D2D: cudaMemcpyAsync itself; the bench's copy kernel (one 16-byte vector per
 // thread); the same with evict-first loads and stores (ld.cs / st.cs); 4 and 2 vectors per
 // thread; grid-stride loops of 8 x 256 and 4 x 512 threads per SM. Not a test.
-//   nvcc -O3 -arch=sm_90 -o copy_probe kernels/tune/copy_probe.cu && ./copy_probe
+//   nvcc -O3 -arch=sm_90 -o copy_probe tools/copy_probe.cu && ./copy_probe
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>

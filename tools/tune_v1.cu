@@ -1,4 +1,4 @@
-// v1.cu: the kernels of commit 5a13f2a (build.sh extracts them from git) in a namespace, so that one
+// tune_v1.cu: the kernels of commit 5a13f2a (build_tune.sh extracts them from git) in a namespace, so that one
 // run times old and new side by side.
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>

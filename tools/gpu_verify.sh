@@ -1,16 +1,16 @@
 #!/bin/bash
-# run_verify.sh [PLAN]: one GPU-machine call: build the tree for sm_90, then the stages named in
-# STAGES (default "tune ctest san"), each under its own time limit, so that what ci/gpu.sh does
-# in more than a lease call's 10 minutes can be taken a part at a time:
-#   tune    the tuning plan PLAN (kernels/tune/tune.cu); TUNE_SAMPLE_MS lengthens samples
+# gpu_verify.sh [PLAN]: on a GPU machine, from the repository root: build the tree for sm_90,
+# then the stages named in STAGES (default "tune ctest san"), each under its own time limit, so
+# that ci/gpu.sh's work can be run a part at a time where a session's time is short:
+#   tune    the tuning plan PLAN (tools/tune.cu); TUNE_SAMPLE_MS lengthens samples
 #   ctest   the GPU mutation test, test_gpu_threads and test_api (or the tests CTEST_RE names)
 #   gpuk    test_gpu_kernels for each kernel of KERNELS (default "split auto")
 #   props   the property suite (softmax-lab check, GPU profile) for each kernel of KERNELS
 #   san     compute-sanitizer: ci/gpu.sh's stage `sanitize` (run_sanitizers.sh, the tall shapes last)
 #   bench   the ledger: ci/gpu.sh's stage `bench` (bench --backend all --sweep standard --op all,
 #           no case started after BENCH_CASES_LIMIT s), and its targets
-# The summaries come back in $OUT (default ./out), every log in $OUT/logs.tgz (a lease call
-# returns at most 8 files); a summary table last.
+# The summaries land in $OUT (default ./out), every log in $OUT/logs.tgz (a few files are
+# easier to fetch than many); a summary table last.
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 FINAL=$OUT; OUT=$(mktemp -d)
@@ -26,7 +26,7 @@ cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT
   cmake --build $B -j "$(nproc)" >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 took build 0
 if has tune && [ -n "${1:-}" ]; then
-  kernels/tune/build.sh $B >/dev/null 2>&1 || echo "tune: build failed"
+  tools/build_tune.sh $B >/dev/null 2>&1 || echo "tune: build failed"
   start; timeout "${TUNE_LIMIT:-150}" ./$B/tune "$1" >"$OUT/tune.txt" 2>&1; took tune $?
 fi
 if has ctest; then

@@ -7,8 +7,8 @@
 // Per case it prints the copy kernel, each variant's median time, GB/s, % of memcpy and %
 // of the copy kernel, and the best variant. Not a test: correctness is test_gpu_kernels'
 // job; DIFF only flags a variant whose output strays far from the old auto's. Layout knobs
-// (environment): TUNE_LD_PAD, TUNE_X_SHIFT, TUNE_OUT_SHIFT (see `layout`). Build: build.sh.
-// The plans of runs 1-3 (docs/KERNELS.md, "Versions") are plan1..3.txt.
+// (environment): TUNE_LD_PAD, TUNE_X_SHIFT, TUNE_OUT_SHIFT (see `layout`). Build:
+// tools/build_tune.sh; an example plan: tools/plan_example.txt.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -24,7 +24,7 @@
 #include "kernels/tuning.h"
 #include "softmax_lab.h"
 
-#ifdef TUNE_NO_V1 /* build.sh without git: today's kernels stand in for v1 */
+#ifdef TUNE_NO_V1 /* build_tune.sh without git: today's kernels stand in for v1 */
 #define v1_auto sml_launch_auto
 #define v1_warp sml_launch_warp
 #define v1_block sml_launch_block
@@ -126,7 +126,7 @@ static sml_status run_variant(sml_handle *h, const sml_problem *p, const std::st
     return SML_ERR_INVALID_ARG;
 }
 
-/* Layout knobs for placement experiments (kernels/tune/placement.sh; default 0), set once by
+/* Layout knobs for placement experiments (tools/ab_layouts.sh; default 0), set once by
  * main() from the environment, which refuses bad values: TUNE_LD_PAD elements added to each
  * row's stride, TUNE_X_SHIFT and TUNE_OUT_SHIFT bytes (a multiple of 256) added to where x and
  * out start in their pools. */

@@ -3,13 +3,13 @@
 # per NAME (build-NAME, with CMAKE_CUDA_FLAGS set to its flags, "" for the default), then runs
 # each build's `tune PLAN` in turn, ROUNDS times, so that machine drift falls on all builds
 # alike. Lines of $OUT/ab.txt are "NAMEi <tune's line>". E.g.
-#   kernels/tune/ab_builds.sh kernels/tune/plan68.txt 2 base= nox=-DSPLIT_DIAG_NOX
+#   tools/ab_builds.sh tools/plan_example.txt 2 base= other=-DSOME_KNOB
 export PATH=/usr/local/cuda/bin:$PATH; OUT=${OUT:-out}; mkdir -p "$OUT"
 PLAN=${1:?usage: ab_builds.sh PLAN ROUNDS NAME=FLAGS ...}; ROUNDS=${2:?rounds}; shift 2
 names=()
 for spec in "$@"; do n=${spec%%=*}; f=${spec#*=}; B=build-$n; names+=("$n"); t=$(date +%s)
   (cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "-DCMAKE_CUDA_FLAGS=$f" >/dev/null &&
-    cmake --build $B -j"$(nproc)" --target sml >"$OUT/build-$n.log" 2>&1 && kernels/tune/build.sh $B >/dev/null 2>&1) ||
+    cmake --build $B -j"$(nproc)" --target sml >"$OUT/build-$n.log" 2>&1 && tools/build_tune.sh $B >/dev/null 2>&1) ||
     { echo "build $n failed"; tail -20 "$OUT/build-$n.log"; exit 1; }
   echo "build $n ($f) $(( $(date +%s) - t )) s"
 done

@@ -1,7 +1,7 @@
 /* launch_cost: what one launch call costs the host, per kernel (the figure behind the bench's
  * minimum of 4 launches per GPU sample, docs/BENCHMARKING.md). 20 calls are enqueued back to
  * back and timed on the host clock, before the GPU is waited for; best of 5. Not a test.
- *   gcc -std=c11 -O2 -Iinclude -I/usr/local/cuda/include -c kernels/tune/launch_cost.c -o lc.o
+ *   gcc -std=c11 -O2 -Iinclude -I/usr/local/cuda/include -c tools/launch_cost.c -o lc.o
  *   nvcc -o launch_cost lc.o BUILD/libsml.a -lcudnn -lm && ./launch_cost */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
