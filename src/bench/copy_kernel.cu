@@ -1,5 +1,5 @@
-// copy_kernel.cu: the "plain copy kernel moving the same bytes" that issue 6 measures short
-// rows against. One 16-byte vector per thread, no grid-stride loop and no tricks, so it shows
+// copy_kernel.cu: the "plain copy kernel moving the same bytes" that target T5 measures
+// short rows against. One 16-byte vector per thread, no grid-stride loop and no tricks, so it shows
 // what an ordinary well-coalesced streaming kernel reaches at a given size; the few bytes
 // past the last whole vector are copied one per thread by a second small launch.
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-/* targets.c: see targets.h. The rules of issue 6 are the first block of this file; the rest
+/* targets.c: see targets.h. The rules are the first block of this file; the rest
  * reads a ledger strictly (a half-read ledger must not report a target as met) and counts. */
 #include "bench/targets.h"
 
@@ -9,7 +9,7 @@
 
 #include "bench/ledger.h"
 
-/* ---- The rules (issue 6, "Targets (each a row of the ledger, every dtype, all four ops)") ---- */
+/* ---- The rules (each a row of the ledger, every dtype, all four ops) ---- */
 
 /* T2's long rows: the standard sweep's two shapes of 2^27 elements with the longest rows. */
 static const int64_t LONG_SHAPES[][2] = {{128, 1048576}, {1024, 131072}};

@@ -1,4 +1,4 @@
-/* test_targets.c: issue 6's targets (src/bench/targets.c) and `softmax-lab targets` on the
+/* test_targets.c: the targets T1-T6 (src/bench/targets.c) and `softmax-lab targets` on the
  * hand-written ledger tests/perf/fixtures/targets_ledger.json, whose `auto` rows sit exactly on
  * and just off each threshold:
  *   - T1: 2^26 bytes at frac_memcpy 0.9 (in, met), 2^26 - 1 and 65,000,000 bytes at 0.5 (out:
