@@ -143,8 +143,8 @@ static int read_row(const sml_json *x, sml_tgt_row *r, const char *where, char *
         !get_metric(x, "vs_cudnn", need, &r->vs_cudnn, where, err, errlen) ||
         !get_metric(x, "vs_best_other", need, &r->vs_best_other, where, err, errlen))
         return 0;
-    /* Only printed: a ledger with a single kernel has no best other; one written before
-     * session 10 has no auto_path. */
+    /* Only printed: a ledger with a single kernel has no best other; an older ledger has no
+     * auto_path. */
     const char *b = sml_json_str(sml_json_get(x, "best_other"));
     snprintf(r->best_other, sizeof r->best_other, "%s", b ? b : "-");
     const char *a = sml_json_str(sml_json_get(x, "auto_path"));

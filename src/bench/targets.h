@@ -40,7 +40,7 @@ typedef enum sml_target_id {
  * left them out (such a row fails every target it is in, so it needs none). */
 typedef struct sml_tgt_row {
     char op[24], dtype[8], check[16], best_other[32];
-    char auto_path[16]; /* the kernel `auto` ran on the row (ledgers since session 10), else "" */
+    char auto_path[16]; /* the kernel `auto` ran on the row (absent in older ledgers: "") */
     int64_t rows, cols, bytes;
     double gbps, frac_memcpy, frac_copy_kernel, vs_cudnn, vs_best_other;
 } sml_tgt_row;

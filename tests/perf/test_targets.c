@@ -23,7 +23,7 @@
  *     leaves the set);
  *   - the check ignored (a WRONG row can meet): cases 2, 4, 5 and 21 fail;
  *   - T4's threshold 1.0 instead of 1 - margin: cases 5 and 13 fail (T4 14 of 17);
- *   - (session 10) own-kernel misses counted on met rows too, or without comparing the row's
+ *   - own-kernel misses counted on met rows too, or without comparing the row's
  *     auto_path with its best other: cases 25 and 26 fail (2 instead of 1). */
 #include <dirent.h>
 #include <math.h>

@@ -2,7 +2,7 @@
  * GPU. Runs the engine's standard properties on every CPU mutant (cpu_mutants.c) and:
  *   1. requires the no-max-subtraction mutant to be caught by `agreement` on softmax fp32,
  *      shrunk to one row of at most 4 columns, saved as a reproducer that still fails on
- *      the mutant and passes on cpu_naive (issue 4's acceptance test);
+ *      the mutant and passes on cpu_naive (the acceptance test of the engine);
  *   2. requires every mutant to be killed and the two controls (the same code without a
  *      bug) to survive every property;
  *   3. requires every property to kill at least one mutant;
@@ -47,7 +47,7 @@ static int file_exists(const char *p) {
     return stat(p, &st) == 0;
 }
 
-/* Issue 4's acceptance test: no-max subtraction caught, shrunk, saved, replayable. */
+/* The engine's acceptance test: no-max subtraction caught, shrunk, saved, replayable. */
 static void check_no_max(const sml_prop_config *base, sml_tally *t, char *rerun) {
     const sml_kernel *k = sml_mutant_find("mut_no_max", NULL);
     sml_prop_config cfg = *base;
