@@ -28,7 +28,8 @@ static void usage(FILE *f) {
         "  --dtype D[,D...]|all    fp32, fp16, bf16 (default: each shape's own dtypes)\n"
         "  --json FILE --md FILE   also write the ledger to these files (directories are made)\n"
         "  --ledger DIR            ledger directory (default: ledger/ beside the softmax-lab\n"
-        "                          binary, i.e. build/ledger for ./build/softmax-lab)\n"
+        "                          binary, i.e. build/ledger for ./build/softmax-lab; ./ledger\n"
+        "                          where the binary's directory is not writable)\n"
         "  --svg FILE              plot GB/s against cols from this run's ledger\n"
         "  --min-samples N         at least N samples per measurement (default 10)\n"
         "  --max-seconds S         per measurement, once N samples are in (default 0.5)\n"
@@ -151,17 +152,17 @@ static int make_parent(const char *path, char *err, size_t errlen) {
 
 /* The default ledger directory: ledger/ beside this binary, so that a run from a source
  * checkout writes into the build tree, never into the sources; ./ledger where the binary's
- * own path cannot be read. */
+ * own path cannot be read or its directory cannot be written (an installed binary). */
 static void default_ledger_dir(char *dir, size_t n) {
     char exe[1024];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0) {
-        snprintf(dir, n, "ledger");
-        return;
+    if (len > 0) {
+        exe[len] = 0;
+        *strrchr(exe, '/') = 0; /* the link is an absolute path: it has a '/' */
+        snprintf(dir, n, "%.1000s/ledger", exe);
+        if (dir_ok(dir)) return;
     }
-    exe[len] = 0;
-    *strrchr(exe, '/') = 0; /* the link is an absolute path: it has a '/' */
-    snprintf(dir, n, "%.1000s/ledger", exe);
+    snprintf(dir, n, "ledger");
 }
 
 typedef struct print_ctx {
