@@ -2,7 +2,8 @@
  * bug from a real model. Each selected kernel runs on the user's tensor (softmax over the
  * last axis) with the property engine's guarded, poisoned buffers; its output is judged by
  * the contract's checker against the double-precision reference, computed once per op. All
- * inputs are validated before anything is written. */
+ * inputs are validated before anything is written. With --output, judge_output.c judges an
+ * output made elsewhere instead. */
 #include "check_input.h"
 
 #include <math.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_report.h"
 #include "prop/case.h"
 #include "prop/exec.h"
 #include "prop/npy.h"
@@ -28,6 +30,8 @@ typedef struct kres {
     const char *verdict;  /* PASS FAIL ERROR SKIP */
     char why[320];
     sml_check_report rep;
+    sml_check_elem worst[SML_CHECK_SHOW_WORST];
+    int nworst;
     int64_t out_nan, out_pinf, out_ninf;
     double sum_lo, sum_hi;
     int64_t sum_rows;
@@ -80,27 +84,110 @@ static int parse_ops(const char *s, int have_dy, unsigned *mask) {
     return 1;
 }
 
-static void json_escape(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
-        else fputc(*s, f);
+static void write_json(sml_jw *w, const sml_check_input_args *a, const sml_npy *x, const char *verdict,
+                       const kres *res, size_t nres) {
+    sml_jw_object(w);
+    sml_jw_check_head(w);
+    sml_jw_kstr(w, "mode", "kernels");
+    sml_jw_kstr(w, "input", a->input);
+    sml_jw_kstr(w, "dy", a->dy);
+    sml_jw_kstr(w, "dtype", sml_dtype_name(x->dtype));
+    sml_jw_shape(w, x);
+    sml_jw_kint(w, "rows", x->rows);
+    sml_jw_kint(w, "cols", x->cols);
+    sml_jw_kstr(w, "verdict", verdict);
+    sml_jw_key(w, "results");
+    sml_jw_array(w);
+    for (size_t i = 0; i < nres; i++) {
+        const kres *r = &res[i];
+        int judged = strcmp(r->verdict, "SKIP") && strcmp(r->verdict, "ERROR");
+        sml_jw_object_inline(w);
+        sml_jw_kstr(w, "kernel", r->k->name);
+        sml_jw_kstr(w, "op", sml_op_name(r->op));
+        sml_jw_kstr(w, "verdict", r->verdict);
+        if (judged) {
+            sml_jw_kint(w, "checked", r->rep.checked);
+            sml_jw_kint(w, "bad", r->rep.bad);
+            sml_jw_knum(w, "worst_ulps", r->rep.worst_ulps);
+            sml_jw_knum(w, "worst_rel", r->rep.worst_rel);
+            sml_jw_knum(w, "worst_ratio", r->rep.worst_ratio);
+            sml_jw_report_worst(w, x, &r->rep);
+            sml_jw_worst(w, "violations", x, r->worst, r->nworst);
+            sml_jw_kint(w, "nan_out", r->out_nan);
+            sml_jw_kint(w, "pinf_out", r->out_pinf);
+            sml_jw_kint(w, "ninf_out", r->out_ninf);
+            sml_jw_knum(w, "row_sum_min", r->sum_rows ? r->sum_lo : NAN);
+            sml_jw_knum(w, "row_sum_max", r->sum_rows ? r->sum_hi : NAN);
+        }
+        if (r->why[0]) sml_jw_kstr(w, "note", r->why);
+        if (r->saved[0]) sml_jw_kstr(w, "output", r->saved);
+        sml_jw_end(w);
     }
-    fputc('"', f);
+    sml_jw_end(w);
+    sml_jw_end(w);
+}
+
+/* The report into the opened --json file, put in place; 0, or -1 after a message (nothing
+ * written). No file asked for: 0. */
+static int json_report(sml_out_file *jf, const sml_check_input_args *a, const sml_npy *x, const char *verdict,
+                       const kres *res, size_t nres) {
+    if (!jf->f) return 0;
+    sml_jw w;
+    sml_jw_init(&w, jf->f);
+    write_json(&w, a, x, verdict, res, nres);
+    return sml_check_json_close(jf, &w, a->json);
+}
+
+static void print_table(const sml_npy *x, const kres *res, size_t nres) {
+    printf("\n%-10s %-15s %-6s %9s %10s %10s %10s  %-22s %-20s %s\n", "kernel", "op", "verdict", "bad",
+           "worst ulp", "worst rel", "err/bound", "NaN/+inf/-inf out", "row sums", "worst at: got vs want");
+    for (size_t i = 0; i < nres; i++) {
+        const kres *r = &res[i];
+        if (!strcmp(r->verdict, "SKIP") || !strcmp(r->verdict, "ERROR")) {
+            printf("%-10s %-15s %-6s  %s\n", r->k->name, sml_op_name(r->op), r->verdict, r->why);
+            continue;
+        }
+        char specials[48], sums[48], where[300], at[200];
+        snprintf(specials, sizeof specials, "%lld/%lld/%lld", (long long)r->out_nan, (long long)r->out_pinf,
+                 (long long)r->out_ninf);
+        if (r->sum_rows) snprintf(sums, sizeof sums, "[%.9g, %.9g]", r->sum_lo, r->sum_hi);
+        else snprintf(sums, sizeof sums, "(no finite row)");
+        if (r->rep.worst_row >= 0) {
+            sml_index_tuple(x, r->rep.worst_row, r->rep.worst_col, at, sizeof at);
+            snprintf(where, sizeof where, "%s: %.9g vs %.9g", at, r->rep.got, r->rep.want);
+        } else {
+            snprintf(where, sizeof where, "-");
+        }
+        printf("%-10s %-15s %-6s %9lld %10.3g %10.3g %10.3g  %-22s %-20s %s%s%s\n", r->k->name, sml_op_name(r->op),
+               r->verdict, (long long)r->rep.bad, r->rep.worst_ulps, r->rep.worst_rel, r->rep.worst_ratio, specials,
+               sums, where, r->why[0] ? "  " : "", r->why);
+        if (!strcmp(r->verdict, "FAIL") && r->rep.bad) {
+            printf("%-10s %-15s FAIL: %lld of %lld elements break the numerics contract (%lld NaN, %lld inf "
+                   "mismatches); the worst %d:\n",
+                   "", "", (long long)r->rep.bad, (long long)r->rep.checked, (long long)r->rep.nan_mismatch,
+                   (long long)r->rep.inf_mismatch, r->nworst);
+            sml_print_worst(stdout, "                             ", x, r->worst, r->nworst);
+        }
+        if (r->saved[0]) printf("%-10s %-15s        output saved to %s\n", "", "", r->saved);
+    }
 }
 
 int sml_check_input(const sml_check_input_args *a) {
-    char err[1024] = "";
+    if (a->output) return sml_judge_output(a);
+    char err[1200] = "";
     sml_npy x, dy;
     memset(&dy, 0, sizeof dy);
     if (sml_npy_read(a->input, a->dtype, &x, err, sizeof err) != SML_OK) {
         fprintf(stderr, ME ": %s\n", err);
-        return 2;
+        return SML_EXIT_UNUSABLE;
     }
-    int rc = 2;
+    int rc = SML_EXIT_UNUSABLE;
     kres *res = NULL;
     size_t nres = 0;
+    double *want = NULL;
+    void *out = NULL;
+    sml_out_file jf;
+    memset(&jf, 0, sizeof jf);
     unsigned ops;
     if (!parse_ops(a->op, a->dy != NULL, &ops)) {
         fprintf(stderr, ME ": unknown op '%s' (softmax, log_softmax, softmax_bwd, log_softmax_bwd, all)\n", a->op);
@@ -114,18 +201,7 @@ int sml_check_input(const sml_check_input_args *a) {
         fprintf(stderr, ME ": --dy applies to backward ops only (--op softmax_bwd, log_softmax_bwd or all)\n");
         goto done;
     }
-    if (a->dy) {
-        if (sml_npy_read(a->dy, (int)x.dtype, &dy, err, sizeof err) != SML_OK) {
-            fprintf(stderr, ME ": %s\n", err);
-            goto done;
-        }
-        int same = dy.ndim == x.ndim;
-        for (int i = 0; same && i < x.ndim; i++) same = dy.shape[i] == x.shape[i];
-        if (!same) {
-            fprintf(stderr, ME ": %s and %s have different shapes\n", a->input, a->dy);
-            goto done;
-        }
-    }
+    if (a->dy && sml_read_companion(a->dy, "--dy", &x, a->input, a->dtype, &dy) != 0) goto done;
     const sml_kernel *only = NULL;
     if (a->kernel && strcmp(a->kernel, "all")) {
         only = sml_kernel_find(a->kernel);
@@ -134,17 +210,23 @@ int sml_check_input(const sml_check_input_args *a) {
             goto done;
         }
     }
+    if (a->json && sml_out_open(&jf, a->json, err, sizeof err) != SML_OK) {
+        fprintf(stderr, ME ": cannot write the --json report: %s\n", err);
+        goto done;
+    }
     if (x.rows == 0 || x.cols == 0) {
-        printf("%s: empty tensor (%lld x %lld): nothing to check\n", a->input, (long long)x.rows,
-               (long long)x.cols);
-        rc = 0;
+        char shape[200];
+        sml_shape_text(&x, shape, sizeof shape);
+        if (json_report(&jf, a, &x, "NOTHING_CHECKED", NULL, 0) != 0) goto done;
+        printf("%s: empty tensor %s: nothing to check\n", a->input, shape);
+        printf("\nverdict: NOTHING CHECKED (exit %d)\n", SML_EXIT_UNCHECKED);
+        rc = SML_EXIT_UNCHECKED;
         goto done;
     }
     if (a->save_dir && sml_prop_mkdirs(a->save_dir) != SML_OK) {
         fprintf(stderr, ME ": cannot create the output directory %s\n", a->save_dir);
         goto done;
     }
-    rc = 0;
 
     /* What the input holds, so the table below can be read against it. */
     int64_t n = x.rows * x.cols, in_nan, in_pinf, in_ninf;
@@ -157,12 +239,8 @@ int sml_check_input(const sml_check_input_args *a) {
             if (v > hi) hi = v;
         }
     }
-    char shape[128] = "";
-    for (int i = 0; i < x.ndim; i++) {
-        char t[32];
-        snprintf(t, sizeof t, "%s%lld", i ? "x" : "", (long long)x.shape[i]);
-        strncat(shape, t, sizeof shape - strlen(shape) - 1);
-    }
+    char shape[200];
+    sml_shape_text(&x, shape, sizeof shape);
     printf("input %s: %s %s (%lld rows of %lld), finite logits in [%.6g, %.6g], %lld NaN, %lld +inf, %lld -inf\n",
            a->input, shape, sml_dtype_name(x.dtype), (long long)x.rows, (long long)x.cols, lo, hi,
            (long long)in_nan, (long long)in_pinf, (long long)in_ninf);
@@ -172,8 +250,8 @@ int sml_check_input(const sml_check_input_args *a) {
     int tty = isatty(fileno(stderr));
     size_t cap = sml_kernel_count() * SML_OP_COUNT;
     res = calloc(cap, sizeof *res);
-    double *want = malloc((size_t)n * sizeof *want);
-    void *out = malloc((size_t)n * sml_dtype_size(x.dtype));
+    want = malloc((size_t)n * sizeof *want);
+    out = malloc((size_t)n * sml_dtype_size(x.dtype));
     sml_prop_case c;
     memset(&c, 0, sizeof c);
     c.dtype = x.dtype;
@@ -183,28 +261,32 @@ int sml_check_input(const sml_check_input_args *a) {
     c.offset = 0;
     if (!res || !want || !out) {
         fprintf(stderr, ME ": out of memory\n");
-        free(want);
-        free(out);
-        rc = 2;
         goto done;
     }
+    int broken = 0, unchecked = 0, judged = 0;
     for (int op = 0; op < SML_OP_COUNT; op++) {
         if (!(ops >> op & 1)) continue;
         c.op = (sml_op)op;
-        if (sml_prop_case_alloc(&c) != SML_OK) { rc = 2; break; }
+        if (sml_prop_case_alloc(&c) != SML_OK) {
+            fprintf(stderr, ME ": out of memory\n");
+            goto done;
+        }
         if (sml_op_is_backward(c.op)) {
             /* y is what the forward op gives for these logits, rounded to the dtype. */
             memcpy(c.logits, x.data, x.bytes);
             memcpy(c.dy, dy.data, dy.bytes);
-            if (sml_prop_case_derive_y(&c) != SML_OK) { rc = 2; sml_prop_case_free(&c); break; }
+            if (sml_prop_case_derive_y(&c) != SML_OK) {
+                fprintf(stderr, ME ": the reference failed\n");
+                sml_prop_case_free(&c);
+                goto done;
+            }
         } else {
             memcpy(c.x, x.data, x.bytes);
         }
         if (sml_ref_run(c.op, c.dtype, c.rows, c.cols, c.cols, c.x, c.dy, want) != SML_OK) {
             fprintf(stderr, ME ": the reference failed\n");
-            rc = 2;
             sml_prop_case_free(&c);
-            break;
+            goto done;
         }
         for (size_t i = 0; i < sml_kernel_count(); i++) {
             const sml_kernel *k = sml_kernel_at(i);
@@ -217,10 +299,12 @@ int sml_check_input(const sml_check_input_args *a) {
             if (c.cols < k->min_cols || (k->max_cols > 0 && c.cols > k->max_cols)) {
                 snprintf(r->why, sizeof r->why, "takes %lld..%lld columns", (long long)k->min_cols,
                          (long long)k->max_cols);
+                unchecked++;
                 continue;
             }
             if (!k->launch || (k->device == SML_DEVICE_GPU && !sml_gpu_available())) {
                 snprintf(r->why, sizeof r->why, "%s", !k->launch ? "not built" : "no CUDA device");
+                unchecked++;
                 continue;
             }
             if (tty) {
@@ -239,94 +323,52 @@ int sml_check_input(const sml_check_input_args *a) {
             if (s != SML_OK || run.status != SML_OK) {
                 r->verdict = "ERROR";
                 snprintf(r->why, sizeof r->why, "%s", s != SML_OK ? sml_strerror(s) : run.where);
-                rc = 1;
+                broken = 1;
                 continue;
             }
-            sml_check_against(c.op, c.dtype, c.rows, c.cols, c.cols, c.x, c.dy, want, out, &r->rep);
+            judged++;
+            sml_check_against_worst(c.op, c.dtype, c.rows, c.cols, c.cols, c.x, c.dy, want, out, &r->rep,
+                                    r->worst, SML_CHECK_SHOW_WORST, &r->nworst);
             count_special(c.dtype, out, n, &r->out_nan, &r->out_pinf, &r->out_ninf);
             row_sums(c.op, c.dtype, out, want, c.rows, c.cols, r);
             int ok = r->rep.pass && !run.canary_bad && !run.input_modified;
             r->verdict = ok ? "PASS" : "FAIL";
             if (run.canary_bad || run.input_modified) snprintf(r->why, sizeof r->why, "%s", run.where);
-            if (!ok) rc = 1;
+            if (!ok) broken = 1;
             if (a->save_dir) {
                 snprintf(r->saved, sizeof r->saved, "%s/%s.%s.npy", a->save_dir, k->name, sml_op_name(c.op));
                 if (sml_npy_write(r->saved, c.dtype, x.ndim, x.shape, out, err, sizeof err) != SML_OK) {
-                    fprintf(stderr, ME ": %s\n", err);
-                    r->saved[0] = 0;
+                    fprintf(stderr, ME ": cannot write the --save output (nothing written): %s\n", err);
+                    sml_prop_case_free(&c);
+                    goto done;
                 }
             }
         }
         sml_prop_case_free(&c);
     }
+    print_table(&x, res, nres);
+    /* A named kernel that could not run, or nothing run at all, is not a pass. */
+    int nothing = !broken && (judged == 0 || (only && unchecked));
+    rc = broken ? SML_EXIT_BROKEN : nothing ? SML_EXIT_UNCHECKED : SML_EXIT_HOLDS;
+    if (json_report(&jf, a, &x, broken ? "FAIL" : nothing ? "NOTHING_CHECKED" : "PASS", res, nres) != 0) {
+        rc = SML_EXIT_UNUSABLE;
+        goto done;
+    }
+    if (broken)
+        printf("\nverdict: some kernel breaks the numerics contract on this input (exit %d)\n", rc);
+    else if (nothing && only)
+        printf("\nverdict: NOTHING CHECKED: %s could not run here (see SKIP above) (exit %d)\n", only->name, rc);
+    else if (nothing)
+        printf("\nverdict: NOTHING CHECKED: no kernel could run here (see SKIP above) (exit %d)\n", rc);
+    else if (unchecked)
+        printf("\nverdict: every kernel that ran meets the numerics contract on this input; %d kernel/op pairs "
+               "skipped (see SKIP above)\n", unchecked);
+    else
+        printf("\nverdict: every kernel meets the numerics contract on this input\n");
+done:
+    if (jf.f) sml_out_abort(&jf);
     free(want);
     free(out);
-
-    printf("\n%-10s %-15s %-6s %10s %10s %10s  %-22s %-20s %s\n", "kernel", "op", "verdict", "worst ulp",
-           "worst rel", "err/bound", "NaN/+inf/-inf out", "row sums", "worst at (row, col): got vs want");
-    for (size_t i = 0; i < nres; i++) {
-        kres *r = &res[i];
-        if (!strcmp(r->verdict, "SKIP") || !strcmp(r->verdict, "ERROR")) {
-            printf("%-10s %-15s %-6s  %s\n", r->k->name, sml_op_name(r->op), r->verdict, r->why);
-            continue;
-        }
-        char specials[48], sums[48], where[160];
-        snprintf(specials, sizeof specials, "%lld/%lld/%lld", (long long)r->out_nan, (long long)r->out_pinf,
-                 (long long)r->out_ninf);
-        if (r->sum_rows) snprintf(sums, sizeof sums, "[%.9g, %.9g]", r->sum_lo, r->sum_hi);
-        else snprintf(sums, sizeof sums, "(no finite row)");
-        if (r->rep.worst_row >= 0)
-            snprintf(where, sizeof where, "(%lld, %lld): %.9g vs %.9g", (long long)r->rep.worst_row,
-                     (long long)r->rep.worst_col, r->rep.got, r->rep.want);
-        else
-            snprintf(where, sizeof where, "-");
-        printf("%-10s %-15s %-6s %10.3g %10.3g %10.3g  %-22s %-20s %s%s%s\n", r->k->name, sml_op_name(r->op),
-               r->verdict, r->rep.worst_ulps, r->rep.worst_rel, r->rep.worst_ratio, specials, sums, where,
-               r->why[0] ? "  " : "", r->why);
-        if (r->saved[0]) printf("%-10s %-15s        output saved to %s\n", "", "", r->saved);
-    }
-    if (a->json) {
-        FILE *f = fopen(a->json, "w");
-        if (!f) {
-            fprintf(stderr, ME ": cannot write %s\n", a->json);
-        } else {
-            fprintf(f, "{\n  \"input\": ");
-            json_escape(f, a->input);
-            fprintf(f, ",\n  \"dtype\": \"%s\",\n  \"rows\": %lld,\n  \"cols\": %lld,\n  \"results\": [\n",
-                    sml_dtype_name(x.dtype), (long long)x.rows, (long long)x.cols);
-            for (size_t i = 0; i < nres; i++) {
-                kres *r = &res[i];
-                int judged = strcmp(r->verdict, "SKIP") && strcmp(r->verdict, "ERROR");
-                fprintf(f, "    {\"kernel\": \"%s\", \"op\": \"%s\", \"verdict\": \"%s\"", r->k->name,
-                        sml_op_name(r->op), r->verdict);
-                if (judged)
-                    fprintf(f, ", \"worst_ulps\": %.6g, \"worst_rel\": %.6g, \"worst_ratio\": %.6g, "
-                               "\"worst_row\": %lld, \"worst_col\": %lld, \"bad\": %lld, \"nan_out\": %lld, "
-                               "\"pinf_out\": %lld, \"ninf_out\": %lld, \"row_sum_min\": %.17g, \"row_sum_max\": %.17g",
-                            isfinite(r->rep.worst_ulps) ? r->rep.worst_ulps : 1e308,
-                            isfinite(r->rep.worst_rel) ? r->rep.worst_rel : 1e308,
-                            isfinite(r->rep.worst_ratio) ? r->rep.worst_ratio : 1e308,
-                            (long long)r->rep.worst_row, (long long)r->rep.worst_col, (long long)r->rep.bad,
-                            (long long)r->out_nan, (long long)r->out_pinf, (long long)r->out_ninf,
-                            r->sum_rows && isfinite(r->sum_lo) ? r->sum_lo : 0.0,
-                            r->sum_rows && isfinite(r->sum_hi) ? r->sum_hi : 0.0);
-                if (r->why[0]) {
-                    fprintf(f, ", \"note\": ");
-                    json_escape(f, r->why);
-                }
-                if (r->saved[0]) {
-                    fprintf(f, ", \"output\": ");
-                    json_escape(f, r->saved);
-                }
-                fprintf(f, "}%s\n", i + 1 < nres ? "," : "");
-            }
-            fprintf(f, "  ]\n}\n");
-            fclose(f);
-        }
-    }
-    if (rc == 1) printf("\nverdict: some kernel breaks the numerics contract on this input (exit 1)\n");
-    else printf("\nverdict: every kernel that ran meets the numerics contract on this input\n");
-done:
     free(res);
     sml_npy_free(&x);
     sml_npy_free(&dy);

@@ -1,10 +1,12 @@
 /* check_input.h: `softmax-lab check --input FILE`: run kernels on a user's own logits (and
- * upstream gradient) and judge them against the reference under the numerics contract. */
+ * upstream gradient) and judge them against the reference under the numerics contract; or,
+ * with --output, judge an output made elsewhere on those inputs. */
 #ifndef SML_CLI_CHECK_INPUT_H
 #define SML_CLI_CHECK_INPUT_H
 
 typedef struct sml_check_input_args {
-    const char *input;     /* .npy logits */
+    const char *input;     /* .npy logits (with --output and a backward op: the forward output y) */
+    const char *output;    /* .npy output to judge (made elsewhere), or NULL: run kernels */
     const char *dy;        /* .npy upstream gradient (backward ops), or NULL */
     const char *kernel;    /* a kernel name, or NULL / "all" */
     const char *op;        /* op name, "all", or NULL (softmax) */
@@ -13,8 +15,11 @@ typedef struct sml_check_input_args {
     const char *json;      /* write the report as JSON here, or NULL */
 } sml_check_input_args;
 
-/* Exit code: 0 every kernel run meets the contract, 1 some kernel broke it, 2 bad input
- * (nothing written). */
+/* Exit code: 0 everything checked meets the contract, 1 something breaks it (a kernel
+ * errored too), 2 bad input or a failed write (nothing written), 3 nothing was checked (an
+ * empty tensor; the named kernel could not run here; no kernel could). */
 int sml_check_input(const sml_check_input_args *a);
+/* The --output form (judge_output.c); the same exit codes. */
+int sml_judge_output(const sml_check_input_args *a);
 
 #endif

@@ -15,6 +15,7 @@
 #include "bench/plot_svg.h"
 #include "bench/table.h"
 #include "commands.h"
+#include "util/out_file.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -26,10 +27,11 @@ static void usage(FILE *f) {
         "  --sweep NAME            %s (default seeds)\n"
         "  --rows R --cols C       one shape instead of a sweep\n"
         "  --dtype D[,D...]|all    fp32, fp16, bf16 (default: each shape's own dtypes)\n"
-        "  --json FILE --md FILE   also write the ledger to these files (directories are made)\n"
-        "  --ledger DIR            ledger directory (default: ledger/ beside the softmax-lab\n"
-        "                          binary, i.e. build/ledger for ./build/softmax-lab; ./ledger\n"
-        "                          where the binary's directory is not writable)\n"
+        "  --json FILE --md FILE   write the ledger to these files (directories are made)\n"
+        "  --ledger DIR            also write DIR/<sweep>_<ops>.json and .md (default: ledger/\n"
+        "                          beside the softmax-lab binary, i.e. build/ledger for\n"
+        "                          ./build/softmax-lab, or ./ledger where the binary's directory\n"
+        "                          is not writable; none when --json or --md is given)\n"
         "  --svg FILE              plot GB/s against cols from this run's ledger\n"
         "  --min-samples N         at least N samples per measurement (default 10)\n"
         "  --max-seconds S         per measurement, once N samples are in (default 0.5)\n"
@@ -51,7 +53,9 @@ static void usage(FILE *f) {
         "  --no-shrink             keep full sweep shapes on a CPU-only run\n"
         "  --gate                  exit 1 if a kernel with a claim is not Supported\n"
         "  --quiet                 no progress line\n"
-        "exit: 0 done, 1 a kernel was WRONG or failed (or --gate missed), 2 bad usage\n"
+        "exit: 0 done, 1 a kernel was WRONG or failed, a write failed, or --gate missed, 2 bad\n"
+        "      usage (nothing written), 3 a backend named in --backend could not run here, or\n"
+        "      nothing was measured\n"
         "sweeps:\n", sml_sweep_names());
     const char *names[] = {"seeds", "cols", "long", "short", "standard"};
     for (int i = 0; i < 5; i++) {
@@ -165,6 +169,46 @@ static void default_ledger_dir(char *dir, size_t n) {
     snprintf(dir, n, "ledger");
 }
 
+/* The plot of this run's ledger, from the ledger JSON as a reader sees it. */
+static int write_svg(const sml_bench_run *run, const sml_ledger *l, const char *svg) {
+    char *buf = NULL, err[1200], info[160];
+    size_t len = 0;
+    sml_json *doc = NULL;
+    FILE *mem = open_memstream(&buf, &len);
+    int bad = !mem || sml_ledger_write_json(run, l, mem) != 0;
+    if (mem && fclose(mem) != 0) bad = 1;
+    sml_status s = bad ? SML_ERR_OUT_OF_MEMORY : sml_json_parse(buf, len, &doc, err, sizeof err);
+    if (bad) snprintf(err, sizeof err, "out of memory");
+    free(buf);
+    sml_out_file o;
+    if (s == SML_OK && (s = sml_out_open(&o, svg, err, sizeof err)) == SML_OK) {
+        s = sml_plot_svg(doc, NULL, o.f, info, sizeof info, err, sizeof err);
+        if (s == SML_OK) s = sml_out_commit(&o, err, sizeof err);
+        else sml_out_abort(&o);
+    }
+    sml_json_free(doc);
+    if (s != SML_OK) {
+        fprintf(stderr, "softmax-lab bench: plot: %s\n", err);
+        return 0;
+    }
+    printf("plot: %s (%s)\n", svg, info);
+    return 1;
+}
+
+/* The backends named one by one in --backend that cannot run here (a GPU kernel without a GPU,
+ * a backend not built), as "a, b"; the classes all/gpu/cpu name none. */
+static void named_unrunnable(const char *spec, int gpu, char *out, size_t n) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", spec);
+    out[0] = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const sml_kernel *k = sml_kernel_find(t);
+        if (!k || (k->launch && (k->device == SML_DEVICE_CPU || gpu))) continue;
+        size_t used = strlen(out);
+        snprintf(out + used, n - used, "%s%s", used ? ", " : "", k->name);
+    }
+}
+
 typedef struct print_ctx {
     int header_done;
 } print_ctx;
@@ -276,12 +320,15 @@ int sml_cmd_bench(int argc, char **argv) {
     if (json && !parent_ok(json)) return bad("cannot write --json '%s'", json);
     if (md && !parent_ok(md)) return bad("cannot write --md '%s'", md);
     if (svg && !parent_ok(svg)) return bad("cannot write --svg '%s'", svg);
+    /* --json/--md name where the ledger goes: the default directory is then left alone, so a
+     * ledger kept there is never overwritten by a run meant for elsewhere. */
+    const int to_dir = ledger != NULL || (!json && !md);
     char ledger_default[1100];
     if (!ledger) {
         default_ledger_dir(ledger_default, sizeof ledger_default);
         ledger = ledger_default;
     }
-    if (!dir_ok(ledger)) return bad("cannot create or write the --ledger directory '%s'", ledger);
+    if (to_dir && !dir_ok(ledger)) return bad("cannot create or write the --ledger directory '%s'", ledger);
 
     int gpu = sml_gpu_available();
     char notes[512] = "", err[512];
@@ -291,15 +338,19 @@ int sml_cmd_bench(int argc, char **argv) {
     sml_status s = sml_bench_select(backend, gpu, kernels, baseline_only, &nk, notes, sizeof notes,
                                     err, sizeof err);
     if (s != SML_OK) {
-        /* With no GPU and only GPU backends asked for, say so and do nothing: not an error. */
+        /* With no GPU and only GPU backends asked for, say so and do nothing: not a usage
+         * error, and not a pass either (3: nothing was checked). */
         if (!gpu && s == SML_ERR_INVALID_ARG) {
             printf("GPU backends are unavailable on this machine (no CUDA device, or built without "
-                   "CUDA); nothing to run for --backend %s. The CPU backends run with --backend cpu.\n",
-                   backend);
-            return 0;
+                   "CUDA); nothing to run for --backend %s. The CPU backends run with --backend cpu.\n"
+                   "NOTHING CHECKED: no ledger written%s; exit 3\n",
+                   backend, gate ? ", and --gate cannot pass what did not run" : "");
+            return 3;
         }
         return bad("%s", err);
     }
+    char unrun[256] = "";
+    named_unrunnable(backend, gpu, unrun, sizeof unrun);
     plan.kernels = kernels;
     plan.baseline_only = baseline_only;
     plan.nkernels = nk;
@@ -356,7 +407,7 @@ int sml_cmd_bench(int argc, char **argv) {
         return 1;
     }
     sml_bench_print_decisions(stdout, &run, &l);
-    char stem[96], jp[1200], mp[1200];
+    char stem[sizeof run.plan.sweep + 80 + 1], jp[1200], mp[1200];
     char opstag[80] = "";
     if (ops == SML_OPS_ALL) snprintf(opstag, sizeof opstag, "all");
     else
@@ -366,46 +417,37 @@ int sml_cmd_bench(int argc, char **argv) {
                 strncat(opstag, sml_op_name((sml_op)o), sizeof opstag - strlen(opstag) - 1);
             }
     snprintf(stem, sizeof stem, "%s_%s", run.plan.sweep, opstag);
-    s = sml_ledger_save(&run, &l, ledger, stem, jp, mp, sizeof jp, err, sizeof err);
-    if (s != SML_OK) {
-        fprintf(stderr, "softmax-lab bench: %s\n", err);
-        rc = 1;
-    } else {
-        printf("\nledger: %s and %s\n", jp, mp);
+    if (to_dir) {
+        s = sml_ledger_save(&run, &l, ledger, stem, jp, mp, sizeof jp, err, sizeof err);
+        if (s != SML_OK) {
+            fprintf(stderr, "softmax-lab bench: %s\n", err);
+            rc = 1;
+        } else {
+            printf("\nledger: %s and %s\n", jp, mp);
+        }
     }
     if (rc == 0 && ((json && !make_parent(json, err, sizeof err)) || (md && !make_parent(md, err, sizeof err)) ||
                     (svg && !make_parent(svg, err, sizeof err)))) {
         fprintf(stderr, "softmax-lab bench: %s\n", err);
         rc = 1;
     }
-    if (rc == 0 && json && sml_ledger_save_file(&run, &l, json, 1, err, sizeof err) != SML_OK) {
-        fprintf(stderr, "softmax-lab bench: %s\n", err);
-        rc = 1;
-    }
-    if (rc == 0 && md && sml_ledger_save_file(&run, &l, md, 0, err, sizeof err) != SML_OK) {
-        fprintf(stderr, "softmax-lab bench: %s\n", err);
-        rc = 1;
-    }
-    if (rc == 0 && svg) {
-        sml_json *doc = NULL;
-        char info[160];
-        s = sml_json_parse_file(jp, &doc, err, sizeof err);
-        FILE *f = s == SML_OK ? fopen(svg, "w") : NULL;
-        if (f) {
-            s = sml_plot_svg(doc, NULL, f, info, sizeof info, err, sizeof err);
-            if (fclose(f) != 0 && s == SML_OK) s = SML_ERR_IO;
-        } else if (s == SML_OK) {
-            snprintf(err, sizeof err, "%s: %s", svg, strerror(errno));
-            s = SML_ERR_IO;
-        }
-        sml_json_free(doc);
-        if (s != SML_OK) {
-            fprintf(stderr, "softmax-lab bench: plot: %s\n", err);
+    if (rc == 0 && json) {
+        if (sml_ledger_save_file(&run, &l, json, 1, err, sizeof err) != SML_OK) {
+            fprintf(stderr, "softmax-lab bench: %s\n", err);
             rc = 1;
         } else {
-            printf("plot: %s (%s)\n", svg, info);
+            printf("%sledger: %s\n", to_dir ? "" : "\n", json);
         }
     }
+    if (rc == 0 && md) {
+        if (sml_ledger_save_file(&run, &l, md, 0, err, sizeof err) != SML_OK) {
+            fprintf(stderr, "softmax-lab bench: %s\n", err);
+            rc = 1;
+        } else {
+            printf("%sledger: %s\n", to_dir || json ? "" : "\n", md);
+        }
+    }
+    if (rc == 0 && svg && !write_svg(&run, &l, svg)) rc = 1;
     /* Exit 1 for a kernel that was asked for and broke the contract; baselines added only for
      * the speedup columns are reported but do not fail the run. */
     int broken = 0, missed = 0, broken_baselines = 0;
@@ -437,6 +479,15 @@ int sml_cmd_bench(int argc, char **argv) {
          * that only counted misses would pass a run that measured nothing it gates. */
         printf("gate: a partial run cannot show any claim holds\n");
         rc = 1;
+    }
+    /* Green only for what ran: a backend named with --backend that could not run here, or a
+     * run that measured nothing, is exit 3 (a failure above keeps its 1). */
+    if (rc == 0 && unrun[0]) {
+        printf("NOT CHECKED: %s could not run on this machine; exit 3\n", unrun);
+        rc = 3;
+    } else if (rc == 0 && run.nresults == 0) {
+        printf("NOTHING CHECKED: no measurement was made; exit 3\n");
+        rc = 3;
     }
     sml_ledger_free(&l);
     sml_bench_run_free(&run);

@@ -5,18 +5,25 @@
  *                     [--seconds S] [--seed S] [--save DIR] [--json FILE] [engine flags]
  *   softmax-lab check --input logits.npy [--kernel K|all] [--op OP] [--dy grad.npy]
  *                     [--dtype bf16] [--save DIR] [--json FILE]
+ *   softmax-lab check --input x.npy --output y.npy [--op OP] [--dy dy.npy] [--dtype bf16]
+ *                     [--save DIR] [--json FILE]
  *
- * Exit: 0 every property held (skips allowed), 1 a kernel failed, 2 bad usage. */
+ * Exit: 0 every property held on what ran (kernels that cannot run here, under --kernel all,
+ * are listed as skipped), 1 a kernel failed, 2 bad usage, 3 a kernel named with --kernel
+ * could not run here or nothing at all was checked (check_input.h for --input). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench/json_write.h"
 #include "check_input.h"
+#include "check_report.h"
 #include "commands.h"
 #include "prop/prop.h"
 #include "prop/suite.h"
 #include "softmax_lab.h"
+#include "util/out_file.h"
 
 #define ME "softmax-lab check"
 
@@ -25,6 +32,8 @@ static void usage(FILE *f) {
             "usage: softmax-lab check [--kernel K|all] [--op OP|all] [--dtype D|all] [--cases N]\n"
             "                         [--seconds S] [--seed S] [--save DIR] [--json FILE] [...]\n"
             "       softmax-lab check --input logits.npy [--kernel K|all] [--op OP|all] [--dy grad.npy]\n"
+            "                         [--dtype bf16] [--save DIR] [--json FILE]\n"
+            "       softmax-lab check --input x.npy --output y.npy [--op OP] [--dy dy.npy]\n"
             "                         [--dtype bf16] [--save DIR] [--json FILE]\n\n"
             "The first form runs the property suite (11 properties, shrinking, reproducers) on\n"
             "each selected kernel, op and dtype; the saved reproducers under tests/regressions/\n"
@@ -32,14 +41,28 @@ static void usage(FILE *f) {
             "fp32, fp16, or bf16 bits as uint16 with --dtype bf16; softmax over the last axis)\n"
             "and judges each against the double-precision reference; --save writes each kernel's\n"
             "output as .npy. For backward ops --input holds the logits: y is the reference forward\n"
-            "output of them, rounded to the dtype, and --dy the upstream gradient.\n\n"
+            "output of them, rounded to the dtype, and --dy the upstream gradient.\n"
+            "The third judges an output made elsewhere (PyTorch, JAX, Triton): --output holds what\n"
+            "the op gave for --input (forward: the logits; backward: the forward output y, with\n"
+            "--dy the upstream gradient and --output the dx), all of one dtype and shape. It prints\n"
+            "the verdict, the number of elements outside the contract and the worst %d with their\n"
+            "index, got, want, error and bound in ulps; --save DIR writes the reference rounded to\n"
+            "the dtype as DIR/reference.<op>.npy. --dtype takes numpy/PyTorch names (float32,\n"
+            "torch.bfloat16, ...).\n\n"
+            "Exit (--input): 0 the contract holds, 1 it is broken, 2 bad usage or input or a failed\n"
+            "write (nothing written), 3 nothing was checked (empty tensor, or a kernel named with\n"
+            "--kernel could not run here; --kernel all says what it skipped and exits 0).\n\n"
             "Suite options:\n"
-            "  --kernel K       a registered kernel, or all (default)\n"
+            "  --kernel K[,K]   registered kernels (softmax-lab list), or all (default)\n"
             "  --op OP          softmax, log_softmax, softmax_bwd, log_softmax_bwd, or all (default)\n"
             "  --dtype D        fp32, fp16, bf16, or all (default)\n"
-            "  --json FILE      write the results as JSON\n"
-            "%s",
-            sml_prop_flags_help());
+            "  --json FILE      write the results as JSON (softmax-lab-check/1)\n"
+            "%s"
+            "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
+            "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
+            "     input, or --json could not be written (the old file, or none, is left), 3 a\n"
+            "     kernel named with --kernel could not run here, or nothing at all was checked\n",
+            SML_CHECK_SHOW_WORST, sml_prop_flags_help());
 }
 
 static int dir_exists(const char *p) {
@@ -59,8 +82,73 @@ static size_t registry_index(const sml_kernel *k) {
     return i;
 }
 
+#define SML_CHECK_SCHEMA "softmax-lab-check/1"
+
+/* "a,b,c" or "all" (default) into the kernels chosen, and those named one by one. */
+static int parse_kernels(const char *spec, size_t nk, unsigned char *chosen, unsigned char *named) {
+    char buf[512];
+    if (!spec) spec = "all";
+    if (snprintf(buf, sizeof buf, "%s", spec) >= (int)sizeof buf) {
+        fprintf(stderr, ME ": --kernel list too long\n");
+        return 0;
+    }
+    int any = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        any = 1;
+        if (!strcmp(t, "all")) {
+            memset(chosen, 1, nk);
+            continue;
+        }
+        const sml_kernel *k = sml_kernel_find(t);
+        if (!k) {
+            fprintf(stderr, ME ": no kernel '%s' in the registry (softmax-lab list)\n", t);
+            return 0;
+        }
+        size_t i = registry_index(k);
+        if (i < nk) chosen[i] = named[i] = 1;
+    }
+    if (!any) fprintf(stderr, ME ": --kernel needs a kernel name or all\n");
+    return any;
+}
+
+static void json_run(sml_jw *w, const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_result *res) {
+    sml_jw_object_inline(w);
+    sml_jw_kstr(w, "kernel", k->name);
+    sml_jw_kstr(w, "op", sml_op_name(op));
+    sml_jw_kstr(w, "dtype", sml_dtype_name(dt));
+    sml_jw_kstr(w, "outcome", sml_prop_outcome_name(res->outcome));
+    sml_jw_kstr(w, "note", res->outcome == SML_PROP_SKIP ? res->note : NULL);
+    sml_jw_kint(w, "cases", res->cases);
+    sml_jw_kint(w, "failed_cases", res->failed_cases);
+    sml_jw_kint(w, "regressions", res->regressions);
+    sml_jw_kint(w, "regressions_failed", res->regressions_failed);
+    sml_jw_knum(w, "worst_ratio", res->worst_ratio);
+    sml_jw_knum(w, "worst_ulps", res->worst_ulps);
+    sml_jw_knum(w, "seconds", res->seconds);
+    sml_jw_kint(w, "ramp", res->last_level);
+    sml_jw_key(w, "failures");
+    sml_jw_array_inline(w);
+    for (int f = 0; f < res->nfail; f++) {
+        const sml_prop_failure *fl = &res->failures[f];
+        sml_jw_object_inline(w);
+        sml_jw_kstr(w, "property", sml_prop_name(fl->prop));
+        sml_jw_kstr(w, "outcome", sml_prop_outcome_name(fl->outcome));
+        sml_jw_kint(w, "case", fl->case_index);
+        sml_jw_kint(w, "level", fl->level);
+        sml_jw_kint(w, "rows", fl->rows);
+        sml_jw_kint(w, "cols", fl->cols);
+        sml_jw_kint(w, "shrunk_rows", fl->s_rows);
+        sml_jw_kint(w, "shrunk_cols", fl->s_cols);
+        sml_jw_kstr(w, "reproducer", fl->repro);
+        sml_jw_end(w);
+    }
+    sml_jw_end(w);
+    sml_jw_end(w);
+}
+
 int sml_cmd_check(int argc, char **argv) {
-    const char *kernel = NULL, *op_s = NULL, *dt_s = NULL, *json = NULL, *input = NULL, *dy = NULL;
+    const char *kernel = NULL, *op_s = NULL, *dt_s = NULL, *json = NULL, *input = NULL, *dy = NULL,
+               *output = NULL;
     sml_prop_config cfg;
     sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);
@@ -75,7 +163,8 @@ int sml_cmd_check(int argc, char **argv) {
         }
         const char **slot = !strcmp(a, "--kernel") ? &kernel : !strcmp(a, "--op") ? &op_s
                           : !strcmp(a, "--dtype") ? &dt_s : !strcmp(a, "--json") ? &json
-                          : !strcmp(a, "--input") ? &input : !strcmp(a, "--dy") ? &dy : NULL;
+                          : !strcmp(a, "--input") ? &input : !strcmp(a, "--dy") ? &dy
+                          : !strcmp(a, "--output") ? &output : NULL;
         if (slot) {
             if (i + 1 >= argc) {
                 fprintf(stderr, ME ": %s needs a value\n", a);
@@ -102,19 +191,14 @@ int sml_cmd_check(int argc, char **argv) {
             }
             dt = d;
         }
-        sml_check_input_args ia = {input, dy, kernel, op_s, dt, cfg.save_dir, json};
+        sml_check_input_args ia = {input, output, dy, kernel, op_s, dt, cfg.save_dir, json};
         return sml_check_input(&ia);
     }
-    if (dy) {
-        fprintf(stderr, ME ": --dy goes with --input\n");
+    if (dy || output) {
+        fprintf(stderr, ME ": %s goes with --input\n", dy ? "--dy" : "--output");
         return 2;
     }
 
-    const sml_kernel *only = NULL;
-    if (kernel && strcmp(kernel, "all") && !(only = sml_kernel_find(kernel))) {
-        fprintf(stderr, ME ": no kernel '%s' in the registry (softmax-lab list)\n", kernel);
-        return 2;
-    }
     unsigned ops = SML_OPS_ALL, dts = SML_DTYPES_ALL;
     if (op_s && strcmp(op_s, "all")) {
         sml_op op;
@@ -132,9 +216,22 @@ int sml_cmd_check(int argc, char **argv) {
         }
         dts = 1u << d;
     }
-    FILE *jf = NULL;
-    if (json && !(jf = fopen(json, "w"))) {
-        fprintf(stderr, ME ": cannot write %s\n", json);
+    size_t nk = sml_kernel_count();
+    /* Which kernels run (chosen) and which were asked for by name (named). */
+    unsigned char *chosen = calloc(2 * nk + 1, 1), *named = chosen ? chosen + nk : NULL;
+    if (!chosen || !parse_kernels(kernel, nk, chosen, named)) {
+        if (!chosen) fprintf(stderr, ME ": out of memory\n");
+        free(chosen);
+        return 2;
+    }
+    /* Opened now, so an unwritable path is refused before anything runs; renamed into place
+     * only once the whole document is written (util/out_file.h). */
+    sml_out_file jout;
+    sml_jw w;
+    char werr[1200];
+    if (json && sml_out_open(&jout, json, werr, sizeof werr) != SML_OK) {
+        fprintf(stderr, ME ": %s\n", werr);
+        free(chosen);
         return 2;
     }
     /* GPU kernels get the GPU profile's sizes (and its case count unless --cases was given). */
@@ -143,17 +240,20 @@ int sml_cmd_check(int argc, char **argv) {
     char rerun[64];
     snprintf(rerun, sizeof rerun, "softmax-lab check");
     cfg.rerun_cmd = rerun;
-    size_t nk = sml_kernel_count();
     sml_prop_job *jobs = calloc(nk * SML_OP_COUNT * SML_DTYPE_COUNT, sizeof *jobs);
     ksum *sum = calloc(nk, sizeof *sum);
     if (!jobs || !sum) {
         fprintf(stderr, ME ": out of memory\n");
+        if (json) sml_out_abort(&jout);
+        free(jobs);
+        free(sum);
+        free(chosen);
         return 2;
     }
     int njobs = 0, runnable = 0, gpu = sml_gpu_available();
     for (size_t i = 0; i < nk; i++) {
         const sml_kernel *k = sml_kernel_at(i);
-        if (only && k != only) continue;
+        if (!chosen[i]) continue;
         for (int op = 0; op < SML_OP_COUNT; op++) {
             for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
                 if (!(ops >> op & 1) || !(dts >> dt & 1) || !(k->ops >> op & 1) || !(k->dtypes >> dt & 1))
@@ -188,18 +288,31 @@ int sml_cmd_check(int argc, char **argv) {
     double t0 = sml_prop_now();
     if (sml_prop_suite_run(&suite, jobs, runnable) != SML_OK) {
         fprintf(stderr, ME ": cannot start the runs (out of memory)\n");
+        if (json) sml_out_abort(&jout);
+        free(jobs);
+        free(sum);
+        free(chosen);
         return 2;
     }
     double wall = sml_prop_now() - t0;
     for (int j = runnable; j < njobs; j++) /* each answers SKIP at once, with the reason */
         jobs[j].status = sml_prop_run(jobs[j].k, jobs[j].op, jobs[j].dtype, &jobs[j].cfg, &jobs[j].res);
-    if (jf) fprintf(jf, "{\n  \"seed\": \"0x%016llx\",\n  \"threads\": %d,\n  \"runs\": [\n",
-                    (unsigned long long)cfg.seed, threads);
-    int failed = 0, first_json = 1;
+    if (json) {
+        sml_jw_init(&w, jout.f);
+        sml_jw_object(&w);
+        sml_jw_kstr(&w, "schema", SML_CHECK_SCHEMA);
+        sml_jw_kstr(&w, "version", SML_VERSION);
+        char seed[24];
+        snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)cfg.seed);
+        sml_jw_kstr(&w, "seed", seed);
+        sml_jw_kint(&w, "threads", threads);
+        sml_jw_key(&w, "runs");
+        sml_jw_array(&w);
+    }
+    int failed = 0;
     for (int j = 0; j < njobs; j++) {
         const sml_kernel *k = jobs[j].k;
         const sml_prop_result *res = &jobs[j].res;
-        int op = jobs[j].op, dt = jobs[j].dtype;
         if (jobs[j].status != SML_OK) continue;
         ksum *s = &sum[registry_index(k)];
         s->runs++;
@@ -217,29 +330,7 @@ int sml_cmd_check(int argc, char **argv) {
             s->worst_ratio = res->worst_ratio;
             s->worst_ulps = res->worst_ulps;
         }
-        if (jf) {
-            fprintf(jf, "%s    {\"kernel\": \"%s\", \"op\": \"%s\", \"dtype\": \"%s\", \"outcome\": \"%s\", "
-                        "\"cases\": %lld, \"failed_cases\": %lld, \"regressions\": %lld, "
-                        "\"regressions_failed\": %lld, \"worst_ratio\": %.6g, \"worst_ulps\": %.6g, "
-                        "\"seconds\": %.3f, \"ramp\": %d, \"failures\": [",
-                    first_json ? "" : ",\n", k->name, sml_op_name(op), sml_dtype_name(dt),
-                    sml_prop_outcome_name(res->outcome), (long long)res->cases,
-                    (long long)res->failed_cases, (long long)res->regressions,
-                    (long long)res->regressions_failed,
-                    res->worst_ratio < 1e308 ? res->worst_ratio : 1e308,
-                    res->worst_ulps < 1e308 ? res->worst_ulps : 1e308, res->seconds, res->last_level);
-            first_json = 0;
-            for (int f = 0; f < res->nfail; f++) {
-                const sml_prop_failure *fl = &res->failures[f];
-                fprintf(jf, "%s{\"property\": \"%s\", \"outcome\": \"%s\", \"case\": %lld, \"level\": %d, "
-                            "\"rows\": %lld, \"cols\": %lld, \"shrunk_rows\": %lld, \"shrunk_cols\": %lld, "
-                            "\"reproducer\": \"%s\"}",
-                        f ? ", " : "", sml_prop_name(fl->prop), sml_prop_outcome_name(fl->outcome),
-                        (long long)fl->case_index, fl->level, (long long)fl->rows, (long long)fl->cols,
-                        (long long)fl->s_rows, (long long)fl->s_cols, fl->repro);
-            }
-            fprintf(jf, "]}");
-        }
+        if (json) json_run(&w, k, jobs[j].op, jobs[j].dtype, res);
     }
     free(jobs);
     printf("\n%-10s %-4s %8s %8s %6s %12s %10s %8s  %s\n", "kernel", "dev", "cases", "failures", "regr",
@@ -247,7 +338,7 @@ int sml_cmd_check(int argc, char **argv) {
     for (size_t i = 0; i < nk; i++) {
         const sml_kernel *k = sml_kernel_at(i);
         ksum *s = &sum[i];
-        if ((only && k != only) || !s->runs) continue;
+        if (!chosen[i] || !s->runs) continue;
         const char *status = s->failed ? "FAIL" : s->skipped == s->runs ? "skipped" : "pass";
         printf("%-10s %-4s %8lld %8lld %6lld %12.3g %10.3g %8.1f  %s%s%s\n", k->name,
                k->device == SML_DEVICE_GPU ? "gpu" : "cpu", (long long)s->cases, (long long)s->failed,
@@ -257,16 +348,56 @@ int sml_cmd_check(int argc, char **argv) {
             printf("%-10s      KNOWN DEVIATION: %lld checks missed the value bounds and were excused (%s)\n", "",
                    (long long)s->deviations, k->known_deviation);
     }
-    if (jf) {
-        fprintf(jf, "\n  ],\n  \"passed\": %s\n}\n", failed ? "false" : "true");
-        fclose(jf);
-    }
     int64_t all = 0;
     for (size_t i = 0; i < nk; i++) all += sum[i].cases;
+    /* What was not checked: a kernel named with --kernel that could not run (or ran nothing
+     * but skips) is exit 3; under --kernel all such kernels are listed and do not count. */
+    char unrun[512] = "", skipped[512] = "";
+    int any_checked = 0;
+    for (size_t i = 0; i < nk; i++) {
+        if (!chosen[i]) continue;
+        const ksum *s = &sum[i];
+        int checked = s->runs > s->skipped;
+        any_checked |= checked;
+        if (checked || !s->runs) continue;
+        char *dst = named[i] ? unrun : skipped;
+        size_t used = strlen(dst);
+        snprintf(dst + used, sizeof unrun - used, "%s%s", used ? ", " : "", sml_kernel_at(i)->name);
+    }
+    int rc = failed ? 1 : (unrun[0] || !any_checked) ? 3 : 0;
+    if (json) {
+        sml_jw_end(&w);
+        sml_jw_key(&w, "not_run");
+        sml_jw_array_inline(&w);
+        for (size_t i = 0; i < nk; i++)
+            if (chosen[i] && sum[i].runs && sum[i].runs == sum[i].skipped) sml_jw_str(&w, sml_kernel_at(i)->name);
+        sml_jw_end(&w);
+        sml_jw_kstr(&w, "result", rc == 1 ? "failed" : rc == 3 ? "not-checked" : "passed");
+        sml_jw_kbool(&w, "passed", rc == 0);
+        sml_jw_kint(&w, "exit", rc);
+        sml_jw_end(&w);
+        int bad = sml_jw_finish(&w) != 0;
+        if (bad) sml_out_abort(&jout);
+        if (bad || sml_out_commit(&jout, werr, sizeof werr) != SML_OK) {
+            if (bad) snprintf(werr, sizeof werr, "%s: write failed", json);
+            fprintf(stderr, ME ": %s\n", werr);
+            free(sum);
+            free(chosen);
+            return rc == 1 ? 1 : 2;
+        }
+    }
     free(sum);
+    free(chosen);
     printf("\n%lld cases in %.1f s of wall time on %d host thread%s (the seconds column adds up each kernel's runs)\n",
            (long long)all, wall, threads, threads == 1 ? "" : "s");
-    printf("%s\n", failed ? "check: FAILED (see the FAIL lines above for the commands that replay each)"
-                          : "check: every property held on every kernel that ran");
-    return failed ? 1 : 0;
+    if (skipped[0]) printf("check: not run here (skipped): %s\n", skipped);
+    if (rc == 1)
+        printf("check: FAILED (see the FAIL lines above for the commands that replay each)\n");
+    else if (unrun[0])
+        printf("check: NOT CHECKED: %s could not run here (see the status column); exit 3\n", unrun);
+    else if (rc == 3)
+        printf("check: NOTHING CHECKED: no selected kernel ran on this machine; exit 3\n");
+    else
+        printf("check: every property held on every kernel that ran\n");
+    return rc;
 }

@@ -1,7 +1,8 @@
 /* compare: two ledger JSON files (old, new), case by case: FAST / SLOW / SAME / UNCLEAR by
  * the noise-aware rule of src/bench/decide.c. Exits 1 on any SLOW or any check that went
  * from ok to WRONG/ERROR, so CI can gate a merge on the main branch's ledger; 2 on bad
- * usage or a malformed file. */
+ * usage or a malformed file; 3 when the files share no case timed in both (nothing was
+ * compared, so nothing can pass). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +23,8 @@ static void usage(FILE *f) {
         "  SLOW / FAST  |change| > max(threshold, 2*noise)\n"
         "  SAME         |change| <= threshold and noise <= threshold\n"
         "  UNCLEAR      otherwise (the noise hides the answer), or a side was not timed\n"
-        "exit: 0 no SLOW, 1 a SLOW case or a check that broke, 2 bad usage or input\n");
+        "exit: 0 no SLOW, 1 a SLOW case or a check that broke, 2 bad usage or input, 3 nothing\n"
+        "      compared: no case is in both files with a time on both sides\n");
 }
 
 static void fmt_time(char *buf, size_t n, int timed, double ms, double spread) {
@@ -105,6 +107,10 @@ int sml_cmd_compare(int argc, char **argv) {
            r.count[SML_CMP_SLOW], r.count[SML_CMP_FAST], r.count[SML_CMP_SAME],
            r.count[SML_CMP_UNCLEAR], r.only_old, r.only_new, r.broke, threshold * 100);
     int rc = sml_cmp_failed(&r) ? 1 : 0;
+    if (rc == 0 && r.compared == 0) {
+        printf("NOTHING COMPARED: no case is in both files with a time on both sides; exit 3\n");
+        rc = 3;
+    }
     sml_cmp_report_free(&r);
     return rc;
 }

@@ -31,8 +31,11 @@ int sml_cmd_list(int argc, char **argv) {
     int json = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--help")) {
-            printf("usage: softmax-lab list [--json]\n");
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: softmax-lab list [--json]\n"
+                   "The kernel registry: each kernel's device, whether it can run here, ops, dtypes,\n"
+                   "row lengths, claim and summary; --json as an array of objects.\n"
+                   "exit: 0, or 2 on bad usage\n");
             return 0;
         } else {
             fprintf(stderr, "softmax-lab list: unknown option '%s'\n", argv[i]);

@@ -7,13 +7,15 @@
 #include "bench/json_read.h"
 #include "bench/plot_svg.h"
 #include "commands.h"
+#include "util/out_file.h"
 
 static void usage(FILE *f) {
     fprintf(f,
         "usage: softmax-lab plot LEDGER.json OUT.svg [--op OP] [--dtype D] [--rows R]\n"
         "  one line per backend, log2 columns on x, GB/s on y; the run's device copy bandwidth\n"
         "  dashed, the copy kernel on the same bytes dashed grey. Defaults: op softmax, the\n"
-        "  dtype with most points, the row count that spans the most column counts.\n");
+        "  dtype with most points, the row count that spans the most column counts.\n"
+        "exit: 0 written, 1 the SVG could not be written (no file left), 2 bad usage or input\n");
 }
 
 int sml_cmd_plot(int argc, char **argv) {
@@ -72,7 +74,7 @@ int sml_cmd_plot(int argc, char **argv) {
         return 2;
     }
     sml_json *doc = NULL;
-    char err[512], info[256];
+    char err[1200], info[256];
     if (sml_json_parse_file(in, &doc, err, sizeof err) != SML_OK) {
         fprintf(stderr, "softmax-lab plot: %s: %s\n", in, err);
         return 2;
@@ -94,9 +96,8 @@ int sml_cmd_plot(int argc, char **argv) {
         fprintf(stderr, "softmax-lab plot: %s: %s\n", in, err);
         return 2;
     }
-    FILE *f = fopen(out, "w");
-    if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
-        fprintf(stderr, "softmax-lab plot: %s: %s\n", out, strerror(errno));
+    if (sml_out_write(out, buf, len, err, sizeof err) != SML_OK) {
+        fprintf(stderr, "softmax-lab plot: %s\n", err);
         free(buf);
         return 1;
     }

@@ -5,7 +5,8 @@
  *
  * --kernel runs the reproducer on another registered kernel (for example a fix, or the
  * production kernel a mutant's reproducer came from). Exit: 0 none fails now, 1 some still
- * fails, 2 a reproducer could not be read (or its kernel found). */
+ * fails, 2 a reproducer could not be read (or its kernel found), 3 none fails but some could
+ * not run here. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,7 +24,9 @@ int sml_cmd_replay(int argc, char **argv) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: softmax-lab replay FILE.json|DIR [--kernel K]\n"
                    "Re-runs a saved reproducer (or every one under DIR) on the kernel it names, or\n"
-                   "on K, and says whether the property still fails. Exit 1 if any still fails.\n");
+                   "on K, and says whether the property still fails.\n"
+                   "exit: 0 none fails now, 1 some still fails, 2 bad usage or a reproducer could not\n"
+                   "     be read, 3 none fails but some could not run here (skipped: nothing checked)\n");
             return 0;
         }
         if (!strcmp(argv[i], "--kernel") && i + 1 < argc) {
@@ -88,5 +91,6 @@ int sml_cmd_replay(int argc, char **argv) {
     if (n > 1)
         printf("replay: %zu reproducers: %d still fail, %d pass now, %d skipped%s\n", n, still, passed,
                skipped, bad ? ", some unreadable" : "");
-    return still ? 1 : bad ? 2 : 0;
+    if (!still && !bad && skipped) printf("replay: %d reproducer(s) could not run here: not checked; exit 3\n", skipped);
+    return still ? 1 : bad ? 2 : skipped ? 3 : 0;
 }

@@ -13,6 +13,7 @@
 #include "bench/json_write.h"
 #include "bench/targets.h"
 #include "commands.h"
+#include "util/out_file.h"
 
 typedef struct opts {
     const char *ledger, *kernel, *json, *md;
@@ -32,7 +33,8 @@ static void usage(FILE *f) {
         "  T5  frac_copy_kernel >= 1/1.3 on rows of 128 to 512 columns\n"
         "  T6  the kernel's status is Supported\n"
         "A row whose check is not ok misses every target it is in.\n"
-        "exit: 0 every target met, 1 a target missed, 2 bad usage or input (nothing written)\n");
+        "exit: 0 every target met, 1 a target missed, 2 bad usage or input, or an output could\n"
+        "     not be written (the old file, or none, is left)\n");
 }
 
 /* Returns -1 to go on, else the exit code. */
@@ -205,6 +207,7 @@ static int write_json(FILE *f, const sml_tgt_report *r, const char *path) {
     sml_jw_init(&w, f);
     sml_jw_object(&w);
     sml_jw_kstr(&w, "schema", SML_TARGETS_SCHEMA);
+    sml_jw_kstr(&w, "version", SML_VERSION);
     sml_jw_kstr(&w, "ledger", path);
     sml_jw_kstr(&w, "sweep", r->sweep);
     sml_jw_kstr(&w, "ops", r->ops);
@@ -273,56 +276,30 @@ static int write_md(FILE *f, const sml_tgt_report *r, const char *path) {
 
 typedef int (*render_fn)(FILE *, const sml_tgt_report *, const char *);
 
-static int render(render_fn fn, const sml_tgt_report *r, const char *path, char **buf, size_t *len) {
-    FILE *mem = open_memstream(buf, len);
-    if (!mem) return 0;
-    int bad = fn(mem, r, path);
-    return fclose(mem) == 0 && bad == 0;
-}
-
-/* Writes every buffer to a temporary file beside its target, then renames them all: a failure
- * before the renames leaves nothing behind, and a reader never sees half a file. */
-static int write_all(const char *const *paths, char *const *bufs, const size_t *lens, int n) {
-    char tmp[2][4096];
-    int made = 0, ok = 1;
-    for (; made < n && ok; made++) {
-        snprintf(tmp[made], sizeof tmp[made], "%s.XXXXXX", paths[made]);
-        int fd = mkstemp(tmp[made]);
-        if (fd < 0) {
-            fprintf(stderr, "softmax-lab targets: %s: %s\n", paths[made], strerror(errno));
-            ok = 0;
-            break;
-        }
-        FILE *f = fdopen(fd, "w");
-        ok = f && fchmod(fd, 0644) == 0 && fwrite(bufs[made], 1, lens[made], f) == lens[made];
-        if ((f ? fclose(f) : close(fd)) != 0) ok = 0;
-        if (!ok) fprintf(stderr, "softmax-lab targets: %s: %s\n", paths[made], strerror(errno));
-    }
-    for (int i = 0; i < made; i++) {
-        if (ok && rename(tmp[i], paths[i]) == 0) continue;
-        if (ok) fprintf(stderr, "softmax-lab targets: %s: %s\n", paths[i], strerror(errno));
-        ok = 0;
-        unlink(tmp[i]);
-    }
-    return ok;
-}
-
+/* Both reports are written to their temporaries first and renamed only when both are whole
+ * (util/out_file.h): a failure leaves the old files, or none. */
 static int write_outputs(const opts *o, const sml_tgt_report *r) {
-    const char *paths[2];
-    char *bufs[2] = {NULL, NULL};
-    size_t lens[2] = {0, 0};
     const render_fn fns[2] = {write_json, write_md};
     const char *want[2] = {o->json, o->md};
-    int n = 0, ok = 1;
+    sml_out_file out[2];
+    int open[2] = {0, 0}, ok = 1;
+    char err[1200];
     for (int i = 0; i < 2 && ok; i++) {
         if (!want[i]) continue;
-        paths[n] = want[i];
-        ok = render(fns[i], r, o->ledger, &bufs[n], &lens[n]);
-        n++;
+        ok = sml_out_open(&out[i], want[i], err, sizeof err) == SML_OK;
+        if (!ok) break;
+        open[i] = 1;
+        if (fns[i](out[i].f, r, o->ledger) != 0 || fflush(out[i].f) != 0) {
+            snprintf(err, sizeof err, "%s: write failed: %s", want[i], strerror(errno));
+            ok = 0;
+        }
     }
-    if (!ok) fprintf(stderr, "softmax-lab targets: could not render the report\n");
-    else ok = write_all(paths, bufs, lens, n);
-    for (int i = 0; i < n; i++) free(bufs[i]);
+    for (int i = 0; i < 2; i++) {
+        if (!open[i]) continue;
+        if (!ok) sml_out_abort(&out[i]);
+        else ok = sml_out_commit(&out[i], err, sizeof err) == SML_OK;
+    }
+    if (!ok) fprintf(stderr, "softmax-lab targets: %s\n", err);
     return ok;
 }
 

@@ -1,7 +1,8 @@
 /* commands.h: one function per `softmax-lab` subcommand, each in its own file. Each takes
  * the arguments after the subcommand's name and returns the process exit code:
  * 0 success, 1 a verdict failed (a kernel broke the contract, a gate was missed),
- * 2 bad usage or input (nothing was written). */
+ * 2 bad usage or input (nothing was written), 3 nothing was checked (check --input:
+ * check_input.h). */
 #ifndef SML_CLI_COMMANDS_H
 #define SML_CLI_COMMANDS_H
 

@@ -1,4 +1,5 @@
 /* softmax-lab: the command line over the library. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,19 +21,45 @@ static const struct {
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: softmax-lab COMMAND [options]   (softmax-lab COMMAND --help for its options)\n\n");
+    fprintf(f, "usage: softmax-lab COMMAND [options]   (softmax-lab help COMMAND, or COMMAND --help)\n"
+               "       softmax-lab --version\n\n");
     for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].help);
+    fprintf(f, "\nexit status: 0 ok; 1 a failure was found (a kernel broke the contract, a gate or\n"
+               "target was missed, a case got slower); 2 bad usage or input; 3 nothing was checked\n"
+               "(a kernel or backend named on the command line could not run here, or nothing\n"
+               "matched). An output that could not be written is never 0 and leaves the old file\n"
+               "or none. Each command's --help gives its own codes.\n");
+}
+
+static int run_command(const char *name, int argc, char **argv) {
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(name, COMMANDS[i].name)) return COMMANDS[i].run(argc, argv);
+    fprintf(stderr, "softmax-lab: unknown command '%s'\n", name);
+    usage(stderr);
+    return 2;
 }
 
 int main(int argc, char **argv) {
+    /* Past a file-size limit a write must fail (and be reported, the old file kept) rather
+     * than kill the process half-way through it. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) { usage(stderr); return 2; }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("softmax-lab %s\n", SML_VERSION);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || (!strcmp(argv[1], "help") && argc == 2)) {
         usage(stdout);
         return 0;
     }
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 2, argv + 2);
-    fprintf(stderr, "softmax-lab: unknown command '%s'\n", argv[1]);
-    usage(stderr);
-    return 2;
+    if (!strcmp(argv[1], "help")) {
+        if (argc > 3) {
+            fprintf(stderr, "softmax-lab help: one command at a time\n");
+            return 2;
+        }
+        char help[] = "--help";
+        char *args[] = {help, NULL};
+        return run_command(argv[2], 1, args);
+    }
+    return run_command(argv[1], argc - 2, argv + 2);
 }

@@ -62,7 +62,8 @@ typedef enum sml_device { SML_DEVICE_CPU = 0, SML_DEVICE_GPU = 1 } sml_device;
 const char *sml_dtype_name(sml_dtype d);  /* "fp32", "fp16", "bf16"; "?" if out of range */
 size_t sml_dtype_size(sml_dtype d);       /* bytes per element; 0 if out of range */
 const char *sml_op_name(sml_op op);       /* "softmax", "log_softmax", "softmax_bwd", "log_softmax_bwd" */
-/* Parse the names above (also "float32", "float16", "bfloat16", "f32", ...). */
+/* Parse the names above (also "float32", "float16", "bfloat16", "f32", ..., and PyTorch's
+ * "torch.bfloat16"; a "numpy.", "np." or "jnp." prefix is accepted too). */
 sml_status sml_dtype_parse(const char *s, sml_dtype *out);
 sml_status sml_op_parse(const char *s, sml_op *out);
 int sml_op_is_backward(sml_op op);

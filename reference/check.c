@@ -18,7 +18,33 @@ typedef struct row_ctx {
     const double *x, *dy, *want;
     const void *out; /* the output's row */
     sml_row_facts facts;
+    sml_check_elem *top; /* the k worst elements outside their bound so far, worst first */
+    int k, *ntop;
 } row_ctx;
+
+/* Keep element j among the k worst violations (ratio descending; ties keep the earlier
+ * element first, so the list is the same whatever k). allowed is NAN for a special-value
+ * mismatch. */
+static void keep_bad(const row_ctx *c, int64_t j, double got, double want, double ratio,
+                     double allowed) {
+    if (!c->top || c->k <= 0) return;
+    int n = *c->ntop, at = n;
+    while (at > 0 && ratio > c->top[at - 1].ratio) at--;
+    if (at >= c->k) return;
+    if (n == c->k) n--; /* the last one drops out */
+    for (int i = n; i > at; i--) c->top[i] = c->top[i - 1];
+    sml_check_elem *e = &c->top[at];
+    e->row = c->row;
+    e->col = j;
+    e->got = got;
+    e->want = want;
+    e->ratio = ratio;
+    e->allowed = allowed;
+    int finite = isfinite(got) && isfinite(want);
+    e->ulps = finite ? fabs(got - want) / sml_ulp(c->dt, want) : INFINITY;
+    e->allowed_ulps = finite ? allowed / sml_ulp(c->dt, want) : NAN;
+    *c->ntop = n + 1;
+}
 
 static void record_worst(sml_check_report *r, const row_ctx *c, int64_t j, double got,
                          double want, double ratio) {
@@ -58,6 +84,7 @@ static void check_row(sml_check_report *r, row_ctx *c) {
             else r->inf_mismatch++;
             r->bad++;
             record_worst(r, c, j, got, want, INFINITY);
+            keep_bad(c, j, got, want, INFINITY, NAN);
             continue;
         }
         double dy_j = c->dy ? c->dy[j] : 0.0;
@@ -73,12 +100,16 @@ static void check_row(sml_check_report *r, row_ctx *c) {
             else r->inf_mismatch++;
             r->bad++;
             record_worst(r, c, j, got, want, INFINITY);
+            keep_bad(c, j, got, want, INFINITY, NAN);
             continue;
         }
         double err = fabs(got - want);
         double allowed = sml_check_allowed(c->op, c->dt, &c->facts, c->x[j], dy_j, want, got);
         double ratio = err == 0.0 ? 0.0 : err / allowed; /* allowed 0 and err > 0: inf */
-        if (ratio > 1.0) r->bad++;
+        if (ratio > 1.0) {
+            r->bad++;
+            keep_bad(c, j, got, want, ratio, allowed);
+        }
         record_worst(r, c, j, got, want, ratio);
     }
 }
@@ -124,10 +155,13 @@ static void report_init(sml_check_report *r) {
  * row by row. */
 static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
                              const void *x, const void *dy, const double *want_all,
-                             const void *out, sml_check_report *r) {
+                             const void *out, sml_check_report *r, sml_check_elem *top,
+                             int k, int *ntop) {
     sml_status s = check_args(op, dt, rows, cols, ld, x, dy, out, r);
     if (s != SML_OK) return s;
+    if (k > 0 && (!top || !ntop)) return SML_ERR_NULL_POINTER;
     report_init(r);
+    if (ntop) *ntop = 0;
     if (rows > 0 && cols > 0) {
         int bwd = sml_op_is_backward(op);
         double *xr = malloc((size_t)cols * sizeof *xr);
@@ -154,7 +188,7 @@ static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
                 }
             }
             row_ctx c = {op, dt, row, cols, xr, dyr, want,
-                         (const char *)out + (size_t)(row * ld) * esz, {0}};
+                         (const char *)out + (size_t)(row * ld) * esz, {0}, top, k, ntop};
             check_row(r, &c);
         }
         free(xr);
@@ -168,12 +202,21 @@ static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
 
 sml_status sml_check(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
                      const void *x, const void *dy, const void *out, sml_check_report *r) {
-    return check_impl(op, dt, rows, cols, ld, x, dy, NULL, out, r);
+    return check_impl(op, dt, rows, cols, ld, x, dy, NULL, out, r, NULL, 0, NULL);
 }
 
 sml_status sml_check_against(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
                              const void *x, const void *dy, const double *want,
                              const void *out, sml_check_report *r) {
     if (rows > 0 && cols > 0 && !want) return SML_ERR_NULL_POINTER;
-    return check_impl(op, dt, rows, cols, ld, x, dy, want, out, r);
+    return check_impl(op, dt, rows, cols, ld, x, dy, want, out, r, NULL, 0, NULL);
+}
+
+sml_status sml_check_against_worst(sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                                   int64_t ld, const void *x, const void *dy,
+                                   const double *want, const void *out, sml_check_report *r,
+                                   sml_check_elem *worst, int k, int *nworst) {
+    if (rows > 0 && cols > 0 && !want) return SML_ERR_NULL_POINTER;
+    if (k < 0) return SML_ERR_INVALID_ARG;
+    return check_impl(op, dt, rows, cols, ld, x, dy, want, out, r, worst, k, nworst);
 }

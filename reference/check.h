@@ -41,6 +41,25 @@ sml_status sml_check_against(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
                              const void *x, const void *dy, const double *want,
                              const void *out, sml_check_report *r);
 
+/* One element outside its bound: where it is (row of the rows x cols view, column), what
+ * it is, and how far off. */
+typedef struct sml_check_elem {
+    int64_t row, col;
+    double got, want;
+    double ratio;        /* |got - want| / allowed; inf for a special-value mismatch */
+    double ulps;         /* |got - want| in ulps of the dtype at want; inf if either is not finite */
+    double allowed;      /* the bound on |got - want| (sml_check_allowed); NaN for a special value */
+    double allowed_ulps; /* the same in ulps of the dtype at want; NaN for a special value */
+} sml_check_elem;
+
+/* sml_check_against, also listing the k worst elements outside their bound in worst[]
+ * (worst first; equal ratios in row-major order) and their number in *nworst (at most k,
+ * at most r->bad). */
+sml_status sml_check_against_worst(sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                                   int64_t ld, const void *x, const void *dy,
+                                   const double *want, const void *out, sml_check_report *r,
+                                   sml_check_elem *worst, int k, int *nworst);
+
 /* What the contract's bound needs to know about a row besides its length; computed from
  * the row's inputs (as doubles) by sml_row_facts_compute. */
 typedef struct sml_row_facts {

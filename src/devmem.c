@@ -70,7 +70,8 @@ sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
 const char *sml_last_cuda_error(void) { return "built without CUDA"; }
 sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
     (void)h;
-    if (out) memset(out, 0, sizeof *out);
+    if (!out) return SML_ERR_NULL_POINTER; /* the same order of checks as the CUDA build */
+    memset(out, 0, sizeof *out);
     return SML_ERR_NO_DEVICE;
 }
 void sml_gpu_forget_error(void) {}

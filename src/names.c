@@ -57,7 +57,14 @@ sml_status sml_dtype_parse(const char *s, sml_dtype *out) {
         {"fp16", SML_F16}, {"f16", SML_F16}, {"float16", SML_F16}, {"half", SML_F16},
         {"bf16", SML_BF16}, {"bfloat16", SML_BF16},
     };
+    /* str(tensor.dtype) in PyTorch, and the module-qualified names of numpy and JAX. */
+    static const char *const PREFIXES[] = {"torch.", "numpy.", "np.", "jnp.", "jax.numpy."};
     if (!s || !out) return SML_ERR_NULL_POINTER;
+    for (size_t i = 0; i < sizeof PREFIXES / sizeof PREFIXES[0]; i++)
+        if (strncmp(s, PREFIXES[i], strlen(PREFIXES[i])) == 0) {
+            s += strlen(PREFIXES[i]);
+            break;
+        }
     for (size_t i = 0; i < sizeof ALIASES / sizeof ALIASES[0]; i++)
         if (strcmp(s, ALIASES[i].name) == 0) { *out = ALIASES[i].d; return SML_OK; }
     return SML_ERR_BAD_DTYPE;

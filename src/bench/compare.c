@@ -170,6 +170,7 @@ sml_status sml_compare_docs(const sml_json *old_doc, const sml_json *new_doc, do
                          ? sml_compare_verdict(r->old_ms, r->old_spread, r->new_ms, r->new_spread, threshold)
                          : SML_CMP_UNCLEAR;
         out->count[r->verdict]++;
+        out->compared += r->old_timed && r->new_timed;
     }
     for (size_t j = 0; j < b.n; j++) {
         if (b.e[j].used) continue;

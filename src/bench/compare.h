@@ -32,6 +32,7 @@ typedef struct sml_cmp_report {
     size_t n;
     int count[4];  /* by sml_compare_result, over rows present in both */
     int only_old, only_new, broke;
+    int compared;  /* cases in both files timed on both sides: 0 means nothing was compared */
     char old_gpu[128], new_gpu[128];
 } sml_cmp_report;
 

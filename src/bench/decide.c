@@ -38,6 +38,7 @@ const char *sml_row_outcome_name(sml_row_outcome o) {
     case SML_ROW_MEETS: return "meets";
     case SML_ROW_ABOVE_PARITY: return "above-parity";
     case SML_ROW_LOSS: return "loss";
+    case SML_ROW_UNCLEAR: return "unclear";
     }
     return "?";
 }
@@ -65,8 +66,11 @@ void sml_decide(const sml_claim *claim, const sml_decision_row *rows, size_t n, 
             } else if (!r->baseline_ok || !(r->speedup > 0) || !isfinite(r->speedup)) {
                 out->no_baseline++;
             } else {
+                /* Noise can hide a miss as well as a win: it never turns a ratio below the
+                 * claim (less the fixed floor) into a pass, only into UNCLEAR. */
                 double m = sml_row_margin(margin, r->kernel_spread, r->baseline_spread);
-                if (r->speedup >= claim->min_speedup * (1.0 - m)) o = SML_ROW_MEETS;
+                if (r->speedup >= claim->min_speedup * (1.0 - margin)) o = SML_ROW_MEETS;
+                else if (r->speedup >= claim->min_speedup * (1.0 - m)) o = SML_ROW_UNCLEAR;
                 else if (r->speedup > 1.0 + m) o = SML_ROW_ABOVE_PARITY;
                 else o = SML_ROW_LOSS;
                 if (r->speedup < out->worst_speedup) out->worst_speedup = r->speedup;
@@ -76,6 +80,7 @@ void sml_decide(const sml_claim *claim, const sml_decision_row *rows, size_t n, 
         if (o == SML_ROW_MEETS) out->meets++;
         else if (o == SML_ROW_ABOVE_PARITY) out->above_parity++;
         else if (o == SML_ROW_LOSS) out->losses++;
+        else if (o == SML_ROW_UNCLEAR) out->unclear++;
         if (o != SML_ROW_NOT_COUNTED) out->counted++;
         if (outcome) outcome[i] = o;
     }
@@ -83,7 +88,7 @@ void sml_decide(const sml_claim *claim, const sml_decision_row *rows, size_t n, 
         out->status = SML_DECISION_MEASURED;
     else if (out->meets == out->counted)
         out->status = SML_DECISION_SUPPORTED;
-    else if (out->meets == 0 && out->above_parity == 0)
+    else if (out->meets == 0 && out->above_parity == 0 && out->unclear == 0)
         out->status = SML_DECISION_REJECTED;
     else
         out->status = SML_DECISION_CAVEATED;

@@ -46,9 +46,11 @@ typedef struct sml_decision_row {
 
 typedef enum sml_row_outcome {
     SML_ROW_NOT_COUNTED = 0, /* outside the claim's shape class, or no usable baseline */
-    SML_ROW_MEETS,           /* speedup >= min_speedup * (1 - margin) */
+    SML_ROW_MEETS,           /* speedup >= min_speedup * (1 - floor margin) */
     SML_ROW_ABOVE_PARITY,    /* short of the claim, but faster than the baseline beyond noise */
-    SML_ROW_LOSS             /* at or below parity within noise, or the kernel is wrong */
+    SML_ROW_LOSS,            /* at or below parity within noise, or the kernel is wrong */
+    SML_ROW_UNCLEAR          /* below the claim, but within the timings' noise of it: measure
+                                again with more samples. Never counted as meeting the claim. */
 } sml_row_outcome;
 
 typedef enum sml_decision_status {
@@ -63,11 +65,12 @@ const char *sml_row_outcome_name(sml_row_outcome o);  /* "meets", "above-parity"
 
 typedef struct sml_decision {
     sml_decision_status status;
-    int counted, meets, above_parity, losses, wrong, no_baseline;
+    int counted, meets, above_parity, losses, wrong, no_baseline, unclear;
     double worst_speedup, best_speedup; /* over counted rows where the kernel was correct */
 } sml_decision;
 
-/* The margin a row's speedup is judged with: max(floor, 2 * sqrt(ks^2 + bs^2)). */
+/* The noise margin of a row: max(floor, 2 * sqrt(ks^2 + bs^2)). It only ever widens the
+ * UNCLEAR band below the claim; a row meets the claim at min_speedup * (1 - floor) or more. */
 double sml_row_margin(double floor_margin, double kernel_spread, double baseline_spread);
 
 /* THE decision rule. claim: the kernel's claim (baseline NULL: no claim). rows/n: its

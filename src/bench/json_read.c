@@ -362,6 +362,11 @@ const char *sml_json_str(const sml_json *v) { return v && v->type == SML_JSON_ST
 int sml_json_is_num(const sml_json *v) { return v && v->type == SML_JSON_NUMBER; }
 
 double sml_json_num(const sml_json *v, double fallback) {
+    if (v && v->type == SML_JSON_STRING) { /* how the writers spell what JSON has no number for */
+        if (!strcmp(v->string, "inf")) return INFINITY;
+        if (!strcmp(v->string, "-inf")) return -INFINITY;
+        if (!strcmp(v->string, "nan")) return NAN;
+    }
     return v && v->type == SML_JSON_NUMBER ? v->number : fallback;
 }
 

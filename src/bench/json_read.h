@@ -38,7 +38,9 @@ const sml_json *sml_json_at(const sml_json *arr, size_t i);
 size_t sml_json_len(const sml_json *arr);      /* 0 unless an array or object */
 const char *sml_json_str(const sml_json *v);   /* NULL unless a string */
 int sml_json_is_num(const sml_json *v);
-double sml_json_num(const sml_json *v, double fallback); /* fallback unless a number */
+/* A number, or the strings "inf", "-inf", "nan" the writers use for the non-finite values
+ * JSON cannot hold (json_write.h); else fallback. */
+double sml_json_num(const sml_json *v, double fallback);
 
 /* Required fields of a document's reader: 1 when o[key] is a non-empty string shorter than n
  * (copied to dst) or a non-negative whole number (to dst); else 0 with "<where>: '<key>' ..."

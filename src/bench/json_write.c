@@ -117,7 +117,7 @@ void sml_jw_num(sml_jw *w, double v) {
     check_in_object_needs_key(w);
     before_value(w);
     if (!isfinite(v)) {
-        fputs("null", w->f);
+        fputs(isnan(v) ? "\"nan\"" : v > 0 ? "\"inf\"" : "\"-inf\"", w->f);
         return;
     }
     char buf[40];

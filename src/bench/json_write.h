@@ -31,7 +31,9 @@ void sml_jw_array_inline(sml_jw *w);
 void sml_jw_end(sml_jw *w); /* closes the innermost open container */
 void sml_jw_key(sml_jw *w, const char *key);
 void sml_jw_str(sml_jw *w, const char *s); /* NULL writes null */
-void sml_jw_num(sml_jw *w, double v);      /* NaN and infinities write null (JSON has none) */
+/* NaN and infinities, which JSON has no number for, are written as the strings "nan", "inf"
+ * and "-inf" (docs/BENCHMARKING.md, "JSON conventions"); sml_json_num reads them back. */
+void sml_jw_num(sml_jw *w, double v);
 void sml_jw_int(sml_jw *w, int64_t v);
 void sml_jw_bool(sml_jw *w, int v);
 void sml_jw_null(sml_jw *w);

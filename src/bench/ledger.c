@@ -1,6 +1,7 @@
 /* ledger.c: see ledger.h. The statuses come from sml_decide alone; this file only gathers
  * the rows it needs and writes what it said. */
 #include "bench/ledger.h"
+#include "util/out_file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -115,6 +116,12 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
         if (d->above_parity) {
             append(b, n, " Faster than %s but short of the claim at ", r->claim.baseline);
             list_where(run, r, SML_ROW_ABOVE_PARITY, b, n);
+            append(b, n, ".");
+        }
+        if (d->unclear) {
+            append(b, n, " Below the claim but within the timings' noise of it (unclear: measure again, "
+                         "more samples) at ");
+            list_where(run, r, SML_ROW_UNCLEAR, b, n);
             append(b, n, ".");
         }
         if (d->losses) {
@@ -364,10 +371,12 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
     sml_jw_kstr(&w, "notes", run->notes);
     sml_jw_kstr(&w, "decision_rule",
                 "docs/BENCHMARKING.md; code: sml_decide in src/bench/decide.c. A row meets the "
-                "claim when speedup >= min_speedup*(1-m), m = max(margin, 2*sqrt(ks^2+bs^2)) "
-                "from both relative spreads; Supported: every row in the claim's class meets; "
-                "Rejected: none is faster than the baseline beyond m; Caveated: otherwise; "
-                "Measured: no claim or nothing to test. A WRONG kernel's row is a loss.");
+                "claim when speedup >= min_speedup*(1-margin); below that but >= "
+                "min_speedup*(1-m), m = max(margin, 2*sqrt(ks^2+bs^2)) from both relative "
+                "spreads, it is unclear (noise never turns a miss into a pass); Supported: every "
+                "row in the claim's class meets; Rejected: none meets, is unclear or is faster "
+                "than the baseline beyond m; Caveated: otherwise; Measured: no claim or nothing "
+                "to test. A WRONG kernel's row is a loss.");
     sml_jw_knum(&w, "seconds", run->seconds);
     sml_jw_key(&w, "partial"); /* null: every planned case was measured */
     if (sml_bench_partial(run)) {
@@ -411,6 +420,7 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
         sml_jw_kint(&w, "losses", r->decision.losses);
         sml_jw_kint(&w, "wrong", r->decision.wrong);
         sml_jw_kint(&w, "no_baseline", r->decision.no_baseline);
+        sml_jw_kint(&w, "unclear", r->decision.unclear);
         sml_jw_end(&w);
         sml_jw_key(&w, "evidence");
         sml_jw_array(&w);
@@ -573,18 +583,14 @@ int sml_mkdir_p(const char *dir) {
 
 sml_status sml_ledger_save_file(const sml_bench_run *run, const sml_ledger *l, const char *path,
                                 int json, char *err, size_t errlen) {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return SML_ERR_IO;
-    }
-    int bad = json ? sml_ledger_write_json(run, l, f) : sml_ledger_write_md(run, l, f);
-    if (fclose(f) != 0) bad = 1;
-    if (bad) {
+    sml_out_file o;
+    if (sml_out_open(&o, path, err, errlen) != SML_OK) return SML_ERR_IO;
+    if (json ? sml_ledger_write_json(run, l, o.f) : sml_ledger_write_md(run, l, o.f)) {
+        sml_out_abort(&o);
         snprintf(err, errlen, "%s: write failed", path);
         return SML_ERR_IO;
     }
-    return SML_OK;
+    return sml_out_commit(&o, err, errlen);
 }
 
 sml_status sml_ledger_save(const sml_bench_run *run, const sml_ledger *l, const char *dir,

@@ -115,11 +115,12 @@ static int get_metric(const sml_json *o, const char *key, int required, double *
                       char *err, size_t errlen) {
     const sml_json *v = sml_json_get(o, key);
     *dst = NAN;
-    if (sml_json_is_num(v)) {
-        *dst = v->number;
+    if (sml_json_is_num(v) || (v && v->type == SML_JSON_STRING && !isnan(sml_json_num(v, NAN)))) {
+        *dst = sml_json_num(v, NAN); /* a number, or "inf" / "-inf" */
         return 1;
     }
-    if (!required && (!v || v->type == SML_JSON_NULL)) return 1;
+    if (!required && (!v || v->type == SML_JSON_NULL || (v->type == SML_JSON_STRING && !strcmp(v->string, "nan"))))
+        return 1;
     snprintf(err, errlen, "%s: '%s' missing or not a number", where, key);
     return 0;
 }

@@ -103,8 +103,11 @@ void sml_prop_config_env(sml_prop_config *cfg) {
     }
     if ((v = getenv("SML_PROP_SEED")) && *v && !parse_seed(v, &cfg->seed))
         fprintf(stderr, "warning: SML_PROP_SEED='%s' is not a number or 'random'; ignored\n", v);
-    if ((v = getenv("SML_PROP_CASES")) && *v && !parse_i64(v, &cfg->max_cases))
-        fprintf(stderr, "warning: SML_PROP_CASES='%s' is not a count; ignored\n", v);
+    int64_t cases;
+    if ((v = getenv("SML_PROP_CASES")) && *v) {
+        if (parse_i64(v, &cases) && cases >= 1) cfg->max_cases = cases;
+        else fprintf(stderr, "warning: SML_PROP_CASES='%s' is not a count of at least 1; ignored\n", v);
+    }
     if ((v = getenv("SML_PROP_THREADS")) && *v) {
         int64_t t;
         if (parse_i64(v, &t) && t <= SML_PROP_MAX_THREADS) cfg->threads = (int)t;
@@ -122,7 +125,7 @@ void sml_prop_config_env(sml_prop_config *cfg) {
 
 const char *sml_prop_flags_help(void) {
     return "  --seed S         run seed (decimal, 0x hex, or 'random'); env SML_PROP_SEED\n"
-           "  --cases N        cases per kernel, op and dtype; env SML_PROP_CASES\n"
+           "  --cases N        cases per kernel, op and dtype (at least 1); env SML_PROP_CASES\n"
            "  --seconds S      wall-time budget for the whole run (0: none); env SML_PROP_SECONDS\n"
            "  --threads N      host threads running kernel/op/dtype runs side by side (0: one per\n"
            "                   core, at most 16); env SML_PROP_THREADS\n"
@@ -168,7 +171,11 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
     if (!need(argc, argv, i, &v)) return -1;
     int ok = 1;
     if (!strcmp(a, "--seed")) ok = parse_seed(v, &cfg->seed);
-    else if (!strcmp(a, "--cases")) ok = parse_i64(v, &cfg->max_cases);
+    else if (!strcmp(a, "--cases")) {
+        int64_t n;
+        ok = parse_i64(v, &n) && n >= 1; /* 0 cases would check nothing and call it a pass */
+        if (ok) cfg->max_cases = n;
+    }
     else if (!strcmp(a, "--seconds")) {
         ok = parse_f(v, &cfg->total_seconds);
         if (ok && (cfg->max_seconds < cfg->total_seconds || cfg->total_seconds == 0.0))
@@ -194,10 +201,14 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
             else if (sml_prop_parse(t, &p) == SML_OK) mask |= 1u << p;
             else ok = 0;
         }
+        if (!mask) ok = 0; /* no property: nothing would be checked */
         if (ok) cfg->props = mask;
     }
     if (!ok) {
-        fprintf(stderr, "bad value for %s: '%s'\n", a, v);
+        const char *want = !strcmp(a, "--cases")   ? " (a count of at least 1: 0 cases would check nothing)"
+                           : !strcmp(a, "--props") ? " (property names, comma-separated, or all: see --help)"
+                                                   : "";
+        fprintf(stderr, "bad value for %s: '%s'%s\n", a, v, want);
         return -1;
     }
     *i += 1;

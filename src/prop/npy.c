@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "util/out_file.h"
 
 
 void sml_npy_sidecar_path(const char *path, char *buf, size_t n) {
@@ -296,21 +297,24 @@ sml_status sml_npy_write(const char *path, sml_dtype dt, int ndim, const int64_t
     int pad = (64 - total % 64) % 64;
     for (int i = 0; i < pad; i++) hdr[hn++] = ' ';
     hdr[hn++] = '\n';
-    FILE *f = fopen(path, "wb");
-    if (!f) return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot create: %s", path, strerror(errno));
+    sml_out_file out;
+    if (sml_out_open(&out, path, err, errlen) != SML_OK) return SML_ERR_IO;
+    FILE *f = out.f;
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hn & 0xFF),
                              (unsigned char)(hn >> 8)};
     size_t bytes = (size_t)n * sml_dtype_size(dt);
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)hn, f) == (size_t)hn &&
              (bytes == 0 || fwrite(data, 1, bytes, f) == bytes);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) return sml_errorf(SML_ERR_IO, err, errlen, "%s: write error", path);
+    if (!ok) {
+        int e = errno;
+        sml_out_abort(&out);
+        return sml_errorf(SML_ERR_IO, err, errlen, "%s: write failed: %s", path, strerror(e));
+    }
+    if (sml_out_commit(&out, err, errlen) != SML_OK) return SML_ERR_IO;
     char sp[4096];
     sml_npy_sidecar_path(path, sp, sizeof sp);
     if (dt == SML_BF16) {
-        FILE *s = fopen(sp, "w");
-        if (!s || fprintf(s, "bf16\n") < 0 || fclose(s) != 0)
-            return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot write the bf16 sidecar", sp);
+        if (sml_out_write(sp, "bf16\n", 5, err, errlen) != SML_OK) return SML_ERR_IO;
     } else {
         remove(sp); /* a stale sidecar from an earlier bf16 file of that name would lie */
     }

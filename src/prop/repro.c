@@ -14,6 +14,11 @@
 
 #include "internal.h"
 #include "prop/npy.h"
+#include "util/out_file.h"
+
+#ifndef SML_VERSION
+#define SML_VERSION "unknown"
+#endif
 
 
 sml_status sml_prop_mkdirs(const char *dir) {
@@ -93,9 +98,11 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
     if (s == SML_OK && bwd && c->logits)
         s = sml_npy_write_2d(lp, c->dtype, c->rows, c->cols, c->logits, err, errlen);
     if (s != SML_OK) return s;
-    FILE *f = fopen(path, "w");
-    if (!f) return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot create: %s", path, strerror(errno));
-    fprintf(f, "{\n  \"format\": \"%s\",\n  \"kernel\": ", SML_PROP_REPRO_FORMAT);
+    sml_out_file out;
+    if (sml_out_open(&out, path, err, errlen) != SML_OK) return SML_ERR_IO;
+    FILE *f = out.f;
+    fprintf(f, "{\n  \"format\": \"%s\",\n  \"version\": \"%s\",\n  \"kernel\": ", SML_PROP_REPRO_FORMAT,
+            SML_VERSION);
     json_str(f, m->kernel);
     fprintf(f, ",\n  \"op\": \"%s\",\n  \"dtype\": \"%s\",\n", sml_op_name(c->op), sml_dtype_name(c->dtype));
     fprintf(f, "  \"rows\": %lld,\n  \"cols\": %lld,\n  \"ld\": %lld,\n  \"offset\": %lld,\n  \"inplace\": %s,\n",
@@ -125,7 +132,7 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
     snprintf(cmd, sizeof cmd, "%s %s", replay_cmd ? replay_cmd : "softmax-lab replay", path);
     json_str(f, cmd);
     fprintf(f, "\n}\n");
-    if (fclose(f) != 0) return sml_errorf(SML_ERR_IO, err, errlen, "%s: write error", path);
+    if (sml_out_commit(&out, err, errlen) != SML_OK) return SML_ERR_IO;
     if (json_path) snprintf(json_path, n, "%s", path);
     return SML_OK;
 }

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 /* args: NULL-terminated, at most 30. Returns the exit code, -1 if the child did not exit. */
-static int sml_run_cli(const char *cli, const char *dir, const char *const *args, char *log, size_t loglen) {
+static inline int sml_run_cli(const char *cli, const char *dir, const char *const *args, char *log, size_t loglen) {
     char logpath[300];
     snprintf(logpath, sizeof logpath, "%s.log", dir);
     pid_t pid = fork();
@@ -39,7 +39,7 @@ static int sml_run_cli(const char *cli, const char *dir, const char *const *args
 }
 
 /* Entries of dir other than . and .., -1 if it cannot be read: what a refused command wrote. */
-static int sml_dir_entries(const char *dir) {
+static inline int sml_dir_entries(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return -1;
     int n = 0;
@@ -51,7 +51,7 @@ static int sml_dir_entries(const char *dir) {
 
 /* The binary must exist and a fresh directory /tmp/sml_<test>_XXXXXX is made in tmp; 0 when
  * both hold, else 1 after a FAIL line naming what is missing. */
-static int sml_cli_setup(const char *test, const char *cli, char *tmp, size_t n) {
+static inline int sml_cli_setup(const char *test, const char *cli, char *tmp, size_t n) {
     if (access(cli, X_OK) != 0) {
         printf("FAIL %s: no softmax-lab binary at %s (pass --cli PATH)\n", test, cli);
         return 1;

@@ -93,12 +93,25 @@ int main(int argc, char **argv) {
     is_str(25, "1.17x vs 1.2x claim, quiet: inside the 3% floor", decide(&claim, r, 1, o), "Supported");
     rows_at(r, (double[]){1.15}, cols4, 1);
     is_str(26, "1.15x vs 1.2x claim, quiet: a miss", decide(&claim, r, 1, o), "Caveated");
+    /* Noise never turns a ratio below the claim into a pass: within noise of it, the row is
+     * unclear (measure again), the kernel not Supported, and not Rejected either. */
     r[0].speedup = 1.10;
     r[0].kernel_spread = r[0].baseline_spread = 0.05;
-    is_str(27, "1.10x with 5% spreads: within noise of 1.2x", decide(&claim, r, 1, o), "Supported");
+    is_str(27, "1.10x with 5% spreads vs a 1.2x claim: not Supported", decide(&claim, r, 1, o), "Caveated");
+    is_str(43, "1.10x with 5% spreads: the row is unclear", sml_row_outcome_name(o[0]), "unclear");
     r[0].kernel_spread = r[0].baseline_spread = NAN;
     r[0].speedup = 0.5;
-    is_str(28, "unknown spreads count as huge noise", decide(&claim, r, 1, o), "Supported");
+    is_str(28, "unknown spreads: 0.5x is not Supported", decide(&claim, r, 1, o), "Caveated");
+    is_str(44, "unknown spreads: 0.5x is unclear", sml_row_outcome_name(o[0]), "unclear");
+    sml_claim twice = {"naive", 2.0, "all"};
+    r[0] = (sml_decision_row){256, 1, 1, 0.32, 0.01, 0.49};
+    is_str(45, "0.32x vs a 2.00x claim, 49% baseline spread", decide(&twice, r, 1, o), "Caveated");
+    is_str(46, "0.32x with a 49% spread is unclear, never meets", sml_row_outcome_name(o[0]), "unclear");
+    r[0] = (sml_decision_row){256, 1, 1, 1.95, 0.30, 0.30};
+    is_str(47, "1.95x vs 2.00x: the fixed floor still meets, noisy or not", decide(&twice, r, 1, o), "Supported");
+    r[0] = (sml_decision_row){256, 1, 1, 0.5, 0.005, 0.005};
+    r[1] = (sml_decision_row){4096, 1, 1, 0.5, 0.005, 0.005};
+    is_str(48, "0.5x vs 2.00x, quiet: Rejected", decide(&twice, r, 2, o), "Rejected");
 
     /* Compare rule. */
     double th = 0.03;

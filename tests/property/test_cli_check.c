@@ -207,7 +207,7 @@ int main(void) {
         {"check --input %s/missing.npy --save %s/nope2", "cannot open"},
         {"check --input %s/logits32.npy --kernel nosuch --save %s/nope3", "no kernel"},
         {"check --input %s/logits32.npy --op softmax_bwd --save %s/nope4", "--dy"},
-        {"check --input %s/logits16.npy --dy %s/logits32.npy --op softmax_bwd", "asked for"},
+        {"check --input %s/logits16.npy --dy %s/logits32.npy --op softmax_bwd", "'descr'"},
         {"check --input %s/logits32.npy --dy %s/logits32.npy", "backward ops only"},
         {"check --input %s/logits32.npy --op nosuch --save %s/nope5", "unknown op"},
         {"check --kernel nosuch%s%s", "no kernel"},

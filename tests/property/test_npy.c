@@ -55,7 +55,7 @@ static void write_text(const char *name, const char *text) {
 /* Read `name`; expect status `want_status` and, on failure, `needle` in the message. */
 static void expect_read(const char *name, int want_dtype, sml_status want_status, const char *needle,
                         sml_npy *out) {
-    char p[512], err[1024] = "", what[600];
+    char p[512], err[1024] = "", what[1400];
     path_of(p, sizeof p, name);
     sml_npy a;
     sml_status s = sml_npy_read(p, want_dtype, &a, err, sizeof err);

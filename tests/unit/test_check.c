@@ -319,6 +319,45 @@ static void arguments(unit_run *u) {
     UNIT_EXPECT(u, bad == 0, "argument checks or check/check_against agreement: %d wrong", bad);
 }
 
+/* sml_check_against_worst lists the violations worst first (equal ratios in row-major order),
+ * at most k of them, and reports exactly what sml_check_against reports. */
+static void worst_list(unit_run *u) {
+    enum { R = 3, C = 40 };
+    float x[R * C], out[R * C];
+    double want[R * C];
+    for (int i = 0; i < R * C; i++) x[i] = (float)sin(i * 0.37) * 4.0f;
+    sml_ref_run(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want);
+    for (int i = 0; i < R * C; i++) out[i] = (float)want[i];
+    /* Planted: NaN at (2, 7) and at (0, 30) (equal ratios: (0, 30) first); x1.5 at (1, 3);
+     * x1.1 at (0, 0); x1.01 at (2, 39). */
+    out[2 * C + 7] = NAN;
+    out[30] = NAN;
+    out[C + 3] *= 1.5f;
+    out[0] *= 1.1f;
+    out[2 * C + 39] *= 1.01f;
+    static const int64_t order[5][2] = {{0, 30}, {2, 7}, {1, 3}, {0, 0}, {2, 39}};
+    sml_check_report a, b;
+    sml_check_elem w[5];
+    int n = -1, bad = 0;
+    sml_check_against(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &a);
+    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, w, 5, &n) != SML_OK;
+    bad += n != 5 || a.bad != 5 || b.bad != 5 || strcmp(a.message, b.message) != 0;
+    for (int i = 0; i < 5 && n == 5; i++) bad += w[i].row != order[i][0] || w[i].col != order[i][1];
+    bad += n == 5 && (!isinf(w[0].ratio) || !isnan(w[0].allowed) || !(w[2].ratio > w[3].ratio) ||
+                      !(w[3].ratio > w[4].ratio) || !(w[4].ratio > 1.0) || w[2].got != out[C + 3]);
+    /* k smaller than the violations: the first k of the same list. */
+    sml_check_elem w2[2];
+    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, w2, 2, &n) != SML_OK;
+    bad += n != 2 || w2[0].col != 30 || w2[1].row != 2 || w2[1].col != 7;
+    /* k = 0 lists nothing; a bad k or a missing list is refused. */
+    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, NULL, 0, NULL) != SML_OK;
+    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, w, -1, &n) !=
+           SML_ERR_INVALID_ARG;
+    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, NULL, 5, &n) !=
+           SML_ERR_NULL_POINTER;
+    UNIT_EXPECT(u, bad == 0, "the worst-violations list: %d wrong (n %d)", bad, n);
+}
+
 /* Overflow: log-softmax of fp16 logits 65504 apart rounds to -inf; a backward row whose fp32
  * intermediates overflow accepts non-finite outputs but still checks finite ones. */
 static void overflow_rules(unit_run *u) {
@@ -421,5 +460,6 @@ int main(int argc, char **argv) {
     if (unit_case(&u, c++, NULL)) bound_shape(&u);
     for (int dt = 0; dt < SML_DTYPE_COUNT; dt++, c++)
         if (unit_case(&u, c, NULL)) rejects_mutant(&u, (sml_dtype)dt);
+    if (unit_case(&u, c++, NULL)) worst_list(&u);
     return sml_tally_finish(&u.tally);
 }

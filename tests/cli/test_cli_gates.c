@@ -1,0 +1,150 @@
+/* test_cli_gates.c: the exit status says what was checked. A kernel or backend named on the
+ * command line that could not run, a run of zero cases or properties, a comparison that
+ * compared nothing: none of them exits 0. And the conventions a user expects of the CLI:
+ * --version, -h and `help CMD` on every command with its exit codes, --kernel a,b, a
+ * schema and version in check --json. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "case_filter.h"
+#include "cli_exec.h"
+#include "softmax_lab.h"
+#include "test_support.h"
+
+static sml_tally T = {"test_cli_gates", 0, 0, 0};
+static sml_case_filter F;
+static char TMP[256], LOG[1 << 16];
+
+static void check(int n, int ok, const char *what) {
+    if (ok) sml_tally_pass(&T);
+    else sml_tally_fail(&T, F.repro, "case %d: %s\n--- output:\n%s", n, what, LOG);
+}
+
+static int run(const char *const *args) { return cli_exec(F.cli, TMP, args, 0, LOG, sizeof LOG); }
+
+static void skip(int n, const char *why) {
+    printf("skip case %d: %s\n", n, why);
+    T.skipped++;
+}
+
+/* A ledger with no evidence at all, and one whose first "records" is empty. */
+static const char *EMPTY = "{\"schema\": \"softmax-lab-ledger/1\", \"records\": []}\n";
+
+int main(int argc, char **argv) {
+    if (sml_case_filter_init(&F, argc, argv)) return 2;
+    if (sml_cli_setup(T.test, F.cli, TMP, sizeof TMP)) return 1;
+    const int gpu = sml_gpu_available();
+    char p[600], old[1200], buf[8192];
+    snprintf(old, sizeof old, "%s/compare_old.json", F.fixtures);
+
+    /* 1. A named GPU kernel with no GPU: not a pass. */
+    if (sml_case_filter_want(&F, 1)) {
+        if (gpu) skip(1, "a GPU is present: auto can run");
+        else {
+            const char *a[] = {"check", "--kernel", "auto", "--cases", "2", NULL};
+            int rc = run(a);
+            check(1, rc == 3 && strstr(LOG, "NOT CHECKED"), "check --kernel auto without a GPU exits 3, NOT CHECKED");
+        }
+    }
+    /* 2. --kernel all without a GPU: 0, and it says what it skipped. */
+    if (sml_case_filter_want(&F, 2)) {
+        const char *a[] = {"check", "--kernel", "all", "--op", "softmax", "--dtype", "fp32", "--cases", "2",
+                           "--regressions", "none", NULL};
+        int rc = run(a);
+        check(2, rc == 0 && (gpu || strstr(LOG, "not run here (skipped): ")),
+              "check --kernel all exits 0 and, without a GPU, lists the kernels it skipped");
+    }
+    /* 3. A list of kernels, as bench --backend takes. */
+    if (sml_case_filter_want(&F, 3)) {
+        const char *a[] = {"check", "--kernel", "cpu_naive,cpu_online", "--op", "softmax", "--dtype", "fp32",
+                           "--cases", "2", "--regressions", "none", NULL};
+        int rc = run(a);
+        check(3, rc == 0 && strstr(LOG, "\ncpu_naive ") && strstr(LOG, "\ncpu_online "),
+              "check --kernel cpu_naive,cpu_online runs both and exits 0");
+    }
+    /* 4-5. Zero cases, no property: refused, not "every property held". */
+    if (sml_case_filter_want(&F, 4)) {
+        const char *a[] = {"check", "--kernel", "cpu_naive", "--cases", "0", NULL};
+        check(4, run(a) == 2, "check --cases 0 is refused (exit 2)");
+    }
+    if (sml_case_filter_want(&F, 5)) {
+        const char *a[] = {"check", "--kernel", "cpu_naive", "--props", "", NULL};
+        const char *b[] = {"check", "--kernel", "cpu_naive", "--props", ",", NULL};
+        check(5, run(a) == 2 && run(b) == 2, "check --props '' and --props , are refused (exit 2)");
+    }
+    /* 6. check --json: a schema, the version, and the result in words. */
+    if (sml_case_filter_want(&F, 6)) {
+        const char *a[] = {"check", "--kernel", "cpu_naive", "--op", "softmax", "--dtype", "fp32", "--cases", "2",
+                           "--regressions", "none", "--json", "c.json", NULL};
+        int rc = run(a);
+        snprintf(p, sizeof p, "%s/c.json", TMP);
+        cli_slurp(p, buf, sizeof buf);
+        check(6, rc == 0 && strstr(buf, "\"schema\": \"softmax-lab-check/1\"") && strstr(buf, "\"version\": \"") &&
+                     strstr(buf, "\"result\": \"passed\""),
+              "check --json has schema softmax-lab-check/1, a version and \"result\": \"passed\"");
+    }
+    /* 7. bench --backend auto --gate without a GPU: nothing ran, so not green. */
+    if (sml_case_filter_want(&F, 7)) {
+        if (gpu) skip(7, "a GPU is present: auto can run");
+        else {
+            const char *a[] = {"bench", "--backend", "auto", "--gate", "--quiet", NULL};
+            check(7, run(a) == 3, "bench --backend auto --gate without a GPU exits 3");
+        }
+    }
+    /* 8-9. compare that compared nothing: no shared case, or a duplicate key hiding them. */
+    if (sml_case_filter_want(&F, 8)) {
+        snprintf(p, sizeof p, "%s/empty.json", TMP);
+        cli_write(p, EMPTY);
+        const char *a[] = {"compare", old, "empty.json", NULL};
+        int rc = run(a);
+        check(8, rc == 3 && strstr(LOG, "NOTHING COMPARED"), "compare OLD EMPTY exits 3: nothing was compared");
+    }
+    if (sml_case_filter_want(&F, 9)) {
+        /* The old ledger's records again, behind an empty first "records": read either way,
+         * this compares nothing it can stand behind. */
+        char *text = malloc(1 << 20);
+        snprintf(p, sizeof p, "%s/dup.json", TMP);
+        FILE *in = fopen(old, "r");
+        size_t got = in ? fread(text, 1, (1 << 20) - 1, in) : 0;
+        if (in) fclose(in);
+        text[got] = 0;
+        char *brace = strchr(text, '{');
+        FILE *out = fopen(p, "w");
+        if (brace && out) fprintf(out, "{\"records\": [], %s", brace + 1);
+        if (out) fclose(out);
+        free(text);
+        const char *a[] = {"compare", old, "dup.json", NULL};
+        int rc = run(a);
+        check(9, rc == 2 || rc == 3, "compare OLD DUP (\"records\": [] before the real records) exits 2 or 3");
+    }
+    /* 10. The same file twice does compare: 0 (the 3 above is not compare's only answer). */
+    if (sml_case_filter_want(&F, 10)) {
+        const char *a[] = {"compare", old, old, NULL};
+        check(10, run(a) == 0, "compare OLD OLD exits 0");
+    }
+    /* 11. --version. */
+    if (sml_case_filter_want(&F, 11)) {
+        const char *a[] = {"--version", NULL};
+        int rc = run(a);
+        check(11, rc == 0 && !strncmp(LOG, "softmax-lab ", 12) && strchr(LOG, '.'), "--version prints softmax-lab X.Y.Z");
+    }
+    /* 12. -h and help CMD on every command, each listing its exit codes. */
+    if (sml_case_filter_want(&F, 12)) {
+        const char *cmds[] = {"bench", "check", "replay", "compare", "plot", "targets", "list"};
+        char bad[256] = "";
+        for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+            const char *a[] = {cmds[i], "-h", NULL};
+            const char *b[] = {"help", cmds[i], NULL};
+            int ok = run(a) == 0 && strstr(LOG, "exit");
+            char first[sizeof LOG];
+            snprintf(first, sizeof first, "%s", LOG);
+            ok = ok && run(b) == 0 && !strcmp(first, LOG);
+            if (!ok) snprintf(bad + strlen(bad), sizeof bad - strlen(bad), " %s", cmds[i]);
+        }
+        if (bad[0]) snprintf(LOG, sizeof LOG, "commands without -h / help CMD / exit codes:%s\n", bad);
+        check(12, !bad[0], "CMD -h and help CMD exit 0 with the same text, which lists the exit codes");
+    }
+    return sml_tally_finish(&T);
+}

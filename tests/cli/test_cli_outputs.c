@@ -1,0 +1,220 @@
+/* test_cli_outputs.c: every file the CLI writes is whole, or the old one is left (or none):
+ * a full device, a file-size limit, a symbolic link, a device node or a /proc path given as
+ * an output must never leave half a file, replace what it names, or exit 0.
+ *
+ * Device nodes are made in the scratch directory (mknod, as root), never /dev itself: a
+ * writer that renames over its target must not be able to break the machine running it. */
+#define _XOPEN_SOURCE 700 /* mknod */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "case_filter.h"
+#include "cli_exec.h"
+#include "prop/case.h"
+#include "prop/npy.h"
+#include "prop/repro.h"
+#include "test_support.h"
+
+static sml_tally T = {"test_cli_outputs", 0, 0, 0};
+static sml_case_filter F;
+static char TMP[256], LOG[1 << 16];
+
+static void check(int n, int ok, const char *what) {
+    if (ok) sml_tally_pass(&T);
+    else sml_tally_fail(&T, F.repro, "case %d: %s\n--- output:\n%s", n, what, LOG);
+}
+
+static void path(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", TMP, name); }
+
+static int is_chr(const char *p) {
+    struct stat st;
+    return lstat(p, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+/* A fresh sub-directory of TMP for one case, so its leftovers are countable. */
+static void subdir(char *buf, size_t n, int c) {
+    snprintf(buf, n, "%s/case%d", TMP, c);
+    mkdir(buf, 0755);
+}
+
+/* Device nodes like /dev/full (1,7) and /dev/null (1,3) in TMP; 0 if mknod is not allowed. */
+static int make_node(const char *name, int minor) {
+    char p[512];
+    path(p, sizeof p, name);
+    unlink(p);
+    return mknod(p, S_IFCHR | 0666, makedev(1, minor)) == 0;
+}
+
+static int run(const char *dir, const char *const *args, long fsize) {
+    return cli_exec(F.cli, dir, args, fsize, LOG, sizeof LOG);
+}
+
+static void skip(int n, const char *why) {
+    printf("skip case %d: %s\n", n, why);
+    T.skipped++;
+}
+
+static const char *CHECK1[] = {"check", "--kernel", "cpu_naive", "--op", "softmax", "--dtype", "fp32",
+                               "--cases", "2", "--regressions", "none", "--json", NULL, NULL};
+
+int main(int argc, char **argv) {
+    if (sml_case_filter_init(&F, argc, argv)) return 2;
+    if (sml_cli_setup(T.test, F.cli, TMP, sizeof TMP)) return 1;
+    char p[600], q[600], d[300], buf[8192], fx[1200];
+    const int nodes = make_node("full", 7) && make_node("null", 3);
+    snprintf(fx, sizeof fx, "%s/targets_ledger.json", F.fixtures);
+
+    /* 1. check --json onto a full device: a failed write is not a pass. */
+    if (sml_case_filter_want(&F, 1)) {
+        if (!nodes) skip(1, "mknod not permitted");
+        else {
+            path(p, sizeof p, "full");
+            CHECK1[12] = p;
+            int rc = run(TMP, CHECK1, 0);
+            check(1, rc != 0 && is_chr(p), "check --json FULL-DEVICE exits non-zero and leaves the device");
+        }
+    }
+    /* 2. check --json under a file-size limit: the old file stays, no temporary is left. */
+    if (sml_case_filter_want(&F, 2)) {
+        subdir(d, sizeof d, 2);
+        snprintf(p, sizeof p, "%s/out.json", d);
+        cli_write(p, "OLD\n");
+        CHECK1[12] = "out.json";
+        int rc = run(d, CHECK1, 200);
+        check(2, rc != 0 && !strcmp(cli_slurp(p, buf, sizeof buf), "OLD\n") && sml_dir_entries(d) == 1,
+              "check --json past a 200-byte file-size limit exits non-zero, keeps the old out.json, leaves "
+              "nothing else");
+    }
+    /* 3. check --json into /proc, which holds no files of ours. */
+    if (sml_case_filter_want(&F, 3)) {
+        CHECK1[12] = "/proc/sml-no-such-dir/x.json";
+        check(3, run(TMP, CHECK1, 0) != 0, "check --json /proc/sml-no-such-dir/x.json exits non-zero");
+    }
+    /* 4-5. targets --json onto device nodes: written through, never replaced. */
+    if (sml_case_filter_want(&F, 4)) {
+        if (!nodes) skip(4, "mknod not permitted");
+        else {
+            path(p, sizeof p, "full");
+            const char *a[] = {"targets", fx, "--json", p, NULL};
+            int rc = run(TMP, a, 0);
+            check(4, rc == 2 && is_chr(p), "targets --json FULL-DEVICE exits 2 and the device is still a device");
+        }
+    }
+    if (sml_case_filter_want(&F, 5)) {
+        if (!nodes) skip(5, "mknod not permitted");
+        else {
+            path(p, sizeof p, "null");
+            const char *a[] = {"targets", fx, "--json", p, "--md", "/proc/self/fd/1", NULL};
+            int rc = run(TMP, a, 0);
+            check(5, rc == 1 && is_chr(p) && strstr(LOG, "# ") != NULL,
+                  "targets --json NULL-DEVICE --md /proc/self/fd/1 writes through both (exit 1: the fixture "
+                  "misses a target) and leaves the device");
+        }
+    }
+    /* 6. A symbolic link stays a link; the file it names gets the new contents. */
+    if (sml_case_filter_want(&F, 6)) {
+        subdir(d, sizeof d, 6);
+        snprintf(p, sizeof p, "%s/real.json", d);
+        snprintf(q, sizeof q, "%s/link.json", d);
+        cli_write(p, "OLD\n");
+        chmod(p, 0640);
+        symlink("real.json", q);
+        const char *a[] = {"targets", fx, "--json", "link.json", NULL};
+        int rc = run(d, a, 0);
+        struct stat ls, rs;
+        int link_kept = lstat(q, &ls) == 0 && S_ISLNK(ls.st_mode);
+        int mode_kept = stat(p, &rs) == 0 && (rs.st_mode & 0777) == 0640;
+        check(6, rc == 1 && link_kept && mode_kept && cli_slurp(p, buf, sizeof buf)[0] == '{' && sml_dir_entries(d) == 2,
+              "targets --json LINK keeps the link and the target's mode, and rewrites the file it points to");
+    }
+    /* 7. bench: a failed ledger write keeps the previous ledger of that name. */
+    if (sml_case_filter_want(&F, 7)) {
+        subdir(d, sizeof d, 7);
+        snprintf(p, sizeof p, "%s/led", d);
+        mkdir(p, 0755);
+        snprintf(q, sizeof q, "%s/led/custom_softmax.json", d);
+        cli_write(q, "OLD LEDGER\n");
+        const char *a[] = {"bench", "--backend", "cpu_naive", "--rows", "4", "--cols", "64", "--min-samples", "2",
+                           "--max-seconds", "0.01", "--quiet", "--ledger", "led", NULL};
+        int rc = run(d, a, 2048);
+        check(7, rc != 0 && !strcmp(cli_slurp(q, buf, sizeof buf), "OLD LEDGER\n") && cli_count(p, ".tmp") == 0 &&
+                     cli_count(p, ".json") == 1,
+              "bench past a 2 KiB file-size limit exits non-zero and keeps led/custom_softmax.json as it was");
+    }
+    /* 8. bench --json FILE writes FILE, and leaves ./ledger alone. */
+    if (sml_case_filter_want(&F, 8)) {
+        subdir(d, sizeof d, 8);
+        const char *a[] = {"bench", "--backend", "cpu_naive", "--rows", "4", "--cols", "64", "--min-samples", "2",
+                           "--max-seconds", "0.01", "--quiet", "--json", "mine.json", NULL};
+        int rc = run(d, a, 0);
+        snprintf(p, sizeof p, "%s/ledger", d);
+        snprintf(q, sizeof q, "%s/mine.json", d);
+        struct stat st;
+        check(8, rc == 0 && stat(p, &st) != 0 && strstr(cli_slurp(q, buf, sizeof buf), "softmax-lab-ledger/"),
+              "bench --json mine.json writes mine.json and creates no ./ledger");
+    }
+    /* 9. plot past a file-size limit keeps the old SVG. */
+    if (sml_case_filter_want(&F, 9)) {
+        subdir(d, sizeof d, 9);
+        snprintf(p, sizeof p, "%s/out.svg", d);
+        cli_write(p, "OLD\n");
+        char led[1200];
+        snprintf(led, sizeof led, "%s/plot_ledger.json", F.fixtures);
+        const char *a[] = {"plot", led, "out.svg", NULL};
+        int rc = run(d, a, 300);
+        check(9, rc != 0 && !strcmp(cli_slurp(p, buf, sizeof buf), "OLD\n") && sml_dir_entries(d) == 1,
+              "plot past a 300-byte file-size limit exits non-zero and keeps the old out.svg");
+    }
+    /* 10. A directory where a file is expected, and a path ending in '/'. */
+    if (sml_case_filter_want(&F, 10)) {
+        subdir(d, sizeof d, 10);
+        CHECK1[12] = ".";
+        int rc1 = run(d, CHECK1, 0);
+        const char *a[] = {"targets", fx, "--json", "sub/", NULL};
+        int rc2 = run(d, a, 0);
+        check(10, rc1 != 0 && rc2 == 2 && sml_dir_entries(d) == 0,
+              "check --json . and targets --json sub/ are refused and write nothing");
+    }
+    /* 11. A reproducer saved past a file-size limit: no half-written .npy or .json is left. */
+    if (sml_case_filter_want(&F, 11)) {
+        subdir(d, sizeof d, 11);
+        pid_t pid = fork();
+        if (pid == 0) {
+            struct rlimit rl = {3000, 3000};
+            if (chdir(d) != 0) _exit(5);
+            signal(SIGXFSZ, SIG_IGN);
+            if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(3);
+            sml_prop_case c;
+            memset(&c, 0, sizeof c);
+            c.op = SML_SOFTMAX;
+            c.dtype = SML_F32;
+            c.rows = 16;
+            c.cols = 64;
+            c.ld = 64;
+            c.seed = 1;
+            if (sml_prop_case_alloc(&c) != SML_OK) _exit(4);
+            memset(c.x, 0, (size_t)(c.rows * c.cols) * sizeof(float));
+            sml_prop_repro m;
+            sml_prop_repro_describe(&m, "cpu_naive", SML_PROP_AGREEMENT, SML_PROP_FAIL, "planted", 1, 0, 0, &c, 0);
+            char jp[2048], err[1024];
+            sml_status s = sml_prop_repro_save(".", &c, &m, NULL, jp, sizeof jp, err, sizeof err);
+            _exit(s == SML_OK ? 1 : 0);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        LOG[0] = 0;
+        check(11, WIFEXITED(status) && WEXITSTATUS(status) == 0 && sml_dir_entries(d) == 0,
+              "sml_prop_repro_save past a 3000-byte limit fails and leaves no file (a 4 KiB x.npy would be cut)");
+    }
+    path(p, sizeof p, "full"); /* no device nodes left lying around in /tmp */
+    unlink(p);
+    path(p, sizeof p, "null");
+    unlink(p);
+    return sml_tally_finish(&T);
+}
