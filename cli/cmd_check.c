@@ -3,6 +3,7 @@
  *
  *   softmax-lab check [--kernel K|all] [--op OP|all] [--dtype D|all] [--cases N]
  *                     [--seconds S] [--seed S] [--save DIR] [--json FILE] [engine flags]
+ *   softmax-lab check --kernel K --against BASE [--allow-less-accurate] [suite options]
  *   softmax-lab check --input logits.npy [--kernel K|all] [--op OP] [--dy grad.npy]
  *                     [--dtype bf16] [--save DIR] [--json FILE]
  *   softmax-lab check --input x.npy --output y.npy [--op OP] [--dy dy.npy] [--dtype bf16]
@@ -16,7 +17,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench/accuracy_compare.h"
 #include "bench/json_write.h"
+#include "check_against.h"
 #include "check_input.h"
 #include "check_report.h"
 #include "commands.h"
@@ -37,11 +40,12 @@ static void usage(FILE *f) {
             "                         [--dtype bf16] [--save DIR] [--json FILE]\n\n"
             "The first form runs the property suite (11 properties, shrinking, reproducers) on\n"
             "each selected kernel, op and dtype; the saved reproducers under tests/regressions/\n"
-            "are replayed first. The second runs the kernels on your own tensor (numpy.save;\n"
-            "fp32, fp16, or bf16 bits as uint16 with --dtype bf16; softmax over the last axis)\n"
-            "and judges each against the double-precision reference; --save writes each kernel's\n"
-            "output as .npy. For backward ops --input holds the logits: y is the reference forward\n"
-            "output of them, rounded to the dtype, and --dy the upstream gradient.\n"
+            "and tests/mutants/corpus/ are replayed first. The second runs the kernels on your\n"
+            "own tensor (numpy.save; fp32, fp16, or bf16 bits as uint16 with --dtype bf16;\n"
+            "softmax over the last axis) and judges each against the double-precision reference;\n"
+            "--save writes each kernel's output as .npy. For backward ops --input holds the\n"
+            "logits: y is the reference forward output of them, rounded to the dtype, and --dy\n"
+            "the upstream gradient.\n"
             "The third judges an output made elsewhere (PyTorch, JAX, Triton): --output holds what\n"
             "the op gave for --input (forward: the logits; backward: the forward output y, with\n"
             "--dy the upstream gradient and --output the dx), all of one dtype and shape. It prints\n"
@@ -56,7 +60,14 @@ static void usage(FILE *f) {
             "  --kernel K[,K]   registered kernels (softmax-lab list), or all (default)\n"
             "  --op OP          softmax, log_softmax, softmax_bwd, log_softmax_bwd, or all (default)\n"
             "  --dtype D        fp32, fp16, bf16, or all (default)\n"
-            "  --json FILE      write the results as JSON (softmax-lab-check/1)\n"
+            "  --json FILE      write the results as JSON (softmax-lab-check/1; with each run's\n"
+            "                   accuracy: err/bound worst, p99, median, worst ulps, seed, cases and\n"
+            "                   the cases' digest)\n"
+            "  --against BASE   with --kernel K: run BASE on the very cases K runs and judge K's\n"
+            "                   accuracy against it per op and dtype: MORE ACCURATE / LESS ACCURATE /\n"
+            "                   SAME (docs/NUMERICS.md, section 8); --save DIR keeps the case of the\n"
+            "                   largest loss as a reproducer; exit 1 on LESS ACCURATE\n"
+            "  --allow-less-accurate  report LESS ACCURATE without failing the run\n"
             "%s"
             "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
             "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
@@ -126,6 +137,7 @@ static void json_run(sml_jw *w, const sml_kernel *k, sml_op op, sml_dtype dt, co
     sml_jw_knum(w, "worst_ulps", res->worst_ulps);
     sml_jw_knum(w, "seconds", res->seconds);
     sml_jw_kint(w, "ramp", res->last_level);
+    sml_acc_write(w, "accuracy", &res->accuracy);
     sml_jw_key(w, "failures");
     sml_jw_array_inline(w);
     for (int f = 0; f < res->nfail; f++) {
@@ -149,12 +161,15 @@ static void json_run(sml_jw *w, const sml_kernel *k, sml_op op, sml_dtype dt, co
 int sml_cmd_check(int argc, char **argv) {
     const char *kernel = NULL, *op_s = NULL, *dt_s = NULL, *json = NULL, *input = NULL, *dy = NULL,
                *output = NULL;
+    const char *against = NULL;
+    int allow_less = 0;
     sml_prop_config cfg;
     sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);
     int64_t default_cases = cfg.max_cases;
     cfg.replay_cmd = "softmax-lab replay";
-    cfg.regressions_dir = dir_exists("tests/regressions") ? "tests/regressions" : NULL;
+    /* The reproducers of real bugs, and the inputs that killed the mutants. */
+    cfg.regressions_dir = dir_exists("tests/regressions") ? "tests/regressions:tests/mutants/corpus" : NULL;
     for (int i = 0; i < argc;) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -164,7 +179,13 @@ int sml_cmd_check(int argc, char **argv) {
         const char **slot = !strcmp(a, "--kernel") ? &kernel : !strcmp(a, "--op") ? &op_s
                           : !strcmp(a, "--dtype") ? &dt_s : !strcmp(a, "--json") ? &json
                           : !strcmp(a, "--input") ? &input : !strcmp(a, "--dy") ? &dy
-                          : !strcmp(a, "--output") ? &output : NULL;
+                          : !strcmp(a, "--output") ? &output
+                          : !strcmp(a, "--against") ? &against : NULL;
+        if (!strcmp(a, "--allow-less-accurate")) {
+            allow_less = 1;
+            i++;
+            continue;
+        }
         if (slot) {
             if (i + 1 >= argc) {
                 fprintf(stderr, ME ": %s needs a value\n", a);
@@ -180,6 +201,10 @@ int sml_cmd_check(int argc, char **argv) {
             fprintf(stderr, ME ": unknown option '%s' (softmax-lab check --help)\n", a);
             return 2;
         }
+    }
+    if (input && (against || allow_less)) {
+        fprintf(stderr, ME ": --against and --allow-less-accurate go with the suite, not with --input\n");
+        return 2;
     }
     if (input) {
         int dt = -1;
@@ -215,6 +240,25 @@ int sml_cmd_check(int argc, char **argv) {
             return 2;
         }
         dts = 1u << d;
+    }
+    if (against || allow_less) {
+        const sml_kernel *cand = kernel ? sml_kernel_find(kernel) : NULL;
+        if (!against || !cand) {
+            fprintf(stderr, ME ": --against BASE goes with --kernel K (one registered kernel, the candidate)%s\n",
+                    against ? "" : "; --allow-less-accurate with --against");
+            return 2;
+        }
+        const sml_kernel *b = sml_kernel_find(against);
+        if (cand->device == SML_DEVICE_GPU || (b && b->device == SML_DEVICE_GPU)) {
+            sml_prop_config gp; /* the GPU profile's sizes and case count, as below */
+            sml_prop_config_init(&gp, SML_PROP_PROFILE_GPU);
+            cfg.sizes = gp.sizes;
+            if (cfg.max_cases == default_cases) cfg.max_cases = gp.max_cases;
+            if (cfg.total_seconds > 0 && cfg.total_seconds < gp.total_seconds) cfg.total_seconds = gp.total_seconds;
+            if (cfg.max_seconds > 0 && cfg.max_seconds < gp.max_seconds) cfg.max_seconds = gp.max_seconds;
+        }
+        sml_check_against_args x = {cand, against, ops, dts, &cfg, json, allow_less};
+        return sml_check_against_cli(&x);
     }
     size_t nk = sml_kernel_count();
     /* Which kernels run (chosen) and which were asked for by name (named). */
@@ -281,8 +325,9 @@ int sml_cmd_check(int argc, char **argv) {
            (long long)cfg.max_cases, (long long)(cfg.max_cases == default_cases ? gcfg.max_cases : cfg.max_cases));
     if (cfg.total_seconds > 0) printf("%.0f s budget", cfg.total_seconds);
     else printf("no time budget");
-    printf(", %d host thread%s%s\n", threads, threads == 1 ? "" : "s",
-           cfg.regressions_dir ? ", replaying tests/regressions first" : "");
+    printf(", %d host thread%s", threads, threads == 1 ? "" : "s");
+    if (cfg.regressions_dir) printf(", replaying the reproducers under %s first", cfg.regressions_dir);
+    printf("\n");
     fflush(stdout);
     sml_prop_suite suite = {threads, cfg.total_seconds, "check", stderr, NULL, NULL};
     double t0 = sml_prop_now();

@@ -11,11 +11,13 @@
 
 #include "bench/compare.h"
 #include "commands.h"
+#include "compare_accuracy.h"
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: softmax-lab compare OLD.json NEW.json [--threshold X] [--changes]\n"
-        "  OLD/NEW      ledger JSON written by `softmax-lab bench` (--json or --ledger DIR)\n"
+        "usage: softmax-lab compare OLD.json NEW.json [--threshold X] [--changes] [--allow-less-accurate]\n"
+        "  OLD/NEW      ledger JSON written by `softmax-lab bench` (--json or --ledger DIR), or\n"
+        "               `softmax-lab check --json` files (accuracy only)\n"
         "  --threshold  smallest relative change that counts (default 0.03)\n"
         "  --changes    list only cases that are not SAME\n"
         "Per case (kernel, op, dtype, rows, cols), with change = new/old - 1 and noise =\n"
@@ -23,8 +25,13 @@ static void usage(FILE *f) {
         "  SLOW / FAST  |change| > max(threshold, 2*noise)\n"
         "  SAME         |change| <= threshold and noise <= threshold\n"
         "  UNCLEAR      otherwise (the noise hides the answer), or a side was not timed\n"
-        "exit: 0 no SLOW, 1 a SLOW case or a check that broke, 2 bad usage or input, 3 nothing\n"
-        "      compared: no case is in both files with a time on both sides\n");
+        "Per kernel, op and dtype, on the same cases (same seed, case count and case digest, else\n"
+        "NOT COMPARABLE): MORE ACCURATE / LESS ACCURATE / SAME by worst and p99 err/bound, a factor\n"
+        "of 1.25 beyond a floor of 0.05 of the bound (docs/NUMERICS.md, section 8)\n"
+        "  --allow-less-accurate  report LESS ACCURATE without failing\n"
+        "exit: 0 no SLOW and nothing LESS ACCURATE, 1 a SLOW case, a check that broke or a LESS\n"
+        "      ACCURATE one, 2 bad usage or input, 3 nothing compared: no case is in both files\n"
+        "      with a time on both sides (check JSONs: no run on the same cases)\n");
 }
 
 static void fmt_time(char *buf, size_t n, int timed, double ms, double spread) {
@@ -35,7 +42,7 @@ static void fmt_time(char *buf, size_t n, int timed, double ms, double spread) {
 int sml_cmd_compare(int argc, char **argv) {
     const char *paths[2] = {NULL, NULL};
     double threshold = 0.03;
-    int changes_only = 0, np = 0;
+    int changes_only = 0, np = 0, allow_less = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -43,6 +50,8 @@ int sml_cmd_compare(int argc, char **argv) {
         }
         if (!strcmp(argv[i], "--changes")) {
             changes_only = 1;
+        } else if (!strcmp(argv[i], "--allow-less-accurate")) {
+            allow_less = 1;
         } else if (!strcmp(argv[i], "--threshold")) {
             char *end;
             if (i + 1 >= argc) {
@@ -72,6 +81,11 @@ int sml_cmd_compare(int argc, char **argv) {
     sml_cmp_report r;
     char err[512];
     sml_status s = sml_compare_files(paths[0], paths[1], threshold, &r, err, sizeof err);
+    int check_json = 0;
+    if (s != SML_OK) { /* check JSONs hold accuracy only */
+        int acc_rc = sml_compare_accuracy_cli(paths[0], paths[1], allow_less, 1, &check_json);
+        if (check_json) return acc_rc < 0 ? 2 : acc_rc;
+    }
     if (s != SML_OK) {
         fprintf(stderr, "softmax-lab compare: %s\n", err);
         return 2;
@@ -112,5 +126,8 @@ int sml_cmd_compare(int argc, char **argv) {
         rc = 3;
     }
     sml_cmp_report_free(&r);
-    return rc;
+    /* Ledgers hold both: the accuracy table follows the timings. */
+    int acc_rc = sml_compare_accuracy_cli(paths[0], paths[1], allow_less, 0, &check_json);
+    if (rc == 1) return 1;
+    return acc_rc == 1 || acc_rc == 2 ? acc_rc : rc;
 }

@@ -53,54 +53,6 @@ static __device__ __forceinline__ float sml_exp2(float a) {
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
     return r;
 }
-/* ---- the first kernels' row accesses ------------------------------------------------- */
-
-/* sml_vec / sml_ld / sml_st: a chunk as V separate elements, the whole-or-partial decision a
- * branch per chunk. The kernels in this folder no longer use them (see sml_chunk below: the
- * branch serialised 16-bit loads, the separate elements doubled the registers); the GPU
- * mutants in tests/mutants/ are built from the first kernels and keep them. */
-
-template <typename T, int V> struct alignas(sizeof(T) * V) sml_vec { T v[V]; };
-
-template <int B> struct sml_word;
-template <> struct sml_word<16> { typedef uint4 t; };
-template <> struct sml_word<8> { typedef uint2 t; };
-template <> struct sml_word<4> { typedef unsigned int t; };
-template <> struct sml_word<2> { typedef unsigned short t; };
-
-/* One chunk of V elements starting at column `col` of a row with `cols` valid columns.
- * A whole chunk is one aligned load (the launcher guarantees alignment when V > 1); a
- * partial or absent chunk is read element by element and padded with `pad`. */
-template <typename T, int V>
-__device__ __forceinline__ sml_vec<T, V> sml_ld(const T *row, int64_t col, int64_t cols, T pad) {
-    sml_vec<T, V> r;
-    if (col + V <= cols) {
-        typedef typename sml_word<sizeof(T) * V>::t W;
-        W w = *reinterpret_cast<const W *>(row + col);
-        memcpy(&r, &w, sizeof w);
-    } else {
-#pragma unroll
-        for (int j = 0; j < V; j++) r.v[j] = (col + j < cols) ? row[col + j] : pad;
-    }
-    return r;
-}
-
-/* Store the valid part of a chunk. STREAM: evict-first (st.global.cs), for kernels that
- * want L2 to keep their input for a second read rather than their output. */
-template <typename T, int V, bool STREAM = false>
-__device__ __forceinline__ void sml_st(T *row, int64_t col, int64_t cols, const sml_vec<T, V> &r) {
-    if (col + V <= cols) {
-        typedef typename sml_word<sizeof(T) * V>::t W;
-        W w;
-        memcpy(&w, &r, sizeof w);
-        if (STREAM) __stcs(reinterpret_cast<W *>(row + col), w);
-        else *reinterpret_cast<W *>(row + col) = w;
-    } else {
-#pragma unroll
-        for (int j = 0; j < V; j++)
-            if (col + j < cols) row[col + j] = r.v[j];
-    }
-}
 
 /* ---- chunks: V elements moved as one access of V * sizeof(T) bytes -------------------- */
 

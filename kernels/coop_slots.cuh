@@ -1,6 +1,6 @@
 /* coop_slots.cuh: the partial slots through which the blocks of one row exchange their
  * statistics in `coop` (softmax_coop.cu), and the waiting on them. One header so that the
- * GPU mutant of that exchange (tests/mutants/mut_coop_no_wait.cu) uses the same words. */
+ * GPU mutant of that exchange (tests/mutants/coop_mutants.cu) uses the same words. */
 #ifndef SML_KERNELS_COOP_SLOTS_CUH
 #define SML_KERNELS_COOP_SLOTS_CUH
 

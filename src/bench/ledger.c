@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench/accuracy_compare.h"
 #include "bench/json_write.h"
 
 void sml_case_label(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, char *buf, size_t n) {
@@ -140,6 +141,145 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
     if (partial) append(b, n, " Partial run: %s, and a partial run never calls a claim Supported.", part);
 }
 
+/* ---- accuracy ------------------------------------------------------------------------ */
+
+/* err/bound of a result the checker judged; NaN where it did not (an error, no result). */
+static float judged_ratio(const sml_bench_result *x) {
+    if (!x || (x->verdict != SML_VERDICT_OK && x->verdict != SML_VERDICT_WRONG &&
+               x->verdict != SML_VERDICT_KNOWN_DEVIATION))
+        return NAN;
+    return (float)x->worst_ratio;
+}
+
+/* The summary over the cases of (op, dt) where `ratio` has a result (has[c]), with the digest
+ * of those cases: shape, input seed and rows checked. */
+static void summarize_cases(const sml_bench_run *run, sml_op op, sml_dtype dt, const float *ratio,
+                            const float *ulps, const int *has, sml_accuracy *a) {
+    uint64_t digest = 0;
+    int64_t cases = 0;
+    for (size_t c = 0; c < run->ncases; c++) {
+        const sml_bench_case *bc = &run->cases[c];
+        if (bc->op != op || bc->dtype != dt || !has[c]) continue;
+        cases++;
+        digest = sml_accuracy_digest_u64(digest, (uint64_t)op << 8 | (uint64_t)dt);
+        digest = sml_accuracy_digest_u64(digest, (uint64_t)bc->rows);
+        digest = sml_accuracy_digest_u64(digest, (uint64_t)bc->cols);
+        digest = sml_accuracy_digest_u64(digest, bc->seed);
+        digest = sml_accuracy_digest_u64(digest, (uint64_t)bc->checked_rows);
+    }
+    sml_accuracy_summarize(ratio, ulps, (int64_t)run->ncases, a);
+    a->seed = run->cfg.seed;
+    a->cases = cases;
+    a->digest = digest;
+}
+
+/* The kernel the accuracy is judged against: the claim's baseline, else cudnn, else the
+ * naive form on the kernel's device; the first the run measured that is not the kernel. */
+static const char *accuracy_baseline(const sml_bench_run *run, const sml_ledger_record *r) {
+    const char *names[] = {r->claim.baseline, "cudnn", r->device == SML_DEVICE_GPU ? "naive" : "cpu_naive"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!names[i] || !strcmp(names[i], r->kernel)) continue;
+        for (size_t j = 0; j < run->nresults; j++)
+            if (!strcmp(run->results[j].kernel, names[i])) return names[i];
+    }
+    return NULL;
+}
+
+static int build_accuracy(const sml_bench_run *run, sml_ledger_record *r) {
+    size_t n = run->ncases ? run->ncases : 1;
+    float *mine = malloc(n * sizeof *mine), *ulps = malloc(n * sizeof *ulps), *base = malloc(n * sizeof *base);
+    float *pm = malloc(n * sizeof *pm), *pb = malloc(n * sizeof *pb), *bu = malloc(n * sizeof *bu);
+    float *pmu = malloc(n * sizeof *pmu), *pbu = malloc(n * sizeof *pbu);
+    int *has = malloc(n * sizeof *has), *both = malloc(n * sizeof *both);
+    r->acc = calloc(SML_OP_COUNT * SML_DTYPE_COUNT, sizeof *r->acc);
+    int ok = mine && ulps && base && pm && pb && bu && pmu && pbu && has && both && r->acc;
+    const char *bname = accuracy_baseline(run, r);
+    for (int op = 0; ok && op < SML_OP_COUNT; op++)
+        for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
+            int any = 0, any_base = 0;
+            for (size_t c = 0; c < run->ncases; c++) {
+                const sml_bench_case *bc = &run->cases[c];
+                int here = bc->op == (sml_op)op && bc->dtype == (sml_dtype)dt;
+                const sml_bench_result *x = here ? sml_bench_find(run, c, r->kernel) : NULL;
+                const sml_bench_result *b = here && bname ? sml_bench_find(run, c, bname) : NULL;
+                has[c] = x != NULL;
+                both[c] = x && b;
+                any |= has[c];
+                any_base |= both[c];
+                mine[c] = judged_ratio(x);
+                ulps[c] = x ? (float)x->worst_ulps : NAN;
+                base[c] = judged_ratio(b);
+                bu[c] = b ? (float)b->worst_ulps : NAN;
+                pm[c] = pb[c] = pmu[c] = pbu[c] = NAN;
+                if (both[c] && !isnan(mine[c]) && !isnan(base[c])) {
+                    pm[c] = mine[c];
+                    pb[c] = base[c];
+                    pmu[c] = ulps[c];
+                    pbu[c] = bu[c];
+                }
+            }
+            if (!any) continue;
+            sml_ledger_accuracy *la = &r->acc[r->nacc++];
+            la->op = (sml_op)op;
+            la->dtype = (sml_dtype)dt;
+            summarize_cases(run, la->op, la->dtype, mine, ulps, has, &la->a);
+            la->verdict = SML_ACC_NOT_COMPARABLE;
+            if (!any_base) {
+                snprintf(la->why, sizeof la->why, "no baseline in this run");
+                continue;
+            }
+            snprintf(la->baseline, sizeof la->baseline, "%s", bname);
+            summarize_cases(run, la->op, la->dtype, pm, pmu, both, &la->mine);
+            summarize_cases(run, la->op, la->dtype, pb, pbu, both, &la->base);
+            la->verdict = sml_accuracy_judge(&la->base, &la->mine, la->why, sizeof la->why);
+        }
+    free(mine);
+    free(ulps);
+    free(base);
+    free(pm);
+    free(pb);
+    free(bu);
+    free(pmu);
+    free(pbu);
+    free(has);
+    free(both);
+    return ok;
+}
+
+sml_acc_verdict sml_ledger_accuracy_verdict(const sml_ledger_record *r, const sml_ledger_accuracy **row) {
+    static const int RANK[] = {[SML_ACC_LESS] = 3, [SML_ACC_MORE] = 2, [SML_ACC_SAME] = 1,
+                               [SML_ACC_NOT_COMPARABLE] = 0};
+    const sml_ledger_accuracy *best = NULL;
+    for (size_t i = 0; i < r->nacc; i++) {
+        const sml_ledger_accuracy *a = &r->acc[i];
+        /* Within a verdict, the row with the largest change of the worst err/bound. */
+        if (!best || RANK[a->verdict] > RANK[best->verdict] ||
+            (a->verdict == best->verdict && a->verdict != SML_ACC_NOT_COMPARABLE &&
+             fabs(log(sml_accuracy_ratio(a->base.worst, a->mine.worst))) >
+                 fabs(log(sml_accuracy_ratio(best->base.worst, best->mine.worst)))))
+            best = a;
+    }
+    if (row) *row = best;
+    return best ? best->verdict : SML_ACC_NOT_COMPARABLE;
+}
+
+void sml_ledger_side_by_side(const sml_ledger_record *r, char *speed, size_t sn, char *acc, size_t an) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < r->n; i++)
+        if (isfinite(r->vs_baseline[i])) {
+            lo = fmin(lo, r->vs_baseline[i]);
+            hi = fmax(hi, r->vs_baseline[i]);
+        }
+    if (r->claim.baseline && isfinite(lo)) snprintf(speed, sn, "%.2fx to %.2fx vs %s", lo, hi, r->claim.baseline);
+    else snprintf(speed, sn, "-");
+    const sml_ledger_accuracy *a = NULL;
+    sml_acc_verdict v = sml_ledger_accuracy_verdict(r, &a);
+    if (!a || v == SML_ACC_NOT_COMPARABLE) snprintf(acc, an, "-");
+    else
+        snprintf(acc, an, "%s vs %s (%s %s: worst %.3g -> %.3g)", sml_acc_verdict_name(v), a->baseline,
+                 sml_op_name(a->op), sml_dtype_name(a->dtype), a->base.worst, a->mine.worst);
+}
+
 sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
     memset(out, 0, sizeof *out);
     out->rec = calloc(SML_MAX_KERNELS, sizeof *out->rec);
@@ -199,6 +339,10 @@ sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
             r->decision.status = SML_DECISION_CAVEATED;
         free(rows);
         explain(run, r);
+        if (!build_accuracy(run, r)) {
+            sml_ledger_free(out);
+            return SML_ERR_OUT_OF_MEMORY;
+        }
     }
     return SML_OK;
 }
@@ -209,6 +353,7 @@ void sml_ledger_free(sml_ledger *l) {
         free(l->rec[j].result);
         free(l->rec[j].outcome);
         free(l->rec[j].vs_baseline);
+        free(l->rec[j].acc);
     }
     free(l->rec);
     memset(l, 0, sizeof *l);
@@ -356,6 +501,28 @@ static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_
     sml_jw_end(w);
 }
 
+/* Per op and dtype: the accuracy summary in the form compare reads (accuracy_compare.h), and
+ * the verdict against the baseline on the cases both judged. */
+static void json_accuracy(sml_jw *w, const sml_ledger_record *r) {
+    sml_jw_key(w, "accuracy");
+    sml_jw_array(w);
+    for (size_t i = 0; i < r->nacc; i++) {
+        const sml_ledger_accuracy *a = &r->acc[i];
+        sml_jw_object_inline(w);
+        sml_jw_kstr(w, "op", sml_op_name(a->op));
+        sml_jw_kstr(w, "dtype", sml_dtype_name(a->dtype));
+        sml_acc_write_fields(w, &a->a);
+        sml_jw_key(w, "vs_baseline");
+        sml_jw_object_inline(w);
+        sml_jw_kstr(w, "baseline", a->baseline[0] ? a->baseline : NULL);
+        sml_jw_kstr(w, "verdict", sml_acc_verdict_name(a->verdict));
+        sml_jw_kstr(w, "why", a->why);
+        sml_jw_end(w);
+        sml_jw_end(w);
+    }
+    sml_jw_end(w);
+}
+
 int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f) {
     sml_jw w;
     sml_jw_init(&w, f);
@@ -426,6 +593,7 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
         sml_jw_array(&w);
         for (size_t i = 0; i < r->n; i++) json_evidence(&w, run, r, i);
         sml_jw_end(&w);
+        json_accuracy(&w, r);
         sml_jw_end(&w);
     }
     sml_jw_end(&w);
@@ -492,7 +660,9 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
                    "with a claim is called Supported.\n\n",
                 sml_bench_partial_text(run, part, sizeof part));
     }
-    fprintf(f, "## Decisions\n\n| kernel | device | claim | status | why |\n|---|---|---|---|---|\n");
+    fprintf(f, "## Decisions\n\nSpeed and accuracy against the same baseline (the claim's, else cudnn), side by "
+               "side; accuracy by the rule of docs/NUMERICS.md, section 8, on the cases both ran.\n\n"
+               "| kernel | device | claim | status | speedup | accuracy | why |\n|---|---|---|---|---|---|---|\n");
     for (size_t j = 0; j < l->n; j++) {
         const sml_ledger_record *r = &l->rec[j];
         fprintf(f, "| %s | %s | ", r->kernel, r->device == SML_DEVICE_GPU ? "gpu" : "cpu");
@@ -501,6 +671,9 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
         else
             fprintf(f, "none");
         fprintf(f, " | **%s** | ", sml_decision_name(r->decision.status));
+        char sp[96], ac[160];
+        sml_ledger_side_by_side(r, sp, sizeof sp, ac, sizeof ac);
+        fprintf(f, "%s | %s | ", sp, ac);
         md_escape(f, r->reason);
         fprintf(f, " |\n");
     }
@@ -550,6 +723,28 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
                 fputs(" | | | | | | | | | | | | |", f);
                 fputc('\n', f);
             }
+        }
+    }
+    for (size_t j = 0; j < l->n; j++) {
+        const sml_ledger_record *r = &l->rec[j];
+        if (!r->nacc) continue;
+        fprintf(f, "\n### %s: accuracy (err/bound per case: its worst element)\n\n| op | dtype | cases | judged | "
+                   "worst | p99 | median | worst ulp | baseline | accuracy vs baseline |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|\n", r->kernel);
+        for (size_t i = 0; i < r->nacc; i++) {
+            const sml_ledger_accuracy *a = &r->acc[i];
+            fprintf(f, "| %s | %s | %lld | %lld | ", sml_op_name(a->op), sml_dtype_name(a->dtype),
+                    (long long)a->a.cases, (long long)a->a.judged);
+            md_num(f, a->a.worst, "%.3g");
+            fputs(" | ", f);
+            md_num(f, a->a.p99, "%.3g");
+            fputs(" | ", f);
+            md_num(f, a->a.median, "%.3g");
+            fputs(" | ", f);
+            md_num(f, a->a.worst_ulps, "%.3g");
+            fprintf(f, " | %s | **%s**: ", a->baseline[0] ? a->baseline : "-", sml_acc_verdict_name(a->verdict));
+            md_escape(f, a->why);
+            fputs(" |\n", f);
         }
     }
     fprintf(f, "\n## Copy references (same run, same buffer rotation as the case)\n\n"

@@ -9,12 +9,25 @@
 
 #include "bench/bench.h"
 #include "bench/decide.h"
+#include "prop/accuracy.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define SML_LEDGER_SCHEMA "softmax-lab-ledger/1"
+
+/* A kernel's accuracy on one op and dtype of the run (prop/accuracy.h): err/bound over the
+ * cases, and against its baseline (the claim's, else cudnn) on the cases both judged. */
+typedef struct sml_ledger_accuracy {
+    sml_op op;
+    sml_dtype dtype;
+    sml_accuracy a;
+    char baseline[32];         /* "" when there is none in the run */
+    sml_accuracy mine, base;   /* over the cases both judged */
+    sml_acc_verdict verdict;   /* this kernel against the baseline */
+    char why[512];
+} sml_ledger_accuracy;
 
 typedef struct sml_ledger_record {
     char kernel[32];
@@ -29,6 +42,8 @@ typedef struct sml_ledger_record {
     double *vs_baseline;       /* per row: the claim baseline's time / this kernel's; NaN if none */
     int baseline_wrong;        /* counted rows where the baseline failed its own check */
     char reason[1024];         /* the status in one paragraph, with where it won and lost */
+    sml_ledger_accuracy *acc;  /* per op and dtype measured */
+    size_t nacc;
 } sml_ledger_record;
 
 typedef struct sml_ledger {
@@ -43,6 +58,14 @@ const sml_ledger_record *sml_ledger_find(const sml_ledger *l, const char *kernel
 
 /* "softmax fp16 4096x8192" */
 void sml_case_label(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, char *buf, size_t n);
+
+/* The verdict a record's accuracy rows add up to (LESS if any, else MORE if any, else SAME;
+ * NOT COMPARABLE with no baseline), and the row that decided it (NULL: none). */
+sml_acc_verdict sml_ledger_accuracy_verdict(const sml_ledger_record *r, const sml_ledger_accuracy **row);
+
+/* The two numbers a gate reader wants beside each other: "1.31x to 2.07x vs naive" (the
+ * claim's speedups, "-" without a claim) and "SAME vs naive (softmax fp32: worst 0.4 -> 0.41)". */
+void sml_ledger_side_by_side(const sml_ledger_record *r, char *speed, size_t sn, char *acc, size_t an);
 
 int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f);
 int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f);

@@ -99,5 +99,8 @@ void sml_bench_print_decisions(FILE *f, const sml_bench_run *run, const sml_ledg
     for (size_t j = 0; j < l->n; j++) {
         const sml_ledger_record *r = &l->rec[j];
         fprintf(f, "  %-12s %-10s %s\n", r->kernel, sml_decision_name(r->decision.status), r->reason);
+        char sp[96], ac[160];
+        sml_ledger_side_by_side(r, sp, sizeof sp, ac, sizeof ac);
+        fprintf(f, "  %-12s speedup: %s; accuracy: %s\n", "", sp, ac);
     }
 }

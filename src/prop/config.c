@@ -135,7 +135,7 @@ const char *sml_prop_flags_help(void) {
            "  --case I --level L   run only case I at size level L (0..100), as a failure prints\n"
            "  --no-shrink      report failures as drawn\n"
            "  --save DIR       write reproducers of failures into DIR\n"
-           "  --regressions DIR    replay the reproducers under DIR first ('none': skip)\n";
+           "  --regressions DIR[:DIR]  replay the reproducers under each DIR first ('none': skip)\n";
 }
 
 static int need(int argc, char **argv, int *i, const char **val) {

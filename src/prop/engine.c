@@ -48,15 +48,20 @@ static void progress_clear(progress *pg, const sml_prop_config *cfg) {
     }
 }
 
-/* Failure lines of concurrent runs must not interleave: in a suite its tally's lock (which
- * also clears the progress line), alone the stream's own lock. */
+/* Failure lines of concurrent runs must not interleave: the driver's report hooks where it
+ * gives them (a suite's output lock, which also clears its progress line), else the stream's
+ * own lock. */
+static int report_hooked(const sml_prop_config *cfg) {
+    return cfg->hooks.report_begin && cfg->hooks.report_end;
+}
+
 static void report_lock(const sml_prop_config *cfg, FILE *L) {
-    if (cfg->tally) sml_prop_tally_report_begin(cfg->tally);
+    if (report_hooked(cfg)) cfg->hooks.report_begin(cfg->hooks.ctx);
     else flockfile(L);
 }
 
 static void report_unlock(const sml_prop_config *cfg, FILE *L) {
-    if (cfg->tally) sml_prop_tally_report_end(cfg->tally);
+    if (report_hooked(cfg)) cfg->hooks.report_end(cfg->hooks.ctx);
     else funlockfile(L);
 }
 /* Shrink, save and report the first failure of property p at case `index`. */
@@ -194,12 +199,68 @@ static void replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op 
     sml_prop_repro_list_free(paths, n);
 }
 
+int sml_prop_case_level(const sml_prop_config *cfg, int64_t i) {
+    int64_t over = cfg->level_cases > 0 ? cfg->level_cases : cfg->max_cases;
+    double f = over > 0 ? (double)i / (double)over : 0.0;
+    int level = (int)(100.0 * f);
+    return level > 100 ? 100 : level;
+}
+
+/* Each case's agreement err/bound and ulps, its size level and index, for the run's
+ * accuracy summary (accuracy.h) and, when the caller asks, its per-case figures. */
+typedef struct acc_log {
+    float *ratio, *ulps;
+    unsigned char *level;
+    int64_t *index;
+    int64_t cap;
+} acc_log;
+
+static int acc_grow(acc_log *a, int64_t need) {
+    if (need <= a->cap) return 1;
+    int64_t cap = a->cap ? 2 * a->cap : 256;
+    float *r = realloc(a->ratio, (size_t)cap * sizeof *r);
+    if (r) a->ratio = r;
+    float *u = realloc(a->ulps, (size_t)cap * sizeof *u);
+    if (u) a->ulps = u;
+    unsigned char *l = realloc(a->level, (size_t)cap);
+    if (l) a->level = l;
+    int64_t *x = realloc(a->index, (size_t)cap * sizeof *x);
+    if (x) a->index = x;
+    if (!r || !u || !l || !x) return 0;
+    a->cap = cap;
+    return 1;
+}
+
+static void acc_finish(acc_log *a, const sml_prop_config *cfg, sml_prop_result *res) {
+    sml_accuracy *s = &res->accuracy;
+    uint64_t digest = s->digest;
+    sml_accuracy_summarize(a->ratio, a->ulps, res->cases, s);
+    s->seed = cfg->seed;
+    s->cases = res->cases;
+    s->digest = digest;
+    s->worst_level = 0;
+    if (s->worst_case >= 0) {
+        s->worst_level = a->level[s->worst_case];
+        s->worst_case = a->index[s->worst_case];
+    }
+    if (cfg->case_ratio)
+        for (int64_t i = 0; i < res->cases && a->index[i] < cfg->case_cap; i++)
+            cfg->case_ratio[a->index[i]] = a->ratio[i];
+    free(a->ratio);
+    free(a->ulps);
+    free(a->level);
+    free(a->index);
+    memset(a, 0, sizeof *a);
+}
+
 sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_config *cfg,
                         sml_prop_result *res) {
     if (!k || !cfg || !res) return SML_ERR_NULL_POINTER;
     if ((unsigned)op >= SML_OP_COUNT) return SML_ERR_BAD_OP;
     if ((unsigned)dt >= SML_DTYPE_COUNT) return SML_ERR_BAD_DTYPE;
     memset(res, 0, sizeof *res);
+    res->accuracy.seed = cfg->seed;
+    res->accuracy.worst_case = -1;
     res->kernel = k;
     res->op = op;
     res->dtype = dt;
@@ -232,6 +293,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
 
     unsigned retired = 0;
     int stop = 0;
+    acc_log acc = {0};
     for (int64_t i = cfg->only_case >= 0 ? cfg->only_case : 0; !stop; i++) {
         int level;
         if (cfg->only_case >= 0) {
@@ -241,10 +303,9 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
             if (i >= cfg->max_cases) break;
             double spent = sml_prop_now() - t0;
             if (cfg->max_seconds > 0.0 && spent >= cfg->max_seconds) break;
-            double f = cfg->max_cases > 0 ? (double)i / (double)cfg->max_cases : 0.0;
-            if (cfg->ramp_by_time && cfg->max_seconds > 0.0 && spent / cfg->max_seconds > f)
-                f = spent / cfg->max_seconds;
-            level = (int)(100.0 * f);
+            level = sml_prop_case_level(cfg, i);
+            if (cfg->ramp_by_time && cfg->max_seconds > 0.0 && spent / cfg->max_seconds > level / 100.0)
+                level = (int)(100.0 * spent / cfg->max_seconds);
             if (level > 100) level = 100;
         }
         sml_prop_case c;
@@ -255,6 +316,16 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
                      sml_strerror(s));
             break;
         }
+        if (!acc_grow(&acc, res->cases + 1)) {
+            sml_prop_case_free(&c);
+            res->outcome = SML_PROP_ERROR;
+            snprintf(res->note, sizeof res->note, "engine: out of memory");
+            break;
+        }
+        acc.ratio[res->cases] = acc.ulps[res->cases] = NAN;
+        acc.level[res->cases] = (unsigned char)level;
+        acc.index[res->cases] = i;
+        res->accuracy.digest = sml_accuracy_digest_case(res->accuracy.digest, &c);
         res->cases++;
         res->last_level = level;
         res->elements += (double)(c.rows * c.cols);
@@ -272,6 +343,10 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
                 continue;
             }
             res->checks[p]++;
+            if (p == SML_PROP_AGREEMENT) {
+                acc.ratio[res->cases - 1] = (float)v.ratio;
+                acc.ulps[res->cases - 1] = (float)v.ulps;
+            }
             if (p == SML_PROP_AGREEMENT && !(v.ratio <= res->worst_ratio)) {
                 res->worst_ratio = v.ratio;
                 res->worst_ulps = v.ulps;
@@ -294,7 +369,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         sml_prop_eval_end(&e);
         sml_prop_case_free(&c);
         if (case_failed) res->failed_cases++;
-        if (cfg->tally) sml_prop_tally_case(cfg->tally, case_failed);
+        if (cfg->hooks.case_done) cfg->hooks.case_done(cfg->hooks.ctx, case_failed);
         unsigned live = 0;
         for (int p = 0; p < SML_PROP_COUNT; p++)
             if ((cfg->props & (1u << p)) && sml_prop_applies((sml_prop_id)p, op)) live |= 1u << p;
@@ -302,6 +377,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         progress_update(&pg, cfg, k, op, dt, res, t0, 0);
     }
     progress_clear(&pg, cfg);
+    acc_finish(&acc, cfg, res);
     res->seconds = sml_prop_now() - t0;
     int any_fail = 0, any_error = 0;
     for (int i = 0; i < res->nfail; i++) {

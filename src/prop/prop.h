@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "prop/accuracy.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus
@@ -70,9 +71,23 @@ typedef enum sml_prop_profile {
     SML_PROP_PROFILE_LONG    /* nightly: 10x the cases, bigger shapes */
 } sml_prop_profile;
 
+/* Hooks a driver gives a run, each called with `ctx` where set: the engine knows nothing of
+ * who drives it. A suite (suite.h) sets them to count cases for its one progress line and to
+ * keep each multi-line failure report in one piece among runs on other threads. */
+typedef struct sml_prop_hooks {
+    void (*case_done)(void *ctx, int failed); /* after each random case; failed: some property
+                                                 failed or errored on it */
+    void (*report_begin)(void *ctx);          /* before a failure report's lines; with
+                                                 report_end NULL or not both set, the engine
+                                                 locks the log stream itself */
+    void (*report_end)(void *ctx);            /* after them */
+    void *ctx;
+} sml_prop_hooks;
+
 typedef struct sml_prop_config {
     uint64_t seed;          /* the run seed; each case's seed is sml_derive_seed(seed, index) */
     int64_t max_cases;      /* per kernel, op and dtype */
+    int64_t level_cases;    /* the case count the size ramp spreads over; 0: max_cases */
     double max_seconds;     /* per kernel, op and dtype; 0: no limit */
     double total_seconds;   /* for drivers running many: the whole run's budget; 0: none */
     int ramp_by_time;       /* sizes ramp with time spent too, not only cases run: reaches the
@@ -85,7 +100,8 @@ typedef struct sml_prop_config {
     double shrink_max_seconds;
     int stop_on_failure;    /* end a kernel/op/dtype run at its first failure */
     const char *save_dir;   /* write reproducers of failures here; NULL: do not */
-    const char *regressions_dir; /* replay every reproducer under it first; NULL: none */
+    const char *regressions_dir; /* replay every reproducer under it first (several folders:
+                                    separated by ':'); NULL: none */
     const char *replay_cmd; /* prefix of the printed replay command ("./build/softmax-lab replay") */
     const char *rerun_cmd;  /* prefix of the printed rerun-one-case command, or NULL */
     int64_t only_case;      /* >= 0: run just this case index (with only_level) */
@@ -96,25 +112,22 @@ typedef struct sml_prop_config {
                                by side; 0: one per online core, at most SML_PROP_MAX_THREADS */
     struct sml_prop_tally *tally; /* set by a suite for its runs: live counts for its progress
                                line, and the lock its output shares; NULL: none */
+    sml_prop_hooks hooks;   /* what the run tells its driver; all NULL: nothing */
+    float *case_ratio;      /* when set (case_cap entries): each case's agreement err/bound by
+                               case index, NaN where not judged (the accuracy gate's pairing) */
+    int64_t case_cap;
 } sml_prop_config;
 
 #define SML_PROP_MAX_THREADS 16
-
-/* The suite side of a run (suite.c): count one finished case; take and release the output
- * lock around a multi-line failure report (it also clears the suite's progress line). */
-struct sml_prop_tally;
-void sml_prop_tally_case(struct sml_prop_tally *t, int failed);
-void sml_prop_tally_report_begin(struct sml_prop_tally *t);
-void sml_prop_tally_report_end(struct sml_prop_tally *t);
 
 /* Defaults for a profile, then SML_PROP_SEED, SML_PROP_CASES, SML_PROP_SECONDS (the whole
  * run), SML_PROP_THREADS, SML_PROP_LONG=1 (long profile) from the environment. */
 void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile);
 void sml_prop_config_env(sml_prop_config *cfg);
 /* Parse one engine flag at argv[*i] (--seed S, --cases N, --seconds S, --threads N, --long,
- * --props a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR): returns 1 and
- * advances *i when consumed, 0 when the flag is not the engine's, -1 on a bad value (message
- * on stderr). */
+ * --props a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR[:DIR]):
+ * returns 1 and advances *i when consumed, 0 when the flag is not the engine's, -1 on a bad
+ * value (message on stderr). */
 int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i);
 /* The usage text of those flags. */
 const char *sml_prop_flags_help(void);
@@ -157,6 +170,7 @@ typedef struct sml_prop_result {
     int64_t killed_at[SML_PROP_COUNT]; /* cases run when the property first failed; 0: never */
     double worst_ratio;            /* agreement: worst |error| / allowed over all cases */
     double worst_ulps;             /* ... in ulps of the output dtype, at that element */
+    sml_accuracy accuracy;         /* agreement's err/bound over the cases (accuracy.h) */
     double seconds;
     double elements;               /* input elements over all cases */
     int64_t tall;                  /* cases drawn tall (gen.c), of cases */
@@ -173,6 +187,8 @@ double sml_prop_now(void);
  * res->outcome); an error status only for a bad argument. */
 sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_config *cfg,
                         sml_prop_result *res);
+/* The size level of case i when sizes ramp by case count (every profile but the long one). */
+int sml_prop_case_level(const sml_prop_config *cfg, int64_t i);
 /* The property that failed in the fewest cases (the mutation test's "killed by"), or -1. */
 int sml_prop_result_killer(const sml_prop_result *res);
 

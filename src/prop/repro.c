@@ -378,9 +378,18 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-size_t sml_prop_repro_list(const char *dir, char ***paths) {
+size_t sml_prop_repro_list(const char *dirs, char ***paths) {
     list l = {NULL, 0, 0};
-    if (dir) walk(dir, &l, 0);
+    for (const char *d = dirs; d && *d;) {
+        const size_t n = strcspn(d, ":");
+        char dir[2048];
+        if (n > 0 && n < sizeof dir) {
+            memcpy(dir, d, n);
+            dir[n] = 0;
+            walk(dir, &l, 0);
+        }
+        d += n + (d[n] == ':');
+    }
     if (l.n) qsort(l.v, l.n, sizeof *l.v, cmp_str);
     *paths = l.v;
     return l.n;

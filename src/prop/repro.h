@@ -41,9 +41,10 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
 /* Read one back; c gets its own arrays (sml_prop_case_free). */
 sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop_repro *m,
                                char *err, size_t errlen);
-/* The .json files under dir, recursively, sorted; returns how many (paths malloc'd, free
- * with sml_prop_repro_list_free). A missing dir is an empty list. */
-size_t sml_prop_repro_list(const char *dir, char ***paths);
+/* The .json files under each folder of `dirs` (one folder, or several separated by ':'),
+ * recursively, sorted; returns how many (paths malloc'd, free with
+ * sml_prop_repro_list_free). A missing folder adds nothing. */
+size_t sml_prop_repro_list(const char *dirs, char ***paths);
 void sml_prop_repro_list_free(char **paths, size_t n);
 /* mkdir -p */
 sml_status sml_prop_mkdirs(const char *dir);

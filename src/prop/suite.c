@@ -1,7 +1,8 @@
 /* suite.c: a pool of host threads that takes kernel/op/dtype jobs in order, the shared
  * time budget, and the one progress line. Two locks, never held together: `lock` for the
  * job queue (next, finished, who runs what), `out` for everything written (the progress
- * line, the `done` reports, the engine's failure reports). */
+ * line, the `done` reports, the engine's failure reports). The suite drives the engine
+ * (sml_prop_run) and hears from it only through the hooks it gives each run. */
 #include "prop/suite.h"
 
 #include <pthread.h>
@@ -13,15 +14,17 @@
 
 #include "internal.h"
 
-struct sml_prop_tally {
+/* The suite's side of its runs' hooks: live counts for the progress line, and the lock
+ * all output shares. */
+typedef struct suite_tally {
     atomic_llong cases, failed_cases;
     pthread_mutex_t out;
     FILE *progress;
     int tty, drawn;  /* under `out` */
-};
+} suite_tally;
 
 typedef struct suite_state {
-    struct sml_prop_tally tally;
+    suite_tally tally;
     const sml_prop_suite *s;
     sml_prop_job *jobs;
     int njobs, threads;
@@ -38,7 +41,7 @@ typedef struct worker_arg {
     int id;
 } worker_arg;
 
-static void clear_line(struct sml_prop_tally *t) {
+static void clear_line(suite_tally *t) {
     if (t->progress && t->drawn) {
         fprintf(t->progress, "\r\033[K");
         fflush(t->progress);
@@ -46,17 +49,21 @@ static void clear_line(struct sml_prop_tally *t) {
     }
 }
 
-void sml_prop_tally_case(struct sml_prop_tally *t, int failed) {
+/* The hooks (sml_prop_hooks): count one finished case; take and release the output lock
+ * around a multi-line report (taking it clears the progress line). */
+static void tally_case(void *ctx, int failed) {
+    suite_tally *t = ctx;
     atomic_fetch_add(&t->cases, 1);
     if (failed) atomic_fetch_add(&t->failed_cases, 1);
 }
 
-void sml_prop_tally_report_begin(struct sml_prop_tally *t) {
+static void tally_report_begin(void *ctx) {
+    suite_tally *t = ctx;
     pthread_mutex_lock(&t->out);
     clear_line(t);
 }
 
-void sml_prop_tally_report_end(struct sml_prop_tally *t) { pthread_mutex_unlock(&t->out); }
+static void tally_report_end(void *ctx) { pthread_mutex_unlock(&((suite_tally *)ctx)->out); }
 
 static void *worker(void *arg) {
     worker_arg *w = arg;
@@ -78,14 +85,14 @@ static void *worker(void *arg) {
             sml_prop_next_seconds(&shared, sml_prop_now() - st->t0, st->njobs - j, st->threads);
         pthread_mutex_unlock(&st->lock);
 
-        job->cfg.tally = &st->tally;
+        job->cfg.hooks = (sml_prop_hooks){tally_case, tally_report_begin, tally_report_end, &st->tally};
         job->cfg.progress = NULL; /* the suite draws the one progress line */
         job->status = sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
-        job->cfg.tally = NULL;
+        job->cfg.hooks = (sml_prop_hooks){0};
 
-        sml_prop_tally_report_begin(&st->tally);
+        tally_report_begin(&st->tally);
         if (st->s->done) st->s->done(job, st->s->ctx);
-        sml_prop_tally_report_end(&st->tally);
+        tally_report_end(&st->tally);
 
         pthread_mutex_lock(&st->lock);
         st->running[w->id] = -1;
@@ -97,7 +104,7 @@ static void *worker(void *arg) {
 
 /* "label: 31/84 runs done, 8 running (naive softmax fp16, ... +6), 312004 cases, 0 failed, 93 s of 540 s" */
 static void draw_progress(suite_state *st, int finished, const int *running) {
-    struct sml_prop_tally *t = &st->tally;
+    suite_tally *t = &st->tally;
     char now[160] = "";
     int shown = 0, more = 0, nrun = 0;
     for (int i = 0; i < st->threads; i++) {

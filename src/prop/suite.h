@@ -25,7 +25,7 @@ typedef struct sml_prop_job {
     const sml_kernel *k;
     sml_op op;
     sml_dtype dtype;
-    sml_prop_config cfg;  /* this run's budget and sizes; the suite sets max_seconds, tally
+    sml_prop_config cfg;  /* this run's budget and sizes; the suite sets max_seconds, hooks
                              and progress */
     sml_status status;    /* what sml_prop_run returned (an error only for a bad argument) */
     sml_prop_result res;

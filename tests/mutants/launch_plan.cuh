@@ -1,22 +1,20 @@
-/* launch_plan.cuh: how the warp- and block-based mutants size and pick their launches. Each
- * mutant is a copy of a production kernel with one planted bug; its launch plan, constants
- * and instantiation switch are the production launcher's, restated here once instead of in
- * every copy:
+/* launch_plan.cuh: how the warp- and block-based mutants (warp_mutants.cu, block_mutants.cu)
+ * size and pick their launches. The launch plan, constants and instantiation switch are the
+ * production launcher's, restated here once for the copies:
  *   warp:  kernels/softmax_warp.cu, sml_warp_run with R = 1 (lane groups of `width` lanes
  *          for rows under one vector per lane, K chunks per lane, at most 16 blocks per SM);
  *   block: kernels/softmax_block.cu, block_plan for forward rows (the smallest K that holds
  *          the row in `preferred` threads, else the largest; the mutants pass 512, the
- *          preference when they were written, production 256 since v3), grid twice an SM's
- *          blocks; not
- *          its many-row rule (48+ rows per SM raise K, v6), which on short rows leaves one
- *          warp per row and would hide a barrier bug such as gpu_no_barrier's.
+ *          preference when they were written, production 256 since), grid twice an SM's
+ *          blocks; not its many-row rule (48+ rows per SM raise K), which on short rows
+ *          leaves one warp per row and would hide a barrier bug such as gpu_no_barrier's.
  * The vector width V is an argument, so a mutant that plants its bug there
- * (mut_assume_aligned) passes its own; one that plants it in the grid (mut_grid65535) sets
+ * (gpu_assume_aligned) passes its own; one that plants it in the grid (gpu_grid65535) sets
  * its own blocks. */
 #ifndef SML_TESTS_MUTANTS_LAUNCH_PLAN_CUH
 #define SML_TESTS_MUTANTS_LAUNCH_PLAN_CUH
 
-#include "kernels/common.cuh"
+#include "tests/mutants/mutant.cuh"
 
 /* The production launchers' constants, as the copies use them. */
 #define WARP_THREADS 128
@@ -25,42 +23,43 @@
 #define BLOCK_MAX_THREADS 1024
 #define BLOCK_PREFERRED_THREADS 512
 
-/* kern = NAME<T, V, K>, the instantiation of a warp-based copy for the K its plan chose (as
- * the production launcher instantiates them: K = 8 only where 8 chunks per lane fit
- * WARP_MAX_COLS); left NULL for any other K. Inside a function templated on T and V. */
-#define MUT_PICK_WARP(kern, NAME, T, V, K)                                                     \
+/* kern = NAME<M, T, V, K>, the instantiation of mutant M's warp-based kernel for the K its
+ * plan chose (as the production launcher instantiates them: K = 8 only where 8 chunks per
+ * lane fit WARP_MAX_COLS); left NULL for any other K. Inside a function templated on M, T
+ * and V. */
+#define MUT_PICK_WARP(kern, NAME, M, T, V, K)                                                   \
     do {                                                                                        \
         if constexpr ((V) > 1) {                                                                \
             switch (K) {                                                                        \
-            case 1: kern = NAME<T, V, 1>; break;                                                \
-            case 2: kern = NAME<T, V, 2>; break;                                                \
-            case 4: kern = NAME<T, V, 4>; break;                                                \
+            case 1: kern = NAME<M, T, V, 1>; break;                                             \
+            case 2: kern = NAME<M, T, V, 2>; break;                                             \
+            case 4: kern = NAME<M, T, V, 4>; break;                                             \
             case 8:                                                                             \
-                if constexpr ((V) * 32 * 8 <= WARP_MAX_COLS) kern = NAME<T, V, 8>;              \
+                if constexpr ((V) * 32 * 8 <= WARP_MAX_COLS) kern = NAME<M, T, V, 8>;           \
                 break;                                                                          \
             }                                                                                   \
         } else {                                                                                \
             switch (K) {                                                                        \
-            case 1: kern = NAME<T, 1, 1>; break;                                                \
-            case 4: kern = NAME<T, 1, 4>; break;                                                \
-            case 32: kern = NAME<T, 1, 32>; break;                                              \
+            case 1: kern = NAME<M, T, 1, 1>; break;                                             \
+            case 4: kern = NAME<M, T, 1, 4>; break;                                             \
+            case 32: kern = NAME<M, T, 1, 32>; break;                                           \
             }                                                                                   \
         }                                                                                       \
     } while (0)
 
 /* The same for a block-based copy: K in {1, 2, 4} at 16-byte width, {4, 16} scalar. */
-#define MUT_PICK_BLOCK(kern, NAME, T, V, K)                                                    \
+#define MUT_PICK_BLOCK(kern, NAME, M, T, V, K)                                                  \
     do {                                                                                        \
         if constexpr ((V) > 1) {                                                                \
             switch (K) {                                                                        \
-            case 1: kern = NAME<T, V, 1>; break;                                                \
-            case 2: kern = NAME<T, V, 2>; break;                                                \
-            case 4: kern = NAME<T, V, 4>; break;                                                \
+            case 1: kern = NAME<M, T, V, 1>; break;                                             \
+            case 2: kern = NAME<M, T, V, 2>; break;                                             \
+            case 4: kern = NAME<M, T, V, 4>; break;                                             \
             }                                                                                   \
         } else {                                                                                \
             switch (K) {                                                                        \
-            case 4: kern = NAME<T, 1, 4>; break;                                                \
-            case 16: kern = NAME<T, 1, 16>; break;                                              \
+            case 4: kern = NAME<M, T, 1, 4>; break;                                             \
+            case 16: kern = NAME<M, T, 1, 16>; break;                                           \
             }                                                                                   \
         }                                                                                       \
     } while (0)

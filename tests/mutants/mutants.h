@@ -1,9 +1,10 @@
-/* mutants.h: the GPU mutant zoo of issue 7, test-only (never in the registry). Each mutant is
- * a copy of a production kernel (warp, block, online or coop) with one classic bug planted; its
- * sml_kernel declares only the ops and dtypes the bug concerns, so each file instantiates
- * little. The mutation test (test_mutants_gpu.c) runs the property engine on each, and the
- * sanitizer driver (sanitize_driver.c) launches the two that compute-sanitizer must catch.
- * docs/MUTANTS.md lists them and explains the table. */
+/* mutants.h: the GPU mutant zoo, test-only (never in the registry). Each mutant is a
+ * production kernel (warp, block, online or coop) with one classic bug planted: one copy of
+ * each such kernel (warp_mutants.cu, ...) takes the mutant as a compile-time selector
+ * (mutant.cuh). Its sml_kernel declares only the ops and dtypes the bug concerns, and its
+ * launcher instantiates only those. The mutation test (test_mutants_gpu.c) runs the property
+ * engine on each, and the sanitizer driver (sanitize_driver.c) launches the two that
+ * compute-sanitizer must catch. docs/MUTANTS.md lists them and explains the table. */
 #ifndef SML_TESTS_MUTANTS_H
 #define SML_TESTS_MUTANTS_H
 
@@ -35,7 +36,8 @@ typedef struct sml_mut_hint {
 
 typedef struct sml_gpu_mutant {
     sml_kernel kernel;      /* name "gpu_*", its .cu file, ops/dtypes where the bug shows */
-    int issue_no;           /* 1..12: issue 7's list; 0: a bug added beyond the list */
+    int item;               /* 1..12: its number in the list of twelve classic softmax bugs
+                               (docs/MUTANTS.md); 0: a bug beyond the list */
     const char *parent;     /* the registry kernel it copies: the control for every kill */
     const char *bug;        /* one line: what is wrong */
     const char *expect;     /* which property should kill it, and on what input */
@@ -50,7 +52,7 @@ const sml_gpu_mutant *sml_gpu_mutant_at(size_t i);
 const sml_kernel *sml_gpu_mutant_find(const char *name, void *unused);
 const sml_gpu_mutant *sml_gpu_mutant_by_name(const char *name);
 
-/* The launchers, one per .cu file (C linkage). */
+/* The launchers, one per mutant (C linkage). */
 sml_status sml_mut_launch_no_max(sml_handle *h, const sml_problem *p);
 sml_status sml_mut_launch_sum16(sml_handle *h, const sml_problem *p);
 sml_status sml_mut_launch_no_rescale(sml_handle *h, const sml_problem *p);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_sanitizers.sh BUILD ARTIFACTS: compute-sanitizer on a reduced budget (issue 7).
+# run_sanitizers.sh BUILD ARTIFACTS: compute-sanitizer on a reduced budget.
 #
 #   1. the production GPU kernels (sanitize_driver --production: every kernel of the registry
 #      but the vendor cudnn, on a few tiny shapes, all ops and dtypes, outputs checked against

@@ -1,4 +1,4 @@
-/* test_mutants_gpu: the mutation test of issue 7. Runs the property engine's standard GPU
+/* test_mutants_gpu: the mutation test. Runs the property engine's standard GPU
  * budget on every planted-bug kernel of the zoo (mutants.c) and fails if any survives.
  *
  * Per mutant, in its own child process (a mutant that faults takes only its own CUDA
@@ -14,7 +14,8 @@
  * the mutant copies: a kill counts only if the control passes the same reproducer. With
  * --save-regressions DIR, each counted kill's reproducer is copied there when every
  * registered kernel passes it and its replay needs at most 64 MiB per tensor (the corpus in
- * tests/regressions is replayed on every kernel by every property run).
+ * tests/mutants/corpus, which `--save-regressions tests/mutants/corpus` refreshes, is
+ * replayed on every kernel by every property run).
  *
  * Output: the mutation table (stdout, and as Markdown at SML_MUT_TABLE_PATH) and the score.
  *
@@ -23,7 +24,7 @@
  *   --replay FILE [--kernel K]        re-run a reproducer on the mutant it names (or on K)
  *   --list                            the zoo, one line per mutant
  *   --no-targeted                     the standard budget only
- *   --save-regressions DIR            see above (ctest passes tests/regressions/mutants)
+ *   --save-regressions DIR            see above (ctest passes corpus/ in the build tree)
  *   --table FILE                      the Markdown table's path
  *   --verbose                         the engine's own failure reports
  *   --seconds S                       budget of the whole test (default 280; env SML_PROP_SECONDS)
@@ -56,7 +57,7 @@
 #define TEST "test_mutants_gpu"
 #define DEFAULT_BUDGET 280.0      /* seconds for the whole test on one H100 */
 #define MIN_SHARE 8.0             /* seconds of standard budget any mutant gets */
-#define CORPUS_MAX_BYTES ((double)(64 << 20)) /* per tensor, for tests/regressions */
+#define CORPUS_MAX_BYTES ((double)(64 << 20)) /* per tensor, for tests/mutants/corpus */
 #define CHILD_GRACE 240.0         /* seconds past its share before a child is killed */
 #define MAX_FWD 32
 
@@ -410,7 +411,7 @@ static void print_table(FILE *f, int md, mrow *rows, int n, uint64_t seed) {
     for (int i = 0; i < n; i++) {
         mrow *r = &rows[i];
         char num[8], killer[64], cases[48], shrunk[96], repro[1100];
-        if (r->m->issue_no) snprintf(num, sizeof num, "%d", r->m->issue_no);
+        if (r->m->item) snprintf(num, sizeof num, "%d", r->m->item);
         else snprintf(num, sizeof num, "+");
         killer_str(killer, sizeof killer, r);
         if (r->k.killed && r->k.outcome != SML_PROP_ERROR && !r->counted) {
@@ -520,7 +521,7 @@ static void list_zoo(void) {
     for (size_t i = 0; i < sml_gpu_mutant_count(); i++) {
         const sml_gpu_mutant *m = sml_gpu_mutant_at(i);
         char num[8], ops[96], dts[32];
-        if (m->issue_no) snprintf(num, sizeof num, "%d", m->issue_no);
+        if (m->item) snprintf(num, sizeof num, "%d", m->item);
         else snprintf(num, sizeof num, "+");
         mask_str(ops, sizeof ops, m->kernel.ops, 1);
         mask_str(dts, sizeof dts, m->kernel.dtypes, 0);

@@ -274,6 +274,14 @@ int main(void) {
     m.prop = SML_PROP_CANARIES;
     snprintf(rdir, sizeof rdir, "%s/repro2", D);
     sml_prop_repro_save(rdir, &c, &m, "softmax-lab replay", jpath, sizeof jpath, err, sizeof err);
+    /* The engine's --regressions takes folders separated by ':' (the reproducers of real bugs,
+     * the mutants' corpus): each listed once, a missing folder adding nothing. */
+    char dirs[1200];
+    snprintf(dirs, sizeof dirs, "%s/repro:%s/repro2:%s/missing", D, D, D);
+    char **listed = NULL;
+    size_t nlisted = sml_prop_repro_list(dirs, &listed);
+    expect(nlisted == 2, NULL, "sml_prop_repro_list(\"%s\") found %zu reproducers, expected 2", dirs, nlisted);
+    sml_prop_repro_list_free(listed, nlisted);
     snprintf(cmd, sizeof cmd, "%s replay %s", cli, jpath);
     rc = run("%s", cmd);
     expect(rc == 2 && strstr(OUT, "not in the registry"), cmd, "replay naming an unknown kernel: exit %d, expected 2", rc);

@@ -1,8 +1,8 @@
 /* test_properties: the property suite over every registered kernel, op and dtype of one
  * device. `--device cpu` (CI: cpu_naive, cpu_online) and `--device gpu` (every GPU kernel;
  * exits 77 with no GPU) are two ctest entries built from this one file. Saved reproducers
- * in tests/regressions/ are replayed first; failures are shrunk and saved under the build
- * tree, and each prints the command that replays it.
+ * in tests/regressions/ and tests/mutants/corpus/ are replayed first; failures are shrunk and
+ * saved under the build tree, and each prints the command that replays it.
  *
  * Flags: --device cpu|gpu, --kernel K, --op OP, --dtype D, and the engine's own
  * (sml_prop_flags_help: --seed, --cases, --seconds, --case/--level, ...). */
@@ -21,7 +21,7 @@
 #define SML_PROP_SAVE_DIR "prop-failures"
 #endif
 #ifndef SML_PROP_REGRESSIONS_DIR
-#define SML_PROP_REGRESSIONS_DIR "tests/regressions"
+#define SML_PROP_REGRESSIONS_DIR "tests/regressions:tests/mutants/corpus"
 #endif
 
 static void usage(const char *argv0) {

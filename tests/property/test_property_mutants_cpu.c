@@ -2,14 +2,14 @@
  * GPU. Runs the engine's standard properties on every CPU mutant (cpu_mutants.c) and:
  *   1. requires the no-max-subtraction mutant to be caught by `agreement` on softmax fp32,
  *      shrunk to one row of at most 4 columns, saved as a reproducer that still fails on
- *      the mutant and passes on cpu_naive (the acceptance test of the engine);
+ *      the mutant and passes on cpu_naive (the engine's acceptance test);
  *   2. requires every mutant to be killed and the two controls (the same code without a
  *      bug) to survive every property;
  *   3. requires every property to kill at least one mutant;
  * and prints the mutation table: mutant, killed by, after how many cases, shrunk size.
  *
  * Flags: --mutant NAME, --replay FILE (re-run a mutant's reproducer), --save-regressions DIR
- * (write each mutant's killing reproducer there, e.g. tests/regressions/mutants), and the
+ * (write each mutant's killing reproducer there, e.g. tests/mutants/corpus), and the
  * engine's flags (--seed, --cases, --seconds, ...). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,9 @@
  * result must match field for field: cases, checks, failures,
  * the case each property failed at, the shrunk shape, the worst error to the bit. Also:
  * every job reported exactly once, the mutants caught (else the comparison proves little),
- * and the time shares of sml_prop_next_seconds.
+ * the time shares of sml_prop_next_seconds, and the hooks through which the engine reports to
+ * whoever drives it (one case_done per case, each failure report between one report_begin
+ * and one report_end).
  *
  * Flags: the engine's (--seed, --cases, ...); --threads N sets the parallel side (4). */
 #include <math.h>
@@ -111,6 +113,56 @@ static void check_shares(sml_tally *t) {
     else sml_tally_pass(t);
 }
 
+/* What a run told its hooks. */
+typedef struct heard {
+    int64_t cases, failed;
+    int begins, ends, open, misnested;
+} heard;
+
+static void heard_case(void *ctx, int failed) {
+    heard *h = ctx;
+    h->cases++;
+    h->failed += failed != 0;
+}
+static void heard_begin(void *ctx) {
+    heard *h = ctx;
+    h->begins++;
+    if (h->open++) h->misnested++;
+}
+static void heard_end(void *ctx) {
+    heard *h = ctx;
+    h->ends++;
+    if (--h->open) h->misnested++;
+}
+
+static void check_hooks(sml_tally *t, const sml_prop_config *base, const char *rerun) {
+    const sml_kernel *k = sml_mutant_find("mut_no_max", NULL);
+    if (!k) {
+        sml_tally_fail(t, rerun, "mutant mut_no_max is missing");
+        return;
+    }
+    heard h = {0, 0, 0, 0, 0, 0};
+    sml_prop_config c = *base;
+    c.stop_on_failure = 0;
+    c.hooks = (sml_prop_hooks){heard_case, heard_begin, heard_end, &h};
+    sml_prop_result *res = malloc(sizeof *res);
+    if (!res || sml_prop_run(k, SML_SOFTMAX, SML_F32, &c, res) != SML_OK) {
+        sml_tally_fail(t, rerun, "the hooks' run of mut_no_max did not run");
+        free(res);
+        return;
+    }
+    if (h.cases != res->cases || h.failed != res->failed_cases)
+        sml_tally_fail(t, rerun, "hooks heard %lld cases (%lld failed), the run counted %lld (%lld failed)",
+                       (long long)h.cases, (long long)h.failed, (long long)res->cases,
+                       (long long)res->failed_cases);
+    else sml_tally_pass(t);
+    if (res->nfail < 1 || h.begins != res->nfail || h.ends != res->nfail || h.misnested || h.open)
+        sml_tally_fail(t, rerun, "%d failure reports, heard %d report_begin and %d report_end (%d misnested, %d open)",
+                       res->nfail, h.begins, h.ends, h.misnested, h.open);
+    else sml_tally_pass(t);
+    free(res);
+}
+
 int main(int argc, char **argv) {
     sml_tally t = {TEST, 0, 0, 0};
     sml_prop_config cfg;
@@ -139,6 +191,7 @@ int main(int argc, char **argv) {
            (long long)cfg.max_cases, cfg.threads);
 
     check_shares(&t);
+    check_hooks(&t, &cfg, rerun);
 
     sml_prop_job one[32], many[32];
     int n = make_jobs(one, &cfg);
