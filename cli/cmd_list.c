@@ -1,9 +1,27 @@
-/* list: the kernel registry as a table (or JSON with --json), with what this build can run. */
+/* list: the kernel registry as a table (or JSON with --json), with what this build can run
+ * and, for plugin kernels, the library each came from. */
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
 #include "softmax_lab.h"
+#include "softmax_lab_plugin.h"
+
+/* A JSON string, or null for NULL (plugin tables may leave file and summary NULL). */
+static void json_str(const char *s) {
+    if (!s) {
+        printf("null");
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
 
 static void mask_names(char *buf, size_t n, unsigned mask, int ops, int short_all) {
     buf[0] = 0;
@@ -34,7 +52,8 @@ int sml_cmd_list(int argc, char **argv) {
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: softmax-lab list [--json]\n"
                    "The kernel registry: each kernel's device, whether it can run here, ops, dtypes,\n"
-                   "row lengths, claim and summary; --json as an array of objects.\n"
+                   "row lengths, claim and summary, built-in kernels first, then plugin kernels with\n"
+                   "the library each came from; --json as an array of objects.\n"
                    "exit: 0, or 2 on bad usage\n");
             return 0;
         } else {
@@ -59,24 +78,35 @@ int sml_cmd_list(int argc, char **argv) {
         char cols[32];
         if (k->max_cols) snprintf(cols, sizeof cols, "%lld-%lld", (long long)k->min_cols, (long long)k->max_cols);
         else snprintf(cols, sizeof cols, "%lld-", (long long)k->min_cols);
-        if (json)
+        if (json) {
             printf("  {\"name\": \"%s\", \"device\": \"%s\", \"status\": \"%s\", \"ops\": \"%s\", "
-                   "\"dtypes\": \"%s\", \"min_cols\": %lld, \"max_cols\": %lld, \"file\": \"%s\", "
-                   "\"claim\": \"%s\", \"summary\": \"%s\", \"known_deviation\": %s%s%s}%s\n",
+                   "\"dtypes\": \"%s\", \"min_cols\": %lld, \"max_cols\": %lld, \"file\": ",
                    k->name, k->device == SML_DEVICE_GPU ? "gpu" : "cpu", availability(k, gpu), ops,
-                   dts, (long long)k->min_cols, (long long)k->max_cols, k->file, claim, k->summary,
-                   k->known_deviation ? "\"" : "", k->known_deviation ? k->known_deviation : "null",
-                   k->known_deviation ? "\"" : "", i + 1 < sml_kernel_count() ? "," : "");
-        else
+                   dts, (long long)k->min_cols, (long long)k->max_cols);
+            json_str(k->file);
+            printf(", \"claim\": \"%s\", \"summary\": ", claim);
+            json_str(k->summary);
+            printf(", \"known_deviation\": ");
+            json_str(k->known_deviation);
+            printf(", \"origin\": ");
+            json_str(sml_kernel_origin(k));
+            printf("}%s\n", i + 1 < sml_kernel_count() ? "," : "");
+        } else {
             printf("%-10s %-4s %-9s %-22s %-14s %-9s %-24s %s\n", k->name,
                    k->device == SML_DEVICE_GPU ? "gpu" : "cpu", availability(k, gpu), ops, dts, cols,
-                   claim, k->summary);
+                   claim, k->summary ? k->summary : "");
+        }
     }
-    if (json) printf("]\n");
-    else
-        for (size_t i = 0; i < sml_kernel_count(); i++)
-            if (sml_kernel_at(i)->known_deviation)
-                printf("known deviation, reported but not gated: %s: %s\n", sml_kernel_at(i)->name,
-                       sml_kernel_at(i)->known_deviation);
+    if (json) {
+        printf("]\n");
+        return 0;
+    }
+    for (size_t i = 0; i < sml_kernel_count(); i++)
+        if (sml_kernel_at(i)->known_deviation)
+            printf("known deviation, reported but not gated: %s: %s\n", sml_kernel_at(i)->name,
+                   sml_kernel_at(i)->known_deviation);
+    for (size_t i = 0; i < sml_kernel_count(); i++)
+        if (sml_kernel_origin(sml_kernel_at(i)))
+            printf("plugin kernel %s from %s\n", sml_kernel_at(i)->name, sml_kernel_origin(sml_kernel_at(i)));
     return 0;
 }

@@ -1,12 +1,13 @@
 /* replay: re-run saved reproducers (docs/PROPERTIES.md, "Reproducers") and say whether each
  * still fails. A folder replays every .json under it.
  *
- *   softmax-lab replay FILE.json|DIR [--kernel K]
+ *   softmax-lab replay FILE.json|DIR [--kernel K] [--load PATH]
  *
  * --kernel runs the reproducer on another registered kernel (for example a fix, or the
- * production kernel a mutant's reproducer came from). Exit: 0 none fails now, 1 some still
- * fails, 2 a reproducer could not be read (or its kernel found), 3 none fails but some could
- * not run here. */
+ * production kernel a mutant's reproducer came from). A plugin kernel's reproducer names its
+ * library, loaded unless --load (cli/plugins.c) already loaded a library with a kernel of that
+ * name. Exit: 0 none fails now, 1 some still fails, 2 a reproducer could not be read (or its
+ * kernel found), 3 none fails but some could not run here. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,7 +25,9 @@ int sml_cmd_replay(int argc, char **argv) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: softmax-lab replay FILE.json|DIR [--kernel K]\n"
                    "Re-runs a saved reproducer (or every one under DIR) on the kernel it names, or\n"
-                   "on K, and says whether the property still fails.\n"
+                   "on K, and says whether the property still fails. A plugin kernel's reproducer\n"
+                   "records its library, loaded again here unless a --load library already has a\n"
+                   "kernel of that name (a rebuilt plugin, say).\n"
                    "exit: 0 none fails now, 1 some still fails, 2 bad usage or a reproducer could not\n"
                    "     be read, 3 none fails but some could not run here (skipped: nothing checked)\n");
             return 0;
@@ -83,6 +86,7 @@ int sml_cmd_replay(int argc, char **argv) {
                p, r.kernel, sml_op_name(r.op), sml_dtype_name(r.dtype), (long long)r.rows,
                (long long)r.cols, (long long)r.ld, (long long)r.offset, r.inplace ? ", in place" : "",
                sml_prop_name(r.prop), verdict, r.recorded[0] ? r.recorded : "?", r.message);
+        if (r.library[0]) printf("  kernel %s from %s\n", r.kernel, r.library);
         if (r.outcome == SML_PROP_FAIL || r.outcome == SML_PROP_ERROR) still++;
         else if (r.outcome == SML_PROP_PASS) passed++;
         else skipped++;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "plugins.h"
 
 static const struct {
     const char *name;
@@ -29,11 +30,12 @@ static void usage(FILE *f) {
                "(a kernel or backend named on the command line could not run here, or nothing\n"
                "matched). An output that could not be written is never 0 and leaves the old file\n"
                "or none. Each command's --help gives its own codes.\n");
+    fprintf(f, "\nCommands that take a kernel also take --load PATH (plugin kernels; env SML_LOAD).\n");
 }
 
 static int run_command(const char *name, int argc, char **argv) {
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(name, COMMANDS[i].name)) return COMMANDS[i].run(argc, argv);
+        if (!strcmp(name, COMMANDS[i].name)) return sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv);
     fprintf(stderr, "softmax-lab: unknown command '%s'\n", name);
     usage(stderr);
     return 2;

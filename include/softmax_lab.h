@@ -41,6 +41,7 @@ typedef enum sml_status {
     SML_ERR_FORMAT,         /* a file is not in the expected format */
     SML_ERR_INVALID_ARG,    /* any other bad argument (bad flag value, ...) */
     SML_ERR_INTERNAL,       /* a bug in softmax-lab */
+    SML_ERR_PLUGIN,         /* a plugin library or kernel table was refused (softmax_lab_plugin.h) */
     SML_STATUS_COUNT
 } sml_status;
 
@@ -119,6 +120,7 @@ typedef struct sml_kernel {
     const char *known_deviation;
 } sml_kernel;
 
+/* The built-in kernels, then any registered from plugins (softmax_lab_plugin.h). */
 size_t sml_kernel_count(void);
 const sml_kernel *sml_kernel_at(size_t i);          /* NULL past the end */
 const sml_kernel *sml_kernel_find(const char *name); /* NULL if absent */

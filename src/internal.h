@@ -102,6 +102,17 @@ const char *sml_last_cuda_error(void);
  * (the threaded property run showed one such error failing every later run of a thread). */
 void sml_gpu_forget_error(void);
 
+/* Plugins (registry.c). Register a kernel table checked by sml_plugin_check_table, under the
+ * registry's lock: library and dl name the shared library it came from (NULL for a table
+ * registered directly); a library already registered (same path or handle) registers nothing
+ * and sets *already. */
+sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_version,
+                            const char *origin, const char *library, void *dl, int *already,
+                            char *msg, size_t msglen);
+/* The path of the shared library a registered kernel was loaded from (sml_load_plugin), which
+ * `--load` takes back; NULL for built-in kernels and tables registered directly. */
+const char *sml_kernel_library(const sml_kernel *k);
+
 #ifdef __cplusplus
 }
 #endif

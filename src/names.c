@@ -25,6 +25,7 @@ const char *sml_strerror(sml_status s) {
     case SML_ERR_FORMAT: return "file is not in the expected format";
     case SML_ERR_INVALID_ARG: return "invalid argument";
     case SML_ERR_INTERNAL: return "internal error (a bug in softmax-lab)";
+    case SML_ERR_PLUGIN: return "plugin refused (cannot be loaded, or its kernel table is invalid)";
     case SML_STATUS_COUNT: break;
     }
     return "unknown status code";

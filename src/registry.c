@@ -1,10 +1,23 @@
-/* registry.c: the one table of every kernel softmax-lab ships. Every test, the property
- * suite and the benchmark iterate it, so a new kernel is one file plus one line here.
- * tests/unit/test_registry.c fails if a file in kernels/ has no line here. */
+/* registry.c: the one table of every kernel softmax-lab ships, and the kernels registered
+ * from plugins after it (softmax_lab_plugin.h). Every test, the property suite and the
+ * benchmark iterate it, so a new kernel is one file plus one line here.
+ * tests/unit/test_registry.c fails if a file in kernels/ has no line here.
+ *
+ * The registered tables are the library's only global mutable state: a list that only
+ * grows, appended under a lock, with the number of registered kernels published last, so
+ * readers (sml_kernel_at, sml_kernel_find) take no lock and never see a half-added table. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "kernels/launchers.h"
+#include "plugin_check.h"
 #include "softmax_lab.h"
+#include "softmax_lab_plugin.h"
 
 #ifdef SML_HAVE_CUDA
 #define GPU(fn) fn
@@ -56,15 +69,134 @@ static const sml_kernel REGISTRY[] = {
      {"cudnn", 1.0, "all"}, NO_DEVIATION},
 };
 
-size_t sml_kernel_count(void) { return sizeof REGISTRY / sizeof REGISTRY[0]; }
+#define BUILTIN_COUNT (sizeof REGISTRY / sizeof REGISTRY[0])
+
+/* One registered table. */
+typedef struct plugin_set {
+    const sml_kernel *table;
+    size_t count;
+    char *origin;  /* as given at registration */
+    char *library; /* the loaded library's path (sml_load_plugin), else NULL */
+    void *dl;      /* its dlopen handle, else NULL */
+    struct plugin_set *_Atomic next;
+} plugin_set;
+
+/* Sets are linked (under LOCK) before LOADED is raised with release order; a reader loads
+ * LOADED with acquire order and follows links only as far as the sets it counts. */
+static pthread_mutex_t LOCK = PTHREAD_MUTEX_INITIALIZER;
+static plugin_set *_Atomic HEAD;
+static plugin_set *TAIL;      /* under LOCK */
+static _Atomic size_t LOADED; /* kernels in the published sets */
+
+static plugin_set *first_set(void) { return atomic_load_explicit(&HEAD, memory_order_relaxed); }
+static plugin_set *next_set(const plugin_set *s) { return atomic_load_explicit(&s->next, memory_order_relaxed); }
+
+size_t sml_kernel_count(void) { return BUILTIN_COUNT + atomic_load_explicit(&LOADED, memory_order_acquire); }
+
+/* The set holding registered kernel i (0-based after the built-ins); *j its line. */
+static const plugin_set *set_of(size_t i, size_t *j) {
+    if (i >= atomic_load_explicit(&LOADED, memory_order_acquire)) return NULL;
+    const plugin_set *s = first_set();
+    while (s && i >= s->count) {
+        i -= s->count;
+        s = next_set(s);
+    }
+    if (s) *j = i;
+    return s;
+}
 
 const sml_kernel *sml_kernel_at(size_t i) {
-    return i < sml_kernel_count() ? &REGISTRY[i] : NULL;
+    if (i < BUILTIN_COUNT) return &REGISTRY[i];
+    size_t j = 0;
+    const plugin_set *s = set_of(i - BUILTIN_COUNT, &j);
+    return s ? &s->table[j] : NULL;
 }
 
 const sml_kernel *sml_kernel_find(const char *name) {
     if (!name) return NULL;
-    for (size_t i = 0; i < sml_kernel_count(); i++)
-        if (strcmp(REGISTRY[i].name, name) == 0) return &REGISTRY[i];
+    size_t n = sml_kernel_count();
+    for (size_t i = 0; i < n; i++) {
+        const sml_kernel *k = sml_kernel_at(i);
+        if (k && k->name && strcmp(k->name, name) == 0) return k;
+    }
     return NULL;
+}
+
+/* The set a kernel pointer belongs to, or NULL (a built-in kernel, or no registry entry). */
+static const plugin_set *owner(const sml_kernel *k) {
+    size_t n = atomic_load_explicit(&LOADED, memory_order_acquire), seen = 0;
+    uintptr_t p = (uintptr_t)k;
+    for (const plugin_set *s = first_set(); s && seen < n; s = next_set(s)) {
+        uintptr_t lo = (uintptr_t)s->table, hi = (uintptr_t)(s->table + s->count);
+        if (p >= lo && p < hi && (p - lo) % sizeof *k == 0) return s;
+        seen += s->count;
+    }
+    return NULL;
+}
+
+const char *sml_kernel_origin(const sml_kernel *k) {
+    const plugin_set *s = k ? owner(k) : NULL;
+    return s ? s->origin : NULL;
+}
+
+const char *sml_kernel_library(const sml_kernel *k) {
+    const plugin_set *s = k ? owner(k) : NULL;
+    return s ? s->library : NULL;
+}
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_version,
+                            const char *origin, const char *library, void *dl, int *already,
+                            char *msg, size_t msglen) {
+    if (already) *already = 0;
+    if (msg && msglen) msg[0] = 0;
+    if (!origin || !*origin) origin = "(unnamed)";
+    pthread_mutex_lock(&LOCK);
+    sml_status s = SML_OK;
+    if (library || dl) {
+        size_t n = atomic_load_explicit(&LOADED, memory_order_relaxed), seen = 0;
+        for (const plugin_set *p = first_set(); p && seen < n; seen += p->count, p = next_set(p))
+            if ((library && p->library && !strcmp(p->library, library)) || (dl && p->dl == dl)) {
+                if (already) *already = 1;
+                goto out;
+            }
+    }
+    s = sml_plugin_check_table(table, count, abi_version, origin, msg, msglen);
+    if (s != SML_OK) goto out;
+    plugin_set *set = calloc(1, sizeof *set);
+    if (set) {
+        set->origin = dup_str(origin);
+        set->library = library ? dup_str(library) : NULL;
+    }
+    if (!set || !set->origin || (library && !set->library)) {
+        if (set) {
+            free(set->origin);
+            free(set->library);
+            free(set);
+        }
+        s = sml_errorf(SML_ERR_OUT_OF_MEMORY, msg, msglen, "%s: out of memory registering its kernels", origin);
+        goto out;
+    }
+    set->table = table;
+    set->count = count;
+    set->dl = dl;
+    atomic_init(&set->next, NULL);
+    if (TAIL) atomic_store_explicit(&TAIL->next, set, memory_order_relaxed);
+    else atomic_store_explicit(&HEAD, set, memory_order_relaxed);
+    TAIL = set;
+    atomic_fetch_add_explicit(&LOADED, count, memory_order_release);
+out:
+    pthread_mutex_unlock(&LOCK);
+    return s;
+}
+
+sml_status sml_register_kernels(const sml_kernel *table, size_t count, unsigned abi_version,
+                                const char *origin, char *msg, size_t msglen) {
+    return sml_registry_add(table, count, abi_version, origin, NULL, NULL, NULL, msg, msglen);
 }

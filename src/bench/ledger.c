@@ -12,6 +12,7 @@
 
 #include "bench/accuracy_compare.h"
 #include "bench/json_write.h"
+#include "softmax_lab_plugin.h"
 
 void sml_case_label(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, char *buf, size_t n) {
     snprintf(buf, n, "%s %s %lldx%lld", sml_op_name(op), sml_dtype_name(dt), (long long)rows,
@@ -296,7 +297,8 @@ sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
             snprintf(r->kernel, sizeof r->kernel, "%s", x->kernel);
             r->device = x->device;
             const sml_kernel *k = plan_kernel(run, x->kernel, &r->baseline_only);
-            r->file = k ? k->file : "";
+            /* A plugin kernel may leave file NULL: its library says where it is. */
+            r->file = k && k->file ? k->file : k && sml_kernel_origin(k) ? sml_kernel_origin(k) : "";
             if (k) r->claim = k->claim;
             r->result = calloc(run->nresults, sizeof *r->result);
             r->outcome = calloc(run->nresults, sizeof *r->outcome);

@@ -8,12 +8,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "prop/gen.h"
 #include "prop/prop.h"
 #include "prop/props.h"
 #include "prop/repro.h"
 #include "prop/shrink.h"
 #include "rng.h"
+#include "softmax_lab_plugin.h"
 
 int sml_prop_result_killer(const sml_prop_result *res) {
     int best = -1;
@@ -105,6 +107,9 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     const sml_kernel *k = env->k;
     FILE *L = log_of(cfg);
     char a[96], b[96];
+    /* A plugin kernel's commands load its library first (a reproducer records it too). */
+    char load[4400];
+    sml_prop_load_arg(sml_kernel_library(k), load, sizeof load);
     /* Runs on other threads report too: one report's lines stay together. */
     report_lock(cfg, L);
     sml_prop_case_shape_str(c, a, sizeof a);
@@ -112,6 +117,7 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     if (cfg->save_dir) {
         sml_prop_repro m;
         sml_prop_repro_describe(&m, k->name, p, sv.outcome, sv.msg, cfg->seed, index, level, c, st.steps);
+        if (sml_kernel_library(k)) snprintf(m.load, sizeof m.load, "%s", sml_kernel_library(k));
         char err[512] = "";
         if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, f->repro, sizeof f->repro,
                                 err, sizeof err) != SML_OK) {
@@ -133,11 +139,12 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     }
     if (f->repro[0]) {
         fprintf(L, "  reproducer: %s\n", f->repro);
-        fprintf(L, "  replay: %s %s\n", cfg->replay_cmd ? cfg->replay_cmd : "softmax-lab replay", f->repro);
+        fprintf(L, "  replay: %s%s %s\n", cfg->replay_cmd ? cfg->replay_cmd : "softmax-lab replay", load,
+                f->repro);
     }
     if (cfg->rerun_cmd)
-        fprintf(L, "  rerun: %s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d --props %s\n",
-                cfg->rerun_cmd, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
+        fprintf(L, "  rerun: %s%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d --props %s\n",
+                cfg->rerun_cmd, load, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
                 (unsigned long long)cfg->seed, (long long)index, level, sml_prop_name(p));
     fflush(L);
     report_unlock(cfg, L);
@@ -188,8 +195,10 @@ static void replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op 
                 fprintf(L, "FAIL %s %s %s: saved reproducer %s (recorded on %s) fails %s again: %s\n",
                         k->name, sml_op_name(op), sml_dtype_name(dt), paths[i], m.kernel,
                         sml_prop_name(m.prop), v.msg);
-                fprintf(L, "  replay: %s %s --kernel %s\n",
-                        cfg->replay_cmd ? cfg->replay_cmd : "softmax-lab replay", paths[i], k->name);
+                char load[4400];
+                sml_prop_load_arg(sml_kernel_library(k), load, sizeof load);
+                fprintf(L, "  replay: %s%s %s --kernel %s\n",
+                        cfg->replay_cmd ? cfg->replay_cmd : "softmax-lab replay", load, paths[i], k->name);
                 fflush(L);
                 report_unlock(cfg, L);
             }
@@ -400,7 +409,21 @@ sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_
     if (s != SML_OK) return s;
     if (!k) k = lookup ? lookup(m.kernel, lookup_ctx) : NULL;
     if (!k) k = sml_kernel_find(m.kernel);
+    /* A plugin kernel not loaded yet (a library given with --load that has it wins): load
+     * the library the reproducer recorded. */
+    if (!k && m.load[0]) {
+        char why[1024];
+        if (sml_load_plugin(m.load, why, sizeof why) != SML_OK) {
+            snprintf(r->kernel, sizeof r->kernel, "%s", m.kernel);
+            snprintf(r->message, sizeof r->message, "kernel '%s': the library the reproducer names (load): %.250s",
+                     m.kernel, why);
+            sml_prop_case_free(&c);
+            return SML_ERR_PLUGIN;
+        }
+        k = sml_kernel_find(m.kernel);
+    }
     snprintf(r->kernel, sizeof r->kernel, "%s", k ? k->name : m.kernel);
+    if (k && sml_kernel_library(k)) snprintf(r->library, sizeof r->library, "%s", sml_kernel_library(k));
     r->prop = m.prop;
     r->op = c.op;
     r->dtype = c.dtype;
@@ -411,9 +434,13 @@ sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_
     r->inplace = c.inplace;
     snprintf(r->recorded, sizeof r->recorded, "%s", m.verdict);
     if (!k) {
-        snprintf(r->message, sizeof r->message,
-                 "kernel '%s' is not in the registry (a mutant? replay it with --kernel NAME, or "
-                 "with the test binary that defines it)", m.kernel);
+        if (m.load[0])
+            snprintf(r->message, sizeof r->message, "kernel '%s' is not in the library the reproducer names (%.250s)",
+                     m.kernel, m.load);
+        else
+            snprintf(r->message, sizeof r->message,
+                     "kernel '%s' is not in the registry (a mutant? replay it with --kernel NAME, or "
+                     "with the test binary that defines it; a plugin kernel: --load its library)", m.kernel);
         sml_prop_case_free(&c);
         return SML_ERR_UNKNOWN_KERNEL;
     }

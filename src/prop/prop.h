@@ -206,11 +206,14 @@ typedef struct sml_prop_replay_result {
     int inplace;
     char recorded[16];             /* the verdict when it was saved */
     char message[384];
+    char library[4096];            /* the plugin library the kernel run came from; "" built-in */
 } sml_prop_replay_result;
 
-/* Re-run the reproducer at json_path on `k` (NULL: the kernel it names). SML_ERR_IO /
+/* Re-run the reproducer at json_path on `k` (NULL: the kernel it names; a plugin kernel not
+ * registered yet is loaded from the library the reproducer records). SML_ERR_IO /
  * SML_ERR_FORMAT for an unreadable reproducer, SML_ERR_UNKNOWN_KERNEL for a kernel that
- * cannot be found; message in r->message. */
+ * cannot be found, SML_ERR_PLUGIN for a recorded library that cannot be loaded; message in
+ * r->message. */
 sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_lookup_fn lookup,
                            void *lookup_ctx, sml_prop_replay_result *r);
 

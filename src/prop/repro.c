@@ -60,6 +60,30 @@ static const char *base_name(const char *p) {
     return s ? s + 1 : p;
 }
 
+void sml_prop_load_arg(const char *library, char *buf, size_t n) {
+    if (!n) return;
+    buf[0] = 0;
+    if (!library || !library[0]) return;
+    int plain = 1;
+    for (const char *c = library; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("/._-+=:,@%", *c)) plain = 0;
+    if (plain) {
+        snprintf(buf, n, " --load %s", library);
+        return;
+    }
+    size_t k = (size_t)snprintf(buf, n, " --load '");
+    for (const char *c = library; *c && k + 5 < n; c++) {
+        if (*c == '\'') { memcpy(buf + k, "'\\''", 4); k += 4; }
+        else buf[k++] = *c;
+    }
+    if (k + 2 <= n) {
+        buf[k++] = '\'';
+        buf[k] = 0;
+    } else {
+        buf[0] = 0; /* too long to print whole: print none rather than a wrong one */
+    }
+}
+
 void sml_prop_repro_describe(sml_prop_repro *m, const char *kernel, sml_prop_id prop,
                              sml_prop_outcome outcome, const char *message, uint64_t run_seed,
                              int64_t case_index, int level, const sml_prop_case *original,
@@ -112,6 +136,9 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
     json_str(f, m->verdict);
     fprintf(f, ",\n  \"message\": ");
     json_str(f, m->message);
+    fprintf(f, ",\n  \"load\": ");
+    if (m->load[0]) json_str(f, m->load);
+    else fprintf(f, "null");
     fprintf(f, ",\n  \"x\": ");
     json_str(f, base_name(xp));
     fprintf(f, ",\n  \"dy\": ");
@@ -128,8 +155,9 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
                "  \"original_offset\": %lld,\n  \"shrink_steps\": %lld,\n  \"replay\": ",
             (long long)m->orig_rows, (long long)m->orig_cols, (long long)m->orig_ld,
             (long long)m->orig_offset, (long long)m->shrink_steps);
-    char cmd[1400];
-    snprintf(cmd, sizeof cmd, "%s %s", replay_cmd ? replay_cmd : "softmax-lab replay", path);
+    char cmd[8192], load[4400];
+    sml_prop_load_arg(m->load, load, sizeof load);
+    snprintf(cmd, sizeof cmd, "%s%s %s", replay_cmd ? replay_cmd : "softmax-lab replay", load, path);
     json_str(f, cmd);
     fprintf(f, "\n}\n");
     if (sml_out_commit(&out, err, errlen) != SML_OK) return SML_ERR_IO;
@@ -140,7 +168,7 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
 /* ---- the JSON subset -------------------------------------------------------------------- */
 
 #define MAX_KEYS 48
-typedef struct kv { char key[32]; char val[512]; int is_null; } kv;
+typedef struct kv { char key[32]; char val[4200]; int is_null, truncated; } kv;
 typedef struct obj { kv items[MAX_KEYS]; int n; } obj;
 
 static const char *skip_ws(const char *p) {
@@ -148,10 +176,11 @@ static const char *skip_ws(const char *p) {
     return p;
 }
 
-static const char *parse_string(const char *p, char *out, size_t n) {
+static const char *parse_string(const char *p, char *out, size_t n, int *truncated) {
     if (*p != '"') return NULL;
     p++;
     size_t k = 0;
+    if (truncated) *truncated = 0;
     while (*p && *p != '"') {
         char ch = *p++;
         if (ch == '\\') {
@@ -166,6 +195,7 @@ static const char *parse_string(const char *p, char *out, size_t n) {
             } else if (!ch) return NULL;
         }
         if (k + 1 < n) out[k++] = ch;
+        else if (truncated) *truncated = 1;
     }
     if (*p != '"') return NULL;
     out[k] = 0;
@@ -182,13 +212,13 @@ static int parse_obj(const char *text, obj *o) {
         if (o->n == MAX_KEYS) return 0;
         kv *it = &o->items[o->n];
         memset(it, 0, sizeof *it);
-        p = parse_string(skip_ws(p), it->key, sizeof it->key);
+        p = parse_string(skip_ws(p), it->key, sizeof it->key, NULL);
         if (!p) return 0;
         p = skip_ws(p);
         if (*p++ != ':') return 0;
         p = skip_ws(p);
         if (*p == '"') {
-            p = parse_string(p, it->val, sizeof it->val);
+            p = parse_string(p, it->val, sizeof it->val, &it->truncated);
             if (!p) return 0;
         } else {
             size_t k = 0;
@@ -302,6 +332,14 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
     if ((it = get(o, "verdict"))) cpy(m->verdict, sizeof m->verdict, it->val);
     if ((it = get(o, "message"))) cpy(m->message, sizeof m->message, it->val);
     if ((it = get(o, "family"))) cpy(m->family, sizeof m->family, it->val);
+    if ((it = get(o, "load")) && !it->is_null) {
+        if (it->truncated || strlen(it->val) >= sizeof m->load || !it->val[0]) {
+            s = sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: field load: %s", json_path,
+                           it->val[0] ? "a library path longer than 4095 characters" : "empty");
+            goto out;
+        }
+        cpy(m->load, sizeof m->load, it->val);
+    }
     get_i64(o, "original_rows", &m->orig_rows);
     get_i64(o, "original_cols", &m->orig_cols);
     get_i64(o, "original_ld", &m->orig_ld);

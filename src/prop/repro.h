@@ -24,7 +24,12 @@ typedef struct sml_prop_repro {
     int64_t orig_rows, orig_cols, orig_ld, orig_offset;
     int64_t shrink_steps;
     char family[64];
+    char load[4096];         /* the plugin library the kernel came from (`--load`); "" built-in */
 } sml_prop_repro;
+
+/* " --load PATH" (PATH quoted for a POSIX shell where it needs it) for a kernel loaded from a
+ * plugin library, "" for NULL or "": what goes into a printed replay or rerun command. */
+void sml_prop_load_arg(const char *library, char *buf, size_t n);
 
 /* The record of a failure: `original` is the case as drawn (its shape, its logit family),
  * outcome and message what the saved (shrunk) case shows; case_index -1 for a case that is
@@ -38,7 +43,8 @@ void sml_prop_repro_describe(sml_prop_repro *m, const char *kernel, sml_prop_id 
 sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sml_prop_repro *m,
                                const char *replay_cmd, char *json_path, size_t n, char *err,
                                size_t errlen);
-/* Read one back; c gets its own arrays (sml_prop_case_free). */
+/* Read one back; c gets its own arrays (sml_prop_case_free). m->load is the optional field
+ * "load" (a library path, or null). */
 sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop_repro *m,
                                char *err, size_t errlen);
 /* The .json files under each folder of `dirs` (one folder, or several separated by ':'),

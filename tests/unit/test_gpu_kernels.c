@@ -40,6 +40,8 @@
  *   --cpu                     run the CPU kernels instead (checks this harness without a GPU)
  *   --known-deviation K       treat kernel K as if its registry line had a known_deviation
  *                             (checks the known-deviation rule itself, e.g. with --cpu)
+ *   --load PATH               load a plugin library's kernels (softmax_lab_plugin.h) into the
+ *                             registry first, so they are tested like built-in ones (repeatable)
  *   --plant W                 after each run of a sampled case, damage one element of the
  *                             first checked row's padding, the last checked row's input, the
  *                             guard's last element, an output value, or one bit of row 0's
@@ -58,6 +60,7 @@
 #include "reference/check.h"
 #include "reference/dtype.h"
 #include "reference/reference.h"
+#include "softmax_lab_plugin.h"
 #include "src/rng.h"
 #include "test_support.h"
 #ifdef SML_HAVE_CUDA
@@ -146,6 +149,8 @@ typedef struct opts {
     int list, cpu, huge, sampled;
     const char *mark_known; /* --known-deviation */
     const char *plant;      /* --plant: a harness self-check (sampled cases) */
+    const char *loads[8];   /* --load: plugin libraries whose kernels join the registry */
+    int nloads;
 } opts;
 
 typedef struct cell {
@@ -253,10 +258,15 @@ static uint64_t case_seed(uint64_t run_seed, const tcase *t) {
 }
 
 static void repro_line(const ctx *c, const char *kernel, const tcase *t, char *buf, size_t n) {
-    int len = snprintf(buf, n, "%s%s --kernel %s --op %s --dtype %s --rows %" PRId64 " --cols %" PRId64
+    char loads[2048] = "";
+    for (int i = 0; i < c->o.nloads; i++) {
+        size_t used = strlen(loads);
+        snprintf(loads + used, sizeof loads - used, " --load %s", c->o.loads[i]);
+    }
+    int len = snprintf(buf, n, "%s%s%s --kernel %s --op %s --dtype %s --rows %" PRId64 " --cols %" PRId64
                                " --ld %" PRId64 " --offset %" PRId64 " --inplace %d --seed 0x%" PRIx64,
-                       c->o.argv0, c->o.cpu ? " --cpu" : "", kernel, sml_op_name(t->op), sml_dtype_name(t->dt),
-                       t->rows, t->cols, t->ld, t->offset, t->inplace, c->o.seed);
+                       c->o.argv0, loads, c->o.cpu ? " --cpu" : "", kernel, sml_op_name(t->op),
+                       sml_dtype_name(t->dt), t->rows, t->cols, t->ld, t->offset, t->inplace, c->o.seed);
     if (t->sampled && len > 0 && (size_t)len < n) len += snprintf(buf + len, n - (size_t)len, " --sampled");
     if (c->o.mark_known && len > 0 && (size_t)len < n)
         snprintf(buf + len, n - (size_t)len, " --known-deviation %s", c->o.mark_known);
@@ -965,7 +975,7 @@ static int usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s [--list-cases] [--kernel NAME] [--op OP] [--dtype DT] [--rows R --cols C\n"
             "          [--ld L] [--offset ELEMS] [--inplace 0|1] [--sampled]] [--seed S] [--no-huge] [--cpu]\n"
-            "          [--known-deviation KERNEL] [--plant padding|input|guard|value|twin]\n",
+            "          [--known-deviation KERNEL] [--plant padding|input|guard|value|twin] [--load PLUGIN]...\n",
             argv0);
     return 2;
 }
@@ -1002,6 +1012,16 @@ static int parse(opts *o, int argc, char **argv) {
         else if (!strcmp(a, "--inplace")) o->inplace = strtoll(v, NULL, 0);
         else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--known-deviation")) o->mark_known = v;
+        else if (!strcmp(a, "--load")) {
+            char msg[1024];
+            if (o->nloads == (int)(sizeof o->loads / sizeof o->loads[0]) ||
+                sml_load_plugin(v, msg, sizeof msg) != SML_OK) {
+                fprintf(stderr, "%s: --load %s: %s\n", argv[0], v,
+                        o->nloads == (int)(sizeof o->loads / sizeof o->loads[0]) ? "too many libraries" : msg);
+                return 2;
+            }
+            o->loads[o->nloads++] = v;
+        }
         else if (!strcmp(a, "--plant")) {
             if (strcmp(v, "padding") && strcmp(v, "input") && strcmp(v, "guard") && strcmp(v, "value") &&
                 strcmp(v, "twin"))

@@ -1,0 +1,81 @@
+/* softmax_lab_plugin.h: kernels softmax-lab did not compile.
+ *
+ * A plugin is a shared library that exports one C function, sml_plugin_kernels, returning a
+ * table of sml_kernel (softmax_lab.h) and the plugin ABI version it was built against:
+ *
+ *     #include <softmax_lab_plugin.h>
+ *     static sml_status my_launch(sml_handle *h, const sml_problem *p) { ... }
+ *     static const sml_kernel KERNELS[] = {
+ *         {"my_kernel", "my_kernel.cu", SML_DEVICE_GPU, SML_OPS_FWD, 1u << SML_F32, 1, 0,
+ *          my_launch, "one line: what it does", {"cudnn", 1.0, "all"}, NULL},
+ *     };
+ *     SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi) {
+ *         *count = sizeof KERNELS / sizeof KERNELS[0];
+ *         *abi = SML_PLUGIN_ABI_VERSION;
+ *         return KERNELS;
+ *     }
+ *
+ * `softmax-lab COMMAND --load libmine.so` (or SML_LOAD=libmine.so) then lists, checks,
+ * benchmarks and replays its kernels as it does its own. A launch gets the same validated
+ * sml_problem a built-in kernel gets: op, dtype and row length within what its table line
+ * declares, pointers on the device it declares. The table and its strings must stay alive
+ * while the library is loaded (static storage does); a loaded library is never unloaded.
+ *
+ * Every table line is checked before any is registered: a name of 1-63 characters from
+ * [A-Za-z0-9_.-], not "all", not taken by a registered kernel or by another line; a launch
+ * function; device SML_DEVICE_CPU or SML_DEVICE_GPU; ops and dtypes non-zero with no bit
+ * past SML_OPS_ALL / SML_DTYPES_ALL; 1 <= min_cols and, with max_cols != 0, min_cols <=
+ * max_cols; a claim's baseline a registered kernel (or an earlier line of the table), its
+ * min_speedup > 0 and its shapes "all", "short", "mid" or "long". file, summary and
+ * known_deviation may be NULL. One bad line refuses the whole table, with a message naming
+ * the line, the problem and where the table came from. */
+#ifndef SOFTMAX_LAB_PLUGIN_H
+#define SOFTMAX_LAB_PLUGIN_H
+
+#include <stddef.h>
+
+#include "softmax_lab.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever sml_kernel, sml_problem, sml_claim or the launch signature change. */
+#define SML_PLUGIN_ABI_VERSION 1u
+
+/* The name a plugin exports, and its type. */
+#define SML_PLUGIN_SYMBOL "sml_plugin_kernels"
+typedef const sml_kernel *(*sml_plugin_kernels_fn)(size_t *count, unsigned *abi_version);
+
+#if defined(_WIN32)
+#define SML_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define SML_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* The entry point a plugin defines (declared here so its definition is checked). */
+SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version);
+
+/* Register `count` kernels of `table` (which must stay alive) after the registered ones:
+ * sml_kernel_count / sml_kernel_at / sml_kernel_find see the built-in kernels first, then
+ * registered ones in order. `origin` says where the table came from (a library path,
+ * "python:module.fn"); it is copied and shown by `softmax-lab list`. All or nothing: a bad
+ * line (see above) or an abi_version other than SML_PLUGIN_ABI_VERSION registers none and
+ * returns SML_ERR_PLUGIN with the reason in msg (when msg is not NULL). Thread-safe. */
+sml_status sml_register_kernels(const sml_kernel *table, size_t count, unsigned abi_version,
+                                const char *origin, char *msg, size_t msglen);
+
+/* dlopen the library at path, call its sml_plugin_kernels and register the table (origin:
+ * the library's absolute path). Loading a library already loaded does nothing and succeeds.
+ * SML_ERR_PLUGIN (reason in msg) when it cannot be opened, is not a shared library, lacks
+ * the symbol, or its table is refused; the library is then closed again. */
+sml_status sml_load_plugin(const char *path, char *msg, size_t msglen);
+
+/* Where a registered kernel came from (the origin given at registration), or NULL for a
+ * kernel built into softmax-lab (or a pointer that is not a registry entry). */
+const char *sml_kernel_origin(const sml_kernel *k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,426 @@
+/* test_plugins: kernels from shared libraries (softmax_lab_plugin.h) through the CLI, as a
+ * user runs it. One part per ctest entry:
+ *
+ *   --part refusals  every bad plugin (tests/plugins/CMakeLists.txt) and every unusable path
+ *                    exits 2 with a message naming the library and the problem, nothing run
+ *                    and nothing written; every command that takes a kernel refuses alike,
+ *                    through --load and through SML_LOAD
+ *   --part suite     list shows a plugin kernel with its library; SML_LOAD; loading twice is
+ *                    harmless; the property suite (--kernel K and --kernel all) and check
+ *                    --input run it like a built-in kernel
+ *   --part planted   the no-max plugin is caught by check --load, shrunk, saved (in a temp
+ *                    dir), and replayed from the saved file with the command printed, exactly
+ *                    as printed, from another directory; replay loads the recorded library
+ *                    itself; --load overrides it (a fixed build passes); a recorded library
+ *                    that is gone exits 2
+ *   --part bench     bench --load P --backend K gives the plugin kernel a row and evaluates its
+ *                    claim; a claim it misses fails --gate
+ *   --part gpu       the CUDA plugin: check --load and bench on a GPU (77 without one)
+ *
+ * Every failure prints the shell command that shows it. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "prop/npy.h"
+#include "test_support.h"
+
+#ifndef SML_CLI_PATH
+#define SML_CLI_PATH "./build/softmax-lab"
+#endif
+#ifndef SML_PLUGIN_DIR
+#define SML_PLUGIN_DIR "./build/tests/plugins/lib"
+#endif
+
+static sml_tally T = {"test_plugins", 0, 0, 0};
+static char TMP[256];
+static char CMD[8192];
+static char OUT[1 << 17];
+
+/* Run a shell command (stdout and stderr into OUT); returns its exit code. */
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(CMD, sizeof CMD, fmt, ap);
+    va_end(ap);
+    char full[8300];
+    snprintf(full, sizeof full, "%s 2>&1", CMD);
+    OUT[0] = 0;
+    FILE *p = popen(full, "r");
+    if (!p) return -1;
+    size_t n = fread(OUT, 1, sizeof OUT - 1, p);
+    OUT[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void expect(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void expect(int ok, const char *fmt, ...) {
+    if (ok) {
+        sml_tally_pass(&T);
+        return;
+    }
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sml_tally_fail(&T, CMD, "%s\n--- output ---\n%.4000s\n---", msg, OUT);
+}
+
+static const char *plugin(const char *name) {
+    static char buf[8][600];
+    static int next;
+    char *b = buf[next++ % 8];
+    snprintf(b, sizeof buf[0], "%s/%s.so", SML_PLUGIN_DIR, name);
+    return b;
+}
+
+static int entries(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (p) {
+        if (fscanf(p, "%d", &n) != 1) n = -1;
+        pclose(p);
+    }
+    return n;
+}
+
+static void empty_tmp(void) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'/* '%s'/.[!.]*", TMP, TMP);
+    if (system(cmd) != 0) printf("note: could not empty %s\n", TMP);
+}
+
+/* ---- refusals ---------------------------------------------------------------------------- */
+
+static const struct {
+    const char *lib, *want;
+} BAD[] = {
+    {"plug_bad_abi", "plugin ABI version 2, this softmax-lab takes version 1"},
+    {"plug_bad_no_symbol", "no symbol sml_plugin_kernels"},
+    {"plug_bad_taken_builtin", "kernel 0 'cpu_naive': the name is taken by a registered kernel (built into softmax-lab)"},
+    {"plug_bad_twin_line", "kernel 0 'plug_ok': the name is also kernel 1's in the same table"},
+    {"plug_bad_null_launch", "kernel 0 'plug_ok': launch is NULL"},
+    {"plug_bad_null_name", "kernel 0: name is NULL"},
+    {"plug_bad_empty_name", "kernel 0: name is empty"},
+    {"plug_bad_name_chars", "kernel 0: name has a character outside [A-Za-z0-9_.-]"},
+    {"plug_bad_ops_zero", "kernel 0 'plug_ok': ops is 0"},
+    {"plug_bad_ops_bits", "kernel 0 'plug_ok': ops 0x4f has bits outside SML_OPS_ALL (0xf)"},
+    {"plug_bad_dtypes_zero", "kernel 0 'plug_ok': dtypes is 0"},
+    {"plug_bad_dtypes_bits", "kernel 0 'plug_ok': dtypes 0x11 has bits outside SML_DTYPES_ALL (0x7)"},
+    {"plug_bad_min_cols", "kernel 0 'plug_ok': min_cols 0 < 1"},
+    {"plug_bad_min_gt_max", "kernel 0 'plug_ok': min_cols 100 > max_cols 10"},
+    {"plug_bad_device", "kernel 0 'plug_ok': device 7 is neither SML_DEVICE_CPU (0) nor SML_DEVICE_GPU (1)"},
+    {"plug_bad_claim_baseline", "kernel 0 'plug_ok': the claim's baseline 'nonesuch' is not a registered kernel"},
+    {"plug_bad_claim_shapes", "kernel 0 'plug_ok': the claim's shapes 'tiny' is not all, short, mid or long"},
+    {"plug_bad_empty_table", "the kernel table is empty (count 0)"},
+};
+
+/* The refusal of `lib` (a path), with `want` in the message, exit 2, the library named in the
+ * message, nothing run (check's header line never printed) and nothing written. */
+static void expect_refused(const char *lib, const char *want, const char *how) {
+    empty_tmp();
+    int rc;
+    if (!strcmp(how, "env"))
+        rc = run("cd '%s' && SML_LOAD='%s' %s check --kernel cpu_naive --op softmax --dtype fp32 --cases 3 "
+                 "--regressions none --save saved --json out.json", TMP, lib, SML_CLI_PATH);
+    else
+        rc = run("cd '%s' && %s check --load '%s' --kernel cpu_naive --op softmax --dtype fp32 --cases 3 "
+                 "--regressions none --save saved --json out.json", TMP, SML_CLI_PATH, lib);
+    expect(rc == 2, "%s (%s): exit %d, want 2", lib, how, rc);
+    expect(strstr(OUT, want) != NULL, "%s (%s): the message does not say '%s'", lib, how, want);
+    expect(strstr(OUT, lib) != NULL, "%s (%s): the message does not name the library", lib, how);
+    expect(strstr(OUT, "check: seed") == NULL && strstr(OUT, "cases in") == NULL,
+           "%s (%s): the suite ran", lib, how);
+    expect(entries(TMP) == 0, "%s (%s): %d files written into %s, want none", lib, how, entries(TMP), TMP);
+}
+
+static void part_refusals(void) {
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        expect_refused(plugin(BAD[i].lib), BAD[i].want, "--load");
+        /* The message ends with where it came from. */
+        expect_refused(plugin(BAD[i].lib), "(from SML_LOAD)", "env");
+    }
+    /* Not a shared library; no such file; a directory. */
+    char text[600];
+    snprintf(text, sizeof text, "%s.notalib.so", TMP);
+    FILE *f = fopen(text, "w");
+    if (f) {
+        fputs("not an ELF file\n", f);
+        fclose(f);
+    }
+    expect_refused(text, "not a loadable shared library", "--load");
+    remove(text);
+    expect_refused("/nonexistent/libnone.so", "cannot open: No such file or directory", "--load");
+    expect_refused(SML_PLUGIN_DIR, "is a directory, not a shared library", "--load");
+    /* A name another plugin took (the same table from another file). */
+    empty_tmp();
+    int rc = run("cd '%s' && %s check --load %s --load %s --kernel plug_ok --cases 3 --regressions none",
+                 TMP, SML_CLI_PATH, plugin("plug_ok"), plugin("plug_ok_twin"));
+    char want[800];
+    snprintf(want, sizeof want, "%s: kernel 0 'plug_ok': the name is taken by a registered kernel (%s)",
+             plugin("plug_ok_twin"), plugin("plug_ok"));
+    expect(rc == 2 && strstr(OUT, want) && !strstr(OUT, "check: seed"),
+           "a second library with a registered name: exit %d (want 2), message '%s', nothing run", rc, want);
+    rc = run("%s list --load", SML_CLI_PATH);
+    expect(rc == 2 && strstr(OUT, "--load needs a library path"), "--load without a path: exit %d", rc);
+
+    /* Every command that takes a kernel refuses a bad plugin before doing anything. */
+    const char *bad = plugin("plug_bad_null_launch");
+    const char *const CMDS[] = {
+        "list",
+        "check --input x.npy --kernel cpu_naive --save saved",
+        "bench --backend cpu_naive --rows 4 --cols 8 --ledger L --json b.json",
+        "replay nothing.json",
+        "compare a.json b.json",
+        "targets a.json --kernel cpu_naive",
+    };
+    for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++) {
+        empty_tmp();
+        rc = run("cd '%s' && %s %s --load %s", TMP, SML_CLI_PATH, CMDS[i], bad);
+        expect(rc == 2 && strstr(OUT, "launch is NULL") && entries(TMP) == 0,
+               "%s with a bad plugin: exit %d (want 2), message 'launch is NULL', %d files (want 0)", CMDS[i],
+               rc, entries(TMP));
+        empty_tmp();
+        rc = run("cd '%s' && SML_LOAD=%s %s %s", TMP, bad, SML_CLI_PATH, CMDS[i]);
+        expect(rc == 2 && strstr(OUT, "launch is NULL") && entries(TMP) == 0,
+               "%s with a bad plugin in SML_LOAD: exit %d (want 2), %d files (want 0)", CMDS[i], rc, entries(TMP));
+    }
+    /* --help loads nothing (a broken SML_LOAD cannot hide the help) and describes --load. */
+    rc = run("SML_LOAD=%s %s check --help", bad, SML_CLI_PATH);
+    expect(rc == 0 && strstr(OUT, "--load PATH"), "check --help with a bad SML_LOAD: exit %d, want 0 and --load described", rc);
+}
+
+/* ---- a correct plugin through everything --------------------------------------------------- */
+
+static void part_suite(void) {
+    const char *ok = plugin("plug_ok");
+    int rc = run("%s list --load %s", SML_CLI_PATH, ok);
+    char want[800];
+    snprintf(want, sizeof want, "plugin kernel plug_ok from %s", ok);
+    expect(rc == 0 && strstr(OUT, want) && strstr(OUT, "\nplug_ok    cpu  ready"),
+           "list --load: exit %d, want 0, the kernel's row and '%s'", rc, want);
+    rc = run("%s list --json --load=%s", SML_CLI_PATH, ok);
+    snprintf(want, sizeof want, "\"origin\": \"%s\"", ok);
+    expect(rc == 0 && strstr(OUT, want) && strstr(OUT, "\"origin\": null") &&
+               strstr(OUT, "\"name\": \"plug_ok_b\", \"device\": \"cpu\"") && strstr(OUT, "\"file\": null"),
+           "list --json --load=: exit %d, want the origin, null for built-ins and a NULL file as null", rc);
+    rc = run("SML_LOAD=%s::%s %s list", ok, plugin("plug_nomax"), SML_CLI_PATH);
+    expect(rc == 0 && strstr(OUT, "plugin kernel plug_ok from") && strstr(OUT, "plugin kernel plug_nomax from"),
+           "SML_LOAD with two libraries: exit %d", rc);
+    /* The same library twice (env and flag, flag twice, via a relative path): loaded once. */
+    rc = run("SML_LOAD=%s %s list --load %s --load %s/../lib/plug_ok.so", ok, SML_CLI_PATH, ok, SML_PLUGIN_DIR);
+    const char *first = strstr(OUT, "plugin kernel plug_ok from");
+    expect(rc == 0 && first && !strstr(first + 1, "plugin kernel plug_ok from"),
+           "the same library loaded three ways: exit %d, want 0 and one plug_ok", rc);
+
+    /* The property suite on the plugin kernel: every property of every op. */
+    rc = run("%s check --load %s --kernel plug_ok --cases 400 --seed 7", SML_CLI_PATH, ok);
+    expect(rc == 0 && strstr(OUT, "\nplug_ok    cpu ") && strstr(OUT, "check: every property held"),
+           "check --load --kernel plug_ok: exit %d, want 0 and its row", rc);
+    /* --kernel all takes the plugin's kernels too (both lines of its table). */
+    rc = run("%s check --load %s --kernel all --op softmax --dtype fp32 --cases 40", SML_CLI_PATH, ok);
+    expect(rc == 0 && strstr(OUT, "\ncpu_naive  cpu ") && strstr(OUT, "\nplug_ok    cpu ") &&
+               strstr(OUT, "\nplug_ok_b  cpu "),
+           "check --kernel all --load: exit %d, want rows for cpu_naive, plug_ok and plug_ok_b", rc);
+
+    /* check --input: the contract check on a user's tensor, with overflow-prone logits. */
+    char x[600];
+    snprintf(x, sizeof x, "%s/x.npy", TMP);
+    enum { R = 4, C = 37 };
+    float v[R * C];
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < C; j++) v[r * C + j] = r == 0 ? 90.0f + 30.0f * sinf((float)(j * 7)) : (float)(j % 5) - 2.0f;
+    char err[512];
+    if (sml_npy_write_2d(x, SML_F32, R, C, v, err, sizeof err) != SML_OK) printf("note: %s\n", err);
+    rc = run("%s check --input %s --load %s --kernel plug_ok --op softmax", SML_CLI_PATH, x, ok);
+    expect(rc == 0 && strstr(OUT, "\nplug_ok    softmax         PASS"), "check --input --load plug_ok: exit %d, want 0", rc);
+    rc = run("%s check --input %s --load %s --kernel plug_nomax --op softmax", SML_CLI_PATH, x, plugin("plug_nomax"));
+    expect(rc == 1 && strstr(OUT, "\nplug_nomax softmax         FAIL"),
+           "check --input --load plug_nomax on logits past 88.72: exit %d, want 1 and FAIL", rc);
+}
+
+/* ---- the planted bug, caught, shrunk, saved, replayed ------------------------------------- */
+
+/* The text after `key` up to the end of its line, into buf. */
+static int line_after(const char *key, char *buf, size_t n) {
+    const char *p = strstr(OUT, key);
+    if (!p) return 0;
+    p += strlen(key);
+    size_t k = 0;
+    while (p[k] && p[k] != '\n' && k + 1 < n) {
+        buf[k] = p[k];
+        k++;
+    }
+    buf[k] = 0;
+    return k > 0;
+}
+
+static void part_planted(void) {
+    const char *bug = plugin("plug_nomax");
+    char saved[400];
+    snprintf(saved, sizeof saved, "%s/saved", TMP);
+    int corpus = entries("tests/regressions");
+    int rc = run("%s check --load %s --kernel plug_nomax --op softmax --dtype fp32 --cases 2000 --seed 1 "
+                 "--regressions none --save %s", SML_CLI_PATH, bug, saved);
+    expect(rc == 1 && strstr(OUT, "FAIL plug_nomax softmax fp32: property") && strstr(OUT, "shrunk in"),
+           "check --load plug_nomax: exit %d, want 1 and a shrunk failure", rc);
+    char replay[4096] = "", rerun[4096] = "", repro[2048] = "";
+    line_after("  replay: ", replay, sizeof replay);
+    line_after("  rerun: ", rerun, sizeof rerun);
+    line_after("  reproducer: ", repro, sizeof repro);
+    char want[800];
+    snprintf(want, sizeof want, "softmax-lab replay --load %s %s/", bug, saved);
+    expect(strstr(replay, want) == replay, "the printed replay command '%s' does not start '%s'", replay, want);
+    snprintf(want, sizeof want, "softmax-lab check --load %s --kernel plug_nomax", bug);
+    expect(strstr(rerun, want) == rerun, "the printed rerun command '%s' does not start '%s'", rerun, want);
+    /* Saved where asked, never into the source tree; the reproducer records the library. */
+    struct stat st;
+    expect(repro[0] && strncmp(repro, saved, strlen(saved)) == 0 && stat(repro, &st) == 0,
+           "the reproducer '%s' is not a file under %s", repro, saved);
+    FILE *f = fopen(repro, "r");
+    char json[16384] = "";
+    if (f) {
+        size_t n = fread(json, 1, sizeof json - 1, f);
+        json[n] = 0;
+        fclose(f);
+    }
+    snprintf(want, sizeof want, "\"load\": \"%s\"", bug);
+    expect(strstr(json, want) != NULL, "the reproducer %s does not record %s", repro, want);
+    expect(entries("tests/regressions") == corpus, "the run changed tests/regressions (%d entries, were %d)",
+           entries("tests/regressions"), corpus);
+
+    /* The printed commands, exactly as printed, from another directory, softmax-lab on PATH. */
+    char bindir[600];
+    snprintf(bindir, sizeof bindir, "%s", SML_CLI_PATH);
+    char *slash = strrchr(bindir, '/');
+    if (slash) *slash = 0;
+    rc = run("cd / && PATH='%s':\"$PATH\" %s", bindir, replay);
+    expect(rc == 1 && strstr(OUT, "STILL FAILS"), "the printed replay command: exit %d, want 1 (STILL FAILS)", rc);
+    rc = run("cd / && PATH='%s':\"$PATH\" %s", bindir, rerun);
+    expect(rc == 1 && strstr(OUT, "FAIL plug_nomax softmax fp32"), "the printed rerun command: exit %d, want 1", rc);
+    /* replay alone loads the library the reproducer records. */
+    rc = run("cd / && %s replay %s", SML_CLI_PATH, repro);
+    snprintf(want, sizeof want, "kernel plug_nomax from %s", bug);
+    expect(rc == 1 && strstr(OUT, "STILL FAILS") && strstr(OUT, want),
+           "replay without --load: exit %d, want 1, STILL FAILS and '%s'", rc, want);
+    /* --load overrides it: the fixed build of the same kernel passes. */
+    rc = run("%s replay --load %s %s", SML_CLI_PATH, plugin("plug_nomax_fixed"), repro);
+    snprintf(want, sizeof want, "kernel plug_nomax from %s", plugin("plug_nomax_fixed"));
+    expect(rc == 0 && strstr(OUT, "passes now") && strstr(OUT, want),
+           "replay --load the fixed plugin: exit %d, want 0, passes now and '%s'", rc, want);
+    /* A recorded library that is gone: exit 2 with the field named. */
+    char moved[2100];
+    snprintf(moved, sizeof moved, "%s/moved.json", saved);
+    run("sed 's|\"load\": \"[^\"]*\"|\"load\": \"/nonexistent/plug_nomax.so\"|' %s > %s", repro, moved);
+    rc = run("%s replay %s", SML_CLI_PATH, moved);
+    expect(rc == 2 && strstr(OUT, "the library the reproducer names (load): /nonexistent/plug_nomax.so: cannot open"),
+           "replay of a reproducer whose library is gone: exit %d, want 2 and the load field named", rc);
+}
+
+/* ---- bench ------------------------------------------------------------------------------- */
+
+static void part_bench(void) {
+    empty_tmp();
+    int rc = run("cd '%s' && %s bench --load %s --backend plug_ok --rows 256 --cols 4096 --dtype fp32 "
+                 "--min-samples 10 --max-seconds 0.3 --ledger L --quiet", TMP, SML_CLI_PATH, plugin("plug_ok"));
+    expect(rc == 0 && strstr(OUT, "\n  plug_ok ") && strstr(OUT, "cpu_naive*"),
+           "bench --load --backend plug_ok: exit %d, want 0, its row and cpu_naive as baseline", rc);
+    /* The decision names the claim from the plugin's table and decides it. */
+    expect(strstr(OUT, "Claim: >= 0.25x over cpu_naive on all shapes") && !strstr(OUT, "plug_ok      Measured"),
+           "bench: the claim '>= 0.25x cpu_naive' is not evaluated");
+    char ledger[400];
+    snprintf(ledger, sizeof ledger, "%s/L", TMP);
+    expect(entries(ledger) > 0, "bench wrote no ledger under %s", ledger);
+    /* A kernel whose table line leaves file NULL: the ledger names its library instead. */
+    empty_tmp();
+    rc = run("cd '%s' && %s bench --load %s --backend plug_ok_b --rows 8 --cols 64 --dtype fp32 "
+             "--min-samples 3 --max-seconds 0.02 --ledger L --quiet && cat L/custom_softmax.md",
+             TMP, SML_CLI_PATH, plugin("plug_ok"));
+    char want[700];
+    snprintf(want, sizeof want, "## plug_ok_b: Measured\n\n`%s`.", plugin("plug_ok"));
+    expect(rc == 0 && strstr(OUT, want) && !strstr(OUT, "(null)"),
+           "bench of a kernel with a NULL file: exit %d, want 0 and the ledger naming '%s'", rc, plugin("plug_ok"));
+
+    /* A claim it misses fails --gate (however noisy the timing: noise never turns a row below
+     * the claim into a pass, bench/decide.c). */
+    empty_tmp();
+    rc = run("cd '%s' && %s bench --load %s --backend plug_boast --rows 256 --cols 4096 --dtype fp32 "
+             "--min-samples 10 --max-seconds 0.3 --ledger L --quiet --gate", TMP, SML_CLI_PATH,
+             plugin("plug_boast"));
+    expect(rc == 1 &&
+               (strstr(OUT, "plug_boast   Rejected   Claim: >= 1000.00x over cpu_naive") ||
+                strstr(OUT, "plug_boast   Caveated   Claim: >= 1000.00x over cpu_naive")) &&
+               strstr(OUT, "gate: 1 kernel(s) miss their claim"),
+           "bench --gate on a claim of 1000x: exit %d, want 1, the claim Rejected or Caveated and missed", rc);
+}
+
+/* ---- the CUDA plugin on a GPU --------------------------------------------------------------- */
+
+static int part_gpu(void) {
+#if !SML_HAVE_CUDA_PLUGIN
+    printf("SKIP test_plugins: built without CUDA, no CUDA plugin\n");
+    return SML_TEST_SKIP;
+#else
+    int rc = sml_test_require_gpu("test_plugins");
+    if (rc) return rc;
+    const char *cu = plugin("plug_cuda");
+    rc = run("%s list --load %s", SML_CLI_PATH, cu);
+    expect(rc == 0 && strstr(OUT, "\nplug_cuda  gpu  ready"), "list --load plug_cuda: exit %d, want a ready row", rc);
+    rc = run("%s check --load %s --kernel plug_cuda --seconds 120 --save %s/saved", SML_CLI_PATH, cu, TMP);
+    expect(rc == 0 && strstr(OUT, "\nplug_cuda  gpu ") && strstr(OUT, "check: every property held"),
+           "check --load plug_cuda: exit %d, want 0", rc);
+    empty_tmp();
+    rc = run("cd '%s' && %s bench --load %s --backend plug_cuda --sweep seeds --dtype fp32 --ledger L --quiet",
+             TMP, SML_CLI_PATH, cu);
+    expect(rc == 0 && strstr(OUT, "\n  plug_cuda ") && strstr(OUT, "Claim: >= 1.00x over naive on all shapes") &&
+               !strstr(OUT, "plug_cuda    Measured"),
+           "bench --load plug_cuda: exit %d, want 0, its rows and its claim evaluated", rc);
+    return 0;
+#endif
+}
+
+int main(int argc, char **argv) {
+    const char *part = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--part") && i + 1 < argc) part = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s --part refusals|suite|planted|bench|gpu\n", argv[0]);
+            return 2;
+        }
+    }
+    if (!part) part = "refusals";
+    if (access(SML_CLI_PATH, X_OK) != 0) {
+        printf("FAIL test_plugins: no softmax-lab binary at %s\n", SML_CLI_PATH);
+        return 1;
+    }
+    snprintf(TMP, sizeof TMP, "/tmp/sml_test_plugins_XXXXXX");
+    if (!mkdtemp(TMP)) {
+        printf("FAIL test_plugins: mkdtemp failed\n");
+        return 1;
+    }
+    int rc = 0;
+    if (!strcmp(part, "refusals")) part_refusals();
+    else if (!strcmp(part, "suite")) part_suite();
+    else if (!strcmp(part, "planted")) part_planted();
+    else if (!strcmp(part, "bench")) part_bench();
+    else if (!strcmp(part, "gpu")) rc = part_gpu();
+    else {
+        fprintf(stderr, "%s: unknown part '%s'\n", argv[0], part);
+        return 2;
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", TMP);
+    if (!T.failed && system(cmd) != 0) printf("note: could not remove %s\n", TMP);
+    if (rc) return rc;
+    return sml_tally_finish(&T);
+}
