@@ -4,14 +4,18 @@
 # and collect logs, ledgers and reproducers under $ARTIFACTS (default: ./artifacts).
 #
 #   ci/gpu.sh                 everything
-#   SML_GPU_STAGES="build test" ci/gpu.sh   a subset of: build test bench sanitize patch-mutants
+#   SML_GPU_STAGES="build test" ci/gpu.sh   a subset of: build test bench frameworks sanitize
+#                                            patch-mutants
+#   frameworks: the Python binding's backends (torch, triton, liger where importable) through
+#   the property suite, and the seeds' experiments with every backend, each backend's claim
+#   decided against PyTorch (bench --versus torch)
 #   SML_BENCH_TIME_LIMIT=240 ci/gpu.sh      the bench starts no case after 240 s and writes a
 #                                            partial ledger (docs/BENCHMARKING.md, "Partial runs")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ARTIFACTS=${ARTIFACTS:-$PWD/artifacts}
 BUILD=${BUILD:-build-gpu}
-STAGES=${SML_GPU_STAGES:-build test bench sanitize patch-mutants}
+STAGES=${SML_GPU_STAGES:-build test bench frameworks sanitize patch-mutants}
 mkdir -p "$ARTIFACTS"
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 status=0
@@ -56,6 +60,29 @@ if has bench; then
     ${SML_BENCH_TIME_LIMIT:+--time-limit "$SML_BENCH_TIME_LIMIT"} \
     --ledger "$ARTIFACTS/ledger" --json "$ARTIFACTS/bench.json" --md "$ARTIFACTS/bench.md" \
     2>"$ARTIFACTS/bench.stderr" | tee "$ARTIFACTS/bench.txt" || status=1
+fi
+
+if has frameworks; then
+  if ! python3 -c 'import torch' 2>/dev/null; then
+    log "frameworks: skipped (python3 cannot import torch)"
+  else
+    export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" SML_LIBRARY_DIR="$PWD/$BUILD"
+    py="python3 -m softmax_lab"
+    mkdir -p "$ARTIFACTS/frameworks"
+    log "frameworks: versions and registry"
+    $py list 2>&1 | tee "$ARTIFACTS/frameworks/list.txt"
+    fw=$($py list --json 2>/dev/null | python3 -c 'import json,sys; print(",".join(k["name"] for k in json.load(sys.stdin) if (k.get("origin") or "").startswith("python:") and k["device"]=="gpu"))')
+    log "frameworks: property suite on $fw"
+    $py check --kernel "$fw" --cases "${SML_FRAMEWORK_CASES:-400}" --seconds "${SML_FRAMEWORK_SECONDS:-240}" \
+      --save "$ARTIFACTS/frameworks/failures" --json "$ARTIFACTS/frameworks/check.json" \
+      2>&1 | tee "$ARTIFACTS/frameworks/check.txt"
+    for sw in seed-row-fusion seed-cutedsl; do
+      log "frameworks: the $sw sweep, every backend, claims against torch"
+      $py bench --backend all --sweep "$sw" --op all --versus torch \
+        --json "$ARTIFACTS/frameworks/$sw.json" --md "$ARTIFACTS/frameworks/$sw.md" \
+        2>"$ARTIFACTS/frameworks/$sw.stderr" | tee "$ARTIFACTS/frameworks/$sw.txt" || status=1
+    done
+  fi
 fi
 
 if has sanitize && [ -x "$BUILD/tests/mutants/run_sanitizers.sh" ]; then

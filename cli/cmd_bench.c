@@ -51,17 +51,20 @@ static void usage(FILE *f) {
         "                          in 64 blocks spread over the tensor, first and last row\n"
         "                          included (default 16777216); all: every element\n"
         "  --no-shrink             keep full sweep shapes on a CPU-only run\n"
+        "  --versus K              decide every backend's claim as '>= 1.00x K on all shapes'\n"
+        "                          (K is timed too), e.g. --versus torch: each backend against\n"
+        "                          PyTorch, the seeds' decision matrix\n"
         "  --gate                  exit 1 if a kernel with a claim is not Supported\n"
         "  --quiet                 no progress line\n"
         "exit: 0 done, 1 a kernel was WRONG or failed, a write failed, or --gate missed, 2 bad\n"
         "      usage (nothing written), 3 a backend named in --backend could not run here, or\n"
         "      nothing was measured\n"
         "sweeps:\n", sml_sweep_names());
-    const char *names[] = {"seeds", "cols", "long", "short", "standard"};
-    for (int i = 0; i < 5; i++) {
+    const char *names[] = {"seeds", "seed-row-fusion", "seed-cutedsl", "cols", "long", "short", "standard"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char d[1024];
         sml_sweep_describe(names[i], d, sizeof d);
-        fprintf(f, "  %-9s %s\n", names[i], d);
+        fprintf(f, "  %-16s %s\n", names[i], d);
     }
 }
 
@@ -225,6 +228,7 @@ static void on_case(const sml_bench_run *run, size_t c, void *user) {
 
 int sml_cmd_bench(int argc, char **argv) {
     const char *backend = "all", *sweep = NULL, *json = NULL, *md = NULL, *ledger = NULL;
+    const char *versus = NULL;
     const char *svg = NULL;
     unsigned ops = 1u << SML_SOFTMAX, dtypes = SML_DTYPES_ALL;
     int dtypes_given = 0, no_shrink = 0, gate = 0, quiet = 0;
@@ -261,6 +265,7 @@ int sml_cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "--md")) md = v;
         else if (!strcmp(a, "--ledger")) ledger = v;
         else if (!strcmp(a, "--svg")) svg = v;
+        else if (!strcmp(a, "--versus")) versus = v;
         else if (!strcmp(a, "--min-samples")) {
             if (!parse_i64(v, 1, 100000, &n)) return bad("bad --min-samples '%s' (1 to 100000)", v);
             cfg.stop.min_samples = (int)n;
@@ -312,7 +317,7 @@ int sml_cmd_bench(int argc, char **argv) {
     } else {
         if (!sweep) sweep = "seeds";
         if (sml_sweep_get(sweep, &plan.shapes) != SML_OK)
-            return bad("unknown --sweep '%s' (seeds, cols, long, short, standard)", sweep);
+            return bad("unknown --sweep '%s' (softmax-lab bench --help lists the sweeps)", sweep);
         snprintf(plan.sweep, sizeof plan.sweep, "%s", sweep);
     }
     plan.ops = ops;
@@ -348,6 +353,21 @@ int sml_cmd_bench(int argc, char **argv) {
             return 3;
         }
         return bad("%s", err);
+    }
+    if (versus) {
+        /* The claims' common baseline is timed like the other baselines. */
+        const sml_kernel *v = sml_kernel_find(versus);
+        if (!v) return bad("--versus: no kernel '%s' in the registry (softmax-lab list)", versus);
+        size_t i = 0;
+        while (i < nk && kernels[i] != v) i++;
+        if (i == nk) {
+            if (nk >= SML_MAX_KERNELS) return bad("--versus %s: too many backends", versus);
+            if (!v->launch || (v->device == SML_DEVICE_GPU && !gpu))
+                return bad("--versus: kernel '%s' cannot run here", versus);
+            kernels[nk] = v;
+            baseline_only[nk++] = 1;
+        }
+        plan.versus = v->name;
     }
     char unrun[256] = "";
     named_unrunnable(backend, gpu, unrun, sizeof unrun);

@@ -32,9 +32,18 @@ static void usage(FILE *f) {
         "  T4  vs_best_other >= 1 - the ledger's decision margin on every row\n"
         "  T5  frac_copy_kernel >= 1/1.3 on rows of 128 to 512 columns\n"
         "  T6  the kernel's status is Supported\n"
+        "Against the field and the limit, timed in the same run:\n"
+        "  vs-field        time(fastest framework baseline) / time >= 1.00 on rows moving >= 64 MiB\n"
+        "  at-limit        frac_limit >= 0.97 on rows moving >= 64 MiB (the limit moves the same\n"
+        "                  bytes with the op's own pattern: 1 read + 1 write forward, 2 reads +\n"
+        "                  1 write backward)\n"
+        "  short-vs-field  time(fastest framework baseline) / time >= 1.00 on rows moving < 64 MiB\n"
+        "  The framework baselines are the ledger's records of torch, triton, triton_online, liger\n"
+        "  and cudnn. A row with no baseline timed on its cell, or no limit in the ledger, is NOT\n"
+        "  MEASURED, and so is a target with such a row or no row: never met.\n"
         "A row whose check is not ok misses every target it is in.\n"
         "exit: 0 every target met, 1 a target missed, 2 bad usage or input, or an output could\n"
-        "     not be written (the old file, or none, is left)\n");
+        "     not be written (the old file, or none, is left), 3 none missed but one NOT MEASURED\n");
 }
 
 /* Returns -1 to go on, else the exit code. */
@@ -88,7 +97,7 @@ static const char *num(char *buf, size_t n, const char *fmt, double v) {
 
 /* A missed row's cells, formatted once for the text and the Markdown tables. */
 typedef struct row_cells {
-    char shape[32], gbps[24], memcpy[24], copyk[24], cudnn[24], best[24], other[64];
+    char shape[32], gbps[24], memcpy[24], copyk[24], limit[24], cudnn[24], best[24], other[64], field[64];
 } row_cells;
 
 static void cells(row_cells *c, const sml_tgt_row *x) {
@@ -96,16 +105,32 @@ static void cells(row_cells *c, const sml_tgt_row *x) {
     num(c->gbps, sizeof c->gbps, "%.1f", x->gbps);
     num(c->memcpy, sizeof c->memcpy, "%.1f%%", x->frac_memcpy * 100);
     num(c->copyk, sizeof c->copyk, "%.1f%%", x->frac_copy_kernel * 100);
+    num(c->limit, sizeof c->limit, "%.1f%%", x->frac_limit * 100);
     num(c->cudnn, sizeof c->cudnn, "%.3fx", x->vs_cudnn);
     num(c->best, sizeof c->best, "%.3fx", x->vs_best_other);
     snprintf(c->other, sizeof c->other, "%s%s", x->best_other, sml_tgt_own_kernel(x) ? ", which auto ran" : "");
+    if (x->field[0]) snprintf(c->field, sizeof c->field, "%.3fx %s", x->vs_field, x->field);
+    else snprintf(c->field, sizeof c->field, "-");
 }
 
 /* w: the width of the counts, so the text summary lines up (0 in Markdown). */
 static void met_words(char *buf, size_t n, const sml_tgt_report *r, int id, int w) {
     const sml_tgt_result *t = &r->t[id];
+    if (t->state == SML_TGT_NOT_MEASURED && !t->counted) {
+        snprintf(buf, n, "NOT MEASURED (%s)",
+                 !t->not_measured                ? "no row in it"
+                 : id == SML_TGT_AT_LIMIT        ? "no traffic-matched limit in the ledger"
+                 : r->field[0]                   ? "no framework baseline timed on these rows"
+                                                 : "no torch, triton, triton_online, liger or cudnn record in the ledger");
+        return;
+    }
     int used = id == SML_TGT_STATE ? snprintf(buf, n, "%s (%s)", t->met ? "yes" : "no", r->status)
                                    : snprintf(buf, n, "%*d of %*d rows", w, t->met, w, t->counted);
+    if (t->not_measured && used > 0 && (size_t)used < n) {
+        used += snprintf(buf + used, n - (size_t)used, "; %d NOT MEASURED (%s)", t->not_measured,
+                         id == SML_TGT_AT_LIMIT ? "no limit" : "no framework baseline timed there");
+        if ((size_t)used >= n) return;
+    }
     if (id == SML_TGT_BEST && used > 0 && (size_t)used < n) {
         if (t->own_kernel)
             snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x; %d miss%s against the kernel auto ran)",
@@ -125,6 +150,7 @@ static void text_header(FILE *f, const sml_tgt_report *r, const char *path) {
     fprintf(f, "  GPU     %s, memcpy %s GB/s, decision margin %.0f%%\n", r->gpu,
             num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100);
     fprintf(f, "  status  %s\n", r->status);
+    fprintf(f, "  field   %s\n", r->field[0] ? r->field : "none (no framework baseline in the ledger)");
     if (r->cases_planned > 0)
         fprintf(f, "  PARTIAL %lld of %lld cases measured (time limit): every count is of the rows present\n",
                 (long long)r->cases_measured, (long long)r->cases_planned);
@@ -134,15 +160,15 @@ static void text_header(FILE *f, const sml_tgt_report *r, const char *path) {
 static void text_misses(FILE *f, const sml_tgt_report *r, int id) {
     const sml_tgt_result *t = &r->t[id];
     fprintf(f, "\n%s misses: %zu of %d rows, furthest first\n  rule: %s\n", t->name, t->nmiss, t->counted, t->rule);
-    fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %8s  %s\n", "op", "dtype", "shape", "GB/s", "memcpy", "copy-k",
-            "vs cuDNN", "vs best other");
+    fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %7s %8s  %-24s %s\n", "op", "dtype", "shape", "GB/s", "memcpy",
+            "copy-k", "limit", "vs cuDNN", "vs field", "vs best other");
     for (size_t k = 0; k < t->nmiss; k++) {
         const sml_tgt_row *x = &r->rows[t->miss[k]];
         row_cells c;
         cells(&c, x);
         const int ok = sml_tgt_row_ok(x);
-        fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %8s  %s (%s)%s%s\n", x->op, x->dtype, c.shape, c.gbps, c.memcpy,
-                c.copyk, c.cudnn, c.best, c.other, ok ? "" : "  check ", ok ? "" : x->check);
+        fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %7s %8s  %-24s %s (%s)%s%s\n", x->op, x->dtype, c.shape, c.gbps,
+                c.memcpy, c.copyk, c.limit, c.cudnn, c.field, c.best, c.other, ok ? "" : "  check ", ok ? "" : x->check);
     }
 }
 
@@ -152,7 +178,8 @@ static void print_text(FILE *f, const sml_tgt_report *r, const char *path) {
         char label[128], met[128];
         snprintf(label, sizeof label, "%s:", r->t[id].title);
         met_words(met, sizeof met, r, id, 3);
-        fprintf(f, "%s %-54s %s\n", r->t[id].name, label, met);
+        /* The met column lines up whatever the target's name. */
+        fprintf(f, "%s %-*s %s\n", r->t[id].name, (int)(72 - strlen(r->t[id].name)), label, met);
     }
     for (int id = 0; id < SML_TGT_COUNT; id++)
         if (r->t[id].nmiss) text_misses(f, r, id);
@@ -175,6 +202,9 @@ static void json_row(sml_jw *w, const sml_tgt_row *x, double value) {
     sml_jw_knum(w, "vs_cudnn", x->vs_cudnn);
     sml_jw_knum(w, "vs_best_other", x->vs_best_other);
     sml_jw_kstr(w, "best_other", strcmp(x->best_other, "-") ? x->best_other : NULL);
+    sml_jw_knum(w, "frac_limit", x->frac_limit);
+    sml_jw_knum(w, "vs_field", x->vs_field);
+    sml_jw_kstr(w, "field", x->field[0] ? x->field : NULL);
     sml_jw_kstr(w, "auto_path", x->auto_path[0] ? x->auto_path : NULL);
     sml_jw_end(w);
 }
@@ -193,7 +223,9 @@ static void json_target(sml_jw *w, const sml_tgt_report *r, int id) {
         sml_jw_kint(w, "misses_against_own_kernel", t->own_kernel);
     }
     if (id == SML_TGT_STATE) sml_jw_kstr(w, "status", r->status);
-    sml_jw_kbool(w, "met", t->met == t->counted);
+    sml_jw_kint(w, "rows_not_measured", t->not_measured);
+    sml_jw_kstr(w, "state", sml_tgt_state_name(t->state));
+    sml_jw_kbool(w, "met", t->state == SML_TGT_MET);
     sml_jw_key(w, "missing");
     sml_jw_array(w);
     for (size_t k = 0; k < t->nmiss; k++)
@@ -216,6 +248,7 @@ static int write_json(FILE *f, const sml_tgt_report *r, const char *path) {
     sml_jw_knum(&w, "decision_margin", r->margin);
     sml_jw_kstr(&w, "kernel", r->kernel);
     sml_jw_kstr(&w, "status", r->status);
+    sml_jw_kstr(&w, "field", r->field);
     sml_jw_key(&w, "partial");
     if (r->cases_planned > 0) {
         sml_jw_object_inline(&w);
@@ -239,14 +272,15 @@ static int write_json(FILE *f, const sml_tgt_report *r, const char *path) {
 static void md_misses(FILE *f, const sml_tgt_report *r, int id) {
     const sml_tgt_result *t = &r->t[id];
     fprintf(f, "\n## %s misses: %zu of %d rows\n\n`%s`; furthest first.\n\n", t->name, t->nmiss, t->counted, t->rule);
-    fprintf(f, "| op | dtype | shape | GB/s | %% of memcpy | %% of copy kernel | vs cuDNN | vs best other | check |\n");
-    fprintf(f, "|---|---|---|---:|---:|---:|---:|---|---|\n");
+    fprintf(f, "| op | dtype | shape | GB/s | %% of memcpy | %% of copy kernel | %% of limit | vs cuDNN | vs field | "
+               "vs best other | check |\n");
+    fprintf(f, "|---|---|---|---:|---:|---:|---:|---:|---|---|---|\n");
     for (size_t k = 0; k < t->nmiss; k++) {
         const sml_tgt_row *x = &r->rows[t->miss[k]];
         row_cells c;
         cells(&c, x);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", x->op, x->dtype, c.shape, c.gbps,
-                c.memcpy, c.copyk, c.cudnn, c.best, c.other, x->check);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", x->op, x->dtype, c.shape, c.gbps,
+                c.memcpy, c.copyk, c.limit, c.cudnn, c.field, c.best, c.other, x->check);
     }
 }
 
@@ -256,6 +290,7 @@ static int write_md(FILE *f, const sml_tgt_report *r, const char *path) {
     fprintf(f, "Ledger `%s`; sweep %s%s%s%s; %s, memcpy %s GB/s; decision margin %.0f%%; status %s.\n\n", path,
             r->sweep, r->ops[0] ? " (" : "", r->ops, r->ops[0] ? ")" : "", r->gpu,
             num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100, r->status);
+    fprintf(f, "Framework baselines in the ledger: %s.\n\n", r->field[0] ? r->field : "none");
     if (r->cases_planned > 0)
         fprintf(f, "**Partial ledger:** %lld of %lld cases measured (time limit); every count below is of the "
                    "rows present.\n\n",
@@ -320,7 +355,7 @@ int sml_cmd_targets(int argc, char **argv) {
     print_text(stdout, &r, o.ledger);
     if (o.json) printf("\nwrote %s\n", o.json);
     if (o.md) printf("%swrote %s\n", o.json ? "" : "\n", o.md);
-    rc = sml_tgt_all_met(&r) ? 0 : 1;
+    rc = sml_tgt_any_missed(&r) ? 1 : sml_tgt_all_met(&r) ? 0 : 3;
     sml_tgt_report_free(&r);
     return rc;
 }

@@ -42,6 +42,7 @@ typedef enum sml_status {
     SML_ERR_INVALID_ARG,    /* any other bad argument (bad flag value, ...) */
     SML_ERR_INTERNAL,       /* a bug in softmax-lab */
     SML_ERR_PLUGIN,         /* a plugin library or kernel table was refused (softmax_lab_plugin.h) */
+    SML_ERR_KERNEL_FAILED,  /* a kernel from outside softmax-lab (plugin, Python) reported a failure */
     SML_STATUS_COUNT
 } sml_status;
 

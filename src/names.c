@@ -26,6 +26,7 @@ const char *sml_strerror(sml_status s) {
     case SML_ERR_INVALID_ARG: return "invalid argument";
     case SML_ERR_INTERNAL: return "internal error (a bug in softmax-lab)";
     case SML_ERR_PLUGIN: return "plugin refused (cannot be loaded, or its kernel table is invalid)";
+    case SML_ERR_KERNEL_FAILED: return "the kernel reported a failure (a plugin's or a Python kernel's own error)";
     case SML_STATUS_COUNT: break;
     }
     return "unknown status code";

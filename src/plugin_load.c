@@ -14,6 +14,10 @@
 sml_status sml_load_plugin(const char *path, char *msg, size_t msglen) {
     if (msg && msglen) msg[0] = 0;
     if (!path || !*path) return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "plugin: no library path given");
+    if (!strncmp(path, SML_PYTHON_SOURCE_PREFIX, strlen(SML_PYTHON_SOURCE_PREFIX)))
+        return sml_errorf(SML_ERR_PLUGIN, msg, msglen,
+                          "%s: a Python module's kernels; run this command as python3 -m softmax_lab, "
+                          "which imports the module", path);
     /* A file that exists is opened by its absolute path (dlopen would search the library
      * path for a bare name, not the current directory), and recorded so, which is what a
      * reproducer saved from one of its kernels replays from any directory. A name that is no

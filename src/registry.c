@@ -159,7 +159,10 @@ sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_
     if (!origin || !*origin) origin = "(unnamed)";
     pthread_mutex_lock(&LOCK);
     sml_status s = SML_OK;
-    if (library || dl) {
+    /* The same library loaded twice registers once; tables from one Python module are
+     * registered one call each, and each counts. */
+    int python = library && !strncmp(library, SML_PYTHON_SOURCE_PREFIX, strlen(SML_PYTHON_SOURCE_PREFIX));
+    if ((library && !python) || dl) {
         size_t n = atomic_load_explicit(&LOADED, memory_order_relaxed), seen = 0;
         for (const plugin_set *p = first_set(); p && seen < n; seen += p->count, p = next_set(p))
             if ((library && p->library && !strcmp(p->library, library)) || (dl && p->dl == dl)) {
@@ -198,5 +201,13 @@ out:
 
 sml_status sml_register_kernels(const sml_kernel *table, size_t count, unsigned abi_version,
                                 const char *origin, char *msg, size_t msglen) {
-    return sml_registry_add(table, count, abi_version, origin, NULL, NULL, NULL, msg, msglen);
+    /* A table registered from Python ("python:MODULE (versions)") is found again by importing
+     * MODULE, which is what a reproducer of one of its kernels records as its source. */
+    char source[256] = "";
+    if (origin && !strncmp(origin, SML_PYTHON_SOURCE_PREFIX, strlen(SML_PYTHON_SOURCE_PREFIX))) {
+        size_t n = strcspn(origin, " (");
+        if (n < sizeof source) snprintf(source, sizeof source, "%.*s", (int)n, origin);
+    }
+    return sml_registry_add(table, count, abi_version, origin, source[0] ? source : NULL, NULL, NULL, msg,
+                            msglen);
 }

@@ -69,6 +69,10 @@ typedef struct sml_bench_case {
     int has_copy;           /* copy reference (same bytes) measured */
     sml_measurement copy;
     double copy_gbps;
+    int has_limit;          /* traffic-matched limit measured (copy_ref.h) */
+    int limit_reads;        /* tensors its kernel reads: 1 forward, 2 backward; it writes one */
+    sml_measurement limit;
+    double limit_gbps;
 } sml_bench_case;
 
 typedef struct sml_bench_result {
@@ -87,6 +91,8 @@ typedef struct sml_bench_result {
     double gbps;
     double frac_memcpy;      /* gbps / the device's large-buffer copy bandwidth */
     double frac_copy_kernel; /* time of the copy reference moving the same bytes / time */
+    double frac_limit;       /* time of the traffic-matched limit (the op's own reads and
+                                write, same bytes) / time; NaN if it was not measured */
     double vs_cudnn, vs_naive, vs_best_other; /* time(other) / time(this); NaN if absent */
     char best_other[32];
     char auto_path[16];      /* `auto` only: the kernel it ran (sml_auto_choice); "" otherwise */
@@ -114,6 +120,8 @@ typedef struct sml_bench_plan {
     size_t nkernels;
     int shrunk;                   /* 1: rows were cut for a CPU-only host */
     const char *notes;            /* copied into the run's notes; may be NULL */
+    const char *versus;           /* non-NULL: every kernel's claim is ">= 1.00x versus, all
+                                     shapes" instead of its own (bench --versus) */
 } sml_bench_plan;
 
 typedef struct sml_bench_run {

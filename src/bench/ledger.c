@@ -14,6 +14,10 @@
 #include "bench/json_write.h"
 #include "softmax_lab_plugin.h"
 
+const char *sml_ledger_limit_pattern(int reads) {
+    return reads == 2 ? "2 reads + 1 write" : "1 read + 1 write";
+}
+
 void sml_case_label(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, char *buf, size_t n) {
     snprintf(buf, n, "%s %s %lldx%lld", sml_op_name(op), sml_dtype_name(dt), (long long)rows,
              (long long)cols);
@@ -299,7 +303,11 @@ sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
             const sml_kernel *k = plan_kernel(run, x->kernel, &r->baseline_only);
             /* A plugin kernel may leave file NULL: its library says where it is. */
             r->file = k && k->file ? k->file : k && sml_kernel_origin(k) ? sml_kernel_origin(k) : "";
+            r->origin = k ? sml_kernel_origin(k) : NULL;
             if (k) r->claim = k->claim;
+            if (k && run->plan.versus)
+                r->claim = strcmp(k->name, run->plan.versus) ? (sml_claim){run->plan.versus, 1.0, "all"}
+                                                             : (sml_claim){NULL, 0.0, NULL};
             r->result = calloc(run->nresults, sizeof *r->result);
             r->outcome = calloc(run->nresults, sizeof *r->outcome);
             r->vs_baseline = calloc(run->nresults, sizeof *r->vs_baseline);
@@ -480,6 +488,7 @@ static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_
         sml_jw_knum(w, "gbps", x->gbps);
         sml_jw_knum(w, "frac_memcpy", x->frac_memcpy);
         sml_jw_knum(w, "frac_copy_kernel", x->frac_copy_kernel);
+        sml_jw_knum(w, "frac_limit", x->frac_limit);
         sml_jw_knum(w, "vs_cudnn", x->vs_cudnn);
         sml_jw_knum(w, "vs_naive", x->vs_naive);
         sml_jw_knum(w, "vs_baseline", r->vs_baseline[i]);
@@ -496,6 +505,12 @@ static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_
     if (c->has_copy) {
         sml_jw_knum(w, "copy_kernel_ms", c->copy.t.median * 1e3);
         sml_jw_knum(w, "copy_kernel_gbps", c->copy_gbps);
+    }
+    if (c->has_limit) {
+        sml_jw_kstr(w, "limit_pattern", sml_ledger_limit_pattern(c->limit_reads));
+        sml_jw_knum(w, "limit_ms", c->limit.t.median * 1e3);
+        sml_jw_knum(w, "limit_rel_spread", c->limit.t.rel_spread);
+        sml_jw_knum(w, "limit_gbps", c->limit_gbps);
     }
     char seed[24];
     snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)c->seed);
@@ -568,6 +583,7 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
         sml_jw_kstr(&w, "sweep", run->plan.sweep);
         sml_jw_kstr(&w, "device", r->device == SML_DEVICE_GPU ? "gpu" : "cpu");
         sml_jw_kstr(&w, "file", r->file);
+        sml_jw_kstr(&w, "origin", r->origin);
         sml_jw_kbool(&w, "baseline_only", r->baseline_only);
         sml_jw_key(&w, "claim");
         if (r->claim.baseline) {
@@ -685,9 +701,9 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
         fprintf(f, "`%s`. ", r->file);
         md_escape(f, r->reason);
         fprintf(f, "\n\n| case | class | check | ms | spread | GB/s | of memcpy | of copy kernel | "
-                   "vs cudnn | vs naive | vs claim baseline | vs best other | outcome | cache | "
-                   "samples |\n");
-        fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                   "of limit | vs cudnn | vs naive | vs claim baseline | vs best other | outcome | "
+                   "cache | samples |\n");
+        fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (size_t i = 0; i < r->n; i++) {
             const sml_bench_result *x = &run->results[r->result[i]];
             const sml_bench_case *c = &run->cases[x->case_index];
@@ -705,6 +721,8 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
                 fputs(" | ", f);
                 md_num(f, x->frac_copy_kernel * 100, "%.0f%%");
                 fputs(" | ", f);
+                md_num(f, x->frac_limit * 100, "%.0f%%");
+                fputs(" | ", f);
                 md_num(f, x->vs_cudnn, "%.2fx");
                 fputs(" | ", f);
                 md_num(f, x->vs_naive, "%.2fx");
@@ -714,7 +732,7 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
                 md_num(f, x->vs_best_other, "%.2fx");
                 fprintf(f, "%s%s", x->best_other[0] ? " " : "", x->best_other);
             } else {
-                fputs("- | - | - | - | - | - | - | - | -", f);
+                fputs("- | - | - | - | - | - | - | - | - | -", f);
             }
             fprintf(f, " | %s | %s | %d x%d%s |", sml_row_outcome_name(r->outcome[i]), c->cache,
                     x->m.t.n, x->m.batch, sml_bench_hold_lost(run, x) ? " (unheld)" : "");
@@ -722,7 +740,7 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
             if (x->verdict != SML_VERDICT_OK) {
                 fputs("| | | ", f);
                 md_escape(f, x->check);
-                fputs(" | | | | | | | | | | | | |", f);
+                fputs(" | | | | | | | | | | | | | |", f);
                 fputc('\n', f);
             }
         }
@@ -750,15 +768,23 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
         }
     }
     fprintf(f, "\n## Copy references (same run, same buffer rotation as the case)\n\n"
-               "| case | bytes moved | cache | copy ms | copy GB/s |\n|---|---|---|---|---|\n");
+               "The limit moves the case's bytes with the op's own pattern: one read and one write "
+               "forward (the copy itself), two reads and one write backward.\n\n"
+               "| case | bytes moved | cache | copy ms | copy GB/s | limit | limit ms | limit GB/s |\n"
+               "|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < run->ncases; i++) {
         const sml_bench_case *c = &run->cases[i];
-        if (!c->has_copy) continue;
+        if (!c->has_copy && !c->has_limit) continue;
         char label[64];
         sml_case_label(c->op, c->dtype, c->rows, c->cols, label, sizeof label);
-        fprintf(f, "| %s | %.1f MiB | %s | %.4f | ", label, (double)c->bytes_moved / 1048576.0,
-                c->cache, c->copy.t.median * 1e3);
-        md_gbps(f, c->copy_gbps);
+        fprintf(f, "| %s | %.1f MiB | %s | ", label, (double)c->bytes_moved / 1048576.0, c->cache);
+        md_num(f, c->has_copy ? c->copy.t.median * 1e3 : NAN, "%.4f");
+        fputs(" | ", f);
+        md_gbps(f, c->has_copy ? c->copy_gbps : NAN);
+        fprintf(f, " | %s | ", c->has_limit ? sml_ledger_limit_pattern(c->limit_reads) : "-");
+        md_num(f, c->has_limit ? c->limit.t.median * 1e3 : NAN, "%.4f");
+        fputs(" | ", f);
+        md_gbps(f, c->has_limit ? c->limit_gbps : NAN);
         fputs(" |\n", f);
     }
     return ferror(f) ? -1 : 0;

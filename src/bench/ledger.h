@@ -33,6 +33,8 @@ typedef struct sml_ledger_record {
     char kernel[32];
     sml_device device;
     const char *file;
+    const char *origin; /* where a kernel from outside the build came from (plugin library, or
+                           Python module with the versions it ran on); NULL: built in */
     int baseline_only;
     sml_claim claim;
     sml_decision decision;
@@ -55,6 +57,10 @@ sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out);
 void sml_ledger_free(sml_ledger *l);
 /* The record of a kernel, or NULL. */
 const sml_ledger_record *sml_ledger_find(const sml_ledger *l, const char *kernel);
+
+/* The traffic-matched limit's access pattern: "1 read + 1 write" (reads 1) or
+ * "2 reads + 1 write" (reads 2). */
+const char *sml_ledger_limit_pattern(int reads);
 
 /* "softmax fp16 4096x8192" */
 void sml_case_label(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, char *buf, size_t n);

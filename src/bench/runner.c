@@ -257,7 +257,7 @@ static sml_bench_result *new_result(sml_bench_run *run) {
     sml_bench_result *r = &run->results[run->nresults++];
     memset(r, 0, sizeof *r);
     r->vs_cudnn = r->vs_naive = r->vs_best_other = NAN;
-    r->gbps = r->frac_memcpy = r->frac_copy_kernel = NAN;
+    r->gbps = r->frac_memcpy = r->frac_copy_kernel = r->frac_limit = NAN;
     r->worst_ulps = r->worst_ratio = NAN;
     return r;
 }
@@ -570,28 +570,47 @@ static void run_case(sml_bench_run *run, size_t ci, sml_handle *h, int threads, 
         if (have) dev_bufs_free(&b);
     }
     free_case_host(&hx, &hdy, &hout, &want);
-    /* The copy references, after the case's buffers are gone, rotated the same way. */
+    /* The copy references, after the case's buffers are gone, rotated the same way. The
+     * traffic-matched limit of a forward case (one read, one write of the tensor) is the copy
+     * itself; a backward case's (two reads, one write) is timed on its own. */
     for (int dev = 0; dev < 2; dev++) {
         if (!use[dev]) continue;
         progress_line(pg, ci, c, dev ? "timing the copy kernel (same bytes)" : "timing memcpy (same bytes)", 0);
         sml_measure_opts o;
         measure_opts(&run->cfg, (sml_device)dev, &o);
         char err[256];
-        sml_measurement m;
-        double gbps;
-        if (sml_bench_copy_same_bytes((sml_device)dev, c->bytes_moved, copy_sets[dev], &o, &m,
-                                      &gbps, err, sizeof err) == SML_OK) {
-            /* Stored per device: CPU backends compare against memcpy, GPU ones the kernel. */
-            if (dev == SML_DEVICE_GPU || !use[SML_DEVICE_GPU]) {
-                c->has_copy = 1;
+        sml_measurement m, lm;
+        double gbps, lgbps = 0;
+        int have_copy = sml_bench_copy_same_bytes((sml_device)dev, c->bytes_moved, copy_sets[dev], &o, &m,
+                                                  &gbps, err, sizeof err) == SML_OK;
+        int have_limit = have_copy && !bwd;
+        if (have_limit) {
+            lm = m;
+            lgbps = gbps;
+        } else if (bwd) {
+            progress_line(pg, ci, c, "timing the limit (2 reads + 1 write)", 0);
+            have_limit = sml_bench_limit_same_traffic((sml_device)dev, c->tensor_bytes, 2, copy_sets[dev], &o,
+                                                      &lm, &lgbps, err, sizeof err) == SML_OK;
+        }
+        /* Stored per device: CPU backends compare against memcpy, GPU ones the kernel. */
+        if (dev == SML_DEVICE_GPU || !use[SML_DEVICE_GPU]) {
+            c->has_copy = have_copy;
+            if (have_copy) {
                 c->copy = m;
                 c->copy_gbps = gbps;
             }
-            for (size_t i = first; i < run->nresults; i++) {
-                sml_bench_result *r = &run->results[i];
-                if ((int)r->device == dev && r->timed && r->m.t.median > 0)
-                    r->frac_copy_kernel = m.t.median / r->m.t.median;
+            c->has_limit = have_limit;
+            c->limit_reads = bwd ? 2 : 1;
+            if (have_limit) {
+                c->limit = lm;
+                c->limit_gbps = lgbps;
             }
+        }
+        for (size_t i = first; i < run->nresults; i++) {
+            sml_bench_result *r = &run->results[i];
+            if ((int)r->device != dev || !r->timed || !(r->m.t.median > 0)) continue;
+            if (have_copy) r->frac_copy_kernel = m.t.median / r->m.t.median;
+            if (have_limit) r->frac_limit = lm.t.median / r->m.t.median;
         }
     }
     derive_metrics(run, ci, first, run->nresults);

@@ -1,5 +1,5 @@
-/* sweeps.c: the shapes each named sweep measures. `seeds` are the cases earlier studies
- * reported on; `cols` walks the row length at a fixed batch (the Triton tutorial's
+/* sweeps.c: the shapes each named sweep measures. `seeds` are the cases of the studies this
+ * project started from, and `seed-row-fusion` / `seed-cutedsl` each study's own cells; `cols` walks the row length at a fixed batch (the Triton tutorial's
  * picture); `long` is few rows of very long rows (the split-row path); `short` is many
  * short rows (launch- and latency-bound); `standard` is their union, the sweep the perf
  * gate and the ledger use. */
@@ -27,6 +27,13 @@ static void add_seeds(sml_sweep *s) {
     add(s, 4096, 8192, F16 | BF16);
     add(s, 4096, 16384, F16 | BF16);
 }
+/* The kernel lab's row-softmax experiment: PyTorch against a fused Triton kernel. */
+static void add_seed_row_fusion(sml_sweep *s) { add(s, 4096, 1024, F16 | F32); }
+/* The CuTeDSL softmax README's table (forward and backward, softmax and log-softmax). */
+static void add_seed_cutedsl(sml_sweep *s) {
+    add(s, 4096, 8192, F16 | BF16);
+    add(s, 4096, 16384, F16);
+}
 static void add_cols(sml_sweep *s) {
     for (int64_t c = 256; c <= 32768; c *= 2) add(s, 4096, c, ALL);
 }
@@ -42,7 +49,12 @@ static void add_short(sml_sweep *s) {
 static const struct {
     const char *name;
     void (*fill)(sml_sweep *);
-} SWEEPS[] = {{"seeds", add_seeds}, {"cols", add_cols}, {"long", add_long}, {"short", add_short}};
+} SWEEPS[] = {{"seeds", add_seeds},
+               {"seed-row-fusion", add_seed_row_fusion},
+               {"seed-cutedsl", add_seed_cutedsl},
+               {"cols", add_cols},
+               {"long", add_long},
+               {"short", add_short}};
 
 sml_status sml_sweep_get(const char *name, sml_sweep *out) {
     if (!name || !out) return SML_ERR_NULL_POINTER;
@@ -60,7 +72,7 @@ sml_status sml_sweep_get(const char *name, sml_sweep *out) {
     return SML_ERR_INVALID_ARG;
 }
 
-const char *sml_sweep_names(void) { return "seeds, cols, long, short, standard"; }
+const char *sml_sweep_names(void) { return "seeds, seed-row-fusion, seed-cutedsl, cols, long, short, standard"; }
 
 void sml_sweep_describe(const char *name, char *buf, size_t n) {
     sml_sweep s;

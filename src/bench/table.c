@@ -28,7 +28,8 @@ void sml_bench_print_header(FILE *f, const sml_bench_run *run) {
             run->cfg.l2_warm ? "warm (same buffers)" : "cold (rotated past 4x L2)",
             (unsigned long long)run->cfg.seed, e->host, e->threads);
     fprintf(f, "columns: GB/s counts forward 2x, backward 3x the tensor bytes; %%copy = of the copy "
-               "bandwidth above; %%copyk = copy kernel time on the same bytes / time; samples = "
+               "bandwidth above; %%copyk = copy kernel time on the same bytes / time; %%limit = time of a "
+               "kernel with the op's own reads and write (2 reads + 1 write backward) / time; samples = "
                "count x launches per sample, ! = stopped by the time limit with the spread above "
                "the noise level, ~ = a launch hold ran out of time and the samples after it were timed as "
                "made; * = added as a baseline; (x) = a WRONG kernel's ratio, never a win\n");
@@ -57,32 +58,33 @@ void sml_bench_print_case(FILE *f, const sml_bench_run *run, size_t ci) {
         fprintf(f, " (shrunk from %lld rows)", (long long)c->requested_rows);
     fprintf(f, ": %.2f MiB moved, class %s, %s, seed 0x%016llx\n", (double)c->bytes_moved / 1048576.0,
             sml_shape_class(c->cols), c->cache, (unsigned long long)c->seed);
-    fprintf(f, "  %-12s %10s %7s %15s %8s %6s %6s %8s %8s %9s %s\n", "backend", "median ms", "spread",
-            "min..max", "GB/s", "%copy", "%copyk", "vs cudnn", "vs naive", "samples", "check");
+    fprintf(f, "  %-12s %10s %7s %15s %8s %6s %6s %6s %8s %8s %9s %s\n", "backend", "median ms", "spread",
+            "min..max", "GB/s", "%copy", "%copyk", "%limit", "vs cudnn", "vs naive", "samples", "check");
     for (size_t i = 0; i < run->nresults; i++) {
         const sml_bench_result *r = &run->results[i];
         if (r->case_index != ci) continue;
         char name[40];
         snprintf(name, sizeof name, "%s%s", r->kernel, r->baseline_only ? "*" : "");
         if (!r->timed) {
-            fprintf(f, "  %-12s %10s %7s %15s %8s %6s %6s %8s %8s %9s %s\n", name, "-", "-", "-", "-",
-                    "-", "-", "-", "-", "-", sml_bench_verdict_name(r->verdict));
+            fprintf(f, "  %-12s %10s %7s %15s %8s %6s %6s %6s %8s %8s %9s %s\n", name, "-", "-", "-", "-",
+                    "-", "-", "-", "-", "-", "-", sml_bench_verdict_name(r->verdict));
             fprintf(f, "      %s\n", r->check);
             continue;
         }
         int wrong = r->verdict != SML_VERDICT_OK;
-        char range[32], a[16], b[16], cu[16], nv[16], smp[24];
+        char range[32], a[16], b[16], lim[16], cu[16], nv[16], smp[24];
         double med = r->m.t.median;
         snprintf(range, sizeof range, "-%.1f..+%.1f%%", (med - r->m.t.min) / med * 100,
                  (r->m.t.max - med) / med * 100);
         pct(a, sizeof a, r->frac_memcpy);
         pct(b, sizeof b, r->frac_copy_kernel);
+        pct(lim, sizeof lim, r->frac_limit);
         ratio(cu, sizeof cu, r->vs_cudnn, wrong);
         ratio(nv, sizeof nv, r->vs_naive, wrong);
         snprintf(smp, sizeof smp, "%dx%d%s%s", r->m.t.n, r->m.batch, r->m.stop == SML_STOP_CONVERGED ? "" : "!",
                  sml_bench_hold_lost(run, r) ? "~" : "");
-        fprintf(f, "  %-12s %10.5f %6.1f%% %15s %8.1f %6s %6s %8s %8s %9s %s\n", name, med * 1e3,
-                r->m.t.rel_spread * 100, range, r->gbps, a, b, cu, nv, smp,
+        fprintf(f, "  %-12s %10.5f %6.1f%% %15s %8.1f %6s %6s %6s %8s %8s %9s %s\n", name, med * 1e3,
+                r->m.t.rel_spread * 100, range, r->gbps, a, b, lim, cu, nv, smp,
                 sml_bench_verdict_name(r->verdict));
         if (wrong) fprintf(f, "      %s\n", r->check);
     }
@@ -91,6 +93,9 @@ void sml_bench_print_case(FILE *f, const sml_bench_run *run, size_t ci) {
         fprintf(f, "  %-12s %10.5f %6.1f%% %15s %8.1f   (%s moving the same bytes, same buffer rotation)\n",
                 host ? "memcpy" : "copy kernel", c->copy.t.median * 1e3, c->copy.t.rel_spread * 100,
                 "", c->copy_gbps, host ? "host memcpy" : "16-byte copy kernel");
+    if (c->has_limit && c->limit_reads == 2)
+        fprintf(f, "  %-12s %10.5f %6.1f%% %15s %8.1f   (2 reads + 1 write of the same bytes, same buffer rotation)\n",
+                "limit", c->limit.t.median * 1e3, c->limit.t.rel_spread * 100, "", c->limit_gbps);
 }
 
 void sml_bench_print_decisions(FILE *f, const sml_bench_run *run, const sml_ledger *l) {

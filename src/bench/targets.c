@@ -28,6 +28,9 @@ int sml_tgt_in(sml_target_id id, const sml_tgt_row *r) {
     case SML_TGT_CUDNN:
     case SML_TGT_BEST: return 1;
     case SML_TGT_SHORT: return r->cols >= SML_TGT_SHORT_MIN_COLS && r->cols <= SML_TGT_SHORT_MAX_COLS;
+    case SML_TGT_VS_FIELD:
+    case SML_TGT_AT_LIMIT: return r->bytes >= SML_TGT_BIG_BYTES;
+    case SML_TGT_SHORT_FIELD: return r->bytes < SML_TGT_BIG_BYTES;
     default: return 0; /* T6 is about the record, not its rows */
     }
 }
@@ -39,6 +42,9 @@ double sml_tgt_value(sml_target_id id, const sml_tgt_row *r) {
     case SML_TGT_CUDNN: return r->vs_cudnn;
     case SML_TGT_BEST: return r->vs_best_other;
     case SML_TGT_SHORT: return r->frac_copy_kernel;
+    case SML_TGT_VS_FIELD:
+    case SML_TGT_SHORT_FIELD: return r->vs_field;
+    case SML_TGT_AT_LIMIT: return r->frac_limit;
     default: return NAN;
     }
 }
@@ -52,6 +58,9 @@ double sml_tgt_threshold(sml_target_id id, double margin) {
      * rule allows, so a tie inside the margin is not reported as a loss. */
     case SML_TGT_BEST: return 1.0 - margin;
     case SML_TGT_SHORT: return SML_TGT_SHORT_FRAC_COPY;
+    case SML_TGT_VS_FIELD:
+    case SML_TGT_SHORT_FIELD: return SML_TGT_FIELD_SPEEDUP;
+    case SML_TGT_AT_LIMIT: return SML_TGT_FRAC_LIMIT;
     default: return 1;
     }
 }
@@ -60,16 +69,38 @@ int sml_tgt_row_ok(const sml_tgt_row *r) { return !strcmp(r->check, "ok"); }
 
 int sml_tgt_own_kernel(const sml_tgt_row *r) { return r->auto_path[0] && !strcmp(r->auto_path, r->best_other); }
 
+int sml_tgt_measured(sml_target_id id, const sml_tgt_row *r) {
+    switch (id) {
+    case SML_TGT_VS_FIELD:
+    case SML_TGT_SHORT_FIELD: return r->field[0] != 0;
+    case SML_TGT_AT_LIMIT: return r->has_limit;
+    default: return 1;
+    }
+}
+
+int sml_tgt_is_field_kernel(const char *kernel) {
+    static const char *const FIELD[] = SML_TGT_FIELD_KERNELS;
+    for (size_t i = 0; kernel && i < sizeof FIELD / sizeof FIELD[0]; i++)
+        if (!strcmp(kernel, FIELD[i])) return 1;
+    return 0;
+}
+
 int sml_tgt_met(sml_target_id id, const sml_tgt_row *r, double margin) {
     /* A wrong result is never fast enough; NaN (a metric the row lacks) compares false. */
-    return sml_tgt_in(id, r) && sml_tgt_row_ok(r) && sml_tgt_value(id, r) >= sml_tgt_threshold(id, margin);
+    return sml_tgt_in(id, r) && sml_tgt_measured(id, r) && sml_tgt_row_ok(r) &&
+           sml_tgt_value(id, r) >= sml_tgt_threshold(id, margin);
+}
+
+const char *sml_tgt_state_name(sml_tgt_state s) {
+    return s == SML_TGT_MET ? "met" : s == SML_TGT_MISSED ? "missed" : "NOT MEASURED";
 }
 
 int sml_tgt_status_met(const char *status) { return status && !strcmp(status, SML_TGT_STATUS); }
 
 /* The words each target prints, built from the same numbers the rules use. */
 static void describe(sml_tgt_result *t, sml_target_id id, double margin) {
-    static const char *const NAMES[SML_TGT_COUNT] = {"T1", "T2", "T3", "T4", "T5", "T6"};
+    static const char *const NAMES[SML_TGT_COUNT] = {"T1", "T2", "T3", "T4", "T5", "T6",
+                                                     "vs-field", "at-limit", "short-vs-field"};
     const double f = SML_TGT_FRAC_MEMCPY * 100, c = SML_TGT_VS_CUDNN, th = sml_tgt_threshold(id, margin);
     const int lo = SML_TGT_SHORT_MIN_COLS, hi = SML_TGT_SHORT_MAX_COLS;
     const long long big = (long long)SML_TGT_BIG_BYTES;
@@ -100,6 +131,17 @@ static void describe(sml_tgt_result *t, sml_target_id id, double margin) {
         snprintf(title, tn, "within %.1fx of the copy kernel, %d-%d cols", 1 / SML_TGT_SHORT_FRAC_COPY, lo, hi);
         snprintf(rule, rn, "frac_copy_kernel >= 1/%.1f = %.4f on rows with %d <= cols <= %d",
                  1 / SML_TGT_SHORT_FRAC_COPY, th, lo, hi);
+        break;
+    case SML_TGT_VS_FIELD:
+    case SML_TGT_SHORT_FIELD:
+        snprintf(title, tn, "traffic %s %lld MiB: >= %.2fx the fastest framework baseline",
+                 id == SML_TGT_VS_FIELD ? ">=" : "<", big >> 20, th);
+        snprintf(rule, rn, "median_ms(fastest of torch, triton, triton_online, liger, cudnn) / median_ms >= %.2f "
+                 "on rows with bytes_moved %s %lld", th, id == SML_TGT_VS_FIELD ? ">=" : "<", big);
+        break;
+    case SML_TGT_AT_LIMIT:
+        snprintf(title, tn, "traffic >= %lld MiB: >= %.2f of the traffic-matched limit", big >> 20, th);
+        snprintf(rule, rn, "frac_limit >= %.2f on rows with bytes_moved >= %lld", th, big);
         break;
     default:
         snprintf(title, tn, "status %s", SML_TGT_STATUS);
@@ -146,6 +188,16 @@ static int read_row(const sml_json *x, sml_tgt_row *r, const char *where, char *
         return 0;
     /* Only printed: a ledger with a single kernel has no best other; an older ledger has no
      * auto_path. */
+    /* Not in ledgers written before the limit was measured, nor on an untimed row. */
+    if (!get_metric(x, "frac_limit", 0, &r->frac_limit, where, err, errlen) ||
+        !get_metric(x, "median_ms", 0, &r->median_ms, where, err, errlen))
+        return 0;
+    if (r->median_ms <= 0) {
+        snprintf(err, errlen, "%s: 'median_ms' not > 0", where);
+        return 0;
+    }
+    r->has_limit = sml_json_is_num(sml_json_get(x, "limit_gbps"));
+    r->field_ms = r->vs_field = NAN;
     const char *b = sml_json_str(sml_json_get(x, "best_other"));
     snprintf(r->best_other, sizeof r->best_other, "%s", b ? b : "-");
     const char *a = sml_json_str(sml_json_get(x, "auto_path"));
@@ -242,6 +294,75 @@ static int read_record(const sml_json *rec, size_t at, sml_tgt_report *out, char
     return 1;
 }
 
+static int same_cell(const sml_tgt_row *a, const sml_tgt_row *b) {
+    return a->rows == b->rows && a->cols == b->cols && !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
+}
+
+/* One framework baseline's record: each of the kernel's rows on a cell it timed gets its time
+ * when it is the fastest so far. A baseline row that failed its own check still sets the time
+ * to beat, as a claim's baseline does; an untimed one (no median_ms) sets none. */
+static int read_field_record(const sml_json *rec, size_t at, const char *name, sml_tgt_report *out, char *err,
+                             size_t errlen) {
+    char where[96];
+    snprintf(where, sizeof where, "records[%zu]", at);
+    const sml_json *ev = sml_json_get(rec, "evidence");
+    if (!ev || ev->type != SML_JSON_ARRAY) {
+        snprintf(err, errlen, "%s: 'evidence' missing or not an array", where);
+        return 0;
+    }
+    for (size_t j = 0; j < ev->n; j++) {
+        snprintf(where, sizeof where, "records[%zu].evidence[%zu]", at, j);
+        const sml_json *x = ev->items[j];
+        sml_tgt_row b;
+        memset(&b, 0, sizeof b);
+        if (!x || x->type != SML_JSON_OBJECT) {
+            snprintf(err, errlen, "%s: not an object", where);
+            return 0;
+        }
+        if (!sml_json_req_str(x, "op", b.op, sizeof b.op, where, err, errlen) ||
+            !sml_json_req_str(x, "dtype", b.dtype, sizeof b.dtype, where, err, errlen) ||
+            !sml_json_req_int(x, "rows", &b.rows, where, err, errlen) ||
+            !sml_json_req_int(x, "cols", &b.cols, where, err, errlen) ||
+            !get_metric(x, "median_ms", 0, &b.median_ms, where, err, errlen))
+            return 0;
+        if (b.median_ms <= 0) {
+            snprintf(err, errlen, "%s: 'median_ms' not > 0", where);
+            return 0;
+        }
+        if (isnan(b.median_ms)) continue;
+        for (size_t i = 0; i < out->n; i++) {
+            sml_tgt_row *r = &out->rows[i];
+            if (!same_cell(r, &b) || !(isnan(r->field_ms) || b.median_ms < r->field_ms)) continue;
+            r->field_ms = b.median_ms;
+            snprintf(r->field, sizeof r->field, "%s", name);
+        }
+    }
+    return 1;
+}
+
+/* Every framework baseline in the ledger other than the kernel itself; then each row's
+ * speedup over the fastest on its cell. */
+static int read_field(const sml_json *doc, const char *kernel, sml_tgt_report *out, char *err, size_t errlen) {
+    const sml_json *recs = sml_json_get(doc, "records"); /* an array: find_record checked */
+    for (size_t i = 0; i < recs->n; i++) {
+        const char *k = sml_json_str(sml_json_get(recs->items[i], "kernel"));
+        if (!sml_tgt_is_field_kernel(k) || !strcmp(k, kernel)) continue;
+        char have[sizeof out->field + 4], want[48];
+        snprintf(have, sizeof have, ", %s,", out->field);
+        snprintf(want, sizeof want, " %s,", k);
+        if (!strstr(have, want)) { /* listed once, by whole name: triton is not in triton_online */
+            size_t used = strlen(out->field);
+            snprintf(out->field + used, sizeof out->field - used, "%s%s", used ? ", " : "", k);
+        }
+        if (!read_field_record(recs->items[i], i, k, out, err, errlen)) return 0;
+    }
+    for (size_t i = 0; i < out->n; i++) {
+        sml_tgt_row *r = &out->rows[i];
+        if (r->field[0]) r->vs_field = r->field_ms / r->median_ms;
+    }
+    return 1;
+}
+
 /* ---- Counting ---- */
 
 typedef struct miss_key {
@@ -273,6 +394,10 @@ static int count_target(sml_tgt_report *r, sml_target_id id, miss_key *keys) {
     for (size_t i = 0; i < r->n; i++) {
         const sml_tgt_row *x = &r->rows[i];
         if (!sml_tgt_in(id, x)) continue;
+        if (!sml_tgt_measured(id, x)) {
+            t->not_measured++;
+            continue;
+        }
         t->counted++;
         if (sml_tgt_met(id, x, r->margin)) {
             t->met++;
@@ -283,6 +408,11 @@ static int count_target(sml_tgt_report *r, sml_target_id id, miss_key *keys) {
         if (id == SML_TGT_BEST && sml_tgt_row_ok(x) && x->vs_best_other >= 1.0) t->at_parity++;
     }
     sort_misses(t, r, id, keys);
+    /* A target measured against another kernel or the limit says NOT MEASURED unless every one
+     * of its rows had that to be measured against; the older targets count what they find. */
+    const int needs_other = id == SML_TGT_VS_FIELD || id == SML_TGT_AT_LIMIT || id == SML_TGT_SHORT_FIELD;
+    t->state = t->nmiss ? SML_TGT_MISSED
+                        : needs_other && (t->not_measured || !t->counted) ? SML_TGT_NOT_MEASURED : SML_TGT_MET;
     return 1;
 }
 
@@ -297,6 +427,7 @@ static int evaluate(sml_tgt_report *r) {
     free(keys);
     r->t[SML_TGT_STATE].counted = 1;
     r->t[SML_TGT_STATE].met = sml_tgt_status_met(r->status);
+    r->t[SML_TGT_STATE].state = r->t[SML_TGT_STATE].met ? SML_TGT_MET : SML_TGT_MISSED;
     return ok;
 }
 
@@ -311,7 +442,7 @@ sml_status sml_targets_doc(const sml_json *doc, const char *kernel, sml_tgt_repo
     size_t at = 0;
     const sml_json *rec = NULL;
     if (!read_header(doc, out, err, errlen) || !(rec = find_record(doc, kernel, &at, err, errlen)) ||
-        !read_record(rec, at, out, err, errlen)) {
+        !read_record(rec, at, out, err, errlen) || !read_field(doc, kernel, out, err, errlen)) {
         sml_tgt_report_free(out);
         return SML_ERR_FORMAT;
     }
@@ -343,6 +474,12 @@ void sml_tgt_report_free(sml_tgt_report *r) {
 
 int sml_tgt_all_met(const sml_tgt_report *r) {
     for (int id = 0; id < SML_TGT_COUNT; id++)
-        if (r->t[id].met != r->t[id].counted) return 0;
+        if (r->t[id].state != SML_TGT_MET) return 0;
     return 1;
+}
+
+int sml_tgt_any_missed(const sml_tgt_report *r) {
+    for (int id = 0; id < SML_TGT_COUNT; id++)
+        if (r->t[id].state == SML_TGT_MISSED) return 1;
+    return 0;
 }

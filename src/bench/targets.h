@@ -25,6 +25,11 @@ extern "C" {
 #define SML_TGT_SHORT_MAX_COLS 512
 #define SML_TGT_SHORT_FRAC_COPY (1.0 / 1.3)      /* T5: within 1.3x of the copy kernel's time */
 #define SML_TGT_STATUS "Supported"               /* T6: the kernel's record status */
+/* Against the field, in the same run: the framework baselines are the records of these kernels
+ * (the Python binding registers torch, triton, triton_online and liger; cudnn is built in). */
+#define SML_TGT_FIELD_KERNELS {"torch", "triton", "triton_online", "liger", "cudnn"}
+#define SML_TGT_FIELD_SPEEDUP 1.00   /* time of the fastest framework baseline / time, on every cell */
+#define SML_TGT_FRAC_LIMIT 0.97 /* limit time / time on cells of >= SML_TGT_BIG_BYTES */
 
 typedef enum sml_target_id {
     SML_TGT_BANDWIDTH = 0, /* T1 */
@@ -33,6 +38,9 @@ typedef enum sml_target_id {
     SML_TGT_BEST,          /* T4 */
     SML_TGT_SHORT,         /* T5 */
     SML_TGT_STATE,         /* T6 */
+    SML_TGT_VS_FIELD,      /* cells >= 64 MiB: >= 1.00x the fastest framework baseline */
+    SML_TGT_AT_LIMIT,      /* cells >= 64 MiB: >= 0.97 of the traffic-matched limit */
+    SML_TGT_SHORT_FIELD,   /* cells < 64 MiB: >= 1.00x the fastest framework baseline */
     SML_TGT_COUNT
 } sml_target_id;
 
@@ -43,7 +51,19 @@ typedef struct sml_tgt_row {
     char auto_path[16]; /* the kernel `auto` ran on the row (absent in older ledgers: "") */
     int64_t rows, cols, bytes;
     double gbps, frac_memcpy, frac_copy_kernel, vs_cudnn, vs_best_other;
+    double median_ms;   /* NaN where the row was not timed (or the ledger left it out) */
+    double frac_limit;  /* NaN where the row was not timed */
+    int has_limit;      /* the cell's traffic-matched limit is in the ledger (limit_gbps) */
+    char field[32];     /* the fastest framework baseline timed on the cell, "" if none */
+    double field_ms;    /* its median; NaN if none */
+    double vs_field;    /* field_ms / median_ms; NaN if either is missing */
 } sml_tgt_row;
+
+/* What became of a target: every row in it measured and met; a row missed; or no row missed
+ * but some row (or every row) had nothing to be measured against: NOT MEASURED, never met. */
+typedef enum sml_tgt_state { SML_TGT_MET = 0, SML_TGT_MISSED, SML_TGT_NOT_MEASURED } sml_tgt_state;
+/* "met", "missed", "NOT MEASURED" */
+const char *sml_tgt_state_name(sml_tgt_state s);
 
 typedef struct sml_tgt_result {
     const char *name;  /* "T1" */
@@ -53,6 +73,9 @@ typedef struct sml_tgt_result {
     int counted, met;
     int at_parity;     /* T4 only: rows at vs_best_other >= 1.00 with an ok check */
     int own_kernel;    /* T4 only: misses whose best other is the kernel auto ran there */
+    int not_measured;  /* rows in the target with nothing to measure them against (no
+                          framework baseline timed on the cell, or no limit in the ledger) */
+    sml_tgt_state state;
     size_t *miss;      /* indexes into sml_tgt_report.rows, furthest miss first */
     size_t nmiss;
 } sml_tgt_result;
@@ -61,6 +84,7 @@ typedef struct sml_tgt_report {
     char sweep[64], ops[128], gpu[128], kernel[32], status[16];
     double memcpy_gbps; /* NaN when the ledger has none (a CPU-only run) */
     double margin;      /* config.decision_margin */
+    char field[96];     /* the framework baselines with a record in the ledger: "torch, cudnn" */
     /* The ledger's "partial" block: 0 and 0 when every planned case was measured (or the
      * ledger predates the field). Counts of a partial ledger are of the rows present. */
     int64_t cases_measured, cases_planned;
@@ -80,6 +104,11 @@ int sml_tgt_row_ok(const sml_tgt_row *r);
 /* The row's best other kernel is the one `auto` ran there: a T4 miss of such a row is two
  * timings of one kernel in one run, not a dispatch that chose the slower kernel. */
 int sml_tgt_own_kernel(const sml_tgt_row *r);
+/* The row has what the target measures it against: a framework baseline timed on the cell
+ * (the field targets), the cell's limit (the limit target); 1 for the other targets. */
+int sml_tgt_measured(sml_target_id id, const sml_tgt_row *r);
+/* 1 when `kernel` is one of SML_TGT_FIELD_KERNELS. */
+int sml_tgt_is_field_kernel(const char *kernel);
 
 /* Evaluate the targets for `kernel` in a parsed ledger. SML_ERR_FORMAT with the bad field's
  * path in err ("records[7].evidence[3]: 'frac_memcpy' missing or not a number") when the
@@ -90,7 +119,10 @@ sml_status sml_targets_doc(const sml_json *doc, const char *kernel, sml_tgt_repo
 sml_status sml_targets_file(const char *path, const char *kernel, sml_tgt_report *out, char *err,
                             size_t errlen);
 void sml_tgt_report_free(sml_tgt_report *r);
+/* 1 when every target's state is met (a NOT MEASURED target is not). */
 int sml_tgt_all_met(const sml_tgt_report *r);
+/* 1 when some target was missed. */
+int sml_tgt_any_missed(const sml_tgt_report *r);
 
 #ifdef __cplusplus
 }

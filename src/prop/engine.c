@@ -139,12 +139,20 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     }
     if (f->repro[0]) {
         fprintf(L, "  reproducer: %s\n", f->repro);
-        fprintf(L, "  replay: %s%s %s\n", cfg->replay_cmd ? cfg->replay_cmd : "softmax-lab replay", load,
+        fprintf(L, "  replay: %s%s %s\n", sml_prop_replay_prefix(sml_kernel_library(k), cfg->replay_cmd), load,
                 f->repro);
     }
-    if (cfg->rerun_cmd)
-        fprintf(L, "  rerun: %s%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d --props %s\n",
-                cfg->rerun_cmd, load, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
+    /* A Python kernel reruns through the binding (which imports its module first), as it
+     * replays: "softmax-lab check" becomes "python3 -m softmax_lab check". */
+    const char *rerun = cfg->rerun_cmd, *rerun_tool = "";
+    if (rerun && !strncmp(rerun, "softmax-lab ", 12) &&
+        strcmp(sml_prop_replay_prefix(sml_kernel_library(k), NULL), "softmax-lab replay")) {
+        rerun_tool = "python3 -m softmax_lab ";
+        rerun += 12;
+    }
+    if (rerun)
+        fprintf(L, "  rerun: %s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d --props %s\n",
+                rerun_tool, rerun, load, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
                 (unsigned long long)cfg->seed, (long long)index, level, sml_prop_name(p));
     fflush(L);
     report_unlock(cfg, L);
@@ -198,7 +206,7 @@ static void replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op 
                 char load[4400];
                 sml_prop_load_arg(sml_kernel_library(k), load, sizeof load);
                 fprintf(L, "  replay: %s%s %s --kernel %s\n",
-                        cfg->replay_cmd ? cfg->replay_cmd : "softmax-lab replay", load, paths[i], k->name);
+                        sml_prop_replay_prefix(sml_kernel_library(k), cfg->replay_cmd), load, paths[i], k->name);
                 fflush(L);
                 report_unlock(cfg, L);
             }

@@ -1,6 +1,7 @@
 /* repro.c: saving and loading reproducers, and the small JSON subset they use (one flat
  * object of strings, numbers, booleans and null), so replay needs nothing but libc. */
 #include "prop/repro.h"
+#include "softmax_lab_plugin.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -58,6 +59,12 @@ static void json_str(FILE *f, const char *s) {
 static const char *base_name(const char *p) {
     const char *s = strrchr(p, '/');
     return s ? s + 1 : p;
+}
+
+const char *sml_prop_replay_prefix(const char *library, const char *replay_cmd) {
+    if (library && !strncmp(library, SML_PYTHON_SOURCE_PREFIX, strlen(SML_PYTHON_SOURCE_PREFIX)))
+        return SML_PYTHON_REPLAY;
+    return replay_cmd ? replay_cmd : "softmax-lab replay";
 }
 
 void sml_prop_load_arg(const char *library, char *buf, size_t n) {
@@ -157,7 +164,7 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
             (long long)m->orig_offset, (long long)m->shrink_steps);
     char cmd[8192], load[4400];
     sml_prop_load_arg(m->load, load, sizeof load);
-    snprintf(cmd, sizeof cmd, "%s%s %s", replay_cmd ? replay_cmd : "softmax-lab replay", load, path);
+    snprintf(cmd, sizeof cmd, "%s%s %s", sml_prop_replay_prefix(m->load, replay_cmd), load, path);
     json_str(f, cmd);
     fprintf(f, "\n}\n");
     if (sml_out_commit(&out, err, errlen) != SML_OK) return SML_ERR_IO;

@@ -30,6 +30,9 @@ typedef struct sml_prop_repro {
 /* " --load PATH" (PATH quoted for a POSIX shell where it needs it) for a kernel loaded from a
  * plugin library, "" for NULL or "": what goes into a printed replay or rerun command. */
 void sml_prop_load_arg(const char *library, char *buf, size_t n);
+/* The replay command a kernel's reproducers are printed with: replay_cmd (NULL: "softmax-lab
+ * replay"), or SML_PYTHON_REPLAY for a kernel whose library is a Python module. */
+const char *sml_prop_replay_prefix(const char *library, const char *replay_cmd);
 
 /* The record of a failure: `original` is the case as drawn (its shape, its logit family),
  * outcome and message what the saved (shrunk) case shows; case_index -1 for a case that is

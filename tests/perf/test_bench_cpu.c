@@ -133,6 +133,15 @@ int main(int argc, char **argv) {
                          isfinite(naive->frac_memcpy),
               "fractions of the copy references are present and consistent");
         check(n + 8, k->seed != 0 && strncmp(k->cache, "host", 4) == 0, "the case records its seed and cache state");
+        /* The limit has the op's own traffic: forward it is the copy itself, backward a
+         * separate two-read kernel moving 3x the tensor bytes. */
+        int bwd = sml_op_is_backward(k->op);
+        double lim_gbps = k->has_limit ? 3.0 * (double)k->tensor_bytes / k->limit.t.median * 1e-9 : 0;
+        check(n + 9, naive && k->has_limit && k->limit_reads == (bwd ? 2 : 1) && isfinite(naive->frac_limit) &&
+                         fabs(naive->frac_limit - k->limit.t.median / naive->m.t.median) < 1e-12 &&
+                         (bwd ? fabs(k->limit_gbps - lim_gbps) <= 1e-9 * lim_gbps
+                              : k->limit.t.median == k->copy.t.median && k->limit_gbps == k->copy_gbps),
+              "the traffic-matched limit: the copy forward, 2 reads + 1 write backward, frac_limit = its time / time");
     }
     sml_ledger l;
     check(80, sml_ledger_build(&run, &l) == SML_OK, "the ledger builds");
@@ -169,6 +178,21 @@ int main(int argc, char **argv) {
         if (k && st && !strcmp(k, "planted_ok") && !strcmp(st, "Supported")) statuses++;
     }
     check(87, statuses == 2, "the JSON records carry the statuses");
+    /* Every timed row carries frac_limit, every row its case's limit and pattern. */
+    int limit_rows = 0, rows = 0;
+    for (size_t i = 0; i < sml_json_len(recs); i++) {
+        const sml_json *ev = sml_json_get(sml_json_at(recs, i), "evidence");
+        for (size_t j = 0; j < sml_json_len(ev); j++, rows++) {
+            const sml_json *e = sml_json_at(ev, j);
+            const char *op = sml_json_str(sml_json_get(e, "op")), *pat = sml_json_str(sml_json_get(e, "limit_pattern"));
+            int bwd = op && strstr(op, "_bwd") != NULL;
+            if (sml_json_is_num(sml_json_get(e, "frac_limit")) && sml_json_is_num(sml_json_get(e, "limit_ms")) &&
+                sml_json_is_num(sml_json_get(e, "limit_gbps")) && pat &&
+                !strcmp(pat, bwd ? "2 reads + 1 write" : "1 read + 1 write"))
+                limit_rows++;
+        }
+    }
+    check(89, rows == 30 && limit_rows == rows, "every JSON evidence row has frac_limit, limit_ms, limit_gbps and its pattern");
     free(buf);
     buf = NULL;
     f = open_memstream(&buf, &len);
@@ -176,6 +200,9 @@ int main(int argc, char **argv) {
     fclose(f);
     check(88, wm == 0 && strstr(buf, "| planted_corrupt | cpu | >= 0.50x cpu_naive (all) | **Rejected** |"),
           "the Markdown ledger has the decision row");
+    check(90, wm == 0 && strstr(buf, "| of memcpy | of copy kernel | of limit |") &&
+                  strstr(buf, "| 2 reads + 1 write |") && strstr(buf, "| 1 read + 1 write |"),
+          "the Markdown ledger has the of-limit column and each case's limit pattern");
     free(buf);
     sml_json_free(doc);
     sml_ledger_free(&l);

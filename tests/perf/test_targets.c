@@ -24,7 +24,15 @@
  *   - the check ignored (a WRONG row can meet): cases 2, 4, 5 and 21 fail;
  *   - T4's threshold 1.0 instead of 1 - margin: cases 5 and 13 fail (T4 14 of 17);
  *   - own-kernel misses counted on met rows too, or without comparing the row's
- *     auto_path with its best other: cases 25 and 26 fail (2 instead of 1). */
+ *     auto_path with its best other: cases 25 and 26 fail (2 instead of 1).
+ * The field and limit targets on tests/perf/fixtures/targets_field.json (described above
+ * on_the_field_fixture), with these planted checks:
+ *   - a framework row that failed its own check skipped as a baseline: cases 53, 54, 55 fail;
+ *   - every row taken as having a limit: cases 9, 22, 28, 52, 54, 59 fail;
+ *   - a target with rows NOT MEASURED called met: cases 9, 22, 28 fail;
+ *   - `>` instead of `>=`: cases 51, 52, 53, 62 fail (with the T1-T5 cases above);
+ *   - a kernel that is no framework baseline (split) taken as one: cases 50, 51, 54, 55, 62 fail;
+ *   - the baselines' list matched by substring: case 64 fails (triton is left out). */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -134,10 +142,120 @@ static void on_the_fixture(void) {
     sml_tgt_report_free(&r);
 
     s = sml_targets_file(path, "split", &r, err, sizeof err);
-    check(9, s == SML_OK && sml_tgt_all_met(&r) && r.t[SML_TGT_BANDWIDTH].counted == 1 &&
-                 r.t[SML_TGT_SHORT].counted == 0 && r.t[SML_TGT_STATE].met == 1,
-          "--kernel split: one long row, Supported, every target met");
+    int older_met = 1;
+    for (int id = 0; id <= SML_TGT_STATE; id++) older_met &= r.t[id].state == SML_TGT_MET;
+    check(9, s == SML_OK && older_met && r.t[SML_TGT_BANDWIDTH].counted == 1 &&
+                 r.t[SML_TGT_SHORT].counted == 0 && r.t[SML_TGT_STATE].met == 1 &&
+                 r.t[SML_TGT_VS_FIELD].state == SML_TGT_NOT_MEASURED &&
+                 r.t[SML_TGT_AT_LIMIT].state == SML_TGT_NOT_MEASURED && !sml_tgt_all_met(&r) &&
+                 !sml_tgt_any_missed(&r),
+          "--kernel split: one long row, Supported, T1-T6 met; this ledger has no framework baseline and no "
+          "limit, so those targets are NOT MEASURED and not every target is met");
     sml_tgt_report_free(&r);
+}
+
+/* tests/perf/fixtures/targets_field.json: `auto` beside fake torch, liger and cudnn records (and
+ * `split`, faster than all of them on one cell but no framework baseline):
+ *   - vs-field (>= 64 MiB): 4096x4096 at exactly 1.00x torch (met), softmax_bwd bf16 at 0.93x
+ *     liger (miss; torch and cudnn slower there), 32768x512 with no framework row (NOT MEASURED),
+ *     a WRONG row 50x faster than torch (miss), 8192x8192 at 1.1x torch (met);
+ *   - at-limit: frac_limit 0.97 (met), 0.9699999 (miss), 0.98 (met), the WRONG row at 1.5
+ *     (miss), 8192x8192 without a limit in the ledger (NOT MEASURED); 2^26 - 1 bytes at 0.5 (out);
+ *   - short-vs-field (< 64 MiB): 2^26 - 1 bytes at 1.00x torch (met), 4096x1024 at 0.99x torch
+ *     (miss: liger's WRONG row there is slower), 256x256 where torch is ERROR (untimed) and liger
+ *     WRONG at half auto's time: a baseline's failed check still sets the time to beat (miss). */
+static void on_the_field_fixture(void) {
+    char path[600], err[512] = "";
+    sml_tgt_report r;
+    fixture(path, sizeof path, "targets_field.json");
+    sml_status s = sml_targets_file(path, "auto", &r, err, sizeof err);
+    check(50, s == SML_OK && r.n == 8 && !strcmp(r.field, "torch, liger, cudnn"),
+          "the field fixture reads: 8 rows of auto; baselines torch, liger, cudnn (split is none)");
+    if (s != SML_OK) {
+        printf("  %s\n", err);
+        return;
+    }
+    expect_target(51, &r, SML_TGT_VS_FIELD, 4, 2, "log_softmax_bwd fp32 4096x8192; softmax_bwd bf16 4096x32768");
+    expect_target(52, &r, SML_TGT_AT_LIMIT, 4, 2, "log_softmax_bwd fp32 4096x8192; softmax_bwd bf16 4096x32768");
+    expect_target(53, &r, SML_TGT_SHORT_FIELD, 3, 1, "softmax fp32 256x256; softmax fp16 4096x1024");
+    check(54, r.t[SML_TGT_VS_FIELD].not_measured == 1 && r.t[SML_TGT_AT_LIMIT].not_measured == 1 &&
+                  r.t[SML_TGT_SHORT_FIELD].not_measured == 0 && r.t[SML_TGT_VS_FIELD].state == SML_TGT_MISSED &&
+                  r.t[SML_TGT_AT_LIMIT].state == SML_TGT_MISSED && sml_tgt_any_missed(&r),
+          "one row each of vs-field and at-limit NOT MEASURED; both missed");
+    const sml_tgt_row *bwd = &r.rows[1], *tiny = &r.rows[6];
+    check(55, !strcmp(bwd->field, "liger") && fabs(bwd->vs_field - 0.93) < 1e-12 && !strcmp(tiny->field, "liger") &&
+                  fabs(tiny->vs_field - 0.5) < 1e-12 && r.rows[4].field[0] == 0,
+          "each row against the fastest baseline on its cell: liger 0.93x; a WRONG liger sets the time to beat");
+    sml_tgt_report_free(&r);
+    s = sml_targets_file(path, "split", &r, err, sizeof err);
+    check(56, s == SML_OK && sml_tgt_all_met(&r) && r.t[SML_TGT_VS_FIELD].met == 1 &&
+                  r.t[SML_TGT_SHORT_FIELD].met == 1 && r.t[SML_TGT_AT_LIMIT].met == 1,
+          "--kernel split: every target met, the field and limit ones included");
+    if (s == SML_OK) sml_tgt_report_free(&r);
+}
+
+static void field_rules_alone(void) {
+    sml_tgt_row r;
+    memset(&r, 0, sizeof r);
+    r.bytes = SML_TGT_BIG_BYTES;
+    int big = sml_tgt_in(SML_TGT_VS_FIELD, &r) && sml_tgt_in(SML_TGT_AT_LIMIT, &r) && !sml_tgt_in(SML_TGT_SHORT_FIELD, &r);
+    r.bytes = SML_TGT_BIG_BYTES - 1;
+    int small = !sml_tgt_in(SML_TGT_VS_FIELD, &r) && !sml_tgt_in(SML_TGT_AT_LIMIT, &r) && sml_tgt_in(SML_TGT_SHORT_FIELD, &r);
+    check(57, big && small, "vs-field and at-limit take 2^26 bytes and more, short-vs-field the rest");
+    check(58, sml_tgt_threshold(SML_TGT_VS_FIELD, 0.05) == 1.0 && sml_tgt_threshold(SML_TGT_SHORT_FIELD, 0.05) == 1.0 &&
+                  sml_tgt_threshold(SML_TGT_AT_LIMIT, 0.05) == 0.97,
+          "thresholds: 1.00x the field whatever the margin, 0.97 of the limit");
+    snprintf(r.check, sizeof r.check, "ok");
+    r.vs_field = r.frac_limit = 2;
+    int unmeasured = !sml_tgt_met(SML_TGT_SHORT_FIELD, &r, 0.03) && !sml_tgt_measured(SML_TGT_SHORT_FIELD, &r);
+    r.bytes = SML_TGT_BIG_BYTES;
+    unmeasured = unmeasured && !sml_tgt_met(SML_TGT_AT_LIMIT, &r, 0.03);
+    snprintf(r.field, sizeof r.field, "torch");
+    r.has_limit = 1;
+    check(59, unmeasured && sml_tgt_met(SML_TGT_VS_FIELD, &r, 0.03) && sml_tgt_met(SML_TGT_AT_LIMIT, &r, 0.03) &&
+                  sml_tgt_is_field_kernel("triton_online") && sml_tgt_is_field_kernel("cudnn") &&
+                  !sml_tgt_is_field_kernel("split") && !sml_tgt_is_field_kernel("torchx"),
+          "a row with no baseline or no limit never meets; the field is torch, triton(_online), liger, cudnn");
+}
+
+/* A framework row with a zero time is refused with its field named. */
+static void bad_field_row(int n) {
+    if (!sml_case_filter_want(&F, n)) return;
+    const char *doc = "{\"schema\": \"softmax-lab-ledger/1\", \"config\": {\"decision_margin\": 0.03}, \"records\": ["
+                      "{\"kernel\": \"auto\", \"status\": \"Measured\", \"evidence\": []},"
+                      "{\"kernel\": \"liger\", \"status\": \"Measured\", \"evidence\": [{\"op\": \"softmax\", "
+                      "\"dtype\": \"fp32\", \"rows\": 1, \"cols\": 1, \"median_ms\": 0}]}]}";
+    sml_json *j = NULL;
+    sml_tgt_report r;
+    char err[512] = "";
+    int parsed = sml_json_parse(doc, strlen(doc), &j, err, sizeof err) == SML_OK;
+    sml_status s = parsed ? sml_targets_doc(j, "auto", &r, err, sizeof err) : SML_ERR_IO;
+    sml_json_free(j);
+    check(n, parsed && s == SML_ERR_FORMAT && strstr(err, "records[1].evidence[0]: 'median_ms' not > 0"),
+          "a framework row timed at 0 ms is refused, naming the field");
+    if (!(s == SML_ERR_FORMAT)) printf("  %s\n", err);
+}
+
+/* The baselines are listed once each, by whole name. */
+static void field_names(int n) {
+    if (!sml_case_filter_want(&F, n)) return;
+    const char *doc = "{\"schema\": \"softmax-lab-ledger/1\", \"config\": {\"decision_margin\": 0.03}, \"records\": ["
+                      "{\"kernel\": \"triton_online\", \"status\": \"Measured\", \"evidence\": []},"
+                      "{\"kernel\": \"triton\", \"status\": \"Measured\", \"evidence\": []},"
+                      "{\"kernel\": \"triton\", \"status\": \"Measured\", \"evidence\": []},"
+                      "{\"kernel\": \"auto\", \"status\": \"Measured\", \"evidence\": []}]}";
+    sml_json *j = NULL;
+    sml_tgt_report r;
+    char err[512] = "";
+    int ok = sml_json_parse(doc, strlen(doc), &j, err, sizeof err) == SML_OK &&
+             sml_targets_doc(j, "auto", &r, err, sizeof err) == SML_OK;
+    check(n, ok && !strcmp(r.field, "triton_online, triton") && r.t[SML_TGT_VS_FIELD].state == SML_TGT_NOT_MEASURED,
+          "baselines listed once by whole name (triton beside triton_online); no row: NOT MEASURED");
+    if (ok) {
+        if (strcmp(r.field, "triton_online, triton")) printf("  field: '%s'\n", r.field);
+        sml_tgt_report_free(&r);
+    }
+    sml_json_free(j);
 }
 
 static void refused(int n, const char *file, const char *kernel, sml_status want, const char *mention) {
@@ -222,7 +340,11 @@ static void cli_report(const char *fx) {
           "T4's own-kernel miss in out.json and on stdout, marked on its row only");
     sml_json_free(doc);
     const char *const split[] = {"targets", fx, "--kernel", "split", NULL};
-    expect_rc(22, "targets --kernel split: every target met", split, 0, 0);
+    expect_rc(22, "targets --kernel split: T1-T6 met, the rest NOT MEASURED (exit 3)", split, 3, 0);
+    check(28, strstr(LOG, "vs-field traffic >= 64 MiB: >= 1.00x the fastest framework baseline:") &&
+                  strstr(LOG, "NOT MEASURED (no torch, triton, triton_online, liger or cudnn record in the ledger)") &&
+                  strstr(LOG, "NOT MEASURED (no traffic-matched limit in the ledger)"),
+          "a ledger without framework baselines or a limit says NOT MEASURED, with why");
     const char *const help[] = {"targets", "--help", NULL};
     expect_rc(23, "targets --help", help, 0, 0);
     check(24, strstr(LOG, "usage: softmax-lab targets") != NULL, "--help prints the usage");
@@ -271,6 +393,32 @@ static void cli_partial(const char *fx) {
     remove(part);
 }
 
+/* The field fixture through the CLI: auto misses (exit 1), split meets every target (exit 0);
+ * the JSON report says each target's state. */
+static void cli_field(void) {
+    char fx[600];
+    fixture(fx, sizeof fx, "targets_field.json");
+    const char *const args[] = {"targets", fx, "--json", "f.json", "--md", "f.md", NULL};
+    expect_rc(61, "targets on the field fixture: missed", args, 1, 2);
+    char path[400], err[256];
+    snprintf(path, sizeof path, "%s/f.json", TMP);
+    sml_json *doc = NULL;
+    const sml_json *vf = NULL;
+    if (sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK) vf = sml_json_at(sml_json_get(doc, "targets"), SML_TGT_VS_FIELD);
+    const char *state = sml_json_str(sml_json_get(vf, "state")), *name = sml_json_str(sml_json_get(vf, "name"));
+    const sml_json *miss1 = sml_json_at(sml_json_get(vf, "missing"), 1);
+    const char *by = sml_json_str(sml_json_get(miss1, "field"));
+    check(62, state && !strcmp(state, "missed") && name && !strcmp(name, "vs-field") &&
+                  sml_json_num(sml_json_get(vf, "rows_not_measured"), -1) == 1 && by && !strcmp(by, "liger") &&
+                  fabs(sml_json_num(sml_json_get(miss1, "vs_field"), 0) - 0.93) < 1e-9 &&
+                  strstr(LOG, "2 of   4 rows; 1 NOT MEASURED (no framework baseline timed there)") &&
+                  strstr(LOG, "0.930x liger"),
+          "vs-field in the JSON report (missed, 1 row not measured, the liger row) and on stdout");
+    sml_json_free(doc);
+    const char *const split[] = {"targets", fx, "--kernel", "split", NULL};
+    expect_rc(63, "targets --kernel split on the field fixture: every target met", split, 0, 0);
+}
+
 static void cli_refusals(const char *fx) {
     char nofrac[600], schema[600];
     fixture(nofrac, sizeof nofrac, "targets_no_frac.json");
@@ -305,12 +453,17 @@ int main(int argc, char **argv) {
     refused(17, "compare_old.json", "warp", SML_ERR_FORMAT, "decision_margin");
     refused(18, "no_such_file.json", "auto", SML_ERR_IO, "no_such_file.json");
     untimed_row(19);
+    on_the_field_fixture();
+    field_rules_alone();
+    bad_field_row(60);
+    field_names(64);
     if (sml_cli_setup("test_targets", F.cli, TMP, sizeof TMP)) return 1;
     char fx[600];
     fixture(fx, sizeof fx, "targets_ledger.json");
     cli_report(fx);
     cli_partial(fx);
     cli_refusals(fx);
+    cli_field();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.log'", TMP, TMP);
     if (T.failed == 0 && system(cmd) != 0) printf("note: could not remove %s\n", TMP);

@@ -1,0 +1,18 @@
+"""softmax_lab: the softmax-lab verification suite from Python.
+
+    import softmax_lab as sl
+    sl.register("mine", my_softmax, ops=["softmax"], dtypes=["fp16", "bf16"], device="gpu",
+                claim=("torch", 1.0, "all"))
+    sl.check(kernels=["mine"], cases=2000)              # the property suite
+    sl.bench(backends=["mine", "torch", "auto"], rows=4096, cols=8192, dtype="bf16")
+    sl.judge(x, y, "softmax")                           # an output made elsewhere
+
+Every call runs the same C code as the `softmax-lab` command (through libsoftmax_lab_cli), and
+`python -m softmax_lab` takes the same subcommands and flags, with the framework backends
+(torch, triton, liger, numpy) added to `--backend all` / `--kernel all`.
+"""
+from ._register import register, registered
+from .api import bench, check, judge, main, run_cli
+from .backends import register_all as register_backends
+
+__all__ = ["register", "registered", "check", "bench", "judge", "main", "run_cli", "register_backends"]

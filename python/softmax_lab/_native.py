@@ -1,0 +1,136 @@
+"""The shared libraries and the C structs of softmax_lab.h, through ctypes (ABI mode: nothing
+is compiled when the package is installed).
+
+Two libraries are loaded: libsoftmax_lab (the core: API, registry, kernels) and
+libsoftmax_lab_cli (every `softmax-lab` subcommand as sml_cli_main). The CLI library links the
+core, so the kernels registered here are the ones every subcommand sees.
+
+Where the libraries are looked for, first hit wins:
+  1. $SML_LIBRARY_DIR;
+  2. the lib/ folder of an installed prefix whose bin/ holds the `softmax-lab` on $PATH;
+  3. build/ of the source tree this package sits in (python/ beside CMakeLists.txt).
+"""
+import ctypes
+import os
+import shutil
+
+CORE = "libsoftmax_lab.so"
+CLI = "libsoftmax_lab_cli.so"
+
+# enum sml_device, sml_op, sml_dtype: the values of softmax_lab.h.
+DEVICES = {"cpu": 0, "gpu": 1}
+OPS = ["softmax", "log_softmax", "softmax_bwd", "log_softmax_bwd"]
+DTYPES = ["fp32", "fp16", "bf16"]
+# numpy / PyTorch names a user may write, mapped to the suite's.
+DTYPE_ALIASES = {
+    "fp32": "fp32", "float32": "fp32", "float": "fp32", "f32": "fp32",
+    "fp16": "fp16", "float16": "fp16", "half": "fp16", "f16": "fp16",
+    "bf16": "bf16", "bfloat16": "bf16",
+}
+
+
+class Problem(ctypes.Structure):
+    """struct sml_problem"""
+    _fields_ = [
+        ("op", ctypes.c_int),
+        ("dtype", ctypes.c_int),
+        ("rows", ctypes.c_int64),
+        ("cols", ctypes.c_int64),
+        ("ld", ctypes.c_int64),
+        ("x", ctypes.c_void_p),
+        ("dy", ctypes.c_void_p),
+        ("out", ctypes.c_void_p),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(Problem))
+
+
+class Claim(ctypes.Structure):
+    """struct sml_claim"""
+    _fields_ = [
+        ("baseline", ctypes.c_char_p),
+        ("min_speedup", ctypes.c_double),
+        ("shapes", ctypes.c_char_p),
+    ]
+
+
+class Kernel(ctypes.Structure):
+    """struct sml_kernel"""
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("file", ctypes.c_char_p),
+        ("device", ctypes.c_int),
+        ("ops", ctypes.c_uint),
+        ("dtypes", ctypes.c_uint),
+        ("min_cols", ctypes.c_int64),
+        ("max_cols", ctypes.c_int64),
+        ("launch", LAUNCH),
+        ("summary", ctypes.c_char_p),
+        ("claim", Claim),
+        ("known_deviation", ctypes.c_char_p),
+    ]
+
+
+class LibraryNotFound(RuntimeError):
+    pass
+
+
+def _candidate_dirs():
+    env = os.environ.get("SML_LIBRARY_DIR")
+    if env:
+        yield env
+    exe = shutil.which("softmax-lab")
+    if exe:
+        prefix = os.path.dirname(os.path.dirname(os.path.realpath(exe)))
+        yield os.path.join(prefix, "lib")
+        yield os.path.join(prefix, "lib64")
+        yield os.path.dirname(os.path.realpath(exe))  # a build tree: the CLI beside its libraries
+    here = os.path.dirname(os.path.abspath(__file__))
+    tree = os.path.dirname(os.path.dirname(here))
+    if os.path.exists(os.path.join(tree, "CMakeLists.txt")):
+        for b in ("build", "build-gpu", "build-cpu"):
+            yield os.path.join(tree, b)
+
+
+def find_library_dir():
+    tried = []
+    for d in _candidate_dirs():
+        tried.append(d)
+        if os.path.exists(os.path.join(d, CORE)) and os.path.exists(os.path.join(d, CLI)):
+            return d
+    raise LibraryNotFound(
+        "softmax_lab: cannot find %s and %s (looked in: %s); build the project "
+        "(cmake --preset default && cmake --build --preset default) or set SML_LIBRARY_DIR"
+        % (CORE, CLI, ", ".join(tried) or "nowhere"))
+
+
+_libs = None
+
+
+def libs():
+    """(core, cli) ctypes.CDLL handles, loaded once. CDLL releases the GIL around every call,
+    so the suite's worker threads can call back into Python kernels."""
+    global _libs
+    if _libs is None:
+        d = find_library_dir()
+        core = ctypes.CDLL(os.path.join(d, CORE), mode=ctypes.RTLD_GLOBAL)
+        cli = ctypes.CDLL(os.path.join(d, CLI), mode=ctypes.RTLD_GLOBAL)
+        core.sml_strerror.restype = ctypes.c_char_p
+        core.sml_strerror.argtypes = [ctypes.c_int]
+        core.sml_register_kernels.restype = ctypes.c_int
+        core.sml_register_kernels.argtypes = [ctypes.POINTER(Kernel), ctypes.c_size_t, ctypes.c_uint,
+                                              ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        core.sml_gpu_available.restype = ctypes.c_int
+        core.sml_kernel_count.restype = ctypes.c_size_t
+        core.sml_kernel_at.restype = ctypes.POINTER(Kernel)
+        core.sml_kernel_at.argtypes = [ctypes.c_size_t]
+        cli.sml_cli_main.restype = ctypes.c_int
+        cli.sml_cli_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        _libs = (core, cli)
+    return _libs
+
+
+def library_dir():
+    return find_library_dir()
