@@ -1,10 +1,13 @@
-/* softmax-lab: the command line over the library. */
+/* main.c: the command line over the library, as one call (libsoftmax_lab_cli): the
+ * softmax-lab executable is this call, and a host that registers kernels of its own into the
+ * one registry of libsoftmax_lab calls it to run every subcommand on them. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
 #include "plugins.h"
+#include "softmax_lab_cli.h"
 
 static const struct {
     const char *name;
@@ -41,7 +44,7 @@ static int run_command(const char *name, int argc, char **argv) {
     return 2;
 }
 
-int main(int argc, char **argv) {
+int sml_cli_main(int argc, char **argv) {
     /* Past a file-size limit a write must fail (and be reported, the old file kept) rather
      * than kill the process half-way through it. */
     signal(SIGXFSZ, SIG_IGN);

@@ -134,6 +134,10 @@ sml_status sml_run(const sml_kernel *k, sml_handle *h, const sml_problem *p);
 /* 1 when this build has CUDA and a CUDA device is present, else 0. */
 int sml_gpu_available(void);
 
+/* The library's version, "MAJOR.MINOR.PATCH", a static string: SML_VERSION_STRING of the
+ * softmax_lab_version.h it was built with (compare it with the one you compile against). */
+const char *sml_version(void);
+
 /* The kernel `auto` runs for an op, dtype and shape: its registry name ("warp", "block",
  * "split", "coop", "online") in *kernel, a static string; nothing runs. h may be NULL. The
  * decision reads the device only for forward rows of 129-256 columns (16-bit: 257-512), where

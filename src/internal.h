@@ -39,6 +39,10 @@ struct sml_handle {
  * NULL: asked every time. SML_ERR_NO_DEVICE without CUDA. */
 sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out);
 
+/* 1 for the shape classes a claim may name (sml_claim.shapes): "all", "short", "mid",
+ * "long"; the core checks plugins' claims with it, the benchmark decides by it. */
+int sml_shape_class_valid(const char *cls);
+
 /* sml_validate's checks of the op, the dtype and the shape, in its order and with its
  * statuses, for calls that take no problem (sml_auto_choice). */
 sml_status sml_validate_kind(sml_op op, sml_dtype dt, int64_t rows, int64_t cols);

@@ -51,6 +51,11 @@ size_t sml_dtype_size(sml_dtype d) {
 
 const char *sml_op_name(sml_op op) { return (unsigned)op < SML_OP_COUNT ? OP_NAMES[op] : "?"; }
 
+int sml_shape_class_valid(const char *cls) {
+    return cls && (!strcmp(cls, "all") || !strcmp(cls, "short") || !strcmp(cls, "mid") ||
+                   !strcmp(cls, "long"));
+}
+
 int sml_op_is_backward(sml_op op) { return op == SML_SOFTMAX_BWD || op == SML_LOG_SOFTMAX_BWD; }
 
 sml_status sml_dtype_parse(const char *s, sml_dtype *out) {

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/decide.h"
 #include "internal.h"
 #include "softmax_lab_plugin.h"
 

@@ -7,8 +7,10 @@ core, so the kernels registered here are the ones every subcommand sees.
 
 Where the libraries are looked for, first hit wins:
   1. $SML_LIBRARY_DIR;
-  2. the lib/ folder of an installed prefix whose bin/ holds the `softmax-lab` on $PATH;
-  3. build/ of the source tree this package sits in (python/ beside CMakeLists.txt).
+  2. the lib/ folder beside the bin/ of the `softmax-lab` on $PATH (an installed prefix), or
+     under the folder that holds it (a build tree);
+  3. build/lib, build-gpu/lib, build-cpu/lib of the source tree this package sits in
+     (python/ beside CMakeLists.txt).
 """
 import ctypes
 import os
@@ -83,15 +85,15 @@ def _candidate_dirs():
         yield env
     exe = shutil.which("softmax-lab")
     if exe:
-        prefix = os.path.dirname(os.path.dirname(os.path.realpath(exe)))
-        yield os.path.join(prefix, "lib")
-        yield os.path.join(prefix, "lib64")
-        yield os.path.dirname(os.path.realpath(exe))  # a build tree: the CLI beside its libraries
+        bindir = os.path.dirname(os.path.realpath(exe))
+        yield os.path.join(os.path.dirname(bindir), "lib")    # an installed prefix
+        yield os.path.join(os.path.dirname(bindir), "lib64")
+        yield os.path.join(bindir, "lib")                      # a build tree
     here = os.path.dirname(os.path.abspath(__file__))
     tree = os.path.dirname(os.path.dirname(here))
     if os.path.exists(os.path.join(tree, "CMakeLists.txt")):
         for b in ("build", "build-gpu", "build-cpu"):
-            yield os.path.join(tree, b)
+            yield os.path.join(tree, b, "lib")
 
 
 def find_library_dir():

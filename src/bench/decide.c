@@ -12,11 +12,6 @@ const char *sml_shape_class(int64_t cols) {
     return "mid";
 }
 
-int sml_shape_class_valid(const char *cls) {
-    return cls && (!strcmp(cls, "all") || !strcmp(cls, "short") || !strcmp(cls, "mid") ||
-                   !strcmp(cls, "long"));
-}
-
 int sml_shape_in_class(int64_t cols, const char *cls) {
     if (!sml_shape_class_valid(cls)) return 0;
     return !strcmp(cls, "all") || !strcmp(cls, sml_shape_class(cols));

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "internal.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus
@@ -25,8 +26,7 @@ const char *sml_shape_class(int64_t cols);
 /* 1 when a row of `cols` columns is in claim class `cls` ("all" matches every row);
  * 0 otherwise, and for an unknown class name. */
 int sml_shape_in_class(int64_t cols, const char *cls);
-/* 1 for "all", "short", "mid", "long". */
-int sml_shape_class_valid(const char *cls);
+/* sml_shape_class_valid (internal.h): 1 for "all", "short", "mid", "long". */
 
 /* The relative noise margin never drops below this, however quiet both timings were. */
 #define SML_DEFAULT_MARGIN 0.03

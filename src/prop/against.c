@@ -53,7 +53,7 @@ static void save_loss(sml_prop_against *a, const sml_prop_config *cfg) {
     char mc[384], mb[384];
     double rc = agreement_on(&a->cand_k, &c, mc, sizeof mc);
     double rb = agreement_on(&a->base_k, &c, mb, sizeof mb);
-    char msg[384];
+    char msg[sizeof mc + 128]; /* the message around mc, whole */
     snprintf(msg, sizeof msg, "accuracy: %.3g of the bound on %s, %.3g on %s: %s", rc, a->cand_k.name, rb,
              a->base_k.name, mc);
     sml_prop_repro m;

@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "kernels/auto_dispatch.h"
 #include "reference/dtype.h"
+#include "softmax_lab_version.h"
 #include "unit_case.h"
 
 #define CANARY 0xA5
@@ -309,6 +310,16 @@ static void auto_choice(unit_run *u) {
     sml_handle_destroy(h);
 }
 
+/* The library's version is the one its headers state (softmax_lab_version.h, generated from
+ * project()), as MAJOR.MINOR.PATCH. */
+static void version(unit_run *u) {
+    const char *v = sml_version();
+    int a = -1, b = -1, c = -1, n = 0;
+    int ok = v && sscanf(v, "%d.%d.%d%n", &a, &b, &c, &n) == 3 && v[n] == 0 && a == SML_VERSION_MAJOR &&
+             b == SML_VERSION_MINOR && c == SML_VERSION_PATCH && !strcmp(v, SML_VERSION_STRING);
+    UNIT_EXPECT(u, ok, "sml_version() is '%s', the headers say %s", v ? v : "(null)", SML_VERSION_STRING);
+}
+
 int main(int argc, char **argv) {
     unit_run u;
     if (unit_init(&u, "test_api", argc, argv)) return 2;
@@ -324,5 +335,6 @@ int main(int argc, char **argv) {
         if (unit_case(&u, c, NULL)) window_and_in_place(&u, KERNELS[k]);
     if (unit_case(&u, c++, NULL)) gpu_facts(&u);
     if (unit_case(&u, c++, NULL)) auto_choice(&u);
+    if (unit_case(&u, c++, NULL)) version(&u);
     return sml_tally_finish(&u.tally);
 }

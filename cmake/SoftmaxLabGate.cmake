@@ -1,0 +1,102 @@
+# softmax_lab_add_gate: ctest tests that gate kernels of a plugin (softmax_lab_plugin.h) the
+# way softmax-lab gates its own, through the softmax-lab executable and `--load`.
+#
+#   softmax_lab_add_gate(NAME <name> PLUGIN <target> KERNELS <kernel>...
+#                        [DEVICE cpu|gpu] [CLAIM "<x> over <baseline> on <shapes>"]
+#                        [CASES <n>] [SWEEP <sweep>])
+#
+# For each kernel K of the shared-library target <target>:
+#   <name>.K.properties   softmax-lab check --load <plugin> --kernel K: the property suite
+#                         with shrinking and saved reproducers (under <build>/<name>-failures),
+#                         the CPU budget for a CPU kernel, the GPU budget for a GPU kernel
+#                         (CASES: cases per op and dtype instead)        labels property;<device>
+#   <name>.K.edge_shapes  (DEVICE gpu) the edge-shape test of softmax-lab's own GPU kernels:
+#                         every row length that matters, strides, offsets, in place, past
+#                         2^31 elements; canaries and poison                  labels unit;gpu
+#   <name>.K.perf         (with CLAIM) softmax-lab bench --backend K --gate on SWEEP (default
+#                         standard): K must be Supported on its claim; ledger under
+#                         <build>/<name>-ledger                        labels perf;<device>
+# DEVICE (default gpu) and CLAIM (default: none) are checked against the kernel's table line
+# before each test runs, so a gate never passes a kernel it does not describe. CLAIM reads
+# like the table's sml_claim: "1.2x over cudnn on long" is {"cudnn", 1.2, "long"}. Tests of a
+# GPU kernel exit 77 (skipped) where no GPU exists and ask ctest for one GPU (RESOURCE_GROUPS
+# gpus:1).
+set(_SML_GATE_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/softmax_lab_gate.sh)
+
+function(softmax_lab_add_gate)
+  cmake_parse_arguments(G "" "NAME;PLUGIN;DEVICE;CLAIM;CASES;SWEEP" "KERNELS" ${ARGN})
+  if(G_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "softmax_lab_add_gate: unknown arguments: ${G_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT G_NAME OR NOT G_PLUGIN OR NOT G_KERNELS)
+    message(FATAL_ERROR "softmax_lab_add_gate: NAME, PLUGIN and KERNELS are required")
+  endif()
+  if(NOT TARGET ${G_PLUGIN})
+    message(FATAL_ERROR "softmax_lab_add_gate(${G_NAME}): PLUGIN ${G_PLUGIN} is not a target")
+  endif()
+  if(NOT G_DEVICE)
+    set(G_DEVICE gpu)
+  endif()
+  if(NOT G_DEVICE MATCHES "^(cpu|gpu)$")
+    message(FATAL_ERROR "softmax_lab_add_gate(${G_NAME}): DEVICE is cpu or gpu, not '${G_DEVICE}'")
+  endif()
+  if(DEFINED G_CASES AND NOT G_CASES MATCHES "^[1-9][0-9]*$")
+    message(FATAL_ERROR "softmax_lab_add_gate(${G_NAME}): CASES is a positive count, not '${G_CASES}'")
+  endif()
+  if(NOT G_SWEEP)
+    set(G_SWEEP standard)
+  endif()
+  set(claim none) # as `softmax-lab list` prints a kernel without a claim
+  if(DEFINED G_CLAIM)
+    if(NOT G_CLAIM MATCHES "^([0-9]+(\\.[0-9]+)?)x over ([A-Za-z0-9_.-]+) on (all|short|mid|long)$")
+      message(FATAL_ERROR "softmax_lab_add_gate(${G_NAME}): CLAIM reads \"<x> over <baseline> on "
+                          "all|short|mid|long\" (e.g. \"1.2x over cudnn on long\"), not '${G_CLAIM}'")
+    endif()
+    # As `softmax-lab list` prints a claim: ">=1.20x cudnn (long)".
+    set(x ${CMAKE_MATCH_1})
+    set(baseline ${CMAKE_MATCH_3})
+    set(shapes ${CMAKE_MATCH_4})
+    if(NOT x MATCHES "\\.")
+      set(x "${x}.00")
+    elseif(x MATCHES "\\.[0-9]$")
+      set(x "${x}0")
+    elseif(NOT x MATCHES "\\.[0-9][0-9]$")
+      message(FATAL_ERROR "softmax_lab_add_gate(${G_NAME}): CLAIM's speedup has at most two decimals: '${G_CLAIM}'")
+    endif()
+    set(claim ">=${x}x ${baseline} (${shapes})")
+  endif()
+
+  set(cli $<TARGET_FILE:softmax_lab::cli>)
+  set(plugin $<TARGET_FILE:${G_PLUGIN}>)
+  set(cases "")
+  if(G_CASES)
+    set(cases --cases ${G_CASES})
+  endif()
+  foreach(k IN LISTS G_KERNELS)
+    set(run sh ${_SML_GATE_SCRIPT} ${cli} ${plugin} ${k} ${G_DEVICE} "${claim}" --)
+    set(t ${G_NAME}.${k})
+    add_test(NAME ${t}.properties
+             COMMAND ${run} ${cli} check --load ${plugin} --kernel ${k} ${cases}
+                     --save ${CMAKE_CURRENT_BINARY_DIR}/${G_NAME}-failures)
+    set_tests_properties(${t}.properties PROPERTIES LABELS "property;${G_DEVICE}" TIMEOUT 900)
+    set(tests ${t}.properties)
+    if(G_DEVICE STREQUAL "gpu")
+      add_test(NAME ${t}.edge_shapes
+               COMMAND ${run} $<TARGET_FILE:softmax_lab::edge_shapes> --load ${plugin} --kernel ${k})
+      set_tests_properties(${t}.edge_shapes PROPERTIES LABELS "unit;gpu" TIMEOUT 900)
+      list(APPEND tests ${t}.edge_shapes)
+    endif()
+    if(DEFINED G_CLAIM)
+      add_test(NAME ${t}.perf
+               COMMAND ${run} ${cli} bench --load ${plugin} --backend ${k} --sweep ${G_SWEEP} --gate
+                       --ledger ${CMAKE_CURRENT_BINARY_DIR}/${G_NAME}-ledger)
+      set_tests_properties(${t}.perf PROPERTIES LABELS "perf;${G_DEVICE}" TIMEOUT 900)
+      list(APPEND tests ${t}.perf)
+    endif()
+    set_tests_properties(${tests} PROPERTIES SKIP_RETURN_CODE 77
+                                             WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+    if(G_DEVICE STREQUAL "gpu")
+      set_tests_properties(${tests} PROPERTIES RESOURCE_GROUPS "gpus:1")
+    endif()
+  endforeach()
+endfunction()
