@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
         snprintf(q, sizeof q, "%s/link.json", d);
         cli_write(p, "OLD\n");
         chmod(p, 0640);
-        symlink("real.json", q);
+        if (symlink("real.json", q) != 0) perror("test_cli_outputs: symlink (the case below will fail)");
         const char *a[] = {"targets", fx, "--json", "link.json", NULL};
         int rc = run(d, a, 0);
         struct stat ls, rs;

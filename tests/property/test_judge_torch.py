@@ -104,9 +104,18 @@ def main():
             (dx,) = torch.autograd.grad(y, xr, dy)
             paths = [save(f"{op}_{name}_{k}.npy", t) for k, t in (("y", y), ("dy", dy), ("dx", dx))]
             base = ["--input", paths[0], "--dy", paths[1], "--op", op] + dargs
-            judge(f"autograd {op} {name}", 0, base + ["--output", paths[2]], ["PASS"])
+            if op == "softmax_bwd" and dt != torch.float32:
+                # PyTorch's 16-bit softmax backward breaks the contract (the torch backend's
+                # known deviation, python/softmax_lab/backends/torch_ops.py): judged broken.
+                # The PASS and moved checks then use dx computed in fp32 from the same y, dy.
+                judge(f"autograd {op} {name} (PyTorch's known deviation)", 1,
+                      base + ["--output", paths[2]], ["FAIL"])
+                yf, dyf = y.detach().float(), dy.float()
+                dx = (yf * (dyf - (dyf * yf).sum(-1, keepdim=True))).to(dt)
+                paths[2] = save(f"{op}_{name}_dx_fp32work.npy", dx)
+            judge(f"{op} {name}", 0, base + ["--output", paths[2]], ["PASS"])
             bp = save(f"{op}_{name}_dx_moved.npy", moved(dx, idx, steps))
-            judge(f"autograd {op} {name}, 3 elements moved {steps} steps", 1, base + ["--output", bp],
+            judge(f"{op} {name}, 3 elements moved {steps} steps", 1, base + ["--output", bp],
                   ["FAIL"] + [str(i) for i in idx])
 
     if failed:

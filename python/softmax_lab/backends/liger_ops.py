@@ -29,5 +29,11 @@ def run(op, x, dy, out):
 def kernels():
     return [("liger", run, ["softmax", "softmax_bwd"], "all",
              {"summary": "Liger-Kernel's Triton softmax, one program per row (its launch settings)",
-              "claim": ("torch", 1.0, "all"), "max_cols": MAX_COLS,
+              "claim": ("torch", 1.0, "all"), "max_cols": MAX_COLS, "known_deviation": KNOWN_DEVIATION,
               "mods": ("torch", "triton", "liger_kernel")})]
+
+
+# Measured by the property suite (docs/NUMERICS.md's contract, not loosened). Liger's
+# backward works in the tensors' own 16-bit type (no fp32 accumulation).
+KNOWN_DEVIATION = ("softmax_bwd fp16/bf16 outside the contract (up to 18x the bound; a huge dy overflows "
+                   "to -inf/NaN where the result is finite); H100, liger-kernel 0.8.5")

@@ -22,7 +22,7 @@ def run(op, x, dy, out):
     elif op == "softmax_bwd":
         aten._softmax_backward_data.out(dy, x, -1, x.dtype, grad_input=out)
     elif op == "log_softmax_bwd":
-        aten._log_softmax_backward_data.out(dy, x, -1, x.dtype, grad_input=out)
+        aten._log_softmax_backward_data.out(dy, x, -1, x.dtype, out=out)
     else:
         raise ValueError(op)
 
@@ -31,4 +31,10 @@ def kernels():
     """[(name, fn, ops, dtypes, extra register() arguments)]"""
     return [("torch", run, "all", "all",
              {"summary": "PyTorch's aten softmax kernels (torch.softmax, log_softmax, _backward_data)",
-              "mods": ("torch",)})]
+              "known_deviation": KNOWN_DEVIATION, "mods": ("torch",)})]
+
+
+# Measured by the property suite (docs/NUMERICS.md's contract, not loosened): what PyTorch's
+# kernels do outside it. Reported and counted as KNOWN DEVIATION, never gated.
+KNOWN_DEVIATION = ("softmax_bwd fp16/bf16 outside the contract (up to 3.2x the bound on the property "
+                   "suite, up to 31x (fp16) and 914x (bf16) on tiny dx of 4x8x1000 autograd; H100, torch 2.11)")
