@@ -98,7 +98,7 @@ fi
 # The perf gate writes its ledger and plot into the build tree; failures land beside the tests,
 # and the mutation test's new corpus inputs in the build tree too.
 # Copied into the folder, not as a folder: a second run into the same ARTIFACTS (a stage at a
-# time, kernels/tune/run_verify.sh) refreshes the files instead of nesting a copy inside.
+# time, tools/gpu_verify.sh) refreshes the files instead of nesting a copy inside.
 copy_into() { [ -d "$1" ] || return 0; mkdir -p "$2" && cp -r "$1/." "$2/"; }
 copy_into "$BUILD/ledger" "$ARTIFACTS/perf-gate-ledger"
 copy_into "$BUILD/tests/property/failures" "$ARTIFACTS/property-failures"

@@ -28,8 +28,10 @@ static void usage(FILE *f) {
         "  --rows R --cols C       one shape instead of a sweep\n"
         "  --dtype D[,D...]|all    fp32, fp16, bf16 (default: each shape's own dtypes)\n"
         "  --json FILE --md FILE   write the ledger to these files (directories are made)\n"
-        "  --ledger DIR            also write DIR/<sweep>_<ops>.json and .md (default ./ledger,\n"
-        "                          unless --json or --md is given)\n"
+        "  --ledger DIR            also write DIR/<sweep>_<ops>.json and .md (default: ledger/\n"
+        "                          beside the softmax-lab binary, i.e. build/ledger for\n"
+        "                          ./build/softmax-lab, or ./ledger where the binary's directory\n"
+        "                          is not writable; none when --json or --md is given)\n"
         "  --svg FILE              plot GB/s against cols from this run's ledger\n"
         "  --min-samples N         at least N samples per measurement (default 10)\n"
         "  --max-seconds S         per measurement, once N samples are in (default 0.5)\n"
@@ -43,8 +45,6 @@ static void usage(FILE *f) {
         "  --noise X               stop when IQR/median <= X (default 0.02)\n"
         "  --margin X              decision noise floor (default 0.03)\n"
         "  --l2 cold|warm          cold: rotate buffers past 4x L2 (default); warm: same buffers\n"
-        "  --anchors FILE          print another machine's numbers for the same cells (CSV of\n"
-        "                          ../shared/anchors)\n"
         "  --seed S                run seed (default 0x5eedbe4c5eedbe4c)\n"
         "  --threads N             host threads for inputs and checks (default: all cores)\n"
         "  --check-elems N|all     check each kernel on at most N elements per case: whole rows\n"
@@ -157,6 +157,21 @@ static int make_parent(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
+/* The default ledger directory: ledger/ beside this binary, so that a run from a source
+ * checkout writes into the build tree, never into the sources; ./ledger where the binary's
+ * own path cannot be read or its directory cannot be written (an installed binary). */
+static void default_ledger_dir(char *dir, size_t n) {
+    char exe[1024];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = 0;
+        *strrchr(exe, '/') = 0; /* the link is an absolute path: it has a '/' */
+        snprintf(dir, n, "%.1000s/ledger", exe);
+        if (dir_ok(dir)) return;
+    }
+    snprintf(dir, n, "ledger");
+}
+
 /* The plot of this run's ledger, from the ledger JSON as a reader sees it. */
 static int write_svg(const sml_bench_run *run, const sml_ledger *l, const char *svg) {
     char *buf = NULL, err[1200], info[160];
@@ -212,10 +227,9 @@ static void on_case(const sml_bench_run *run, size_t c, void *user) {
 }
 
 int sml_cmd_bench(int argc, char **argv) {
-    const char *backend = "all", *sweep = NULL, *json = NULL, *md = NULL, *ledger = "ledger";
+    const char *backend = "all", *sweep = NULL, *json = NULL, *md = NULL, *ledger = NULL;
     const char *versus = NULL;
-    const char *svg = NULL, *anchors_path = NULL;
-    int ledger_given = 0;
+    const char *svg = NULL;
     unsigned ops = 1u << SML_SOFTMAX, dtypes = SML_DTYPES_ALL;
     int dtypes_given = 0, no_shrink = 0, gate = 0, quiet = 0;
     int64_t rows = 0, cols = 0;
@@ -249,13 +263,9 @@ int sml_cmd_bench(int argc, char **argv) {
             if (!parse_i64(v, 1, (int64_t)1 << 31, &cols)) return bad("bad --cols '%s' (1 to 2^31)", v);
         } else if (!strcmp(a, "--json")) json = v;
         else if (!strcmp(a, "--md")) md = v;
-        else if (!strcmp(a, "--ledger")) {
-            ledger = v;
-            ledger_given = 1;
-        }
+        else if (!strcmp(a, "--ledger")) ledger = v;
         else if (!strcmp(a, "--svg")) svg = v;
         else if (!strcmp(a, "--versus")) versus = v;
-        else if (!strcmp(a, "--anchors")) anchors_path = v;
         else if (!strcmp(a, "--min-samples")) {
             if (!parse_i64(v, 1, 100000, &n)) return bad("bad --min-samples '%s' (1 to 100000)", v);
             cfg.stop.min_samples = (int)n;
@@ -315,9 +325,14 @@ int sml_cmd_bench(int argc, char **argv) {
     if (json && !parent_ok(json)) return bad("cannot write --json '%s'", json);
     if (md && !parent_ok(md)) return bad("cannot write --md '%s'", md);
     if (svg && !parent_ok(svg)) return bad("cannot write --svg '%s'", svg);
-    /* --json/--md name where the ledger goes: ./ledger is then left alone, so a ledger kept
-     * there is never overwritten by a run meant for elsewhere. */
-    const int to_dir = ledger_given || (!json && !md);
+    /* --json/--md name where the ledger goes: the default directory is then left alone, so a
+     * ledger kept there is never overwritten by a run meant for elsewhere. */
+    const int to_dir = ledger != NULL || (!json && !md);
+    char ledger_default[1100];
+    if (!ledger) {
+        default_ledger_dir(ledger_default, sizeof ledger_default);
+        ledger = ledger_default;
+    }
     if (to_dir && !dir_ok(ledger)) return bad("cannot create or write the --ledger directory '%s'", ledger);
 
     int gpu = sml_gpu_available();
@@ -361,13 +376,6 @@ int sml_cmd_bench(int argc, char **argv) {
     plan.nkernels = nk;
     int any_gpu = 0;
     for (size_t i = 0; i < nk; i++) any_gpu |= kernels[i]->device == SML_DEVICE_GPU;
-    sml_anchors anchors;
-    memset(&anchors, 0, sizeof anchors);
-    if (anchors_path) {
-        s = sml_anchors_load(anchors_path, &anchors, err, sizeof err);
-        if (s != SML_OK) return bad("--anchors: %s", err);
-        plan.anchors = &anchors;
-    }
 
     /* A CPU-only run keeps each shape's cols (its class) and cuts rows to time in seconds. */
     if (!any_gpu && !no_shrink && !(rows || cols)) {
@@ -406,7 +414,6 @@ int sml_cmd_bench(int argc, char **argv) {
     if (s != SML_OK) {
         fprintf(stderr, "softmax-lab bench: %s\n", err);
         sml_bench_run_free(&run);
-        sml_anchors_free(&anchors);
         return 1;
     }
     if (!pc.header_done) sml_bench_print_header(stdout, &run);
@@ -417,7 +424,6 @@ int sml_cmd_bench(int argc, char **argv) {
     if (sml_ledger_build(&run, &l) != SML_OK) {
         fprintf(stderr, "softmax-lab bench: out of memory building the ledger\n");
         sml_bench_run_free(&run);
-        sml_anchors_free(&anchors);
         return 1;
     }
     sml_bench_print_decisions(stdout, &run, &l);
@@ -505,6 +511,5 @@ int sml_cmd_bench(int argc, char **argv) {
     }
     sml_ledger_free(&l);
     sml_bench_run_free(&run);
-    sml_anchors_free(&anchors);
     return rc;
 }

@@ -1,5 +1,5 @@
-/* targets: the bandwidth targets of issue 6 for one kernel of a ledger JSON (src/bench/targets.c
- * holds the rules), as text on stdout and optionally JSON and Markdown. Reads only the ledger,
+/* targets: the bandwidth targets T1-T6 for one kernel of a ledger JSON (src/bench/targets.c
+ * holds the rules; docs/BENCHMARKING.md explains them), as text on stdout and optionally JSON and Markdown. Reads only the ledger,
  * so it runs anywhere, no GPU needed. Exit 0 when every target is met, 1 when one is missed
  * (like a missed gate), 2 on bad usage or input, with nothing written. */
 #include <errno.h>
@@ -25,7 +25,7 @@ static void usage(FILE *f) {
         "  LEDGER.json  a ledger written by `softmax-lab bench --json` (or --ledger DIR)\n"
         "  --kernel     the kernel whose record is evaluated (default auto)\n"
         "  --json, --md also write the report as JSON (softmax-lab-targets/1) or Markdown\n"
-        "Issue 6's targets, each over the kernel's evidence rows (every op and dtype):\n"
+        "The targets, each over the kernel's evidence rows (every op and dtype):\n"
         "  T1  frac_memcpy >= 0.90 on rows moving >= 64 MiB (2^26 bytes)\n"
         "  T2  frac_memcpy >= 0.90 on the long rows 128x1048576 and 1024x131072\n"
         "  T3  vs_cudnn >= 1.20 on every row\n"
@@ -144,7 +144,7 @@ static void met_words(char *buf, size_t n, const sml_tgt_report *r, int id, int 
 
 static void text_header(FILE *f, const sml_tgt_report *r, const char *path) {
     char mc[32];
-    fprintf(f, "softmax-lab targets (issue 6): kernel %s\n", r->kernel);
+    fprintf(f, "softmax-lab targets: kernel %s\n", r->kernel);
     fprintf(f, "  ledger  %s\n", path);
     fprintf(f, "  sweep   %s%s%s%s\n", r->sweep, r->ops[0] ? " (" : "", r->ops, r->ops[0] ? ")" : "");
     fprintf(f, "  GPU     %s, memcpy %s GB/s, decision margin %.0f%%\n", r->gpu,
@@ -286,7 +286,7 @@ static void md_misses(FILE *f, const sml_tgt_report *r, int id) {
 
 static int write_md(FILE *f, const sml_tgt_report *r, const char *path) {
     char mc[32];
-    fprintf(f, "# Issue 6 targets: `%s`\n\n", r->kernel);
+    fprintf(f, "# Targets: `%s`\n\n", r->kernel);
     fprintf(f, "Ledger `%s`; sweep %s%s%s%s; %s, memcpy %s GB/s; decision margin %.0f%%; status %s.\n\n", path,
             r->sweep, r->ops[0] ? " (" : "", r->ops, r->ops[0] ? ")" : "", r->gpu,
             num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100, r->status);

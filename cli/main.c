@@ -19,7 +19,7 @@ static const struct {
     {"replay", sml_cmd_replay, "re-run a saved reproducer and say whether it still fails"},
     {"compare", sml_cmd_compare, "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
     {"plot", sml_cmd_plot, "SVG of GB/s against columns per backend from a ledger JSON"},
-    {"targets", sml_cmd_targets, "issue 6's bandwidth targets for one kernel of a ledger JSON: met / missed rows"},
+    {"targets", sml_cmd_targets, "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
     {"list", sml_cmd_list, "print the kernel registry"},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

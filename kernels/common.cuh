@@ -126,7 +126,7 @@ template <typename T> __device__ __forceinline__ T sml_zero();
  * among themselves ("memory" clobber), so an in-place row is read before it is written.
  * I, the type of col and cols, is int64_t unless the caller names int, as `split` does: its
  * slice-relative indices are 32-bit by construction, and 64-bit compares and index arithmetic
- * cost it carry instructions per chunk (v18, docs/KERNELS.md). I is never deduced, so a call
+ * cost it carry instructions per chunk (docs/KERNELS.md, `split`). I is never deduced, so a call
  * that mixes int and int64_t arguments converts them instead of failing to compile, and a
  * caller that names int while passing int64_t values narrows them: name int only where the
  * values are known to fit. */
@@ -396,7 +396,7 @@ static __device__ __forceinline__ void sml_cp_wait(int n) {
  * sml_cld_fix) and stored by the thread, padded as every row end is. Not a cp.async with a
  * short source size: compute-sanitizer counts the whole 16 bytes of such a copy as read, and
  * flagged the bytes past the row (memcheck at the end of an allocation, initcheck in the
- * stride padding; session 4). */
+ * stride padding). */
 template <typename T, int V, bool BWD>
 __device__ __forceinline__ void sml_slot_async(const T *xs, const T *ds, int i, int nval, sml_chunk<T, V> *sx,
                                                sml_chunk<T, V> *sd) {

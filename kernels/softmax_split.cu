@@ -13,10 +13,9 @@
  * into the slots it has just written out (each thread only touches the slots it filled, so
  * no barrier), and the first tile of row r + 2 is loaded before row r + 1's exchange of
  * partials, so loads stay in flight through it; a block alone on its SM also prefetches the
- * tile after that into L2 there (v21), as nothing else on the SM keeps DRAM busy while it waits
- * for its cluster. Backward (two tensors per slot) measured slower that
- * way, with the next row's loads held in registers. In clusters of 8 or more blocks it now
- * (v16) refills each slot with the next row's copy by cp.async, which needs no registers, as
+ * tile after that into L2 there, as nothing else on the SM keeps DRAM busy while it waits
+ * for its cluster. Backward (two tensors per slot) is slower that way, with the next row's
+ * loads held in registers. In clusters of 8 or more blocks it instead refills each slot with the next row's copy by cp.async, which needs no registers, as
  * it writes the slot, and reads the next row's statistics from shared memory once the copies
  * have landed; smaller clusters keep two passes per row: write, then read the next slice.
  *
@@ -24,7 +23,7 @@
  * by two blocks per SM; backward, which keeps y and dy), the block keeps the first `cap`
  * chunks and re-reads the rest when it writes them; those were read last, so they are likely
  * still in L2, and the output is stored evict-first to leave them there. Forward loads the next
- * row's uncached chunks inside the fused loop, a step ahead like the cached ones (v20), so no
+ * row's uncached chunks inside the fused loop, a step ahead like the cached ones, so no
  * load is waited for between the loop and the exchange.
  *
  * Sizing (host): C is the smallest cluster size whose slice fits in 96 KB (48 KB for 16-bit
@@ -40,8 +39,8 @@
  * `online`. Slice indices are 32-bit (a slice of 2^30 elements or more is refused).
  *
  * Partials travel by st.async into every block's slots and are counted on an mbarrier per
- * row parity (v12; the cluster barrier it replaced drained every load and store in flight,
- * see split_xsend). Double-buffering by row parity makes one exchange per row enough: a block
+ * row parity (a cluster barrier would drain every load and store in flight, see
+ * split_xsend). Double-buffering by row parity makes one exchange per row enough: a block
  * can only overwrite a slot two rows later, after every block has sent the partial that
  * follows its reads of it. The cluster synchronises twice per launch: after the mbarriers are
  * initialised and before it exits. */
@@ -122,13 +121,13 @@ __device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int t
 /* The first row a cluster reads (the prologue) when backward refills by cp.async (2''): every
  * chunk once, the first ncache cached, and accumulated in exactly the tiles and the order its
  * successors are, so that a row's bits do not depend on whether it was its cluster's first.
- * Until session 15 the prologue read in tiles of UP and its successors in tiles of U, so the
- * same row gave different bits in different batch positions once there were more rows than
- * clusters (property row_independence, found by the property suite's tall cases). 2'' reads
+ * A prologue that read in tiles of UP while its successors read in tiles of U would give the
+ * same row different bits in different batch positions once there are more rows than
+ * clusters (property row_independence, the property suite's tall cases). 2'' reads
  * the tail first, then each cached chunk on its own (U = 1); UP chunks per tensor stay in
  * flight for the cached part. Forward's prologue is split_read_range over the whole slice in
  * tiles of U, as the fused loop reads it (tile i0 holds i0 + u * nt; i0 = tid + k * U * nt
- * while i0 < mine, v20). */
+ * while i0 < mine). */
 template <typename T, int V, int UP, int U, bool BWD, bool LOG>
 __device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
                                                  int nval, T pad, sml_chunk<T, V> *cx, sml_chunk<T, V> *cd,
@@ -138,21 +137,18 @@ __device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int t
 }
 
 /* Backward in clusters of at least this many blocks refills its slots while writing them
- * (2''); smaller clusters read the next slice after writing (2'). Runs 98-99 (`tune`,
- * kernels/tune/plan53.txt, % of memcpy, read-after-write -> refill for every C): H200 1024 x
- * 131072 (C 8 / 16) 91.3-94.5 -> 95.2-99.4, 512 x 262144 (C 16) 73-89 -> 89.5-99.1, but 4096 x
- * 32768 (C 2 / 4) 98.6-100.5 -> 92.0-97.8; H100 512 x 262144 fp32 and 256 x 524288 fp16 +4-5,
- * 1024 x 131072 fp32 +0.5-1 but 16-bit -1.5-3 (to 95.1-96.7), C <= 4 within 1. Run 100 (H200,
- * this rule): 1024 x 131072 95.9-100.0 against 91.3-94.7, 4096 x 32768 level. */
+ * (2''); smaller clusters read the next slice after writing (2'). Refilling gains 4-10 points
+ * of memcpy in clusters of 8 and 16 (H200 1024 x 131072, 512 x 262144; H100 +4-5 at 512 x
+ * 262144 fp32 and 256 x 524288 fp16) but loses up to 7 in clusters of 2 and 4 (4096 x 32768). */
 #define SPLIT_REFILL_MIN_C 8
 
 /* ---- the per-row exchange of partials between the blocks of a cluster ----------------------
  * Each block sends its (max, sum) to slot `rank` of every block of the cluster with st.async,
  * whose arrival is counted in bytes on the receiver's mbarrier (one per row parity); a block
- * then waits on its own mbarrier only. cluster.sync() did this job until v12, but its
- * cluster-scope release compiles to MEMBAR.ALL.GPU, which waits for every load and store the
- * thread has in flight: the next row's loads that were issued to run through the barrier, and
- * the streaming stores of the row just written, were drained at every row. */
+ * then waits on its own mbarrier only. cluster.sync() is not used for this: its cluster-scope
+ * release compiles to MEMBAR.ALL.GPU, which waits for every load and store the thread has in
+ * flight, so the next row's loads issued to run through the barrier, and the streaming stores
+ * of the row just written, would be drained at every row. */
 static __device__ __forceinline__ unsigned split_smem_addr(const void *p) {
     return (unsigned)__cvta_generic_to_shared(p);
 }
@@ -187,10 +183,10 @@ static __device__ __forceinline__ void split_xwait(uint64_t *bar, unsigned phase
  * and cur, that tile of the next row loaded one step earlier, takes their place and joins
  * the statistics. Past ncache (the uncached tail) there is no slot: nothing is written (the
  * tail was written at the row's start) and cur only joins the statistics, so the tail's loads
- * are in flight a step ahead like the rest, not waited for after the loop (v20). WHOLE: the
+ * are in flight a step ahead like the rest, not waited for after the loop. WHOLE: the
  * caller has shown every chunk of both tiles whole, cached and wanted, so the accesses go
  * unpredicated and without bounds, pad words or fix-up branches, which took about 5 of the
- * loop's 20 instructions per element at fp16 (v18). */
+ * loop's 20 instructions per element at fp16. */
 template <typename T, int V, bool LOG, bool WHOLE>
 __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<T, V> *cx, int i0, int nt, int ncache,
                                                  int mine, int nval, bool more, T pad, float M, float post,
@@ -220,7 +216,7 @@ __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<
 }
 
 /* The next row's second tile (the first is in flight in registers) into L2, as the block
- * reaches a row's exchange (forward, a block alone on its SM; v21). */
+ * reaches a row's exchange (forward, a block alone on its SM). */
 template <typename T, int V>
 __device__ __forceinline__ void split_prefetch_tile(const T *nxs, int i0, int nt, int mine) {
 #pragma unroll

@@ -7,9 +7,9 @@
  * a register butterfly: no shared memory, no barrier.
  *
  * A lane group may hold R rows at once (R rows of loads in flight before the first
- * reduction, R butterflies interleaved); the launcher uses R = 1, which measured level with
- * or ahead of R = 2 (run 2); fp32 forward rows of 65-128 columns take K = 2 chunks per lane
- * in a group of 16 lanes instead (WARP_FWD_NARROW; K = 4 in sessions 5-9). Each variant is
+ * reduction, R butterflies interleaved); the launcher uses R = 1, which is level with or
+ * ahead of R = 2; fp32 forward rows of 65-128 columns take K = 2 chunks per lane in a group
+ * of 16 lanes instead (WARP_FWD_NARROW). Each variant is
  * built for a number of resident blocks (warp_min_blocks, a register budget). The op is a
  * template argument. The grid is at most 16 blocks per SM and walks the rows (so 65,537+ rows
  * need no second grid dimension); the launcher makes no occupancy query, a runtime call per
@@ -18,7 +18,7 @@
  *
  * Variants: K (chunks per lane) in {1, 2, 4, 8} at 16-byte width, {1, 4, 32} at scalar width
  * (misaligned base or an ld that breaks 16-byte alignment); R in {1, 2, 4} where K * R <= 8;
- * width is a runtime argument, passed as its log2 (a shift, not a division: v12). */
+ * width is a runtime argument, passed as its log2 (a shift, not a division). */
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
 #include "kernels/sm_limits.h"
@@ -31,7 +31,7 @@
  * a budget of 65,536 / (128 x this) registers per thread. Without it the compiler took what
  * it liked: fp32 forward at K = 4 took 70 registers, 7 blocks per SM, so 16384 x 128's 1,024
  * blocks ran in 1.11 waves; 16-bit forward at K = 1 took 40, 12 blocks of the 16 the threads
- * allow (H200, run 80, us: fp32 16384 x 128 7.69 -> 7.40, fp16 5.95 -> 5.26).
+ * allow; the budgets take H200 fp32 16384 x 128 from 7.69 to 7.40 us, fp16 from 5.95 to 5.26.
  * D counts the row elements a lane holds, as fp32: 16-bit chunks are unpacked to fp32 for
  * the arithmetic, and counting them packed made the 16-bit variants spill. Scalar chunks
  * (an address per element) and several rows per group (per-row state) count twice: without
@@ -184,8 +184,8 @@ static sml_status warp_go(const sml_problem *p, int K, int R, int width, int sms
     if (!kern) return SML_ERR_UNSUPPORTED;
     /* At most 16 blocks per SM (what the thread limit allows), walking the rows: no occupancy
      * query, a runtime call per launch that rows this short cannot hide. A grid of only
-     * warp_min_blocks per SM lost wherever more blocks than that fit (H200, run 80: 16-bit
-     * 32768 x 512 forward at K = 2 5% slower, 16-bit backward at K = 1 2%). */
+     * warp_min_blocks per SM loses wherever more blocks than that fit (16-bit 32768 x 512
+     * forward at K = 2 by 5%, 16-bit backward at K = 1 by 2%). */
     if (bps <= 0) bps = SML_SM_THREADS / WARP_THREADS;
     const int64_t rows_per_block = (int64_t)(WARP_THREADS / 32) * (32 / width) * R;
     const int64_t blocks = sml_min64((p->rows + rows_per_block - 1) / rows_per_block, (int64_t)sms * bps);
@@ -215,13 +215,10 @@ static sml_status warp_typed(const sml_problem *p, int V, int K, int R, int widt
 
 /* fp32 forward rows of 65-128 columns (17-32 vectors) take more than one chunk per lane, so a
  * row spans fewer lanes and each lane has several loads in flight (cuDNN's small-row kernel
- * holds two rows per warp for the same reason: docs/KERNELS.md, run 7). Session 5 (H100, runs
- * 18-21, plan14-16.txt) measured K = 4 against one chunk: fp32 16384 x 128 9.21-9.38 -> 9.06-
- * 9.14 us (cuDNN 8.83-8.96); 16-bit rows mixed, rows of 64 columns and backward no better, so
- * only fp32 forward. With the register budgets of warp_min_blocks (session 10) K = 2 holds
- * 16 blocks per SM where K = 4 holds 8, and overtook it (H200, run 81, us): 16384 x 128
- * 7.35-7.37 -> 7.12-7.14 (cuDNN 7.11), log_softmax 7.24-7.29 -> 7.14-7.15, 16384 x 96
- * 6.52-6.53 -> 6.29-6.31. */
+ * holds two rows per warp for the same reason). 16-bit rows gain nothing from it, nor do rows
+ * of 64 columns or backward, so only fp32 forward. K = 2 rather than 4: with the register
+ * budgets of warp_min_blocks K = 2 holds 16 blocks per SM where K = 4 holds 8, and is 2-4%
+ * faster (H200 16384 x 128 7.13 us against 7.36; cuDNN 7.11). */
 #define WARP_FWD_NARROW_K 2
 #define WARP_FWD_NARROW(p, V, chunks) \
     (!sml_op_is_backward((p)->op) && (V) == 4 && (p)->cols > 64 && (chunks) <= 32)

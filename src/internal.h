@@ -35,7 +35,7 @@ struct sml_handle {
 
 /* The current device's facts: asked of the runtime on a handle's first launch on a device,
  * then kept in the handle, so a launch costs the host one cudaGetDevice instead of an
- * attribute query per fact (a few hundred ns each, kernels/tune/launch_cost.c). h may be
+ * attribute query per fact (a few hundred ns each, tools/launch_cost.c). h may be
  * NULL: asked every time. SML_ERR_NO_DEVICE without CUDA. */
 sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out);
 

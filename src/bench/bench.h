@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench/anchors.h"
 #include "bench/measure.h"
 #include "bench/sweeps.h"
 #include "internal.h"
@@ -26,7 +25,7 @@ typedef struct sml_bench_config {
     int max_batch;
     int gpu_min_batch;      /* a GPU sample holds at least this many launches */
     int gpu_hold;           /* 1: a GPU sample's launches are queued behind the launch hold */
-    int l2_warm;            /* 1: same buffers every call (as the H200 anchors were taken) */
+    int l2_warm;            /* 1: same buffers every call (small shapes then run from L2) */
     double l2_multiple;     /* rotate buffers while the working set < this many L2 sizes */
     int max_sets;
     uint64_t seed;
@@ -74,7 +73,6 @@ typedef struct sml_bench_case {
     int limit_reads;        /* tensors its kernel reads: 1 forward, 2 backward; it writes one */
     sml_measurement limit;
     double limit_gbps;
-    sml_anchor anchor;      /* another machine's numbers for the cell, if --anchors */
 } sml_bench_case;
 
 typedef struct sml_bench_result {
@@ -121,7 +119,6 @@ typedef struct sml_bench_plan {
     const int *baseline_only;     /* per kernel, may be NULL */
     size_t nkernels;
     int shrunk;                   /* 1: rows were cut for a CPU-only host */
-    const sml_anchors *anchors;   /* may be NULL */
     const char *notes;            /* copied into the run's notes; may be NULL */
     const char *versus;           /* non-NULL: every kernel's claim is ">= 1.00x versus, all
                                      shapes" instead of its own (bench --versus) */

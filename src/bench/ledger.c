@@ -515,15 +515,6 @@ static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_
     char seed[24];
     snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)c->seed);
     sml_jw_kstr(w, "seed", seed);
-    if (c->anchor.found) {
-        sml_jw_key(w, "anchor_other_machine");
-        sml_jw_object_inline(w);
-        sml_jw_knum(w, "best_gbps", c->anchor.best_gbps);
-        sml_jw_kstr(w, "best_backend", c->anchor.best_backend);
-        sml_jw_knum(w, "cudnn_gbps", c->anchor.cudnn_gbps);
-        sml_jw_knum(w, "copy_kernel_gbps", c->anchor.copy_kernel_gbps);
-        sml_jw_end(w);
-    }
     sml_jw_end(w);
 }
 
@@ -583,15 +574,6 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
     }
     json_env(&w, run);
     json_config(&w, run);
-    if (run->plan.anchors) {
-        sml_jw_key(&w, "anchors");
-        sml_jw_object(&w);
-        sml_jw_kstr(&w, "source", run->plan.anchors->source);
-        sml_jw_kstr(&w, "label", run->plan.anchors->label);
-        sml_jw_kstr(&w, "note", "another machine's measurement (same buffers every call: small "
-                                "shapes ran from L2); shown for orientation, never used in a decision");
-        sml_jw_end(&w);
-    }
     sml_jw_key(&w, "records");
     sml_jw_array(&w);
     for (size_t j = 0; j < l->n; j++) {
@@ -696,11 +678,6 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
                    "with a claim is called Supported.\n\n",
                 sml_bench_partial_text(run, part, sizeof part));
     }
-    if (run->plan.anchors)
-        fprintf(f, "Anchor columns: **another machine's measurement** (%s; file %s), same buffers "
-                   "every call, so shapes under its L2 ran warm there. For orientation only; "
-                   "never used in a decision.\n\n",
-                run->plan.anchors->label, run->plan.anchors->source);
     fprintf(f, "## Decisions\n\nSpeed and accuracy against the same baseline (the claim's, else cudnn), side by "
                "side; accuracy by the rule of docs/NUMERICS.md, section 8, on the cases both ran.\n\n"
                "| kernel | device | claim | status | speedup | accuracy | why |\n|---|---|---|---|---|---|---|\n");
@@ -725,10 +702,8 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
         md_escape(f, r->reason);
         fprintf(f, "\n\n| case | class | check | ms | spread | GB/s | of memcpy | of copy kernel | "
                    "of limit | vs cudnn | vs naive | vs claim baseline | vs best other | outcome | "
-                   "cache | samples |%s\n",
-                run->plan.anchors ? " anchor best GB/s (other machine) |" : "");
-        fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n",
-                run->plan.anchors ? "---|" : "");
+                   "cache | samples |\n");
+        fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (size_t i = 0; i < r->n; i++) {
             const sml_bench_result *x = &run->results[r->result[i]];
             const sml_bench_case *c = &run->cases[x->case_index];
@@ -761,16 +736,11 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
             }
             fprintf(f, " | %s | %s | %d x%d%s |", sml_row_outcome_name(r->outcome[i]), c->cache,
                     x->m.t.n, x->m.batch, sml_bench_hold_lost(run, x) ? " (unheld)" : "");
-            if (run->plan.anchors) {
-                if (c->anchor.found) fprintf(f, " %.0f (%s) |", c->anchor.best_gbps, c->anchor.best_backend);
-                else fputs(" - |", f);
-            }
             fputc('\n', f);
             if (x->verdict != SML_VERDICT_OK) {
                 fputs("| | | ", f);
                 md_escape(f, x->check);
                 fputs(" | | | | | | | | | | | | | |", f);
-                if (run->plan.anchors) fputs(" |", f);
                 fputc('\n', f);
             }
         }

@@ -179,12 +179,11 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
             if (nc > best) { best = nc; rows = cand[k]; }
         }
     }
-    series *all = calloc(MAX_SERIES + 2, sizeof *all);
+    series *all = calloc(MAX_SERIES + 1, sizeof *all);
     if (!all) return SML_ERR_OUT_OF_MEMORY;
     int ns = 0;
-    series *copyk = &all[MAX_SERIES], *anchor = &all[MAX_SERIES + 1];
+    series *copyk = &all[MAX_SERIES];
     snprintf(copyk->name, sizeof copyk->name, "copy kernel, same bytes");
-    snprintf(anchor->name, sizeof anchor->name, "anchor best (other machine)");
     int device_gpu = 0;
     double xmin = INFINITY, xmax = -INFINITY, ymax = 0;
     for (size_t i = 0; i < recs->n; i++) {
@@ -205,8 +204,6 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
             if (dev && !strcmp(dev, "gpu")) device_gpu = 1;
             double ck = gbps_of(e, "copy_kernel_gbps");
             if (!isnan(ck)) add_point(copyk, c, ck, 0);
-            double an = gbps_of(sml_json_get(e, "anchor_other_machine"), "best_gbps");
-            if (!isnan(an) && an > 0) add_point(anchor, c, an, 0);
             if (c < xmin) xmin = c;
             if (c > xmax) xmax = c;
         }
@@ -219,7 +216,7 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
     }
     const sml_json *copy = sml_json_get(sml_json_get(doc, "environment"), "copy");
     double memcpy_gbps = gbps_of(copy, device_gpu ? "memcpy_d2d_gbps" : "host_memcpy_gbps");
-    for (int i = 0; i < MAX_SERIES + 2; i++) {
+    for (int i = 0; i <= MAX_SERIES; i++) {
         series *s = &all[i];
         if (i >= ns && i < MAX_SERIES) continue;
         qsort(s->p, (size_t)s->n, sizeof s->p[0], cmp_point);
@@ -284,13 +281,13 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
                 device_gpu ? "cudaMemcpy D2D" : "host memcpy", memcpy_gbps);
         ly += 20;
     }
-    for (int i = 0; i < MAX_SERIES + 2; i++) {
+    for (int i = 0; i <= MAX_SERIES; i++) {
         if (i >= ns && i < MAX_SERIES) continue;
         series *s = &all[i];
         if (!s->n) continue;
         int ref = i >= MAX_SERIES;
-        const char *color = ref ? (i == MAX_SERIES ? "#777" : "#bbb") : COLORS[i % NCOLORS];
-        const char *dash = ref ? (i == MAX_SERIES ? " stroke-dasharray=\"4 4\"" : " stroke-dasharray=\"1 3\"") : "";
+        const char *color = ref ? "#777" : COLORS[i % NCOLORS];
+        const char *dash = ref ? " stroke-dasharray=\"4 4\"" : "";
         fprintf(f, "<polyline class=\"series\" data-name=\"");
         xml_text(f, s->name);
         fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", color, dash);

@@ -34,12 +34,12 @@ void sml_bench_config_default(sml_bench_config *c) {
     c->warmup_s = 0.01;
     c->max_batch = 1000;
     /* At least 4 launches per GPU sample, so that the launch call on the host (4.5-7 us for
-     * warp, block, online, split and cuDNN, 10-20 us for coop's cooperative launch, measured
-     * on the H100 host in session 7) overlaps the previous launch as it does in a stream of
+     * warp, block, online, split and cuDNN, 10-20 us for coop's cooperative launch, on an
+     * H100 host) overlaps the previous launch as it does in a stream of
      * work, instead of being timed once per 0.2-0.6 ms sample. */
     c->gpu_min_batch = 4;
-    /* Each GPU sample queued whole behind the hold kernel (session 12): where a kernel takes less
-     * GPU time than its launch call takes the host, back-to-back launches timed the host. */
+    /* Each GPU sample queued whole behind the hold kernel: where a kernel takes less GPU time
+     * than its launch call takes the host, back-to-back launches would time the host. */
     c->gpu_hold = 1;
     c->l2_warm = 0;
     c->l2_multiple = 4.0;
@@ -513,7 +513,6 @@ static void run_case(sml_bench_run *run, size_t ci, sml_handle *h, int threads, 
     c->seed = case_seed(run->cfg.seed, c);
     c->tensor_bytes = (size_t)c->rows * (size_t)c->cols * sml_dtype_size(c->dtype);
     c->bytes_moved = c->tensor_bytes * (bwd ? 3u : 2u);
-    if (p->anchors) sml_anchors_find(p->anchors, c->op, c->dtype, c->rows, c->cols, &c->anchor);
     int use[2] = {0, 0};
     for (size_t k = 0; k < p->nkernels; k++)
         if (sml_bench_supports(p->kernels[k], c->op, c->dtype, c->cols, gpu))

@@ -34,10 +34,6 @@ void sml_bench_print_header(FILE *f, const sml_bench_run *run) {
                "the noise level, ~ = a launch hold ran out of time and the samples after it were timed as "
                "made; * = added as a baseline; (x) = a WRONG kernel's ratio, never a win\n");
     if (run->notes[0]) fprintf(f, "note: %s\n", run->notes);
-    if (run->plan.anchors)
-        fprintf(f, "anchors: %s: ANOTHER MACHINE's measurement (%s), same buffers every call; "
-                   "for orientation only\n",
-                run->plan.anchors->source, run->plan.anchors->label);
 }
 
 static void ratio(char *buf, size_t n, double v, int wrong) {
@@ -100,13 +96,6 @@ void sml_bench_print_case(FILE *f, const sml_bench_run *run, size_t ci) {
     if (c->has_limit && c->limit_reads == 2)
         fprintf(f, "  %-12s %10.5f %6.1f%% %15s %8.1f   (2 reads + 1 write of the same bytes, same buffer rotation)\n",
                 "limit", c->limit.t.median * 1e3, c->limit.t.rel_spread * 100, "", c->limit_gbps);
-    if (c->anchor.found) {
-        fprintf(f, "  anchor, OTHER MACHINE (%s): best %.0f GB/s (%s)", run->plan.anchors->label,
-                c->anchor.best_gbps, c->anchor.best_backend);
-        if (c->anchor.cudnn_gbps > 0) fprintf(f, ", cudnn %.0f GB/s", c->anchor.cudnn_gbps);
-        if (c->anchor.copy_kernel_gbps > 0) fprintf(f, ", copy kernel %.0f GB/s", c->anchor.copy_kernel_gbps);
-        fprintf(f, "\n");
-    }
 }
 
 void sml_bench_print_decisions(FILE *f, const sml_bench_run *run, const sml_ledger *l) {

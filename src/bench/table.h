@@ -14,7 +14,7 @@ extern "C" {
 
 /* The run's header: device, copy bandwidth, method, notes. */
 void sml_bench_print_header(FILE *f, const sml_bench_run *run);
-/* Case c: one line per backend, the copy reference, the anchor if any. */
+/* Case c: one line per backend and the copy reference. */
 void sml_bench_print_case(FILE *f, const sml_bench_run *run, size_t c);
 /* One line per ledger record: kernel, claim, status, reason. */
 void sml_bench_print_decisions(FILE *f, const sml_bench_run *run, const sml_ledger *l);

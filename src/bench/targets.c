@@ -1,4 +1,4 @@
-/* targets.c: see targets.h. The rules of issue 6 are the first block of this file; the rest
+/* targets.c: see targets.h. The rules are the first block of this file; the rest
  * reads a ledger strictly (a half-read ledger must not report a target as met) and counts. */
 #include "bench/targets.h"
 
@@ -9,7 +9,7 @@
 
 #include "bench/ledger.h"
 
-/* ---- The rules (issue 6, "Targets (each a row of the ledger, every dtype, all four ops)") ---- */
+/* ---- The rules (each a row of the ledger, every dtype, all four ops) ---- */
 
 /* T2's long rows: the standard sweep's two shapes of 2^27 elements with the longest rows. */
 static const int64_t LONG_SHAPES[][2] = {{128, 1048576}, {1024, 131072}};
@@ -186,8 +186,8 @@ static int read_row(const sml_json *x, sml_tgt_row *r, const char *where, char *
         !get_metric(x, "vs_cudnn", need, &r->vs_cudnn, where, err, errlen) ||
         !get_metric(x, "vs_best_other", need, &r->vs_best_other, where, err, errlen))
         return 0;
-    /* Only printed: a ledger with a single kernel has no best other; one written before
-     * session 10 has no auto_path. */
+    /* Only printed: a ledger with a single kernel has no best other; an older ledger has no
+     * auto_path. */
     /* Not in ledgers written before the limit was measured, nor on an untimed row. */
     if (!get_metric(x, "frac_limit", 0, &r->frac_limit, where, err, errlen) ||
         !get_metric(x, "median_ms", 0, &r->median_ms, where, err, errlen))

@@ -1,5 +1,5 @@
-/* targets.h: the bandwidth targets of issue 6 ("Targets (each a row of the ledger, every
- * dtype, all four ops)") evaluated for one kernel of a ledger written by `softmax-lab bench
+/* targets.h: the bandwidth targets T1-T6 (each a row of the ledger, every dtype, all four
+ * ops; docs/BENCHMARKING.md, "Targets") evaluated for one kernel of a ledger written by `softmax-lab bench
  * --json`. The thresholds and row sets live here and in targets.c only, so `softmax-lab
  * targets` and tests/perf/test_targets.c cannot drift apart. No GPU is needed. */
 #ifndef SML_BENCH_TARGETS_H
@@ -16,7 +16,7 @@ extern "C" {
 
 #define SML_TARGETS_SCHEMA "softmax-lab-targets/1"
 
-/* Issue 6's numbers. T1's floor is 64 MiB (2^26 bytes) and inclusive: ten rows of the standard
+/* The targets' numbers. T1's floor is 64 MiB (2^26 bytes) and inclusive: ten rows of the standard
  * sweep (fp32 4096x2048 and 16-bit 4096x4096 forward) move exactly 2^26 bytes and are in. */
 #define SML_TGT_FRAC_MEMCPY 0.90                 /* T1, T2: fraction of device memcpy GB/s */
 #define SML_TGT_BIG_BYTES ((int64_t)1 << 26)     /* T1: rows moving at least this many bytes */
@@ -48,7 +48,7 @@ typedef enum sml_target_id {
  * left them out (such a row fails every target it is in, so it needs none). */
 typedef struct sml_tgt_row {
     char op[24], dtype[8], check[16], best_other[32];
-    char auto_path[16]; /* the kernel `auto` ran on the row (ledgers since session 10), else "" */
+    char auto_path[16]; /* the kernel `auto` ran on the row (absent in older ledgers: "") */
     int64_t rows, cols, bytes;
     double gbps, frac_memcpy, frac_copy_kernel, vs_cudnn, vs_best_other;
     double median_ms;   /* NaN where the row was not timed (or the ledger left it out) */

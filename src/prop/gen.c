@@ -314,9 +314,9 @@ static int64_t pick_edge(sml_rng *r, const sml_kernel *k, int64_t lo, int64_t hi
  * resident blocks: on 132 SMs, 1,056 at 8 blocks an SM, 2,112 at 16 (split's 64-thread blocks
  * on rows up to 8,192 columns), and a few dozen clusters of 8 or 16 blocks on long rows.
  * Split's unbounded whole steps need six 16-byte chunks a thread as well: 1,536 fp32 or 3,072
- * 16-bit columns at 64 threads. Ordinary and big draws almost never give both (session 14: two bugs planted
- * there passed 30,000 cases; session 15: the first tall cases found split's first row of each
- * cluster accumulated in other tiles than the rest, so a row's bits depended on its place). A
+ * 16-bit columns at 64 threads. Ordinary and big draws almost never give both (two bugs planted
+ * there pass 30,000 ordinary cases; tall cases found split's first row of each cluster
+ * accumulated in other tiles than the rest, so a row's bits depended on its place). A
  * tall case is one of three, columns and rows log-uniform in their ranges, within the cap
  * (the GPU profile's 2^23 in brackets):
  *   40%: more than 2,112 rows of TALL_MIN_COLS up to what the cap leaves them (3,969);

@@ -81,8 +81,8 @@ export SML_SEED=${SML_SEED:-0x5eed9a7c4e5eed01}
 echo "run_patch_mutants: killers run with SML_SEED=$SML_SEED"
 run_killer() { (cd "$WORK/build" && timeout "$TO" $1) >"$2" 2>&1; }
 
-# The names first, then the lookups: `grep -q` at the end of the pipe exited at its match and
-# killed the writer with SIGPIPE, which pipefail reported as no match (run 129).
+# The names first, then the lookups: `grep -q` at the end of the pipe would exit at its match
+# and kill the writer with SIGPIPE, which pipefail reports as no match.
 names=$(entries | while IFS= read -r e; do field "$e" 1; done)
 for want in ${SML_PATCH_MUTANTS:-}; do
   grep -qx -- "$want" <<<"$names" ||

@@ -87,7 +87,6 @@ int main(int argc, char **argv) {
         {"bench", "--json", "/etc/hostname/x.json", "--ledger", "L", NULL},
         {"bench", "--ledger", "/etc/hostname/L", NULL},
         {"bench", "--svg", "out/", "--ledger", "L", NULL},
-        {"bench", "--anchors", "/nonexistent/anchors.csv", "--ledger", "L", NULL},
         {"bench", "--max-seconds", "--ledger", "L", NULL},
         {"compare", fx[0], NULL},
         {"compare", fx[0], fx[1], "--threshold", "-1", NULL},
@@ -174,6 +173,21 @@ int main(int argc, char **argv) {
     check(66, strstr(LOG, "PARTIAL: the time limit (0.001 s) stopped the run after 1 of 4 cases") &&
                   strstr(LOG, "gate: a partial run cannot show any claim holds"),
           "stdout says the run is partial and why the gate failed");
+
+    /* With no --ledger the ledger goes beside the binary (the build tree), never into the
+     * directory the command runs in (a source checkout). */
+    const char *const dfl[] = {"bench", "--backend", "cpu", "--rows", "3", "--cols", "5", "--op", "log_softmax_bwd",
+                               "--max-seconds", "0.01", "--quiet", NULL};
+    char beside[700];
+    snprintf(beside, sizeof beside, "%s", F.cli);
+    char *slash = strrchr(beside, '/');
+    snprintf(slash ? slash + 1 : beside, sizeof beside - (size_t)(slash ? slash + 1 - beside : 0),
+             "ledger/custom_log_softmax_bwd.json");
+    remove(beside);
+    expect_rc(67, "a CPU bench with no --ledger", dfl, 0, 1);
+    struct stat bst;
+    check(68, entries(TMP) == 0 && stat(beside, &bst) == 0 && bst.st_size > 0,
+          "no --ledger: nothing in the working directory, the ledger in ledger/ beside the binary");
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.log'", TMP, TMP);

@@ -6,7 +6,7 @@
  * losses, so a claimed kernel that is wrong fails too. GPU only: exits 77 without one.
  *
  *   test_perf_gates [--sweep NAME] [--op OP[,OP...]] [--kernel K] [--ledger DIR]
- *                   [--max-seconds S] [--noise X] [--anchors FILE] [--check-elems N|all] */
+ *                   [--max-seconds S] [--noise X] [--check-elems N|all] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +30,13 @@ static void on_case(const sml_bench_run *run, size_t c, void *user) {
 
 static int usage(const char *argv0) {
     fprintf(stderr, "usage: %s [--sweep NAME] [--op OP[,OP...]] [--kernel K] [--ledger DIR] "
-                    "[--max-seconds S] [--noise X] [--anchors FILE] [--check-elems N|all]\n", argv0);
+                    "[--max-seconds S] [--noise X] [--check-elems N|all]\n", argv0);
     return 2;
 }
 
 int main(int argc, char **argv) {
     const char *sweep = "standard", *ops_arg = "softmax,softmax_bwd", *kernel = NULL;
-    const char *ledger_dir = "ledger", *anchors_path = NULL;
+    const char *ledger_dir = "ledger";
     sml_bench_config cfg;
     sml_bench_config_default(&cfg);
     cfg.stop.max_seconds = 0.25;
@@ -47,7 +47,6 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--op")) ops_arg = v;
         else if (!strcmp(a, "--kernel")) kernel = v;
         else if (!strcmp(a, "--ledger")) ledger_dir = v;
-        else if (!strcmp(a, "--anchors")) anchors_path = v;
         else if (!strcmp(a, "--max-seconds")) cfg.stop.max_seconds = atof(v);
         else if (!strcmp(a, "--noise")) cfg.stop.noise = atof(v);
         else if (!strcmp(a, "--check-elems")) {
@@ -90,15 +89,6 @@ int main(int argc, char **argv) {
     plan.baseline_only = baseline_only;
     plan.nkernels = nk;
     plan.notes = notes;
-    sml_anchors anchors;
-    memset(&anchors, 0, sizeof anchors);
-    if (anchors_path) {
-        if (sml_anchors_load(anchors_path, &anchors, err, sizeof err) != SML_OK) {
-            printf("FAIL test_perf_gates: %s\n", err);
-            return 2;
-        }
-        plan.anchors = &anchors;
-    }
     sml_bench_estimate est;
     sml_bench_estimate_plan(&plan, &cfg, 1, &est);
     printf("test_perf_gates: sweep %s, ops %s, %zu kernels, %zu cases, %zu measurements; timing "
@@ -163,6 +153,5 @@ int main(int argc, char **argv) {
     printf("test_perf_gates: %.0f s wall (budget: about 240 s on an H100 for the standard sweep)\n", run.seconds);
     sml_ledger_free(&l);
     sml_bench_run_free(&run);
-    sml_anchors_free(&anchors);
     return sml_tally_finish(&T);
 }

@@ -148,8 +148,8 @@ int main(int argc, char **argv) {
     check(2, !bad, "the SVG is well-formed");
     if (bad) printf("  %s\n", why);
     check(3, strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"") != NULL, "root is an SVG element");
-    /* warp, block, cudnn; split has no timed point; plus the copy kernel and the anchor. */
-    check(4, count(svg, "class=\"series\"") == 5, "five series: warp, block, cudnn, copy kernel, anchor");
+    /* warp, block, cudnn; split has no timed point; plus the copy kernel. */
+    check(4, count(svg, "class=\"series\"") == 4, "four series: warp, block, cudnn, copy kernel");
     check(5, strstr(svg, "data-name=\"split\"") == NULL, "a backend with no timed point gets no series");
     check(6, count(svg, "class=\"copy-bandwidth\"") == 1 &&
                  strstr(strstr(svg, "class=\"copy-bandwidth\""), "stroke-dasharray") != NULL,
@@ -165,8 +165,8 @@ int main(int argc, char **argv) {
 
     sml_plot_opts rows512 = {"softmax", "fp16", 32768};
     svg = render("plot_ledger.json", &rows512, &st, err, sizeof err);
-    check(13, st == SML_OK && svg && count(svg, "class=\"series\"") == 3 && !well_formed(svg, why, sizeof why),
-          "--rows 32768: only cudnn (+ copy kernel, anchor)");
+    check(13, st == SML_OK && svg && count(svg, "class=\"series\"") == 2 && !well_formed(svg, why, sizeof why),
+          "--rows 32768: only cudnn (+ copy kernel)");
     free(svg);
     sml_plot_opts none = {"log_softmax", "fp16", 0};
     svg = render("plot_ledger.json", &none, &st, err, sizeof err);

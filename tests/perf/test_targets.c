@@ -1,4 +1,4 @@
-/* test_targets.c: issue 6's targets (src/bench/targets.c) and `softmax-lab targets` on the
+/* test_targets.c: the targets T1-T6 (src/bench/targets.c) and `softmax-lab targets` on the
  * hand-written ledger tests/perf/fixtures/targets_ledger.json, whose `auto` rows sit exactly on
  * and just off each threshold:
  *   - T1: 2^26 bytes at frac_memcpy 0.9 (in, met), 2^26 - 1 and 65,000,000 bytes at 0.5 (out:
@@ -23,7 +23,7 @@
  *     leaves the set);
  *   - the check ignored (a WRONG row can meet): cases 2, 4, 5 and 21 fail;
  *   - T4's threshold 1.0 instead of 1 - margin: cases 5 and 13 fail (T4 14 of 17);
- *   - (session 10) own-kernel misses counted on met rows too, or without comparing the row's
+ *   - own-kernel misses counted on met rows too, or without comparing the row's
  *     auto_path with its best other: cases 25 and 26 fail (2 instead of 1).
  * The field and limit targets on tests/perf/fixtures/targets_field.json (described above
  * on_the_field_fixture), with these planted checks:

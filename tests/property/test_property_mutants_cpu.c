@@ -47,7 +47,7 @@ static int file_exists(const char *p) {
     return stat(p, &st) == 0;
 }
 
-/* Issue 4's acceptance test: no-max subtraction caught, shrunk, saved, replayable. */
+/* The engine's acceptance test: no-max subtraction caught, shrunk, saved, replayable. */
 static void check_no_max(const sml_prop_config *base, sml_tally *t, char *rerun) {
     const sml_kernel *k = sml_mutant_find("mut_no_max", NULL);
     sml_prop_config cfg = *base;

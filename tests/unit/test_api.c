@@ -1,9 +1,9 @@
 /* test_api.c: the validation every call passes (src/api.c): each bad argument gets its own
  * status and leaves the output untouched, empty tensors succeed without writing, forward
  * in place works, and a run writes nothing outside the [rows, cols] window of the output;
- * and the device facts the GPU launchers read (planted, session 8: without the zeroing of the
+ * and the device facts the GPU launchers read (planted: without the zeroing of the
  * facts on failure, the no-GPU case fails); sml_auto_choice, which names the kernel `auto` runs
- * (session 10; planted: reading the SM count for every shape fails the no-GPU case, answering
+ * (planted: reading the SM count for every shape fails the no-GPU case, answering
  * before the argument checks fails the bad-argument case, a wrong path name fails the
  * agreement case). */
 #include <math.h>

@@ -5,8 +5,8 @@
  *   - The forward warp rule itself: a warp for every row up to 64 x SMs, block past it.
  *   - The coop rule: backward rows of 2 MiB and more to coop, except 16-bit ones on a GPU with
  *     15 or more DRAM bytes per SM clock (H200), which stay in split.
- * Planted checks: with sml_auto_needs_sms returning 0, 6 of the 12 first cases fail (session
- * 7); with the DRAM figure left out of sml_auto_pick's coop test, coop_rule fails (session 12).
+ * Planted checks: with sml_auto_needs_sms returning 0, 6 of the 12 first cases fail; with
+ * the DRAM figure left out of sml_auto_pick's coop test, coop_rule fails.
  * That the launcher passes the figure is test_api's check on a GPU (sml_auto_choice against
  * sml_auto_pick on the handle's facts at 16-bit 128 x 2^20 backward). */
 #include <stdio.h>

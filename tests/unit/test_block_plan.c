@@ -2,9 +2,9 @@
  *   - Every shape block accepts gets a K the kernel is built for, a block of at most 1,024
  *     threads (256 for the wide forward variants) that holds the row, and 16-bit backward
  *     never more than 2 chunks (K = 4 of y and dy spills).
- *   - The plans measured best (docs/KERNELS.md, v13; H100 and H200, 132 SMs) are pinned, so a
+ *   - The plans measured best (docs/KERNELS.md, `block`; H100 and H200, 132 SMs) are pinned, so a
  *     change of a rule shows here before it shows in a ledger.
- * Planted checks (session 8): the forward one-wave rule switched off fails 6 of the 15 pinned
+ * Planted checks: the forward one-wave rule switched off fails 6 of the 15 pinned
  * plans; its idle-lane guard dropped fails 1 (fp16 4096 x 768), its two-warp floor dropped 1
  * (fp32 5120 x 512); 16-bit backward let up to K = 4 fails the launchable check (513 chunks
  * as 160 threads x 4). */

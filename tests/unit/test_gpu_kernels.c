@@ -1,4 +1,4 @@
-/* test_gpu_kernels.c: every GPU kernel of the registry on the shape set of issue 3, checked
+/* test_gpu_kernels.c: every GPU kernel of the registry on the shape set below, checked
  * under the numerics contract (reference/check.h) against a double-precision reference that
  * is computed once per input and shared by all kernels.
  *
@@ -84,24 +84,24 @@
 /* Backward rows long enough for `split` clusters of 8-16 blocks and `coop` slices, and more of
  * them than resident clusters (or than two rounds of `coop` items): the only shapes where
  * those kernels refill shared memory with the next row or slice while writing the current
- * one (docs/KERNELS.md v15-v16). Padded, so rows are 16-byte aligned and the last chunk is
+ * one (docs/KERNELS.md, `split` and `coop`). Padded, so rows are 16-byte aligned and the last chunk is
  * partial. */
 #define LONG_ROWS 48
 #define LONG_ROWS_COLS 131077
 
 /* The tall cases: more rows than `split` has resident clusters (up to 16 blocks per SM of 64
  * threads, so thousands on short slices), so that every cluster carries a next row while it
- * writes one. Only then does `split`'s forward run its whole steps (v18: unpredicated loads
+ * writes one. Only then does `split`'s forward run its whole steps (unpredicated loads
  * and stores in pairs of steps, a step of the next row's tile ahead), and only on slices of
  * six chunks per thread or more. Two bugs planted there (the pair's tile buffers not swapped;
  * the pair's bound off by one) passed every case of the shape set above and 30,000 property
- * cases (run 120); these cases kill both (tests/mutants/patch_mutants.txt, docs/MUTANTS.md,
+ * cases; these cases kill both (tests/mutants/patch_mutants.txt, docs/MUTANTS.md,
  * "Patch mutants"). The inputs repeat a few distinct rows and only sampled rows are checked
  * (run_sampled), so each case costs about what a few of its rows would; forward cases put
  * extreme rows among the checked ones (tall_extremes); `fwd_only`: the 2^20 rows, whose host
  * reference is the slow part, run forward only. Each distinct row is also compared, bit for
- * bit, with the last row that repeats it (twins_differ): `split` accumulated a cluster's first
- * row in other tiles than the rest until session 15, which only bits show. */
+ * bit, with the last row that repeats it (twins_differ): a `split` that accumulates a cluster's
+ * first row in other tiles than the rest differs only in bits. */
 typedef struct tall_shape {
     int64_t rows, cols, ld;
     int fwd_only;
@@ -114,7 +114,7 @@ static const tall_shape TALL[] = {
     {512, 131075, 131080, 0},  /* clusters of 8 (forward) or 8-16 (backward), rows in several rounds */
     {128, ((int64_t)1 << 20) + 3, ((int64_t)1 << 20) + 8, 1}, /* clusters of 16, uncached tails */
     {66, 105812, 105820, 0},   /* fp32 backward in clusters of 16 refills by cp.async (2''), rows in a
-                                  few rounds: the property suite's shape of its first-row bug (run 131).
+                                  few rounds: the property suite's shape of its first-row bug.
                                   16-bit: ld * 2 bytes is not a multiple of 16, so scalar loads (2');
                                   512 x 131,075 carries 16-bit 2'' */
 };
@@ -173,8 +173,8 @@ typedef struct ctx {
 
 /* ---- shape set ------------------------------------------------------------------------ */
 
-/* Issue 3's list, plus where `block` changes its plan (1023-1025: short rows to the forward
- * plan of v8), its chunks per thread or its block size (2048/2049, 8191-8193; 4096/4097 are in
+/* Edge columns (1-3, each side of a warp, of 128, 1,024, 4,096, 8,192, 2^16 and past 2^20), plus
+ * where `block` changes its plan (1023-1025: short rows to the forward plan), its chunks per thread or its block size (2048/2049, 8191-8193; 4096/4097 are in
  * the list). */
 static const int64_t BASE_COLS[] = {1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 1023, 1024, 1025, 2048, 2049,
                                     4096, 4097, 8191, 8192, 8193, 12345, 65536, ((int64_t)1 << 20) + 3};

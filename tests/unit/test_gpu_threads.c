@@ -4,7 +4,7 @@
  * THREADS threads run all tasks ROUNDS times, each in its own order, and every run must return
  * SML_OK and give the same output bits as the lone run (the kernels are deterministic).
  *
- * Why it exists: the first threaded property run (session 3, H100) failed `auto` with
+ * Why it exists: a threaded property run on an H100 once failed `auto` with
  * "invalid argument" on long rows. `split` set its kernel's maximum dynamic shared memory, a
  * per-function attribute shared by every thread, to each launch's own size, so a thread
  * sizing a small plan could lower it between another thread's setting and its launch. The

@@ -2,10 +2,10 @@
  * KNOWN below, each within its known bytes. It compiles every kernel file with ptxas's report
  * (`nvcc -Xptxas -v`, sm_90, the build's include paths) and reads the spill line of each entry
  * function. A change to a kernel or a launch bound that makes ptxas spill (`warp`'s register
- * budgets, docs/KERNELS.md v14, are exactly such bounds) fails here with the variant named.
+ * budgets, docs/KERNELS.md `warp`, are exactly such bounds) fails here with the variant named.
  * No GPU needed; skipped (77) in a build without nvcc.
  *   test_kernel_spills [--nvcc PATH] [--root DIR] [--file kernels/softmax_X.cu]
- * Planted (session 10): warp_min_blocks returning 16 for every variant fails softmax_warp.cu
+ * Planted: warp_min_blocks returning 16 for every variant fails softmax_warp.cu
  * (94 of its 124 entry functions spill); the 16-bit K = 4 `block` backward allowed 64 bytes
  * instead of 72 fails softmax_block.cu. */
 #include <stdio.h>

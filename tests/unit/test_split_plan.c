@@ -14,17 +14,16 @@
  * stop at 512, so a slice of up to 96 KB can be more than 512 x 8 fp32 forward chunks or
  * 512 x 4 backward ones (fp32 4096 x 20000 forward: 5,000 cached chunks on 512 threads; 4096 x
  * 12288 backward: 3,072); those plans are only checked to reach the 512.
- * Planted checks (session 9): 16-bit forward without the halved fit fails 2 of the 12 pinned
+ * Planted checks: 16-bit forward without the halved fit fails 2 of the 12 pinned
  * plans (fp16 1024 x 131072 as C 4, 4096 x 32768 as C 1); the two-blocks-per-SM rule switched
- * off fails 1 (fp16 128 x 2^20 as C 8 of 1,024 threads; session 16: now fp16 128 x 917,504 as
- * C 8 of 1,024); 8 chunks per thread for 16-bit forward
+ * off fails 1 (fp16 128 x 917,504 as C 8 of 1,024 threads); 8 chunks per thread for 16-bit forward
  * fails 2 pinned plans (256 threads, not 128) and the holds-its-slice check (1 x 49151: 512 x 8
  * threads for 6,144 chunks); the SML_SPLIT_MIN_CHUNKS clause dropped fails the not-cut-further
  * check in both 16-bit grids (1 x 16385 in 16 slices of 129 chunks; from 16,385 columns an fp32
  * slice is still 513 chunks at C = 8, so the clause never decides there). Also: slices over 96
  * KB at 1,024 threads whatever the blocks per SM fails 1 pinned plan; the cache sized for one
  * block when two share the SM fails the share check in both forward grids and 1 pinned plan.
- * The prefetch rule (v21, session 18), planted three ways: "one block's cache size" (bps == 1)
+ * The prefetch rule, planted three ways: "one block's cache size" (bps == 1)
  * for "alone on the SM" fails 4 pinned plans (the forward 1024 x 131072 and 4096 x 32768);
  * backward allowed fails 2 (the 128 x 2^20 backward rows); never prefetching fails 2 (the
  * 128 x 2^20 forward rows). */
@@ -92,9 +91,9 @@ static void plan_is_sound(unit_run *u, int esize, int bwd) {
 static void measured_plans(unit_run *u) {
     /* docs/KERNELS.md, "### split": rows, cols, element bytes, bwd; want C, threads, blocks per SM
      * and the cached share of the slice in percent (100: all); pf: prefetches at the exchange
-     * (v21: forward blocks alone on their SM). */
+     * (forward blocks alone on their SM). */
     const struct { int64_t rows, cols; int esize, bwd, C, threads, bps, cached, pf; } c[] = {
-        {128, 1 << 20, 2, 0, 16, 1024, 1, 100, 1}, /* 128 KB slice: one block caches it whole (runs 138-139) */
+        {128, 1 << 20, 2, 0, 16, 1024, 1, 100, 1}, /* 128 KB slice: one block caches it whole */
         {128, 917504, 2, 0, 16, 512, 2, 100, 0},   /* 112 KB: two blocks cache it whole */
         {128, 1 << 20, 4, 0, 16, 1024, 1, 88, 1},  /* 256 KB */
         {128, 1 << 20, 2, 1, 16, 1024, 1, 88, 0},  /* 256 KB of y and dy */
