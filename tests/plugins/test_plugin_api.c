@@ -5,7 +5,6 @@
  * are refused; tables registered from several threads while others read the registry all
  * land, each whole. */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,19 +14,8 @@
 static sml_tally T = {"test_plugin_api", 0, 0, 0};
 #define REPRO "build/tests/plugins/test_plugin_api"
 
-static void expect(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void expect(int ok, const char *fmt, ...) {
-    if (ok) {
-        sml_tally_pass(&T);
-        return;
-    }
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    sml_tally_fail(&T, REPRO, "%s", msg);
-}
+/* A check; a failure prints the message and the test's own command to reproduce it. */
+#define expect(ok, ...) sml_expect(&T, (ok), REPRO, 1024, NULL, 0, __VA_ARGS__)
 
 static sml_status noop(sml_handle *h, const sml_problem *p) {
     (void)h;

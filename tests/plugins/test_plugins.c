@@ -19,14 +19,13 @@
  *
  * Every failure prints the shell command that shows it. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_run.h"
 #include "prop/npy.h"
 #include "test_support.h"
 
@@ -42,37 +41,11 @@ static char TMP[256];
 static char CMD[8192];
 static char OUT[1 << 17];
 
-/* Run a shell command (stdout and stderr into OUT); returns its exit code. */
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(CMD, sizeof CMD, fmt, ap);
-    va_end(ap);
-    char full[8300];
-    snprintf(full, sizeof full, "%s 2>&1", CMD);
-    OUT[0] = 0;
-    FILE *p = popen(full, "r");
-    if (!p) return -1;
-    size_t n = fread(OUT, 1, sizeof OUT - 1, p);
-    OUT[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void expect(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void expect(int ok, const char *fmt, ...) {
-    if (ok) {
-        sml_tally_pass(&T);
-        return;
-    }
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    sml_tally_fail(&T, CMD, "%s\n--- output ---\n%.4000s\n---", msg, OUT);
-}
+/* Run a shell command (stdout and stderr into OUT, the command line into CMD); returns its
+ * exit code. */
+#define run(...) sml_shell(CMD, sizeof CMD, OUT, sizeof OUT, 0, __VA_ARGS__)
+/* A check; a failure prints the message, the output and the last command run. */
+#define expect(ok, ...) sml_expect(&T, (ok), CMD, 1024, OUT, 4000, __VA_ARGS__)
 
 static const char *plugin(const char *name) {
     static char buf[8][600];

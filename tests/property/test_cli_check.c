@@ -6,12 +6,10 @@
  * (Exit 1 needs a registered kernel that breaks the contract; the engine's path to it is
  * proved with mutants in test_property_mutants_cpu.) */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "prop/case.h"
@@ -19,6 +17,7 @@
 #include "prop/repro.h"
 #include "reference/check.h"
 #include "reference/dtype.h"
+#include "cli_run.h"
 #include "test_support.h"
 
 #ifndef SML_CLI_PATH
@@ -30,36 +29,9 @@ static char D[256];
 static char OUT[65536];
 
 /* Run a shell command; its stdout and stderr land in OUT; returns the exit code. */
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    char full[4200];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    if (!p) return -1;
-    size_t n = fread(OUT, 1, sizeof OUT - 1, p);
-    OUT[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void expect(int ok, const char *cmd_hint, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void expect(int ok, const char *cmd_hint, const char *fmt, ...) {
-    if (ok) {
-        sml_tally_pass(&T);
-        return;
-    }
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    sml_tally_fail(&T, cmd_hint, "%s\n--- output ---\n%.3000s\n---", msg, OUT);
-}
+#define run(...) sml_shell(NULL, 4096, OUT, sizeof OUT, 0, __VA_ARGS__)
+/* A check; a failure prints the message, the output and cmd_hint to reproduce it. */
+#define expect(ok, cmd_hint, ...) sml_expect(&T, (ok), (cmd_hint), 1024, OUT, 3000, __VA_ARGS__)
 
 static int exists(const char *p) {
     struct stat st;

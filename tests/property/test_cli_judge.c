@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "prop/npy.h"
 #include "reference/dtype.h"
 #include "reference/reference.h"
+#include "cli_run.h"
 #include "test_support.h"
 
 #ifndef SML_CLI_PATH
@@ -31,35 +31,9 @@ static char OUT[65536];
 static const char *CLI = SML_CLI_PATH;
 
 /* Run a shell command; stdout and stderr land in OUT; returns the exit code. */
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-    char cmd[4096], full[4200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    if (!p) return -1;
-    size_t n = fread(OUT, 1, sizeof OUT - 1, p);
-    OUT[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void expect(int ok, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void expect(int ok, const char *cmd, const char *fmt, ...) {
-    if (ok) {
-        sml_tally_pass(&T);
-        return;
-    }
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    sml_tally_fail(&T, cmd, "%s\n--- output ---\n%.4000s\n---", msg, OUT);
-}
+#define run(...) sml_shell(NULL, 4096, OUT, sizeof OUT, 0, __VA_ARGS__)
+/* A check; a failure prints the message, the output and cmd to reproduce it. */
+#define expect(ok, cmd, ...) sml_expect(&T, (ok), (cmd), 1024, OUT, 4000, __VA_ARGS__)
 
 static int has(const char *needle) { return strstr(OUT, needle) != NULL; }
 

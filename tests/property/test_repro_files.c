@@ -3,7 +3,6 @@
  * sizes would overflow are refused before anything is laid out, valid JSON of any size
  * or key count is read, a long path leaves the reason readable, and `check --regressions`
  * refuses a folder that does not exist. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "prop/npy.h"
 #include "prop/prop.h"
 #include "prop/repro.h"
+#include "cli_run.h"
 #include "test_support.h"
 
 #ifndef SML_CLI_PATH
@@ -26,38 +26,11 @@ static const char *REPRO = "./build/tests/property/test_repro_files";
 static char D[256];
 static char OUT[16384];
 
-static void expect(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void expect(int ok, const char *fmt, ...) {
-    if (ok) {
-        sml_tally_pass(&T);
-        return;
-    }
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    sml_tally_fail(&T, REPRO, "%s", msg);
-}
+/* A check; a failure prints the message and the test's own command to reproduce it. */
+#define expect(ok, ...) sml_expect(&T, (ok), REPRO, 2048, NULL, 0, __VA_ARGS__)
 
 /* Run a shell command, output into OUT; its exit code, or 128 + the signal that killed it. */
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-    char cmd[8192], full[8300];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    snprintf(full, sizeof full, "%s 2>&1; echo \"rc=$?\"", cmd);
-    FILE *p = popen(full, "r");
-    if (!p) return -1;
-    size_t n = fread(OUT, 1, sizeof OUT - 1, p);
-    OUT[n] = 0;
-    pclose(p);
-    const char *rc = strstr(OUT, "rc=");
-    for (const char *q = rc; q; q = strstr(q + 1, "rc=")) rc = q;
-    return rc ? atoi(rc + 3) : -1;
-}
+#define run(...) sml_shell(NULL, 8192, OUT, sizeof OUT, SML_SHELL_ECHO_RC, __VA_ARGS__)
 
 /* A forward fp32 reproducer of a 3x1 x.npy, with `fields` replacing or adding members: each
  * "key": value pair given there wins over the default (the key is dropped when the value

@@ -44,6 +44,28 @@ void sml_tally_fail(sml_tally *t, const char *reproduce, const char *fmt, ...) {
     fflush(stdout);
 }
 
+void sml_expect(sml_tally *t, int ok, const char *reproduce, size_t msgmax, const char *out, int outmax,
+                const char *fmt, ...) {
+    if (ok) {
+        sml_tally_pass(t);
+        return;
+    }
+    char *msg = malloc(msgmax ? msgmax : 1);
+    if (!msg) {
+        sml_tally_fail(t, reproduce, "%s (and no memory for the message)", fmt);
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, msgmax ? msgmax : 1, fmt, ap);
+    va_end(ap);
+    if (out)
+        sml_tally_fail(t, reproduce, "%s\n--- output ---\n%.*s\n---", msg, outmax, out);
+    else
+        sml_tally_fail(t, reproduce, "%s", msg);
+    free(msg);
+}
+
 int sml_tally_finish(const sml_tally *t) {
     if (t->skipped)
         printf("%s: %lld passed, %lld failed, %lld skipped\n", t->test, (long long)t->passed,

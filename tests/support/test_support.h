@@ -5,6 +5,7 @@
 #define SML_TEST_SUPPORT_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "softmax_lab.h"
@@ -24,6 +25,11 @@ void sml_tally_pass(sml_tally *t);
 /* Record a failure: prints "FAIL <test>: <message>" then "  reproduce: <command>". */
 void sml_tally_fail(sml_tally *t, const char *reproduce, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* One check: ok is tallied as a pass; otherwise a failure whose message is fmt's text cut to
+ * msgmax - 1 characters, followed, when out is not NULL, by "--- output ---", the first
+ * outmax characters of out and "---", with reproduce as the command to run. */
+void sml_expect(sml_tally *t, int ok, const char *reproduce, size_t msgmax, const char *out, int outmax,
+                const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 /* Print "N passed, N failed[, N skipped]" and return the exit code (0 / 1). */
 int sml_tally_finish(const sml_tally *t);
 

@@ -1,7 +1,8 @@
-/* cli_run.h: the CLI tests' way of running the softmax-lab binary: a child process in `dir`
- * with stdout and stderr together in `dir`.log, read back into `log`. */
-#ifndef SML_TESTS_PERF_CLI_RUN_H
-#define SML_TESTS_PERF_CLI_RUN_H
+/* cli_run.h: the CLI tests' ways of running the softmax-lab binary: sml_run_cli, a child
+ * process in `dir` with stdout and stderr together in `dir`.log, read back into `log`; and
+ * sml_shell, a shell command line with stdout and stderr together read back into `out`. */
+#ifndef SML_TESTS_SUPPORT_CLI_RUN_H
+#define SML_TESTS_SUPPORT_CLI_RUN_H
 
 #include <dirent.h>
 #include <stdio.h>
@@ -63,5 +64,16 @@ static inline int sml_cli_setup(const char *test, const char *cli, char *tmp, si
     }
     return 0;
 }
+
+/* sml_shell flags. SML_SHELL_ECHO_RC: the shell itself appends "rc=<exit status>" to the
+ * output and that number is returned, so a command killed by a signal gives 128 + signal. */
+#define SML_SHELL_ECHO_RC 1
+
+/* Format the command line into cmd (cmdlen bytes; a scratch buffer when cmd is NULL), run it
+ * with `sh -c` through popen, stdout and stderr together read into out (at most outlen - 1
+ * bytes, NUL-terminated; emptied first). Returns the exit code, -1 if popen fails or the
+ * command did not exit. */
+int sml_shell(char *cmd, size_t cmdlen, char *out, size_t outlen, int flags, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
 #endif

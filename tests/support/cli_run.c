@@ -1,0 +1,34 @@
+#include "cli_run.h"
+
+#include <stdarg.h>
+
+int sml_shell(char *cmd, size_t cmdlen, char *out, size_t outlen, int flags, const char *fmt, ...) {
+    char *scratch = NULL;
+    if (!cmd) cmd = scratch = malloc(cmdlen);
+    size_t fulllen = cmdlen + 64;
+    char *full = malloc(fulllen);
+    if (!cmd || !full) {
+        free(scratch);
+        free(full);
+        return -1;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, cmdlen, fmt, ap);
+    va_end(ap);
+    snprintf(full, fulllen, (flags & SML_SHELL_ECHO_RC) ? "%s 2>&1; echo \"rc=$?\"" : "%s 2>&1", cmd);
+    free(scratch);
+    out[0] = 0;
+    FILE *p = popen(full, "r");
+    free(full);
+    if (!p) return -1;
+    size_t n = fread(out, 1, outlen - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    if (flags & SML_SHELL_ECHO_RC) {
+        const char *rc = strstr(out, "rc=");
+        for (const char *q = rc; q; q = strstr(q + 1, "rc=")) rc = q;
+        return rc ? atoi(rc + 3) : -1;
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
