@@ -116,6 +116,8 @@ sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_
 /* The path of the shared library a registered kernel was loaded from (sml_load_plugin), which
  * `--load` takes back; NULL for built-in kernels and tables registered directly. */
 const char *sml_kernel_library(const sml_kernel *k);
+/* 1 when a library path or origin names a Python module (SML_PYTHON_SOURCE_PREFIX). */
+int sml_source_is_python(const char *source);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,7 @@
 sml_status sml_load_plugin(const char *path, char *msg, size_t msglen) {
     if (msg && msglen) msg[0] = 0;
     if (!path || !*path) return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "plugin: no library path given");
-    if (!strncmp(path, SML_PYTHON_SOURCE_PREFIX, strlen(SML_PYTHON_SOURCE_PREFIX)))
+    if (sml_source_is_python(path))
         return sml_errorf(SML_ERR_PLUGIN, msg, msglen,
                           "%s: a Python module's kernels; run this command as python3 -m softmax_lab, "
                           "which imports the module", path);

@@ -139,6 +139,10 @@ const char *sml_kernel_origin(const sml_kernel *k) {
     return s ? s->origin : NULL;
 }
 
+int sml_source_is_python(const char *source) {
+    return source && !strncmp(source, SML_PYTHON_SOURCE_PREFIX, strlen(SML_PYTHON_SOURCE_PREFIX));
+}
+
 const char *sml_kernel_library(const sml_kernel *k) {
     const plugin_set *s = k ? owner(k) : NULL;
     return s ? s->library : NULL;
@@ -161,8 +165,7 @@ sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_
     sml_status s = SML_OK;
     /* The same library loaded twice registers once; tables from one Python module are
      * registered one call each, and each counts. */
-    int python = library && !strncmp(library, SML_PYTHON_SOURCE_PREFIX, strlen(SML_PYTHON_SOURCE_PREFIX));
-    if ((library && !python) || dl) {
+    if ((library && !sml_source_is_python(library)) || dl) {
         size_t n = atomic_load_explicit(&LOADED, memory_order_relaxed), seen = 0;
         for (const plugin_set *p = first_set(); p && seen < n; seen += p->count, p = next_set(p))
             if ((library && p->library && !strcmp(p->library, library)) || (dl && p->dl == dl)) {
@@ -204,7 +207,7 @@ sml_status sml_register_kernels(const sml_kernel *table, size_t count, unsigned 
     /* A table registered from Python ("python:MODULE (versions)") is found again by importing
      * MODULE, which is what a reproducer of one of its kernels records as its source. */
     char source[256] = "";
-    if (origin && !strncmp(origin, SML_PYTHON_SOURCE_PREFIX, strlen(SML_PYTHON_SOURCE_PREFIX))) {
+    if (sml_source_is_python(origin)) {
         size_t n = strcspn(origin, " (");
         if (n < sizeof source) snprintf(source, sizeof source, "%.*s", (int)n, origin);
     }

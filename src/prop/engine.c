@@ -145,8 +145,7 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     /* A Python kernel reruns through the binding (which imports its module first), as it
      * replays: "softmax-lab check" becomes "python3 -m softmax_lab check". */
     const char *rerun = cfg->rerun_cmd, *rerun_tool = "";
-    if (rerun && !strncmp(rerun, "softmax-lab ", 12) &&
-        strcmp(sml_prop_replay_prefix(sml_kernel_library(k), NULL), "softmax-lab replay")) {
+    if (rerun && !strncmp(rerun, "softmax-lab ", 12) && sml_source_is_python(sml_kernel_library(k))) {
         rerun_tool = "python3 -m softmax_lab ";
         rerun += 12;
     }

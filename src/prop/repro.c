@@ -65,8 +65,7 @@ static const char *base_name(const char *p) {
 }
 
 const char *sml_prop_replay_prefix(const char *library, const char *replay_cmd) {
-    if (library && !strncmp(library, SML_PYTHON_SOURCE_PREFIX, strlen(SML_PYTHON_SOURCE_PREFIX)))
-        return SML_PYTHON_REPLAY;
+    if (sml_source_is_python(library)) return SML_PYTHON_REPLAY;
     return replay_cmd ? replay_cmd : "softmax-lab replay";
 }
 
