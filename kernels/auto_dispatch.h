@@ -5,6 +5,8 @@
  *   cols <= 128 (fp16, bf16: 256)                 -> warp   (row in a warp's registers)
  *   forward, cols <= 256 (16-bit: 512), rows <= 64 x SMs -> warp (a warp for every row)
  *   cols <= 16,384                                -> block  (row in a block's registers)
+ *   fp32 forward and 16-bit log_softmax backward, cols <= 32,768, rows that take 16-byte
+ *       vectors                                   -> block
  *   backward, y and dy rows of 2 MiB or more, sm_90 -> coop (row over any blocks of the GPU),
  *       except 16-bit rows on a GPU with 15 or more bytes of DRAM bandwidth per SM clock
  *   longer rows, cluster launch (sm_90)           -> split  (row over a cluster's shared memory)
@@ -20,6 +22,13 @@
  * - block up to 16,384 columns: a row in one block's registers, read once; it matches
  *   cuDNN's forward shape there, and beats online (whose second read falls out of L2 once
  *   64 KB rows are in flight) and split.
+ * - block on to 32,768 columns where one block of 512 fp32 (forward) or 1,024 16-bit
+ *   (log_softmax backward) threads holds the row in registers without spilling: a row read
+ *   once by one block beats split's cluster (H100 fp32 4096 x 32768 softmax 5% faster, 16-bit
+ *   log_softmax_bwd 4%). 16-bit forward there is slower than split (a 1,024-thread block of
+ *   4 chunks: 87% of the copy kernel against 94%), and softmax backward spills at 1,024
+ *   threads. Misaligned rows (scalar loads) hold at most 16,384 elements in a block and stay
+ *   with split.
  * - backward rows whose y and dy hold 2 MiB or more go to coop, whose slices spread over
  *   every SM where a cluster is confined to a GPC: with few rows per GPU a row's cluster
  *   cannot fill the SMs. Below 2 MiB split's cluster exchange is ahead. No sweep shape lies
@@ -44,6 +53,7 @@
 #define SML_AUTO_WARP_FWD_MAX_COLS_16BIT 512
 #define SML_AUTO_WARP_FWD_ROWS_PER_SM 64 /* resident warps of `warp`'s grid per SM */
 #define SML_AUTO_BLOCK_MAX_COLS 16384
+#define SML_AUTO_BLOCK_WIDE_MAX_COLS 32768 /* fp32 forward, 16-bit log_softmax backward */
 #define SML_AUTO_COOP_MIN_BWD_ROW_BYTES (2 << 20) /* y and dy of one row together */
 #define SML_AUTO_COOP_16BIT_MAX_DRAM 15.0 /* DRAM bytes per SM clock from which 16-bit stays in split */
 
@@ -79,15 +89,24 @@ static inline int sml_auto_fwd_warp_band(sml_op op, sml_dtype dt, int64_t cols) 
            cols <= (f32 ? SML_AUTO_WARP_FWD_MAX_COLS : SML_AUTO_WARP_FWD_MAX_COLS_16BIT);
 }
 
-/* The dispatch decision. sms: the device's SM count; has_clusters: it supports cluster launch
- * (sm_90+), which also stands for the cooperative launch coop needs (every sm_90 device has
- * both); dram: its peak DRAM bytes per SM clock (0 when unknown: coop's side). */
-static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int sms,
-                                          int has_clusters, double dram) {
+/* The longest row `block` takes in auto for an op and dtype; vectors: the rows move in 16-byte
+ * vectors (sml_vec_elems > 1). */
+static inline int64_t sml_auto_block_max_cols(sml_op op, sml_dtype dt, int vectors) {
+    const int wide = sml_op_is_backward(op) ? op == SML_LOG_SOFTMAX_BWD && dt != SML_F32 : dt == SML_F32;
+    return wide && vectors ? SML_AUTO_BLOCK_WIDE_MAX_COLS : SML_AUTO_BLOCK_MAX_COLS;
+}
+
+/* The dispatch decision. vectors: the rows take 16-byte vectors (aligned pointers and row
+ * stride, as an allocator's tensors are); sms: the device's SM count; has_clusters: it
+ * supports cluster launch (sm_90+), which also stands for the cooperative launch coop needs
+ * (every sm_90 device has both); dram: its peak DRAM bytes per SM clock (0 when unknown:
+ * coop's side). */
+static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
+                                          int sms, int has_clusters, double dram) {
     if (cols <= (dt == SML_F32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT)) return SML_AUTO_WARP;
     if (sml_auto_fwd_warp_band(op, dt, cols) && rows <= (int64_t)SML_AUTO_WARP_FWD_ROWS_PER_SM * sms)
         return SML_AUTO_WARP;
-    if (cols <= SML_AUTO_BLOCK_MAX_COLS) return SML_AUTO_BLOCK;
+    if (cols <= sml_auto_block_max_cols(op, dt, vectors)) return SML_AUTO_BLOCK;
     if (sml_op_is_backward(op) && has_clusters && cols >= sml_auto_coop_min_cols(dt) &&
         (dt == SML_F32 || dram < SML_AUTO_COOP_16BIT_MAX_DRAM))
         return SML_AUTO_COOP;
@@ -102,14 +121,16 @@ static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows,
 static inline int sml_auto_needs_sms(sml_op op, sml_dtype dt, int64_t cols) {
     return sml_auto_fwd_warp_band(op, dt, cols);
 }
-static inline int sml_auto_needs_clusters(int64_t cols) { return cols > SML_AUTO_BLOCK_MAX_COLS; }
+static inline int sml_auto_needs_clusters(sml_op op, sml_dtype dt, int64_t cols, int vectors) {
+    return cols > sml_auto_block_max_cols(op, dt, vectors);
+}
 
 /* sml_auto_pick with the device facts it reads, asked of the handle only where it reads them
  * (src/auto_choice.c): what the launcher runs and what sml_auto_choice reports. */
 #ifdef __cplusplus
 extern "C" {
 #endif
-sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
                            sml_auto_path *out);
 #ifdef __cplusplus
 }
@@ -117,14 +138,15 @@ sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows,
 
 /* Every column count where the decision changes for some op and dtype (the last column of a
  * range; tests add one either side): the i-th for i < SML_AUTO_N_COL_THRESHOLDS. */
-#define SML_AUTO_N_COL_THRESHOLDS 6
+#define SML_AUTO_N_COL_THRESHOLDS 7
 static inline int64_t sml_auto_col_threshold(int i) {
     switch (i) {
     case 0: return SML_AUTO_WARP_MAX_COLS;
     case 1: return SML_AUTO_WARP_MAX_COLS_16BIT; /* also SML_AUTO_WARP_FWD_MAX_COLS */
     case 2: return SML_AUTO_WARP_FWD_MAX_COLS_16BIT;
     case 3: return SML_AUTO_BLOCK_MAX_COLS;
-    case 4: return sml_auto_coop_min_cols(SML_F32) - 1;  /* the last column before coop */
+    case 4: return SML_AUTO_BLOCK_WIDE_MAX_COLS;
+    case 5: return sml_auto_coop_min_cols(SML_F32) - 1;  /* the last column before coop */
     default: return sml_auto_coop_min_cols(SML_F16) - 1;
     }
 }

@@ -11,8 +11,7 @@
 /* The default configuration: the smallest K (of those instantiated) that holds the row in
  * <= SML_BLOCK_PREF_THREADS threads, else the largest K with up to 1,024 threads. Fewer, fuller
  * threads are faster (at 4,096 columns K = 2-4 beats K = 1 by 3-7%); 16-bit backward stops at
- * K = 2, where y and dy of K = 4 would need more than the 64 registers a 1,024-thread block
- * allows (ptxas spills 64 bytes).
+ * K = 2 below SML_BLOCK_BWD_WIDE_COLS.
  *
  * Many rows (at least SML_BLOCK_MANY_ROWS_PER_SM per SM): the largest K with at least 32
  * threads, up to 4 chunks in fp32 and 2 in 16-bit. With more than a wave of rows the SM is
@@ -20,8 +19,16 @@
  * its block stalls in a reduction: 32 threads x 4 fp32 chunks beat 128 x 1 by 2-5% and match
  * cuDNN at 32768 x 512; 16-bit K = 4 loses everywhere. At 4,096 rows (31 per SM) the default
  * is still ahead, hence the threshold. Forward rows below it have their own rule
- * (sml_block_fwd_one_wave_k). */
+ * (sml_block_fwd_one_wave_k).
+ *
+ * Backward rows of SML_BLOCK_BWD_WIDE_COLS columns and more: 32 elements of y and of dy per
+ * thread (fp32 K = 8, 16-bit K = 4), so a block of 256 threads at 8,192 columns, 512 at
+ * 16,384, 1,024 at 32,768 (16-bit log_softmax only: see SML_BLOCK_MAX_THREADS). This is
+ * the shape of a fused Triton backward (one program of 16 warps, 32 elements each), and it
+ * takes the H100 from 96.5-97.5% of the copy kernel to 98.4-100.8% at 4096 x 8192-16384
+ * (H200 level to 3% faster; 16-bit log_softmax_bwd 4096 x 32768 97-98% against split's 93%). */
 #define SML_BLOCK_PREF_THREADS 256
+#define SML_BLOCK_BWD_WIDE_COLS 8192
 #define SML_BLOCK_MANY_ROWS_PER_SM 48
 /* Forward rows longer than SML_BLOCK_SHORT_COLS (vector loads): a fixed K per row length, so the
  * threads grow with the row up to 256 (fp32: K = 4 to 2,048 columns, 8 to 8,192, 16 to
@@ -34,6 +41,19 @@
  * matters on its own: the same K with twice the resident blocks is 1-2% slower. */
 #define SML_BLOCK_SHORT_COLS 1024
 #define SML_BLOCK_MID_FWD_BLOCKS_PER_SM 64
+/* The most threads a block of the kernel built for V elements per chunk and K chunks per thread
+ * may have (its launch bounds, kernels/softmax_block.cu), by direction and op: forward K = 8
+ * at most 256 (three blocks per SM, 85 registers), forward K = 16 (fp32) 512 (128
+ * registers); backward fp32 K = 8 and 16-bit softmax K = 4 512 (128 registers: 112 and 96
+ * used); 16-bit log_softmax backward K = 4 keeps 1,024 (64 registers, no spill: it needs no
+ * product of y and dy), so 512 threads fit twice on an SM; the rest 1,024. */
+#define SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)                                                      \
+    ((V) == 1      ? 1024                                                                          \
+     : (BWD)       ? ((((V) == 4 && (K) >= 8) || ((V) == 8 && (K) >= 4 && !(LOG))) ? 512 : 1024)  \
+     : (K) >= 16   ? 512                                                                           \
+     : (K) >= 8    ? 256                                                                           \
+                   : 1024)
+
 typedef struct sml_block_cfg {
     int K;             /* chunks (or elements when scalar) per thread */
     int blocks_per_sm; /* the grid's size per SM; 0: the launcher's default */
@@ -70,6 +90,10 @@ static inline int sml_block_fwd_one_wave_k(int64_t chunks, int k, int kmax, int6
 
 static inline sml_block_cfg sml_block_plan(int64_t chunks, int V, int bwd, int64_t rows, int sms) {
     sml_block_cfg c = {0, 0};
+    if (bwd && V > 1 && chunks * V >= SML_BLOCK_BWD_WIDE_COLS) {
+        c.K = V == 4 ? 8 : 4;
+        return c;
+    }
     if (!bwd && V > 1 && chunks * V > SML_BLOCK_SHORT_COLS) {
         if (V == 4) c.K = chunks <= 512 ? 4 : chunks <= 2048 ? 8 : 16;
         else c.K = chunks <= 1024 ? 4 : 8;

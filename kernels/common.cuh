@@ -27,6 +27,7 @@
 
 #include "internal.h"
 #include "kernels/int_math.h"
+#include "kernels/vector_width.h"
 #include "softmax_lab.h"
 
 #define SML_LOG2E 1.4426950408889634f
@@ -485,16 +486,6 @@ static inline sml_status sml_cuda_ok(cudaError_t e) {
 
 /* After every launch: a bad configuration shows up here, not at the next sync. */
 static inline sml_status sml_launch_ok(void) { return sml_cuda_ok(cudaGetLastError()); }
-
-/* Elements per 16-byte vector when every pointer of the problem and the row stride allow
- * it, else 1 (scalar loads: misaligned base pointers and odd strides are not errors). */
-static inline int sml_vec_elems(const sml_problem *p) {
-    size_t esz = sml_dtype_size(p->dtype);
-    uintptr_t bits = (uintptr_t)p->x | (uintptr_t)p->out;
-    if (sml_op_is_backward(p->op)) bits |= (uintptr_t)p->dy;
-    if ((bits & 15u) != 0 || ((uint64_t)p->ld * esz) % 16u != 0) return 1;
-    return (int)(16 / esz);
-}
 
 /* The current device's SM count, from the handle's facts (src/internal.h). */
 static inline sml_status sml_device_sms(sml_handle *h, int *sms) {

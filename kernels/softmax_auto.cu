@@ -4,8 +4,9 @@
  * itself from the shape:
  *   warp   short rows (and forward rows of up to 256 fp32 / 512 16-bit columns when every
  *          row gets a warp): sub-warp groups for rows under one vector per lane, K chunks per lane
- *   block  rows to 16,384 columns: one block per row, K chunks per thread (forward past
- *          1,024 columns: up to 16 per thread, one block per row in the grid)
+ *   block  rows to 16,384 columns (fp32 forward and 16-bit log_softmax backward: 32,768):
+ *          one block per row, K chunks per thread (forward past 1,024 columns: up to 16 per
+ *          thread, one block per row in the grid; backward from 8,192: 32 elements)
  *   online long rows without clusters
  *   split  long rows: a cluster of 1..16 blocks per row sized so that rows x cluster fills
  *          the SMs; slices kept in shared memory.
@@ -13,14 +14,16 @@
  *          GPU whose DRAM moves 15 or more bytes per SM clock): slices over every block of a
  *          cooperative grid, partials exchanged through L2.
  * The device facts the decision reads are asked for in src/auto_choice.c (sml_auto_decide),
- * which sml_auto_choice reports from as well. Alignment needs no decision here: every path
- * falls back to scalar accesses by itself. */
+ * which sml_auto_choice reports from as well (for rows that take 16-byte vectors). Alignment
+ * decides one thing only, the longest row `block` takes (a misaligned row is scalar there, and
+ * a block holds 16,384 scalars); every path falls back to scalar accesses by itself. */
 #include "kernels/auto_dispatch.h"
 #include "kernels/launchers.h"
+#include "kernels/vector_width.h"
 
 extern "C" sml_status sml_launch_auto(sml_handle *h, const sml_problem *p) {
     sml_auto_path path;
-    const sml_status s = sml_auto_decide(h, p->op, p->dtype, p->rows, p->cols, &path);
+    const sml_status s = sml_auto_decide(h, p->op, p->dtype, p->rows, p->cols, sml_vec_elems(p) > 1, &path);
     if (s != SML_OK) return s;
     switch (path) {
     case SML_AUTO_WARP: return sml_launch_warp(h, p);

@@ -1,40 +1,48 @@
 /* softmax_block.cu: `block`, rows of 129 (16-bit: 257) to 16,384 columns, forward and backward,
- * in `auto`. One block per row, the row held in registers: each thread keeps K
- * chunks of one 16-byte vector (all K loads issued back to back before the first use), so x
- * (or y and dy) crosses the memory bus once and the output is written once. Differs from
- * `warp` in that a row's reductions span the block (warp butterfly, one shared slot per warp,
- * every warp re-reducing the slots so all threads agree without a second barrier) and from
- * `split` in that a row stays on one SM.
+ * in `auto` (fp32 forward and 16-bit log_softmax backward on to 32,768). One block per row,
+ * the row held in registers: each thread keeps K chunks of one 16-byte vector (all K loads
+ * issued back to back before the first use), so x (or y and dy) crosses the memory bus once
+ * and the output is written once. Differs from `warp` in that a row's reductions span the
+ * block (warp butterfly, one shared slot per warp, every warp re-reducing the slots so all
+ * threads agree without a second barrier) and from `split` in that a row stays on one SM.
  *
  * What makes it fast is bytes in flight per SM: a block idles in its reductions, so an SM
- * needs several resident blocks, each with a whole row of loads outstanding. Blocks of up to
- * 1,024 threads hold up to 4 chunks per thread in at most 64 registers; the wide variants
- * (K = 8, 16: forward only) are compiled for at most 256 threads and two or three blocks per
- * SM, up to 128 registers, which puts two or three rows of 32-64 KB in flight on an SM where
- * 1,024 threads of 4 chunks held one. 16-bit rows stay packed two to a register (elements are
- * unpacked at each use). The launch plan (sml_block_plan, kernels/block_plan.h) takes, for
- * forward rows past 1,024 columns, a fixed K per row length and one block per row; otherwise
- * the smallest K in {1, 2, 4} that holds the row in 256 threads (more with many rows, and for
- * forward rows that would not fit on the SMs in one wave). The op is a template argument. The
- * grid walks the rows, so any row count works. */
+ * needs several resident blocks, each with a whole row of loads outstanding, or one block
+ * with a long row. Blocks of up to 1,024 threads hold up to 4 chunks per thread in at most
+ * 64 registers; the wide variants (forward K = 8, 16; fp32 backward K = 8) are compiled for
+ * at most 256 or 512 threads and up to 128 registers, which puts two or three rows of
+ * 32-64 KB in flight on an SM where 1,024 threads of 4 chunks held one, or a whole fp32 row
+ * of 128 KB in one block. 16-bit rows stay packed two to a register (elements are unpacked at
+ * each use). The launch plan (sml_block_plan, kernels/block_plan.h) takes, for forward rows
+ * past 1,024 columns, a fixed K per row length and one block per row; for backward rows of
+ * 8,192 columns and more, 32 elements per thread; otherwise the smallest K in {1, 2, 4} that
+ * holds the row in 256 threads (more with many rows, and for forward rows that would not fit
+ * on the SMs in one wave). The op is a template argument. The grid walks the rows, so any row
+ * count works. */
 #include "kernels/block_plan.h"
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
 #include "kernels/tuning.h"
 
 #define BLOCK_MAX_THREADS 1024
-#define BLOCK_MAX_COLS 16384
-/* Wide variants (forward): K >= BLOCK_WIDE_K chunks per thread in blocks of at most
- * BLOCK_WIDE_THREADS, compiled for three (K = 8: at most 85 registers; 75-80 used) or two
- * (K = 16, fp32 only: 128; 124-127 used, no spills) resident blocks per SM. 16-bit K = 16
- * spills 108-372 bytes at 128 registers and is not built. */
+#define BLOCK_MAX_COLS 32768
+/* Launch bounds: SML_BLOCK_MAX_THREADS (block_plan.h) threads, and three resident blocks for the
+ * forward K = 8 variant (at most 85 registers; 75-80 used). Forward K = 16 (fp32 only) gets
+ * 128 registers (124-127 used, no spills), two blocks of 256 or one of 512 per SM; 16-bit
+ * K = 16 spills 108-372 bytes at 128 registers and is not built. Backward K = 8 is built for
+ * fp32 only (16-bit: 32-160 bytes of spill at 128 registers). */
 #define BLOCK_WIDE_K 8
-#define BLOCK_WIDE_THREADS 256
-#define BLOCK_IS_WIDE(V, K) ((V) > 1 && (K) >= BLOCK_WIDE_K)
+template <int V, int K, bool BWD, bool LOG>
+constexpr int block_max_threads() {
+    return SML_BLOCK_MAX_THREADS(V, K, BWD, LOG);
+}
+template <int V, int K, bool BWD>
+constexpr int block_min_blocks() {
+    return V > 1 && !BWD && K == BLOCK_WIDE_K ? 3 : 1;
+}
 
 template <typename T, int V, int K, bool BWD, bool LOG>
-__global__ void __launch_bounds__(BLOCK_IS_WIDE(V, K) ? BLOCK_WIDE_THREADS : BLOCK_MAX_THREADS,
-                                  BLOCK_IS_WIDE(V, K) ? (K >= 16 ? 2 : 3) : 1)
+__global__ void __launch_bounds__((block_max_threads<V, K, BWD, LOG>()), (block_min_blocks<V, K, BWD>()))
     sml_block_kernel(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld) {
     __shared__ float red[2][32];
     const int nt = blockDim.x, tid = threadIdx.x;
@@ -43,7 +51,7 @@ __global__ void __launch_bounds__(BLOCK_IS_WIDE(V, K) ? BLOCK_WIDE_THREADS : BLO
         const int64_t off = row * ld;
         if (!BWD) {
             sml_chunk<T, V> r[K];
-            /* 32-bit columns (a row is at most 16,384): with 64-bit ones the K = 16 variant
+            /* 32-bit columns (a row is at most 32,768): with 64-bit ones the K = 16 variant
              * needed 128 registers and spilled 12-20 bytes. */
 #pragma unroll
             for (int k = 0; k < K; k++)
@@ -120,10 +128,13 @@ static sml_status block_go(const sml_problem *p, int K, int threads, int sms, in
         case 1: kern = sml_block_kernel<T, V, 1, BWD, LOG>; break;
         case 2: kern = sml_block_kernel<T, V, 2, BWD, LOG>; break;
         case 4: kern = sml_block_kernel<T, V, 4, BWD, LOG>; break;
-        case 8: if constexpr (!BWD) kern = sml_block_kernel<T, V, 8, BWD, LOG>; break;
+        case 8: if constexpr (!BWD || V == 4) kern = sml_block_kernel<T, V, 8, BWD, LOG>; break;
         case 16: if constexpr (!BWD && V == 4) kern = sml_block_kernel<T, V, 16, BWD, LOG>; break;
         }
-        if (BLOCK_IS_WIDE(V, K) && threads > BLOCK_WIDE_THREADS) kern = NULL;
+        const int tmax = K == 1 ? block_max_threads<V, 1, BWD, LOG>() : K == 2 ? block_max_threads<V, 2, BWD, LOG>()
+                       : K == 4 ? block_max_threads<V, 4, BWD, LOG>() : K == 8 ? block_max_threads<V, 8, BWD, LOG>()
+                                : block_max_threads<V, 16, BWD, LOG>();
+        if (threads > tmax) kern = NULL;
     } else {
         switch (K) {
         case 4: kern = sml_block_kernel<T, 1, 4, BWD, LOG>; break;

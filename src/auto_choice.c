@@ -5,14 +5,14 @@
 #include "internal.h"
 #include "kernels/auto_dispatch.h"
 
-sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
                            sml_auto_path *out) {
     sml_gpu_facts g = {0, 0, 0, 0, 0, 0.0f};
-    if (sml_auto_needs_sms(op, dt, cols) || sml_auto_needs_clusters(cols)) {
+    if (sml_auto_needs_sms(op, dt, cols) || sml_auto_needs_clusters(op, dt, cols, vectors)) {
         const sml_status s = sml_gpu_facts_get(h, &g);
         if (s != SML_OK) return s;
     }
-    *out = sml_auto_pick(op, dt, rows, cols, g.sms, g.clusters, g.dram);
+    *out = sml_auto_pick(op, dt, rows, cols, vectors, g.sms, g.clusters, g.dram);
     return SML_OK;
 }
 
@@ -23,7 +23,7 @@ sml_status sml_auto_choice(sml_handle *h, sml_op op, sml_dtype dtype, int64_t ro
     sml_status s = sml_validate_kind(op, dtype, rows, cols);
     if (s != SML_OK) return s;
     sml_auto_path a;
-    s = sml_auto_decide(h, op, dtype, rows, cols, &a);
+    s = sml_auto_decide(h, op, dtype, rows, cols, 1, &a);
     if (s != SML_OK) return sml_gpu_available() ? s : SML_ERR_NO_DEVICE; /* not a CUDA error */
     *kernel = sml_auto_path_name(a);
     return SML_OK;

@@ -9,7 +9,7 @@ PLAN=${1:?usage: ab_builds.sh PLAN ROUNDS NAME=FLAGS ...}; ROUNDS=${2:?rounds}; 
 names=()
 for spec in "$@"; do n=${spec%%=*}; f=${spec#*=}; B=build-$n; names+=("$n"); t=$(date +%s)
   (cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "-DCMAKE_CUDA_FLAGS=$f" >/dev/null &&
-    cmake --build $B -j"$(nproc)" --target sml >"$OUT/build-$n.log" 2>&1 && tools/build_tune.sh $B >/dev/null 2>&1) ||
+    cmake --build $B -j"$(nproc)" --target softmax_lab >"$OUT/build-$n.log" 2>&1 && tools/build_tune.sh $B >/dev/null 2>&1) ||
     { echo "build $n failed"; tail -20 "$OUT/build-$n.log"; exit 1; }
   echo "build $n ($f) $(( $(date +%s) - t )) s"
 done

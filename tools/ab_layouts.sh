@@ -7,7 +7,7 @@
 export PATH=/usr/local/cuda/bin:$PATH; OUT=${OUT:-out}; mkdir -p "$OUT"; B=build-gpu
 PLAN=${1:?usage: ab_layouts.sh PLAN ROUNDS NAME:ENV ...}; ROUNDS=${2:?rounds}; shift 2
 (cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null &&
-  cmake --build $B -j"$(nproc)" --target sml >"$OUT/build.log" 2>&1 && tools/build_tune.sh $B >/dev/null 2>&1) ||
+  cmake --build $B -j"$(nproc)" --target softmax_lab >"$OUT/build.log" 2>&1 && tools/build_tune.sh $B >/dev/null 2>&1) ||
   { tail -30 "$OUT/build.log"; exit 1; }
 for i in $(seq "$ROUNDS"); do for spec in "$@"; do n=${spec%%:*}; e=${spec#*:}
   env $(echo "$e" | tr ',' ' ') ./$B/tune "$PLAN" 2>&1 | grep -vE "^#|BEST|^$|^device" | sed "s/^/$n$i /" |

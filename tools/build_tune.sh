@@ -1,6 +1,6 @@
 #!/bin/bash
-# build_tune.sh BUILD_DIR [OUT]: the tuning harness (tune.cu) against BUILD_DIR/libsml.a (a
-# CUDA build of this repository), plus the kernels of commit 5a13f2a (the first family, "v1"
+# build_tune.sh BUILD_DIR [OUT]: the tuning harness (tune.cu) against BUILD_DIR/lib/libsoftmax_lab.so
+# (a CUDA build of this repository), plus the kernels of commit 5a13f2a (the first family, "v1"
 # in docs/KERNELS.md) compiled in a namespace so one run times old and new side by side. The
 # old files are taken from git, not copied into the tree. Run from anywhere in the repo.
 #   tools/build_tune.sh build-gpu && ./build-gpu/tune tools/plan_example.txt
@@ -14,7 +14,7 @@ trap 'rm -rf "$W"' EXIT
 if ! ROOT=$(git rev-parse --show-toplevel 2>/dev/null); then
   ROOT=$(cd "$(dirname "$0")/.." && pwd)
   I="-I$ROOT -I$ROOT/include -I$ROOT/src"
-  nvcc -O3 -arch=sm_90 -std=c++17 $I -DTUNE_NO_V1 -o "$OUT" "$ROOT/tools/tune.cu" "$B/libsml.a" -lcudnn -lm
+  nvcc -O3 -arch=sm_90 -std=c++17 $I -DTUNE_NO_V1 -o "$OUT" "$ROOT/tools/tune.cu" "$B/lib/libsoftmax_lab.so" -Xlinker -rpath="$B/lib" -lcudnn -lm
   echo "built $OUT (no git: without the v1 kernels)"
   exit 0
 fi
@@ -29,5 +29,5 @@ cp "$ROOT/tools/tune_v1.cu" "$W/v1.cu"
 I="-I$ROOT -I$ROOT/include -I$ROOT/src -I$W"
 nvcc -O3 -arch=sm_90 -std=c++17 $I -c "$W/v1.cu" -o "$W/v1.o"
 nvcc -O3 -arch=sm_90 -std=c++17 $I -c "$ROOT/tools/tune.cu" -o "$W/tune.o"
-nvcc -arch=sm_90 -o "$OUT" "$W/tune.o" "$W/v1.o" "$B/libsml.a" -lcudnn -lm
+nvcc -arch=sm_90 -o "$OUT" "$W/tune.o" "$W/v1.o" "$B/lib/libsoftmax_lab.so" -Xlinker -rpath="$B/lib" -lcudnn -lm
 echo "built $OUT"

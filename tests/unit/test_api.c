@@ -274,10 +274,11 @@ static void auto_choice(unit_run *u) {
         {SML_SOFTMAX, SML_F32, 16384, 128, "warp"},      {SML_SOFTMAX_BWD, SML_F16, 4096, 256, "warp"},
         {SML_LOG_SOFTMAX, SML_F32, 32768, 512, "block"}, {SML_SOFTMAX_BWD, SML_F32, 4096, 200, "block"},
         {SML_SOFTMAX, SML_BF16, 4096, 16384, "block"},   {SML_SOFTMAX, SML_F32, 0, 0, "warp"},
+        {SML_SOFTMAX, SML_F32, 4096, 32768, "block"},    {SML_LOG_SOFTMAX_BWD, SML_BF16, 4096, 32768, "block"},
     };
     for (size_t i = 0; i < sizeof FREE / sizeof FREE[0]; i++) {
         const sml_status s = sml_auto_choice(NULL, FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, &k);
-        const char *pick = sml_auto_path_name(sml_auto_pick(FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, 0, 0, 0.0));
+        const char *pick = sml_auto_path_name(sml_auto_pick(FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, 1, 0, 0, 0.0));
         UNIT_EXPECT(u, s == SML_OK && k && !strcmp(k, FREE[i].want) && !strcmp(k, pick),
                     "%s %s %lldx%lld: %s, '%s' (want %s, sml_auto_pick %s)", sml_op_name(FREE[i].op),
                     sml_dtype_name(FREE[i].dt), (long long)FREE[i].rows, (long long)FREE[i].cols,
@@ -302,7 +303,7 @@ static void auto_choice(unit_run *u) {
         } else {
             sml_gpu_facts g;
             const sml_status sg = sml_gpu_facts_get(h, &g);
-            const char *pick = sml_auto_path_name(sml_auto_pick(DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols, g.sms, g.clusters, g.dram));
+            const char *pick = sml_auto_path_name(sml_auto_pick(DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols, 1, g.sms, g.clusters, g.dram));
             UNIT_EXPECT(u, s == SML_OK && sg == SML_OK && k && !strcmp(k, pick), "GPU, %lld columns: %s, '%s' (sml_auto_pick %s)",
                         (long long)DEV[i].cols, sml_strerror(s), k ? k : "(null)", pick);
         }

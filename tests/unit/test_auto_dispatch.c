@@ -5,8 +5,11 @@
  *   - The forward warp rule itself: a warp for every row up to 64 x SMs, block past it.
  *   - The coop rule: backward rows of 2 MiB and more to coop, except 16-bit ones on a GPU with
  *     15 or more DRAM bytes per SM clock (H200), which stay in split.
+ *   - The block rule: block to 16,384 columns, to 32,768 for fp32 forward and 16-bit
+ *     log_softmax backward on rows that take 16-byte vectors.
  * Planted checks: with sml_auto_needs_sms returning 0, 6 of the 12 first cases fail; with
- * the DRAM figure left out of sml_auto_pick's coop test, coop_rule fails.
+ * the DRAM figure left out of sml_auto_pick's coop test, coop_rule fails; with the alignment
+ * left out of sml_auto_block_max_cols, block_rule fails (fp32 16385 scalar columns to block).
  * That the launcher passes the figure is test_api's check on a GPU (sml_auto_choice against
  * sml_auto_pick on the handle's facts at 16-bit 128 x 2^20 backward). */
 #include <stdio.h>
@@ -33,15 +36,19 @@ static void lazy_facts(unit_run *u, sml_op op, sml_dtype dt) {
                 const int64_t rows_set[] = {1, 7, 64LL * sms, 64LL * sms + 1, 65537};
                 for (int ri = 0; ri < 5 && !why[0]; ri++) {
                     const int64_t rows = rows_set[ri];
-                    const sml_auto_path want = sml_auto_pick(op, dt, rows, cols[ci], sms, cl, dram);
-                    const int big = sml_auto_needs_clusters(cols[ci]);
-                    const sml_auto_path got = sml_auto_pick(
-                        op, dt, rows, cols[ci], sml_auto_needs_sms(op, dt, cols[ci]) ? sms : 0, big ? cl : 0, big ? dram : 0.0);
-                    if (got != want)
-                        snprintf(why, sizeof why,
-                                 "rows %lld cols %lld sms %d clusters %d dram %.1f: %s with all facts, %s with the needed ones",
-                                 (long long)rows, (long long)cols[ci], sms, cl, dram, sml_auto_path_name(want),
-                                 sml_auto_path_name(got));
+                    for (int vec = 0; vec < 2 && !why[0]; vec++) {
+                        const sml_auto_path want = sml_auto_pick(op, dt, rows, cols[ci], vec, sms, cl, dram);
+                        const int big = sml_auto_needs_clusters(op, dt, cols[ci], vec);
+                        const sml_auto_path got = sml_auto_pick(op, dt, rows, cols[ci], vec,
+                                                                sml_auto_needs_sms(op, dt, cols[ci]) ? sms : 0,
+                                                                big ? cl : 0, big ? dram : 0.0);
+                        if (got != want)
+                            snprintf(why, sizeof why,
+                                     "rows %lld cols %lld %s sms %d clusters %d dram %.1f: %s with all facts, %s with "
+                                     "the needed ones",
+                                     (long long)rows, (long long)cols[ci], vec ? "vectors" : "scalar", sms, cl, dram,
+                                     sml_auto_path_name(want), sml_auto_path_name(got));
+                    }
                 }
             }
     UNIT_EXPECT(u, !why[0], "%s %s: %s", sml_op_name(op), sml_dtype_name(dt), why);
@@ -61,7 +68,7 @@ static void warp_rows_rule(unit_run *u) {
     };
     char why[200] = "";
     for (size_t i = 0; i < sizeof c / sizeof c[0] && !why[0]; i++) {
-        const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, c[i].rows, c[i].cols, sms, 1, 0.0);
+        const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, c[i].rows, c[i].cols, 1, sms, 1, 0.0);
         if (got != c[i].want)
             snprintf(why, sizeof why, "%s %s %lldx%lld on %d SMs: %s, want %s", sml_op_name(c[i].op),
                      sml_dtype_name(c[i].dt), (long long)c[i].rows, (long long)c[i].cols, sms,
@@ -87,13 +94,42 @@ static void coop_rule(unit_run *u) {
     char why[200] = "";
     for (size_t i = 0; i < sizeof c / sizeof c[0] && !why[0]; i++) {
         const int64_t cols = sml_auto_coop_min_cols(c[i].dt);
-        const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, 128, cols, 132, 1, c[i].dram);
-        const sml_auto_path before = sml_auto_pick(c[i].op, c[i].dt, 128, cols - 1, 132, 1, c[i].dram);
+        const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, 128, cols, 1, 132, 1, c[i].dram);
+        const sml_auto_path before = sml_auto_pick(c[i].op, c[i].dt, 128, cols - 1, 1, 132, 1, c[i].dram);
         if (got != c[i].want || before != SML_AUTO_SPLIT)
             snprintf(why, sizeof why, "%s %s 128x%lld at %.1f DRAM bytes per SM clock: %s, want %s (%lld cols: %s)",
                      sml_op_name(c[i].op), sml_dtype_name(c[i].dt), (long long)cols, c[i].dram,
                      sml_auto_path_name(got), sml_auto_path_name(c[i].want), (long long)cols - 1,
                      sml_auto_path_name(before));
+    }
+    UNIT_EXPECT(u, !why[0], "%s", why);
+}
+
+/* Where `block` ends: 16,384 columns, except fp32 forward and 16-bit log_softmax backward on
+ * rows that take 16-byte vectors, which stay in block to 32,768 (a misaligned row is scalar
+ * there, and a block holds 16,384 scalars). */
+static void block_rule(unit_run *u) {
+    const struct { sml_op op; sml_dtype dt; int64_t cols; int vec; sml_auto_path want; } c[] = {
+        {SML_SOFTMAX, SML_F32, 32768, 1, SML_AUTO_BLOCK},
+        {SML_LOG_SOFTMAX, SML_F32, 32768, 1, SML_AUTO_BLOCK},
+        {SML_SOFTMAX, SML_F32, 32769, 1, SML_AUTO_SPLIT},
+        {SML_SOFTMAX, SML_F32, 16385, 0, SML_AUTO_SPLIT},
+        {SML_SOFTMAX, SML_F16, 16385, 1, SML_AUTO_SPLIT},
+        {SML_LOG_SOFTMAX_BWD, SML_F16, 32768, 1, SML_AUTO_BLOCK},
+        {SML_LOG_SOFTMAX_BWD, SML_BF16, 32768, 1, SML_AUTO_BLOCK},
+        {SML_LOG_SOFTMAX_BWD, SML_BF16, 32769, 1, SML_AUTO_SPLIT},
+        {SML_LOG_SOFTMAX_BWD, SML_BF16, 16385, 0, SML_AUTO_SPLIT},
+        {SML_LOG_SOFTMAX_BWD, SML_F32, 16385, 1, SML_AUTO_SPLIT},
+        {SML_SOFTMAX_BWD, SML_F16, 16385, 1, SML_AUTO_SPLIT},
+        {SML_SOFTMAX_BWD, SML_F32, 16384, 0, SML_AUTO_BLOCK},
+    };
+    char why[200] = "";
+    for (size_t i = 0; i < sizeof c / sizeof c[0] && !why[0]; i++) {
+        const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, 4096, c[i].cols, c[i].vec, 132, 1, 12.8);
+        if (got != c[i].want)
+            snprintf(why, sizeof why, "%s %s 4096x%lld (%s): %s, want %s", sml_op_name(c[i].op), sml_dtype_name(c[i].dt),
+                     (long long)c[i].cols, c[i].vec ? "vectors" : "scalar", sml_auto_path_name(got),
+                     sml_auto_path_name(c[i].want));
     }
     UNIT_EXPECT(u, !why[0], "%s", why);
 }
@@ -107,5 +143,6 @@ int main(int argc, char **argv) {
             if (unit_case(&u, c, NULL)) lazy_facts(&u, (sml_op)op, (sml_dtype)dt);
     if (unit_case(&u, c++, NULL)) warp_rows_rule(&u);
     if (unit_case(&u, c++, NULL)) coop_rule(&u);
+    if (unit_case(&u, c++, NULL)) block_rule(&u);
     return sml_tally_finish(&u.tally);
 }

@@ -1,15 +1,18 @@
 /* test_block_plan: `block`'s launch plan (kernels/block_plan.h) on the CPU.
- *   - Every shape block accepts gets a K the kernel is built for, a block of at most 1,024
- *     threads (256 for the wide forward variants) that holds the row, and 16-bit backward
- *     never more than 2 chunks (K = 4 of y and dy spills).
+ *   - Every shape `auto` gives block (up to sml_auto_block_max_cols for the op, dtype and
+ *     alignment) gets a K the kernel is built for and a block that holds the row within the
+ *     launch bounds of that variant (SML_BLOCK_MAX_THREADS, by direction and op).
  *   - The plans measured best (docs/KERNELS.md, `block`; H100 and H200, 132 SMs) are pinned, so a
  *     change of a rule shows here before it shows in a ledger.
- * Planted checks: the forward one-wave rule switched off fails 6 of the 15 pinned
+ * Planted checks: the forward one-wave rule switched off fails 6 of the 22 pinned
  * plans; its idle-lane guard dropped fails 1 (fp16 4096 x 768), its two-warp floor dropped 1
- * (fp32 5120 x 512); 16-bit backward let up to K = 4 fails the launchable check (513 chunks
- * as 160 threads x 4). */
+ * (fp32 5120 x 512); the wide backward rule dropped fails 5 and the launchable check (16-bit
+ * log_softmax_bwd of 16,392 columns as 1,056 threads x 2), started at 4,096 columns 2;
+ * SML_BLOCK_MAX_THREADS giving 16-bit log_softmax backward K = 4 the 512 of softmax fails the
+ * launchable check (16,392 columns as 544 threads x 4). */
 #include <stdio.h>
 
+#include "kernels/auto_dispatch.h"
 #include "kernels/block_plan.h"
 #include "unit_case.h"
 
@@ -17,30 +20,30 @@
 static int k_built(int V, int bwd, int K) {
     if (V == 1) return K == 4 || K == 16;
     if (K == 1 || K == 2 || K == 4) return 1;
-    return !bwd && (K == 8 || (K == 16 && V == 4));
+    return bwd ? K == 8 && V == 4 : K == 8 || (K == 16 && V == 4);
 }
 
-static void plan_is_launchable(unit_run *u, int V, int bwd) {
+static void plan_is_launchable(unit_run *u, int V, int bwd, int log) {
     const int sms_set[] = {1, 78, 132, 144};
     const int64_t rows_set[] = {1, 100, 2048, 4096, 6335, 6336, 65536};
-    const int64_t max_chunks = 16384 / V;
+    const sml_op op = bwd ? (log ? SML_LOG_SOFTMAX_BWD : SML_SOFTMAX_BWD) : (log ? SML_LOG_SOFTMAX : SML_SOFTMAX);
+    /* V = 4 is fp32, V = 8 fp16 or bf16 (one rule), V = 1 any dtype, misaligned. */
+    const int64_t max_cols = sml_auto_block_max_cols(op, V == 4 ? SML_F32 : SML_F16, V > 1);
+    const int64_t max_chunks = max_cols / V;
     char why[200] = "";
     for (int64_t chunks = 1; chunks <= max_chunks && !why[0]; chunks++)
         for (int si = 0; si < 4 && !why[0]; si++)
             for (int ri = 0; ri < 7 && !why[0]; ri++) {
                 const sml_block_cfg c = sml_block_plan(chunks, V, bwd, rows_set[ri], sms_set[si]);
                 const int t = sml_block_threads(chunks, c.K);
-                const int wide = V > 1 && c.K >= 8;
-                const char *bad = !k_built(V, bwd, c.K)              ? "K not built"
-                                  : (int64_t)t * c.K < chunks         ? "block does not hold the row"
-                                  : t > (wide ? 256 : 1024)           ? "too many threads"
-                                  : V == 8 && bwd && c.K > 2          ? "16-bit backward past K = 2"
-                                  : c.blocks_per_sm < 0               ? "negative grid"
-                                                                      : NULL;
+                const char *bad = !k_built(V, bwd, c.K)                           ? "K not built"
+                                  : (int64_t)t * c.K < chunks                      ? "block does not hold the row"
+                                  : t > SML_BLOCK_MAX_THREADS(V, c.K, bwd, log)    ? "too many threads"
+                                  : c.blocks_per_sm < 0                            ? "negative grid"
+                                                                                   : NULL;
                 if (bad)
                     snprintf(why, sizeof why, "V %d %s chunks %lld rows %lld sms %d: K %d threads %d: %s", V,
-                             bwd ? "bwd" : "fwd", (long long)chunks, (long long)rows_set[ri], sms_set[si],
-                             c.K, t, bad);
+                             sml_op_name(op), (long long)chunks, (long long)rows_set[ri], sms_set[si], c.K, t, bad);
             }
     UNIT_EXPECT(u, !why[0], "%s", why);
 }
@@ -63,6 +66,14 @@ static void measured_plans(unit_run *u) {
         {512, 4, 0, 32768, 4, 32},   /* many rows */
         {512, 8, 1, 32768, 2, 32},
         {16384, 4, 0, 4096, 16, 256}, /* mid forward: fixed K */
+        {32768, 4, 0, 4096, 16, 512},
+        {4096, 4, 1, 4096, 4, 256},   /* backward below the wide rule */
+        {4096, 8, 1, 4096, 2, 256},
+        {8192, 4, 1, 4096, 8, 256},   /* backward: 32 elements of y and dy per thread */
+        {16384, 4, 1, 4096, 8, 512},
+        {8192, 8, 1, 4096, 4, 256},
+        {16384, 8, 1, 4096, 4, 512},
+        {32768, 8, 1, 4096, 4, 1024}, /* 16-bit log_softmax backward only */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         const int64_t chunks = c[i].cols / c[i].V;
@@ -80,8 +91,9 @@ int main(int argc, char **argv) {
     const int vs[] = {1, 4, 8};
     int64_t c = 0;
     for (int v = 0; v < 3; v++)
-        for (int bwd = 0; bwd < 2; bwd++, c++)
-            if (unit_case(&u, c, NULL)) plan_is_launchable(&u, vs[v], bwd);
+        for (int bwd = 0; bwd < 2; bwd++)
+            for (int log = 0; log < 2; log++, c++)
+                if (unit_case(&u, c, NULL)) plan_is_launchable(&u, vs[v], bwd, log);
     if (unit_case(&u, c++, NULL)) measured_plans(&u);
     return sml_tally_finish(&u.tally);
 }
