@@ -24,15 +24,19 @@
  * Backward rows of SML_BLOCK_BWD_WIDE_COLS columns and more: 32 elements of y and of dy per
  * thread (fp32 K = 8, 16-bit K = 4), so a block of 256 threads at 8,192 columns, 512 at
  * 16,384, 1,024 at 32,768 (16-bit log_softmax only: see SML_BLOCK_MAX_THREADS). This is
- * the shape of a fused Triton backward (one program of 16 warps, 32 elements each), and it
- * takes the H100 from 96.5-97.5% of the copy kernel to 98.4-100.8% at 4096 x 8192-16384
- * (H200 level to 3% faster; 16-bit log_softmax_bwd 4096 x 32768 97-98% against split's 93%). */
+ * the shape of a fused Triton backward (one program of 16 warps, 32 elements each), in a grid
+ * of one block per row as the forward rows past 1,024 columns have (SML_BLOCK_ROW_GRID_BLOCKS_PER_SM).
+ * On an H100 it takes 4096 x 16384 from 96.3-97.5% of the copy kernel to 100.3-100.9%, 4096
+ * x 8192 from 98.8-99.5% to 99.8-101.5%, 16-bit log_softmax_bwd 4096 x 32768 from split's
+ * 93.3-93.5% to 100.1-100.4%; the one-block-per-row grid alone is worth 0.5-0.8% at 8,192
+ * columns, 1.5-1.9% at 16,384 and 3% at 32,768 against a grid that walks the rows (H200, the
+ * walking grid: level to 3% faster than the 1,024-thread plan it replaces). */
 #define SML_BLOCK_PREF_THREADS 256
 #define SML_BLOCK_BWD_WIDE_COLS 8192
 #define SML_BLOCK_MANY_ROWS_PER_SM 48
 /* Forward rows longer than SML_BLOCK_SHORT_COLS (vector loads): a fixed K per row length, so the
  * threads grow with the row up to 256 (fp32: K = 4 to 2,048 columns, 8 to 8,192, 16 to
- * 16,384; 16-bit: 4 to 8,192, 8 to 16,384), and a grid of up to SML_BLOCK_MID_FWD_BLOCKS_PER_SM
+ * 16,384; 16-bit: 4 to 8,192, 8 to 16,384), and a grid of up to SML_BLOCK_ROW_GRID_BLOCKS_PER_SM
  * blocks per SM: one block per row for a few thousand rows, so the hardware gives a finished
  * block's place to the next row instead of each block walking a fixed share. This is the
  * shape of cuDNN's forward kernel on these rows (ncu: 256 threads x 64 fp32 in 128
@@ -40,7 +44,7 @@
  * it is 1-7% faster from 2,048 to 16,384 columns and ahead of cuDNN at 8,192-16,384. The grid
  * matters on its own: the same K with twice the resident blocks is 1-2% slower. */
 #define SML_BLOCK_SHORT_COLS 1024
-#define SML_BLOCK_MID_FWD_BLOCKS_PER_SM 64
+#define SML_BLOCK_ROW_GRID_BLOCKS_PER_SM 64
 /* The most threads a block of the kernel built for V elements per chunk and K chunks per thread
  * may have (its launch bounds, kernels/softmax_block.cu), by direction and op: forward K = 8
  * at most 256 (three blocks per SM, 85 registers), forward K = 16 (fp32) 512 (128
@@ -92,12 +96,13 @@ static inline sml_block_cfg sml_block_plan(int64_t chunks, int V, int bwd, int64
     sml_block_cfg c = {0, 0};
     if (bwd && V > 1 && chunks * V >= SML_BLOCK_BWD_WIDE_COLS) {
         c.K = V == 4 ? 8 : 4;
+        c.blocks_per_sm = SML_BLOCK_ROW_GRID_BLOCKS_PER_SM;
         return c;
     }
     if (!bwd && V > 1 && chunks * V > SML_BLOCK_SHORT_COLS) {
         if (V == 4) c.K = chunks <= 512 ? 4 : chunks <= 2048 ? 8 : 16;
         else c.K = chunks <= 1024 ? 4 : 8;
-        c.blocks_per_sm = SML_BLOCK_MID_FWD_BLOCKS_PER_SM;
+        c.blocks_per_sm = SML_BLOCK_ROW_GRID_BLOCKS_PER_SM;
         return c;
     }
     static const int KV[] = {1, 2, 4}, KS[] = {4, 16};

@@ -7,7 +7,8 @@
  * Planted checks: the forward one-wave rule switched off fails 6 of the 22 pinned
  * plans; its idle-lane guard dropped fails 1 (fp16 4096 x 768), its two-warp floor dropped 1
  * (fp32 5120 x 512); the wide backward rule dropped fails 5 and the launchable check (16-bit
- * log_softmax_bwd of 16,392 columns as 1,056 threads x 2), started at 4,096 columns 2;
+ * log_softmax_bwd of 16,392 columns as 1,056 threads x 2), started at 4,096 columns 2, its
+ * one-block-per-row grid dropped 5;
  * SML_BLOCK_MAX_THREADS giving 16-bit log_softmax backward K = 4 the 512 of softmax fails the
  * launchable check (16,392 columns as 544 threads x 4). */
 #include <stdio.h>
@@ -82,6 +83,13 @@ static void measured_plans(unit_run *u) {
         UNIT_EXPECT(u, p.K == c[i].K && t == c[i].threads, "%s %s %lldx%lld: %d threads x %d, want %d x %d",
                     c[i].V == 4 ? "fp32" : "16-bit", c[i].bwd ? "bwd" : "fwd", (long long)c[i].rows,
                     (long long)c[i].cols, t, p.K, c[i].threads, c[i].K);
+        /* A grid of one block per row for forward rows past 1,024 columns and backward rows of
+         * SML_BLOCK_BWD_WIDE_COLS and more; the launcher's default grid elsewhere. */
+        const int row_grid = c[i].bwd ? c[i].cols >= SML_BLOCK_BWD_WIDE_COLS : c[i].cols > SML_BLOCK_SHORT_COLS;
+        UNIT_EXPECT(u, p.blocks_per_sm == (row_grid ? SML_BLOCK_ROW_GRID_BLOCKS_PER_SM : 0),
+                    "%s %s %lldx%lld: grid of %d blocks per SM, want %d", c[i].V == 4 ? "fp32" : "16-bit",
+                    c[i].bwd ? "bwd" : "fwd", (long long)c[i].rows, (long long)c[i].cols, p.blocks_per_sm,
+                    row_grid ? SML_BLOCK_ROW_GRID_BLOCKS_PER_SM : 0);
     }
 }
 
