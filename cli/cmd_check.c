@@ -66,7 +66,9 @@ static void usage(FILE *f) {
             "  --against BASE   with --kernel K: run BASE on the very cases K runs and judge K's\n"
             "                   accuracy against it per op and dtype: MORE ACCURATE / LESS ACCURATE /\n"
             "                   SAME (docs/NUMERICS.md, section 8); --save DIR keeps the case of the\n"
-            "                   largest loss as a reproducer; exit 1 on LESS ACCURATE\n"
+            "                   largest loss as a reproducer; exit 1 on LESS ACCURATE. K stops at\n"
+            "                   --seconds, BASE runs the same cases; with a GPU kernel and no\n"
+            "                   --seconds, the GPU profile's 10,000 cases and 540 s budget\n"
             "  --allow-less-accurate  report LESS ACCURATE without failing the run\n"
             "%s"
             "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
@@ -167,6 +169,8 @@ int sml_cmd_check(int argc, char **argv) {
     sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);
     int64_t default_cases = cfg.max_cases;
+    /* A time budget the user set (--seconds or SML_PROP_SECONDS) is kept as given. */
+    int seconds_given = getenv("SML_PROP_SECONDS") != NULL;
     cfg.replay_cmd = "softmax-lab replay";
     /* The reproducers of real bugs, and the inputs that killed the mutants. */
     cfg.regressions_dir = dir_exists("tests/regressions") ? "tests/regressions:tests/mutants/corpus" : NULL;
@@ -195,6 +199,7 @@ int sml_cmd_check(int argc, char **argv) {
             i += 2;
             continue;
         }
+        if (!strcmp(a, "--seconds")) seconds_given = 1;
         int r = sml_prop_config_flag(&cfg, argc, argv, &i);
         if (r < 0) return 2;
         if (r == 0) {
@@ -250,12 +255,16 @@ int sml_cmd_check(int argc, char **argv) {
         }
         const sml_kernel *b = sml_kernel_find(against);
         if (cand->device == SML_DEVICE_GPU || (b && b->device == SML_DEVICE_GPU)) {
-            sml_prop_config gp; /* the GPU profile's sizes and case count, as below */
+            /* The GPU profile's sizes, and its case count and time budgets where none was
+             * given: the CI profile's 60 s would cut the GPU run short. */
+            sml_prop_config gp;
             sml_prop_config_init(&gp, SML_PROP_PROFILE_GPU);
             cfg.sizes = gp.sizes;
             if (cfg.max_cases == default_cases) cfg.max_cases = gp.max_cases;
-            if (cfg.total_seconds > 0 && cfg.total_seconds < gp.total_seconds) cfg.total_seconds = gp.total_seconds;
-            if (cfg.max_seconds > 0 && cfg.max_seconds < gp.max_seconds) cfg.max_seconds = gp.max_seconds;
+            if (!seconds_given) {
+                cfg.total_seconds = gp.total_seconds;
+                cfg.max_seconds = gp.max_seconds;
+            }
         }
         sml_check_against_args x = {cand, against, ops, dts, &cfg, json, allow_less};
         return sml_check_against_cli(&x);

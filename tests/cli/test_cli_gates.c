@@ -2,10 +2,11 @@
  * command line that could not run, a run of zero cases or properties, a comparison that
  * compared nothing: none of them exits 0. And the conventions a user expects of the CLI:
  * --version, -h and `help CMD` on every command with its exit codes, --kernel a,b, a
- * schema and version in check --json. */
+ * schema and version in check --json, and a --seconds budget that check --against keeps. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "case_filter.h"
@@ -145,6 +146,23 @@ int main(int argc, char **argv) {
         }
         if (bad[0]) snprintf(LOG, sizeof LOG, "commands without -h / help CMD / exit codes:%s\n", bad);
         check(12, !bad[0], "CMD -h and help CMD exit 0 with the same text, which lists the exit codes");
+    }
+    /* 13. check --against on GPU kernels keeps the --seconds it was given: the candidate stops
+     * there and the base runs the same cases (before, the GPU profile's 540 s replaced it and
+     * the 10,000 cases ran in full). */
+    if (sml_case_filter_want(&F, 13)) {
+        if (!gpu) skip(13, "no GPU: check --against on GPU kernels cannot run");
+        else {
+            const char *a[] = {"check", "--kernel", "block", "--against", "warp", "--op", "softmax", "--dtype",
+                               "fp32", "--seconds", "3", "--regressions", "none", NULL};
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            const int rc = run(a);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            const double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+            check(13, (rc == 0 || rc == 1) && took < 60.0,
+                  "check --kernel block --against warp --seconds 3 gives a verdict within 60 s");
+        }
     }
     return sml_tally_finish(&T);
 }
