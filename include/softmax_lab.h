@@ -138,8 +138,8 @@ int sml_gpu_available(void);
  * softmax_lab_version.h it was built with (compare it with the one you compile against). */
 const char *sml_version(void);
 
-/* The kernel `auto` runs for an op, dtype and shape of rows that take 16-byte vectors (aligned
- * pointers and row stride, as an allocator's tensors are): its registry name ("warp",
+/* The kernel `auto` runs for an op, dtype and shape of dense rows (row stride = cols) at
+ * 16-byte aligned pointers, as an allocator's tensors are: its registry name ("warp",
  * "block", "split", "coop", "online") in *kernel, a static string; nothing runs. h may be
  * NULL. The decision reads the device only for forward rows of 129-256 columns (16-bit:
  * 257-512), where it needs the SM count, and past `block`'s rows (16,384 columns; 32,768 for

@@ -249,8 +249,10 @@ static void gpu_facts(unit_run *u) {
 
 /* sml_auto_choice: bad arguments get sml_validate's statuses and a NULL name; shapes whose
  * decision reads no device facts are answered with or without a GPU and agree with
- * sml_auto_pick; the two that read facts need a GPU (SML_ERR_NO_DEVICE without one) and
- * then agree with sml_auto_pick on the handle's facts. */
+ * sml_auto_pick; the three that read facts need a GPU (SML_ERR_NO_DEVICE without one) and
+ * then agree with sml_auto_pick on the handle's facts. A dense fp32 row of 32,767 columns is
+ * not 16-byte aligned, so it is past `block` (32,768 aligned fp32 columns are in it, FREE):
+ * answered as `block` without a device, it fails here. */
 static void auto_choice(unit_run *u) {
     const char *k = "x";
     UNIT_EXPECT(u, sml_auto_choice(NULL, SML_SOFTMAX, SML_F32, 8, 8, NULL) == SML_ERR_NULL_POINTER,
@@ -288,7 +290,9 @@ static void auto_choice(unit_run *u) {
         sml_op op;
         sml_dtype dt;
         int64_t rows, cols;
-    } DEV[] = {{SML_SOFTMAX, SML_F32, 4096, 200}, {SML_SOFTMAX_BWD, SML_F16, 128, 1048576}};
+    } DEV[] = {{SML_SOFTMAX, SML_F32, 4096, 200},
+               {SML_SOFTMAX_BWD, SML_F16, 128, 1048576},
+               {SML_SOFTMAX, SML_F32, 4096, 32767}}; /* a dense row of 32,767 fp32 is not 16-byte aligned */
     sml_handle *h = NULL;
     if (sml_handle_create(&h) != SML_OK) {
         UNIT_EXPECT(u, 0, "no handle");
@@ -303,7 +307,9 @@ static void auto_choice(unit_run *u) {
         } else {
             sml_gpu_facts g;
             const sml_status sg = sml_gpu_facts_get(h, &g);
-            const char *pick = sml_auto_path_name(sml_auto_pick(DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols, 1, g.sms, g.clusters, g.dram));
+            const int vectors = ((uint64_t)DEV[i].cols * sml_dtype_size(DEV[i].dt)) % 16u == 0;
+            const char *pick = sml_auto_path_name(
+                sml_auto_pick(DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols, vectors, g.sms, g.clusters, g.dram));
             UNIT_EXPECT(u, s == SML_OK && sg == SML_OK && k && !strcmp(k, pick), "GPU, %lld columns: %s, '%s' (sml_auto_pick %s)",
                         (long long)DEV[i].cols, sml_strerror(s), k ? k : "(null)", pick);
         }
