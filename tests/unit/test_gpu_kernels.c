@@ -278,8 +278,9 @@ static void describe(const ctx *c, const sml_kernel *k, const tcase *t, char *bu
                        VARIANT_NAMES[t->var]);
     if (len > 0 && (size_t)len < n && !strcmp(k->name, "auto"))
         snprintf(buf + len, n - (size_t)len, " auto->%s",
-                 sml_auto_path_name(sml_auto_pick(t->op, t->dt, t->rows, t->cols, t->offset == 0, c->sms,
-                                                  c->has_clusters, c->dram)));
+                 sml_auto_path_name(sml_auto_pick(t->op, t->dt, t->rows, t->cols,
+                                                  t->offset == 0 && ((uint64_t)t->ld * sml_dtype_size(t->dt)) % 16u == 0,
+                                                  c->sms, c->has_clusters, c->dram)));
 }
 
 static int kernel_selected(const ctx *c, const sml_kernel *k) {
