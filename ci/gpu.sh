@@ -54,9 +54,18 @@ if has test; then
 fi
 
 if has bench; then
-  log "benchmark: standard sweep, all ops, ledger"
+  # Through the Python binding where PyTorch imports, so that the framework backends (torch,
+  # triton, liger where installed) are timed in the same run as the project's kernels.
+  bench=("./$BUILD/softmax-lab" bench)
+  if python3 -c 'import torch' 2>/dev/null; then
+    export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" SML_LIBRARY_DIR="$PWD/$BUILD/lib"
+    bench=(python3 -m softmax_lab bench)
+    log "benchmark: standard sweep, all ops, every backend with the frameworks', ledger"
+  else
+    log "benchmark: standard sweep, all ops, ledger (no torch: no framework backends)"
+  fi
   mkdir -p "$ARTIFACTS/ledger"
-  "./$BUILD/softmax-lab" bench --backend all --sweep standard --op all \
+  "${bench[@]}" --backend all --sweep standard --op all \
     ${SML_BENCH_TIME_LIMIT:+--time-limit "$SML_BENCH_TIME_LIMIT"} \
     --ledger "$ARTIFACTS/ledger" --json "$ARTIFACTS/bench.json" --md "$ARTIFACTS/bench.md" \
     2>"$ARTIFACTS/bench.stderr" | tee "$ARTIFACTS/bench.txt" || status=1
@@ -66,7 +75,7 @@ if has frameworks; then
   if ! python3 -c 'import torch' 2>/dev/null; then
     log "frameworks: skipped (python3 cannot import torch)"
   else
-    export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" SML_LIBRARY_DIR="$PWD/$BUILD"
+    export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" SML_LIBRARY_DIR="$PWD/$BUILD/lib"
     py="python3 -m softmax_lab"
     mkdir -p "$ARTIFACTS/frameworks"
     log "frameworks: versions and registry"
