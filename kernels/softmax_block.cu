@@ -9,16 +9,16 @@
  * What makes it fast is bytes in flight per SM: a block idles in its reductions, so an SM
  * needs several resident blocks, each with a whole row of loads outstanding, or one block
  * with a long row. Blocks of up to 1,024 threads hold up to 4 chunks per thread in at most
- * 64 registers; the wide variants (forward K = 8, 16; fp32 backward K = 8) are compiled for
- * at most 256 or 512 threads and up to 128 registers, which puts two or three rows of
- * 32-64 KB in flight on an SM where 1,024 threads of 4 chunks held one, or a whole fp32 row
- * of 128 KB in one block. 16-bit rows stay packed two to a register (elements are unpacked at
- * each use). The launch plan (sml_block_plan, kernels/block_plan.h) takes, for forward rows
- * past 1,024 columns, a fixed K per row length and one block per row; for backward rows of
- * 8,192 columns and more, 32 elements per thread; otherwise the smallest K in {1, 2, 4} that
- * holds the row in 256 threads (more with many rows, and for forward rows that would not fit
- * on the SMs in one wave). The op is a template argument. The grid walks the rows, so any row
- * count works. */
+ * 64 registers; the wide variants (forward K = 8, 16; backward fp32 K = 8 and 16-bit softmax
+ * K = 4) are compiled for at most 256 or 512 threads and up to 128 registers, which puts two
+ * or three rows of 32-64 KB in flight on an SM where 1,024 threads of 4 chunks held one, or a
+ * whole fp32 row of 128 KB in one block. 16-bit rows stay packed two to a register (elements
+ * are unpacked at each use). The launch plan (sml_block_plan, kernels/block_plan.h) takes, for
+ * forward rows past 1,024 columns, a fixed K per row length, and for backward rows of 8,192
+ * columns and more 32 elements per thread, each in a grid of one block per row; otherwise the
+ * smallest K in {1, 2, 4} that holds the row in 256 threads (more with many rows, and for
+ * forward rows that would not fit on the SMs in one wave). The op is a template argument. The
+ * grid walks the rows, so any row count works. */
 #include "kernels/block_plan.h"
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
@@ -131,10 +131,7 @@ static sml_status block_go(const sml_problem *p, int K, int threads, int sms, in
         case 8: if constexpr (!BWD || V == 4) kern = sml_block_kernel<T, V, 8, BWD, LOG>; break;
         case 16: if constexpr (!BWD && V == 4) kern = sml_block_kernel<T, V, 16, BWD, LOG>; break;
         }
-        const int tmax = K == 1 ? block_max_threads<V, 1, BWD, LOG>() : K == 2 ? block_max_threads<V, 2, BWD, LOG>()
-                       : K == 4 ? block_max_threads<V, 4, BWD, LOG>() : K == 8 ? block_max_threads<V, 8, BWD, LOG>()
-                                : block_max_threads<V, 16, BWD, LOG>();
-        if (threads > tmax) kern = NULL;
+        if (threads > SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)) kern = NULL; /* its launch bounds */
     } else {
         switch (K) {
         case 4: kern = sml_block_kernel<T, 1, 4, BWD, LOG>; break;
