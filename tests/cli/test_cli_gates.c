@@ -23,7 +23,7 @@ static void check(int n, int ok, const char *what) {
     else sml_tally_fail(&T, F.repro, "case %d: %s\n--- output:\n%s", n, what, LOG);
 }
 
-static int run(const char *const *args) { return cli_exec(F.cli, TMP, args, 0, LOG, sizeof LOG); }
+static int run(const char *const *args) { return sml_run_cli(F.cli, TMP, args, LOG, sizeof LOG); }
 
 static void skip(int n, const char *why) {
     printf("skip case %d: %s\n", n, why);

@@ -52,7 +52,7 @@ static int make_node(const char *name, int minor) {
 }
 
 static int run(const char *dir, const char *const *args, long fsize) {
-    return cli_exec(F.cli, dir, args, fsize, LOG, sizeof LOG);
+    return sml_run_cli_limit(F.cli, dir, args, fsize, LOG, sizeof LOG);
 }
 
 static void skip(int n, const char *why) {

@@ -19,7 +19,7 @@ static sml_tally T = {"test_bench_cli", 0, 0, 0};
 static sml_case_filter F;
 static char TMP[256];
 
-/* Runs the CLI with args (NULL-terminated) in TMP, output to TMP.log; returns the exit code. */
+/* Runs the CLI with args (NULL-terminated) in TMP, its output into log; returns the exit code. */
 static int run_cli(const char *const *args, char *log, size_t loglen) {
     return sml_run_cli(F.cli, TMP, args, log, loglen);
 }
@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
           "no --ledger: nothing in the working directory, the ledger in ledger/ beside the binary");
 
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.log'", TMP, TMP);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", TMP);
     if (T.failed == 0 && system(cmd) != 0) printf("note: could not remove %s\n", TMP);
     else if (T.failed) printf("files kept in %s\n", TMP);
     return sml_tally_finish(&T);

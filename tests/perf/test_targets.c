@@ -315,7 +315,7 @@ static void huge_counts(int n) {
 
 /* ---- the CLI ---- */
 
-/* Runs the CLI with args (NULL-terminated) in TMP, output to TMP.log; returns the exit code. */
+/* Runs the CLI with args (NULL-terminated) in TMP, its output into LOG; returns the exit code. */
 static int run_cli(const char *const *args) { return sml_run_cli(F.cli, TMP, args, LOG, sizeof LOG); }
 
 static int entries(void) { return sml_dir_entries(TMP); }
@@ -489,7 +489,7 @@ int main(int argc, char **argv) {
     cli_refusals(fx);
     cli_field();
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.log'", TMP, TMP);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", TMP);
     if (T.failed == 0 && system(cmd) != 0) printf("note: could not remove %s\n", TMP);
     else if (T.failed) printf("files kept in %s\n", TMP);
     return sml_tally_finish(&T);

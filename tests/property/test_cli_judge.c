@@ -6,7 +6,6 @@
  * failed write exits non-zero and leaves no file; an empty tensor is not a pass (exit 3, and
  * the JSON says so); and in the kernel form, a named kernel that cannot run exits 3.
  * Every file is made here with the project's own .npy writer. */
-#include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,16 +90,6 @@ static void *reference(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, cons
 static void nudge(sml_dtype dt, void *y, int64_t i, int k) {
     double v = sml_load(dt, y, i);
     sml_store(dt, y, i, v + k * sml_ulp(dt, v));
-}
-
-static int entries(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-    closedir(d);
-    return n;
 }
 
 static int exists(const char *p) {
@@ -285,13 +274,13 @@ static void failed_writes(void) {
              D, D, p);
     int rc = run("%s", cmd);
     expect(rc != 0 && rc != 1 && has("cannot write"), cmd, "--save past the file-size limit: exit %d, expected 2", rc);
-    expect(entries(p) == 0, cmd, "--save past the file-size limit left %d files in %s", entries(p), p);
+    expect(sml_dir_entries(p) == 0, cmd, "--save past the file-size limit left %d files in %s", sml_dir_entries(p), p);
     snprintf(cmd, sizeof cmd, "sh -c 'ulimit -f 1; exec %s check --input %s/bx.npy --kernel cpu_naive --save %s'", CLI,
              D, p);
     rc = run("%s", cmd);
     expect(rc != 0 && rc != 1 && has("cannot write"), cmd, "kernel form: --save past the limit: exit %d, expected 2",
            rc);
-    expect(entries(p) == 0, cmd, "kernel form: --save past the limit left %d files in %s", entries(p), p);
+    expect(sml_dir_entries(p) == 0, cmd, "kernel form: --save past the limit left %d files in %s", sml_dir_entries(p), p);
     if (exists("/dev/full")) {
         int rc2 = cli(cmd, sizeof cmd, "check --input %s/bx.npy --output %s/byy.npy --json /dev/full", D, D);
         expect(rc2 == 2 && has("cannot write"), cmd, "--json /dev/full: exit %d, expected 2", rc2);
