@@ -4,6 +4,7 @@
  * and the public sml_auto_choice, so the two cannot disagree. */
 #include "internal.h"
 #include "kernels/auto_dispatch.h"
+#include "kernels/vector_width.h"
 
 sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
                            sml_auto_path *out) {
@@ -23,10 +24,8 @@ sml_status sml_auto_choice(sml_handle *h, sml_op op, sml_dtype dtype, int64_t ro
     sml_status s = sml_validate_kind(op, dtype, rows, cols);
     if (s != SML_OK) return s;
     sml_auto_path a;
-    /* Dense rows (row stride = cols) at allocator-aligned pointers: 16-byte vectors exactly
-     * when a row's bytes are a multiple of 16. */
-    const int vectors = ((uint64_t)cols * sml_dtype_size(dtype)) % 16u == 0;
-    s = sml_auto_decide(h, op, dtype, rows, cols, vectors, &a);
+    /* Dense rows (row stride = cols) at allocator-aligned pointers. */
+    s = sml_auto_decide(h, op, dtype, rows, cols, sml_stride_takes_vectors(cols, dtype), &a);
     if (s != SML_OK) return sml_gpu_available() ? s : SML_ERR_NO_DEVICE; /* not a CUDA error */
     *kernel = sml_auto_path_name(a);
     return SML_OK;

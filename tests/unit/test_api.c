@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "kernels/auto_dispatch.h"
+#include "kernels/vector_width.h"
 #include "reference/dtype.h"
 #include "softmax_lab_version.h"
 #include "unit_case.h"
@@ -307,7 +308,7 @@ static void auto_choice(unit_run *u) {
         } else {
             sml_gpu_facts g;
             const sml_status sg = sml_gpu_facts_get(h, &g);
-            const int vectors = ((uint64_t)DEV[i].cols * sml_dtype_size(DEV[i].dt)) % 16u == 0;
+            const int vectors = sml_stride_takes_vectors(DEV[i].cols, DEV[i].dt);
             const char *pick = sml_auto_path_name(
                 sml_auto_pick(DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols, vectors, g.sms, g.clusters, g.dram));
             UNIT_EXPECT(u, s == SML_OK && sg == SML_OK && k && !strcmp(k, pick), "GPU, %lld columns: %s, '%s' (sml_auto_pick %s)",

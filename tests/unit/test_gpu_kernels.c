@@ -57,6 +57,7 @@
 
 #include "internal.h"
 #include "kernels/auto_dispatch.h"
+#include "kernels/vector_width.h"
 #include "reference/check.h"
 #include "reference/dtype.h"
 #include "reference/reference.h"
@@ -279,7 +280,7 @@ static void describe(const ctx *c, const sml_kernel *k, const tcase *t, char *bu
     if (len > 0 && (size_t)len < n && !strcmp(k->name, "auto"))
         snprintf(buf + len, n - (size_t)len, " auto->%s",
                  sml_auto_path_name(sml_auto_pick(t->op, t->dt, t->rows, t->cols,
-                                                  t->offset == 0 && ((uint64_t)t->ld * sml_dtype_size(t->dt)) % 16u == 0,
+                                                  t->offset == 0 && sml_stride_takes_vectors(t->ld, t->dt),
                                                   c->sms, c->has_clusters, c->dram)));
 }
 
