@@ -32,17 +32,13 @@
  * K = 16 spills 108-372 bytes at 128 registers and is not built. Backward K = 8 is built for
  * fp32 only (16-bit: 32-160 bytes of spill at 128 registers). */
 #define BLOCK_WIDE_K 8
-template <int V, int K, bool BWD, bool LOG>
-constexpr int block_max_threads() {
-    return SML_BLOCK_MAX_THREADS(V, K, BWD, LOG);
-}
 template <int V, int K, bool BWD>
 constexpr int block_min_blocks() {
     return V > 1 && !BWD && K == BLOCK_WIDE_K ? 3 : 1;
 }
 
 template <typename T, int V, int K, bool BWD, bool LOG>
-__global__ void __launch_bounds__((block_max_threads<V, K, BWD, LOG>()), (block_min_blocks<V, K, BWD>()))
+__global__ void __launch_bounds__((SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)), (block_min_blocks<V, K, BWD>()))
     sml_block_kernel(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld) {
     __shared__ float red[2][32];
     const int nt = blockDim.x, tid = threadIdx.x;
