@@ -53,12 +53,20 @@ if has test; then
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
+# The Python binding (python/ on this build's libraries), for the stages below where PyTorch
+# imports: the framework backends (torch, triton, liger where installed) then run beside the
+# project's kernels.
+torch=0
+if { has bench || has frameworks; } && python3 -c 'import torch' 2>/dev/null; then
+  torch=1
+  export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" SML_LIBRARY_DIR="$PWD/$BUILD/lib"
+fi
+
 if has bench; then
-  # Through the Python binding where PyTorch imports, so that the framework backends (torch,
-  # triton, liger where installed) are timed in the same run as the project's kernels.
+  # Through the binding where PyTorch imports, so that the framework backends are timed in the
+  # same run as the project's kernels.
   bench=("./$BUILD/softmax-lab" bench)
-  if python3 -c 'import torch' 2>/dev/null; then
-    export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" SML_LIBRARY_DIR="$PWD/$BUILD/lib"
+  if [ $torch = 1 ]; then
     bench=(python3 -m softmax_lab bench)
     log "benchmark: standard sweep, all ops, every backend with the frameworks', ledger"
   else
@@ -72,10 +80,9 @@ if has bench; then
 fi
 
 if has frameworks; then
-  if ! python3 -c 'import torch' 2>/dev/null; then
+  if [ $torch = 0 ]; then
     log "frameworks: skipped (python3 cannot import torch)"
   else
-    export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" SML_LIBRARY_DIR="$PWD/$BUILD/lib"
     py="python3 -m softmax_lab"
     mkdir -p "$ARTIFACTS/frameworks"
     log "frameworks: versions and registry"
