@@ -5,8 +5,8 @@
  *   cols <= 128 (fp16, bf16: 256)                 -> warp   (row in a warp's registers)
  *   forward, cols <= 256 (16-bit: 512), rows <= 64 x SMs -> warp (a warp for every row)
  *   cols <= 16,384                                -> block  (row in a block's registers)
- *   fp32 forward and 16-bit log_softmax backward, cols <= 32,768, rows that take 16-byte
- *       vectors                                   -> block
+ *   fp32 forward and 16-bit backward, cols <= 32,768, rows that take 16-byte vectors
+ *                                                 -> block
  *   backward, y and dy rows of 2 MiB or more, sm_90 -> coop (row over any blocks of the GPU),
  *       except 16-bit rows on a GPU with 15 or more bytes of DRAM bandwidth per SM clock
  *   longer rows, cluster launch (sm_90)           -> split  (row over a cluster's shared memory)
@@ -23,11 +23,11 @@
  *   cuDNN's forward shape there, and beats online (whose second read falls out of L2 once
  *   64 KB rows are in flight) and split.
  * - block on to 32,768 columns where one block of 512 fp32 (forward) or 1,024 16-bit
- *   (log_softmax backward) threads holds the row in registers without spilling: a row read
- *   once by one block beats split's cluster (H100 fp32 4096 x 32768 softmax 5% faster, 16-bit
- *   log_softmax_bwd 4%). 16-bit forward there is slower than split (a 1,024-thread block of
- *   4 chunks: 87% of the copy kernel against 94%), and softmax backward spills at 1,024
- *   threads. Misaligned rows (scalar loads) hold at most 16,384 elements in a block and stay
+ *   (backward) threads holds the row in registers: a row read once by one block beats
+ *   split's cluster (H100, 4096 x 32768: fp32 softmax 5% faster, 16-bit log_softmax_bwd 7%,
+ *   16-bit softmax_bwd 5%, though it spills 24 bytes a thread). 16-bit forward there is
+ *   slower than split (a 1,024-thread block of 4 chunks: 87% of the copy kernel against
+ *   94%). Misaligned rows (scalar loads) hold at most 16,384 elements in a block and stay
  *   with split.
  * - backward rows whose y and dy hold 2 MiB or more go to coop, whose slices spread over
  *   every SM where a cluster is confined to a GPC: with few rows per GPU a row's cluster
@@ -53,7 +53,7 @@
 #define SML_AUTO_WARP_FWD_MAX_COLS_16BIT 512
 #define SML_AUTO_WARP_FWD_ROWS_PER_SM 64 /* resident warps of `warp`'s grid per SM */
 #define SML_AUTO_BLOCK_MAX_COLS 16384
-#define SML_AUTO_BLOCK_WIDE_MAX_COLS 32768 /* fp32 forward, 16-bit log_softmax backward */
+#define SML_AUTO_BLOCK_WIDE_MAX_COLS 32768 /* fp32 forward, 16-bit backward */
 #define SML_AUTO_COOP_MIN_BWD_ROW_BYTES (2 << 20) /* y and dy of one row together */
 #define SML_AUTO_COOP_16BIT_MAX_DRAM 15.0 /* DRAM bytes per SM clock from which 16-bit stays in split */
 
@@ -92,7 +92,7 @@ static inline int sml_auto_fwd_warp_band(sml_op op, sml_dtype dt, int64_t cols) 
 /* The longest row `block` takes in auto for an op and dtype; vectors: the rows move in 16-byte
  * vectors (sml_vec_elems > 1). */
 static inline int64_t sml_auto_block_max_cols(sml_op op, sml_dtype dt, int vectors) {
-    const int wide = sml_op_is_backward(op) ? op == SML_LOG_SOFTMAX_BWD && dt != SML_F32 : dt == SML_F32;
+    const int wide = sml_op_is_backward(op) ? dt != SML_F32 : dt == SML_F32;
     return wide && vectors ? SML_AUTO_BLOCK_WIDE_MAX_COLS : SML_AUTO_BLOCK_MAX_COLS;
 }
 

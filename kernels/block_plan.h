@@ -23,12 +23,12 @@
  *
  * Backward rows of SML_BLOCK_BWD_WIDE_COLS columns and more: 32 elements of y and of dy per
  * thread (fp32 K = 8, 16-bit K = 4), so a block of 256 threads at 8,192 columns, 512 at
- * 16,384, 1,024 at 32,768 (16-bit log_softmax only: see SML_BLOCK_MAX_THREADS). This is
+ * 16,384, 1,024 at 32,768 (16-bit only: see SML_BLOCK_MAX_THREADS). This is
  * the shape of a fused Triton backward (one program of 16 warps, 32 elements each), in a grid
  * of one block per row as the forward rows past 1,024 columns have (SML_BLOCK_ROW_GRID_BLOCKS_PER_SM).
  * On an H100 it takes 4096 x 16384 from 96.3-97.5% of the copy kernel to 100.3-100.9%, 4096
- * x 8192 from 98.8-99.5% to 99.8-101.5%, 16-bit log_softmax_bwd 4096 x 32768 from split's
- * 93.3-93.5% to 100.1-100.4%; the one-block-per-row grid alone is worth 0.5-0.8% at 8,192
+ * x 8192 from 98.8-99.5% to 99.8-101.5%, 16-bit 4096 x 32768 from split's 93.2-93.8% to
+ * 100.1-100.4% (log_softmax_bwd) and 98.0-98.3% (softmax_bwd); the one-block-per-row grid alone is worth 0.5-0.8% at 8,192
  * columns, 1.5-1.9% at 16,384 and 3% at 32,768 against a grid that walks the rows (H200, the
  * walking grid: level to 3% faster than the 1,024-thread plan it replaces). */
 #define SML_BLOCK_PREF_THREADS 256
@@ -48,15 +48,19 @@
 /* The most threads a block of the kernel built for V elements per chunk and K chunks per thread
  * may have (its launch bounds, kernels/softmax_block.cu), by direction and op: forward K = 8
  * at most 256 (three blocks per SM, 85 registers), forward K = 16 (fp32) 512 (128
- * registers); backward fp32 K = 8 and 16-bit softmax K = 4 512 (128 registers: 112 and 96
- * used); 16-bit log_softmax backward K = 4 keeps 1,024 (64 registers, no spill: it needs no
- * product of y and dy), so 512 threads fit twice on an SM; the rest 1,024. */
+ * registers); backward fp32 K = 8 512 (128 registers, 112 used); the rest 1,024. 16-bit
+ * backward K = 4 takes 1,024 (64 registers: log_softmax none spilled, softmax 24 bytes, which
+ * needs the product of y and dy), so a 32,768-column row is one block; 16-bit softmax
+ * backward K = 4 is also built for at most SML_BLOCK_BWD16_LEAN_THREADS threads (96 registers,
+ * no spill), which launches of that many threads or fewer (rows to 16,384 columns) take: at
+ * 64 registers those rows are 2-3% slower on an H100. */
 #define SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)                                                      \
     ((V) == 1      ? 1024                                                                          \
-     : (BWD)       ? ((((V) == 4 && (K) >= 8) || ((V) == 8 && (K) >= 4 && !(LOG))) ? 512 : 1024)  \
+     : (BWD)       ? (((V) == 4 && (K) >= 8) ? 512 : 1024)                                         \
      : (K) >= 16   ? 512                                                                           \
      : (K) >= 8    ? 256                                                                           \
                    : 1024)
+#define SML_BLOCK_BWD16_LEAN_THREADS 512
 
 typedef struct sml_block_cfg {
     int K;             /* chunks (or elements when scalar) per thread */

@@ -176,10 +176,11 @@ __device__ __forceinline__ void sml_cld_fix(const T *row, typename sml_idx<I>::t
     }
 }
 
-/* A whole 16-byte chunk loaded or stored with no bound and no predicate, for loops that have
- * shown every chunk they touch whole (split's fused forward loop). Volatile asm with a
- * "memory" clobber, ordered like sml_cld and sml_cst. The store is evict-first, as sml_cst's
- * STREAM: its one caller wants L2 to keep the uncached tail for its second read. */
+/* A whole 16-byte chunk loaded or stored with no bound and no predicate, for code that has
+ * shown every chunk it touches whole (split's fused forward loop, block's backward rows that
+ * fill the block). Volatile asm with a "memory" clobber, ordered like sml_cld and sml_cst.
+ * STREAM: an evict-first store, as sml_cst's (split's fused loop wants L2 to keep the
+ * uncached tail for its second read). */
 template <typename T, int V> __device__ __forceinline__ sml_chunk<T, V> sml_ld_whole(const T *p) {
     static_assert(V > 1, "16-byte chunks only");
     sml_chunk<T, V> r;
@@ -189,11 +190,17 @@ template <typename T, int V> __device__ __forceinline__ sml_chunk<T, V> sml_ld_w
                  : "memory");
     return r;
 }
-template <typename T, int V> __device__ __forceinline__ void sml_st_whole_cs(T *p, const sml_chunk<T, V> &r) {
+template <typename T, int V, bool STREAM = false>
+__device__ __forceinline__ void sml_st_whole(T *p, const sml_chunk<T, V> &r) {
     static_assert(V > 1, "16-byte chunks only");
-    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]),
-                 "r"(r.w[3])
-                 : "memory");
+    if (STREAM)
+        asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]),
+                     "r"(r.w[3])
+                     : "memory");
+    else
+        asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]),
+                     "r"(r.w[3])
+                     : "memory");
 }
 
 /* Store the valid part of a chunk: the whole-chunk store predicated, then (rare) the partial

@@ -1,24 +1,25 @@
 /* softmax_block.cu: `block`, rows of 129 (16-bit: 257) to 16,384 columns, forward and backward,
- * in `auto` (fp32 forward and 16-bit log_softmax backward on to 32,768). One block per row,
- * the row held in registers: each thread keeps K chunks of one 16-byte vector (all K loads
- * issued back to back before the first use), so x (or y and dy) crosses the memory bus once
- * and the output is written once. Differs from `warp` in that a row's reductions span the
- * block (warp butterfly, one shared slot per warp, every warp re-reducing the slots so all
- * threads agree without a second barrier) and from `split` in that a row stays on one SM.
+ * in `auto` (fp32 forward and 16-bit backward on to 32,768). One block per row, the row held
+ * in registers: each thread keeps K chunks of one 16-byte vector (all K loads issued back to
+ * back before the first use), so x (or y and dy) crosses the memory bus once and the output
+ * is written once. Differs from `warp` in that a row's reductions span the block (warp
+ * butterfly, one shared slot per warp, every warp re-reducing the slots so all threads agree
+ * without a second barrier) and from `split` in that a row stays on one SM.
  *
  * What makes it fast is bytes in flight per SM: a block idles in its reductions, so an SM
  * needs several resident blocks, each with a whole row of loads outstanding, or one block
  * with a long row. Blocks of up to 1,024 threads hold up to 4 chunks per thread in at most
  * 64 registers; the wide variants (forward K = 8, 16; backward fp32 K = 8 and 16-bit softmax
- * K = 4) are compiled for at most 256 or 512 threads and up to 128 registers, which puts two
- * or three rows of 32-64 KB in flight on an SM where 1,024 threads of 4 chunks held one, or a
- * whole fp32 row of 128 KB in one block. 16-bit rows stay packed two to a register (elements
- * are unpacked at each use). The launch plan (sml_block_plan, kernels/block_plan.h) takes, for
- * forward rows past 1,024 columns, a fixed K per row length, and for backward rows of 8,192
- * columns and more 32 elements per thread, each in a grid of one block per row; otherwise the
- * smallest K in {1, 2, 4} that holds the row in 256 threads (more with many rows, and for
- * forward rows that would not fit on the SMs in one wave). The op is a template argument. The
- * grid walks the rows, so any row count works. */
+ * K = 4 up to 512 threads) are compiled for at most 256 or 512 threads and up to 128
+ * registers, which puts two or three rows of 32-64 KB in flight on an SM where 1,024 threads
+ * of 4 chunks held one, or a whole fp32 row of 128 KB in one block. 16-bit rows stay packed
+ * two to a register (elements are unpacked at each use). Backward rows that fill the block
+ * exactly skip the bound checks. The launch plan (sml_block_plan, kernels/block_plan.h)
+ * takes, for forward rows past 1,024 columns, a fixed K per row length, and for backward rows
+ * of 8,192 columns and more 32 elements per thread, each in a grid of one block per row;
+ * otherwise the smallest K in {1, 2, 4} that holds the row in 256 threads (more with many
+ * rows, and for forward rows that would not fit on the SMs in one wave). The op is a
+ * template argument. The grid walks the rows, so any row count works. */
 #include "kernels/block_plan.h"
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
@@ -30,15 +31,16 @@
  * forward K = 8 variant (at most 85 registers; 75-80 used). Forward K = 16 (fp32 only) gets
  * 128 registers (124-127 used, no spills), two blocks of 256 or one of 512 per SM; 16-bit
  * K = 16 spills 108-372 bytes at 128 registers and is not built. Backward K = 8 is built for
- * fp32 only (16-bit: 32-160 bytes of spill at 128 registers). */
+ * fp32 only (16-bit: 32-160 bytes of spill at 128 registers); 16-bit softmax backward K = 4 is
+ * built twice (the MAXT argument): for 1,024 threads and for SML_BLOCK_BWD16_LEAN_THREADS. */
 #define BLOCK_WIDE_K 8
 template <int V, int K, bool BWD>
 constexpr int block_min_blocks() {
     return V > 1 && !BWD && K == BLOCK_WIDE_K ? 3 : 1;
 }
 
-template <typename T, int V, int K, bool BWD, bool LOG>
-__global__ void __launch_bounds__((SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)), (block_min_blocks<V, K, BWD>()))
+template <typename T, int V, int K, bool BWD, bool LOG, int MAXT = SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)>
+__global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD>()))
     sml_block_kernel(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld) {
     __shared__ float red[2][32];
     const int nt = blockDim.x, tid = threadIdx.x;
@@ -82,17 +84,36 @@ __global__ void __launch_bounds__((SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)), (bloc
             }
         } else {
             sml_chunk<T, V> ry[K], rd[K];
+            /* A row the block covers exactly (cols == K x threads x V: 8,192 to 32,768-column
+             * rows in their wide plans) takes unpredicated loads and stores at 32-bit offsets,
+             * without the bound checks and the partial-chunk code: that is what holds a
+             * 16-bit softmax backward row of 32,768 columns in 64 registers with 24 bytes of
+             * spill, against 72 with the general path. */
+            bool whole = false;
+            if constexpr (V > 1) {
+                whole = cols == K * nt * V;
+                if (whole) {
 #pragma unroll
-            for (int k = 0; k < K; k++) {
-                const int64_t col = (int64_t)(k * nt + tid) * V;
-                ry[k] = sml_cld<T, V>(x + off, col, cols, sml_zero<T>());
-                rd[k] = sml_cld<T, V>(dy + off, col, cols, sml_zero<T>());
+                    for (int k = 0; k < K; k++) {
+                        const int col = (k * nt + tid) * V;
+                        ry[k] = sml_ld_whole<T, V>(x + off + col);
+                        rd[k] = sml_ld_whole<T, V>(dy + off + col);
+                    }
+                }
             }
+            if (!whole) {
 #pragma unroll
-            for (int k = 0; k < K; k++) {
-                const int64_t col = (int64_t)(k * nt + tid) * V;
-                sml_cld_fix<T, V>(x + off, col, cols, ry[k]);
-                sml_cld_fix<T, V>(dy + off, col, cols, rd[k]);
+                for (int k = 0; k < K; k++) {
+                    const int64_t col = (int64_t)(k * nt + tid) * V;
+                    ry[k] = sml_cld<T, V>(x + off, col, cols, sml_zero<T>());
+                    rd[k] = sml_cld<T, V>(dy + off, col, cols, sml_zero<T>());
+                }
+#pragma unroll
+                for (int k = 0; k < K; k++) {
+                    const int64_t col = (int64_t)(k * nt + tid) * V;
+                    sml_cld_fix<T, V>(x + off, col, cols, ry[k]);
+                    sml_cld_fix<T, V>(dy + off, col, cols, rd[k]);
+                }
             }
             float s = 0.0f;
 #pragma unroll
@@ -110,6 +131,12 @@ __global__ void __launch_bounds__((SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)), (bloc
                 float o[V];
 #pragma unroll
                 for (int j = 0; j < V; j++) o[j] = sml_bwd_out(sml_cv(ry[k], j), sml_cv(rd[k], j), s, LOG);
+                if constexpr (V > 1) {
+                    if (whole) {
+                        sml_st_whole<T, V>(out + off + (k * nt + tid) * V, sml_cpack<T, V>(o));
+                        continue;
+                    }
+                }
                 sml_cst<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, sml_cpack<T, V>(o));
             }
         }
@@ -123,7 +150,14 @@ static sml_status block_go(const sml_problem *p, int K, int threads, int sms, in
         switch (K) {
         case 1: kern = sml_block_kernel<T, V, 1, BWD, LOG>; break;
         case 2: kern = sml_block_kernel<T, V, 2, BWD, LOG>; break;
-        case 4: kern = sml_block_kernel<T, V, 4, BWD, LOG>; break;
+        case 4:
+            if constexpr (BWD && V == 8 && !LOG)
+                if (threads <= SML_BLOCK_BWD16_LEAN_THREADS) {
+                    kern = sml_block_kernel<T, V, 4, BWD, LOG, SML_BLOCK_BWD16_LEAN_THREADS>;
+                    break;
+                }
+            kern = sml_block_kernel<T, V, 4, BWD, LOG>;
+            break;
         case 8: if constexpr (!BWD || V == 4) kern = sml_block_kernel<T, V, 8, BWD, LOG>; break;
         case 16: if constexpr (!BWD && V == 4) kern = sml_block_kernel<T, V, 16, BWD, LOG>; break;
         }

@@ -202,7 +202,7 @@ __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<
 #pragma unroll
     for (int u = 0; u < U; u++) {
         const int i = i0 + u * nt;
-        if constexpr (WHOLE) sml_st_whole_cs<T, V>(os + i * V, sml_chunk_out<T, V, false, LOG>(cx[i], cx[i], M, post));
+        if constexpr (WHOLE) sml_st_whole<T, V, true>(os + i * V, sml_chunk_out<T, V, false, LOG>(cx[i], cx[i], M, post));
         else if (i < ncache) sml_cst<T, V, true, int>(os, i * V, nval, sml_chunk_out<T, V, false, LOG>(cx[i], cx[i], M, post));
     }
     if (WHOLE || more) {

@@ -278,6 +278,7 @@ static void auto_choice(unit_run *u) {
         {SML_LOG_SOFTMAX, SML_F32, 32768, 512, "block"}, {SML_SOFTMAX_BWD, SML_F32, 4096, 200, "block"},
         {SML_SOFTMAX, SML_BF16, 4096, 16384, "block"},   {SML_SOFTMAX, SML_F32, 0, 0, "warp"},
         {SML_SOFTMAX, SML_F32, 4096, 32768, "block"},    {SML_LOG_SOFTMAX_BWD, SML_BF16, 4096, 32768, "block"},
+        {SML_SOFTMAX_BWD, SML_F16, 4096, 32768, "block"},
     };
     for (size_t i = 0; i < sizeof FREE / sizeof FREE[0]; i++) {
         const sml_status s = sml_auto_choice(NULL, FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, &k);

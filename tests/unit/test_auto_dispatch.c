@@ -6,7 +6,7 @@
  *   - The coop rule: backward rows of 2 MiB and more to coop, except 16-bit ones on a GPU with
  *     15 or more DRAM bytes per SM clock (H200), which stay in split.
  *   - The block rule: block to 16,384 columns, to 32,768 for fp32 forward and 16-bit
- *     log_softmax backward on rows that take 16-byte vectors.
+ *     backward on rows that take 16-byte vectors.
  * Planted checks: with sml_auto_needs_sms returning 0, 6 of the 12 first cases fail; with
  * the DRAM figure left out of sml_auto_pick's coop test, coop_rule fails; with the alignment
  * left out of sml_auto_block_max_cols, block_rule fails (fp32 16385 scalar columns to block).
@@ -105,8 +105,8 @@ static void coop_rule(unit_run *u) {
     UNIT_EXPECT(u, !why[0], "%s", why);
 }
 
-/* Where `block` ends: 16,384 columns, except fp32 forward and 16-bit log_softmax backward on
- * rows that take 16-byte vectors, which stay in block to 32,768 (a misaligned row is scalar
+/* Where `block` ends: 16,384 columns, except fp32 forward and 16-bit backward on rows that
+ * take 16-byte vectors, which stay in block to 32,768 (a misaligned row is scalar
  * there, and a block holds 16,384 scalars). */
 static void block_rule(unit_run *u) {
     const struct { sml_op op; sml_dtype dt; int64_t cols; int vec; sml_auto_path want; } c[] = {
@@ -120,7 +120,10 @@ static void block_rule(unit_run *u) {
         {SML_LOG_SOFTMAX_BWD, SML_BF16, 32769, 1, SML_AUTO_SPLIT},
         {SML_LOG_SOFTMAX_BWD, SML_BF16, 16385, 0, SML_AUTO_SPLIT},
         {SML_LOG_SOFTMAX_BWD, SML_F32, 16385, 1, SML_AUTO_SPLIT},
-        {SML_SOFTMAX_BWD, SML_F16, 16385, 1, SML_AUTO_SPLIT},
+        {SML_SOFTMAX_BWD, SML_F16, 32768, 1, SML_AUTO_BLOCK},
+        {SML_SOFTMAX_BWD, SML_BF16, 32769, 1, SML_AUTO_SPLIT},
+        {SML_SOFTMAX_BWD, SML_BF16, 16385, 0, SML_AUTO_SPLIT},
+        {SML_SOFTMAX_BWD, SML_F32, 16385, 1, SML_AUTO_SPLIT},
         {SML_SOFTMAX_BWD, SML_F32, 16384, 0, SML_AUTO_BLOCK},
     };
     char why[200] = "";

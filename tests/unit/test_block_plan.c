@@ -9,8 +9,9 @@
  * (fp32 5120 x 512); the wide backward rule dropped fails 5 and the launchable check (16-bit
  * log_softmax_bwd of 16,392 columns as 1,056 threads x 2), started at 4,096 columns 2, its
  * one-block-per-row grid dropped 5;
- * SML_BLOCK_MAX_THREADS giving 16-bit log_softmax backward K = 4 the 512 of softmax fails the
- * launchable check (16,392 columns as 544 threads x 4). */
+ * SML_BLOCK_MAX_THREADS giving 16-bit backward K = 4 512 threads (the bound of softmax's lean
+ * build, SML_BLOCK_BWD16_LEAN_THREADS) fails the launchable check (16,392 columns as 544
+ * threads x 4). */
 #include <stdio.h>
 
 #include "kernels/auto_dispatch.h"
@@ -74,7 +75,7 @@ static void measured_plans(unit_run *u) {
         {16384, 4, 1, 4096, 8, 512},
         {8192, 8, 1, 4096, 4, 256},
         {16384, 8, 1, 4096, 4, 512},
-        {32768, 8, 1, 4096, 4, 1024}, /* 16-bit log_softmax backward only */
+        {32768, 8, 1, 4096, 4, 1024}, /* 16-bit backward only */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         const int64_t chunks = c[i].cols / c[i].V;
