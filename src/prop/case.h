@@ -25,10 +25,15 @@ typedef struct sml_prop_case {
 } sml_prop_case;
 
 /* The bounds of every case the engine lays out and of every reproducer it reads: rows and
- * cols at least 1, ld at least cols, offset in [0, SML_PROP_MAX_OFFSET], and both the
- * elements (rows x cols) and the laid-out span (offset + (rows - 1) x ld + cols) at most
- * SML_PROP_MAX_ELEMS, so no size computed from them overflows. */
+ * cols at least 1, ld at least cols, offset in [0, SML_PROP_MAX_OFFSET], the elements (rows x
+ * cols, the values a case holds) at most SML_PROP_MAX_ELEMS, and ld and the laid-out span
+ * (offset + (rows - 1) x ld + cols) at most SML_PROP_MAX_SPAN, so no size computed from them
+ * overflows. The span may pass 2^31 elements: a row stride past 2^31 is the shape that shows
+ * 32-bit element offsets (the mutation test's 2 x 8 at ld 2^32 + 8, 16 GiB of fp16). Such a
+ * case lays out its whole span on the GPU and on the host; where memory is short it fails
+ * with out-of-memory. */
 #define SML_PROP_MAX_ELEMS ((int64_t)1 << 31)
+#define SML_PROP_MAX_SPAN ((int64_t)1 << 33)
 #define SML_PROP_MAX_OFFSET 4096
 /* 1 when c is inside them; else 0 and why[n] names the first field that is not
  * ("ld: ..."). */

@@ -331,7 +331,7 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
     ENUM_FIELD(o, "property", sml_prop_parse, &m->prop, "the properties of docs/PROPERTIES.md");
     if (!num(o, "rows", 1, 1, SML_PROP_MAX_ELEMS, &c->rows, err, errlen) ||
         !num(o, "cols", 1, 1, SML_PROP_MAX_ELEMS, &c->cols, err, errlen) ||
-        !num(o, "ld", 1, 1, SML_PROP_MAX_ELEMS, &c->ld, err, errlen) ||
+        !num(o, "ld", 1, 1, SML_PROP_MAX_SPAN, &c->ld, err, errlen) ||
         !num(o, "offset", 1, 0, SML_PROP_MAX_OFFSET, &c->offset, err, errlen))
         goto bad;
     if (!sml_prop_case_in_bounds(c, err, errlen)) goto bad;

@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     __int128 span = (__int128)c.offset + (__int128)(c.rows - 1) * c.ld + c.cols;
     if (c.rows < 1 || c.cols < 1 || c.ld < c.cols || c.offset < 0 || c.offset > 4096 ||
-        (__int128)c.rows * c.cols > ((__int128)1 << 31) || span > ((__int128)1 << 31))
+        (__int128)c.rows * c.cols > ((__int128)1 << 31) || c.ld > ((__int128)1 << 33) || span > ((__int128)1 << 33))
         sml_fuzz_fail("accepted %lldx%lld ld %lld offset %lld, outside the engine's bounds", (long long)c.rows,
                       (long long)c.cols, (long long)c.ld, (long long)c.offset);
     if (!c.x || (sml_op_is_backward(c.op) && !c.dy)) sml_fuzz_fail("accepted without its arrays");

@@ -106,9 +106,10 @@ int main(void) {
     snprintf(p, sizeof p, "%s/r.x.npy", D);
     sml_npy_write_2d(p, SML_F32, 3, 1, x, err, sizeof err);
 
-    /* Strides whose sizes overflow: 2^61 + 1 wrapped the byte count to 12 (SIGSEGV), 2^62
-     * overflowed a signed product, 2^31 was run and reported as the kernel's failure. */
-    static const char *const LD[] = {"2305843009213693953", "4611686018427387904", "2147483648"};
+    /* Strides outside the bounds: 2^61 + 1 wrapped the byte count to 12 (SIGSEGV), 2^62
+     * overflowed a signed product; 2^32 + 1 makes 3 rows span 2^33 + 3 elements, just past
+     * SML_PROP_MAX_SPAN. */
+    static const char *const LD[] = {"2305843009213693953", "4611686018427387904", "4294967297"};
     for (int i = 0; i < 3; i++) {
         char name[64], fields[96];
         snprintf(name, sizeof name, "ld%d/r.json", i);
