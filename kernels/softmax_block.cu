@@ -86,10 +86,9 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD>()))
             sml_chunk<T, V> ry[K], rd[K];
             /* A row the block covers exactly (cols == K x threads x V, as every power-of-two
              * row of 8,192 to 32,768 columns is in its wide plan) takes unpredicated loads and
-             * stores at 32-bit column offsets,
-             * without the bound checks and the partial-chunk code: that is what holds a
-             * 16-bit softmax backward row of 32,768 columns in 64 registers with 24 bytes of
-             * spill, against 72 with the general path. */
+             * stores at 32-bit column offsets, without the bound checks and the partial-chunk
+             * code: that is what holds a 16-bit softmax backward row of 32,768 columns in 64
+             * registers with 24 bytes of spill, against 72 with the general path. */
             bool whole = false;
             if constexpr (V > 1) {
                 whole = cols == K * nt * V;
