@@ -474,13 +474,15 @@ sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_
         sml_prop_eval_begin(&e, &env, &c);
         sml_prop_eval_check(&e, m.prop, &v);
         sml_status engine = e.engine_status;
+        char why[sizeof e.main.where];
+        snprintf(why, sizeof why, "%s", e.main.where);
         sml_prop_eval_end(&e);
         if (engine != SML_OK) {
             /* The engine could not lay the case out or judge it (memory): that is no verdict
              * on the kernel, and the reproducer was not replayed. */
             s = engine;
-            snprintf(r->message, sizeof r->message, "not replayed: the engine cannot run this case here (%s)",
-                     sml_strerror(engine));
+            snprintf(r->message, sizeof r->message, "not replayed: the engine cannot run this case here (%s%s%s)",
+                     sml_strerror(engine), why[0] ? ": " : "", why);
         } else {
             r->outcome = v.outcome;
             snprintf(r->message, sizeof r->message, "%s", v.msg);

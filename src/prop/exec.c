@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Where each region and its tensor sit in the allocation (bytes). */
 typedef struct layout {
@@ -53,6 +54,16 @@ void sml_prop_exec_free(sml_prop_exec *e) {
     free(e->img);
     free(e->back);
     memset(e, 0, sizeof *e);
+}
+
+/* The host memory a layout needs (its image and the copy read back) may not pass the
+ * machine's physical memory: a case the bounds allow (src/prop/case.h) can lay out tens of
+ * GiB, and committing more than the machine has would end in the kernel's OOM killer rather
+ * than in an allocation that fails. 0 when the system does not say. */
+static size_t host_phys_bytes(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return 0;
+    return (size_t)pages > SIZE_MAX / (size_t)page ? SIZE_MAX : (size_t)pages * (size_t)page;
 }
 
 static sml_status grow_host(unsigned char **p, size_t *cap, size_t n) {
@@ -153,6 +164,12 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     /* Sizes below are computed in size_t: only a case inside the bounds is laid out. */
     if (!sml_prop_case_in_bounds(c, rep->where, sizeof rep->where)) return SML_ERR_INVALID_ARG;
     layout L = layout_of(c);
+    const size_t phys = host_phys_bytes();
+    if (phys && L.total > phys / 2) {
+        snprintf(rep->where, sizeof rep->where, "the layout needs 2 x %.1f GiB of host memory; this machine has %.1f GiB",
+                 (double)L.total / (double)(1u << 30), (double)phys / (double)(1u << 30));
+        return SML_ERR_OUT_OF_MEMORY;
+    }
     sml_status s;
     if ((s = grow_host(&e->img, &e->cap_img, L.total)) != SML_OK) return s;
     if ((s = grow_host(&e->back, &e->cap_back, L.total)) != SML_OK) return s;

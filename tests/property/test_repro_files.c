@@ -1,8 +1,10 @@
 /* test_repro_files: reproducers as hostile input. Every field is bounded and a refusal
  * names the field (the reader, `replay`, and `check --regressions` alike), layouts whose
  * sizes would overflow are refused before anything is laid out, valid JSON of any size
- * or key count is read, a long path leaves the reason readable, and `check --regressions`
- * refuses a folder that does not exist. */
+ * or key count is read, a long path leaves the reason readable, `check --regressions`
+ * refuses a folder that does not exist, and a layout larger than this machine's memory is
+ * not replayed, the reason named. Planted: without exec.c's host-memory check the last
+ * replay fails with a bare "out of memory" (here: realloc refusing 96 GiB), and this fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +145,26 @@ int main(void) {
                "replay of a case too large for this machine: exit %d (want 2, not replayed)\n%s", rc, OUT);
     }
 #endif
+
+    /* The largest layout the bounds allow (3 rows at stride 2^32 - 1, 2 x 32 GiB of fp32) on a
+     * machine with less than twice that in physical memory is refused before anything is
+     * allocated, not left to the OOM killer: not replayed, exit 2, and quickly. (A machine
+     * with 128 GiB or more would lay it out; there the check is skipped.) */
+    {
+        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && page > 0 && (double)pages * (double)page < 128.0 * (1u << 30)) {
+            snprintf(p, sizeof p, "%s/phys", D);
+            mkdir(p, 0777);
+            snprintf(p, sizeof p, "%s/phys/r.x.npy", D);
+            sml_npy_write_2d(p, SML_F32, 3, 1, x, err, sizeof err);
+            write_repro("phys/r.json", "\"ld\": 4294967295");
+            expect_loads("phys/r.json", "span 2^33 - 1, inside the bounds");
+            int rc = run("%s replay %s/phys/r.json", SML_CLI_PATH, D);
+            expect(rc == 2 && strstr(OUT, "not replayed") && strstr(OUT, "GiB of host memory") && !strstr(OUT, "STILL"),
+                   "replay of a layout larger than this machine's memory: exit %d (want 2, not replayed, naming the "
+                   "host memory)\n%s", rc, OUT);
+        }
+    }
 
     /* The engine's executor refuses a layout outside the bounds before sizing anything (in
      * a child: what it did before was a SIGSEGV). */
