@@ -4,7 +4,7 @@
  * itself from the shape:
  *   warp   short rows (and forward rows of up to 256 fp32 / 512 16-bit columns when every
  *          row gets a warp): sub-warp groups for rows under one vector per lane, K chunks per lane
- *   block  rows to 16,384 columns (fp32 forward and 16-bit log_softmax backward: 32,768):
+ *   block  rows to 16,384 columns (fp32 forward and 16-bit backward: 32,768):
  *          one block per row, K chunks per thread (forward past 1,024 columns: up to 16 per
  *          thread, one block per row in the grid; backward from 8,192: 32 elements)
  *   online long rows without clusters

@@ -63,7 +63,7 @@ static const sml_kernel REGISTRY[] = {
      NO_CLAIM,
      "fp16/bf16 not correctly rounded (<=1.47 ulp); all -inf row gives 0 / -inf, not NaN; log_softmax not bitwise shift-invariant (H100, cuDNN 9.14)"},
     {"auto", "kernels/softmax_auto.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
-     GPU(sml_launch_auto), "warp to 128 cols (16-bit 256; fwd to 256 / 512 when rows <= 64 x SMs); block to 16384 (fp32 fwd, 16-bit log bwd: 32768); coop bwd rows of 2 MiB+ (16-bit: not on >= 15 DRAM B/SM-clock GPUs); then split",
+     GPU(sml_launch_auto), "warp to 128 cols (16-bit 256; fwd to 256 / 512 when rows <= 64 x SMs); block to 16384 (fp32 fwd, 16-bit bwd: 32768); coop bwd rows of 2 MiB+ (16-bit: not on >= 15 DRAM B/SM-clock GPUs); then split",
      /* 1.0, not 1.2: on fp32 forward 32768x512 and 4096x8192 cuDNN already runs at 0.9 of
         the copy rate on an H200, so 1.2x there would exceed the copy bandwidth. */
      {"cudnn", 1.0, "all"}, NO_DEVIATION},
