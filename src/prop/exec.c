@@ -41,10 +41,21 @@ static layout layout_of(const sml_prop_case *c) {
     return L;
 }
 
+/* The host memory a layout needs (its image and the copy read back) may not pass the
+ * machine's physical memory: a case the bounds allow (src/prop/case.h) can lay out tens of
+ * GiB, and committing more than the machine has would end in the kernel's OOM killer rather
+ * than in an allocation that fails. 0 when the system does not say. */
+static size_t host_phys_bytes(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return 0;
+    return (size_t)pages > SIZE_MAX / (size_t)page ? SIZE_MAX : (size_t)pages * (size_t)page;
+}
+
 sml_status sml_prop_exec_init(sml_prop_exec *e, sml_device d) {
     memset(e, 0, sizeof *e);
     e->device = d;
     e->buf.device = d;
+    e->host_bytes = host_phys_bytes();
     return sml_stream_create(d, &e->stream);
 }
 
@@ -54,16 +65,6 @@ void sml_prop_exec_free(sml_prop_exec *e) {
     free(e->img);
     free(e->back);
     memset(e, 0, sizeof *e);
-}
-
-/* The host memory a layout needs (its image and the copy read back) may not pass the
- * machine's physical memory: a case the bounds allow (src/prop/case.h) can lay out tens of
- * GiB, and committing more than the machine has would end in the kernel's OOM killer rather
- * than in an allocation that fails. 0 when the system does not say. */
-static size_t host_phys_bytes(void) {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0) return 0;
-    return (size_t)pages > SIZE_MAX / (size_t)page ? SIZE_MAX : (size_t)pages * (size_t)page;
 }
 
 static sml_status grow_host(unsigned char **p, size_t *cap, size_t n) {
@@ -164,10 +165,9 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     /* Sizes below are computed in size_t: only a case inside the bounds is laid out. */
     if (!sml_prop_case_in_bounds(c, rep->where, sizeof rep->where)) return SML_ERR_INVALID_ARG;
     layout L = layout_of(c);
-    const size_t phys = host_phys_bytes();
-    if (phys && L.total > phys / 2) {
+    if (e->host_bytes && L.total > e->host_bytes / 2) {
         snprintf(rep->where, sizeof rep->where, "the layout needs 2 x %.1f GiB of host memory; this machine has %.1f GiB",
-                 (double)L.total / (double)(1u << 30), (double)phys / (double)(1u << 30));
+                 (double)L.total / (double)(1u << 30), (double)e->host_bytes / (double)(1u << 30));
         return SML_ERR_OUT_OF_MEMORY;
     }
     sml_status s;

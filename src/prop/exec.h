@@ -31,6 +31,7 @@ typedef struct sml_prop_exec {
     sml_buffer buf;
     unsigned char *img, *back; /* host image uploaded, and what came back */
     size_t cap_img, cap_back;
+    size_t host_bytes;         /* the machine's physical memory, asked once (0: unknown) */
 } sml_prop_exec;
 
 typedef struct sml_prop_run_report {
