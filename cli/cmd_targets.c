@@ -40,10 +40,13 @@ static void usage(FILE *f) {
         "  short-vs-field  time(fastest framework baseline) / time >= 1.00 on rows moving < 64 MiB\n"
         "  The framework baselines are the ledger's records of torch, triton, triton_online, liger\n"
         "  and cudnn. A row with no baseline timed on its cell, or no limit in the ledger, is NOT\n"
-        "  MEASURED, and so is a target with such a row or no row: never met.\n"
+        "  MEASURED, and so is a target with such a row or no row: never met. A row that beats\n"
+        "  the field while a baseline on its cell was timed without the launch hold (`held`: 0)\n"
+        "  is NOT DECIDED, neither met nor missed: that time includes the host's launch calls.\n"
         "A row whose check is not ok misses every target it is in.\n"
         "exit: 0 every target met, 1 a target missed, 2 bad usage or input, or an output could\n"
-        "     not be written (the old file, or none, is left), 3 none missed but one NOT MEASURED\n");
+        "     not be written (the old file, or none, is left), 3 none missed but one NOT MEASURED\n"
+        "     or NOT DECIDED\n");
 }
 
 /* Returns -1 to go on, else the exit code. */
@@ -131,6 +134,10 @@ static void met_words(char *buf, size_t n, const sml_tgt_report *r, int id, int 
                          id == SML_TGT_AT_LIMIT ? "no limit" : "no framework baseline timed there");
         if ((size_t)used >= n) return;
     }
+    if (t->nundecided && used > 0 && (size_t)used < n) {
+        used += snprintf(buf + used, n - (size_t)used, "; %zu NOT DECIDED (a baseline timed unheld)", t->nundecided);
+        if ((size_t)used >= n) return;
+    }
     if (id == SML_TGT_BEST && used > 0 && (size_t)used < n) {
         if (t->own_kernel)
             snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x; %d miss%s against the kernel auto ran)",
@@ -172,17 +179,37 @@ static void text_misses(FILE *f, const sml_tgt_report *r, int id) {
     }
 }
 
+/* The rows a field target could not decide, with the baselines timed unheld on each. */
+static const char UNDECIDED_WHY[] =
+    "Faster than the field, but a framework baseline on the cell was timed without the launch hold "
+    "(`held`: 0 in the ledger): its time includes the host's launch calls, so the win is not shown";
+
+static void text_undecided(FILE *f, const sml_tgt_report *r, int id) {
+    const sml_tgt_result *t = &r->t[id];
+    fprintf(f, "\n%s not decided: %zu row%s\n  %s\n", t->name, t->nundecided, t->nundecided == 1 ? "" : "s",
+            UNDECIDED_WHY);
+    for (size_t k = 0; k < t->nundecided; k++) {
+        const sml_tgt_row *x = &r->rows[t->undecided[k]];
+        row_cells c;
+        cells(&c, x);
+        fprintf(f, "  %-15s %-5s %-11s %7s  vs field %-24s unheld: %s\n", x->op, x->dtype, c.shape, c.gbps, c.field,
+                x->field_unheld);
+    }
+}
+
 static void print_text(FILE *f, const sml_tgt_report *r, const char *path) {
     text_header(f, r, path);
     for (int id = 0; id < SML_TGT_COUNT; id++) {
-        char label[128], met[128];
+        char label[128], met[192];
         snprintf(label, sizeof label, "%s:", r->t[id].title);
         met_words(met, sizeof met, r, id, 3);
         /* The met column lines up whatever the target's name. */
         fprintf(f, "%s %-*s %s\n", r->t[id].name, (int)(72 - strlen(r->t[id].name)), label, met);
     }
-    for (int id = 0; id < SML_TGT_COUNT; id++)
+    for (int id = 0; id < SML_TGT_COUNT; id++) {
         if (r->t[id].nmiss) text_misses(f, r, id);
+        if (r->t[id].nundecided) text_undecided(f, r, id);
+    }
 }
 
 /* ---- JSON ---- */
@@ -206,6 +233,7 @@ static void json_row(sml_jw *w, const sml_tgt_row *x, double value) {
     sml_jw_knum(w, "vs_field", x->vs_field);
     sml_jw_kstr(w, "field", x->field[0] ? x->field : NULL);
     sml_jw_kstr(w, "auto_path", x->auto_path[0] ? x->auto_path : NULL);
+    sml_jw_kstr(w, "field_unheld", x->field_unheld[0] ? x->field_unheld : NULL);
     sml_jw_end(w);
 }
 
@@ -224,12 +252,18 @@ static void json_target(sml_jw *w, const sml_tgt_report *r, int id) {
     }
     if (id == SML_TGT_STATE) sml_jw_kstr(w, "status", r->status);
     sml_jw_kint(w, "rows_not_measured", t->not_measured);
+    sml_jw_kint(w, "rows_not_decided", (int64_t)t->nundecided);
     sml_jw_kstr(w, "state", sml_tgt_state_name(t->state));
     sml_jw_kbool(w, "met", t->state == SML_TGT_MET);
     sml_jw_key(w, "missing");
     sml_jw_array(w);
     for (size_t k = 0; k < t->nmiss; k++)
         json_row(w, &r->rows[t->miss[k]], sml_tgt_value((sml_target_id)id, &r->rows[t->miss[k]]));
+    sml_jw_end(w);
+    sml_jw_key(w, "not_decided");
+    sml_jw_array(w);
+    for (size_t k = 0; k < t->nundecided; k++)
+        json_row(w, &r->rows[t->undecided[k]], sml_tgt_value((sml_target_id)id, &r->rows[t->undecided[k]]));
     sml_jw_end(w);
     sml_jw_end(w);
 }
@@ -284,6 +318,19 @@ static void md_misses(FILE *f, const sml_tgt_report *r, int id) {
     }
 }
 
+static void md_undecided(FILE *f, const sml_tgt_report *r, int id) {
+    const sml_tgt_result *t = &r->t[id];
+    fprintf(f, "\n## %s not decided: %zu row%s\n\n%s.\n\n", t->name, t->nundecided, t->nundecided == 1 ? "" : "s",
+            UNDECIDED_WHY);
+    fprintf(f, "| op | dtype | shape | GB/s | vs field | timed unheld |\n|---|---|---|---:|---|---|\n");
+    for (size_t k = 0; k < t->nundecided; k++) {
+        const sml_tgt_row *x = &r->rows[t->undecided[k]];
+        row_cells c;
+        cells(&c, x);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", x->op, x->dtype, c.shape, c.gbps, c.field, x->field_unheld);
+    }
+}
+
 static int write_md(FILE *f, const sml_tgt_report *r, const char *path) {
     char mc[32];
     fprintf(f, "# Targets: `%s`\n\n", r->kernel);
@@ -297,13 +344,15 @@ static int write_md(FILE *f, const sml_tgt_report *r, const char *path) {
                 (long long)r->cases_measured, (long long)r->cases_planned);
     fprintf(f, "| target | what | rule | met |\n|---|---|---|---|\n");
     for (int id = 0; id < SML_TGT_COUNT; id++) {
-        char met[128];
+        char met[192];
         met_words(met, sizeof met, r, id, 0);
         fprintf(f, "| %s | %s | `%s` | %s |\n", r->t[id].name, r->t[id].title, r->t[id].rule, met);
     }
     fprintf(f, "\nA row whose check is not ok misses every target it is in.\n");
-    for (int id = 0; id < SML_TGT_COUNT; id++)
+    for (int id = 0; id < SML_TGT_COUNT; id++) {
         if (r->t[id].nmiss) md_misses(f, r, id);
+        if (r->t[id].nundecided) md_undecided(f, r, id);
+    }
     return ferror(f) ? -1 : 0;
 }
 

@@ -78,6 +78,10 @@ int sml_tgt_measured(sml_target_id id, const sml_tgt_row *r) {
     }
 }
 
+int sml_tgt_undecided(sml_target_id id, const sml_tgt_row *r) {
+    return (id == SML_TGT_VS_FIELD || id == SML_TGT_SHORT_FIELD) && r->field_unheld[0] && sml_tgt_met(id, r, 0);
+}
+
 int sml_tgt_is_field_kernel(const char *kernel) {
     static const char *const FIELD[] = SML_TGT_FIELD_KERNELS;
     for (size_t i = 0; kernel && i < sizeof FIELD / sizeof FIELD[0]; i++)
@@ -303,7 +307,9 @@ static int same_cell(const sml_tgt_row *a, const sml_tgt_row *b) {
 
 /* One framework baseline's record: each of the kernel's rows on a cell it timed gets its time
  * when it is the fastest so far. A baseline row that failed its own check still sets the time
- * to beat, as a claim's baseline does; an untimed one (no median_ms) sets none. */
+ * to beat, as a claim's baseline does; an untimed one (no median_ms) sets none. A row timed
+ * without the launch hold (`held`: 0; absent in ledgers older than the hold) is named in the
+ * kernel's row's field_unheld. */
 static int read_field_record(const sml_json *rec, size_t at, const char *name, sml_tgt_report *out, char *err,
                              size_t errlen) {
     char where[96];
@@ -332,10 +338,21 @@ static int read_field_record(const sml_json *rec, size_t at, const char *name, s
             snprintf(err, errlen, "%s: 'median_ms' not > 0", where);
             return 0;
         }
+        const sml_json *h = sml_json_get(x, "held");
+        int64_t held = 1;
+        if (h && h->type != SML_JSON_NULL && !sml_json_int(h, 0, 1, &held)) {
+            snprintf(err, errlen, "%s: 'held' not 0 or 1", where);
+            return 0;
+        }
         if (isnan(b.median_ms)) continue;
         for (size_t i = 0; i < out->n; i++) {
             sml_tgt_row *r = &out->rows[i];
-            if (!same_cell(r, &b) || !(isnan(r->field_ms) || b.median_ms < r->field_ms)) continue;
+            if (!same_cell(r, &b)) continue;
+            if (!held) {
+                const size_t used = strlen(r->field_unheld);
+                snprintf(r->field_unheld + used, sizeof r->field_unheld - used, "%s%s", used ? ", " : "", name);
+            }
+            if (!(isnan(r->field_ms) || b.median_ms < r->field_ms)) continue;
             r->field_ms = b.median_ms;
             snprintf(r->field, sizeof r->field, "%s", name);
         }
@@ -393,12 +410,17 @@ static void sort_misses(sml_tgt_result *t, const sml_tgt_report *r, sml_target_i
 static int count_target(sml_tgt_report *r, sml_target_id id, miss_key *keys) {
     sml_tgt_result *t = &r->t[id];
     t->miss = calloc(r->n ? r->n : 1, sizeof *t->miss);
-    if (!t->miss) return 0;
+    t->undecided = calloc(r->n ? r->n : 1, sizeof *t->undecided);
+    if (!t->miss || !t->undecided) return 0;
     for (size_t i = 0; i < r->n; i++) {
         const sml_tgt_row *x = &r->rows[i];
         if (!sml_tgt_in(id, x)) continue;
         if (!sml_tgt_measured(id, x)) {
             t->not_measured++;
+            continue;
+        }
+        if (sml_tgt_undecided(id, x)) {
+            t->undecided[t->nundecided++] = i;
             continue;
         }
         t->counted++;
@@ -414,8 +436,9 @@ static int count_target(sml_tgt_report *r, sml_target_id id, miss_key *keys) {
     /* A target measured against another kernel or the limit says NOT MEASURED unless every one
      * of its rows had that to be measured against; the older targets count what they find. */
     const int needs_other = id == SML_TGT_VS_FIELD || id == SML_TGT_AT_LIMIT || id == SML_TGT_SHORT_FIELD;
-    t->state = t->nmiss ? SML_TGT_MISSED
-                        : needs_other && (t->not_measured || !t->counted) ? SML_TGT_NOT_MEASURED : SML_TGT_MET;
+    t->state = t->nmiss                                                        ? SML_TGT_MISSED
+               : needs_other && (t->not_measured || t->nundecided || !t->counted) ? SML_TGT_NOT_MEASURED
+                                                                                  : SML_TGT_MET;
     return 1;
 }
 
@@ -470,7 +493,10 @@ sml_status sml_targets_file(const char *path, const char *kernel, sml_tgt_report
 }
 
 void sml_tgt_report_free(sml_tgt_report *r) {
-    for (int id = 0; id < SML_TGT_COUNT; id++) free(r->t[id].miss);
+    for (int id = 0; id < SML_TGT_COUNT; id++) {
+        free(r->t[id].miss);
+        free(r->t[id].undecided);
+    }
     free(r->rows);
     memset(r, 0, sizeof *r);
 }

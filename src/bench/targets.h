@@ -57,6 +57,10 @@ typedef struct sml_tgt_row {
     char field[32];     /* the fastest framework baseline timed on the cell, "" if none */
     double field_ms;    /* its median; NaN if none */
     double vs_field;    /* field_ms / median_ms; NaN if either is missing */
+    /* The framework baselines on the cell whose measurement was not held (the ledger's
+     * `held`: 0, the launch hold lost): their times include the host's launch calls, so they
+     * may read slower than the kernel is. "" when every one was held. */
+    char field_unheld[64];
 } sml_tgt_row;
 
 /* What became of a target: every row in it measured and met; a row missed; or no row missed
@@ -78,6 +82,10 @@ typedef struct sml_tgt_result {
     sml_tgt_state state;
     size_t *miss;      /* indexes into sml_tgt_report.rows, furthest miss first */
     size_t nmiss;
+    /* The field targets: rows at or past the threshold while a baseline on their cell was timed
+     * unheld (sml_tgt_undecided): neither met nor missed, and not counted. */
+    size_t *undecided;
+    size_t nundecided;
 } sml_tgt_result;
 
 typedef struct sml_tgt_report {
@@ -107,6 +115,11 @@ int sml_tgt_own_kernel(const sml_tgt_row *r);
 /* The row has what the target measures it against: a framework baseline timed on the cell
  * (the field targets), the cell's limit (the limit target); 1 for the other targets. */
 int sml_tgt_measured(sml_target_id id, const sml_tgt_row *r);
+/* A field target's row that would meet it, while some framework baseline on its cell was timed
+ * without the launch hold: the win may be the host's launch calls in the baseline's time, so it
+ * is not decided. A row below the threshold is a miss whatever the unheld times (the true ones
+ * can only be faster). 0 for the other targets. */
+int sml_tgt_undecided(sml_target_id id, const sml_tgt_row *r);
 /* 1 when `kernel` is one of SML_TGT_FIELD_KERNELS. */
 int sml_tgt_is_field_kernel(const char *kernel);
 

@@ -32,7 +32,9 @@
  *   - a target with rows NOT MEASURED called met: cases 9, 22, 28 fail;
  *   - `>` instead of `>=`: cases 51, 52, 53, 62 fail (with the T1-T5 cases above);
  *   - a kernel that is no framework baseline (split) taken as one: cases 50, 51, 54, 55, 62 fail;
- *   - the baselines' list matched by substring: case 64 fails (triton is left out). */
+ *   - the baselines' list matched by substring: case 64 fails (triton is left out);
+ *   - a baseline timed unheld ignored (sml_tgt_undecided returning 0, or `held` not read):
+ *     case 91 fails (the row against an unheld Triton counts as met). */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -313,6 +315,77 @@ static void huge_counts(int n) {
     check(n, ok, "partial counts of 1e300 and -1e300 read as absent, not as a cast out of range");
 }
 
+/* A framework baseline timed without the launch hold (`held`: 0): a row faster than the field
+ * there is not decided (the unheld time may be the host's launch calls), a row slower is still a
+ * miss, and `held` outside 0 and 1 is refused with the field named. The figures are those of an
+ * H100 ledger where Triton and PyTorch lost their hold on one cell each. */
+static void unheld_doc(char *doc, size_t n, const char *triton_held) {
+    static const char *const ROW =
+        "\"check\": \"ok\", \"gbps\": 1700, \"frac_memcpy\": 0.5, \"frac_copy_kernel\": 0.9, "
+        "\"vs_cudnn\": 1.1, \"vs_best_other\": 1.0, \"frac_limit\": 0.9, \"limit_gbps\": 1800";
+    snprintf(doc, n,
+             "{\"schema\": \"softmax-lab-ledger/1\", \"config\": {\"decision_margin\": 0.03}, \"records\": ["
+             "{\"kernel\": \"auto\", \"status\": \"Supported\", \"evidence\": ["
+             "{\"op\": \"log_softmax_bwd\", \"dtype\": \"fp16\", \"rows\": 16384, \"cols\": 128, "
+             "\"bytes_moved\": 12582912, \"median_ms\": 0.00734, %s},"
+             "{\"op\": \"log_softmax\", \"dtype\": \"fp32\", \"rows\": 16384, \"cols\": 128, "
+             "\"bytes_moved\": 16777216, \"median_ms\": 0.00886, %s}]},"
+             "{\"kernel\": \"triton\", \"status\": \"Measured\", \"evidence\": [{\"op\": \"log_softmax_bwd\", "
+             "\"dtype\": \"fp16\", \"rows\": 16384, \"cols\": 128, \"median_ms\": 0.06073, \"held\": %s}]},"
+             "{\"kernel\": \"torch\", \"status\": \"Measured\", \"evidence\": [{\"op\": \"log_softmax\", "
+             "\"dtype\": \"fp32\", \"rows\": 16384, \"cols\": 128, \"median_ms\": 0.03534, \"held\": 0}]},"
+             "{\"kernel\": \"cudnn\", \"status\": \"Measured\", \"evidence\": ["
+             "{\"op\": \"log_softmax_bwd\", \"dtype\": \"fp16\", \"rows\": 16384, \"cols\": 128, "
+             "\"median_ms\": 0.00826, \"held\": 1},"
+             "{\"op\": \"log_softmax\", \"dtype\": \"fp32\", \"rows\": 16384, \"cols\": 128, "
+             "\"median_ms\": 0.00872}]}]}",
+             ROW, ROW, triton_held);
+}
+
+/* A framework baseline timed without the launch hold (`held`: 0): a row faster than the field
+ * there is not decided (the unheld time may be the host's launch calls), a row slower is still a
+ * miss, and `held` outside 0 and 1 is refused with the field named. The figures are those of an
+ * H100 ledger where Triton and PyTorch lost their hold on one cell each. Cases n to n + 2. */
+static void unheld_baseline(int n) {
+    const char *held[3] = {"0", "1", "2"};
+    for (int v = 0; v < 3; v++) {
+        if (!sml_case_filter_want(&F, n + v)) continue;
+        char doc[4096], err[512] = "";
+        unheld_doc(doc, sizeof doc, held[v]);
+        sml_json *j = NULL;
+        sml_tgt_report r;
+        sml_status s = sml_json_parse(doc, strlen(doc), &j, err, sizeof err) == SML_OK
+                           ? sml_targets_doc(j, "auto", &r, err, sizeof err)
+                           : SML_ERR_IO;
+        sml_json_free(j);
+        if (v == 2) {
+            check(n + 2, s == SML_ERR_FORMAT && strstr(err, "records[1].evidence[0]: 'held' not 0 or 1"),
+                  "a baseline's 'held' of 2 is refused, naming the field");
+            if (s == SML_OK) sml_tgt_report_free(&r);
+            continue;
+        }
+        if (s != SML_OK) {
+            check(n + v, 0, err);
+            continue;
+        }
+        const sml_tgt_result *t = &r.t[SML_TGT_SHORT_FIELD];
+        char got[256];
+        misses(&r, SML_TGT_SHORT_FIELD, got, sizeof got);
+        if (v == 0)
+            check(n, t->counted == 1 && t->met == 0 && t->nundecided == 1 && t->undecided[0] == 0 &&
+                         !strcmp(got, "log_softmax fp32 16384x128") && !strcmp(r.rows[0].field_unheld, "triton") &&
+                         !strcmp(r.rows[1].field_unheld, "torch") && t->state == SML_TGT_MISSED &&
+                         sml_tgt_undecided(SML_TGT_SHORT_FIELD, &r.rows[0]) &&
+                         !sml_tgt_undecided(SML_TGT_SHORT_FIELD, &r.rows[1]),
+                  "1.13x cudnn with triton unheld on the cell: not decided; 0.98x cudnn with torch unheld: a miss");
+        else
+            check(n + 1, t->counted == 2 && t->met == 1 && t->nundecided == 0 && r.rows[0].field_unheld[0] == 0 &&
+                             !strcmp(got, "log_softmax fp32 16384x128"),
+                  "triton held (cudnn's `held` absent, as in ledgers before the hold): 1.13x cudnn is met");
+        sml_tgt_report_free(&r);
+    }
+}
+
 /* ---- the CLI ---- */
 
 /* Runs the CLI with args (NULL-terminated) in TMP, its output into LOG; returns the exit code. */
@@ -481,6 +554,7 @@ int main(int argc, char **argv) {
     bad_field_row(60);
     field_names(64);
     huge_counts(90);
+    unheld_baseline(91); /* 91-93 */
     if (sml_cli_setup("test_targets", F.cli, TMP, sizeof TMP)) return 1;
     char fx[600];
     fixture(fx, sizeof fx, "targets_ledger.json");
