@@ -62,9 +62,17 @@
                    : 1024)
 #define SML_BLOCK_BWD16_LEAN_THREADS 512
 
+/* Forward one-wave plans (above) whose block has at most SML_BLOCK_LEAN_THREADS threads of 16
+ * elements each (fp32 K = 4, 16-bit K = 2) take a build of the kernel capped at 32 registers, so
+ * that an SM holds SML_SM_BLOCKS of those blocks as the rule counts: the default build takes 48
+ * registers, 21 blocks of 64 threads per SM, and 4096 rows ran in 1.5 waves. */
+#define SML_BLOCK_LEAN_THREADS 64
+#define SML_BLOCK_LEAN_ELEMS 16
+
 typedef struct sml_block_cfg {
     int K;             /* chunks (or elements when scalar) per thread */
     int blocks_per_sm; /* the grid's size per SM; 0: the launcher's default */
+    int lean;          /* run the 32-register build (SML_BLOCK_LEAN_THREADS) */
 } sml_block_cfg;
 
 /* Threads of a block holding `chunks` at K per thread: whole warps, at least one. */
@@ -97,7 +105,7 @@ static inline int sml_block_fwd_one_wave_k(int64_t chunks, int k, int kmax, int6
 }
 
 static inline sml_block_cfg sml_block_plan(int64_t chunks, int V, int bwd, int64_t rows, int sms) {
-    sml_block_cfg c = {0, 0};
+    sml_block_cfg c = {0, 0, 0};
     if (bwd && V > 1 && chunks * V >= SML_BLOCK_BWD_WIDE_COLS) {
         c.K = V == 4 ? 8 : 4;
         c.blocks_per_sm = SML_BLOCK_ROW_GRID_BLOCKS_PER_SM;
@@ -120,6 +128,7 @@ static inline sml_block_cfg sml_block_plan(int64_t chunks, int V, int bwd, int64
         while (k < kmax && (chunks + 2 * k - 1) / (2 * k) >= 32) k *= 2;
     } else if (V > 1 && !bwd) {
         k = sml_block_fwd_one_wave_k(chunks, k, kmax, rows, sms);
+        c.lean = k * V == SML_BLOCK_LEAN_ELEMS && sml_block_threads(chunks, k) <= SML_BLOCK_LEAN_THREADS;
     }
     c.K = k;
     return c;

@@ -18,8 +18,10 @@
  * takes, for forward rows past 1,024 columns, a fixed K per row length, and for backward rows
  * of 8,192 columns and more 32 elements per thread, each in a grid of one block per row;
  * otherwise the smallest K in {1, 2, 4} that holds the row in 256 threads (more with many
- * rows, and for forward rows that would not fit on the SMs in one wave). The op is a
- * template argument. The grid walks the rows, so any row count works. */
+ * rows, and for forward rows that would not fit on the SMs in one wave; where that comes to 64
+ * threads of 16 elements, a build capped at 32 registers, so that 32 such blocks fit an SM as
+ * the rule counts). The op is a template argument. The grid walks the rows, so any row count
+ * works. */
 #include "kernels/block_plan.h"
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
@@ -28,19 +30,20 @@
 #define BLOCK_MAX_THREADS 1024
 #define BLOCK_MAX_COLS 32768
 /* Launch bounds: SML_BLOCK_MAX_THREADS (block_plan.h) threads, and three resident blocks for the
- * forward K = 8 variant (at most 85 registers; 75-80 used). Forward K = 16 (fp32 only) gets
+ * forward K = 8 variant (at most 85 registers; 75-80 used); the lean build (MAXT =
+ * SML_BLOCK_LEAN_THREADS) 32 blocks, so 32 registers. Forward K = 16 (fp32 only) gets
  * 128 registers (124-127 used, no spills), two blocks of 256 or one of 512 per SM; 16-bit
  * K = 16 spills 108-372 bytes at 128 registers and is not built. Backward K = 8 is built for
  * fp32 only (16-bit: 32-160 bytes of spill at 128 registers); 16-bit softmax backward K = 4 is
  * built twice (the MAXT argument): for 1,024 threads and for SML_BLOCK_BWD16_LEAN_THREADS. */
 #define BLOCK_WIDE_K 8
-template <int V, int K, bool BWD>
+template <int V, int K, bool BWD, int MAXT>
 constexpr int block_min_blocks() {
-    return V > 1 && !BWD && K == BLOCK_WIDE_K ? 3 : 1;
+    return MAXT == SML_BLOCK_LEAN_THREADS ? SML_SM_BLOCKS : V > 1 && !BWD && K == BLOCK_WIDE_K ? 3 : 1;
 }
 
 template <typename T, int V, int K, bool BWD, bool LOG, int MAXT = SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)>
-__global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD>()))
+__global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD, MAXT>()))
     sml_block_kernel(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld) {
     __shared__ float red[2][32];
     const int nt = blockDim.x, tid = threadIdx.x;
@@ -49,13 +52,25 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD>()))
         const int64_t off = row * ld;
         if (!BWD) {
             sml_chunk<T, V> r[K];
+            /* fp32's lean build (32 registers) takes rows that fill its block exactly without
+             * bound checks, as backward does below: with them K = 4 spilled 4-24 bytes (16-bit
+             * K = 2 spills none with them and 4 bytes without). */
+            bool whole = false;
+            if constexpr (V == 4 && MAXT == SML_BLOCK_LEAN_THREADS) whole = cols == K * nt * V;
+            if (whole) {
+                if constexpr (V > 1) {
+#pragma unroll
+                    for (int k = 0; k < K; k++) r[k] = sml_ld_whole<T, V>(x + off + (k * nt + tid) * V);
+                }
+            } else {
             /* 32-bit columns (a row is at most 32,768): with 64-bit ones the K = 16 variant
              * needed 128 registers and spilled 12-20 bytes. */
 #pragma unroll
-            for (int k = 0; k < K; k++)
-                r[k] = sml_cld<T, V>(x + off, (k * nt + tid) * V, cols, sml_neg_inf<T>());
+                for (int k = 0; k < K; k++)
+                    r[k] = sml_cld<T, V>(x + off, (k * nt + tid) * V, cols, sml_neg_inf<T>());
 #pragma unroll
-            for (int k = 0; k < K; k++) sml_cld_fix<T, V>(x + off, (k * nt + tid) * V, cols, r[k]);
+                for (int k = 0; k < K; k++) sml_cld_fix<T, V>(x + off, (k * nt + tid) * V, cols, r[k]);
+            }
             float m = -FLT_MAX;
 #pragma unroll
             for (int k = 0; k < K; k++)
@@ -79,6 +94,12 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD>()))
                 for (int j = 0; j < V; j++) {
                     const float xf = sml_cv(r[k], j);
                     o[j] = sml_fwd_out(xf, m, post, LOG);
+                }
+                if constexpr (V > 1) {
+                    if (whole) {
+                        sml_st_whole<T, V>(out + off + (k * nt + tid) * V, sml_cpack<T, V>(o));
+                        continue;
+                    }
                 }
                 sml_cst<T, V>(out + off, (int64_t)(k * nt + tid) * V, cols, sml_cpack<T, V>(o));
             }
@@ -144,13 +165,26 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD>()))
 }
 
 template <typename T, int V, bool BWD, bool LOG>
-static sml_status block_go(const sml_problem *p, int K, int threads, int sms, int bps) {
+static sml_status block_go(const sml_problem *p, int K, int threads, int sms, int bps, bool lean) {
     void (*kern)(const T *, const T *, T *, int64_t, int, int64_t) = NULL;
+    lean = lean && !BWD && K * V == SML_BLOCK_LEAN_ELEMS && threads <= SML_BLOCK_LEAN_THREADS;
     if constexpr (V > 1) {
         switch (K) {
         case 1: kern = sml_block_kernel<T, V, 1, BWD, LOG>; break;
-        case 2: kern = sml_block_kernel<T, V, 2, BWD, LOG>; break;
+        case 2:
+            if constexpr (!BWD && V == 8)
+                if (lean) {
+                    kern = sml_block_kernel<T, V, 2, BWD, LOG, SML_BLOCK_LEAN_THREADS>;
+                    break;
+                }
+            kern = sml_block_kernel<T, V, 2, BWD, LOG>;
+            break;
         case 4:
+            if constexpr (!BWD && V == 4)
+                if (lean) {
+                    kern = sml_block_kernel<T, V, 4, BWD, LOG, SML_BLOCK_LEAN_THREADS>;
+                    break;
+                }
             if constexpr (BWD && V == 8 && !LOG)
                 if (threads <= SML_BLOCK_BWD16_LEAN_THREADS) {
                     kern = sml_block_kernel<T, V, 4, BWD, LOG, SML_BLOCK_BWD16_LEAN_THREADS>;
@@ -180,20 +214,20 @@ static sml_status block_go(const sml_problem *p, int K, int threads, int sms, in
 }
 
 template <typename T>
-static sml_status block_typed(const sml_problem *p, int V, int K, int threads, int sms, int bps) {
+static sml_status block_typed(const sml_problem *p, int V, int K, int threads, int sms, int bps, bool lean) {
     const bool bwd = sml_op_is_backward(p->op);
     const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
     constexpr int VV = 16 / sizeof(T);
     if (V == VV) {
-        if (bwd) return lg ? block_go<T, VV, true, true>(p, K, threads, sms, bps)
-                           : block_go<T, VV, true, false>(p, K, threads, sms, bps);
-        return lg ? block_go<T, VV, false, true>(p, K, threads, sms, bps)
-                  : block_go<T, VV, false, false>(p, K, threads, sms, bps);
+        if (bwd) return lg ? block_go<T, VV, true, true>(p, K, threads, sms, bps, lean)
+                           : block_go<T, VV, true, false>(p, K, threads, sms, bps, lean);
+        return lg ? block_go<T, VV, false, true>(p, K, threads, sms, bps, lean)
+                  : block_go<T, VV, false, false>(p, K, threads, sms, bps, lean);
     }
-    if (bwd) return lg ? block_go<T, 1, true, true>(p, K, threads, sms, bps)
-                       : block_go<T, 1, true, false>(p, K, threads, sms, bps);
-    return lg ? block_go<T, 1, false, true>(p, K, threads, sms, bps)
-              : block_go<T, 1, false, false>(p, K, threads, sms, bps);
+    if (bwd) return lg ? block_go<T, 1, true, true>(p, K, threads, sms, bps, lean)
+                       : block_go<T, 1, true, false>(p, K, threads, sms, bps, lean);
+    return lg ? block_go<T, 1, false, true>(p, K, threads, sms, bps, lean)
+              : block_go<T, 1, false, false>(p, K, threads, sms, bps, lean);
 }
 
 extern "C" sml_status sml_block_run(sml_handle *h, const sml_problem *p, int threads, int K,
@@ -204,14 +238,16 @@ extern "C" sml_status sml_block_run(sml_handle *h, const sml_problem *p, int thr
     if (s != SML_OK) return s;
     const int V = sml_vec_elems(p);
     const int64_t chunks = (p->cols + V - 1) / V;
+    bool lean = false; /* only the plan picks the lean build; an explicit K (tools/tune) gets the default one */
     if (K <= 0) {
         const sml_block_cfg c = sml_block_plan(chunks, V, sml_op_is_backward(p->op), p->rows, sms);
         K = c.K;
+        lean = c.lean;
         if (blocks_per_sm <= 0) blocks_per_sm = c.blocks_per_sm;
     }
     threads = threads > 0 ? sml_block_threads(threads, 1) : sml_block_threads(chunks, K);
     if ((int64_t)threads * K < chunks || threads > BLOCK_MAX_THREADS) return SML_ERR_UNSUPPORTED;
-    return SML_DISPATCH_DTYPE(p->dtype, block_typed, p, V, K, threads, sms, blocks_per_sm);
+    return SML_DISPATCH_DTYPE(p->dtype, block_typed, p, V, K, threads, sms, blocks_per_sm, lean);
 }
 
 extern "C" sml_status sml_launch_block(sml_handle *h, const sml_problem *p) {

@@ -11,7 +11,7 @@
  * one-block-per-row grid dropped 5;
  * SML_BLOCK_MAX_THREADS giving 16-bit backward K = 4 512 threads (the bound of softmax's lean
  * build, SML_BLOCK_BWD16_LEAN_THREADS) fails the launchable check (16,392 columns as 544
- * threads x 4). */
+ * threads x 4); the lean flag dropped fails 3 of the 10 lean plans. */
 #include <stdio.h>
 
 #include "kernels/auto_dispatch.h"
@@ -42,7 +42,9 @@ static void plan_is_launchable(unit_run *u, int V, int bwd, int log) {
                                   : (int64_t)t * c.K < chunks                      ? "block does not hold the row"
                                   : t > SML_BLOCK_MAX_THREADS(V, c.K, bwd, log)    ? "too many threads"
                                   : c.blocks_per_sm < 0                            ? "negative grid"
-                                                                                   : NULL;
+                                  : c.lean && (bwd || c.K * V != SML_BLOCK_LEAN_ELEMS || t > SML_BLOCK_LEAN_THREADS)
+                                      ? "lean build not built for this K or block"
+                                      : NULL;
                 if (bad)
                     snprintf(why, sizeof why, "V %d %s chunks %lld rows %lld sms %d: K %d threads %d: %s", V,
                              sml_op_name(op), (long long)chunks, (long long)rows_set[ri], sms_set[si], c.K, t, bad);
@@ -94,6 +96,28 @@ static void measured_plans(unit_run *u) {
     }
 }
 
+/* The lean (32-register) build: the forward one-wave plans of 64 threads x 16 elements, and
+ * no other plan. */
+static void lean_plans(unit_run *u) {
+    const struct { int64_t cols; int V, bwd; int64_t rows; int lean; } c[] = {
+        {1024, 4, 0, 4096, 1}, /* fp32 64 x 4: 21 blocks per SM at 48 registers, 32 at 32 */
+        {1024, 8, 0, 4096, 1}, /* 16-bit 64 x 2 */
+        {1000, 4, 0, 4099, 1},
+        {512, 4, 0, 4096, 0},  /* 64 x 2: 32 registers already */
+        {768, 8, 0, 4096, 0},  /* 96 x 1 */
+        {1024, 4, 0, 2048, 0}, /* one wave at 128 x 2 */
+        {512, 4, 0, 32768, 0}, /* many rows: 32 x 4, the block count already caps the SM */
+        {1024, 8, 0, 8192, 0}, /* many rows */
+        {1024, 8, 1, 4096, 0}, /* backward */
+        {2048, 4, 0, 4096, 0}, /* forward rows past 1,024 columns: fixed K */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const sml_block_cfg p = sml_block_plan(c[i].cols / c[i].V, c[i].V, c[i].bwd, c[i].rows, 132);
+        UNIT_EXPECT(u, p.lean == c[i].lean, "%s %s %lldx%lld: lean %d, want %d", c[i].V == 4 ? "fp32" : "16-bit",
+                    c[i].bwd ? "bwd" : "fwd", (long long)c[i].rows, (long long)c[i].cols, p.lean, c[i].lean);
+    }
+}
+
 int main(int argc, char **argv) {
     unit_run u;
     if (unit_init(&u, "test_block_plan", argc, argv)) return 2;
@@ -104,5 +128,6 @@ int main(int argc, char **argv) {
             for (int log = 0; log < 2; log++, c++)
                 if (unit_case(&u, c, NULL)) plan_is_launchable(&u, vs[v], bwd, log);
     if (unit_case(&u, c++, NULL)) measured_plans(&u);
+    if (unit_case(&u, c++, NULL)) lean_plans(&u);
     return sml_tally_finish(&u.tally);
 }

@@ -13,7 +13,8 @@
  * Shapes: cols 1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 1024, 1025, 2048, 2049, 4096, 4097,
  * 8192, 8193, 12345, 65536, 2^20 + 3 and every `auto` threshold with one either side
  * (kernels/auto_dispatch.h);
- * rows 1 and 7; 7,001 rows of 1,000 columns (block's many-row plan); 9,281 forward rows of 255
+ * rows 1 and 7; 7,001 rows of 1,000 columns (block's many-row plan); 4,099 forward rows of 1,000 and
+ * 1,024 columns (its one-wave plan, the lean build); 9,281 forward rows of 255
  * columns (past auto's rows-per-SM limit for `warp`); 65,537 rows for two short rows; 48
  * backward rows of 131,077 columns, padded (the refill paths of `split` and `coop`); layouts:
  * dense, padded ld with canaries, base pointer offset by one element, in place (forward); plus
@@ -80,8 +81,11 @@
 #define WARP_ROWS_COLS 255
 #define WAVE_ROWS 4099     /* 28-53 rows per SM on GPUs of 78-145 SMs: more than one wave of K = 1
                               blocks, fewer than the many-row plan: block's forward one-wave plan
-                              (block_plan.h; 1,000 columns: fp32 64 x 4, 16-bit 64 x 2) */
+                              in its lean build (block_plan.h; 1,000 and 1,024 columns: fp32
+                              64 x 4, 16-bit 64 x 2; 1,024 fp32 columns fill the block: the
+                              lean build's whole-row path) */
 #define WAVE_ROWS_COLS 1000
+#define WAVE_ROWS_COLS_WHOLE 1024
 /* Backward rows long enough for `split` clusters of 8-16 blocks and `coop` slices, and more of
  * them than resident clusters (or than two rounds of `coop` items): the only shapes where
  * those kernels refill shared memory with the next row or slice while writing the current
@@ -213,7 +217,8 @@ static int64_t padded_ld(int64_t cols) { return (cols + 1 + 7) / 8 * 8; }
  * rows (the grid-limit question does not depend on the row length); 7,001 rows run dense on
  * 1,000 columns, where `block` switches to fewer, fuller threads (softmax_block.cu); 9,281 rows
  * run dense on 255 columns, forward only, where `auto` leaves `warp` for `block`; 4,099 rows run
- * dense on 1,000 columns, forward only, where `block` halves its blocks to fit one wave. */
+ * dense on 1,000 and 1,024 columns, forward only, where `block` halves its blocks to fit one wave
+ * and runs its 32-register build. */
 static int admit(int64_t rows, int64_t cols, variant v, sml_op op) {
     if (rows == BIG_ROWS) {
         if (v != VAR_PLAIN) return 0;
@@ -223,7 +228,8 @@ static int admit(int64_t rows, int64_t cols, variant v, sml_op op) {
     }
     if (rows == MANY_ROWS) return v == VAR_PLAIN && cols == MANY_ROWS_COLS;
     if (rows == WARP_ROWS) return v == VAR_PLAIN && cols == WARP_ROWS_COLS && !sml_op_is_backward(op);
-    if (rows == WAVE_ROWS) return v == VAR_PLAIN && cols == WAVE_ROWS_COLS && !sml_op_is_backward(op);
+    if (rows == WAVE_ROWS)
+        return v == VAR_PLAIN && (cols == WAVE_ROWS_COLS || cols == WAVE_ROWS_COLS_WHOLE) && !sml_op_is_backward(op);
     if (cols > 65536) {
         if (rows != 1) return 0;
         if (v == VAR_MISALIGNED) return op == SML_SOFTMAX || op == SML_SOFTMAX_BWD;
