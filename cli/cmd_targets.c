@@ -40,9 +40,11 @@ static void usage(FILE *f) {
         "  short-vs-field  time(fastest framework baseline) / time >= 1.00 on rows moving < 64 MiB\n"
         "  The framework baselines are the ledger's records of torch, triton, triton_online, liger\n"
         "  and cudnn. A row with no baseline timed on its cell, or no limit in the ledger, is NOT\n"
-        "  MEASURED, and so is a target with such a row or no row: never met. A row that beats\n"
-        "  the field while a baseline on its cell was timed without the launch hold (`held`: 0)\n"
-        "  is NOT DECIDED, neither met nor missed: that time includes the host's launch calls.\n"
+        "  MEASURED, and so is a target with such a row or no row: never met.\n"
+        "A row that passes T3, T4 or a field target while a kernel it is compared with on its\n"
+        "cell (cudnn; any other; a framework baseline) was timed without the launch hold\n"
+        "(`held`: 0) is NOT DECIDED, neither met nor missed: that time includes the host's\n"
+        "launch calls. Its target is then NOT MEASURED at best.\n"
         "A row whose check is not ok misses every target it is in.\n"
         "exit: 0 every target met, 1 a target missed, 2 bad usage or input, or an output could\n"
         "     not be written (the old file, or none, is left), 3 none missed but one NOT MEASURED\n"
@@ -119,7 +121,7 @@ static void cells(row_cells *c, const sml_tgt_row *x) {
 /* w: the width of the counts, so the text summary lines up (0 in Markdown). */
 static void met_words(char *buf, size_t n, const sml_tgt_report *r, int id, int w) {
     const sml_tgt_result *t = &r->t[id];
-    if (t->state == SML_TGT_NOT_MEASURED && !t->counted) {
+    if (t->state == SML_TGT_NOT_MEASURED && !t->counted && !t->nundecided) {
         snprintf(buf, n, "NOT MEASURED (%s)",
                  !t->not_measured                ? "no row in it"
                  : id == SML_TGT_AT_LIMIT        ? "no traffic-matched limit in the ledger"
@@ -129,22 +131,19 @@ static void met_words(char *buf, size_t n, const sml_tgt_report *r, int id, int 
     }
     int used = id == SML_TGT_STATE ? snprintf(buf, n, "%s (%s)", t->met ? "yes" : "no", r->status)
                                    : snprintf(buf, n, "%*d of %*d rows", w, t->met, w, t->counted);
-    if (t->not_measured && used > 0 && (size_t)used < n) {
-        used += snprintf(buf + used, n - (size_t)used, "; %d NOT MEASURED (%s)", t->not_measured,
-                         id == SML_TGT_AT_LIMIT ? "no limit" : "no framework baseline timed there");
-        if ((size_t)used >= n) return;
-    }
-    if (t->nundecided && used > 0 && (size_t)used < n) {
-        used += snprintf(buf + used, n - (size_t)used, "; %zu NOT DECIDED (a baseline timed unheld)", t->nundecided);
-        if ((size_t)used >= n) return;
-    }
     if (id == SML_TGT_BEST && used > 0 && (size_t)used < n) {
         if (t->own_kernel)
-            snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x; %d miss%s against the kernel auto ran)",
-                     t->at_parity, t->own_kernel, t->own_kernel == 1 ? "" : "es");
+            used += snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x; %d miss%s against the kernel auto ran)",
+                             t->at_parity, t->own_kernel, t->own_kernel == 1 ? "" : "es");
         else
-            snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x)", t->at_parity);
+            used += snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x)", t->at_parity);
     }
+    if (t->not_measured && used > 0 && (size_t)used < n)
+        used += snprintf(buf + used, n - (size_t)used, "; %d NOT MEASURED (%s)", t->not_measured,
+                         id == SML_TGT_AT_LIMIT ? "no limit" : "no framework baseline timed there");
+    if (t->nundecided && used > 0 && (size_t)used < n)
+        snprintf(buf + used, n - (size_t)used, "; %zu NOT DECIDED (compared with a kernel timed unheld)",
+                 t->nundecided);
 }
 
 /* ---- text ---- */
@@ -181,8 +180,8 @@ static void text_misses(FILE *f, const sml_tgt_report *r, int id) {
 
 /* The rows a field target could not decide, with the baselines timed unheld on each. */
 static const char UNDECIDED_WHY[] =
-    "Faster than the field, but a framework baseline on the cell was timed without the launch hold "
-    "(`held`: 0 in the ledger): its time includes the host's launch calls, so the win is not shown";
+    "At or past the threshold, but a kernel it is compared with on the cell was timed without the launch "
+    "hold (`held`: 0 in the ledger): that time includes the host's launch calls, so the pass is not shown";
 
 static void text_undecided(FILE *f, const sml_tgt_report *r, int id) {
     const sml_tgt_result *t = &r->t[id];
@@ -192,8 +191,8 @@ static void text_undecided(FILE *f, const sml_tgt_report *r, int id) {
         const sml_tgt_row *x = &r->rows[t->undecided[k]];
         row_cells c;
         cells(&c, x);
-        fprintf(f, "  %-15s %-5s %-11s %7s  vs field %-24s unheld: %s\n", x->op, x->dtype, c.shape, c.gbps, c.field,
-                x->field_unheld);
+        fprintf(f, "  %-15s %-5s %-11s %7s  vs field %-24s vs best other %s (%s)  unheld: %s\n", x->op, x->dtype,
+                c.shape, c.gbps, c.field, c.best, c.other, sml_tgt_unheld_for((sml_target_id)id, x));
     }
 }
 
@@ -233,7 +232,7 @@ static void json_row(sml_jw *w, const sml_tgt_row *x, double value) {
     sml_jw_knum(w, "vs_field", x->vs_field);
     sml_jw_kstr(w, "field", x->field[0] ? x->field : NULL);
     sml_jw_kstr(w, "auto_path", x->auto_path[0] ? x->auto_path : NULL);
-    sml_jw_kstr(w, "field_unheld", x->field_unheld[0] ? x->field_unheld : NULL);
+    sml_jw_kstr(w, "unheld", x->unheld[0] ? x->unheld : NULL);
     sml_jw_end(w);
 }
 
@@ -322,12 +321,14 @@ static void md_undecided(FILE *f, const sml_tgt_report *r, int id) {
     const sml_tgt_result *t = &r->t[id];
     fprintf(f, "\n## %s not decided: %zu row%s\n\n%s.\n\n", t->name, t->nundecided, t->nundecided == 1 ? "" : "s",
             UNDECIDED_WHY);
-    fprintf(f, "| op | dtype | shape | GB/s | vs field | timed unheld |\n|---|---|---|---:|---|---|\n");
+    fprintf(f, "| op | dtype | shape | GB/s | vs cuDNN | vs field | vs best other | timed unheld |\n"
+               "|---|---|---|---:|---:|---|---|---|\n");
     for (size_t k = 0; k < t->nundecided; k++) {
         const sml_tgt_row *x = &r->rows[t->undecided[k]];
         row_cells c;
         cells(&c, x);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", x->op, x->dtype, c.shape, c.gbps, c.field, x->field_unheld);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", x->op, x->dtype, c.shape, c.gbps, c.cudnn,
+                c.field, c.best, c.other, sml_tgt_unheld_for((sml_target_id)id, x));
     }
 }
 

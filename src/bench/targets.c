@@ -78,8 +78,30 @@ int sml_tgt_measured(sml_target_id id, const sml_tgt_row *r) {
     }
 }
 
-int sml_tgt_undecided(sml_target_id id, const sml_tgt_row *r) {
-    return (id == SML_TGT_VS_FIELD || id == SML_TGT_SHORT_FIELD) && r->field_unheld[0] && sml_tgt_met(id, r, 0);
+/* Is `name` one of the comma-separated names of list (whole names)? */
+static int has_name(const char *list, const char *name) {
+    const size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ',')) return 1;
+    return 0;
+}
+
+int sml_tgt_undecided(sml_target_id id, const sml_tgt_row *r, double margin) {
+    int against_unheld;
+    switch (id) {
+    case SML_TGT_VS_FIELD:
+    case SML_TGT_SHORT_FIELD: against_unheld = r->field_unheld[0] != 0; break;
+    case SML_TGT_CUDNN: against_unheld = has_name(r->unheld, "cudnn"); break;
+    case SML_TGT_BEST: against_unheld = r->unheld[0] != 0; break;
+    default: against_unheld = 0; /* against memcpy, the copy kernel or the limit: the bench's own */
+    }
+    return against_unheld && sml_tgt_met(id, r, margin);
+}
+
+const char *sml_tgt_unheld_for(sml_target_id id, const sml_tgt_row *r) {
+    return id == SML_TGT_VS_FIELD || id == SML_TGT_SHORT_FIELD ? r->field_unheld
+           : id == SML_TGT_CUDNN                                ? "cudnn"
+                                                                : r->unheld;
 }
 
 int sml_tgt_is_field_kernel(const char *kernel) {
@@ -305,13 +327,19 @@ static int same_cell(const sml_tgt_row *a, const sml_tgt_row *b) {
     return a->rows == b->rows && a->cols == b->cols && !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
 }
 
-/* One framework baseline's record: each of the kernel's rows on a cell it timed gets its time
- * when it is the fastest so far. A baseline row that failed its own check still sets the time
- * to beat, as a claim's baseline does; an untimed one (no median_ms) sets none. A row timed
- * without the launch hold (`held`: 0; absent in ledgers older than the hold) is named in the
- * kernel's row's field_unheld. */
-static int read_field_record(const sml_json *rec, size_t at, const char *name, sml_tgt_report *out, char *err,
-                             size_t errlen) {
+static void add_name(char *list, size_t n, const char *name) {
+    const size_t used = strlen(list);
+    snprintf(list + used, n - used, "%s%s", used ? ", " : "", name);
+}
+
+/* Another kernel's record. A row of it timed without the launch hold (`held`: 0; absent in
+ * ledgers older than the hold) is named in the kernel's row on its cell (unheld, and
+ * field_unheld for a framework baseline). A framework baseline's rows also set the time to
+ * beat: each of the kernel's rows on a cell it timed gets its time when it is the fastest so
+ * far. A baseline row that failed its own check still sets the time to beat, as a claim's
+ * baseline does; an untimed one (no median_ms) sets none. */
+static int read_other_record(const sml_json *rec, size_t at, const char *name, int field, sml_tgt_report *out,
+                             char *err, size_t errlen) {
     char where[96];
     snprintf(where, sizeof where, "records[%zu]", at);
     const sml_json *ev = sml_json_get(rec, "evidence");
@@ -349,10 +377,10 @@ static int read_field_record(const sml_json *rec, size_t at, const char *name, s
             sml_tgt_row *r = &out->rows[i];
             if (!same_cell(r, &b)) continue;
             if (!held) {
-                const size_t used = strlen(r->field_unheld);
-                snprintf(r->field_unheld + used, sizeof r->field_unheld - used, "%s%s", used ? ", " : "", name);
+                add_name(r->unheld, sizeof r->unheld, name);
+                if (field) add_name(r->field_unheld, sizeof r->field_unheld, name);
             }
-            if (!(isnan(r->field_ms) || b.median_ms < r->field_ms)) continue;
+            if (!field || !(isnan(r->field_ms) || b.median_ms < r->field_ms)) continue;
             r->field_ms = b.median_ms;
             snprintf(r->field, sizeof r->field, "%s", name);
         }
@@ -360,13 +388,17 @@ static int read_field_record(const sml_json *rec, size_t at, const char *name, s
     return 1;
 }
 
-/* Every framework baseline in the ledger other than the kernel itself; then each row's
- * speedup over the fastest on its cell. */
+/* Every other kernel's record: the framework baselines set the time to beat, and any row timed
+ * unheld is noted; then each row's speedup over the fastest baseline on its cell. */
 static int read_field(const sml_json *doc, const char *kernel, sml_tgt_report *out, char *err, size_t errlen) {
     const sml_json *recs = sml_json_get(doc, "records"); /* an array: find_record checked */
     for (size_t i = 0; i < recs->n; i++) {
         const char *k = sml_json_str(sml_json_get(recs->items[i], "kernel"));
-        if (!sml_tgt_is_field_kernel(k) || !strcmp(k, kernel)) continue;
+        if (!k || !strcmp(k, kernel)) continue; /* find_record refused a record without a name */
+        if (!sml_tgt_is_field_kernel(k)) {
+            if (!read_other_record(recs->items[i], i, k, 0, out, err, errlen)) return 0;
+            continue;
+        }
         char have[sizeof out->field + 4], want[48];
         snprintf(have, sizeof have, ", %s,", out->field);
         snprintf(want, sizeof want, " %s,", k);
@@ -374,7 +406,7 @@ static int read_field(const sml_json *doc, const char *kernel, sml_tgt_report *o
             size_t used = strlen(out->field);
             snprintf(out->field + used, sizeof out->field - used, "%s%s", used ? ", " : "", k);
         }
-        if (!read_field_record(recs->items[i], i, k, out, err, errlen)) return 0;
+        if (!read_other_record(recs->items[i], i, k, 1, out, err, errlen)) return 0;
     }
     for (size_t i = 0; i < out->n; i++) {
         sml_tgt_row *r = &out->rows[i];
@@ -419,7 +451,7 @@ static int count_target(sml_tgt_report *r, sml_target_id id, miss_key *keys) {
             t->not_measured++;
             continue;
         }
-        if (sml_tgt_undecided(id, x)) {
+        if (sml_tgt_undecided(id, x, r->margin)) {
             t->undecided[t->nundecided++] = i;
             continue;
         }
@@ -437,8 +469,8 @@ static int count_target(sml_tgt_report *r, sml_target_id id, miss_key *keys) {
      * of its rows had that to be measured against; the older targets count what they find. */
     const int needs_other = id == SML_TGT_VS_FIELD || id == SML_TGT_AT_LIMIT || id == SML_TGT_SHORT_FIELD;
     t->state = t->nmiss                                                        ? SML_TGT_MISSED
-               : needs_other && (t->not_measured || t->nundecided || !t->counted) ? SML_TGT_NOT_MEASURED
-                                                                                  : SML_TGT_MET;
+               : t->nundecided || (needs_other && (t->not_measured || !t->counted)) ? SML_TGT_NOT_MEASURED
+                                                                                    : SML_TGT_MET;
     return 1;
 }
 

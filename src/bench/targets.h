@@ -57,10 +57,11 @@ typedef struct sml_tgt_row {
     char field[32];     /* the fastest framework baseline timed on the cell, "" if none */
     double field_ms;    /* its median; NaN if none */
     double vs_field;    /* field_ms / median_ms; NaN if either is missing */
-    /* The framework baselines on the cell whose measurement was not held (the ledger's
-     * `held`: 0, the launch hold lost): their times include the host's launch calls, so they
-     * may read slower than the kernel is. "" when every one was held. */
-    char field_unheld[64];
+    /* The other kernels on the cell whose measurement was not held (the ledger's `held`: 0,
+     * the launch hold lost): their times include the host's launch calls, so they may read
+     * slower than the kernel is; field_unheld: those of them that are framework baselines.
+     * "" when every one was held. */
+    char unheld[96], field_unheld[64];
 } sml_tgt_row;
 
 /* What became of a target: every row in it measured and met; a row missed; or no row missed
@@ -82,8 +83,8 @@ typedef struct sml_tgt_result {
     sml_tgt_state state;
     size_t *miss;      /* indexes into sml_tgt_report.rows, furthest miss first */
     size_t nmiss;
-    /* The field targets: rows at or past the threshold while a baseline on their cell was timed
-     * unheld (sml_tgt_undecided): neither met nor missed, and not counted. */
+    /* Rows at or past the threshold while a kernel they are compared with on their cell was
+     * timed unheld (sml_tgt_undecided): neither met nor missed, and not counted. */
     size_t *undecided;
     size_t nundecided;
 } sml_tgt_result;
@@ -115,11 +116,15 @@ int sml_tgt_own_kernel(const sml_tgt_row *r);
 /* The row has what the target measures it against: a framework baseline timed on the cell
  * (the field targets), the cell's limit (the limit target); 1 for the other targets. */
 int sml_tgt_measured(sml_target_id id, const sml_tgt_row *r);
-/* A field target's row that would meet it, while some framework baseline on its cell was timed
- * without the launch hold: the win may be the host's launch calls in the baseline's time, so it
- * is not decided. A row below the threshold is a miss whatever the unheld times (the true ones
- * can only be faster). 0 for the other targets. */
-int sml_tgt_undecided(sml_target_id id, const sml_tgt_row *r);
+/* A row that would meet the target while a kernel it is compared with on its cell was timed
+ * without the launch hold (the field targets: a framework baseline; T3: cuDNN; T4: any other
+ * kernel): the pass may be the host's launch calls in that kernel's time, so it is not
+ * decided. A row below the threshold is a miss whatever the unheld times (the true ones can
+ * only be shorter). 0 for the targets measured against the bench's own references (memcpy,
+ * the copy kernel, the limit). */
+int sml_tgt_undecided(sml_target_id id, const sml_tgt_row *r, double margin);
+/* The kernels timed unheld that make a row of the target undecided (a list of names). */
+const char *sml_tgt_unheld_for(sml_target_id id, const sml_tgt_row *r);
 /* 1 when `kernel` is one of SML_TGT_FIELD_KERNELS. */
 int sml_tgt_is_field_kernel(const char *kernel);
 
