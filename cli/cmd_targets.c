@@ -178,7 +178,7 @@ static void text_misses(FILE *f, const sml_tgt_report *r, int id) {
     }
 }
 
-/* The rows a field target could not decide, with the baselines timed unheld on each. */
+/* The rows a target could not decide (sml_tgt_undecided), with the kernels timed unheld on each. */
 static const char UNDECIDED_WHY[] =
     "At or past the threshold, but a kernel it is compared with on the cell was timed without the launch "
     "hold (`held`: 0 in the ledger): that time includes the host's launch calls, so the pass is not shown";

@@ -327,7 +327,10 @@ static int same_cell(const sml_tgt_row *a, const sml_tgt_row *b) {
     return a->rows == b->rows && a->cols == b->cols && !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
 }
 
+/* Appends name to the ", "-separated list unless it is there already (by whole name: triton
+ * is not in triton_online). */
 static void add_name(char *list, size_t n, const char *name) {
+    if (has_name(list, name)) return;
     const size_t used = strlen(list);
     snprintf(list + used, n - used, "%s%s", used ? ", " : "", name);
 }
@@ -399,13 +402,7 @@ static int read_field(const sml_json *doc, const char *kernel, sml_tgt_report *o
             if (!read_other_record(recs->items[i], i, k, 0, out, err, errlen)) return 0;
             continue;
         }
-        char have[sizeof out->field + 4], want[48];
-        snprintf(have, sizeof have, ", %s,", out->field);
-        snprintf(want, sizeof want, " %s,", k);
-        if (!strstr(have, want)) { /* listed once, by whole name: triton is not in triton_online */
-            size_t used = strlen(out->field);
-            snprintf(out->field + used, sizeof out->field - used, "%s%s", used ? ", " : "", k);
-        }
+        add_name(out->field, sizeof out->field, k);
         if (!read_other_record(recs->items[i], i, k, 1, out, err, errlen)) return 0;
     }
     for (size_t i = 0; i < out->n; i++) {
