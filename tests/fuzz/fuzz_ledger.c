@@ -21,6 +21,7 @@ const char *const sml_fuzz_dict[] = {
     "\"records\"", "\"evidence\"", "\"kernel\"", "\"op\"", "\"dtype\"", "\"rows\"", "\"cols\"",
     "\"gbps\"", "\"check\"", "\"ok\"", "\"median_ms\"", "\"spread\"", "\"environment\"", "\"copy\"",
     "\"config\"", "\"decision_margin\"", "\"partial\"", "\"cases_measured\"", "\"softmax\"", "\"fp16\"",
+    "\"held\"", "\"cudnn\"", "\"triton\"",
     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", NULL};
 
 /* Bytes of the UTF-8 character at p, 0 if there is none: written here from RFC 3629, apart
