@@ -63,6 +63,6 @@ extern "C" void sml_hold_release(sml_hold *h) {
 
 extern "C" int sml_hold_lost(sml_hold *h) {
     if (!h->host || h->host[1] == 0) return 0;
-    sml_hold_free(h);
+    h->host[1] = 0;
     return 1;
 }

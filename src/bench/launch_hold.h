@@ -26,8 +26,8 @@ void sml_hold_free(sml_hold *h);
 sml_status sml_hold_stream(sml_hold *h, void *stream);
 /* Let the queued work run. */
 void sml_hold_release(sml_hold *h);
-/* After the sample's work has finished: 1 if a hold ran out of time (the sample's launch calls
- * did not all return before the GPU started), and from then on no more holds. */
+/* After the sample's work has finished: 1 if its hold ran out of time (the sample's launch
+ * calls did not all return before the GPU started), then the count is cleared for the next. */
 int sml_hold_lost(sml_hold *h);
 
 #define SML_HOLD_MAX_NS 10000000ull /* 10 ms; a sample's launch calls take the host well under 1 ms */

@@ -390,6 +390,7 @@ static void json_measurement(sml_jw *w, const char *key, const sml_measurement *
     sml_jw_kint(w, "batch", m->batch);
     sml_jw_kstr(w, "stop", sml_stop_reason_name(m->stop));
     sml_jw_kint(w, "held", m->held);
+    sml_jw_kint(w, "holds_lost", m->holds_lost);
     sml_jw_end(w);
 }
 
@@ -485,6 +486,7 @@ static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_
         sml_jw_kint(w, "batch", x->m.batch);
         sml_jw_kstr(w, "stop", sml_stop_reason_name(x->m.stop));
         sml_jw_kint(w, "held", x->m.held);
+        sml_jw_kint(w, "holds_lost", x->m.holds_lost);
         sml_jw_knum(w, "gbps", x->gbps);
         sml_jw_knum(w, "frac_memcpy", x->frac_memcpy);
         sml_jw_knum(w, "frac_copy_kernel", x->frac_copy_kernel);

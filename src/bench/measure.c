@@ -1,7 +1,8 @@
 /* measure.c: see measure.h. The batch size is chosen once from a probe launch, so every
  * sample of a measurement averages the same number of launches; each launch of a batch uses
  * the next buffer set, so rotation keeps working inside a batch. With the launch hold a GPU
- * sample is queued whole behind the hold kernel and timed from that kernel's end. */
+ * sample is queued whole behind the hold kernel and timed from that kernel's end; a sample
+ * whose hold ran out of time is taken again (measure.h, SML_HOLD_MAX_LOST). */
 #include "bench/measure.h"
 #include "bench/launch_hold.h"
 
@@ -28,7 +29,8 @@ typedef struct timer {
     cudaEvent_t start, stop;
     sml_hold hold;
 #endif
-    int hold_lost; /* a hold ran out of time: later samples were timed as made */
+    int lost;      /* the last sample's hold ran out of time */
+    int nlost;     /* samples whose hold ran out; at SML_HOLD_MAX_LOST the holds stop */
     int unheld;    /* the next sample only: no hold (the lazy-initialising first launch) */
     double t0;
 } timer;
@@ -36,7 +38,8 @@ typedef struct timer {
 static sml_status timer_init(timer *t, sml_device dev, void *stream, int hold, char *err, size_t errlen) {
     t->dev = dev;
     t->stream = stream;
-    t->hold_lost = 0;
+    t->lost = 0;
+    t->nlost = 0;
     t->unheld = 0;
     if (dev == SML_DEVICE_CPU) return SML_OK;
 #ifdef SML_HAVE_CUDA
@@ -112,7 +115,8 @@ static sml_status timer_end(timer *t, double *seconds, char *err, size_t errlen)
     cudaError_t e = cudaEventRecord(t->stop, (cudaStream_t)t->stream);
     sml_hold_release(&t->hold); /* whatever happened: no hold outlives its sample */
     if (e == cudaSuccess) e = cudaEventSynchronize(t->stop);
-    if (sml_hold_lost(&t->hold)) t->hold_lost = 1;
+    t->lost = sml_hold_lost(&t->hold);
+    if (t->lost && ++t->nlost >= SML_HOLD_MAX_LOST) sml_hold_free(&t->hold); /* no more holds */
     if (e == cudaSuccess) e = cudaGetLastError();
     float ms = 0;
     if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, t->start, t->stop);
@@ -168,6 +172,7 @@ sml_status sml_measure(sml_device dev, void *stream, sml_launch_cb fn, void *ctx
     m->seconds = 0;
     m->launches = 0;
     m->held = 0;
+    m->holds_lost = 0;
     sml_summarize(NULL, 0, &m->t);
     timer t;
     sml_status s = timer_init(&t, dev, stream, o->hold, err, errlen);
@@ -205,6 +210,7 @@ sml_status sml_measure(sml_device dev, void *stream, sml_launch_cb fn, void *ctx
         double sec;
         s = timed_batch(&t, &r, m->batch, &sec, err, errlen);
         if (s != SML_OK) break;
+        if (t.lost) continue; /* it timed launch calls: taken again */
         samples[n++] = sec / m->batch;
         m->stop = sml_should_stop(samples, n, sml_now() - start, &o->stop);
         if (m->stop == SML_STOP_CONTINUE && n >= cap) m->stop = SML_STOP_SAMPLE_CAP;
@@ -212,7 +218,8 @@ sml_status sml_measure(sml_device dev, void *stream, sml_launch_cb fn, void *ctx
     }
     m->seconds = sml_now() - start;
     m->launches = r.launches;
-    m->held = dev == SML_DEVICE_GPU && o->hold && !t.hold_lost;
+    m->held = dev == SML_DEVICE_GPU && o->hold && t.nlost < SML_HOLD_MAX_LOST;
+    m->holds_lost = t.nlost;
     if (s == SML_OK) sml_summarize(samples, n, &m->t);
     free(samples);
     timer_free(&t);

@@ -30,8 +30,14 @@ typedef struct sml_measurement {
     sml_stop_reason stop;
     double seconds; /* wall time spent sampling */
     int held;       /* GPU: every sample was queued behind the launch hold */
+    int holds_lost; /* GPU: samples whose hold ran out of time, each discarded and taken again */
     long long launches;
 } sml_measurement;
+
+/* A sample whose hold runs out of time timed some of the host's launch calls: it is discarded
+ * and taken again. After this many such samples in one measurement the holds stop and the rest
+ * is timed as made (`held` 0). */
+#define SML_HOLD_MAX_LOST 3
 
 /* On error returns the status and writes a line to err (the CUDA reason where there is one). */
 sml_status sml_measure(sml_device dev, void *stream, sml_launch_cb fn, void *ctx, int nsets,
