@@ -8,8 +8,8 @@
  * samples, so launch k of the callback is known to fall in sample (k - 6) / 4.
  * Planted checks it must catch (each fails the named cases on a GPU): a lost sample kept
  * (measure.c's `continue` dropped) fails cases 2 and 3; the holds never stopped (the
- * SML_HOLD_MAX_LOST test in timer_end dropped) times out case 4; the lost count not cleared
- * (launch_hold.cu's host[1] = 0 dropped) fails case 2. */
+ * SML_HOLD_MAX_LOST test in timer_end dropped) fails case 4; the lost count not cleared
+ * (launch_hold.cu's host[1] = 0 dropped) fails cases 2 and 3. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
