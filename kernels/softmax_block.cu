@@ -144,7 +144,9 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD, MAXT>()))
                 for (int j = 0; j < V; j++) t += sml_bwd_term(sml_cv(ry[k], j), sml_cv(rd[k], j), LOG);
                 s += t;
             }
-            /* One reduction per row: alternate the two buffers between rows. */
+            /* One reduction per row: alternate the two buffers between rows. The store loop
+             * below repeats forward's on purpose: as one inlined helper for both, ptxas
+             * allocated differently and spilled 48-144 bytes in forward K = 8 and 16. */
             s = sml_block_sum(s, red[parity]);
             parity ^= 1;
 #pragma unroll
