@@ -145,8 +145,9 @@ int sml_bench_partial(const sml_bench_run *run);
  * reasons and stdout share; returns buf. */
 const char *sml_bench_partial_text(const sml_bench_run *run, char *buf, size_t n);
 
-/* A timed GPU row of a run with the launch hold on whose hold ran out of time, so that the
- * samples after it were timed as made (the table's `~`, the .md ledger's "(unheld)"). */
+/* A timed GPU row of a run with the launch hold on whose holds stopped (SML_HOLD_MAX_LOST
+ * samples ran out of time), so that the rest was timed as made (the table's `~`, the .md
+ * ledger's "(unheld)"). */
 int sml_bench_hold_lost(const sml_bench_run *run, const sml_bench_result *r);
 
 /* Called after each case, for printing as the run goes. */

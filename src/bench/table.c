@@ -31,8 +31,8 @@ void sml_bench_print_header(FILE *f, const sml_bench_run *run) {
                "bandwidth above; %%copyk = copy kernel time on the same bytes / time; %%limit = time of a "
                "kernel with the op's own reads and write (2 reads + 1 write backward) / time; samples = "
                "count x launches per sample, ! = stopped by the time limit with the spread above "
-               "the noise level, ~ = a launch hold ran out of time and the samples after it were timed as "
-               "made; * = added as a baseline; (x) = a WRONG kernel's ratio, never a win\n");
+               "the noise level, ~ = launch holds ran out of time in 3 samples (each taken again), so the "
+               "rest was timed as made; * = added as a baseline; (x) = a WRONG kernel's ratio, never a win\n");
     if (run->notes[0]) fprintf(f, "note: %s\n", run->notes);
 }
 
