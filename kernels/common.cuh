@@ -502,6 +502,23 @@ static inline sml_status sml_device_sms(sml_handle *h, int *sms) {
     return s;
 }
 
+/* Run GO<T, W, BWD, LOG>(args...), the kernel variant for a problem p of dtype T whose rows
+ * take vectors of v elements: W = 16 bytes of T where v is that, else 1 (scalar loads); BWD
+ * and LOG from p's op. */
+#define SML_LOG_OP(op) ((op) == SML_LOG_SOFTMAX || (op) == SML_LOG_SOFTMAX_BWD)
+#define SML_DISPATCH_VARIANT(T, p, v, GO, ...)                                                  \
+    ((v) == (int)(16 / sizeof(T))                                                                \
+         ? (sml_op_is_backward((p)->op)                                                          \
+                ? (SML_LOG_OP((p)->op) ? GO<T, (int)(16 / sizeof(T)), true, true>(__VA_ARGS__)   \
+                                       : GO<T, (int)(16 / sizeof(T)), true, false>(__VA_ARGS__)) \
+                : (SML_LOG_OP((p)->op) ? GO<T, (int)(16 / sizeof(T)), false, true>(__VA_ARGS__)  \
+                                       : GO<T, (int)(16 / sizeof(T)), false, false>(__VA_ARGS__)))\
+         : (sml_op_is_backward((p)->op)                                                          \
+                ? (SML_LOG_OP((p)->op) ? GO<T, 1, true, true>(__VA_ARGS__)                       \
+                                       : GO<T, 1, true, false>(__VA_ARGS__))                     \
+                : (SML_LOG_OP((p)->op) ? GO<T, 1, false, true>(__VA_ARGS__)                      \
+                                       : GO<T, 1, false, false>(__VA_ARGS__))))
+
 /* Run FN<T>(args...) for the problem's dtype. */
 #define SML_DISPATCH_DTYPE(dt, FN, ...)                                                     \
     ((dt) == SML_F32   ? FN<float>(__VA_ARGS__)                                             \

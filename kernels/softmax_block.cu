@@ -217,19 +217,7 @@ static sml_status block_go(const sml_problem *p, int K, int threads, int sms, in
 
 template <typename T>
 static sml_status block_typed(const sml_problem *p, int V, int K, int threads, int sms, int bps, bool lean) {
-    const bool bwd = sml_op_is_backward(p->op);
-    const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
-    constexpr int VV = 16 / sizeof(T);
-    if (V == VV) {
-        if (bwd) return lg ? block_go<T, VV, true, true>(p, K, threads, sms, bps, lean)
-                           : block_go<T, VV, true, false>(p, K, threads, sms, bps, lean);
-        return lg ? block_go<T, VV, false, true>(p, K, threads, sms, bps, lean)
-                  : block_go<T, VV, false, false>(p, K, threads, sms, bps, lean);
-    }
-    if (bwd) return lg ? block_go<T, 1, true, true>(p, K, threads, sms, bps, lean)
-                       : block_go<T, 1, true, false>(p, K, threads, sms, bps, lean);
-    return lg ? block_go<T, 1, false, true>(p, K, threads, sms, bps, lean)
-              : block_go<T, 1, false, false>(p, K, threads, sms, bps, lean);
+    return SML_DISPATCH_VARIANT(T, p, V, block_go, p, K, threads, sms, bps, lean);
 }
 
 extern "C" sml_status sml_block_run(sml_handle *h, const sml_problem *p, int threads, int K,

@@ -393,19 +393,7 @@ static sml_status coop_go(sml_handle *h, const sml_problem *p, const sml_gpu_fac
 template <typename T>
 static sml_status coop_typed(sml_handle *h, const sml_problem *p, const sml_gpu_facts *g, int threads, int nst, int bps,
                              int64_t S, int64_t *plan) {
-    const bool bwd = sml_op_is_backward(p->op);
-    const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
-    constexpr int VV = 16 / sizeof(T);
-    if (sml_vec_elems(p) == VV) {
-        if (bwd) return lg ? coop_go<T, VV, true, true>(h, p, g, threads, nst, bps, S, plan)
-                           : coop_go<T, VV, true, false>(h, p, g, threads, nst, bps, S, plan);
-        return lg ? coop_go<T, VV, false, true>(h, p, g, threads, nst, bps, S, plan)
-                  : coop_go<T, VV, false, false>(h, p, g, threads, nst, bps, S, plan);
-    }
-    if (bwd) return lg ? coop_go<T, 1, true, true>(h, p, g, threads, nst, bps, S, plan)
-                       : coop_go<T, 1, true, false>(h, p, g, threads, nst, bps, S, plan);
-    return lg ? coop_go<T, 1, false, true>(h, p, g, threads, nst, bps, S, plan)
-              : coop_go<T, 1, false, false>(h, p, g, threads, nst, bps, S, plan);
+    return SML_DISPATCH_VARIANT(T, p, sml_vec_elems(p), coop_go, h, p, g, threads, nst, bps, S, plan);
 }
 
 extern "C" sml_status sml_coop_run(sml_handle *h, const sml_problem *p, int threads, int stages, int blocks_per_sm,

@@ -77,7 +77,7 @@ extern "C" sml_status sml_launch_cudnn(sml_handle *h, const sml_problem *p) {
                                : p->dtype == SML_F16 ? CUDNN_DATA_HALF
                                                      : CUDNN_DATA_BFLOAT16;
     const cudnnSoftmaxAlgorithm_t algo =
-        (p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD) ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
+        SML_LOG_OP(p->op) ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
     if (p->cols > INT_MAX) return SML_ERR_UNSUPPORTED;
     /* Rows per call such that rows * cols stays below 2^31. */
     const int64_t max_rows = sml_min64(INT_MAX, INT_MAX / p->cols);

@@ -85,18 +85,7 @@ static sml_status online_go(const sml_problem *p, int threads, int64_t blocks) {
 
 template <typename T>
 static sml_status online_typed(const sml_problem *p, int V, int threads, int64_t blocks) {
-    const bool bwd = sml_op_is_backward(p->op);
-    const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
-    constexpr int VV = 16 / sizeof(T);
-    if (V == VV) {
-        if (bwd) return lg ? online_go<T, VV, true, true>(p, threads, blocks)
-                           : online_go<T, VV, true, false>(p, threads, blocks);
-        return lg ? online_go<T, VV, false, true>(p, threads, blocks)
-                  : online_go<T, VV, false, false>(p, threads, blocks);
-    }
-    if (bwd) return lg ? online_go<T, 1, true, true>(p, threads, blocks)
-                       : online_go<T, 1, true, false>(p, threads, blocks);
-    return lg ? online_go<T, 1, false, true>(p, threads, blocks) : online_go<T, 1, false, false>(p, threads, blocks);
+    return SML_DISPATCH_VARIANT(T, p, V, online_go, p, threads, blocks);
 }
 
 extern "C" sml_status sml_online_run(sml_handle *h, const sml_problem *p, int threads, int blocks_per_sm) {

@@ -499,19 +499,7 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
 
 template <typename T>
 static sml_status split_typed(const sml_problem *p, const sml_gpu_facts *g, int C, int threads, int bps, int64_t *plan) {
-    const bool bwd = sml_op_is_backward(p->op);
-    const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
-    constexpr int VV = 16 / sizeof(T);
-    if (sml_vec_elems(p) == VV) {
-        if (bwd) return lg ? split_go<T, VV, true, true>(p, g, C, threads, bps, plan)
-                           : split_go<T, VV, true, false>(p, g, C, threads, bps, plan);
-        return lg ? split_go<T, VV, false, true>(p, g, C, threads, bps, plan)
-                  : split_go<T, VV, false, false>(p, g, C, threads, bps, plan);
-    }
-    if (bwd) return lg ? split_go<T, 1, true, true>(p, g, C, threads, bps, plan)
-                       : split_go<T, 1, true, false>(p, g, C, threads, bps, plan);
-    return lg ? split_go<T, 1, false, true>(p, g, C, threads, bps, plan)
-              : split_go<T, 1, false, false>(p, g, C, threads, bps, plan);
+    return SML_DISPATCH_VARIANT(T, p, sml_vec_elems(p), split_go, p, g, C, threads, bps, plan);
 }
 
 extern "C" sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads, int blocks_per_sm,

@@ -198,19 +198,7 @@ static sml_status warp_go(const sml_problem *p, int K, int R, int width, int sms
 
 template <typename T>
 static sml_status warp_typed(const sml_problem *p, int V, int K, int R, int width, int sms, int bps) {
-    const bool bwd = sml_op_is_backward(p->op);
-    const bool lg = p->op == SML_LOG_SOFTMAX || p->op == SML_LOG_SOFTMAX_BWD;
-    constexpr int VV = 16 / sizeof(T);
-    if (V == VV) {
-        if (bwd) return lg ? warp_go<T, VV, true, true>(p, K, R, width, sms, bps)
-                           : warp_go<T, VV, true, false>(p, K, R, width, sms, bps);
-        return lg ? warp_go<T, VV, false, true>(p, K, R, width, sms, bps)
-                  : warp_go<T, VV, false, false>(p, K, R, width, sms, bps);
-    }
-    if (bwd) return lg ? warp_go<T, 1, true, true>(p, K, R, width, sms, bps)
-                       : warp_go<T, 1, true, false>(p, K, R, width, sms, bps);
-    return lg ? warp_go<T, 1, false, true>(p, K, R, width, sms, bps)
-              : warp_go<T, 1, false, false>(p, K, R, width, sms, bps);
+    return SML_DISPATCH_VARIANT(T, p, V, warp_go, p, K, R, width, sms, bps);
 }
 
 /* fp32 forward rows of 65-128 columns (17-32 vectors) take more than one chunk per lane, so a
