@@ -169,7 +169,9 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD, MAXT>()))
 template <typename T, int V, bool BWD, bool LOG>
 static sml_status block_go(const sml_problem *p, int K, int threads, int sms, int bps, bool lean) {
     void (*kern)(const T *, const T *, T *, int64_t, int, int64_t) = NULL;
-    lean = lean && !BWD && K * V == SML_BLOCK_LEAN_ELEMS && threads <= SML_BLOCK_LEAN_THREADS;
+    /* The plan sets lean only for the forward 16-element variants the switch builds lean; an
+     * explicit thread count past the lean bound takes the default build. */
+    lean = lean && threads <= SML_BLOCK_LEAN_THREADS;
     if constexpr (V > 1) {
         switch (K) {
         case 1: kern = sml_block_kernel<T, V, 1, BWD, LOG>; break;
