@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/accuracy_compare.h"
-#include "bench/json_write.h"
+#include "prop/accuracy_json.h"
+#include "json/json_write.h"
 #include "prop/against.h"
-#include "util/out_file.h"
+#include "io/out_file.h"
 
 /* The check JSON's schema with the against verdicts (runs[] as in softmax-lab-check/1). */
 #define SML_CHECK_AGAINST_SCHEMA "softmax-lab-check-against/1"

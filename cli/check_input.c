@@ -15,10 +15,10 @@
 #include "check_report.h"
 #include "prop/case.h"
 #include "prop/exec.h"
-#include "prop/npy.h"
+#include "io/npy.h"
 #include "prop/repro.h"
 #include "reference/check.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
 #include "softmax_lab.h"
 
@@ -223,7 +223,7 @@ int sml_check_input(const sml_check_input_args *a) {
         rc = SML_EXIT_UNCHECKED;
         goto done;
     }
-    if (a->save_dir && sml_prop_mkdirs(a->save_dir) != SML_OK) {
+    if (a->save_dir && sml_mkdir_p(a->save_dir) != SML_OK) {
         fprintf(stderr, ME ": cannot create the output directory %s\n", a->save_dir);
         goto done;
     }

@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bench/json_write.h"
-#include "prop/npy.h"
+#include "json/json_write.h"
+#include "io/npy.h"
 #include "reference/check.h"
-#include "util/out_file.h"
+#include "io/out_file.h"
 
 /* Exit codes of `check --input` (and commands.h): */
 #define SML_EXIT_HOLDS 0       /* everything checked meets the contract */

@@ -10,12 +10,12 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "bench/json_read.h"
-#include "bench/ledger.h"
-#include "bench/plot_svg.h"
-#include "bench/table.h"
+#include "json/json_read.h"
+#include "report/ledger_write.h"
+#include "report/plot_svg.h"
+#include "report/table.h"
 #include "commands.h"
-#include "util/out_file.h"
+#include "io/out_file.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -152,7 +152,7 @@ static int parent_ok(const char *path) {
 static int make_parent(const char *path, char *err, size_t errlen) {
     char dir[1024];
     parent_of(path, dir, sizeof dir);
-    if (sml_mkdir_p(dir) == 0) return 1;
+    if (sml_mkdir_p(dir) == SML_OK) return 1;
     snprintf(err, errlen, "cannot create the directory %.400s: %s", dir, strerror(errno));
     return 0;
 }

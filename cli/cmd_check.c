@@ -17,8 +17,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench/accuracy_compare.h"
-#include "bench/json_write.h"
+#include "prop/accuracy_json.h"
+#include "json/json_write.h"
 #include "check_against.h"
 #include "check_input.h"
 #include "check_report.h"
@@ -26,7 +26,7 @@
 #include "prop/prop.h"
 #include "prop/suite.h"
 #include "softmax_lab.h"
-#include "util/out_file.h"
+#include "io/out_file.h"
 
 #define ME "softmax-lab check"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/compare.h"
+#include "analysis/compare.h"
 #include "commands.h"
 #include "compare_accuracy.h"
 

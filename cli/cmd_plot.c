@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/json_read.h"
-#include "bench/plot_svg.h"
+#include "json/json_read.h"
+#include "report/plot_svg.h"
 #include "commands.h"
-#include "util/out_file.h"
+#include "io/out_file.h"
 
 static void usage(FILE *f) {
     fprintf(f,

@@ -1,4 +1,4 @@
-/* targets: the bandwidth targets T1-T6 for one kernel of a ledger JSON (src/bench/targets.c
+/* targets: the bandwidth targets T1-T6 for one kernel of a ledger JSON (src/analysis/targets.c
  * holds the rules; docs/BENCHMARKING.md explains them), as text on stdout and optionally JSON and Markdown. Reads only the ledger,
  * so it runs anywhere, no GPU needed. Exit 0 when every target is met, 1 when one is missed
  * (like a missed gate), 2 on bad usage or input, with nothing written. */
@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench/json_write.h"
-#include "bench/targets.h"
+#include "json/json_write.h"
+#include "analysis/targets.h"
 #include "commands.h"
-#include "util/out_file.h"
+#include "io/out_file.h"
 
 typedef struct opts {
     const char *ledger, *kernel, *json, *md;

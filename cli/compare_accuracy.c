@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/accuracy_compare.h"
+#include "analysis/accuracy_compare.h"
 
 #define ME "softmax-lab compare"
 

@@ -10,7 +10,7 @@
 #include "check_input.h"
 #include "check_report.h"
 #include "prop/repro.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
 
 #define ME "softmax-lab check"
@@ -120,7 +120,7 @@ int sml_judge_output(const sml_check_input_args *a) {
         rc = SML_EXIT_UNCHECKED;
         goto done;
     }
-    if (a->save_dir && sml_prop_mkdirs(a->save_dir) != SML_OK) {
+    if (a->save_dir && sml_mkdir_p(a->save_dir) != SML_OK) {
         fprintf(stderr, ME ": --save: cannot create the folder %s\n", a->save_dir);
         goto done;
     }

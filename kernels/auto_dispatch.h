@@ -115,7 +115,7 @@ static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows,
 
 /* What sml_auto_pick reads of the device for this shape: the SM count only inside the forward
  * warp band, cluster support and the DRAM figure only past `block`'s rows (all three are kept
- * in the handle after its first launch, src/devmem.c). The launcher asks the runtime for no
+ * in the handle after its first launch, src/core/devmem.c). The launcher asks the runtime for no
  * more than that: each query costs the host a few hundred ns per launch (3 queries take
  * `auto` from warp's 3.9 us per launch call to 4.8 us on an H100, tools/launch_cost.c). */
 static inline int sml_auto_needs_sms(sml_op op, sml_dtype dt, int64_t cols) {
@@ -126,7 +126,7 @@ static inline int sml_auto_needs_clusters(sml_op op, sml_dtype dt, int64_t cols,
 }
 
 /* sml_auto_pick with the device facts it reads, asked of the handle only where it reads them
- * (src/auto_choice.c): what the launcher runs and what sml_auto_choice reports. */
+ * (kernels/auto_choice.c): what the launcher runs and what sml_auto_choice reports. */
 #ifdef __cplusplus
 extern "C" {
 #endif

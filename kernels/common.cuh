@@ -25,7 +25,7 @@
 
 #include <type_traits>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "kernels/int_math.h"
 #include "kernels/vector_width.h"
 #include "softmax_lab.h"
@@ -494,7 +494,7 @@ static inline sml_status sml_cuda_ok(cudaError_t e) {
 /* After every launch: a bad configuration shows up here, not at the next sync. */
 static inline sml_status sml_launch_ok(void) { return sml_cuda_ok(cudaGetLastError()); }
 
-/* The current device's SM count, from the handle's facts (src/internal.h). */
+/* The current device's SM count, from the handle's facts (src/core/internal.h). */
 static inline sml_status sml_device_sms(sml_handle *h, int *sms) {
     sml_gpu_facts g;
     const sml_status s = sml_gpu_facts_get(h, &g);

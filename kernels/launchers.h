@@ -1,5 +1,5 @@
 /* launchers.h: the entry point of every kernel file, with C linkage so that the registry
- * (src/registry.c, plain C) can list them. One line here per file in kernels/ and
+ * (src/registry/registry.c, plain C) can list them. One line here per file in kernels/ and
  * src/cpu_*.c; each launcher receives a problem that sml_validate has already accepted. */
 #ifndef SML_KERNELS_LAUNCHERS_H
 #define SML_KERNELS_LAUNCHERS_H
@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-/* CPU backends, computed in fp32 like the GPU kernels (src/cpu_softmax.c). */
+/* CPU backends, computed in fp32 like the GPU kernels (kernels/cpu_softmax.c). */
 sml_status sml_launch_cpu_naive(sml_handle *h, const sml_problem *p);
 sml_status sml_launch_cpu_online(sml_handle *h, const sml_problem *p);
 

@@ -13,7 +13,7 @@
  *   coop   long backward rows (y and dy of 2 MiB or more; 16-bit ones stay with split on a
  *          GPU whose DRAM moves 15 or more bytes per SM clock): slices over every block of a
  *          cooperative grid, partials exchanged through L2.
- * The device facts the decision reads are asked for in src/auto_choice.c (sml_auto_decide),
+ * The device facts the decision reads are asked for in kernels/auto_choice.c (sml_auto_decide),
  * which sml_auto_choice reports from as well (for dense rows at aligned pointers). Alignment
  * decides one thing only, the longest row `block` takes (a misaligned row is scalar there, and
  * a block holds 16,384 scalars); every path falls back to scalar accesses by itself. */

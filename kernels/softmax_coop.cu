@@ -57,7 +57,7 @@
 #include "kernels/coop_slots.cuh"
 #include "kernels/launchers.h"
 #include "kernels/tuning.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #define COOP_MAX_THREADS 1024
 /* The launcher's plan: backward at 128 x 2^20 reaches 94-98% of memcpy with one block of 512

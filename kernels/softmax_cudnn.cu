@@ -23,7 +23,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
 

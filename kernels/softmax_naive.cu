@@ -10,7 +10,7 @@
  * slow on purpose, but with the same arithmetic rules as the fused kernels (fp32, -FLT_MAX
  * start for the max, compensated per-thread sums) so that it passes the same contract.
  * The workspace (rows x cols fp32 + two fp32 per row) comes from the handle. */
-#include "internal.h"
+#include "core/internal.h"
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
 

@@ -1,5 +1,5 @@
 /* vector_width.h: whether a problem's rows can move in 16-byte vectors, in plain C so that
- * `auto`'s decision (src/auto_choice.c) and the kernels (common.cuh) read the same rule. */
+ * `auto`'s decision (kernels/auto_choice.c) and the kernels (common.cuh) read the same rule. */
 #ifndef SML_KERNELS_VECTOR_WIDTH_H
 #define SML_KERNELS_VECTOR_WIDTH_H
 

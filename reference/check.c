@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
 
 typedef struct row_ctx {

@@ -11,7 +11,7 @@
 #include <math.h>
 
 #include "reference/check.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 
 #define U 0x1p-24          /* fp32 unit roundoff */
 #define C_ARG 2.25         /* exp argument: the subtraction (1), the log2 e scaling (1) and

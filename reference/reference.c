@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "reference/dtype.h"
+#include "core/dtype.h"
 
 /* Neumaier's compensated sum: s + c carries the exact running sum to about one double
  * rounding. With an infinite or NaN term the compensation itself turns NaN (inf - inf), so

@@ -10,7 +10,7 @@
 
 #include "bench/measure.h"
 #include "bench/sweeps.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 #ifdef SML_HAVE_CUDA
 #include <cuda_runtime_api.h>

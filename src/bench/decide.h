@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "bench/parallel.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
-#include "rng.h"
+#include "core/rng.h"
 
 typedef struct gen_ctx {
     sml_op op;

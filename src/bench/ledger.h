@@ -73,19 +73,6 @@ sml_acc_verdict sml_ledger_accuracy_verdict(const sml_ledger_record *r, const sm
  * claim's speedups, "-" without a claim) and "SAME vs naive (softmax fp32: worst 0.4 -> 0.41)". */
 void sml_ledger_side_by_side(const sml_ledger_record *r, char *speed, size_t sn, char *acc, size_t an);
 
-int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f);
-int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f);
-/* Writes <dir>/<stem>.json and <dir>/<stem>.md (dir made if missing); the paths written go
- * to json_path / md_path. SML_ERR_IO with the reason in err. */
-sml_status sml_ledger_save(const sml_bench_run *run, const sml_ledger *l, const char *dir,
-                           const char *stem, char *json_path, char *md_path, size_t path_len,
-                           char *err, size_t errlen);
-/* Writes one file (JSON if the name ends in .json, else Markdown). */
-sml_status sml_ledger_save_file(const sml_bench_run *run, const sml_ledger *l, const char *path,
-                                int json, char *err, size_t errlen);
-/* mkdir -p; 0 on success. */
-int sml_mkdir_p(const char *dir);
-
 #ifdef __cplusplus
 }
 #endif

@@ -15,7 +15,7 @@
 #include "bench/copy_ref.h"
 #include "bench/inputs.h"
 #include "bench/parallel.h"
-#include "rng.h"
+#include "core/rng.h"
 
 #ifndef SML_VERSION
 #define SML_VERSION "unknown"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/dtype.h"
+#include "core/dtype.h"
 
 const char *sml_acc_verdict_name(sml_acc_verdict v) {
     switch (v) {

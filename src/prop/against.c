@@ -9,7 +9,7 @@
 #include "prop/gen.h"
 #include "prop/props.h"
 #include "prop/repro.h"
-#include "rng.h"
+#include "core/rng.h"
 
 static float *nan_array(int64_t n) {
     float *a = malloc((size_t)(n > 0 ? n : 1) * sizeof *a);

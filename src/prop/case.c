@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
 
 int64_t sml_prop_case_elems(const sml_prop_case *c) { return c->rows * c->cols; }

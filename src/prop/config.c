@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "prop/prop.h"
-#include "rng.h"
+#include "core/rng.h"
 
 #define DEFAULT_SEED 0x50F7AB1E5EED0001ull
 

@@ -8,13 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "prop/gen.h"
 #include "prop/prop.h"
 #include "prop/props.h"
 #include "prop/repro.h"
 #include "prop/shrink.h"
-#include "rng.h"
+#include "core/rng.h"
 #include "softmax_lab_plugin.h"
 
 int sml_prop_result_killer(const sml_prop_result *res) {

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "prop/case.h"
 #include "softmax_lab.h"
 

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/auto_dispatch.h"
-#include "reference/dtype.h"
+#include "core/internal.h"
+#include "core/dtype.h"
 
 /* The column counts every run treats as edges, beyond the registry's own limits (every
- * kernel's min_cols and max_cols +-1) and the auto dispatcher's thresholds +-1 (from
- * kernels/auto_dispatch.h, where the kernel engineer keeps them). A kernel that switches
+ * kernel's min_cols and max_cols +-1) and the auto dispatcher's thresholds +-1 (asked of the
+ * core library, sml_auto_col_thresholds; kernels/auto_dispatch.h keeps them). A kernel that switches
  * paths at some other row length adds it here: one place, so the generator, the docs and
  * the tests agree. */
 static const int64_t EDGE_COLS[] = {
@@ -269,8 +269,10 @@ size_t sml_prop_edge_cols(const sml_kernel *k, int64_t *out, size_t cap) {
     int64_t tmp[256];
     size_t n = 0;
     for (size_t i = 0; i < sizeof EDGE_COLS / sizeof EDGE_COLS[0] && n < 256; i++) tmp[n++] = EDGE_COLS[i];
-    for (int i = 0; i < SML_AUTO_N_COL_THRESHOLDS; i++)
-        for (int d = -1; d <= 1 && n < 256; d++) tmp[n++] = sml_auto_col_threshold(i) + d;
+    int64_t th[16];
+    const size_t nth = sml_auto_col_thresholds(th, sizeof th / sizeof th[0]);
+    for (size_t i = 0; i < nth && i < sizeof th / sizeof th[0]; i++)
+        for (int d = -1; d <= 1 && n < 256; d++) tmp[n++] = th[i] + d;
     for (size_t i = 0; i < sml_kernel_count(); i++) {
         const sml_kernel *r = sml_kernel_at(i);
         for (int d = -1; d <= 1 && r->max_cols > 0 && n < 256; d++) tmp[n++] = r->max_cols + d;

@@ -8,7 +8,7 @@
 
 #include "prop/case.h"
 #include "prop/prop.h"
-#include "src/rng.h"
+#include "core/rng.h"
 
 /* Draw a case. level 0..100 is the size ramp's position. */
 sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed,

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
-#include "rng.h"
+#include "core/rng.h"
 
 static const char *const NAMES[SML_PROP_COUNT] = {
     "agreement", "row_sum", "range", "shift", "monotonic", "permutation",

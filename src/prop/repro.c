@@ -14,31 +14,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
-#include "bench/json_read.h"
-#include "file_read.h"
-#include "prop/npy.h"
-#include "util/out_file.h"
+#include "core/internal.h"
+#include "json/json_read.h"
+#include "io/file_read.h"
+#include "io/npy.h"
+#include "io/out_file.h"
 
 #ifndef SML_VERSION
 #define SML_VERSION "unknown"
 #endif
 
-
-sml_status sml_prop_mkdirs(const char *dir) {
-    char buf[2048];
-    if (!dir || strlen(dir) >= sizeof buf) return SML_ERR_INVALID_ARG;
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return SML_ERR_IO;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return SML_ERR_IO;
-    struct stat st;
-    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? SML_OK : SML_ERR_IO;
-}
 
 /* Copy with truncation (snprintf("%s") trips -Wformat-truncation on fixed-size fields). */
 static void cpy(char *d, size_t n, const char *s) {
@@ -116,7 +101,7 @@ void sml_prop_repro_describe(sml_prop_repro *m, const char *kernel, sml_prop_id 
 sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sml_prop_repro *m,
                                const char *replay_cmd, char *json_path, size_t n, char *err,
                                size_t errlen) {
-    if (sml_prop_mkdirs(dir) != SML_OK)
+    if (sml_mkdir_p(dir) != SML_OK)
         return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot create the directory", dir);
     char stem[1024], path[1200], xp[1200], dyp[1200], lp[1200];
     snprintf(stem, sizeof stem, "%s/%s-%s-%s-%s-%08" PRIx64, dir, m->kernel, sml_op_name(c->op),

@@ -55,7 +55,5 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
  * sml_prop_repro_list_free). A missing folder adds nothing. */
 size_t sml_prop_repro_list(const char *dirs, char ***paths);
 void sml_prop_repro_list_free(char **paths, size_t n);
-/* mkdir -p */
-sml_status sml_prop_mkdirs(const char *dir);
 
 #endif

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "reference/dtype.h"
+#include "core/dtype.h"
 
 double sml_prop_now(void) {
     struct timespec ts;

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 /* The suite's side of its runs' hooks: live counts for the progress line, and the lock
  * all output shares. */

@@ -17,7 +17,7 @@
 #include "case_filter.h"
 #include "cli_exec.h"
 #include "prop/case.h"
-#include "prop/npy.h"
+#include "io/npy.h"
 #include "prop/repro.h"
 #include "test_support.h"
 

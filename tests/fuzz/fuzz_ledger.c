@@ -1,4 +1,4 @@
-/* fuzz_ledger: the JSON reader (src/bench/json_read.c) and what reads ledgers with it:
+/* fuzz_ledger: the JSON reader (src/json/json_read.c) and what reads ledgers with it:
  * compare, targets and plot, on mutated ledgers. A parsed document must be a tree whose
  * strings are UTF-8 of the length they claim; an SVG the plot writes must be XML text
  * (UTF-8, no control characters, markup only where the plot put it). */
@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/compare.h"
-#include "bench/json_read.h"
-#include "bench/plot_svg.h"
-#include "bench/targets.h"
+#include "analysis/compare.h"
+#include "json/json_read.h"
+#include "report/plot_svg.h"
+#include "analysis/targets.h"
 #include "fuzz.h"
 
 const char sml_fuzz_name[] = "fuzz_ledger";

@@ -1,4 +1,4 @@
-/* fuzz_npy: the .npy reader (src/prop/npy.c) on mutated files. An accepted file must be a
+/* fuzz_npy: the .npy reader (src/io/npy.c) on mutated files. An accepted file must be a
  * format 1.0 or 2.0 file whose bytes are exactly the preamble, the header its length field
  * gives (ending in a newline) and the data handed back: rows x cols elements of the
  * dtype asked for, every byte readable. */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "prop/npy.h"
+#include "io/npy.h"
 
 const char sml_fuzz_name[] = "fuzz_npy";
 const char sml_fuzz_suffix[] = ".npy";

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rng.h"
+#include "core/rng.h"
 
 typedef struct sml_fuzz_corpus {
     uint8_t **items;

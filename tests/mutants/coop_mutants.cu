@@ -12,7 +12,7 @@
  * 262,144 columns: S <= 128 <= the grid). Killer: agreement (row sums short by the
  * unpublished slices). Falls back to a targeted shape, 4 x 65,536, if the standard budget
  * draws too few long rows. The planted line is marked MUTANT with the mutant's name. */
-#include "internal.h"
+#include "core/internal.h"
 #include "tests/mutants/mutant.cuh"
 #include "kernels/coop_slots.cuh"
 

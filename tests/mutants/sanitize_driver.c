@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "reference/check.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
-#include "rng.h"
+#include "core/rng.h"
 #include "test_support.h"
 #include "tests/mutants/mutants.h"
 

@@ -11,8 +11,8 @@
 #include "prop/props.h"
 #include "prop/repro.h"
 #include "prop/shrink.h"
-#include "reference/dtype.h"
-#include "rng.h"
+#include "core/dtype.h"
+#include "core/rng.h"
 
 /* Keeps targeted cases' values apart from the standard run's case i of the same seed. */
 #define TARGET_SALT 0x7A26E7ED00000000ull

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/out_file.h"
 #include "prop/case.h"
 #include "prop/prop.h"
 #include "prop/repro.h"
@@ -330,7 +331,7 @@ static void save_to_corpus(const opts *o, mrow *r) {
 static int spawn(const opts *o, const sml_gpu_mutant *m, double share, double deadline_s, mrow *r) {
     char result[256], secs[32];
     snprintf(result, sizeof result, "%s/%s.%ld.result", SML_PROP_SAVE_DIR, m->kernel.name, (long)getpid());
-    sml_prop_mkdirs(SML_PROP_SAVE_DIR);
+    sml_mkdir_p(SML_PROP_SAVE_DIR);
     remove(result);
     snprintf(secs, sizeof secs, "%.1f", share);
     const char *args[MAX_FWD + 16];

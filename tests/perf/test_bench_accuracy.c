@@ -11,7 +11,7 @@
 
 #include "../property/accuracy_pair.h"
 #include "bench/bench.h"
-#include "bench/ledger.h"
+#include "report/ledger_write.h"
 #include "cli_run.h"
 #include "test_support.h"
 

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench/json_read.h"
+#include "json/json_read.h"
 #include "case_filter.h"
 #include "cli_run.h"
 #include "test_support.h"

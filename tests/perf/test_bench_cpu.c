@@ -9,13 +9,13 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "bench/compare.h"
+#include "analysis/compare.h"
 #include "bench/inputs.h"
-#include "bench/json_read.h"
-#include "bench/ledger.h"
+#include "json/json_read.h"
+#include "report/ledger_write.h"
 #include "case_filter.h"
 #include "kernels/launchers.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "test_support.h"
 
 static sml_tally T = {"test_bench_cpu", 0, 0, 0};

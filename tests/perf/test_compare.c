@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/compare.h"
+#include "analysis/compare.h"
 #include "case_filter.h"
 #include "test_support.h"
 

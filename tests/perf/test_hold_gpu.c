@@ -17,7 +17,7 @@
 #include "bench/copy_ref.h"
 #include "bench/measure.h"
 #include "case_filter.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "test_support.h"
 
 static sml_tally T = {"test_hold_gpu", 0, 0, 0};

@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench/json_read.h"
-#include "bench/json_write.h"
+#include "json/json_read.h"
+#include "json/json_write.h"
 #include "case_filter.h"
 #include "test_support.h"
 

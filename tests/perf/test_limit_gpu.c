@@ -14,8 +14,8 @@
 
 #include "bench/bench.h"
 #include "bench/copy_ref.h"
-#include "bench/json_read.h"
-#include "bench/ledger.h"
+#include "json/json_read.h"
+#include "report/ledger_write.h"
 #include "case_filter.h"
 #include "test_support.h"
 

@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "bench/json_read.h"
-#include "bench/ledger.h"
-#include "bench/plot_svg.h"
-#include "bench/table.h"
+#include "json/json_read.h"
+#include "report/ledger_write.h"
+#include "report/plot_svg.h"
+#include "report/table.h"
 #include "test_support.h"
 
 static void on_case(const sml_bench_run *run, size_t c, void *user) {

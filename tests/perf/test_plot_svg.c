@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/json_read.h"
-#include "bench/plot_svg.h"
+#include "json/json_read.h"
+#include "report/plot_svg.h"
 #include "case_filter.h"
 #include "test_support.h"
 

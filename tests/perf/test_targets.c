@@ -1,4 +1,4 @@
-/* test_targets.c: the targets T1-T6 (src/bench/targets.c) and `softmax-lab targets` on the
+/* test_targets.c: the targets T1-T6 (src/analysis/targets.c) and `softmax-lab targets` on the
  * hand-written ledger tests/perf/fixtures/targets_ledger.json, whose `auto` rows sit exactly on
  * and just off each threshold:
  *   - T1: 2^26 bytes at frac_memcpy 0.9 (in, met), 2^26 - 1 and 65,000,000 bytes at 0.5 (out:
@@ -14,7 +14,7 @@
  *     best other; the WRONG row ran `block` against `split`; a met row ran its best other.
  * The counts and the missed rows, in order, are asserted; malformed inputs are refused with the
  * bad field named, and the CLI exits 2 on them and writes no output file.
- * Planted checks (each applied to src/bench/targets.c or .h, rebuilt, this test run, reverted):
+ * Planted checks (each applied to src/analysis/targets.c or .h, rebuilt, this test run, reverted):
  *   - `>` instead of `>=` in sml_tgt_met: cases 2, 3, 4, 5, 6 and 21 fail (every on-threshold row
  *     becomes a miss: T1 0 of 5, T2 0 of 2, T3 14 of 17, T4 14 of 17, T5 1 of 3);
  *   - T1's floor 64e6 bytes instead of 2^26: cases 2, 10 and 21 fail (T1 counts 7 rows: the
@@ -44,8 +44,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench/json_read.h"
-#include "bench/targets.h"
+#include "json/json_read.h"
+#include "analysis/targets.h"
 #include "case_filter.h"
 #include "cli_run.h"
 #include "test_support.h"

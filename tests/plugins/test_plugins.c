@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "cli_run.h"
-#include "prop/npy.h"
+#include "io/npy.h"
 #include "test_support.h"
 
 #ifndef SML_CLI_PATH

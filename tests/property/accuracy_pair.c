@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/dtype.h"
+#include "core/dtype.h"
 
 #define LOG2E 1.4426950408889634f
 

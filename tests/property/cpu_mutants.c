@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_softmax.h"
-#include "reference/dtype.h"
+#include "kernels/cpu_softmax.h"
+#include "core/dtype.h"
 
 typedef enum bug {
     B_NONE,
@@ -206,7 +206,7 @@ static const sml_mutant MUTANTS[] = {
     M("mut_control", SML_OPS_ALL, SML_DTYPES_ALL, l_control, "none: the correct code every mutant is a copy of", 1),
     M("mut_control_online", SML_OPS_FWD, SML_DTYPES_ALL, l_control_online, "none: the correct online path", 1),
     M("mut_no_max", SML_OPS_FWD, SML_DTYPES_ALL, sml_launch_cpu_mutant_no_max,
-      "no max subtraction: exp overflows past ~88.7 (src/cpu_softmax.c's planted mutant)", 0),
+      "no max subtraction: exp overflows past ~88.7 (kernels/cpu_softmax.c's planted mutant)", 0),
     M("mut_sum16", SML_OPS_FWD, F16S, l_sum16, "the sum accumulated in the input's 16-bit type", 0),
     M("mut_no_rescale", SML_OPS_FWD, SML_DTYPES_ALL, l_no_rescale, "online: running sum not rescaled when the max grows", 0),
     M("mut_inf_merge", SML_OPS_FWD, SML_DTYPES_ALL, l_inf_merge, "online merge of two all -inf partials gives exp(-inf - -inf) = NaN", 0),

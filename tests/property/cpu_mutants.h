@@ -1,7 +1,7 @@
 /* cpu_mutants.h: planted-bug CPU kernels, test-only (never in the registry). Each is a
  * correct fp32 row softmax (cpu_mutants.c, "control") with one classic bug switched on, the
  * CPU form of a GPU kernel bug where one exists (docs/MUTANTS.md). The no-max mutant is the
- * library's own (src/cpu_softmax.h). */
+ * library's own (kernels/cpu_softmax.h). */
 #ifndef SML_TESTS_CPU_MUTANTS_H
 #define SML_TESTS_CPU_MUTANTS_H
 

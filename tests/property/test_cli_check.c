@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "prop/case.h"
-#include "prop/npy.h"
+#include "io/npy.h"
 #include "prop/repro.h"
 #include "reference/check.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "cli_run.h"
 #include "test_support.h"
 

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "prop/npy.h"
-#include "reference/dtype.h"
+#include "io/npy.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
 #include "cli_run.h"
 #include "test_support.h"

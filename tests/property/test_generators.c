@@ -12,7 +12,7 @@
 
 #include "kernels/auto_dispatch.h"
 #include "prop/gen.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
 #include "test_support.h"
 

@@ -1,4 +1,4 @@
-/* test_npy: the .npy reader and writer (src/prop/npy.c): round trips in every dtype and
+/* test_npy: the .npy reader and writer (src/io/npy.c): round trips in every dtype and
  * rank, the header numpy expects byte for byte, the bf16 sidecar, and a clear error (never a
  * guess) for every file softmax-lab must refuse. Files go to a temporary folder. */
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "prop/npy.h"
+#include "io/npy.h"
 #include "test_support.h"
 
 static sml_tally T = {"test_npy", 0, 0, 0};

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "prop/exec.h"
-#include "prop/npy.h"
+#include "io/npy.h"
 #include "prop/prop.h"
 #include "prop/repro.h"
 #include "cli_run.h"

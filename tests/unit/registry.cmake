@@ -3,7 +3,7 @@
 file(GLOB _sml_gpu_kernels RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
      ${PROJECT_SOURCE_DIR}/kernels/softmax_*.cu)
 file(GLOB _sml_cpu_kernels RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
-     ${PROJECT_SOURCE_DIR}/src/cpu_*.c)
+     ${PROJECT_SOURCE_DIR}/kernels/cpu_*.c)
 list(JOIN _sml_gpu_kernels "," _a)
 list(JOIN _sml_cpu_kernels "," _b)
 sml_test(test_registry SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_registry.c LABELS unit)

@@ -1,4 +1,4 @@
-/* test_api.c: the validation every call passes (src/api.c): each bad argument gets its own
+/* test_api.c: the validation every call passes (src/core/api.c): each bad argument gets its own
  * status and leaves the output untouched, empty tensors succeed without writing, forward
  * in place works, and a run writes nothing outside the [rows, cols] window of the output;
  * and the device facts the GPU launchers read (planted: without the zeroing of the
@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "kernels/auto_dispatch.h"
 #include "kernels/vector_width.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "softmax_lab_version.h"
 #include "unit_case.h"
 
@@ -221,7 +221,7 @@ static void window_and_in_place(unit_run *u, const char *kernel) {
     UNIT_EXPECT(u, !why[0], "%s: %s", kernel, why);
 }
 
-/* The device facts the GPU launchers read (src/internal.h): a NULL output is refused; with no
+/* The device facts the GPU launchers read (src/core/internal.h): a NULL output is refused; with no
  * GPU the call fails and leaves the facts zeroed; with one, a handle's second call (from its
  * cache) agrees with the first and with an uncached call, and the SM count is positive. */
 static void gpu_facts(unit_run *u) {

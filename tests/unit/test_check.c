@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_softmax.h"
+#include "kernels/cpu_softmax.h"
 #include "reference/check.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
 #include "unit_case.h"
 

@@ -1,4 +1,4 @@
-/* test_dtype.c: the conversions and ulp arithmetic of reference/dtype.c, exhaustively where
+/* test_dtype.c: the conversions and ulp arithmetic of src/core/dtype.c, exhaustively where
  * that is possible: every fp16 and bf16 bit pattern round-trips, every rounding tie between
  * neighbouring 16-bit values goes to the even one (from double and from float), and random
  * values agree with an independent oracle (a search over the sorted table of all values). */
@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "unit_case.h"
 
 typedef struct fmt {

@@ -56,14 +56,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "kernels/auto_dispatch.h"
 #include "kernels/vector_width.h"
 #include "reference/check.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
 #include "softmax_lab_plugin.h"
-#include "src/rng.h"
+#include "core/rng.h"
 #include "test_support.h"
 #ifdef SML_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -170,7 +170,7 @@ typedef struct ctx {
     sml_handle *h;
     sml_device dev;
     int has_clusters, sms;
-    float dram; /* what auto's decision reads of the device (src/internal.h) */
+    float dram; /* what auto's decision reads of the device (src/core/internal.h) */
     cell stats[MAX_KERNELS][SML_DTYPE_COUNT];
     int64_t n_inputs, n_runs, n_elems, n_checked; /* --list-cases */
     int dead;                          /* a CUDA error: the context may be unusable, stop */

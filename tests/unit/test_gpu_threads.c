@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "reference/dtype.h"
-#include "src/rng.h"
+#include "core/internal.h"
+#include "core/dtype.h"
+#include "core/rng.h"
 #include "test_support.h"
 
 #define TEST_NAME "test_gpu_threads"

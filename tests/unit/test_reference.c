@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
 #include "unit_case.h"
 

@@ -32,7 +32,7 @@ int main(void) {
     char files[] = SML_KERNEL_FILES, *save = NULL;
     for (char *f = strtok_r(files, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
         if (listed(f)) sml_tally_pass(&t);
-        else sml_tally_fail(&t, REPRO, "%s implements a kernel but has no line in src/registry.c", f);
+        else sml_tally_fail(&t, REPRO, "%s implements a kernel but has no line in src/registry/registry.c", f);
     }
     for (size_t i = 0; i < sml_kernel_count(); i++) {
         const sml_kernel *k = sml_kernel_at(i);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "reference/check.h"
-#include "reference/dtype.h"
+#include "core/dtype.h"
 #include "reference/reference.h"
 #include "unit_case.h"
 

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/rng.h"
+#include "core/rng.h"
 #include "test_support.h"
 
 typedef struct unit_run {

@@ -1,0 +1,224 @@
+/* registry.c: the one table of every kernel softmax-lab ships, and the kernels registered
+ * from plugins after it (softmax_lab_plugin.h). Every test, the property suite and the
+ * benchmark iterate it, so a new kernel is one file plus one line here.
+ * tests/unit/test_registry.c fails if a file in kernels/ has no line here.
+ *
+ * The registered tables are the library's only global mutable state: a list that only
+ * grows, appended under a lock, with the number of registered kernels published last, so
+ * readers (sml_kernel_at, sml_kernel_find) take no lock and never see a half-added table. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "kernels/launchers.h"
+#include "registry/plugin_check.h"
+#include "softmax_lab.h"
+#include "softmax_lab_plugin.h"
+
+#ifdef SML_HAVE_CUDA
+#define GPU(fn) fn
+#else
+#define GPU(fn) NULL
+#endif
+#ifdef SML_HAVE_CUDNN
+#define CUDNN(fn) fn
+#else
+#define CUDNN(fn) NULL
+#endif
+
+#define NO_CLAIM {NULL, 0.0, NULL}
+#define NO_DEVIATION NULL /* the known_deviation of every kernel this project controls */
+
+static const sml_kernel REGISTRY[] = {
+    {"cpu_naive", "kernels/cpu_softmax.c", SML_DEVICE_CPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     sml_launch_cpu_naive, "CPU, fp32: max, sum of exp, divide in three passes (pairwise sums)",
+     NO_CLAIM, NO_DEVIATION},
+    {"cpu_online", "kernels/cpu_softmax.c", SML_DEVICE_CPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     sml_launch_cpu_online, "CPU, fp32: one pass with a running max and rescaled sum, then output",
+     NO_CLAIM, NO_DEVIATION},
+    {"naive", "kernels/softmax_naive.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     GPU(sml_launch_gpu_naive), "unfused: separate max, exp, sum and divide launches (slow baseline)",
+     NO_CLAIM, NO_DEVIATION},
+    {"warp", "kernels/softmax_warp.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 1024,
+     GPU(sml_launch_warp), "one warp (or a 1..16-lane group) per row, row in registers, 16-byte loads",
+     {"naive", 2.0, "short"}, NO_DEVIATION},
+    {"block", "kernels/softmax_block.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 16384,
+     GPU(sml_launch_block), "one block per row, row in registers, global memory read once",
+     {"naive", 2.0, "mid"}, NO_DEVIATION},
+    {"online", "kernels/softmax_online.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     GPU(sml_launch_online), "online max/sum over tiles, one block per row: any length, two reads",
+     {"naive", 1.5, "long"}, NO_DEVIATION},
+    {"split", "kernels/softmax_split.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     GPU(sml_launch_split), "a row over a cluster of 1..16 blocks, slices in shared memory, DSMEM merge",
+     {"cudnn", 1.2, "long"}, NO_DEVIATION},
+    {"coop", "kernels/softmax_coop.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     GPU(sml_launch_coop), "a row over any number of blocks of a cooperative grid, slices in shared memory, partials via L2",
+     {"cudnn", 1.2, "long"}, NO_DEVIATION},
+    {"cudnn", "kernels/softmax_cudnn.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     CUDNN(sml_launch_cudnn), "cuDNN cudnnSoftmaxForward/Backward, ACCURATE/LOG, MODE_INSTANCE (dense rows only)",
+     NO_CLAIM,
+     "fp16/bf16 not correctly rounded (<=1.47 ulp); all -inf row gives 0 / -inf, not NaN; log_softmax not bitwise shift-invariant (H100, cuDNN 9.14)"},
+    {"auto", "kernels/softmax_auto.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
+     GPU(sml_launch_auto), "warp to 128 cols (16-bit 256; fwd to 256 / 512 when rows <= 64 x SMs); block to 16384 (fp32 fwd, 16-bit bwd: 32768); coop bwd rows of 2 MiB+ (16-bit: not on >= 15 DRAM B/SM-clock GPUs); then split",
+     /* 1.0, not 1.2: on fp32 forward 32768x512 and 4096x8192 cuDNN already runs at 0.9 of
+        the copy rate on an H200, so 1.2x there would exceed the copy bandwidth. */
+     {"cudnn", 1.0, "all"}, NO_DEVIATION},
+};
+
+#define BUILTIN_COUNT (sizeof REGISTRY / sizeof REGISTRY[0])
+
+/* One registered table. */
+typedef struct plugin_set {
+    const sml_kernel *table;
+    size_t count;
+    char *origin;  /* as given at registration */
+    char *library; /* the loaded library's path (sml_load_plugin), else NULL */
+    void *dl;      /* its dlopen handle, else NULL */
+    struct plugin_set *_Atomic next;
+} plugin_set;
+
+/* Sets are linked (under LOCK) before LOADED is raised with release order; a reader loads
+ * LOADED with acquire order and follows links only as far as the sets it counts. */
+static pthread_mutex_t LOCK = PTHREAD_MUTEX_INITIALIZER;
+static plugin_set *_Atomic HEAD;
+static plugin_set *TAIL;      /* under LOCK */
+static _Atomic size_t LOADED; /* kernels in the published sets */
+
+static plugin_set *first_set(void) { return atomic_load_explicit(&HEAD, memory_order_relaxed); }
+static plugin_set *next_set(const plugin_set *s) { return atomic_load_explicit(&s->next, memory_order_relaxed); }
+
+size_t sml_kernel_count(void) { return BUILTIN_COUNT + atomic_load_explicit(&LOADED, memory_order_acquire); }
+
+/* The set holding registered kernel i (0-based after the built-ins); *j its line. */
+static const plugin_set *set_of(size_t i, size_t *j) {
+    if (i >= atomic_load_explicit(&LOADED, memory_order_acquire)) return NULL;
+    const plugin_set *s = first_set();
+    while (s && i >= s->count) {
+        i -= s->count;
+        s = next_set(s);
+    }
+    if (s) *j = i;
+    return s;
+}
+
+const sml_kernel *sml_kernel_at(size_t i) {
+    if (i < BUILTIN_COUNT) return &REGISTRY[i];
+    size_t j = 0;
+    const plugin_set *s = set_of(i - BUILTIN_COUNT, &j);
+    return s ? &s->table[j] : NULL;
+}
+
+const sml_kernel *sml_kernel_find(const char *name) {
+    if (!name) return NULL;
+    size_t n = sml_kernel_count();
+    for (size_t i = 0; i < n; i++) {
+        const sml_kernel *k = sml_kernel_at(i);
+        if (k && k->name && strcmp(k->name, name) == 0) return k;
+    }
+    return NULL;
+}
+
+/* The set a kernel pointer belongs to, or NULL (a built-in kernel, or no registry entry). */
+static const plugin_set *owner(const sml_kernel *k) {
+    size_t n = atomic_load_explicit(&LOADED, memory_order_acquire), seen = 0;
+    uintptr_t p = (uintptr_t)k;
+    for (const plugin_set *s = first_set(); s && seen < n; s = next_set(s)) {
+        uintptr_t lo = (uintptr_t)s->table, hi = (uintptr_t)(s->table + s->count);
+        if (p >= lo && p < hi && (p - lo) % sizeof *k == 0) return s;
+        seen += s->count;
+    }
+    return NULL;
+}
+
+const char *sml_kernel_origin(const sml_kernel *k) {
+    const plugin_set *s = k ? owner(k) : NULL;
+    return s ? s->origin : NULL;
+}
+
+int sml_source_is_python(const char *source) {
+    return source && !strncmp(source, SML_PYTHON_SOURCE_PREFIX, strlen(SML_PYTHON_SOURCE_PREFIX));
+}
+
+const char *sml_kernel_library(const sml_kernel *k) {
+    const plugin_set *s = k ? owner(k) : NULL;
+    return s ? s->library : NULL;
+}
+
+/* The registry's answer to the plugin rules' "is this name taken?" (plugin_check.h). */
+static int name_taken(const char *name, const char **origin) {
+    const sml_kernel *k = sml_kernel_find(name);
+    if (!k) return 0;
+    *origin = sml_kernel_origin(k);
+    return 1;
+}
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_version,
+                            const char *origin, const char *library, void *dl, int *already,
+                            char *msg, size_t msglen) {
+    if (already) *already = 0;
+    if (msg && msglen) msg[0] = 0;
+    if (!origin || !*origin) origin = "(unnamed)";
+    pthread_mutex_lock(&LOCK);
+    sml_status s = SML_OK;
+    /* The same library loaded twice registers once; tables from one Python module are
+     * registered one call each, and each counts. */
+    if ((library && !sml_source_is_python(library)) || dl) {
+        size_t n = atomic_load_explicit(&LOADED, memory_order_relaxed), seen = 0;
+        for (const plugin_set *p = first_set(); p && seen < n; seen += p->count, p = next_set(p))
+            if ((library && p->library && !strcmp(p->library, library)) || (dl && p->dl == dl)) {
+                if (already) *already = 1;
+                goto out;
+            }
+    }
+    s = sml_plugin_check_table(table, count, abi_version, origin, name_taken, msg, msglen);
+    if (s != SML_OK) goto out;
+    plugin_set *set = calloc(1, sizeof *set);
+    if (set) {
+        set->origin = dup_str(origin);
+        set->library = library ? dup_str(library) : NULL;
+    }
+    if (!set || !set->origin || (library && !set->library)) {
+        if (set) {
+            free(set->origin);
+            free(set->library);
+            free(set);
+        }
+        s = sml_errorf(SML_ERR_OUT_OF_MEMORY, msg, msglen, "%s: out of memory registering its kernels", origin);
+        goto out;
+    }
+    set->table = table;
+    set->count = count;
+    set->dl = dl;
+    atomic_init(&set->next, NULL);
+    if (TAIL) atomic_store_explicit(&TAIL->next, set, memory_order_relaxed);
+    else atomic_store_explicit(&HEAD, set, memory_order_relaxed);
+    TAIL = set;
+    atomic_fetch_add_explicit(&LOADED, count, memory_order_release);
+out:
+    pthread_mutex_unlock(&LOCK);
+    return s;
+}
+
+sml_status sml_register_kernels(const sml_kernel *table, size_t count, unsigned abi_version,
+                                const char *origin, char *msg, size_t msglen) {
+    /* A table registered from Python ("python:MODULE (versions)") is found again by importing
+     * MODULE, which is what a reproducer of one of its kernels records as its source. */
+    char source[256] = "";
+    if (sml_source_is_python(origin)) {
+        size_t n = strcspn(origin, " (");
+        if (n < sizeof source) snprintf(source, sizeof source, "%.*s", (int)n, origin);
+    }
+    return sml_registry_add(table, count, abi_version, origin, source[0] ? source : NULL, NULL, NULL, msg,
+                            msglen);
+}
