@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "prop/accuracy.h"
+#include "prop/case.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus
@@ -155,8 +156,14 @@ typedef struct sml_prop_failure {
     int64_t case_index;            /* 0-based index of the case that first failed */
     int level;                     /* the size ramp's position then (for --case/--level) */
     uint64_t case_seed;
-    int64_t rows, cols, ld, offset;          /* the case as drawn */
-    int64_t s_rows, s_cols, s_ld, s_offset;  /* the shrunk case */
+    union { /* the case as drawn (rows, cols, ld, offset also name its fields) */
+        sml_layout drawn;
+        struct { int64_t rows, cols, ld, offset; };
+    };
+    union { /* the shrunk case (s_rows, s_cols, s_ld, s_offset also name its fields) */
+        sml_layout shrunk;
+        struct { int64_t s_rows, s_cols, s_ld, s_offset; };
+    };
     int inplace, s_inplace;
     int64_t shrink_steps, shrink_evals;
     char family[64];               /* the logit generator that drew it */
@@ -211,7 +218,10 @@ typedef struct sml_prop_replay_result {
     sml_prop_id prop;
     sml_op op;
     sml_dtype dtype;
-    int64_t rows, cols, ld, offset;
+    union { /* the reproducer's layout (rows, cols, ld, offset also name its fields) */
+        sml_layout layout;
+        struct { int64_t rows, cols, ld, offset; };
+    };
     int inplace;
     char recorded[16];             /* the verdict when it was saved */
     char message[384];
