@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "plans_flag.h"
 #include "plugins.h"
 #include "softmax_lab_cli.h"
 
@@ -20,6 +21,7 @@ static const struct {
     {"compare", sml_cmd_compare, "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
     {"plot", sml_cmd_plot, "SVG of GB/s against columns per backend from a ledger JSON"},
     {"targets", sml_cmd_targets, "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
+    {"tune", sml_cmd_tune, "time auto's candidate plans on this GPU; write its plan table"},
     {"list", sml_cmd_list, "print the kernel registry"},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
@@ -33,12 +35,22 @@ static void usage(FILE *f) {
                "(a kernel or backend named on the command line could not run here, or nothing\n"
                "matched). An output that could not be written is never 0 and leaves the old file\n"
                "or none. Each command's --help gives its own codes.\n");
-    fprintf(f, "\nCommands that take a kernel also take --load PATH (plugin kernels; env SML_LOAD).\n");
+    fprintf(f, "\nCommands that take a kernel also take --load PATH (plugin kernels; env SML_LOAD).\n"
+               "check, bench and replay take --plans PATH|off (auto's plan table; env SML_PLANS).\n");
 }
 
 static int run_command(const char *name, int argc, char **argv) {
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(name, COMMANDS[i].name)) return sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv);
+        if (!strcmp(name, COMMANDS[i].name)) {
+            int help = 0;
+            for (int a = 0; a < argc; a++) help |= !strcmp(argv[a], "--help") || !strcmp(argv[a], "-h");
+            int rc = sml_cli_take_plans(name, &argc, argv);
+            if (rc) return rc;
+            rc = sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv);
+            if (help && (!strcmp(name, "check") || !strcmp(name, "bench") || !strcmp(name, "replay")))
+                sml_cli_plans_help();
+            return rc;
+        }
     fprintf(stderr, "softmax-lab: unknown command '%s'\n", name);
     usage(stderr);
     return 2;
