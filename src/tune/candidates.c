@@ -4,6 +4,7 @@
 #include "bench/bench.h"
 #include "bench/parallel.h"
 #include "bench/sweeps.h"
+#include "kernels/auto_dispatch.h"
 #include "tune/tune.h"
 
 /* Rows longer than this get the split and coop grids: where `block` stops holding every
@@ -36,7 +37,9 @@ int sml_tune_candidates(sml_op op, int64_t cols, int clusters, sml_plan *out, in
                 n = add(out, n, cap, p);
             }
     }
-    if (cols <= family_max("block", 32768)) {
+    /* block's launcher holds rows past its registry line's 16,384 columns (auto sends it fp32
+     * forward and 16-bit backward rows of up to 32,768); where it cannot, it refuses. */
+    if (cols <= SML_AUTO_BLOCK_WIDE_MAX_COLS) {
         static const int K[] = {0, 1, 2, 4, 8, 16};
         for (size_t k = 0; k < sizeof K / sizeof K[0]; k++) {
             p = none;
