@@ -16,7 +16,8 @@
  * The device facts the decision reads are asked for in kernels/auto_choice.c (sml_auto_decide),
  * which sml_auto_choice reports from as well (for dense rows at aligned pointers). Alignment
  * decides one thing only, the longest row `block` takes (a misaligned row is scalar there, and
- * a block holds 16,384 scalars); every path falls back to scalar accesses by itself. */
+ * a block holds 16,384 scalars); every path falls back to scalar accesses by itself.
+ * Before the rules, the device's plan table, where it has one (docs/KERNELS.md, "Plan tables"). */
 #include "kernels/auto_dispatch.h"
 #include "kernels/launchers.h"
 #include "kernels/tuning.h"
