@@ -6,24 +6,27 @@
 #include <string.h>
 
 #include "commands.h"
+#include "plans_flag.h"
 #include "plugins.h"
 #include "softmax_lab_cli.h"
 
 /* Every command: its name, its function, whether it takes a kernel (and so --load and
- * SML_LOAD, plugins.c), and its line in the usage. */
+ * SML_LOAD, plugins.c), whether it runs `auto` (and so --plans), and its line in the usage. */
 static const struct {
     const char *name;
     int (*run)(int, char **);
-    int takes_load;
+    int takes_load;  /* --load PATH and SML_LOAD: plugin kernels (plugins.c) */
+    int takes_plans; /* --plans PATH|off and SML_PLANS: auto's plan table (plans_flag.c) */
     const char *help;
 } COMMANDS[] = {
-    {"bench", sml_cmd_bench, 1, "time backends on shapes or named sweeps; write the decision ledger"},
-    {"check", sml_cmd_check, 1, "run the property suite, or check kernels on your own .npy logits"},
-    {"replay", sml_cmd_replay, 1, "re-run a saved reproducer and say whether it still fails"},
-    {"compare", sml_cmd_compare, 1, "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
-    {"plot", sml_cmd_plot, 0, "SVG of GB/s against columns per backend from a ledger JSON"},
-    {"targets", sml_cmd_targets, 1, "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
-    {"list", sml_cmd_list, 1, "print the kernel registry"},
+    {"bench", sml_cmd_bench, 1, 1, "time backends on shapes or named sweeps; write the decision ledger"},
+    {"check", sml_cmd_check, 1, 1, "run the property suite, or check kernels on your own .npy logits"},
+    {"replay", sml_cmd_replay, 1, 1, "re-run a saved reproducer and say whether it still fails"},
+    {"compare", sml_cmd_compare, 1, 0, "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
+    {"plot", sml_cmd_plot, 0, 0, "SVG of GB/s against columns per backend from a ledger JSON"},
+    {"targets", sml_cmd_targets, 1, 0, "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
+    {"tune", sml_cmd_tune, 0, 0, "time auto's candidate plans on this GPU; write its plan table"},
+    {"list", sml_cmd_list, 1, 0, "print the kernel registry"},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
@@ -36,14 +39,23 @@ static void usage(FILE *f) {
                "(a kernel or backend named on the command line could not run here, or nothing\n"
                "matched). An output that could not be written is never 0 and leaves the old file\n"
                "or none. Each command's --help gives its own codes.\n");
-    fprintf(f, "\nCommands that take a kernel also take --load PATH (plugin kernels; env SML_LOAD).\n");
+    fprintf(f, "\nCommands that take a kernel also take --load PATH (plugin kernels; env SML_LOAD).\n"
+               "check, bench and replay take --plans PATH|off (auto's plan table; env SML_PLANS).\n");
 }
 
 static int run_command(const char *name, int argc, char **argv) {
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(name, COMMANDS[i].name)) {
+            int help = 0;
+            for (int a = 0; a < argc; a++) help |= !strcmp(argv[a], "--help") || !strcmp(argv[a], "-h");
+            if (COMMANDS[i].takes_plans) {
+                const int rc = sml_cli_take_plans(name, &argc, argv);
+                if (rc) return rc;
+            }
             if (!COMMANDS[i].takes_load) return COMMANDS[i].run(argc, argv);
-            return sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv);
+            const int rc = sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv);
+            if (help && COMMANDS[i].takes_plans) sml_cli_plans_help();
+            return rc;
         }
     fprintf(stderr, "softmax-lab: unknown command '%s'\n", name);
     usage(stderr);

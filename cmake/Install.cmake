@@ -23,6 +23,8 @@ set_target_properties(softmax-lab-edge-shapes PROPERTIES EXPORT_NAME edge_shapes
 install(TARGETS softmax_lab softmax_lab_cli softmax-lab softmax-lab-edge-shapes EXPORT softmax_lab_targets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Development
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/plans/ DESTINATION ${CMAKE_INSTALL_DATADIR}/softmax_lab/plans
+        FILES_MATCHING PATTERN "*.plans")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ ${PROJECT_BINARY_DIR}/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(EXPORT softmax_lab_targets NAMESPACE softmax_lab:: FILE softmax_labTargets.cmake

@@ -144,7 +144,10 @@ const char *sml_version(void);
  * NULL. The decision reads the device only for forward rows of 129-256 columns (16-bit:
  * 257-512), where it needs the SM count, and past `block`'s rows (16,384 columns; 32,768 for
  * fp32 forward and 16-bit backward), where it needs cluster support: there
- * SML_ERR_NO_DEVICE without a GPU. Bad op, dtype or shape: the status sml_validate gives. */
+ * SML_ERR_NO_DEVICE without a GPU. Where the GPU has a plan table (tuned plans per GPU
+ * model: SML_PLANS, or the ones shipped in share/softmax_lab/plans) with an entry for the
+ * shape, the table's kernel is reported; `auto` runs it, or the rules' kernel where that one
+ * refuses the table's plan. Bad op, dtype or shape: the status sml_validate gives. */
 sml_status sml_auto_choice(sml_handle *h, sml_op op, sml_dtype dtype, int64_t rows, int64_t cols,
                            const char **kernel);
 

@@ -132,6 +132,13 @@ extern "C" {
 #endif
 sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
                            sml_auto_path *out);
+/* The plan table's plan for the shape on the current device (kernels/auto_choice.c): 1 and
+ * *plan where the device has a table (core/plan_cache.h) with an entry for it and the rows
+ * take 16-byte vectors, else 0 (the rules decide). The launcher runs that plan and falls back
+ * to the rules where the kernel answers SML_ERR_UNSUPPORTED. */
+struct sml_plan;
+int sml_auto_table_plan(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
+                        struct sml_plan *plan);
 #ifdef __cplusplus
 }
 #endif

@@ -16,14 +16,24 @@
  * The device facts the decision reads are asked for in kernels/auto_choice.c (sml_auto_decide),
  * which sml_auto_choice reports from as well (for dense rows at aligned pointers). Alignment
  * decides one thing only, the longest row `block` takes (a misaligned row is scalar there, and
- * a block holds 16,384 scalars); every path falls back to scalar accesses by itself. */
+ * a block holds 16,384 scalars); every path falls back to scalar accesses by itself.
+ * Before the rules, the device's plan table, where it has one (docs/KERNELS.md, "Plan tables"). */
 #include "kernels/auto_dispatch.h"
 #include "kernels/launchers.h"
+#include "kernels/tuning.h"
 #include "kernels/vector_width.h"
 
 extern "C" sml_status sml_launch_auto(sml_handle *h, const sml_problem *p) {
+    /* The device's plan table first (kernels/auto_choice.c); a plan the kernel cannot run
+     * launches nothing and leaves the shape to the rules. */
+    const int vectors = sml_vec_elems(p) > 1;
+    sml_plan plan;
+    if (sml_auto_table_plan(h, p->op, p->dtype, p->rows, p->cols, vectors, &plan)) {
+        const sml_status st = sml_plan_run(h, p, &plan);
+        if (st != SML_ERR_UNSUPPORTED) return st;
+    }
     sml_auto_path path;
-    const sml_status s = sml_auto_decide(h, p->op, p->dtype, p->rows, p->cols, sml_vec_elems(p) > 1, &path);
+    const sml_status s = sml_auto_decide(h, p->op, p->dtype, p->rows, p->cols, vectors, &path);
     if (s != SML_OK) return s;
     switch (path) {
     case SML_AUTO_WARP: return sml_launch_warp(h, p);

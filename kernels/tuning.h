@@ -6,6 +6,7 @@
 #ifndef SML_KERNELS_TUNING_H
 #define SML_KERNELS_TUNING_H
 
+#include "core/plan_table.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus
@@ -29,6 +30,11 @@ sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads
  * be NULL) receives slices, threads, elements per slice, grid size, as chosen. */
 sml_status sml_coop_run(sml_handle *h, const sml_problem *p, int threads, int stages, int blocks_per_sm,
                         int64_t slices, int64_t plan[4]);
+
+/* A plan table's plan (core/plan_table.h) through the entry point of its family above (C,
+ * threads, ... as the plan gives them); SML_ERR_UNSUPPORTED, nothing launched, where the
+ * family cannot run the plan for this problem. SML_ERR_NO_DEVICE in a build without CUDA. */
+sml_status sml_plan_run(sml_handle *h, const sml_problem *p, const sml_plan *plan);
 
 #ifdef __cplusplus
 }

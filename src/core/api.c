@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/internal.h"
+#include "core/plan_cache.h"
 #include "softmax_lab.h"
 
 /* Bytes spanned by a [rows, cols] tensor with stride ld: (rows - 1) * ld + cols elements. */
@@ -70,6 +71,7 @@ void sml_handle_destroy(sml_handle *h) {
     if (!h) return;
     if (h->cudnn && h->cudnn_release) h->cudnn_release(h->cudnn);
     if (h->coop && h->coop_release) h->coop_release(h->coop);
+    sml_plan_cache_free(h->plans);
     if (h->scratch) {
         sml_buffer b = {SML_DEVICE_GPU, h->scratch, h->scratch_bytes};
         sml_buffer_free(&b);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/plan_cache.h"
 
 #ifdef SML_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -41,6 +42,19 @@ static float dram_per_sm_clock(int dev, int sms) {
     return (float)(2.0 * mem_khz * (bus_bits / 8.0) / ((double)sms * sm_khz));
 }
 
+sml_status sml_gpu_plan_key(int dev, sml_plan_key *key) {
+    memset(key, 0, sizeof *key);
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return SML_ERR_CUDA;
+    }
+    memcpy(key->name, prop.name, strnlen(prop.name, sizeof key->name - 1));
+    key->sms = prop.multiProcessorCount;
+    key->dram = dram_per_sm_clock(dev, key->sms);
+    return SML_OK;
+}
+
 sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
     if (!out) return SML_ERR_NULL_POINTER;
     memset(out, 0, sizeof *out);
@@ -68,6 +82,11 @@ sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
 }
 #else
 const char *sml_last_cuda_error(void) { return "built without CUDA"; }
+sml_status sml_gpu_plan_key(int dev, sml_plan_key *key) {
+    (void)dev;
+    memset(key, 0, sizeof *key);
+    return SML_ERR_NO_DEVICE;
+}
 sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
     (void)h;
     if (!out) return SML_ERR_NULL_POINTER; /* the same order of checks as the CUDA build */

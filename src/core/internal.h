@@ -31,6 +31,8 @@ struct sml_handle {
     void (*coop_release)(void *);   /* set by the coop kernel with them */
     void *scratch;                  /* device workspace (the naive kernel's intermediates) */
     size_t scratch_bytes;
+    struct sml_plan_cache *plans;   /* `auto`'s plan table per device, found on first use
+                                       (core/plan_cache.h) */
 };
 
 /* The current device's facts: asked of the runtime on a handle's first launch on a device,
@@ -51,6 +53,12 @@ sml_status sml_validate_kind(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
  * a range), for the property engine's edge columns: writes up to cap into out, returns how
  * many there are. The thresholds themselves live in kernels/auto_dispatch.h. */
 size_t sml_auto_col_thresholds(int64_t *out, size_t cap);
+
+/* What `auto` runs for dense rows of the shape, in words: "warp K=2 (plans PATH, line 12)"
+ * where the device's plan table has an entry, "block (rules)" where the rules decide. The
+ * table's plan is what is tried first; a plan the kernel refuses (SML_ERR_UNSUPPORTED) at
+ * launch falls back to the rules' kernel. h may be NULL (the table is then read for this call). */
+sml_status sml_auto_explain(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, char *buf, size_t n);
 
 /* A device workspace of at least `bytes`, kept in the handle and grown on demand. */
 sml_status sml_handle_scratch(sml_handle *h, size_t bytes, void **out);
