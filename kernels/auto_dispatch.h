@@ -24,11 +24,10 @@
  *   64 KB rows are in flight) and split.
  * - block on to 32,768 columns where one block of 512 fp32 (forward) or 1,024 16-bit
  *   (backward) threads holds the row in registers: a row read once by one block beats
- *   split's cluster (H100, 4096 x 32768: fp32 softmax 5% faster, 16-bit log_softmax_bwd 7%,
- *   16-bit softmax_bwd 5%, though it spills 24 bytes a thread). 16-bit forward there is
- *   slower than split (a 1,024-thread block of 4 chunks: 87% of the copy kernel against
- *   94%). Misaligned rows (scalar loads) hold at most 16,384 elements in a block and stay
- *   with split.
+ *   split's cluster exchange, though 16-bit backward spills 24 bytes a thread there. 16-bit
+ *   forward stays with split: a 1,024-thread block of 4 chunks has too few bytes in flight
+ *   per thread. Misaligned rows (scalar loads) hold at most 16,384 elements in a block and
+ *   stay with split. The figures: (docs/KERNELS.md, "Measurements behind the design notes").
  * - backward rows whose y and dy hold 2 MiB or more go to coop, whose slices spread over
  *   every SM where a cluster is confined to a GPC: with few rows per GPU a row's cluster
  *   cannot fill the SMs. Below 2 MiB split's cluster exchange is ahead. No sweep shape lies
@@ -116,8 +115,8 @@ static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows,
 /* What sml_auto_pick reads of the device for this shape: the SM count only inside the forward
  * warp band, cluster support and the DRAM figure only past `block`'s rows (all three are kept
  * in the handle after its first launch, src/core/devmem.c). The launcher asks the runtime for no
- * more than that: each query costs the host a few hundred ns per launch (3 queries take
- * `auto` from warp's 3.9 us per launch call to 4.8 us on an H100, tools/launch_cost.c). */
+ * more than that: each query costs the host time on every launch, which short rows cannot hide
+ * (tools/launch_cost.c; (docs/KERNELS.md, "Measurements behind the design notes")). */
 static inline int sml_auto_needs_sms(sml_op op, sml_dtype dt, int64_t cols) {
     return sml_auto_fwd_warp_band(op, dt, cols);
 }

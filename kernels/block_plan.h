@@ -10,15 +10,15 @@
 
 /* The default configuration: the smallest K (of those instantiated) that holds the row in
  * <= SML_BLOCK_PREF_THREADS threads, else the largest K with up to 1,024 threads. Fewer, fuller
- * threads are faster (at 4,096 columns K = 2-4 beats K = 1 by 3-7%); 16-bit backward stops at
+ * threads are faster (more bytes in flight per thread); 16-bit backward stops at
  * K = 2 below SML_BLOCK_BWD_WIDE_COLS.
  *
  * Many rows (at least SML_BLOCK_MANY_ROWS_PER_SM per SM): the largest K with at least 32
  * threads, up to 4 chunks in fp32 and 2 in 16-bit. With more than a wave of rows the SM is
  * full of blocks either way, and what differs is the bytes each thread has in flight when
- * its block stalls in a reduction: 32 threads x 4 fp32 chunks beat 128 x 1 by 2-5% and match
- * cuDNN at 32768 x 512; 16-bit K = 4 loses everywhere. At 4,096 rows (31 per SM) the default
- * is still ahead, hence the threshold. Forward rows below it have their own rule
+ * its block stalls in a reduction: 32 threads x 4 fp32 chunks beat 128 x 1; 16-bit K = 4
+ * loses everywhere. At 4,096 rows (31 per SM) the default is still ahead, hence the
+ * threshold. Forward rows below it have their own rule
  * (sml_block_fwd_one_wave_k).
  *
  * Backward rows of SML_BLOCK_BWD_WIDE_COLS columns and more: 32 elements of y and of dy per
@@ -26,11 +26,9 @@
  * 16,384, 1,024 at 32,768 (16-bit only: see SML_BLOCK_MAX_THREADS). This is
  * the shape of a fused Triton backward (one program of 16 warps, 32 elements each), in a grid
  * of one block per row as the forward rows past 1,024 columns have (SML_BLOCK_ROW_GRID_BLOCKS_PER_SM).
- * On an H100 it takes 4096 x 16384 from 96.3-97.5% of the copy kernel to 100.3-100.9%, 4096
- * x 8192 from 98.8-99.5% to 99.8-101.5%, 16-bit 4096 x 32768 from split's 93.2-93.8% to
- * 100.1-100.4% (log_softmax_bwd) and 98.0-98.3% (softmax_bwd); the one-block-per-row grid alone is worth 0.5-0.8% at 8,192
- * columns, 1.5-1.9% at 16,384 and 3% at 32,768 against a grid that walks the rows (H200, the
- * walking grid: level to 3% faster than the 1,024-thread plan it replaces). */
+ * Each thread then has as many bytes in flight as the forward's, and a finished block's SM
+ * takes the next row at once; both parts gain, at every row length of the band
+ * (docs/KERNELS.md, "Measurements behind the design notes"). */
 #define SML_BLOCK_PREF_THREADS 256
 #define SML_BLOCK_BWD_WIDE_COLS 8192
 #define SML_BLOCK_MANY_ROWS_PER_SM 48
@@ -40,9 +38,9 @@
  * blocks per SM: one block per row for a few thousand rows, so the hardware gives a finished
  * block's place to the next row instead of each block walking a fixed share. This is the
  * shape of cuDNN's forward kernel on these rows (ncu: 256 threads x 64 fp32 in 128
- * registers, one block per row); against 1,024 threads x 4 with one block per SM
- * it is 1-7% faster from 2,048 to 16,384 columns and ahead of cuDNN at 8,192-16,384. The grid
- * matters on its own: the same K with twice the resident blocks is 1-2% slower. */
+ * registers, one block per row); it is faster than 1,024 threads x 4 with one block per SM
+ * on every row of the band. The grid matters on its own: the same K with twice the resident
+ * blocks is slower (docs/KERNELS.md, "Measurements behind the design notes"). */
 #define SML_BLOCK_SHORT_COLS 1024
 #define SML_BLOCK_ROW_GRID_BLOCKS_PER_SM 64
 /* The most threads a block of the kernel built for V elements per chunk and K chunks per thread
@@ -52,8 +50,8 @@
  * backward K = 4 takes 1,024 (64 registers: log_softmax none spilled, softmax 24 bytes, which
  * needs the product of y and dy), so a 32,768-column row is one block; 16-bit softmax
  * backward K = 4 is also built for at most SML_BLOCK_BWD16_LEAN_THREADS threads (96 registers,
- * no spill), which launches of that many threads or fewer (rows to 16,384 columns) take: at
- * 64 registers those rows are 2-3% slower on an H100. */
+ * no spill), which launches of that many threads or fewer (rows to 16,384 columns) take: the
+ * 64-register build is slower on those rows (docs/KERNELS.md, "Measurements behind the design notes"). */
 #define SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)                                                      \
     ((V) == 1      ? 1024                                                                          \
      : (BWD)       ? (((V) == 4 && (K) >= 8) ? 512 : 1024)                                         \
@@ -85,12 +83,11 @@ static inline int sml_block_threads(int64_t chunks, int K) {
  * double K (halving the block) while an SM's share of the rows exceeds the blocks of that size it
  * can hold together (2,048 threads, 32 blocks), so the whole grid is resident in one wave
  * instead of a second wave starting behind the first's reductions, as long as the halved
- * block idles no more lanes than before. On the H200 this takes fp32 4096 x 1024 from 12.5 to
- * 11.2 us and fp32 4096 x 512 level with cuDNN; the H100 is level or slightly ahead. Where one
- * wave already holds the rows (2,048 x 512) K = 1 stays. Added idle lanes cost more than the
- * wave gains (fp16 4096 x 768 as 64 x 2 is 3-4% slower than 96 x 1). Backward keeps K = 1
- * (64 x 2 loses 1-2% on both GPUs). The block stays at two warps or more: a block of 32 x 4
- * loses on the H100 where rows outnumber even 32 resident blocks (fp32 5120 x 512). */
+ * block idles no more lanes than before. Where one wave already holds the rows (2,048 x 512)
+ * K = 1 stays. Added idle lanes cost more than the wave gains (fp16 4096 x 768 as 64 x 2
+ * loses to 96 x 1). Backward keeps K = 1 (64 x 2 loses there). The block stays at two warps or
+ * more: a block of 32 x 4 loses where rows outnumber even 32 resident blocks (fp32 5120 x
+ * 512). The figures: (docs/KERNELS.md, "Measurements behind the design notes"). */
 #define SML_BLOCK_WAVE_MIN_THREADS 64
 static inline int sml_block_fwd_one_wave_k(int64_t chunks, int k, int kmax, int64_t rows, int sms) {
     const int64_t per_sm = (rows + sms - 1) / sms;

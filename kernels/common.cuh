@@ -119,7 +119,7 @@ template <typename T> __device__ __forceinline__ T sml_zero();
  *               not whole), no branch, so the compiler cannot place work that waits on one
  *               load between it and the next (it did: with a branch per chunk, the 16-bit
  *               unpack of chunk k was scheduled before the load of chunk k+1, serialising
- *               the loads, which made bf16 rows 20% slower than fp16);
+ *               the loads, which made bf16 rows slower than fp16; docs/KERNELS.md);
  *   sml_cld_fix afterwards, the one partial chunk at the end of a row, element by element,
  *               assembled into whole words.
  * Nothing outside [row, row + cols) is touched. The launcher guarantees 16-byte alignment

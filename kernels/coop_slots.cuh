@@ -11,8 +11,8 @@
  * single-copy atomic, so a reader that sees the current generation in a word sees that
  * launch's value beside it, with no fence on either side. A release store or an acquire
  * load would be one, and a fence waits for the thread's copies in flight: with st.release
- * publishing each partial, every exchange waits for the next slices' loads (43-66% of memcpy
- * at 128 x 2^20, slower the more stages are in flight). */
+ * publishing each partial, every exchange waits for the next slices' loads, the slower the
+ * more stages are in flight (docs/KERNELS.md, "Measurements behind the design notes"). */
 typedef struct coop_slot {
     unsigned long long m, s;
 } coop_slot;

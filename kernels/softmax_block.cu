@@ -208,8 +208,8 @@ static sml_status block_go(const sml_problem *p, int K, int threads, int sms, in
     }
     if (!kern) return SML_ERR_UNSUPPORTED;
     /* Twice the blocks the thread limit lets an SM hold, walking the rows: no occupancy query
-     * (a runtime call per launch, ~0.8 us, which rows of a few hundred columns cannot hide:
-     * with it, auto takes a flat 5.8 us on every 4096 x 256 16-bit op). */
+     * (a runtime call per launch, which rows of a few hundred columns cannot hide; docs/KERNELS.md,
+     * "Measurements behind the design notes"). */
     if (bps <= 0) bps = 2 * (SML_SM_THREADS / threads);
     const int64_t blocks = sml_min64(p->rows, (int64_t)sms * bps);
     kern<<<(unsigned)blocks, threads, 0, (cudaStream_t)p->stream>>>(

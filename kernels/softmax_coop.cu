@@ -24,10 +24,9 @@
  * same slots of a stage, so only the reductions need barriers. Rows that fit one stage
  * (S = 1) need no exchange.
  *
- * Measured in `tune`: backward at 128 x 2^20 97-100% of memcpy on an H100, 76-89% on an
- * H200 (refilling a stage only at the next iteration's start reaches 71-81%; fp32 split
- * 65-78%), so `auto` sends long backward rows here; forward only
- * 77-81% (split: 84%): the forward's per-slice chain (max, exp-sum, publish, gather, exp
+ * Measured in `tune` (docs/KERNELS.md, "Measurements behind the design notes"): backward on long rows is ahead of
+ * split (and of refilling a stage only at the next iteration's start), so `auto` sends long
+ * backward rows here; forward trails split: the forward's per-slice chain (max, exp-sum, publish, gather, exp
  * again) is longer than the memory time it has to hide behind, and more blocks per SM only
  * shorten the slices.
  *
@@ -60,10 +59,9 @@
 #include "core/internal.h"
 
 #define COOP_MAX_THREADS 1024
-/* The launcher's plan: backward at 128 x 2^20 reaches 94-98% of memcpy with one block of 512
- * threads per SM and 3 stages; 4 or 5 stages (more, smaller slices) 72-85%, 2 blocks per SM
- * 85-92%, 1,024 threads 78%. With the slot-by-slot refill it is still the best or level: H200
- * 2 x 256 within 1% of it, 4 stages 10 points behind; H100 2 x 256-512 6-11 points behind. */
+/* The launcher's plan: one block of 512 threads per SM and 3 stages, the best of the plans
+ * measured (4 or 5 stages of smaller slices, 2 blocks per SM, 1,024 threads), with the
+ * slot-by-slot refill too (docs/KERNELS.md, "Measurements behind the design notes"). */
 #define COOP_THREADS 512
 #define COOP_STAGES 3
 #define COOP_MIN_STAGES 3 /* one awaiting output, one being reduced, one or more in flight */
@@ -104,8 +102,8 @@ __device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_
  * max M of the slice (threads' maxima, one block reduction) and then the compensated sum of
  * exp(x - M) (a second one); backward the sum of dy * y (or dy). Two cheap reductions
  * instead of one merge of (max, sum) pairs, whose butterfly computes two exps per step on the
- * critical path of every item (forward 68-74% of memcpy at 128 x 2^20 with the merge, where
- * backward, with plain sums, reaches 90-100%). Both passes read shared memory, not
+ * critical path of every item (the forward with the merge trailed the backward, with plain
+ * sums, by far; docs/KERNELS.md). Both passes read shared memory, not
  * global. red: two reduction buffers. */
 template <typename T, int V, bool BWD, bool LOG>
 __device__ __forceinline__ void coop_stats(const sml_chunk<T, V> *sx, const sml_chunk<T, V> *sd, const coop_item &c,

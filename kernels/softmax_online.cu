@@ -7,8 +7,8 @@
  * Differs from `block` (row in registers, <= 16,384 columns) and `split` (row in the shared
  * memory of a cluster): nothing is held on chip, so no row is too long and no device feature
  * is needed. `auto` uses it for forward rows of 1,025 to 16,384 columns (fp32: 8,192), where
- * the second read comes from L2 and it measured 94-98% of a copy kernel, ahead of `block`
- * (one barrier per row instead of two, half the registers), and for long rows where
+ * the second read comes from L2 and it is ahead of `block` (one barrier per row instead of
+ * two, half the registers; docs/KERNELS.md), and for long rows where
  * thread-block clusters are unavailable.
  *
  * Accuracy over long rows: each thread adds one term per tile into a compensated (Kahan)

@@ -137,9 +137,8 @@ __device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int t
 }
 
 /* Backward in clusters of at least this many blocks refills its slots while writing them
- * (2''); smaller clusters read the next slice after writing (2'). Refilling gains 4-10 points
- * of memcpy in clusters of 8 and 16 (H200 1024 x 131072, 512 x 262144; H100 +4-5 at 512 x
- * 262144 fp32 and 256 x 524288 fp16) but loses up to 7 in clusters of 2 and 4 (4096 x 32768). */
+ * (2''); smaller clusters read the next slice after writing (2'). Refilling gains in clusters
+ * of 8 and 16 and loses in clusters of 2 and 4 (docs/KERNELS.md, "Measurements behind the design notes"). */
 #define SPLIT_REFILL_MIN_C 8
 
 /* ---- the per-row exchange of partials between the blocks of a cluster ----------------------

@@ -31,7 +31,7 @@
  * a budget of 65,536 / (128 x this) registers per thread. Without it the compiler took what
  * it liked: fp32 forward at K = 4 took 70 registers, 7 blocks per SM, so 16384 x 128's 1,024
  * blocks ran in 1.11 waves; 16-bit forward at K = 1 took 40, 12 blocks of the 16 the threads
- * allow; the budgets take H200 fp32 16384 x 128 from 7.69 to 7.40 us, fp16 from 5.95 to 5.26.
+ * allow; the budgets make both faster (docs/KERNELS.md, "Measurements behind the design notes").
  * D counts the row elements a lane holds, as fp32: 16-bit chunks are unpacked to fp32 for
  * the arithmetic, and counting them packed made the 16-bit variants spill. Scalar chunks
  * (an address per element) and several rows per group (per-row state) count twice: without
@@ -184,8 +184,8 @@ static sml_status warp_go(const sml_problem *p, int K, int R, int width, int sms
     if (!kern) return SML_ERR_UNSUPPORTED;
     /* At most 16 blocks per SM (what the thread limit allows), walking the rows: no occupancy
      * query, a runtime call per launch that rows this short cannot hide. A grid of only
-     * warp_min_blocks per SM loses wherever more blocks than that fit (16-bit 32768 x 512
-     * forward at K = 2 by 5%, 16-bit backward at K = 1 by 2%). */
+     * warp_min_blocks per SM loses wherever more blocks than that fit (16-bit forward at K = 2,
+     * 16-bit backward at K = 1; docs/KERNELS.md). */
     if (bps <= 0) bps = SML_SM_THREADS / WARP_THREADS;
     const int64_t rows_per_block = (int64_t)(WARP_THREADS / 32) * (32 / width) * R;
     const int64_t blocks = sml_min64((p->rows + rows_per_block - 1) / rows_per_block, (int64_t)sms * bps);
@@ -205,8 +205,8 @@ static sml_status warp_typed(const sml_problem *p, int V, int K, int R, int widt
  * row spans fewer lanes and each lane has several loads in flight (cuDNN's small-row kernel
  * holds two rows per warp for the same reason). 16-bit rows gain nothing from it, nor do rows
  * of 64 columns or backward, so only fp32 forward. K = 2 rather than 4: with the register
- * budgets of warp_min_blocks K = 2 holds 16 blocks per SM where K = 4 holds 8, and is 2-4%
- * faster (H200 16384 x 128 7.13 us against 7.36; cuDNN 7.11). */
+ * budgets of warp_min_blocks K = 2 holds 16 blocks per SM where K = 4 holds 8, and is faster
+ * (docs/KERNELS.md, "Measurements behind the design notes"). */
 #define WARP_FWD_NARROW_K 2
 #define WARP_FWD_NARROW(p, V, chunks) \
     (!sml_op_is_backward((p)->op) && (V) == 4 && (p)->cols > 64 && (chunks) <= 32)

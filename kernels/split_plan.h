@@ -29,18 +29,16 @@ typedef struct sml_split_cfg {
 
 /* The bytes a slice should fit in, by element size and direction. 16-bit forward slices are
  * cut to half the bytes: twice the elements per byte to exponentiate, and more, smaller blocks
- * hide that better (1024 x 131072 in clusters of 8: 93.5-95.1% of memcpy against 92.0-93.6%
- * in clusters of 4). */
+ * hide that better (clusters of 8 against 4; docs/KERNELS.md, "Measurements behind the
+ * design notes"). */
 static inline size_t sml_split_fit_bytes(size_t elem_size, int bwd) {
     return !bwd && elem_size == 2 ? SML_SPLIT_FIT_BYTES / 2 : SML_SPLIT_FIT_BYTES;
 }
 
 /* Cached chunks per thread when the slice fits: backward, with one tile of y and dy in
- * flight per thread, takes half as many as forward, so twice the threads (H200 4096 x 32768
- * backward: 95% of memcpy against 90% with 8 per thread). 16-bit forward takes twice as many
- * as fp32, so half the threads: 16 per thread against 8 gains 1-5 points of memcpy at 4096 x
- * 32768 and 4096 x 65536 on both GPUs (at 1024 x 131072 the H100 is level in the bench).
- * fp32 loses with 16, and 16-bit with 32. */
+ * flight per thread, takes half as many as forward, so twice the threads. 16-bit forward
+ * takes twice as many as fp32, so half the threads. fp32 loses with 16, and 16-bit with 32
+ * (docs/KERNELS.md, "Measurements behind the design notes"). */
 static inline int sml_split_chunks_per_thread(size_t elem_size, int bwd) {
     return bwd ? SML_SPLIT_BWD_CHUNKS_PER_THREAD
                : elem_size == 2 ? SML_SPLIT_FWD_CHUNKS_PER_THREAD_16BIT : SML_SPLIT_FWD_CHUNKS_PER_THREAD;
@@ -68,16 +66,14 @@ static inline sml_split_cfg sml_split_size(int64_t rows, int64_t nch, size_t chu
     const int big = slice > SML_SPLIT_FIT_BYTES;
     /* One block that caches its whole slice beats two that each re-read a tail from L2, though
      * it fits half the clusters: 16-bit rows of 2^20 columns (a 128 KB slice) in one block of
-     * 1,024 threads reach 2-4 points more of a copy kernel in softmax than two blocks at 88%
-     * cached (log_softmax level), fp32 2 MiB rows 1-2 points more. Where two blocks cache the
-     * slice whole too (128 x 917,504, 112 KB), two win by 5-9 points. Forward only (the
-     * launcher's own plan): backward is not measured. */
+     * 1,024 threads are ahead of two blocks that cache 88% (log_softmax level), and so are
+     * fp32 2 MiB rows. Where two blocks cache the slice whole too (128 x 917,504, 112 KB), two
+     * win (docs/KERNELS.md). Forward only (the launcher's own plan): backward is not measured. */
     const int whole_alone = force_C <= 0 && force_bps <= 0 && slice > smemb && slice <= smem1;
     /* The slice is over SML_SPLIT_FIT_BYTES. Two blocks per SM, each caching SML_SPLIT_MIN_CACHED
      * of its slice in half the SM, come first: one block's wait for the row's partials then hides
-     * behind the other's loads, and a cluster of 16 fits 14 times on an H100 instead of 7 (128
-     * x 2^20 fp16 forward: 89.6% of memcpy, against 84.3% in clusters of 8 with one block per
-     * SM). */
+     * behind the other's loads, and twice the clusters of 16 fit (docs/KERNELS.md, "Measurements
+     * behind the design notes"). */
     if (force_C <= 0 && force_bps <= 0 && big && !whole_alone &&
         (double)smemb >= SML_SPLIT_MIN_CACHED * (double)slice)
         bps = 2;
@@ -108,7 +104,7 @@ static inline sml_split_cfg sml_split_size(int64_t rows, int64_t nch, size_t chu
  * exchange: only a block alone on its SM, whose cache leaves no room for a second block
  * (smem2: a block's share when two share the SM). Alone, nothing else on the SM loads while
  * the block waits for its cluster's partials; where blocks share an SM, another block's loads
- * cover the wait, and prefetching there costs 1-1.6 points (fp32 1024 x 131072). */
+ * cover the wait, and prefetching there costs time (docs/KERNELS.md). */
 static inline int sml_split_prefetch(const sml_split_cfg *pl, int bwd, size_t smem2) {
     return !bwd && pl->smem > smem2;
 }
