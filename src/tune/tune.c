@@ -56,15 +56,16 @@ static void bufs_free(shape_bufs *b) {
     sml_buffer_free(&b->out);
 }
 
-/* Inputs of one shape and dtype on the device, nsets copies: as many as keep a backward
- * case's three tensors past 4x L2 (the bench's cold-cache rule), at most 256. */
+/* Inputs of one shape and dtype on the device, nsets copies: as many as keep a forward case's
+ * two tensors past 4x L2 (the bench's cold-cache rule; a backward case's three then span
+ * more), at most 256. */
 static sml_status bufs_make(const tune_ctx *c, int64_t rows, int64_t cols, sml_dtype dt, shape_bufs *b,
                             char *err, size_t errlen) {
     memset(b, 0, sizeof *b);
     b->tensor = (size_t)rows * (size_t)cols * sml_dtype_size(dt);
     b->stride = (b->tensor + 255) / 256 * 256;
     const double l2 = c->info.l2_bytes ? (double)c->info.l2_bytes : 128.0 * 1024 * 1024;
-    const double want = ceil(4.0 * l2 / (3.0 * (double)b->tensor));
+    const double want = ceil(4.0 * l2 / (2.0 * (double)b->tensor));
     b->nsets = want < 1 ? 1 : want > 256 ? 256 : (int)want;
     void *hy = malloc(b->tensor), *hdy = malloc(b->tensor);
     sml_status s = hy && hdy ? SML_OK : SML_ERR_OUT_OF_MEMORY;
