@@ -15,6 +15,8 @@ cmake --build --preset debug
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install build --prefix "$prefix"
+# auto's shipped plan tables go beside the library (share/softmax_lab/plans, src/core/plan_cache.h).
+test -d "$prefix/share/softmax_lab/plans" || { echo "ci/cpu.sh: no share/softmax_lab/plans in the install"; exit 1; }
 rm -rf build/example
 cmake -S examples/external-kernel -B build/example -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build build/example -j 4

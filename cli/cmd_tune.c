@@ -31,7 +31,9 @@ static void usage(FILE *f) {
             "  --out FILE       write the table here (default: stdout)\n"
             "  --min-gain X     keep the rules' plan unless the best is X faster (default 0.01)\n"
             "  --quiet          no progress lines on stderr\n"
-            "exit: 0 written, 1 a measurement or the write failed (the old file, or none, is left),\n"
+            "exit: 0 written, 1 a measurement or the write failed (the old file, or none, is left), or\n"
+            "      a candidate's launch failed other than as unsupported (the table is written\n"
+            "      without it),\n"
             "      2 bad usage (nothing written), 3 no GPU (nothing measured)\n",
             sml_sweep_names());
 }
@@ -154,7 +156,8 @@ int sml_cmd_tune(int argc, char **argv) {
     sml_tune_cell *cells = NULL;
     size_t n = 0;
     sml_plan_key key;
-    sml_status s = sml_tune_run(&a.o, &cells, &n, &key, err, sizeof err);
+    int failed = 0;
+    sml_status s = sml_tune_run(&a.o, &cells, &n, &key, &failed, err, sizeof err);
     if (s != SML_OK) {
         fprintf(stderr, ME ": %s\n", err);
         return s == SML_ERR_NO_DEVICE ? 3 : 1;
@@ -171,5 +174,7 @@ int sml_cmd_tune(int argc, char **argv) {
     fprintf(stderr, ME ": %zu cells, %zu where the table's plan is not the rules' own\n", n, differ);
     const int wrc = write_table(&a, &t, n);
     sml_plan_table_free(&t);
-    return wrc;
+    if (failed)
+        fprintf(stderr, ME ": %d candidate launches failed (above); the table holds none of them\n", failed);
+    return wrc ? wrc : failed ? 1 : 0;
 }

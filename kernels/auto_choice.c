@@ -4,6 +4,7 @@
  * they read them (each query costs the host per launch). Both serve the launcher
  * (kernels/softmax_auto.cu) and the public sml_auto_choice, so the two cannot disagree. */
 #include <stdio.h>
+#include <string.h>
 
 #include "core/internal.h"
 #include "core/plan_cache.h"
@@ -25,8 +26,14 @@ static const sml_plan_entry *table_entry(sml_handle *h, sml_op op, sml_dtype dt,
 
 int sml_auto_table_plan(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
                         sml_plan *plan) {
-    sml_plan_slot tmp = {0};
-    const sml_plan_entry *e = table_entry(h, op, dt, rows, cols, vectors, &tmp, NULL);
+    if (h) { /* a launch: the handle's table, nothing zeroed or freed per call */
+        const sml_plan_entry *e = table_entry(h, op, dt, rows, cols, vectors, NULL, NULL);
+        if (e) *plan = e->plan;
+        return e != NULL;
+    }
+    sml_plan_slot tmp;
+    memset(&tmp, 0, sizeof tmp);
+    const sml_plan_entry *e = table_entry(NULL, op, dt, rows, cols, vectors, &tmp, NULL);
     if (e) *plan = e->plan;
     sml_plan_slot_free(&tmp);
     return e != NULL;
@@ -74,7 +81,8 @@ sml_status sml_auto_explain(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows
     sml_status s = sml_validate_kind(op, dt, rows, cols);
     if (s != SML_OK) return s;
     const int vectors = sml_stride_takes_vectors(cols, dt);
-    sml_plan_slot tmp = {0};
+    sml_plan_slot tmp;
+    memset(&tmp, 0, sizeof tmp);
     const char *source = NULL;
     const sml_plan_entry *e = table_entry(h, op, dt, rows, cols, vectors, &tmp, &source);
     if (e) {

@@ -54,9 +54,11 @@ typedef struct sml_tune_opts {
 } sml_tune_opts;
 
 /* Run the tuner on the current device: *cells (malloc'ed) and *ncells, and the GPU's key.
- * SML_ERR_NO_DEVICE without a GPU; other errors with err set. */
-sml_status sml_tune_run(const sml_tune_opts *o, sml_tune_cell **cells, size_t *ncells, sml_plan_key *key, char *err,
-                        size_t errlen);
+ * *failed (may be NULL): candidate launches that failed other than with SML_ERR_UNSUPPORTED
+ * (each said on stderr and left out). SML_ERR_NO_DEVICE without a GPU; other errors with err
+ * set. */
+sml_status sml_tune_run(const sml_tune_opts *o, sml_tune_cell **cells, size_t *ncells, sml_plan_key *key, int *failed,
+                        char *err, size_t errlen);
 
 /* Cells and candidate measurements the run will make, and its rough duration in seconds. */
 void sml_tune_estimate(const sml_tune_opts *o, int clusters, size_t *cells, size_t *candidates, double *seconds);

@@ -4,10 +4,12 @@
  *   - the lookup at and beside every band edge, rows bands included;
  *   - the search: SML_PLANS, then the data directory, matched on the GPU key; a GPU with no
  *     table (a fake key) gets none, `off` none at all;
+ *   - the library finds the data directory beside its lib/ (the build tree's copy);
  *   - every shipped table (the .plans files of data/plans) loads.
  * Planted checks: with the overlap test of check_and_index removed the "overlap" case fails;
  * with `cols < e->cols_lo` in sml_plan_table_find made `<=` the band-edge case fails; with
  * the SM count left out of sml_plan_key_mismatch the unknown-GPU case fails. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,9 @@
 #include "core/plan_table.h"
 #include "unit_case.h"
 
+#ifndef SML_BINARY_DIR
+#define SML_BINARY_DIR "./build"
+#endif
 #ifndef SML_SOURCE_DIR
 #define SML_SOURCE_DIR "."
 #endif
@@ -182,6 +187,16 @@ static void search(unit_run *u) {
     rmdir(dir);
 }
 
+/* The library finds the build tree's copy of data/plans beside its lib/ directory. */
+static void data_dir(unit_run *u) {
+    if (!unit_case(u, 600, NULL)) return;
+    char dir[1024] = "", a[4096] = "", b[4096] = "";
+    const int found = sml_plans_data_dir(dir, sizeof dir);
+    const int same = found && realpath(dir, a) && realpath(SML_BINARY_DIR "/share/softmax_lab/plans", b) && !strcmp(a, b);
+    UNIT_EXPECT(u, same, "the data directory: '%s' (found %d), want %s/share/softmax_lab/plans", dir, found,
+                SML_BINARY_DIR);
+}
+
 static void shipped(unit_run *u) {
     if (!unit_case(u, 500, NULL)) return;
     DIR *d = opendir(SML_SOURCE_DIR "/data/plans");
@@ -210,6 +225,7 @@ int main(int argc, char **argv) {
     round_trip(&u);
     lookup(&u);
     search(&u);
+    data_dir(&u);
     shipped(&u);
     return sml_tally_finish(&u.tally);
 }
