@@ -15,4 +15,13 @@ from ._register import register, registered
 from .api import bench, check, judge, main, run_cli
 from .backends import register_all as register_backends
 
+try:  # written by the CMake install of `pip install .`, from project(VERSION)
+    from ._version import __version__
+except ImportError:  # a source checkout on PYTHONPATH: the version of the library it loads
+    def __getattr__(name):
+        if name == "__version__":
+            from . import _native
+            return _native.libs()[0].sml_version().decode()
+        raise AttributeError("module 'softmax_lab' has no attribute %r" % name)
+
 __all__ = ["register", "registered", "check", "bench", "judge", "main", "run_cli", "register_backends"]

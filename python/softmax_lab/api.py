@@ -227,3 +227,8 @@ def main(argv=None):
         sys.stderr.write("softmax_lab: cannot import a Python kernel module: %s\n" % e)
         return 2
     return run_cli(argv)
+
+
+def console_main():
+    """The `softmax-lab` console script of the pip install: `python -m softmax_lab`."""
+    sys.exit(main())
