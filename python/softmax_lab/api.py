@@ -32,12 +32,13 @@ class Result(dict):
         return "<softmax_lab result exit=%d (%s) argv=%r>" % (self.exit, EXIT_MEANING.get(self.exit, "?"), self.argv)
 
 
-def run_cli(argv):
-    """Run one `softmax-lab` command line in this process; returns its exit status."""
+def run_cli(argv, prog="softmax-lab"):
+    """Run one `softmax-lab` command line in this process; returns its exit status. prog is
+    the name its usage shows."""
     core, cli = _native.libs()
     sys.stdout.flush()
     sys.stderr.flush()
-    args = ["softmax-lab"] + [str(a) for a in argv]
+    args = [prog] + [str(a) for a in argv]
     arr = (ctypes.c_char_p * (len(args) + 1))(*[a.encode() for a in args], None)
     rc = cli.sml_cli_main(len(args), arr)
     libc = ctypes.CDLL(None)
@@ -324,7 +325,7 @@ def _split_load(env):
     return parts
 
 
-def main(argv=None):
+def main(argv=None, prog="python3 -m softmax_lab"):
     """`python -m softmax_lab`: the Python backends registered, then the command line run."""
     from .backends import register_all
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -342,9 +343,9 @@ def main(argv=None):
     except ImportError as e:
         sys.stderr.write("softmax_lab: cannot import a Python kernel module: %s\n" % e)
         return 2
-    return run_cli(argv)
+    return run_cli(argv, prog)
 
 
 def console_main():
     """The `softmax-lab` console script of the pip install: `python -m softmax_lab`."""
-    sys.exit(main())
+    sys.exit(main(prog="softmax-lab"))

@@ -159,6 +159,21 @@ raises(ValueError, ["py_annotated"], "unregister() of a name not registered", so
 softmax_lab.register("py_annotated", annotated, ops="softmax", dtypes="fp32")
 expect("py_annotated" in softmax_lab.registered(), "an unregistered name can be registered again")
 
+# python -m softmax_lab names itself in its usage, and its bench writes ./ledger where it runs.
+env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(source, "python"), here]))
+p = subprocess.run([sys.executable, "-m", "softmax_lab", "--help"], env=env, stdout=subprocess.PIPE,
+                   stderr=subprocess.STDOUT, universal_newlines=True)
+expect(p.returncode == 0 and "usage: python3 -m softmax_lab COMMAND" in p.stdout,
+       "python -m softmax_lab --help says 'usage: python3 -m softmax_lab' (%r)" % p.stdout[:200])
+cwd = os.path.join(tmp, "run-here")
+os.mkdir(cwd)
+p = subprocess.run([sys.executable, "-m", "softmax_lab", "bench", "--backend=cpu_naive", "--rows=4", "--cols=64",
+                    "--dtype=fp32", "--min-samples=2", "--max-seconds=0.01", "--quiet"], env=env, cwd=cwd,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+led = os.path.join(cwd, "ledger")
+expect(p.returncode == 0 and os.path.isdir(led) and any(f.endswith(".json") for f in os.listdir(led)),
+       "python -m softmax_lab bench writes ./ledger in its working directory (exit %d)\n%s" % (p.returncode, p.stdout[-1500:]))
+
 import shutil  # noqa: E402
 shutil.rmtree(tmp)
 if failures:
