@@ -28,10 +28,9 @@ static void usage(FILE *f) {
         "  --rows R --cols C       one shape instead of a sweep\n"
         "  --dtype D[,D...]|all    fp32, fp16, bf16 (default: each shape's own dtypes)\n"
         "  --json FILE --md FILE   write the ledger to these files (directories are made)\n"
-        "  --ledger DIR            also write DIR/<sweep>_<ops>.json and .md (default: ledger/\n"
-        "                          beside the softmax-lab binary, i.e. build/ledger for\n"
-        "                          ./build/softmax-lab, or ./ledger where the binary's directory\n"
-        "                          is not writable; none when --json or --md is given)\n"
+        "  --ledger DIR            also write DIR/<sweep>_<ops>.json and .md (default: build/ledger\n"
+        "                          for a build tree's ./build/softmax-lab, else ./ledger in the\n"
+        "                          current directory; none when --json or --md is given)\n"
         "  --svg FILE              plot GB/s against cols from this run's ledger\n"
         "  --min-samples N         at least N samples per measurement (default 10)\n"
         "  --max-seconds S         per measurement, once N samples are in (default 0.5)\n"
@@ -157,17 +156,19 @@ static int make_parent(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
-/* The default ledger directory: ledger/ beside this binary, so that a run from a source
- * checkout writes into the build tree, never into the sources; ./ledger where the binary's
- * own path cannot be read or its directory cannot be written (an installed binary). */
+/* The default ledger directory: ledger/ beside this binary when the binary sits at the top of
+ * a CMake build tree (CMakeCache.txt beside it: ./build/softmax-lab writes build/ledger, never
+ * into the sources); ./ledger in the current directory for any other binary (an installed
+ * one, or the Python interpreter running python -m softmax_lab). */
 static void default_ledger_dir(char *dir, size_t n) {
-    char exe[1024];
+    char exe[1024], cache[1100];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len > 0) {
         exe[len] = 0;
         *strrchr(exe, '/') = 0; /* the link is an absolute path: it has a '/' */
+        snprintf(cache, sizeof cache, "%.1000s/CMakeCache.txt", exe);
         snprintf(dir, n, "%.1000s/ledger", exe);
-        if (dir_ok(dir)) return;
+        if (access(cache, F_OK) == 0 && dir_ok(dir)) return;
     }
     snprintf(dir, n, "ledger");
 }

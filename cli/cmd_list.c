@@ -108,5 +108,12 @@ int sml_cmd_list(int argc, char **argv) {
     for (size_t i = 0; i < sml_kernel_count(); i++)
         if (sml_kernel_origin(sml_kernel_at(i)))
             printf("plugin kernel %s from %s\n", sml_kernel_at(i)->name, sml_kernel_origin(sml_kernel_at(i)));
+#ifdef SML_HAVE_CUDA
+    printf("build: softmax-lab %s with the CUDA kernels; %s\n", sml_version(),
+           gpu ? "a GPU is visible" : "no GPU visible: the GPU kernels cannot run here");
+#else
+    printf("build: softmax-lab %s, CPU only (built without nvcc, or with SML_WITH_CUDA=OFF): the GPU "
+           "kernels are not built\n", sml_version());
+#endif
     return 0;
 }

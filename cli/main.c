@@ -3,8 +3,11 @@
  * one registry of libsoftmax_lab calls it to run every subcommand on them. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "argv_norm.h"
 #include "commands.h"
 #include "plans_flag.h"
 #include "plugins.h"
@@ -30,9 +33,18 @@ static const struct {
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: softmax-lab COMMAND [options]   (softmax-lab help COMMAND, or COMMAND --help)\n"
-               "       softmax-lab --version\n\n");
+/* The name usage shows: argv[0] as the caller gave it (the Python binding passes
+ * "python3 -m softmax_lab"), its last path component for a path, "softmax-lab" without one. */
+static const char *prog_name(const char *argv0) {
+    if (!argv0 || !argv0[0]) return "softmax-lab";
+    if (strchr(argv0, ' ')) return argv0;
+    const char *slash = strrchr(argv0, '/');
+    return slash ? slash + 1 : argv0;
+}
+
+static void usage(FILE *f, const char *prog) {
+    fprintf(f, "usage: %s COMMAND [options]   (%s help COMMAND, or COMMAND --help)\n"
+               "       %s --version\n\n", prog, prog, prog);
     for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].help);
     fprintf(f, "\nexit status: 0 ok; 1 a failure was found (a kernel broke the contract, a gate or\n"
                "target was missed, a case got slower); 2 bad usage or input; 3 nothing was checked\n"
@@ -40,25 +52,89 @@ static void usage(FILE *f) {
                "matched). An output that could not be written is never 0 and leaves the old file\n"
                "or none. Each command's --help gives its own codes.\n");
     fprintf(f, "\nCommands that take a kernel also take --load PATH (plugin kernels; env SML_LOAD).\n"
-               "check, bench and replay take --plans PATH|off (auto's plan table; env SML_PLANS).\n");
+               "check, bench and replay take --plans PATH|off (auto's plan table; env SML_PLANS).\n"
+               "Options are also written --name=value; -- ends the options (later words are files);\n"
+               "--json - and --md - write to standard output (the report goes to standard error).\n");
 }
 
-static int run_command(const char *name, int argc, char **argv) {
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(name, COMMANDS[i].name)) {
-            int help = 0;
-            for (int a = 0; a < argc; a++) help |= !strcmp(argv[a], "--help") || !strcmp(argv[a], "-h");
-            if (COMMANDS[i].takes_plans) {
-                const int rc = sml_cli_take_plans(name, &argc, argv);
-                if (rc) return rc;
-            }
-            if (!COMMANDS[i].takes_load) return COMMANDS[i].run(argc, argv);
-            const int rc = sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv);
-            if (help && COMMANDS[i].takes_plans) sml_cli_plans_help();
-            return rc;
+/* "--json -" and "--md -": the document goes to standard output, and what the command prints
+ * for a person goes to standard error meanwhile, so the document can be piped. The "-" (a
+ * string of the normalised copy, argv_norm.h) is replaced by "/dev/fd/N" of a copy of
+ * standard output, which src/io/out_file.h writes in place; *saved is that copy (-1 when no
+ * output is "-"). 0, or -1 when a descriptor or memory is not had. */
+static int dash_to_stdout(int argc, char **argv, int *saved) {
+    *saved = -1;
+    for (int i = 0; i + 1 < argc; i++) {
+        if ((strcmp(argv[i], "--json") && strcmp(argv[i], "--md")) || strcmp(argv[i + 1], "-")) continue;
+        if (*saved < 0) {
+            fflush(stdout);
+            if ((*saved = dup(1)) < 0 || dup2(2, 1) < 0) return -1;
         }
-    fprintf(stderr, "softmax-lab: unknown command '%s'\n", name);
-    usage(stderr);
+        char *name = malloc(32);
+        if (!name) return -1;
+        snprintf(name, 32, "/dev/fd/%d", *saved);
+        free(argv[i + 1]);
+        argv[i + 1] = name;
+    }
+    return 0;
+}
+
+static void restore_stdout(int saved) {
+    if (saved < 0) return;
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+}
+
+/* One command on its normalised arguments: --plans taken out and checked where the command
+ * runs `auto`, --load where it takes a kernel (main's table says which). */
+static int run_table_entry(size_t i, int argc, char **argv) {
+    const char *name = COMMANDS[i].name;
+    int help = 0;
+    for (int a = 0; a < argc; a++) help |= !strcmp(argv[a], "--help") || !strcmp(argv[a], "-h");
+    if (COMMANDS[i].takes_plans) {
+        const int rc = sml_cli_take_plans(name, &argc, argv);
+        if (rc) return rc;
+    }
+    if (!COMMANDS[i].takes_load) return COMMANDS[i].run(argc, argv);
+    const int rc = sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv);
+    if (help && COMMANDS[i].takes_plans) sml_cli_plans_help();
+    return rc;
+}
+
+static int run_command(const char *prog, const char *name, int argc, char **argv) {
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        if (strcmp(name, COMMANDS[i].name)) continue;
+        int n = 0, version = 0;
+        char **args = NULL;
+        if (sml_cli_args_normalize(argc, argv, &n, &args, &version) != 0) {
+            fprintf(stderr, "softmax-lab %s: out of memory reading the command line\n", name);
+            return 2;
+        }
+        int rc = 0, saved = -1;
+        if (version) printf("softmax-lab %s\n", SML_VERSION);
+        else if (dash_to_stdout(n, args, &saved) != 0) {
+            fprintf(stderr, "softmax-lab %s: cannot send an output to standard output\n", name);
+            rc = 2;
+        } else {
+            /* The commands may reorder their argv (--load is taken out): they get a copy of
+             * the pointers, and the strings are freed through args. */
+            char **view = malloc(((size_t)n + 1) * sizeof *view);
+            if (view) {
+                memcpy(view, args, ((size_t)n + 1) * sizeof *view);
+                rc = run_table_entry(i, n, view);
+                free(view);
+            } else {
+                fprintf(stderr, "softmax-lab %s: out of memory reading the command line\n", name);
+                rc = 2;
+            }
+        }
+        restore_stdout(saved);
+        sml_cli_args_free(n, args);
+        return rc;
+    }
+    fprintf(stderr, "%s: unknown command '%s'\n", prog, name);
+    usage(stderr, prog);
     return 2;
 }
 
@@ -66,23 +142,24 @@ int sml_cli_main(int argc, char **argv) {
     /* Past a file-size limit a write must fail (and be reported, the old file kept) rather
      * than kill the process half-way through it. */
     signal(SIGXFSZ, SIG_IGN);
-    if (argc < 2) { usage(stderr); return 2; }
+    const char *prog = prog_name(argc > 0 ? argv[0] : NULL);
+    if (argc < 2) { usage(stderr, prog); return 2; }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
         printf("softmax-lab %s\n", SML_VERSION);
         return 0;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || (!strcmp(argv[1], "help") && argc == 2)) {
-        usage(stdout);
+        usage(stdout, prog);
         return 0;
     }
     if (!strcmp(argv[1], "help")) {
         if (argc > 3) {
-            fprintf(stderr, "softmax-lab help: one command at a time\n");
+            fprintf(stderr, "%s help: one command at a time\n", prog);
             return 2;
         }
         char help[] = "--help";
         char *args[] = {help, NULL};
-        return run_command(argv[2], 1, args);
+        return run_command(prog, argv[2], 1, args);
     }
-    return run_command(argv[1], argc - 2, argv + 2);
+    return run_command(prog, argv[1], argc - 2, argv + 2);
 }

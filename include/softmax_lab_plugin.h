@@ -72,6 +72,13 @@ SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *
 sml_status sml_register_kernels(const sml_kernel *table, size_t count, unsigned abi_version,
                                 const char *origin, char *msg, size_t msglen);
 
+/* Withdraw a table registered with sml_register_kernels (the same pointer): its kernels leave
+ * sml_kernel_count, sml_kernel_at and sml_kernel_find, so their names may be registered again.
+ * The table must stay valid while a command that started before may still use it (the
+ * registry keeps no copy). SML_ERR_INVALID_ARG for a table not registered this way (a loaded
+ * library's table stays). */
+sml_status sml_unregister_kernels(const sml_kernel *table);
+
 /* dlopen the library at path, call its sml_plugin_kernels and register the table (origin:
  * the library's absolute path). Loading a library already loaded does nothing and succeeds.
  * SML_ERR_PLUGIN (reason in msg) when it cannot be opened, is not a shared library, lacks

@@ -131,6 +131,13 @@ static void write_message(sml_check_report *r, sml_op op, sml_dtype dt, int64_t 
              (long long)r->inf_mismatch, (long long)r->worst_row, (long long)r->worst_col,
              r->got, r->want, r->worst_ulps, r->worst_rel, r->worst_ratio, r->row_max,
              r->row_sum);
+    /* Finite errors past the bound on a long row: the usual cause is a sum deeper than the
+     * contract's model allows (one thread adding the row serially); say where the rule is. */
+    if (!r->pass && cols >= SML_CHECK_LONG_ROW && r->nan_mismatch == 0 && r->inf_mismatch == 0) {
+        size_t n = strlen(r->message);
+        snprintf(r->message + n, sizeof r->message - n,
+                 "; long rows: <= 32 + log2(cols) additions per term (docs/NUMERICS.md 4.1)");
+    }
 }
 
 static sml_status check_args(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,

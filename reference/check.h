@@ -8,6 +8,10 @@
 #include <stdint.h>
 #include "softmax_lab.h"
 
+/* From this many columns a failure with finite errors names the summation-depth rule: a
+ * serial sum stays within the bound on shorter rows. */
+#define SML_CHECK_LONG_ROW 65536
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,7 +30,9 @@ typedef struct sml_check_report {
     double got, want;       /* at the worst element */
     double row_max, row_sum; /* of the worst row's input: forward: max and sum of exp(x - max);
                                 backward: max of y and sum of y (softmax_bwd) or exp(y) */
-    char message[320];      /* one line a person can read: verdict, worst error and where */
+    char message[320];      /* one line a person can read: verdict, worst error and where; on
+                               a row of SML_CHECK_LONG_ROW columns or more with finite errors,
+                               the summation-depth rule (docs/NUMERICS.md, section 4.1) */
     int64_t overflow_ok;    /* non-finite outputs accepted because fp32 intermediates of the
                                row can overflow (backward ops on huge values; see NUMERICS.md) */
 } sml_check_report;

@@ -11,8 +11,17 @@ Every call runs the same C code as the `softmax-lab` command (through libsoftmax
 `python -m softmax_lab` takes the same subcommands and flags, with the framework backends
 (torch, triton, liger, numpy) added to `--backend all` / `--kernel all`.
 """
-from ._register import register, registered
+from ._register import register, registered, unregister
 from .api import bench, check, judge, main, run_cli
 from .backends import register_all as register_backends
 
-__all__ = ["register", "registered", "check", "bench", "judge", "main", "run_cli", "register_backends"]
+try:  # written by the CMake install of `pip install .`, from project(VERSION)
+    from ._version import __version__
+except ImportError:  # a source checkout on PYTHONPATH: the version of the library it loads
+    def __getattr__(name):
+        if name == "__version__":
+            from . import _native
+            return _native.libs()[0].sml_version().decode()
+        raise AttributeError("module 'softmax_lab' has no attribute %r" % name)
+
+__all__ = ["register", "registered", "unregister", "check", "bench", "judge", "main", "run_cli", "register_backends"]

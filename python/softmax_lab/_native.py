@@ -1,16 +1,16 @@
-"""The shared libraries and the C structs of softmax_lab.h, through ctypes (ABI mode: nothing
-is compiled when the package is installed).
+"""The shared libraries and the C structs of softmax_lab.h, through ctypes.
 
 Two libraries are loaded: libsoftmax_lab (the core: API, registry, kernels) and
 libsoftmax_lab_cli (every `softmax-lab` subcommand as sml_cli_main). The CLI library links the
 core, so the kernels registered here are the ones every subcommand sees.
 
 Where the libraries are looked for, first hit wins:
-  1. $SML_LIBRARY_DIR;
-  2. the lib/ folder beside the bin/ of the `softmax-lab` on $PATH (an installed prefix), or
-     under the folder that holds it (a build tree);
+  1. $SML_LIBRARY_DIR (an override);
+  2. _lib/ of this package: where `pip install .` puts the libraries it built;
   3. build/lib, build-gpu/lib, build-cpu/lib of the source tree this package sits in
-     (python/ beside CMakeLists.txt).
+     (python/ beside CMakeLists.txt), for PYTHONPATH=python in a checkout;
+  4. the lib/ folder beside the bin/ of a `softmax-lab` executable on $PATH (a prefix of
+     `cmake --install`), or under the folder that holds it (a build tree).
 """
 import ctypes
 import os
@@ -83,17 +83,27 @@ def _candidate_dirs():
     env = os.environ.get("SML_LIBRARY_DIR")
     if env:
         yield env
-    exe = shutil.which("softmax-lab")
-    if exe:
-        bindir = os.path.dirname(os.path.realpath(exe))
-        yield os.path.join(os.path.dirname(bindir), "lib")    # an installed prefix
-        yield os.path.join(os.path.dirname(bindir), "lib64")
-        yield os.path.join(bindir, "lib")                      # a build tree
     here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, "_lib")
     tree = os.path.dirname(os.path.dirname(here))
     if os.path.exists(os.path.join(tree, "CMakeLists.txt")):
         for b in ("build", "build-gpu", "build-cpu"):
             yield os.path.join(tree, b, "lib")
+    exe = shutil.which("softmax-lab")
+    if exe and not _is_script(exe):
+        bindir = os.path.dirname(os.path.realpath(exe))
+        yield os.path.join(os.path.dirname(bindir), "lib")    # an installed prefix
+        yield os.path.join(os.path.dirname(bindir), "lib64")
+        yield os.path.join(bindir, "lib")                      # a build tree
+
+
+def _is_script(path):
+    """True for the console script pip writes (a text file), which is not the C binary."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return True
 
 
 def find_library_dir():
@@ -103,8 +113,9 @@ def find_library_dir():
         if os.path.exists(os.path.join(d, CORE)) and os.path.exists(os.path.join(d, CLI)):
             return d
     raise LibraryNotFound(
-        "softmax_lab: cannot find %s and %s (looked in: %s); build the project "
-        "(cmake --preset default && cmake --build --preset default) or set SML_LIBRARY_DIR"
+        "softmax_lab: cannot find %s and %s (looked in: %s); install the package with "
+        "`pip install .` from the source tree, or build it (cmake --preset default && "
+        "cmake --build --preset default) and set SML_LIBRARY_DIR to its lib/"
         % (CORE, CLI, ", ".join(tried) or "nowhere"))
 
 
@@ -128,6 +139,9 @@ def libs():
         core.sml_kernel_count.restype = ctypes.c_size_t
         core.sml_kernel_at.restype = ctypes.POINTER(Kernel)
         core.sml_kernel_at.argtypes = [ctypes.c_size_t]
+        core.sml_version.restype = ctypes.c_char_p
+        core.sml_unregister_kernels.restype = ctypes.c_int
+        core.sml_unregister_kernels.argtypes = [ctypes.POINTER(Kernel)]
         cli.sml_cli_main.restype = ctypes.c_int
         cli.sml_cli_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
         _libs = (core, cli)

@@ -12,9 +12,11 @@ itself for forward ops: in place). Whatever fn raises is printed once and report
 as a failed launch, never as a pass.
 """
 import ctypes
+import inspect
 import sys
 import threading
 import traceback
+import warnings
 
 from . import _native
 
@@ -26,7 +28,8 @@ SML_OK = 0
 SML_ERR_KERNEL_FAILED = 18
 
 _keep = []          # every table handed to C must live as long as the process
-_registered = {}    # name -> Kernel
+_registered = {}    # name -> the table registered (one line)
+_origins = {}       # name -> the origin it was registered with
 _lock = threading.Lock()
 
 
@@ -34,14 +37,17 @@ _lock = threading.Lock()
 def _bits(names, universe, what):
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
+    if not isinstance(names, (list, tuple, set)) or not all(isinstance(n, str) for n in names):
+        raise TypeError("softmax_lab.register: %ss must be a list of names or a comma-separated str, not %r"
+                        % (what, names))
     bits = 0
     for n in names:
         key = _native.DTYPE_ALIASES.get(n, n) if what == "dtype" else n
         if key not in universe:
-            raise ValueError("softmax_lab.register: unknown %s %r (known: %s)" % (what, n, ", ".join(universe)))
+            raise ValueError("softmax_lab.register: %ss: unknown %s %r (known: %s)" % (what, what, n, ", ".join(universe)))
         bits |= 1 << universe.index(key)
     if not bits:
-        raise ValueError("softmax_lab.register: no %s given" % what)
+        raise ValueError("softmax_lab.register: %ss: no %s given" % (what, what))
     return bits
 
 
@@ -131,22 +137,76 @@ def _make_launch(name, fn, device):
     return _native.LAUNCH(launch)
 
 
-def register(name, fn, ops, dtypes, device="gpu", claim=None, min_cols=1, max_cols=0,
+def _infer_device(fn):
+    """'cpu' when fn's parameters are annotated as numpy arrays, 'gpu' for torch tensors, else
+    None."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    found = set()
+    for prm in params:
+        a = prm.annotation
+        if a is inspect.Parameter.empty:
+            continue
+        text = a if isinstance(a, str) else "%s.%s" % (getattr(getattr(a, "__origin__", a), "__module__", ""),
+                                                        getattr(getattr(a, "__origin__", a), "__name__", ""))
+        if "ndarray" in text or "NDArray" in text or text.startswith("numpy"):
+            found.add("cpu")
+        elif "Tensor" in text or text.startswith("torch"):
+            found.add("gpu")
+    return found.pop() if len(found) == 1 else None
+
+
+def _check_args(name, fn, device, claim, min_cols, max_cols):
+    """The arguments' types and values; returns the device (given or inferred)."""
+    where = "softmax_lab.register"
+    if not isinstance(name, str):
+        raise TypeError("%s: name must be a str, not %s" % (where, type(name).__name__))
+    if not name or any(c.isspace() or c == "," for c in name):
+        raise ValueError("%s: name %r must be non-empty, without spaces or commas" % (where, name))
+    where = "softmax_lab.register(%r)" % name
+    if not callable(fn):
+        raise TypeError("%s: fn must be callable fn(op, x, dy, out), not %s" % (where, type(fn).__name__))
+    if device is None:
+        device = _infer_device(fn)
+        if device is None:
+            raise TypeError("%s: device is required: 'cpu' (fn gets numpy arrays) or 'gpu' (torch "
+                            "tensors); or annotate fn's arrays as numpy.ndarray or torch.Tensor" % where)
+    elif device not in _native.DEVICES:
+        raise ValueError("%s: device must be 'cpu' or 'gpu', not %r" % (where, device))
+    if claim is not None and not (isinstance(claim, (tuple, list)) and len(claim) == 3):
+        raise TypeError("%s: claim must be (baseline, min_speedup, shapes), e.g. ('torch', 1.0, 'all'), not %r"
+                        % (where, claim))
+    for arg, v in (("min_cols", min_cols), ("max_cols", max_cols)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError("%s: %s must be an int, not %s" % (where, arg, type(v).__name__))
+    if min_cols < 1 or max_cols < 0 or (max_cols and max_cols < min_cols):
+        raise ValueError("%s: min_cols %d, max_cols %d: need 1 <= min_cols and max_cols 0 (no limit) or >= min_cols"
+                         % (where, min_cols, max_cols))
+    return device
+
+
+def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_cols=0,
              summary=None, origin=None, known_deviation=None, file=None):
     """Add fn as kernel `name` to the suite's registry, for every later check / bench / replay
     in this process. ops and dtypes: lists or comma-separated names ("all" for every one).
+    device: "cpu" (fn gets numpy arrays) or "gpu" (torch tensors); when omitted it is inferred
+    from fn's annotations (numpy.ndarray or torch.Tensor), else TypeError.
     claim: None, or (baseline, min_speedup, shapes), e.g. ("torch", 1.0, "all").
     origin: what `list` and the ledger show as where the kernel comes from (default: the
-    Python module of fn and the versions of Python and of the frameworks it uses)."""
-    if device not in _native.DEVICES:
-        raise ValueError("softmax_lab.register: device must be 'cpu' or 'gpu', not %r" % (device,))
+    Python module of fn and the versions of Python and of the frameworks it uses).
+    A name registered from Python before is replaced (with a warning): re-running a notebook
+    cell works. Usage errors raise TypeError or ValueError naming the argument."""
+    device = _check_args(name, fn, device, claim, min_cols, max_cols)
     if ops == "all":
         ops = _native.OPS
     if dtypes == "all":
         dtypes = _native.DTYPES
     k = _native.Kernel()
     enc = lambda s: s.encode() if s is not None else None
-    strings = [enc(name), enc(file or getattr(fn, "__module__", "python")), enc(summary or (fn.__doc__ or name).strip().splitlines()[0])]
+    strings = [enc(name), enc(file or getattr(fn, "__module__", "python")),
+               enc(summary or (getattr(fn, "__doc__", None) or name).strip().splitlines()[0])]
     k.name, k.file, k.summary = strings
     k.device = _native.DEVICES[device]
     k.ops = _bits(ops, _native.OPS, "op")
@@ -165,14 +225,35 @@ def register(name, fn, ops, dtypes, device="gpu", claim=None, min_cols=1, max_co
     msg = ctypes.create_string_buffer(512)
     core, _ = _native.libs()
     with _lock:
+        old = _registered.get(name)
+        if old is not None:
+            warnings.warn("softmax_lab.register: kernel %r was registered before; the new one replaces it" % name,
+                          RuntimeWarning, stacklevel=2)
+            core.sml_unregister_kernels(old)
         table = (_native.Kernel * 1)(k)
         s = core.sml_register_kernels(table, 1, ABI_VERSION, origin.encode(), msg, len(msg))
         if s != SML_OK:
+            if old is not None:  # the old kernel stays
+                core.sml_register_kernels(old, 1, ABI_VERSION, _origins[name], None, 0)
             raise ValueError("softmax_lab.register(%r): %s" % (name, msg.value.decode(errors="replace")
                                                                 or core.sml_strerror(s).decode()))
-        _keep.append((table, launch, strings, k, fn))
-        _registered[name] = k
+        _keep.append((table, launch, strings, k, fn, origin.encode()))
+        _registered[name] = table
+        _origins[name] = origin.encode()
     return name
+
+
+def unregister(name):
+    """Take kernel `name`, registered from Python, out of the registry (ValueError if there is
+    none by that name)."""
+    core, _ = _native.libs()
+    with _lock:
+        table = _registered.pop(name, None)
+        if table is None:
+            raise ValueError("softmax_lab.unregister: no kernel %r registered from Python (registered: %s)"
+                             % (name, ", ".join(_registered) or "none"))
+        _origins.pop(name, None)
+        core.sml_unregister_kernels(table)
 
 
 def registered():

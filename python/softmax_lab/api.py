@@ -12,6 +12,8 @@ from . import _native
 
 EXIT_MEANING = {0: "ok", 1: "a failure was found", 2: "bad usage or unusable input",
                 3: "a named kernel could not run: nothing was checked"}
+# Exit 2 never becomes a Result: check(), bench() and judge() raise ValueError (or TypeError,
+# FileNotFoundError) naming the argument instead.
 
 
 class Result(dict):
@@ -30,12 +32,13 @@ class Result(dict):
         return "<softmax_lab result exit=%d (%s) argv=%r>" % (self.exit, EXIT_MEANING.get(self.exit, "?"), self.argv)
 
 
-def run_cli(argv):
-    """Run one `softmax-lab` command line in this process; returns its exit status."""
+def run_cli(argv, prog="softmax-lab"):
+    """Run one `softmax-lab` command line in this process; returns its exit status. prog is
+    the name its usage shows."""
     core, cli = _native.libs()
     sys.stdout.flush()
     sys.stderr.flush()
-    args = ["softmax-lab"] + [str(a) for a in argv]
+    args = [prog] + [str(a) for a in argv]
     arr = (ctypes.c_char_p * (len(args) + 1))(*[a.encode() for a in args], None)
     rc = cli.sml_cli_main(len(args), arr)
     libc = ctypes.CDLL(None)
@@ -43,12 +46,37 @@ def run_cli(argv):
     return rc
 
 
-def _with_json(argv):
+def _run_keeping_stderr(argv):
+    """run_cli, with what the command wrote to stderr also returned (it is still shown)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            rc = run_cli(argv)
+        finally:
+            ctypes.CDLL(None).fflush(None)
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        err = tmp.read().decode(errors="replace")
+    if err:
+        sys.stderr.write(err)
+        sys.stderr.flush()
+    return rc, err
+
+
+def _with_json(argv, where):
+    """Run argv with --json; a usage error (exit 2) raises ValueError with the command's
+    message; anything else is a Result."""
     fd, path = tempfile.mkstemp(prefix="softmax_lab-", suffix=".json")
     os.close(fd)
     os.unlink(path)  # the command writes it; its absence afterwards means it wrote nothing
     try:
-        rc = run_cli(list(argv) + ["--json", path])
+        rc, err = _run_keeping_stderr(list(argv) + ["--json", path])
+        if rc == 2:
+            lines = [l for l in err.splitlines() if l.strip()]
+            raise ValueError("softmax_lab.%s: %s" % (where, "; ".join(lines[-3:]) or "bad usage (exit 2)"))
         data = None
         if os.path.exists(path):
             with open(path) as f:
@@ -59,34 +87,90 @@ def _with_json(argv):
             os.unlink(path)
 
 
-def _names(v):
+def _names(v, arg, where, universe=None):
+    """A list of names or a comma-separated str, as the command line's "a,b,c"."""
     if v is None:
         return None
-    return v if isinstance(v, str) else ",".join(v)
+    if isinstance(v, str):
+        items = [t.strip() for t in v.split(",") if t.strip()]
+    elif isinstance(v, (list, tuple, set)) and all(isinstance(t, str) for t in v):
+        items = list(v)
+    else:
+        raise TypeError("softmax_lab.%s: %s must be a str or a list of str, not %r" % (where, arg, v))
+    if not items:
+        raise ValueError("softmax_lab.%s: %s names nothing" % (where, arg))
+    if universe is not None:
+        for t in items:
+            key = _native.DTYPE_ALIASES.get(t, t) if universe is _native.DTYPES else t
+            if key != "all" and key not in universe:
+                raise ValueError("softmax_lab.%s: %s: unknown name %r (known: %s)"
+                                 % (where, arg, t, ", ".join(["all"] + list(universe))))
+        if universe is _native.DTYPES:
+            items = [_native.DTYPE_ALIASES.get(t, t) for t in items]
+    return ",".join(items)
+
+
+def _kernel_names(v, arg, where, extra):
+    """Kernel names, each in the registry (unless --load in extra brings more)."""
+    spec = _names(v, arg, where)
+    if any(str(e).startswith("--load") for e in extra):
+        return spec
+    core, _ = _native.libs()
+    known = [core.sml_kernel_at(i).contents.name.decode() for i in range(core.sml_kernel_count())]
+    for t in spec.split(","):
+        if t not in known and t not in ("all", "gpu", "cpu"):
+            raise ValueError("softmax_lab.%s: %s: no kernel %r in the registry (known: %s)"
+                             % (where, arg, t, ", ".join(known)))
+    return spec
+
+
+def _count(v, arg, where, least):
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError("softmax_lab.%s: %s must be an int, not %r" % (where, arg, v))
+    if v < least:
+        raise ValueError("softmax_lab.%s: %s must be >= %d, not %d" % (where, arg, least, v))
+    return v
+
+
+def _extra(extra, where):
+    if isinstance(extra, str) or not isinstance(extra, (list, tuple)):
+        raise TypeError("softmax_lab.%s: extra must be a list of command-line words, not %r" % (where, extra))
+    return [str(e) for e in extra]
 
 
 def check(kernels="all", cases=None, seed=None, props=None, ops=None, dtypes=None, extra=()):
     """The property suite on the named kernels; returns a Result (exit 0: every property held
-    on every kernel that ran)."""
-    argv = ["check", "--kernel", _names(kernels)]
-    for flag, v in (("--cases", cases), ("--seed", seed), ("--props", _names(props)),
-                    ("--op", _names(ops)), ("--dtype", _names(dtypes))):
+    on every kernel that ran; 1: a failure, with its reproducers; 3: nothing could run).
+    Usage errors raise TypeError or ValueError naming the argument."""
+    extra = _extra(extra, "check")
+    argv = ["check", "--kernel", _kernel_names(kernels, "kernels", "check", extra)]
+    for flag, v in (("--cases", _count(cases, "cases", "check", 1)), ("--seed", _count(seed, "seed", "check", 0)),
+                    ("--props", _names(props, "props", "check")),
+                    ("--op", _names(ops, "ops", "check", _native.OPS)),
+                    ("--dtype", _names(dtypes, "dtypes", "check", _native.DTYPES))):
         if v is not None:
             argv += [flag, v]
-    return _with_json(argv + list(extra))
+    return _with_json(argv + extra, "check")
 
 
 def bench(backends="all", rows=None, cols=None, dtype=None, op=None, sweep=None, gate=False, extra=()):
     """Time the named backends (the suite's own method: CUDA events, launch hold, cold-L2
-    rotation, medians with spread); returns the ledger as a Result."""
-    argv = ["bench", "--backend", _names(backends)]
-    for flag, v in (("--rows", rows), ("--cols", cols), ("--dtype", _names(dtype)),
-                    ("--op", _names(op)), ("--sweep", sweep)):
+    rotation, medians with spread); returns the ledger as a Result. Usage errors raise
+    TypeError or ValueError naming the argument."""
+    extra = _extra(extra, "bench")
+    argv = ["bench", "--backend", _kernel_names(backends, "backends", "bench", extra)]
+    if sweep is not None and not isinstance(sweep, str):
+        raise TypeError("softmax_lab.bench: sweep must be a str, not %r" % (sweep,))
+    for flag, v in (("--rows", _count(rows, "rows", "bench", 1)), ("--cols", _count(cols, "cols", "bench", 1)),
+                    ("--dtype", _names(dtype, "dtype", "bench", _native.DTYPES)),
+                    ("--op", _names(op, "op", "bench", _native.OPS)), ("--sweep", sweep)):
         if v is not None:
             argv += [flag, v]
     if gate:
         argv.append("--gate")
-    return _with_json(argv + list(extra))
+    return _with_json(argv + extra, "bench")
 
 
 def _to_numpy(a):
@@ -104,28 +188,61 @@ def _to_numpy(a):
     return np.ascontiguousarray(a), None
 
 
+def _judge_input(a, arg, tmp):
+    """(path of a .npy file, shape or None, dtype name or None) for x, y or dy: a path is used
+    as it is (FileNotFoundError where there is none), an array is saved to tmp."""
+    import numpy as np
+    if isinstance(a, (str, bytes, os.PathLike)):
+        path = os.fsdecode(a)
+        if not os.path.isfile(path):
+            raise FileNotFoundError("softmax_lab.judge: %s: no such file %r" % (arg, path))
+        return path, None, None
+    try:
+        arr, dt = _to_numpy(a)
+    except Exception as e:
+        raise TypeError("softmax_lab.judge: %s must be an array, a tensor or a .npy path, not %s (%s)"
+                        % (arg, type(a).__name__, e))
+    if arr.dtype == object or arr.ndim == 0:
+        raise TypeError("softmax_lab.judge: %s must be a numeric array of at least one dimension, not %r"
+                        % (arg, type(a).__name__))
+    path = os.path.join(tmp, arg + ".npy")
+    np.save(path, arr)
+    return path, arr.shape, dt
+
+
 def judge(x, y, op, dy=None, dtype=None, save=None, extra=()):
     """Judge an output y produced elsewhere (from logits x, or for backward ops from the forward
     output x and the gradient dy) against the double-precision reference under the numerics
-    contract. Returns a Result: exit 0 holds, 1 violated, 2 unusable input."""
-    import numpy as np
+    contract. x, y, dy: arrays, torch tensors or .npy paths. Returns a Result: exit 0 holds,
+    1 violated. Usage errors (shapes that differ, an unknown op, a missing file) raise
+    TypeError, ValueError or FileNotFoundError naming the argument."""
+    extra = _extra(extra, "judge")
+    if op not in _native.OPS:
+        raise ValueError("softmax_lab.judge: op must be one of %s, not %r" % (", ".join(_native.OPS), op))
+    if op.endswith("_bwd") and dy is None:
+        raise ValueError("softmax_lab.judge: op %r needs dy (the upstream gradient)" % op)
+    if not op.endswith("_bwd") and dy is not None:
+        raise ValueError("softmax_lab.judge: dy goes with a backward op, not %r" % op)
     tmp = tempfile.mkdtemp(prefix="softmax_lab-judge-")
     try:
-        argv = ["check"]
-        for flag, a in (("--input", x), ("--output", y), ("--dy", dy)):
+        argv, shapes = ["check"], {}
+        for flag, arg, a in (("--input", "x", x), ("--output", "y", y), ("--dy", "dy", dy)):
             if a is None:
                 continue
-            arr, dt = _to_numpy(a)
+            path, shape, dt = _judge_input(a, arg, tmp)
             dtype = dtype or dt
-            path = os.path.join(tmp, flag.strip("-") + ".npy")
-            np.save(path, arr)
+            shapes[arg] = shape
             argv += [flag, path]
+        for arg in ("y", "dy"):
+            if shapes.get(arg) is not None and shapes.get("x") is not None and shapes[arg] != shapes["x"]:
+                raise ValueError("softmax_lab.judge: %s has shape %s, x has %s: they must be the same"
+                                 % (arg, shapes[arg], shapes["x"]))
         argv += ["--op", op]
         if dtype:
-            argv += ["--dtype", _native.DTYPE_ALIASES.get(str(dtype).replace("torch.", ""), str(dtype))]
+            argv += ["--dtype", _names(str(dtype).replace("torch.", ""), "dtype", "judge", _native.DTYPES)]
         if save:
-            argv += ["--save", save]
-        return _with_json(argv + list(extra))
+            argv += ["--save", os.fspath(save)]
+        return _with_json(argv + extra, "judge")
     finally:
         for f in os.listdir(tmp):
             os.unlink(os.path.join(tmp, f))
@@ -208,7 +325,7 @@ def _split_load(env):
     return parts
 
 
-def main(argv=None):
+def main(argv=None, prog="python3 -m softmax_lab"):
     """`python -m softmax_lab`: the Python backends registered, then the command line run."""
     from .backends import register_all
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -226,4 +343,9 @@ def main(argv=None):
     except ImportError as e:
         sys.stderr.write("softmax_lab: cannot import a Python kernel module: %s\n" % e)
         return 2
-    return run_cli(argv)
+    return run_cli(argv, prog)
+
+
+def console_main():
+    """The `softmax-lab` console script of the pip install: `python -m softmax_lab`."""
+    sys.exit(main(prog="softmax-lab"))

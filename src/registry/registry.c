@@ -78,6 +78,7 @@ typedef struct plugin_set {
     char *origin;  /* as given at registration */
     char *library; /* the loaded library's path (sml_load_plugin), else NULL */
     void *dl;      /* its dlopen handle, else NULL */
+    _Atomic int withdrawn; /* sml_unregister_kernels: skipped by every lookup, kept linked */
     struct plugin_set *_Atomic next;
 } plugin_set;
 
@@ -87,22 +88,31 @@ static pthread_mutex_t LOCK = PTHREAD_MUTEX_INITIALIZER;
 static plugin_set *_Atomic HEAD;
 static plugin_set *TAIL;      /* under LOCK */
 static _Atomic size_t LOADED; /* kernels in the published sets */
+static _Atomic size_t GONE;   /* kernels in the withdrawn ones (a part of LOADED) */
 
 static plugin_set *first_set(void) { return atomic_load_explicit(&HEAD, memory_order_relaxed); }
 static plugin_set *next_set(const plugin_set *s) { return atomic_load_explicit(&s->next, memory_order_relaxed); }
 
-size_t sml_kernel_count(void) { return BUILTIN_COUNT + atomic_load_explicit(&LOADED, memory_order_acquire); }
+static int withdrawn(const plugin_set *s) { return atomic_load_explicit(&s->withdrawn, memory_order_acquire); }
 
-/* The set holding registered kernel i (0-based after the built-ins); *j its line. */
+size_t sml_kernel_count(void) {
+    return BUILTIN_COUNT + atomic_load_explicit(&LOADED, memory_order_acquire) -
+           atomic_load_explicit(&GONE, memory_order_acquire);
+}
+
+/* The set holding registered kernel i (0-based after the built-ins, withdrawn sets not
+ * counted); *j its line. The walk stops at the sets LOADED counts. */
 static const plugin_set *set_of(size_t i, size_t *j) {
-    if (i >= atomic_load_explicit(&LOADED, memory_order_acquire)) return NULL;
-    const plugin_set *s = first_set();
-    while (s && i >= s->count) {
+    size_t n = atomic_load_explicit(&LOADED, memory_order_acquire), seen = 0;
+    for (const plugin_set *s = first_set(); s && seen < n; seen += s->count, s = next_set(s)) {
+        if (withdrawn(s)) continue;
+        if (i < s->count) {
+            *j = i;
+            return s;
+        }
         i -= s->count;
-        s = next_set(s);
     }
-    if (s) *j = i;
-    return s;
+    return NULL;
 }
 
 const sml_kernel *sml_kernel_at(size_t i) {
@@ -127,6 +137,10 @@ static const plugin_set *owner(const sml_kernel *k) {
     size_t n = atomic_load_explicit(&LOADED, memory_order_acquire), seen = 0;
     uintptr_t p = (uintptr_t)k;
     for (const plugin_set *s = first_set(); s && seen < n; s = next_set(s)) {
+        if (withdrawn(s)) {
+            seen += s->count;
+            continue;
+        }
         uintptr_t lo = (uintptr_t)s->table, hi = (uintptr_t)(s->table + s->count);
         if (p >= lo && p < hi && (p - lo) % sizeof *k == 0) return s;
         seen += s->count;
@@ -200,6 +214,7 @@ sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_
     set->table = table;
     set->count = count;
     set->dl = dl;
+    atomic_init(&set->withdrawn, 0);
     atomic_init(&set->next, NULL);
     if (TAIL) atomic_store_explicit(&TAIL->next, set, memory_order_relaxed);
     else atomic_store_explicit(&HEAD, set, memory_order_relaxed);
@@ -208,6 +223,22 @@ sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_
 out:
     pthread_mutex_unlock(&LOCK);
     return s;
+}
+
+sml_status sml_unregister_kernels(const sml_kernel *table) {
+    if (!table) return SML_ERR_INVALID_ARG;
+    pthread_mutex_lock(&LOCK);
+    sml_status st = SML_ERR_INVALID_ARG;
+    size_t n = atomic_load_explicit(&LOADED, memory_order_relaxed), seen = 0;
+    for (plugin_set *p = first_set(); p && seen < n; seen += p->count, p = next_set(p))
+        if (p->table == table && !p->dl && !withdrawn(p)) {
+            atomic_store_explicit(&p->withdrawn, 1, memory_order_release);
+            atomic_fetch_add_explicit(&GONE, p->count, memory_order_release);
+            st = SML_OK;
+            break;
+        }
+    pthread_mutex_unlock(&LOCK);
+    return st;
 }
 
 sml_status sml_register_kernels(const sml_kernel *table, size_t count, unsigned abi_version,

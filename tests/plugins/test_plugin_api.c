@@ -90,6 +90,19 @@ int main(void) {
     expect(!strcmp(sml_strerror(SML_ERR_PLUGIN), "plugin refused (cannot be loaded, or its kernel table is invalid)"),
            "sml_strerror(SML_ERR_PLUGIN) = '%s'", sml_strerror(SML_ERR_PLUGIN));
 
+    /* Withdrawal: the names leave every lookup and can be registered again. */
+    expect(sml_unregister_kernels(GOOD) == SML_OK, "%s: withdrawing a registered table failed", "GOOD");
+    expect(sml_kernel_count() == builtin && sml_kernel_find("py_a") == NULL && sml_kernel_find("py_b") == NULL,
+           "%s: a withdrawn table is still counted or found", "GOOD");
+    expect(sml_unregister_kernels(GOOD) == SML_ERR_INVALID_ARG, "%s: withdrawn twice", "GOOD");
+    expect(sml_unregister_kernels(TAKEN) == SML_ERR_INVALID_ARG, "%s: a table never registered was withdrawn", "TAKEN");
+    s = sml_register_kernels(TAKEN, 2, SML_PLUGIN_ABI_VERSION, "python:again", msg, sizeof msg);
+    expect(s == SML_OK && sml_kernel_find("py_a") == &TAKEN[1] && sml_kernel_at(builtin) == &TAKEN[0],
+           "a withdrawn name was not free again: '%s'", msg);
+    expect(sml_unregister_kernels(TAKEN) == SML_OK && sml_kernel_count() == builtin, "%s: second withdrawal", "TAKEN");
+    s = sml_register_kernels(GOOD, 2, SML_PLUGIN_ABI_VERSION, "python:mod.fn", msg, sizeof msg);
+    expect(s == SML_OK && sml_kernel_count() == builtin + 2, "GOOD again: '%s'", msg);
+
     /* Registration from several threads while others read. */
     pthread_t w[THREADS], r[2];
     for (int i = 0; i < 2; i++) pthread_create(&r[i], NULL, read_registry, NULL);

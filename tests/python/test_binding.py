@@ -3,8 +3,11 @@
 A numpy kernel registered from Python goes through the property suite and the bench exactly
 as a C kernel does; a planted-bug Python kernel (no max subtraction) is caught, shrunk, saved,
 and replayed from the saved file by `python -m softmax_lab replay`; judge() accepts a correct
-output and rejects a wrong one. Exits 77 (skipped) where numpy or the shared libraries are
-missing.
+output and rejects a wrong one. Usage errors of check(), bench(), judge() and register() raise
+TypeError, ValueError or FileNotFoundError naming the argument; register() takes the device
+from numpy annotations, replaces a name registered before (with a warning), and unregister()
+frees a name. Exits 77 (skipped) where numpy or the shared libraries are missing (1 where numpy
+is missing and SML_REQUIRE_PYTHON_TESTS is set, as in CI).
 
 usage: test_binding.py BUILD_DIR SOURCE_DIR
 """
@@ -22,8 +25,10 @@ REPRO = "ctest --test-dir %s -R test_python_binding --output-on-failure" % build
 try:
     import numpy as np
 except ImportError:
-    print("skip: numpy is not installed (pip install numpy)")
-    sys.exit(77)
+    # CI sets SML_REQUIRE_PYTHON_TESTS: there a missing numpy is a failure, never a skip.
+    required = os.environ.get("SML_REQUIRE_PYTHON_TESTS")
+    print("%s: numpy is not installed (pip install numpy)" % ("FAIL" if required else "skip"))
+    sys.exit(1 if required else 77)
 import softmax_lab
 from softmax_lab import _native
 try:
@@ -80,9 +85,11 @@ bad[1, 2, 3] *= 1.01
 r = softmax_lab.judge(x, bad, "softmax")
 expect(r.exit == 1, "judge rejects an output with one element 1%% off (exit %d)" % r.exit)
 
-for bad_args, what in ((dict(name="numpy"), "a name already registered"),
+for bad_args, what in ((dict(name="cpu_naive"), "a name a built-in kernel has"),
                        (dict(name="x1", dtypes=["int8"]), "an unknown dtype"),
-                       (dict(name="x2", ops=[]), "no ops")):
+                       (dict(name="x2", ops=[]), "no ops"),
+                       (dict(name="x3", device="tpu"), "an unknown device"),
+                       (dict(name="x4", min_cols=0), "min_cols 0")):
     args = dict(fn=planted_kernels.no_max, ops=["softmax"], dtypes=["fp32"], device="cpu")
     args.update(bad_args)
     try:
@@ -91,9 +98,84 @@ for bad_args, what in ((dict(name="numpy"), "a name already registered"),
     except ValueError as err:
         expect(True, "register refuses %s: %s" % (what, err))
 
-for f in os.listdir(tmp):
-    os.unlink(os.path.join(tmp, f))
-os.rmdir(tmp)
+
+def raises(exc, words, what, call, *args, **kwargs):
+    """call raises exc whose message has every one of words (the argument's name)."""
+    try:
+        call(*args, **kwargs)
+    except exc as err:
+        ok = all(w in str(err) for w in words)
+        expect(ok, "%s raises %s naming %s: %s" % (what, exc.__name__, words, err))
+        return
+    except Exception as err:
+        expect(False, "%s raises %s, not %s: %s" % (what, exc.__name__, type(err).__name__, err))
+        return
+    expect(False, "%s raises %s (it returned)" % (what, exc.__name__))
+
+
+# Usage errors are exceptions naming the argument; a kernel's failure stays a Result (above).
+raises(ValueError, ["kernels", "nosuch"], "check(kernels='nosuch')", softmax_lab.check, kernels="nosuch")
+raises(TypeError, ["cases"], "check(cases='10')", softmax_lab.check, kernels="numpy", cases="10")
+raises(ValueError, ["cases"], "check(cases=0)", softmax_lab.check, kernels="numpy", cases=0)
+raises(ValueError, ["dtypes", "fp64"], "check(dtypes='fp64')", softmax_lab.check, kernels="numpy", dtypes="fp64")
+raises(ValueError, ["--no-such-flag"], "check(extra=['--no-such-flag']) (the command's exit 2)",
+       softmax_lab.check, kernels="numpy", extra=["--no-such-flag"])
+raises(ValueError, ["rows"], "bench(rows=0)", softmax_lab.bench, backends="numpy", rows=0)
+raises(ValueError, ["backends", "nosuch"], "bench(backends='nosuch')", softmax_lab.bench, backends="nosuch")
+raises(ValueError, ["y", "(3, 5, 76)"], "judge(x, y[..., :76])", softmax_lab.judge, x, y[..., :76], "softmax")
+raises(ValueError, ["op"], "judge(op='softmaxx')", softmax_lab.judge, x, y, "softmaxx")
+raises(FileNotFoundError, ["x", "no-such.npy"], "judge('no-such.npy', ...)", softmax_lab.judge,
+       "no-such.npy", y, "softmax")
+raises(TypeError, ["fn"], "register(fn=42)", softmax_lab.register, "x5", 42, ops="softmax", dtypes="fp32",
+       device="cpu")
+raises(TypeError, ["device"], "register() of an unannotated callable without device",
+       softmax_lab.register, "x6", planted_kernels.no_max, ops="softmax", dtypes="fp32")
+
+
+# The device from the callable's annotations: numpy arrays are a CPU kernel that runs here.
+def annotated(op: str, x: np.ndarray, dy: np.ndarray, out: np.ndarray) -> None:
+    """numpy softmax, annotated"""
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    out[...] = e / e.sum(axis=1, keepdims=True)
+
+
+softmax_lab.register("py_annotated", annotated, ops="softmax", dtypes="fp32")
+r = softmax_lab.check(kernels="py_annotated", cases=100, extra=["--regressions", "none"])
+expect(r.exit == 0, "a kernel annotated with numpy.ndarray runs as a CPU kernel (exit %d)" % r.exit)
+
+# Registering a name again replaces the kernel (with a warning); unregister() removes it.
+import warnings  # noqa: E402
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    softmax_lab.register("py_annotated", planted_kernels.no_max, ops="softmax", dtypes="fp32", device="cpu")
+expect(any("replaces" in str(w.message) for w in caught), "re-registering warns (%s)" % [str(w.message) for w in caught])
+r = softmax_lab.check(kernels="py_annotated", cases=100, extra=["--regressions", "none", "--save", tmp])
+expect(r.exit == 1, "the replacement is what runs: the no-max kernel now fails (exit %d)" % r.exit)
+softmax_lab.unregister("py_annotated")
+expect("py_annotated" not in softmax_lab.registered(), "unregister() forgets the name")
+raises(ValueError, ["kernels", "py_annotated"], "check() of an unregistered kernel", softmax_lab.check,
+       kernels="py_annotated")
+raises(ValueError, ["py_annotated"], "unregister() of a name not registered", softmax_lab.unregister, "py_annotated")
+softmax_lab.register("py_annotated", annotated, ops="softmax", dtypes="fp32")
+expect("py_annotated" in softmax_lab.registered(), "an unregistered name can be registered again")
+
+# python -m softmax_lab names itself in its usage, and its bench writes ./ledger where it runs.
+env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(source, "python"), here]))
+p = subprocess.run([sys.executable, "-m", "softmax_lab", "--help"], env=env, stdout=subprocess.PIPE,
+                   stderr=subprocess.STDOUT, universal_newlines=True)
+expect(p.returncode == 0 and "usage: python3 -m softmax_lab COMMAND" in p.stdout,
+       "python -m softmax_lab --help says 'usage: python3 -m softmax_lab' (%r)" % p.stdout[:200])
+cwd = os.path.join(tmp, "run-here")
+os.mkdir(cwd)
+p = subprocess.run([sys.executable, "-m", "softmax_lab", "bench", "--backend=cpu_naive", "--rows=4", "--cols=64",
+                    "--dtype=fp32", "--min-samples=2", "--max-seconds=0.01", "--quiet"], env=env, cwd=cwd,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+led = os.path.join(cwd, "ledger")
+expect(p.returncode == 0 and os.path.isdir(led) and any(f.endswith(".json") for f in os.listdir(led)),
+       "python -m softmax_lab bench writes ./ledger in its working directory (exit %d)\n%s" % (p.returncode, p.stdout[-1500:]))
+
+import shutil  # noqa: E402
+shutil.rmtree(tmp)
 if failures:
     print("%d failed; reproduce with: %s" % (len(failures), REPRO))
     sys.exit(1)

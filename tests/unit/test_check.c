@@ -1,7 +1,8 @@
 /* test_check.c: the contract's checker. It accepts the reference rounded to the dtype, it
  * rejects 16-bit outputs 2 ulps off (and 1 ulp off an exactly representable value) and fp32
  * outputs just past the bound, it counts NaN/inf mismatches and says where the worst element
- * is, it applies the overflow rules, and it rejects the planted no-max CPU mutant. */
+ * is, it applies the overflow rules, it rejects the planted no-max CPU mutant, and a plain
+ * serial fp32 sum fails a long row with a message that names the summation-depth rule. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -438,6 +439,29 @@ static void rejects_mutant(unit_run *u, sml_dtype dt) {
     UNIT_EXPECT(u, !why[0], "%s: %s", sml_dtype_name(dt), why);
 }
 
+/* A softmax whose sum is one fp32 register added left to right (the plain serial sum the
+ * contract's summation-depth rule excludes): it fails a long row, and the message names the
+ * rule; on a short row it passes. */
+static void serial_sum(unit_run *u, int64_t cols, int want_fail) {
+    sml_rng r;
+    sml_rng_seed(&r, 0x5e71a1);
+    float *x = malloc((size_t)cols * sizeof *x), *out = malloc((size_t)cols * sizeof *out);
+    float m = -INFINITY, sum = 0.0f;
+    for (int64_t j = 0; j < cols; j++) {
+        x[j] = (float)sml_rng_normal(&r);
+        m = fmaxf(m, x[j]);
+    }
+    for (int64_t j = 0; j < cols; j++) sum += expf(x[j] - m);
+    for (int64_t j = 0; j < cols; j++) out[j] = expf(x[j] - m) / sum;
+    sml_check_report rep;
+    sml_status s = sml_check(SML_SOFTMAX, SML_F32, 1, cols, cols, x, NULL, out, &rep);
+    int names_rule = strstr(rep.message, "docs/NUMERICS.md 4.1") != NULL;
+    UNIT_EXPECT(u, s == SML_OK && rep.pass == !want_fail && names_rule == want_fail,
+                "serial fp32 sum over %lld columns: %s", (long long)cols, rep.message);
+    free(x);
+    free(out);
+}
+
 int main(int argc, char **argv) {
     unit_run u;
     if (unit_init(&u, "test_check", argc, argv)) return 2;
@@ -461,5 +485,7 @@ int main(int argc, char **argv) {
     for (int dt = 0; dt < SML_DTYPE_COUNT; dt++, c++)
         if (unit_case(&u, c, NULL)) rejects_mutant(&u, (sml_dtype)dt);
     if (unit_case(&u, c++, NULL)) worst_list(&u);
+    if (unit_case(&u, c++, NULL)) serial_sum(&u, 1 << 21, 1);
+    if (unit_case(&u, c++, NULL)) serial_sum(&u, 1000, 0);
     return sml_tally_finish(&u.tally);
 }
