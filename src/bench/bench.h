@@ -11,6 +11,7 @@
 #include "bench/measure.h"
 #include "bench/sweeps.h"
 #include "core/internal.h"
+#include "prop/shard.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus
@@ -122,6 +123,9 @@ typedef struct sml_bench_plan {
     const char *notes;            /* copied into the run's notes; may be NULL */
     const char *versus;           /* non-NULL: every kernel's claim is ">= 1.00x versus, all
                                      shapes" instead of its own (bench --versus) */
+    sml_shard shard;              /* measure only this slice of the plan's cases (prop/shard.h:
+                                     case i of the fixed order when i mod N == K - 1); {0, 0}:
+                                     all of them */
 } sml_bench_plan;
 
 typedef struct sml_bench_run {
@@ -130,7 +134,8 @@ typedef struct sml_bench_run {
     sml_bench_env env;
     sml_bench_case *cases;
     size_t ncases;                /* cases measured */
-    size_t ncases_planned;        /* cases in the plan: more than ncases when the time limit
+    size_t ncases_in_plan;        /* cases in the whole plan, every slice (bench --shard) */
+    size_t ncases_planned;        /* cases in the plan (in its slice): more than ncases when the time limit
                                      stopped the run (the ledger says so, and no kernel with
                                      a claim is called Supported on it) */
     sml_bench_result *results;
