@@ -13,5 +13,6 @@ int sml_cmd_replay(int argc, char **argv);  /* cmd_replay.c */
 int sml_cmd_compare(int argc, char **argv); /* cmd_compare.c */
 int sml_cmd_plot(int argc, char **argv);    /* cmd_plot.c */
 int sml_cmd_targets(int argc, char **argv); /* cmd_targets.c */
+int sml_cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 
 #endif

@@ -20,6 +20,7 @@ static const struct {
     {"compare", sml_cmd_compare, "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
     {"plot", sml_cmd_plot, "SVG of GB/s against columns per backend from a ledger JSON"},
     {"targets", sml_cmd_targets, "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
+    {"merge", sml_cmd_merge, "join the results of a run's shards (--shard K/N) into one report"},
     {"list", sml_cmd_list, "print the kernel registry"},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

@@ -62,6 +62,7 @@ typedef struct sml_bench_case {
     int64_t rows, cols;
     int64_t requested_rows; /* before the CPU-only shrink */
     uint64_t seed;          /* inputs are a function of this seed and the shape */
+    size_t plan_index;      /* its index in the whole plan's fixed order (every shard's) */
     int64_t checked_rows;   /* rows the correctness check covered (all, or a spread sample) */
     size_t tensor_bytes;    /* rows * cols * element size */
     size_t bytes_moved;     /* forward 2x, backward 3x tensor_bytes */

@@ -106,6 +106,7 @@ static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_
     if (c->requested_rows && c->requested_rows != c->rows) sml_jw_kint(w, "requested_rows", c->requested_rows);
     sml_jw_kstr(w, "class", sml_shape_class(x->cols));
     sml_jw_kstr(w, "check", sml_bench_verdict_name(x->verdict));
+    sml_jw_kint(w, "case", (int64_t)c->plan_index);
     sml_jw_kstr(w, "check_detail", x->check);
     sml_jw_knum(w, "worst_ratio", x->worst_ratio);
     sml_jw_kint(w, "checked_rows", c->checked_rows);
@@ -217,6 +218,10 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
         sml_jw_kint(&w, "index", run->plan.shard.index);
         sml_jw_kint(&w, "count", run->plan.shard.count);
         sml_jw_kint(&w, "cases_in_sweep", (int64_t)run->ncases_in_plan);
+        sml_jw_key(&w, "kernels");
+        sml_jw_array_inline(&w);
+        for (size_t i = 0; i < run->plan.nkernels; i++) sml_jw_str(&w, run->plan.kernels[i]->name);
+        sml_jw_end(&w);
         sml_jw_end(&w);
     } else {
         sml_jw_null(&w);
