@@ -153,7 +153,10 @@ sml_status sml_merge_files(const char *const *paths, int n, int partial, sml_mer
 }
 
 void sml_merge_free(sml_merge *m) {
-    for (size_t i = 0; i < m->nruns; i++) free(m->runs[i].ratios);
+    for (size_t i = 0; i < m->nruns; i++) {
+        free(m->runs[i].ratios);
+        free(m->runs[i].index);
+    }
     free(m->runs);
     sml_ledger_free(&m->ledger);
     free(m->run.cases);

@@ -45,7 +45,8 @@ typedef struct sml_merge_run {
     uint64_t plan;
     sml_merge_failure failures[16];
     int nfail;
-    float *ratios;      /* the judged cases' err/bound over every shard */
+    float *ratios;      /* every case's err/bound over every shard (NaN: not judged) */
+    int64_t *index;     /* its case index */
     int64_t nratios;
 } sml_merge_run;
 

@@ -28,8 +28,9 @@ static int read_failures(const sml_json *arr, sml_merge_run *r, const char *wher
     return 1;
 }
 
-/* The judged cases' err/bound, 8 hex digits of float32 bits each. */
-static int read_ratios(const sml_json *mg, sml_merge_run *r, const char *where, char *err, size_t errlen) {
+/* Each case's err/bound, 8 hex digits of float32 bits each; the j-th is case j * N + K - 1. */
+static int read_ratios(const sml_json *mg, int k, int n, sml_merge_run *r, const char *where, char *err,
+                       size_t errlen) {
     const char *hex = sml_json_str(sml_json_get(mg, "ratios"));
     size_t len = hex ? strlen(hex) : 1;
     if (len % 8) {
@@ -38,7 +39,8 @@ static int read_ratios(const sml_json *mg, sml_merge_run *r, const char *where, 
     }
     r->nratios = (int64_t)(len / 8);
     r->ratios = malloc((len / 8 + 1) * sizeof *r->ratios);
-    if (!r->ratios) {
+    r->index = malloc((len / 8 + 1) * sizeof *r->index);
+    if (!r->ratios || !r->index) {
         snprintf(err, errlen, "out of memory");
         return 0;
     }
@@ -52,12 +54,14 @@ static int read_ratios(const sml_json *mg, sml_merge_run *r, const char *where, 
             return 0;
         }
         memcpy(&r->ratios[i], &bits, sizeof bits);
+        r->index[i] = (int64_t)i * n + k - 1;
     }
     return 1;
 }
 
 /* One run of one shard, as it is written. */
-static int read_run(const sml_json *o, sml_merge_run *r, const char *where, char *err, size_t errlen) {
+static int read_run(const sml_json *o, int k, int n, sml_merge_run *r, const char *where, char *err,
+                    size_t errlen) {
     memset(r, 0, sizeof *r);
     const char *ints[] = {"cases", "failed_cases", "regressions", "regressions_failed", "ramp"};
     int64_t *dst[] = {&r->cases, &r->failed_cases, &r->regressions, &r->regressions_failed, &r->ramp};
@@ -84,7 +88,7 @@ static int read_run(const sml_json *o, sml_merge_run *r, const char *where, char
         return 0;
     }
     r->plan = strtoull(plan, NULL, 16);
-    return read_ratios(mg, r, where, err, errlen);
+    return read_ratios(mg, k, n, r, where, err, errlen);
 }
 
 static int prop_rank(const char *name) {
@@ -156,24 +160,54 @@ static int join_run(sml_merge_run *d, sml_merge_run *s, const char *pd, const ch
     }
     a->judged += b->judged;
     float *r = realloc(d->ratios, (size_t)(d->nratios + s->nratios + 1) * sizeof *r);
-    if (!r) {
+    if (r) d->ratios = r;
+    int64_t *x = realloc(d->index, (size_t)(d->nratios + s->nratios + 1) * sizeof *x);
+    if (x) d->index = x;
+    if (!r || !x) {
         snprintf(err, errlen, "out of memory");
         return 0;
     }
     memcpy(r + d->nratios, s->ratios, (size_t)s->nratios * sizeof *r);
-    d->ratios = r;
+    memcpy(x + d->nratios, s->index, (size_t)s->nratios * sizeof *x);
     d->nratios += s->nratios;
     join_failures(d, s);
     return 1;
 }
 
-/* p99 and median over every judged case of every shard. */
+/* What the unsharded run counts once a property has failed: it stops checking that property,
+ * so it judges agreement on no case after agreement's first failure, and a case fails only
+ * where some property fails for the first time. The shards, each unaware of the others'
+ * failures, checked on: their figures are cut back to the unsharded run's. */
 static void finish_run(sml_merge_run *d) {
     sml_accuracy *a = &d->acc;
-    a->judged = d->nratios;
+    int64_t cut = INT64_MAX, distinct = 0;
+    for (int i = 0; i < d->nfail; i++) {
+        const sml_merge_failure *f = &d->failures[i];
+        if (f->case_index >= 0 && !strcmp(f->property, "agreement") && f->case_index < cut) cut = f->case_index;
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen |= d->failures[j].case_index == f->case_index;
+        distinct += f->case_index >= 0 && !seen;
+    }
+    if (d->nfail) d->failed_cases = distinct;
+    int64_t m = 0;
+    a->worst_case = -1;
+    for (int64_t i = 0; i < d->nratios; i++) {
+        if (d->index[i] > cut || isnan(d->ratios[i])) continue;
+        if (a->worst_case < 0 || d->ratios[i] > a->worst || (d->ratios[i] == a->worst && d->index[i] < a->worst_case)) {
+            a->worst = d->ratios[i];
+            a->worst_case = d->index[i];
+        }
+        d->ratios[m++] = d->ratios[i];
+    }
+    a->judged = m;
     if (a->judged) {
-        a->p99 = sml_accuracy_quantile(d->ratios, d->nratios, 0.99);
-        a->median = sml_accuracy_quantile(d->ratios, d->nratios, 0.5);
+        a->p99 = sml_accuracy_quantile(d->ratios, m, 0.99);
+        a->median = sml_accuracy_quantile(d->ratios, m, 0.5);
+        /* the engine's size level of that case (sml_prop_case_level: sizes ramp by case count) */
+        int level = (int)(100.0 * (d->max_cases > 0 ? (double)a->worst_case / (double)d->max_cases : 0.0));
+        a->worst_level = level > 100 ? 100 : level;
+    } else {
+        a->worst = a->p99 = a->median = a->worst_ulps = NAN;
     }
 }
 
@@ -225,13 +259,14 @@ sml_status sml_merge_check_docs(sml_merge *m, const sml_json *const *docs, const
             char where[1200];
             snprintf(where, sizeof where, "%s: runs[%zu]", paths[k], i);
             sml_merge_run one;
-            int ok = read_run(sml_json_at(runs, i), &one, where, err, errlen);
+            int ok = read_run(sml_json_at(runs, i), k + 1, m->count, &one, where, err, errlen);
             if (ok && k == first) {
                 m->runs[i] = one;
                 continue;
             }
             ok = ok && join_run(&m->runs[i], &one, paths[first], paths[k], err, errlen);
             free(one.ratios);
+            free(one.index);
             if (!ok) return strstr(err, "different runs") ? SML_ERR_INVALID_ARG : SML_ERR_FORMAT;
         }
     }

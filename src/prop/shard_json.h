@@ -5,8 +5,10 @@
  * max_cases: the whole run's case count of the kernel, op and dtype; planned: the cases of
  * this slice among them; plan: a hash of every setting that decides the cases (case count,
  * properties, sizes, shrinking), so that slices of different runs are refused; ratios: the
- * agreement err/bound of each judged case of the slice, in case order, as the 8 hex digits
- * of its float32 bits, from which the merge computes the whole run's p99 and median. */
+ * agreement err/bound of each case the slice ran, in case order (the j-th is case
+ * j * N + K - 1), as the 8 hex digits of its float32 bits, NaN where the case was not judged:
+ * the merge computes from them the whole run's p99 and median, over the cases the unsharded
+ * run judges (up to agreement's first failure). */
 #ifndef SML_PROP_SHARD_JSON_H
 #define SML_PROP_SHARD_JSON_H
 
