@@ -12,7 +12,11 @@
  *      another seed, other kernels, another version, a missing shard (--partial: exit 3),
  *      another GPU model (ledger), a check result with a ledger;
  *   5. --shard 0/2, 3/2, 1/0, x/y and SML_SHARD=0/2 on check and bench: exit 2 naming the
- *      flag, no --json written. */
+ *      flag, no --json written;
+ *   6. the engines' scripts as the engines run them: ci/slurm-shards.sbatch as array tasks 1
+ *      and 2 of 2 (SLURM_ARRAY_TASK_ID/COUNT set as Slurm sets them) and as the merge job,
+ *      through ci/shard.sh (which the GitHub Actions workflow ci/github-shards.yml runs for
+ *      its matrix shards and merge job): the merge equals the unsharded run of case 1. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,6 +274,28 @@ static void case_bad_shard(void) {
           "SML_SHARD=0/2 on check and bench: exit 2 naming SML_SHARD, nothing written");
 }
 
+static void case_engines(void) {
+    char out[1 << 14], cmd[4096], why[512] = "";
+    const char *args = "check --kernel cpu_naive,cpu_online --cases 40 --regressions";
+    int rc[3];
+    for (int task = 1; task <= 2; task++)
+        rc[task - 1] = sml_shell(cmd, sizeof cmd, out, sizeof out, 0,
+                                 "cd %s && SLURM_SUBMIT_DIR=%s/../../.. SLURM_ARRAY_TASK_ID=%d SLURM_ARRAY_TASK_COUNT=2 "
+                                 "SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=2 SML_CLI=%s SML_SHARD_DIR=%s/slurm "
+                                 "sh %s/../../../ci/slurm-shards.sbatch %s %s",
+                                 TMP, F.fixtures, task, F.cli, TMP, F.fixtures, args, REG);
+    rc[2] = sml_shell(cmd, sizeof cmd, out, sizeof out, 0,
+                      "cd %s && SLURM_SUBMIT_DIR=%s/../../.. SML_CLI=%s SML_SHARD_DIR=%s/slurm "
+                      "sh %s/../../../ci/slurm-shards.sbatch merge", TMP, F.fixtures, F.cli, TMP, F.fixtures);
+    snprintf(LOG, sizeof LOG, "%s", out);
+    int same = rc[0] == 0 && rc[1] == 0 && rc[2] == 0 && same_check("whole.json", "slurm/merged.json", why, sizeof why);
+    check(6, same && exists("slurm/merged.md"),
+          why[0] ? why : "the Slurm array's tasks 1, 2 of 2 and its merge job: exit 0, the unsharded result");
+    sml_shell(cmd, sizeof cmd, out, sizeof out, 0, "grep -c 'ci/shard.sh run .* shards check\\|ci/shard.sh merge shards' "
+              "%s/../../../ci/github-shards.yml", F.fixtures);
+    check(6, atoi(out) == 2, "ci/github-shards.yml runs its shards and its merge through ci/shard.sh");
+}
+
 int main(int argc, char **argv) {
     if (sml_case_filter_init(&F, argc, argv)) return 2;
     if (sml_cli_setup(T.test, F.cli, TMP, sizeof TMP)) return 1;
@@ -280,12 +306,13 @@ int main(int argc, char **argv) {
     char *slash = strrchr(PLUG, '/');
     snprintf(slash ? slash + 1 : PLUG, sizeof PLUG - (size_t)(slash ? slash + 1 - PLUG : 0),
              "tests/plugins/lib/plug_nomax.so");
-    /* Case 4 reads the files cases 1 and 3 make: --case 4 makes them first. */
-    int only4 = F.only == 4;
-    if (sml_case_filter_want(&F, 1) || only4) case_check();
+    /* Cases 4 and 6 read the files cases 1 and 3 make: --case 4 or 6 makes them first. */
+    int only46 = F.only == 4 || F.only == 6;
+    if (sml_case_filter_want(&F, 1) || only46) case_check();
     if (sml_case_filter_want(&F, 2)) case_failing();
-    if (sml_case_filter_want(&F, 3) || only4) case_ledger();
+    if (sml_case_filter_want(&F, 3) || F.only == 4) case_ledger();
     if (sml_case_filter_want(&F, 4)) case_refusals();
     if (sml_case_filter_want(&F, 5)) case_bad_shard();
+    if (sml_case_filter_want(&F, 6)) case_engines();
     return sml_tally_finish(&T);
 }
