@@ -15,6 +15,7 @@
 #include "report/plot_svg.h"
 #include "report/table.h"
 #include "commands.h"
+#include "devices.h"
 #include "io/out_file.h"
 
 static void usage(FILE *f) {
@@ -56,6 +57,10 @@ static void usage(FILE *f) {
         "                          PyTorch, the seeds' decision matrix\n"
         "  --shard K/N             measure the K-th of N slices of the cases (every N-th case\n"
         "                          from K-1), for softmax-lab merge; env SML_SHARD\n"
+        "  --devices D[,D]         the GPUs to use (default: every visible GPU): with several, one\n"
+        "                          worker process per GPU measures its slice of the cases (never\n"
+        "                          two measurements on one GPU at once) and the slices' ledgers are\n"
+        "                          merged into one\n"
         "  --gate                  exit 1 if a kernel with a claim is not Supported\n"
         "  --quiet                 no progress line\n"
         "exit: 0 done, 1 a kernel was WRONG or failed, a write failed, or --gate missed, 2 bad\n"
@@ -237,6 +242,8 @@ int sml_cmd_bench(int argc, char **argv) {
     int64_t rows = 0, cols = 0;
     sml_bench_config cfg;
     sml_bench_config_default(&cfg);
+    int split = sml_cli_devices("bench", &argc, argv); /* several GPUs: one worker each */
+    if (split >= 0) return split;
     sml_shard shard = {0, 0};
     if (sml_shard_env("softmax-lab bench", &shard) < 0) return 2;
     for (int i = 0; i < argc; i++) {

@@ -22,6 +22,7 @@
 #include "check_against.h"
 #include "check_input.h"
 #include "check_report.h"
+#include "devices.h"
 #include "commands.h"
 #include "prop/prop.h"
 #include "prop/shard_json.h"
@@ -71,12 +72,12 @@ static void usage(FILE *f) {
             "                   --seconds, BASE runs the same cases; with a GPU kernel and no\n"
             "                   --seconds, the GPU profile's 10,000 cases and 540 s budget\n"
             "  --allow-less-accurate  report LESS ACCURATE without failing the run\n"
-            "%s"
+            "%s%s"
             "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
             "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
             "     input, or --json could not be written (the old file, or none, is left), 3 a\n"
             "     kernel named with --kernel could not run here, or nothing at all was checked\n",
-            SML_CHECK_SHOW_WORST, sml_prop_flags_help());
+            SML_CHECK_SHOW_WORST, sml_prop_flags_help(), sml_cli_devices_help());
 }
 
 static int dir_exists(const char *p) {
@@ -171,6 +172,8 @@ int sml_cmd_check(int argc, char **argv) {
                *output = NULL;
     const char *against = NULL;
     int allow_less = 0;
+    int split = sml_cli_devices("check", &argc, argv); /* several GPUs: one worker each */
+    if (split >= 0) return split;
     sml_prop_config cfg;
     sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);

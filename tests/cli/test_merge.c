@@ -16,7 +16,10 @@
  *   6. the engines' scripts as the engines run them: ci/slurm-shards.sbatch as array tasks 1
  *      and 2 of 2 (SLURM_ARRAY_TASK_ID/COUNT set as Slurm sets them) and as the merge job,
  *      through ci/shard.sh (which the GitHub Actions workflow ci/github-shards.yml runs for
- *      its matrix shards and merge job): the merge equals the unsharded run of case 1. */
+ *      its matrix shards and merge job): the merge equals the unsharded run of case 1;
+ *   7. one worker per GPU (check and bench --devices, with SML_WORKERS_TEST_COUNT=2 standing
+ *      in for two GPUs): the default split over every GPU, --devices 0,1 and --devices 1 give
+ *      the unsharded result; bad --devices values exit 2 naming the flag. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +299,37 @@ static void case_engines(void) {
     check(6, atoi(out) == 2, "ci/github-shards.yml runs its shards and its merge through ci/shard.sh");
 }
 
+static void case_workers(void) {
+    char why[512] = "";
+    setenv("SML_WORKERS_TEST_COUNT", "2", 1);
+    const char *c2[] = {"check", "--kernel", "cpu_naive,cpu_online", "--cases", "40", "--regressions", REG,
+                        "--json", "dev2.json", NULL};
+    int rc = run(c2), same = rc == 0 && same_check("whole.json", "dev2.json", why, sizeof why);
+    check(7, same && strstr(LOG, "2 GPUs, one worker each"), why[0] ? why : "check on 2 GPUs (default): the 1-GPU result");
+    const char *c1[] = {"check", "--kernel", "cpu_naive,cpu_online", "--cases", "40", "--regressions", REG,
+                        "--devices", "1", "--json", "dev1.json", NULL};
+    rc = run(c1);
+    same = rc == 0 && same_check("whole.json", "dev1.json", why, sizeof why);
+    check(7, same && !strstr(LOG, "one worker each"), why[0] ? why : "check --devices 1: one process, the same result");
+    const char *b2[] = {"bench", "--backend", "cpu", "--sweep", "seeds", "--max-seconds", "0.02", "--min-samples", "3",
+                        "--quiet", "--devices", "0,1", "--json", "bdev.json", NULL};
+    rc = run(b2);
+    same = rc == 0 && same_ledger("bwhole.json", "bdev.json", why, sizeof why);
+    check(7, same, why[0] ? why : "bench --devices 0,1: the 1-GPU ledger");
+    const char *bad[] = {"2", "0,0", "a", "0,", "-1", NULL};
+    for (int i = 0; bad[i]; i++) {
+        const char *a[] = {"check", "--kernel", "cpu_naive", "--cases", "2", "--devices", bad[i], "--json", "bad.json", NULL};
+        char w[160];
+        snprintf(w, sizeof w, "check --devices %s: exit 2 naming --devices, nothing written", bad[i]);
+        rc = run(a);
+        check(7, rc == 2 && strstr(LOG, "--devices") && !exists("bad.json"), w);
+    }
+    const char *ab[] = {"check", "--kernel", "cpu_naive", "--cases", "2", "--devices", "0,1", "--shard", "1/2", NULL};
+    rc = run(ab);
+    check(7, rc == 2 && strstr(LOG, "--devices"), "check --devices 0,1 --shard 1/2: exit 2 (a slice runs on one GPU)");
+    unsetenv("SML_WORKERS_TEST_COUNT");
+}
+
 int main(int argc, char **argv) {
     if (sml_case_filter_init(&F, argc, argv)) return 2;
     if (sml_cli_setup(T.test, F.cli, TMP, sizeof TMP)) return 1;
@@ -306,13 +340,14 @@ int main(int argc, char **argv) {
     char *slash = strrchr(PLUG, '/');
     snprintf(slash ? slash + 1 : PLUG, sizeof PLUG - (size_t)(slash ? slash + 1 - PLUG : 0),
              "tests/plugins/lib/plug_nomax.so");
-    /* Cases 4 and 6 read the files cases 1 and 3 make: --case 4 or 6 makes them first. */
-    int only46 = F.only == 4 || F.only == 6;
+    /* Cases 4, 6 and 7 read the files cases 1 and 3 make: --case 4, 6 or 7 makes them first. */
+    int only46 = F.only == 4 || F.only == 6 || F.only == 7;
     if (sml_case_filter_want(&F, 1) || only46) case_check();
     if (sml_case_filter_want(&F, 2)) case_failing();
-    if (sml_case_filter_want(&F, 3) || F.only == 4) case_ledger();
+    if (sml_case_filter_want(&F, 3) || F.only == 4 || F.only == 7) case_ledger();
     if (sml_case_filter_want(&F, 4)) case_refusals();
     if (sml_case_filter_want(&F, 5)) case_bad_shard();
     if (sml_case_filter_want(&F, 6)) case_engines();
+    if (sml_case_filter_want(&F, 7)) case_workers();
     return sml_tally_finish(&T);
 }
