@@ -57,10 +57,12 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "io/workers.h"
 #include "kernels/auto_dispatch.h"
 #include "kernels/vector_width.h"
 #include "reference/check.h"
 #include "core/dtype.h"
+#include "prop/shard.h"
 #include "reference/reference.h"
 #include "softmax_lab_plugin.h"
 #include "core/rng.h"
@@ -156,6 +158,8 @@ typedef struct opts {
     const char *plant;      /* --plant: a harness self-check (sampled cases) */
     const char *loads[8];   /* --load: plugin libraries whose kernels join the registry */
     int nloads;
+    sml_shard shard;        /* --shard K/N: every N-th case from K-1 (a worker's slice) */
+    const char *devices;    /* --devices D[,D] */
 } opts;
 
 typedef struct cell {
@@ -174,6 +178,7 @@ typedef struct ctx {
     cell stats[MAX_KERNELS][SML_DTYPE_COUNT];
     int64_t n_inputs, n_runs, n_elems, n_checked; /* --list-cases */
     int dead;                          /* a CUDA error: the context may be unusable, stop */
+    int64_t visited;                   /* cases enumerated so far: the index --shard slices */
 } ctx;
 
 /* ---- shape set ------------------------------------------------------------------------ */
@@ -897,6 +902,7 @@ static int case_matches(const ctx *c, const tcase *t) {
 }
 
 static void visit(ctx *c, const tcase *t) {
+    if (!sml_shard_has(&c->o.shard, c->visited++)) return;
     if (c->o.list) {
         c->n_inputs++;
         int64_t pick[MAX_PICK];
@@ -978,13 +984,69 @@ static void enumerate(ctx *c) {
     }
 }
 
+/* ---- one worker per GPU ------------------------------------------------------------------- */
+
+/* Every visible GPU (or --devices): with several, this program again per GPU on every n-th
+ * case (--shard i/n, the same seed), each worker's output printed whole; the run fails if a
+ * worker fails, is skipped (77) if all are. -1: run here. */
+static int edge_split(const opts *o, int argc, char **argv) {
+    const char *fake = getenv("SML_WORKERS_TEST_COUNT");
+    if (o->cpu && !(fake && *fake)) return -1; /* CPU kernels: one process (the stand-in tests the split) */
+    int count = fake && *fake ? atoi(fake) : sml_gpu_count(), dev[SML_MAX_DEVICES], n = count;
+    char why[160] = "no CUDA device here", exe[4096], dir[4300], seed[24], shard[SML_MAX_DEVICES][24];
+    if (o->devices && (!count || !sml_devices_parse(o->devices, count, dev, &n, why, sizeof why))) {
+        fprintf(stderr, "%s: bad value for --devices: '%.40s' (%s)\n", argv[0], o->devices, why);
+        return 2;
+    }
+    if (!o->devices)
+        for (int i = 0; i < n && i < SML_MAX_DEVICES; i++) dev[i] = i;
+    if (n > SML_MAX_DEVICES) n = SML_MAX_DEVICES;
+    if (n < 2 || o->shard.count || !sml_self_exe(exe, sizeof exe) || sml_workers_dir(dir, sizeof dir)) return -1;
+    snprintf(seed, sizeof seed, "0x%" PRIx64, o->seed);
+    char **argvs[SML_MAX_DEVICES], logs[SML_MAX_DEVICES][4400];
+    const char *logp[SML_MAX_DEVICES];
+    int codes[SML_MAX_DEVICES], fails = 0, skips = 0;
+    for (int i = 0; i < n; i++) {
+        char **a = calloc((size_t)argc + 8, sizeof *a);
+        if (!a) return 2;
+        int k = 0;
+        a[k++] = exe;
+        for (int j = 1; j < argc; j++) {
+            if (!strcmp(argv[j], "--devices") || !strcmp(argv[j], "--seed")) { j++; continue; }
+            a[k++] = argv[j];
+        }
+        snprintf(shard[i], sizeof shard[i], "%d/%d", i + 1, n);
+        a[k++] = "--seed", a[k++] = seed, a[k++] = "--shard", a[k++] = shard[i];
+        argvs[i] = a;
+        snprintf(logs[i], sizeof logs[i], "%s/worker-%d.log", dir, i + 1);
+        logp[i] = logs[i];
+    }
+    printf("%s: %d GPUs, one worker each (every %d-th case), seed %s\n", TEST_NAME, n, n, seed);
+    int rc = sml_workers_run((char *const *const *)argvs, dev, n, logp, codes, why, sizeof why);
+    for (int i = 0; i < n; i++) {
+        char label[96];
+        snprintf(label, sizeof label, "worker %d/%d, GPU %d, exit %d", i + 1, n, dev[i], codes[i]);
+        sml_workers_print_log(stdout, label, logs[i]);
+        fails += codes[i] != 0 && codes[i] != 77;
+        skips += codes[i] == 77;
+        free(argvs[i]);
+    }
+    sml_workers_cleanup(dir, logp, n);
+    if (rc != 0) fprintf(stderr, "%s: %s\n", TEST_NAME, why);
+    printf("%s: %d of %d workers failed, %d skipped\n", TEST_NAME, fails, n, skips);
+    return rc != 0 || fails ? 1 : skips == n ? 77 : 0;
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 static int usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s [--list-cases] [--kernel NAME] [--op OP] [--dtype DT] [--rows R --cols C\n"
             "          [--ld L] [--offset ELEMS] [--inplace 0|1] [--sampled]] [--seed S] [--no-huge] [--cpu]\n"
-            "          [--known-deviation KERNEL] [--plant padding|input|guard|value|twin] [--load PLUGIN]...\n",
+            "          [--known-deviation KERNEL] [--plant padding|input|guard|value|twin] [--load PLUGIN]...\n"
+            "          [--devices D[,D]] [--shard K/N]\n"
+            "  every visible GPU is used (--devices to choose): one worker process per GPU runs every\n"
+            "  n-th case (--shard i/n); the run fails if any worker's slice fails\n",
             argv0);
     return 2;
 }
@@ -1020,6 +1082,14 @@ static int parse(opts *o, int argc, char **argv) {
         else if (!strcmp(a, "--offset")) o->offset = strtoll(v, NULL, 0);
         else if (!strcmp(a, "--inplace")) o->inplace = strtoll(v, NULL, 0);
         else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--devices")) o->devices = v;
+        else if (!strcmp(a, "--shard")) {
+            char why[128];
+            if (!sml_shard_parse(v, &o->shard, why, sizeof why)) {
+                fprintf(stderr, "%s: bad value for --shard: '%.40s' (%s)\n", argv[0], v, why);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--known-deviation")) o->mark_known = v;
         else if (!strcmp(a, "--load")) {
             char msg[1024];
@@ -1055,6 +1125,10 @@ int main(int argc, char **argv) {
     static ctx c; /* large: keep it off the stack */
     int rc = parse(&c.o, argc, argv);
     if (rc) return rc;
+    if (!c.o.list) {
+        rc = edge_split(&c.o, argc, argv);
+        if (rc >= 0) return rc;
+    }
     c.tally.test = TEST_NAME;
     c.dev = c.o.cpu ? SML_DEVICE_CPU : SML_DEVICE_GPU;
     if (c.o.list) {
