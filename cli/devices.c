@@ -66,7 +66,7 @@ typedef struct split {
     const char *json, *md, *ledger; /* the user's outputs, written by the parent */
     char **args;                    /* the worker's arguments but --shard and --json */
     int nargs;
-    char seed[24];
+    char seed[24], threads[16];     /* given to every worker when set */
     int n, dev[SML_MAX_DEVICES];
     char *json_at[SML_MAX_DEVICES], *log_at[SML_MAX_DEVICES];
 } split;
@@ -171,6 +171,7 @@ static int run_split(split *sp) {
         a[k++] = (char *)sp->cmd;
         for (int j = 0; j < sp->nargs; j++) a[k++] = sp->args[j];
         if (sp->seed[0]) a[k++] = "--seed", a[k++] = sp->seed;
+        if (sp->threads[0]) a[k++] = "--threads", a[k++] = sp->threads;
         a[k++] = "--shard", a[k++] = shard[i], a[k++] = "--json", a[k++] = sp->json_at[i];
         argvs[i] = a;
     }
@@ -303,6 +304,15 @@ int sml_cli_devices(const char *cmd, int *argc, char **argv) {
             clock_gettime(CLOCK_REALTIME, &ts);
             uint64_t x = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
             snprintf(sp->seed, sizeof sp->seed, "0x%016llx", (unsigned long long)sml_splitmix64(&x));
+        }
+        /* The host's cores shared among the workers, unless the user chose (a GPU case is
+         * mostly host work: n workers with all cores each would fight over them). */
+        const char *te = getenv("SML_PROP_THREADS");
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (!has(n, argv, "--threads") && !(te && *te && !strcmp(cmd, "check")))
+        {
+            int t = (int)(cores / sp->n > 1 ? cores / sp->n : 1), most = strcmp(cmd, "check") ? 64 : 16;
+            snprintf(sp->threads, sizeof sp->threads, "%d", t < most ? t : most);
         }
         rc = run_split(sp);
         const char *files[2 * SML_MAX_DEVICES];
