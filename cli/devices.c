@@ -229,6 +229,7 @@ static int exec_on(split *sp, int argc, char **argv) {
     sml_device_env(sp->dev[0], vis, sizeof vis);
     setenv("CUDA_VISIBLE_DEVICES", vis, 1);
     if (getenv("SML_WORKERS_TEST_COUNT")) setenv("SML_WORKERS_TEST_COUNT", "1", 1); /* it sees one */
+    unsetenv("CTEST_RESOURCE_GROUP_0_GPUS"); /* taken care of */
     unsetenv("SML_LOAD");
     fflush(NULL);
     execv(sp->exe, a);
@@ -286,6 +287,14 @@ int sml_cli_devices(const char *cmd, int *argc, char **argv) {
     }
     *argc = n;
     argv[n] = NULL;
+    /* A ctest test given a GPU (RESOURCE_GROUPS gpus:1, as softmax_lab_add_gate's are) runs on
+     * that one: "id:3,slots:1". */
+    const char *res = getenv("CTEST_RESOURCE_GROUP_0_GPUS"), *id = res ? strstr(res, "id:") : NULL;
+    char given[16];
+    if (!spec && id && id[3] >= '0' && id[3] <= '9') {
+        snprintf(given, sizeof given, "%d", atoi(id + 3));
+        spec = given;
+    }
     int can = splittable(cmd, n, argv);
     if (!spec && !can) return -1;
     split *sp = calloc(1, sizeof *sp);

@@ -76,6 +76,7 @@ static pid_t start(char *const *argv, int dev, const char *log) {
     setenv("CUDA_VISIBLE_DEVICES", vis, 1);
     unsetenv("SML_LOAD");
     unsetenv("SML_SHARD");
+    unsetenv("CTEST_RESOURCE_GROUP_0_GPUS");
     execv(argv[0], argv);
     _exit(127);
 }

@@ -19,7 +19,8 @@
  *      its matrix shards and merge job): the merge equals the unsharded run of case 1;
  *   7. one worker per GPU (check and bench --devices, with SML_WORKERS_TEST_COUNT=2 standing
  *      in for two GPUs): the default split over every GPU, --devices 0,1 and --devices 1 give
- *      the unsharded result; bad --devices values exit 2 naming the flag. */
+ *      the unsharded result, and so does a run under ctest's one GPU (CTEST_RESOURCE_GROUP_0_GPUS,
+ *      no split); bad --devices values exit 2 naming the flag. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,6 +317,18 @@ static void case_workers(void) {
     rc = run(b2);
     same = rc == 0 && same_ledger("bwhole.json", "bdev.json", why, sizeof why);
     check(7, same, why[0] ? why : "bench --devices 0,1: the 1-GPU ledger");
+    /* Under ctest with a GPU given (RESOURCE_GROUPS gpus:1): that GPU alone, no split, even
+     * for a shard (softmax_lab_add_gate's SHARDS tests). */
+    setenv("CTEST_RESOURCE_GROUP_0_GPUS", "id:1,slots:1", 1);
+    const char *cg[] = {"check", "--kernel", "cpu_naive,cpu_online", "--cases", "40", "--regressions", REG,
+                        "--json", "devctest.json", NULL};
+    rc = run(cg);
+    same = rc == 0 && same_check("whole.json", "devctest.json", why, sizeof why);
+    check(7, same && !strstr(LOG, "one worker each"), why[0] ? why : "check under ctest's one GPU: one process");
+    const char *cs[] = {"check", "--kernel", "cpu_naive", "--cases", "4", "--shard", "1/2", "--regressions", "none", NULL};
+    rc = run(cs);
+    check(7, rc == 0 && strstr(LOG, "shard 1/2"), "check --shard 1/2 under ctest's one GPU: runs on it");
+    unsetenv("CTEST_RESOURCE_GROUP_0_GPUS");
     const char *bad[] = {"2", "0,0", "a", "0,", "-1", NULL};
     for (int i = 0; bad[i]; i++) {
         const char *a[] = {"check", "--kernel", "cpu_naive", "--cases", "2", "--devices", bad[i], "--json", "bad.json", NULL};

@@ -992,6 +992,7 @@ static void enumerate(ctx *c) {
 static int edge_split(const opts *o, int argc, char **argv) {
     const char *fake = getenv("SML_WORKERS_TEST_COUNT");
     if (o->cpu && !(fake && *fake)) return -1; /* CPU kernels: one process (the stand-in tests the split) */
+    if (!o->devices && getenv("CTEST_RESOURCE_GROUP_0_GPUS")) return -1; /* ctest gave it one GPU */
     int count = fake && *fake ? atoi(fake) : sml_gpu_count(), dev[SML_MAX_DEVICES], n = count;
     char why[160] = "no CUDA device here", exe[4096], dir[4300], seed[24], shard[SML_MAX_DEVICES][24];
     if (o->devices && (!count || !sml_devices_parse(o->devices, count, dev, &n, why, sizeof why))) {
