@@ -9,19 +9,22 @@
 #include "plugins.h"
 #include "softmax_lab_cli.h"
 
+/* Every command: its name, its function, whether it takes a kernel (and so --load and
+ * SML_LOAD, plugins.c), and its line in the usage. */
 static const struct {
     const char *name;
     int (*run)(int, char **);
+    int takes_load;
     const char *help;
 } COMMANDS[] = {
-    {"bench", sml_cmd_bench, "time backends on shapes or named sweeps; write the decision ledger"},
-    {"check", sml_cmd_check, "run the property suite, or check kernels on your own .npy logits"},
-    {"replay", sml_cmd_replay, "re-run a saved reproducer and say whether it still fails"},
-    {"compare", sml_cmd_compare, "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
-    {"plot", sml_cmd_plot, "SVG of GB/s against columns per backend from a ledger JSON"},
-    {"targets", sml_cmd_targets, "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
-    {"merge", sml_cmd_merge, "join the results of a run's shards (--shard K/N) into one report"},
-    {"list", sml_cmd_list, "print the kernel registry"},
+    {"bench", sml_cmd_bench, 1, "time backends on shapes or named sweeps; write the decision ledger"},
+    {"check", sml_cmd_check, 1, "run the property suite, or check kernels on your own .npy logits"},
+    {"replay", sml_cmd_replay, 1, "re-run a saved reproducer and say whether it still fails"},
+    {"compare", sml_cmd_compare, 1, "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
+    {"plot", sml_cmd_plot, 0, "SVG of GB/s against columns per backend from a ledger JSON"},
+    {"targets", sml_cmd_targets, 1, "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
+    {"merge", sml_cmd_merge, 0, "join the results of a run's shards (--shard K/N) into one report"},
+    {"list", sml_cmd_list, 1, "print the kernel registry"},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
@@ -39,7 +42,10 @@ static void usage(FILE *f) {
 
 static int run_command(const char *name, int argc, char **argv) {
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(name, COMMANDS[i].name)) return sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv);
+        if (!strcmp(name, COMMANDS[i].name)) {
+            if (!COMMANDS[i].takes_load) return COMMANDS[i].run(argc, argv);
+            return sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv);
+        }
     fprintf(stderr, "softmax-lab: unknown command '%s'\n", name);
     usage(stderr);
     return 2;

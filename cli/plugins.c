@@ -8,13 +8,6 @@
 
 #include "softmax_lab_plugin.h"
 
-static int takes_kernels(const char *name) {
-    static const char *const NAMES[] = {"list", "check", "bench", "replay", "compare", "targets"};
-    for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
-        if (!strcmp(name, NAMES[i])) return 1;
-    return 0;
-}
-
 static int load(const char *name, const char *path, const char *from) {
     char msg[1024];
     if (sml_load_plugin(path, msg, sizeof msg) == SML_OK) return 0;
@@ -47,7 +40,6 @@ static void help(void) {
 }
 
 int sml_cli_run_with_plugins(const char *name, int (*cmd)(int, char **), int argc, char **argv) {
-    if (!takes_kernels(name)) return cmd(argc, argv);
     int asks_help = 0, n = 0;
     const char **paths = malloc(((size_t)argc + 1) * sizeof *paths);
     if (!paths) {

@@ -2,9 +2,9 @@
 #ifndef SML_CLI_PLUGINS_H
 #define SML_CLI_PLUGINS_H
 
-/* Run command `name` (cmd) on argv[0..argc): for a command that takes a kernel (list, check,
- * bench, replay, compare, targets), first remove each `--load PATH` (or --load=PATH) from
- * argv and load the libraries of SML_LOAD (colon-separated), then those, in order. A library
+/* Run command `name` (cmd), one that takes a kernel (main.c's command table says which), on
+ * argv[0..argc): first remove each `--load PATH` (or --load=PATH) from argv and load the
+ * libraries of SML_LOAD (colon-separated), then those, in order. A library
  * that cannot be loaded or whose table is refused exits 2 with its message and nothing run.
  * With -h or --help nothing is loaded, and the options are described after the command's own. */
 int sml_cli_run_with_plugins(const char *name, int (*cmd)(int, char **), int argc, char **argv);

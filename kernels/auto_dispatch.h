@@ -1,5 +1,5 @@
 /* auto_dispatch.h: the thresholds of the `auto` kernel and the one function that applies
- * them, in plain C so that tests/unit/test_gpu_kernels.c can put a case on every threshold
+ * them, in plain C so that the edge-shape harness (src/edge) can put a case on every threshold
  * and on each side of it (and print which path a failing case took).
  *
  *   cols <= 128 (fp16, bf16: 256)                 -> warp   (row in a warp's registers)

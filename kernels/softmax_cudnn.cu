@@ -2,7 +2,7 @@
  * (legacy API) with CUDNN_SOFTMAX_ACCURATE (max-subtracted) or CUDNN_SOFTMAX_LOG, in
  * CUDNN_SOFTMAX_MODE_INSTANCE over an N = rows, C = cols, H = W = 1 dense tensor.
  *
- * Measured on an H100 with cuDNN 9.14 (tests/unit/test_gpu_kernels.c):
+ * Measured on an H100 with cuDNN 9.14 (the edge-shape harness, src/edge):
  *  - Row padding is not honoured. With ld > cols the descriptor says nStride = ld
  *    (cudnnSetTensor4dDescriptorEx), yet cuDNN writes into the padding between rows (the
  *    canaries after row 0's last column were overwritten, every op and dtype, 7-row cases).

@@ -9,6 +9,15 @@
 
 #include "softmax_lab.h"
 
+/* Where a tensor's rows lie: rows x cols elements, rows ld elements apart, the first offset
+ * elements past an aligned allocation. What a case, a failure and a reproducer record of a
+ * layout, as one value. */
+typedef struct sml_layout {
+    int64_t rows, cols;
+    int64_t ld;     /* >= cols */
+    int64_t offset; /* elements between an aligned allocation and the tensor's start */
+} sml_layout;
+
 typedef struct sml_prop_case {
     sml_op op;
     sml_dtype dtype;
@@ -51,6 +60,11 @@ void *sml_prop_case_source(const sml_prop_case *c);
 /* The forward op whose output a backward op's y is. */
 sml_op sml_prop_forward_of(sml_op op);
 int64_t sml_prop_case_elems(const sml_prop_case *c);
+/* c's rows, cols, ld and offset. */
+static inline sml_layout sml_prop_case_layout(const sml_prop_case *c) {
+    sml_layout l = {c->rows, c->cols, c->ld, c->offset};
+    return l;
+}
 /* "7x1000 ld 1003 +2 inplace" */
 void sml_prop_case_shape_str(const sml_prop_case *c, char *buf, size_t n);
 

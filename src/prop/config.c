@@ -124,6 +124,9 @@ void sml_prop_config_env(sml_prop_config *cfg) {
     }
 }
 
+/* One line of --props' help per property: "      name: what it checks". */
+#define PROP_HELP_(id, name, ops, help) "                     " #name ": " help "\n"
+
 const char *sml_prop_flags_help(void) {
     return "  --seed S         run seed (decimal, 0x hex, or 'random'); env SML_PROP_SEED\n"
            "  --cases N        cases per kernel, op and dtype (at least 1); env SML_PROP_CASES\n"
@@ -131,8 +134,7 @@ const char *sml_prop_flags_help(void) {
            "  --threads N      host threads running kernel/op/dtype runs side by side (0: one per\n"
            "                   core, at most 16); env SML_PROP_THREADS\n"
            "  --long           nightly profile: 100,000 cases, bigger shapes; env SML_PROP_LONG=1\n"
-           "  --props P[,P]    only these properties (agreement,row_sum,range,shift,monotonic,\n"
-           "                   permutation,row_independence,determinism,canaries,special_values,bwd_sum)\n"
+           "  --props P[,P]    only these properties (docs/PROPERTIES.md):\n" SML_PROP_LIST(PROP_HELP_)
            "  --case I --level L   run only case I at size level L (0..100), as a failure prints\n"
            "  --no-shrink      report failures as drawn\n"
            "  --save DIR       write reproducers of failures into DIR\n"

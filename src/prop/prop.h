@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "prop/accuracy.h"
+#include "prop/case.h"
 #include "prop/shard.h"
 #include "softmax_lab.h"
 
@@ -20,20 +21,29 @@
 extern "C" {
 #endif
 
-typedef enum sml_prop_id {
-    SML_PROP_AGREEMENT = 0,   /* 1. within the numerics contract of the reference */
-    SML_PROP_ROW_SUM,         /* 2. forward rows sum to 1 (exp of log-softmax too) */
-    SML_PROP_RANGE,           /* 3. 0 <= softmax <= 1, log-softmax <= 0 */
-    SML_PROP_SHIFT,           /* 4. integer logits + integer constant: identical bits */
-    SML_PROP_MONOTONIC,       /* 5. x_i >= x_j implies y_i >= y_j */
-    SML_PROP_PERMUTATION,     /* 6. permuted columns give the permuted output */
-    SML_PROP_ROW_INDEPENDENCE,/* 7. a row's output does not depend on the other rows */
-    SML_PROP_DETERMINISM,     /* 8. two runs, identical bits */
-    SML_PROP_CANARIES,        /* 9. nothing written outside the output */
-    SML_PROP_SPECIAL_VALUES,  /* 10. NaN, inf and exact zeros as the contract's table says */
-    SML_PROP_BWD_SUM,         /* 11. backward rows sum to what the reference's sum to (~0) */
-    SML_PROP_COUNT
-} sml_prop_id;
+/* Every property, in the order they are checked and numbered: one line each,
+ *   X(ID, name, ops, help)
+ * ID names the enum value SML_PROP_<ID>; name is what --props, reports and reproducers say,
+ * the function p_<name> in props.c that checks it, and the name of its row in
+ * docs/PROPERTIES.md's table (row n for the n-th line: test_properties_cpu checks it); ops
+ * is FWD, BWD or ALL, the ops it is checked for; help is its line in --props' help. A new
+ * property is one line here, its function, and its docs row (CONTRIBUTING.md). */
+#define SML_PROP_LIST(X)                                                                          \
+    X(AGREEMENT, agreement, ALL, "within the numerics contract of the reference")                 \
+    X(ROW_SUM, row_sum, FWD, "forward rows sum to 1 (exp of log-softmax too)")                    \
+    X(RANGE, range, FWD, "0 <= softmax <= 1, log-softmax <= 0")                                   \
+    X(SHIFT, shift, FWD, "integer logits + integer constant: identical bits")                     \
+    X(MONOTONIC, monotonic, FWD, "x_i >= x_j implies y_i >= y_j")                                 \
+    X(PERMUTATION, permutation, ALL, "permuted columns give the permuted output")                 \
+    X(ROW_INDEPENDENCE, row_independence, ALL, "a row's output does not depend on the other rows") \
+    X(DETERMINISM, determinism, ALL, "two runs, identical bits")                                  \
+    X(CANARIES, canaries, ALL, "nothing written outside the output")                              \
+    X(SPECIAL_VALUES, special_values, ALL, "NaN, inf and exact zeros as the contract's table says") \
+    X(BWD_SUM, bwd_sum, BWD, "backward rows sum to what the reference's sum to (~0)")
+
+#define SML_PROP_ENUM_(id, name, ops, help) SML_PROP_##id,
+typedef enum sml_prop_id { SML_PROP_LIST(SML_PROP_ENUM_) SML_PROP_COUNT } sml_prop_id;
+#undef SML_PROP_ENUM_
 
 #define SML_PROPS_ALL ((1u << SML_PROP_COUNT) - 1u)
 
@@ -152,8 +162,14 @@ typedef struct sml_prop_failure {
     int64_t case_index;            /* 0-based index of the case that first failed */
     int level;                     /* the size ramp's position then (for --case/--level) */
     uint64_t case_seed;
-    int64_t rows, cols, ld, offset;          /* the case as drawn */
-    int64_t s_rows, s_cols, s_ld, s_offset;  /* the shrunk case */
+    union { /* the case as drawn (rows, cols, ld, offset also name its fields) */
+        sml_layout drawn;
+        struct { int64_t rows, cols, ld, offset; };
+    };
+    union { /* the shrunk case (s_rows, s_cols, s_ld, s_offset also name its fields) */
+        sml_layout shrunk;
+        struct { int64_t s_rows, s_cols, s_ld, s_offset; };
+    };
     int inplace, s_inplace;
     int64_t shrink_steps, shrink_evals;
     char family[64];               /* the logit generator that drew it */
@@ -208,7 +224,10 @@ typedef struct sml_prop_replay_result {
     sml_prop_id prop;
     sml_op op;
     sml_dtype dtype;
-    int64_t rows, cols, ld, offset;
+    union { /* the reproducer's layout (rows, cols, ld, offset also name its fields) */
+        sml_layout layout;
+        struct { int64_t rows, cols, ld, offset; };
+    };
     int inplace;
     char recorded[16];             /* the verdict when it was saved */
     char message[384];

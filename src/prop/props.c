@@ -15,9 +15,9 @@
 #include "reference/reference.h"
 #include "core/rng.h"
 
-static const char *const NAMES[SML_PROP_COUNT] = {
-    "agreement", "row_sum", "range", "shift", "monotonic", "permutation",
-    "row_independence", "determinism", "canaries", "special_values", "bwd_sum"};
+#define NAME_(id, name, ops, help) #name,
+static const char *const NAMES[SML_PROP_COUNT] = {SML_PROP_LIST(NAME_)};
+#undef NAME_
 
 const char *sml_prop_name(sml_prop_id p) {
     return (unsigned)p < SML_PROP_COUNT ? NAMES[p] : "?";
@@ -30,16 +30,17 @@ sml_status sml_prop_parse(const char *s, sml_prop_id *out) {
     return SML_ERR_INVALID_ARG;
 }
 
+/* The ops column of SML_PROP_LIST as masks of sml_op_is_backward's two answers. */
+#define OPS_FWD 1u
+#define OPS_BWD 2u
+#define OPS_ALL 3u
+#define OPS_(id, name, ops, help) OPS_##ops,
+static const unsigned OPS[SML_PROP_COUNT] = {SML_PROP_LIST(OPS_)};
+#undef OPS_
+
 int sml_prop_applies(sml_prop_id p, sml_op op) {
-    int bwd = sml_op_is_backward(op);
-    switch (p) {
-    case SML_PROP_ROW_SUM:
-    case SML_PROP_RANGE:
-    case SML_PROP_SHIFT:
-    case SML_PROP_MONOTONIC: return !bwd;
-    case SML_PROP_BWD_SUM: return bwd;
-    default: return (unsigned)p < SML_PROP_COUNT;
-    }
+    if ((unsigned)p >= SML_PROP_COUNT) return 0;
+    return (OPS[p] & (sml_op_is_backward(op) ? OPS_BWD : OPS_FWD)) != 0;
 }
 
 const char *sml_prop_outcome_name(sml_prop_outcome o) {
@@ -733,9 +734,9 @@ static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
 }
 
 typedef void (*prop_fn)(sml_prop_eval *, sml_prop_verdict *);
-static const prop_fn FNS[SML_PROP_COUNT] = {
-    p_agreement, p_row_sum, p_range, p_shift, p_monotonic, p_permutation,
-    p_row_independence, p_determinism, p_canaries, p_special_values, p_bwd_sum};
+#define FN_(id, name, ops, help) p_##name,
+static const prop_fn FNS[SML_PROP_COUNT] = {SML_PROP_LIST(FN_)};
+#undef FN_
 
 void sml_prop_eval_check(sml_prop_eval *e, sml_prop_id p, sml_prop_verdict *v) {
     memset(v, 0, sizeof *v);

@@ -90,10 +90,7 @@ void sml_prop_repro_describe(sml_prop_repro *m, const char *kernel, sml_prop_id 
     m->run_seed = run_seed;
     m->case_index = case_index;
     m->level = level;
-    m->orig_rows = original->rows;
-    m->orig_cols = original->cols;
-    m->orig_ld = original->ld;
-    m->orig_offset = original->offset;
+    m->orig = sml_prop_case_layout(original);
     m->shrink_steps = shrink_steps;
     snprintf(m->family, sizeof m->family, "%s", original->family);
 }
@@ -147,8 +144,8 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
     json_str(f, m->family);
     fprintf(f, ",\n  \"original_rows\": %lld,\n  \"original_cols\": %lld,\n  \"original_ld\": %lld,\n"
                "  \"original_offset\": %lld,\n  \"shrink_steps\": %lld,\n  \"replay\": ",
-            (long long)m->orig_rows, (long long)m->orig_cols, (long long)m->orig_ld,
-            (long long)m->orig_offset, (long long)m->shrink_steps);
+            (long long)m->orig.rows, (long long)m->orig.cols, (long long)m->orig.ld,
+            (long long)m->orig.offset, (long long)m->shrink_steps);
     char cmd[8192], load[4400];
     sml_prop_load_arg(m->load, load, sizeof load);
     snprintf(cmd, sizeof cmd, "%s%s %s", sml_prop_replay_prefix(m->load, replay_cmd), load, path);
@@ -330,10 +327,10 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
     if (!seed(o, "case_seed", &c->seed, err, errlen) || !seed(o, "run_seed", &m->run_seed, err, errlen) ||
         !num(o, "case", 0, -1, INT64_MAX / 2, &m->case_index, err, errlen) ||
         !num(o, "level", 0, 0, 100, &lv, err, errlen) ||
-        !num(o, "original_rows", 0, 0, INT64_MAX / 2, &m->orig_rows, err, errlen) ||
-        !num(o, "original_cols", 0, 0, INT64_MAX / 2, &m->orig_cols, err, errlen) ||
-        !num(o, "original_ld", 0, 0, INT64_MAX / 2, &m->orig_ld, err, errlen) ||
-        !num(o, "original_offset", 0, 0, INT64_MAX / 2, &m->orig_offset, err, errlen) ||
+        !num(o, "original_rows", 0, 0, INT64_MAX / 2, &m->orig.rows, err, errlen) ||
+        !num(o, "original_cols", 0, 0, INT64_MAX / 2, &m->orig.cols, err, errlen) ||
+        !num(o, "original_ld", 0, 0, INT64_MAX / 2, &m->orig.ld, err, errlen) ||
+        !num(o, "original_offset", 0, 0, INT64_MAX / 2, &m->orig.offset, err, errlen) ||
         !num(o, "shrink_steps", 0, 0, INT64_MAX / 2, &m->shrink_steps, err, errlen) ||
         !opt_str(o, "verdict", m->verdict, sizeof m->verdict, err, errlen) ||
         !opt_str(o, "message", m->message, sizeof m->message, err, errlen) ||

@@ -21,7 +21,7 @@ typedef struct sml_prop_repro {
     uint64_t run_seed;
     int64_t case_index;      /* -1: not from a numbered case */
     int level;
-    int64_t orig_rows, orig_cols, orig_ld, orig_offset;
+    sml_layout orig;         /* the case as drawn, before shrinking */
     int64_t shrink_steps;
     char family[64];
     char load[4096];         /* the plugin library the kernel came from (`--load`); "" built-in */

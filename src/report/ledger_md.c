@@ -26,7 +26,8 @@ static void md_escape(FILE *f, const char *s) {
     }
 }
 
-int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) {
+/* The run: ops, host, GPU, copy bandwidths, the timing method, notes, a partial run. */
+static void md_header(const sml_bench_run *run, FILE *f) {
     const sml_bench_env *e = &run->env;
     fprintf(f, "# softmax-lab decision ledger: sweep `%s`\n\n", run->plan.sweep);
     fprintf(f, "Ops:");
@@ -65,6 +66,10 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
                    "with a claim is called Supported.\n\n",
                 sml_bench_partial_text(run, part, sizeof part));
     }
+}
+
+/* One line per kernel: its claim, status, speed and accuracy side by side, and why. */
+static void md_decisions(const sml_ledger *l, FILE *f) {
     fprintf(f, "## Decisions\n\nSpeed and accuracy against the same baseline (the claim's, else cudnn), side by "
                "side; accuracy by the rule of docs/NUMERICS.md, section 8, on the cases both ran.\n\n"
                "| kernel | device | claim | status | speedup | accuracy | why |\n|---|---|---|---|---|---|---|\n");
@@ -82,78 +87,88 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
         md_escape(f, r->reason);
         fprintf(f, " |\n");
     }
-    for (size_t j = 0; j < l->n; j++) {
-        const sml_ledger_record *r = &l->rec[j];
-        fprintf(f, "\n## %s: %s\n\n", r->kernel, sml_decision_name(r->decision.status));
-        fprintf(f, "`%s`. ", r->file);
-        md_escape(f, r->reason);
-        fprintf(f, "\n\n| case | class | check | ms | spread | GB/s | of memcpy | of copy kernel | "
-                   "of limit | vs cudnn | vs naive | vs claim baseline | vs best other | outcome | "
-                   "cache | samples |\n");
-        fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-        for (size_t i = 0; i < r->n; i++) {
-            const sml_bench_result *x = &run->results[r->result[i]];
-            const sml_bench_case *c = &run->cases[x->case_index];
-            char label[64];
-            sml_case_label(x->op, x->dtype, x->rows, x->cols, label, sizeof label);
-            fprintf(f, "| %s | %s | %s | ", label, sml_shape_class(x->cols), sml_bench_verdict_name(x->verdict));
-            if (x->timed) {
-                md_num(f, x->m.t.median * 1e3, "%.4f");
-                fputs(" | ", f);
-                md_num(f, x->m.t.rel_spread * 100, "%.1f%%");
-                fputs(" | ", f);
-                md_gbps(f, x->gbps);
-                fputs(" | ", f);
-                md_num(f, x->frac_memcpy * 100, "%.0f%%");
-                fputs(" | ", f);
-                md_num(f, x->frac_copy_kernel * 100, "%.0f%%");
-                fputs(" | ", f);
-                md_num(f, x->frac_limit * 100, "%.0f%%");
-                fputs(" | ", f);
-                md_num(f, x->vs_cudnn, "%.2fx");
-                fputs(" | ", f);
-                md_num(f, x->vs_naive, "%.2fx");
-                fputs(" | ", f);
-                md_num(f, r->vs_baseline[i], "%.2fx");
-                fputs(" | ", f);
-                md_num(f, x->vs_best_other, "%.2fx");
-                fprintf(f, "%s%s", x->best_other[0] ? " " : "", x->best_other);
-            } else {
-                fputs("- | - | - | - | - | - | - | - | - | -", f);
-            }
-            fprintf(f, " | %s | %s | %d x%d%s |", sml_row_outcome_name(r->outcome[i]), c->cache,
-                    x->m.t.n, x->m.batch, sml_bench_hold_lost(run, x) ? " (unheld)" : "");
-            fputc('\n', f);
-            if (x->verdict != SML_VERDICT_OK) {
-                fputs("| | | ", f);
-                md_escape(f, x->check);
-                fputs(" | | | | | | | | | | | | | |", f);
-                fputc('\n', f);
-            }
-        }
+}
+
+/* Row i of a kernel's table: one case's timing against every reference, its outcome, and the
+ * check's message under it when the check was not ok. */
+static void md_row(const sml_bench_run *run, const sml_ledger_record *r, size_t i, FILE *f) {
+    const sml_bench_result *x = &run->results[r->result[i]];
+    const sml_bench_case *c = &run->cases[x->case_index];
+    char label[64];
+    sml_case_label(x->op, x->dtype, x->rows, x->cols, label, sizeof label);
+    fprintf(f, "| %s | %s | %s | ", label, sml_shape_class(x->cols), sml_bench_verdict_name(x->verdict));
+    if (x->timed) {
+        md_num(f, x->m.t.median * 1e3, "%.4f");
+        fputs(" | ", f);
+        md_num(f, x->m.t.rel_spread * 100, "%.1f%%");
+        fputs(" | ", f);
+        md_gbps(f, x->gbps);
+        fputs(" | ", f);
+        md_num(f, x->frac_memcpy * 100, "%.0f%%");
+        fputs(" | ", f);
+        md_num(f, x->frac_copy_kernel * 100, "%.0f%%");
+        fputs(" | ", f);
+        md_num(f, x->frac_limit * 100, "%.0f%%");
+        fputs(" | ", f);
+        md_num(f, x->vs_cudnn, "%.2fx");
+        fputs(" | ", f);
+        md_num(f, x->vs_naive, "%.2fx");
+        fputs(" | ", f);
+        md_num(f, r->vs_baseline[i], "%.2fx");
+        fputs(" | ", f);
+        md_num(f, x->vs_best_other, "%.2fx");
+        fprintf(f, "%s%s", x->best_other[0] ? " " : "", x->best_other);
+    } else {
+        fputs("- | - | - | - | - | - | - | - | - | -", f);
     }
-    for (size_t j = 0; j < l->n; j++) {
-        const sml_ledger_record *r = &l->rec[j];
-        if (!r->nacc) continue;
-        fprintf(f, "\n### %s: accuracy (err/bound per case: its worst element)\n\n| op | dtype | cases | judged | "
-                   "worst | p99 | median | worst ulp | baseline | accuracy vs baseline |\n"
-                   "|---|---|---|---|---|---|---|---|---|---|\n", r->kernel);
-        for (size_t i = 0; i < r->nacc; i++) {
-            const sml_ledger_accuracy *a = &r->acc[i];
-            fprintf(f, "| %s | %s | %lld | %lld | ", sml_op_name(a->op), sml_dtype_name(a->dtype),
-                    (long long)a->a.cases, (long long)a->a.judged);
-            md_num(f, a->a.worst, "%.3g");
-            fputs(" | ", f);
-            md_num(f, a->a.p99, "%.3g");
-            fputs(" | ", f);
-            md_num(f, a->a.median, "%.3g");
-            fputs(" | ", f);
-            md_num(f, a->a.worst_ulps, "%.3g");
-            fprintf(f, " | %s | **%s**: ", a->baseline[0] ? a->baseline : "-", sml_acc_verdict_name(a->verdict));
-            md_escape(f, a->why);
-            fputs(" |\n", f);
-        }
+    fprintf(f, " | %s | %s | %d x%d%s |", sml_row_outcome_name(r->outcome[i]), c->cache,
+            x->m.t.n, x->m.batch, sml_bench_hold_lost(run, x) ? " (unheld)" : "");
+    fputc('\n', f);
+    if (x->verdict != SML_VERDICT_OK) {
+        fputs("| | | ", f);
+        md_escape(f, x->check);
+        fputs(" | | | | | | | | | | | | | |", f);
+        fputc('\n', f);
     }
+}
+
+/* A kernel's section: its file, the reason for its status, and one row per case. */
+static void md_kernel(const sml_bench_run *run, const sml_ledger_record *r, FILE *f) {
+    fprintf(f, "\n## %s: %s\n\n", r->kernel, sml_decision_name(r->decision.status));
+    fprintf(f, "`%s`. ", r->file);
+    md_escape(f, r->reason);
+    fprintf(f, "\n\n| case | class | check | ms | spread | GB/s | of memcpy | of copy kernel | "
+               "of limit | vs cudnn | vs naive | vs claim baseline | vs best other | outcome | "
+               "cache | samples |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < r->n; i++) md_row(run, r, i, f);
+}
+
+/* A kernel's accuracy table, per op and dtype, when it has one. */
+static void md_accuracy(const sml_ledger_record *r, FILE *f) {
+    if (!r->nacc) return;
+    fprintf(f, "\n### %s: accuracy (err/bound per case: its worst element)\n\n| op | dtype | cases | judged | "
+               "worst | p99 | median | worst ulp | baseline | accuracy vs baseline |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n", r->kernel);
+    for (size_t i = 0; i < r->nacc; i++) {
+        const sml_ledger_accuracy *a = &r->acc[i];
+        fprintf(f, "| %s | %s | %lld | %lld | ", sml_op_name(a->op), sml_dtype_name(a->dtype),
+                (long long)a->a.cases, (long long)a->a.judged);
+        md_num(f, a->a.worst, "%.3g");
+        fputs(" | ", f);
+        md_num(f, a->a.p99, "%.3g");
+        fputs(" | ", f);
+        md_num(f, a->a.median, "%.3g");
+        fputs(" | ", f);
+        md_num(f, a->a.worst_ulps, "%.3g");
+        fprintf(f, " | %s | **%s**: ", a->baseline[0] ? a->baseline : "-", sml_acc_verdict_name(a->verdict));
+        md_escape(f, a->why);
+        fputs(" |\n", f);
+    }
+}
+
+/* The copy and limit references of every case that has them. */
+static void md_copies(const sml_bench_run *run, FILE *f) {
     fprintf(f, "\n## Copy references (same run, same buffer rotation as the case)\n\n"
                "The limit moves the case's bytes with the op's own pattern: one read and one write "
                "forward (the copy itself), two reads and one write backward.\n\n"
@@ -174,5 +189,13 @@ int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) 
         md_gbps(f, c->has_limit ? c->limit_gbps : NAN);
         fputs(" |\n", f);
     }
+}
+
+int sml_ledger_write_md(const sml_bench_run *run, const sml_ledger *l, FILE *f) {
+    md_header(run, f);
+    md_decisions(l, f);
+    for (size_t j = 0; j < l->n; j++) md_kernel(run, &l->rec[j], f);
+    for (size_t j = 0; j < l->n; j++) md_accuracy(&l->rec[j], f);
+    md_copies(run, f);
     return ferror(f) ? -1 : 0;
 }

@@ -18,11 +18,6 @@ static sml_tally T = {"test_cli_gates", 0, 0, 0};
 static sml_case_filter F;
 static char TMP[256], LOG[1 << 16];
 
-static void check(int n, int ok, const char *what) {
-    if (ok) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s\n--- output:\n%s", n, what, LOG);
-}
-
 static int run(const char *const *args) { return sml_run_cli(F.cli, TMP, args, LOG, sizeof LOG); }
 
 static void skip(int n, const char *why) {
@@ -46,7 +41,7 @@ int main(int argc, char **argv) {
         else {
             const char *a[] = {"check", "--kernel", "auto", "--cases", "2", NULL};
             int rc = run(a);
-            check(1, rc == 3 && strstr(LOG, "NOT CHECKED"), "check --kernel auto without a GPU exits 3, NOT CHECKED");
+            sml_test_check_case(&T, &F, LOG, 1, rc == 3 && strstr(LOG, "NOT CHECKED"), "check --kernel auto without a GPU exits 3, NOT CHECKED");
         }
     }
     /* 2. --kernel all without a GPU: 0, and it says what it skipped. */
@@ -54,7 +49,7 @@ int main(int argc, char **argv) {
         const char *a[] = {"check", "--kernel", "all", "--op", "softmax", "--dtype", "fp32", "--cases", "2",
                            "--regressions", "none", NULL};
         int rc = run(a);
-        check(2, rc == 0 && (gpu || strstr(LOG, "not run here (skipped): ")),
+        sml_test_check_case(&T, &F, LOG, 2, rc == 0 && (gpu || strstr(LOG, "not run here (skipped): ")),
               "check --kernel all exits 0 and, without a GPU, lists the kernels it skipped");
     }
     /* 3. A list of kernels, as bench --backend takes. */
@@ -62,18 +57,18 @@ int main(int argc, char **argv) {
         const char *a[] = {"check", "--kernel", "cpu_naive,cpu_online", "--op", "softmax", "--dtype", "fp32",
                            "--cases", "2", "--regressions", "none", NULL};
         int rc = run(a);
-        check(3, rc == 0 && strstr(LOG, "\ncpu_naive ") && strstr(LOG, "\ncpu_online "),
+        sml_test_check_case(&T, &F, LOG, 3, rc == 0 && strstr(LOG, "\ncpu_naive ") && strstr(LOG, "\ncpu_online "),
               "check --kernel cpu_naive,cpu_online runs both and exits 0");
     }
     /* 4-5. Zero cases, no property: refused, not "every property held". */
     if (sml_case_filter_want(&F, 4)) {
         const char *a[] = {"check", "--kernel", "cpu_naive", "--cases", "0", NULL};
-        check(4, run(a) == 2, "check --cases 0 is refused (exit 2)");
+        sml_test_check_case(&T, &F, LOG, 4, run(a) == 2, "check --cases 0 is refused (exit 2)");
     }
     if (sml_case_filter_want(&F, 5)) {
         const char *a[] = {"check", "--kernel", "cpu_naive", "--props", "", NULL};
         const char *b[] = {"check", "--kernel", "cpu_naive", "--props", ",", NULL};
-        check(5, run(a) == 2 && run(b) == 2, "check --props '' and --props , are refused (exit 2)");
+        sml_test_check_case(&T, &F, LOG, 5, run(a) == 2 && run(b) == 2, "check --props '' and --props , are refused (exit 2)");
     }
     /* 6. check --json: a schema, the version, and the result in words. */
     if (sml_case_filter_want(&F, 6)) {
@@ -82,7 +77,7 @@ int main(int argc, char **argv) {
         int rc = run(a);
         snprintf(p, sizeof p, "%s/c.json", TMP);
         cli_slurp(p, buf, sizeof buf);
-        check(6, rc == 0 && strstr(buf, "\"schema\": \"softmax-lab-check/1\"") && strstr(buf, "\"version\": \"") &&
+        sml_test_check_case(&T, &F, LOG, 6, rc == 0 && strstr(buf, "\"schema\": \"softmax-lab-check/1\"") && strstr(buf, "\"version\": \"") &&
                      strstr(buf, "\"result\": \"passed\""),
               "check --json has schema softmax-lab-check/1, a version and \"result\": \"passed\"");
     }
@@ -91,7 +86,7 @@ int main(int argc, char **argv) {
         if (gpu) skip(7, "a GPU is present: auto can run");
         else {
             const char *a[] = {"bench", "--backend", "auto", "--gate", "--quiet", NULL};
-            check(7, run(a) == 3, "bench --backend auto --gate without a GPU exits 3");
+            sml_test_check_case(&T, &F, LOG, 7, run(a) == 3, "bench --backend auto --gate without a GPU exits 3");
         }
     }
     /* 8-9. compare that compared nothing: no shared case, or a duplicate key hiding them. */
@@ -100,7 +95,7 @@ int main(int argc, char **argv) {
         cli_write(p, EMPTY);
         const char *a[] = {"compare", old, "empty.json", NULL};
         int rc = run(a);
-        check(8, rc == 3 && strstr(LOG, "NOTHING COMPARED"), "compare OLD EMPTY exits 3: nothing was compared");
+        sml_test_check_case(&T, &F, LOG, 8, rc == 3 && strstr(LOG, "NOTHING COMPARED"), "compare OLD EMPTY exits 3: nothing was compared");
     }
     if (sml_case_filter_want(&F, 9)) {
         /* The old ledger's records again, behind an empty first "records": read either way,
@@ -118,18 +113,18 @@ int main(int argc, char **argv) {
         free(text);
         const char *a[] = {"compare", old, "dup.json", NULL};
         int rc = run(a);
-        check(9, rc == 2 || rc == 3, "compare OLD DUP (\"records\": [] before the real records) exits 2 or 3");
+        sml_test_check_case(&T, &F, LOG, 9, rc == 2 || rc == 3, "compare OLD DUP (\"records\": [] before the real records) exits 2 or 3");
     }
     /* 10. The same file twice does compare: 0 (the 3 above is not compare's only answer). */
     if (sml_case_filter_want(&F, 10)) {
         const char *a[] = {"compare", old, old, NULL};
-        check(10, run(a) == 0, "compare OLD OLD exits 0");
+        sml_test_check_case(&T, &F, LOG, 10, run(a) == 0, "compare OLD OLD exits 0");
     }
     /* 11. --version. */
     if (sml_case_filter_want(&F, 11)) {
         const char *a[] = {"--version", NULL};
         int rc = run(a);
-        check(11, rc == 0 && !strncmp(LOG, "softmax-lab ", 12) && strchr(LOG, '.'), "--version prints softmax-lab X.Y.Z");
+        sml_test_check_case(&T, &F, LOG, 11, rc == 0 && !strncmp(LOG, "softmax-lab ", 12) && strchr(LOG, '.'), "--version prints softmax-lab X.Y.Z");
     }
     /* 12. -h and help CMD on every command, each listing its exit codes. */
     if (sml_case_filter_want(&F, 12)) {
@@ -145,7 +140,7 @@ int main(int argc, char **argv) {
             if (!ok) snprintf(bad + strlen(bad), sizeof bad - strlen(bad), " %s", cmds[i]);
         }
         if (bad[0]) snprintf(LOG, sizeof LOG, "commands without -h / help CMD / exit codes:%s\n", bad);
-        check(12, !bad[0], "CMD -h and help CMD exit 0 with the same text, which lists the exit codes");
+        sml_test_check_case(&T, &F, LOG, 12, !bad[0], "CMD -h and help CMD exit 0 with the same text, which lists the exit codes");
     }
     /* 13. check --against on GPU kernels keeps the --seconds it was given: the candidate stops
      * there and the base runs the same cases (before, the GPU profile's 540 s replaced it and
@@ -160,7 +155,7 @@ int main(int argc, char **argv) {
             const int rc = run(a);
             clock_gettime(CLOCK_MONOTONIC, &t1);
             const double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-            check(13, (rc == 0 || rc == 1) && took < 60.0,
+            sml_test_check_case(&T, &F, LOG, 13, (rc == 0 || rc == 1) && took < 60.0,
                   "check --kernel block --against warp --seconds 3 gives a verdict within 60 s");
         }
     }

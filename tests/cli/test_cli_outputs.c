@@ -25,11 +25,6 @@ static sml_tally T = {"test_cli_outputs", 0, 0, 0};
 static sml_case_filter F;
 static char TMP[256], LOG[1 << 16];
 
-static void check(int n, int ok, const char *what) {
-    if (ok) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s\n--- output:\n%s", n, what, LOG);
-}
-
 static void path(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", TMP, name); }
 
 static int is_chr(const char *p) {
@@ -77,7 +72,7 @@ int main(int argc, char **argv) {
             path(p, sizeof p, "full");
             CHECK1[12] = p;
             int rc = run(TMP, CHECK1, 0);
-            check(1, rc != 0 && is_chr(p), "check --json FULL-DEVICE exits non-zero and leaves the device");
+            sml_test_check_case(&T, &F, LOG, 1, rc != 0 && is_chr(p), "check --json FULL-DEVICE exits non-zero and leaves the device");
         }
     }
     /* 2. check --json under a file-size limit: the old file stays, no temporary is left. */
@@ -87,14 +82,14 @@ int main(int argc, char **argv) {
         cli_write(p, "OLD\n");
         CHECK1[12] = "out.json";
         int rc = run(d, CHECK1, 200);
-        check(2, rc != 0 && !strcmp(cli_slurp(p, buf, sizeof buf), "OLD\n") && sml_dir_entries(d) == 1,
+        sml_test_check_case(&T, &F, LOG, 2, rc != 0 && !strcmp(cli_slurp(p, buf, sizeof buf), "OLD\n") && sml_dir_entries(d) == 1,
               "check --json past a 200-byte file-size limit exits non-zero, keeps the old out.json, leaves "
               "nothing else");
     }
     /* 3. check --json into /proc, which holds no files of ours. */
     if (sml_case_filter_want(&F, 3)) {
         CHECK1[12] = "/proc/sml-no-such-dir/x.json";
-        check(3, run(TMP, CHECK1, 0) != 0, "check --json /proc/sml-no-such-dir/x.json exits non-zero");
+        sml_test_check_case(&T, &F, LOG, 3, run(TMP, CHECK1, 0) != 0, "check --json /proc/sml-no-such-dir/x.json exits non-zero");
     }
     /* 4-5. targets --json onto device nodes: written through, never replaced. */
     if (sml_case_filter_want(&F, 4)) {
@@ -103,7 +98,7 @@ int main(int argc, char **argv) {
             path(p, sizeof p, "full");
             const char *a[] = {"targets", fx, "--json", p, NULL};
             int rc = run(TMP, a, 0);
-            check(4, rc == 2 && is_chr(p), "targets --json FULL-DEVICE exits 2 and the device is still a device");
+            sml_test_check_case(&T, &F, LOG, 4, rc == 2 && is_chr(p), "targets --json FULL-DEVICE exits 2 and the device is still a device");
         }
     }
     if (sml_case_filter_want(&F, 5)) {
@@ -112,7 +107,7 @@ int main(int argc, char **argv) {
             path(p, sizeof p, "null");
             const char *a[] = {"targets", fx, "--json", p, "--md", "/proc/self/fd/1", NULL};
             int rc = run(TMP, a, 0);
-            check(5, rc == 1 && is_chr(p) && strstr(LOG, "# ") != NULL,
+            sml_test_check_case(&T, &F, LOG, 5, rc == 1 && is_chr(p) && strstr(LOG, "# ") != NULL,
                   "targets --json NULL-DEVICE --md /proc/self/fd/1 writes through both (exit 1: the fixture "
                   "misses a target) and leaves the device");
         }
@@ -130,7 +125,7 @@ int main(int argc, char **argv) {
         struct stat ls, rs;
         int link_kept = lstat(q, &ls) == 0 && S_ISLNK(ls.st_mode);
         int mode_kept = stat(p, &rs) == 0 && (rs.st_mode & 0777) == 0640;
-        check(6, rc == 1 && link_kept && mode_kept && cli_slurp(p, buf, sizeof buf)[0] == '{' && sml_dir_entries(d) == 2,
+        sml_test_check_case(&T, &F, LOG, 6, rc == 1 && link_kept && mode_kept && cli_slurp(p, buf, sizeof buf)[0] == '{' && sml_dir_entries(d) == 2,
               "targets --json LINK keeps the link and the target's mode, and rewrites the file it points to");
     }
     /* 7. bench: a failed ledger write keeps the previous ledger of that name. */
@@ -143,7 +138,7 @@ int main(int argc, char **argv) {
         const char *a[] = {"bench", "--backend", "cpu_naive", "--rows", "4", "--cols", "64", "--min-samples", "2",
                            "--max-seconds", "0.01", "--quiet", "--ledger", "led", NULL};
         int rc = run(d, a, 2048);
-        check(7, rc != 0 && !strcmp(cli_slurp(q, buf, sizeof buf), "OLD LEDGER\n") && cli_count(p, ".tmp") == 0 &&
+        sml_test_check_case(&T, &F, LOG, 7, rc != 0 && !strcmp(cli_slurp(q, buf, sizeof buf), "OLD LEDGER\n") && cli_count(p, ".tmp") == 0 &&
                      cli_count(p, ".json") == 1,
               "bench past a 2 KiB file-size limit exits non-zero and keeps led/custom_softmax.json as it was");
     }
@@ -156,7 +151,7 @@ int main(int argc, char **argv) {
         snprintf(p, sizeof p, "%s/ledger", d);
         snprintf(q, sizeof q, "%s/mine.json", d);
         struct stat st;
-        check(8, rc == 0 && stat(p, &st) != 0 && strstr(cli_slurp(q, buf, sizeof buf), "softmax-lab-ledger/"),
+        sml_test_check_case(&T, &F, LOG, 8, rc == 0 && stat(p, &st) != 0 && strstr(cli_slurp(q, buf, sizeof buf), "softmax-lab-ledger/"),
               "bench --json mine.json writes mine.json and creates no ./ledger");
     }
     /* 9. plot past a file-size limit keeps the old SVG. */
@@ -168,7 +163,7 @@ int main(int argc, char **argv) {
         snprintf(led, sizeof led, "%s/plot_ledger.json", F.fixtures);
         const char *a[] = {"plot", led, "out.svg", NULL};
         int rc = run(d, a, 300);
-        check(9, rc != 0 && !strcmp(cli_slurp(p, buf, sizeof buf), "OLD\n") && sml_dir_entries(d) == 1,
+        sml_test_check_case(&T, &F, LOG, 9, rc != 0 && !strcmp(cli_slurp(p, buf, sizeof buf), "OLD\n") && sml_dir_entries(d) == 1,
               "plot past a 300-byte file-size limit exits non-zero and keeps the old out.svg");
     }
     /* 10. A directory where a file is expected, and a path ending in '/'. */
@@ -178,7 +173,7 @@ int main(int argc, char **argv) {
         int rc1 = run(d, CHECK1, 0);
         const char *a[] = {"targets", fx, "--json", "sub/", NULL};
         int rc2 = run(d, a, 0);
-        check(10, rc1 != 0 && rc2 == 2 && sml_dir_entries(d) == 0,
+        sml_test_check_case(&T, &F, LOG, 10, rc1 != 0 && rc2 == 2 && sml_dir_entries(d) == 0,
               "check --json . and targets --json sub/ are refused and write nothing");
     }
     /* 11. A reproducer saved past a file-size limit: no half-written .npy or .json is left. */
@@ -209,7 +204,7 @@ int main(int argc, char **argv) {
         int status = 0;
         waitpid(pid, &status, 0);
         LOG[0] = 0;
-        check(11, WIFEXITED(status) && WEXITSTATUS(status) == 0 && sml_dir_entries(d) == 0,
+        sml_test_check_case(&T, &F, LOG, 11, WIFEXITED(status) && WEXITSTATUS(status) == 0 && sml_dir_entries(d) == 0,
               "sml_prop_repro_save past a 3000-byte limit fails and leaves no file (a 4 KiB x.npy would be cut)");
     }
     path(p, sizeof p, "full"); /* no device nodes left lying around in /tmp */

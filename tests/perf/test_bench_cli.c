@@ -53,12 +53,6 @@ static void expect_rc(int n, const char *what, const char *const *args, int want
                    n, what, rc, want, files, must_be_empty ? " (want none)" : "", LOG);
 }
 
-static void check(int n, int ok, const char *what) {
-    if (!sml_case_filter_want(&F, n)) return;
-    if (ok) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s\n--- last output ---\n%.2000s", n, what, LOG);
-}
-
 int main(int argc, char **argv) {
     if (sml_case_filter_init(&F, argc, argv)) return 2;
     if (sml_cli_setup("test_bench_cli", F.cli, TMP, sizeof TMP)) return 1;
@@ -109,7 +103,7 @@ int main(int argc, char **argv) {
     /* compare verdicts decide the exit code. */
     const char *const slow[] = {"compare", fx[0], fx[1], NULL};
     expect_rc(40, "compare with a SLOW case", slow, 1, 1);
-    check(41, strstr(LOG, "SLOW") && strstr(LOG, "FAST") && strstr(LOG, "SAME") && strstr(LOG, "UNCLEAR") &&
+    sml_test_check_case(&T, &F, LOG, 41, strstr(LOG, "SLOW") && strstr(LOG, "FAST") && strstr(LOG, "SAME") && strstr(LOG, "UNCLEAR") &&
                   strstr(LOG, "check broke: ok -> WRONG"),
           "compare prints every verdict and the broken check");
     const char *const fine[] = {"compare", fx[0], fx[2], NULL};
@@ -122,17 +116,17 @@ int main(int argc, char **argv) {
                               "--op", "all", "--max-seconds", "0.02", "--ledger", "L", "--json", "run.json",
                               "--md", "run.md", "--svg", "L/plots/run.svg", "--quiet", NULL};
     expect_rc(50, "a small CPU bench", ok, 0, 0);
-    check(51, exists("L/custom_all.json") && exists("L/custom_all.md"), "the ledger directory holds JSON and Markdown");
-    check(52, exists("run.json") && exists("run.md") && exists("L/plots/run.svg"),
+    sml_test_check_case(&T, &F, LOG, 51, exists("L/custom_all.json") && exists("L/custom_all.md"), "the ledger directory holds JSON and Markdown");
+    sml_test_check_case(&T, &F, LOG, 52, exists("run.json") && exists("run.md") && exists("L/plots/run.svg"),
           "--json, --md and --svg (into a directory made for it) were written");
-    check(53, strstr(LOG, "== softmax_bwd bf16 32x256") && strstr(LOG, "cpu_online") && strstr(LOG, "decisions"),
+    sml_test_check_case(&T, &F, LOG, 53, strstr(LOG, "== softmax_bwd bf16 32x256") && strstr(LOG, "cpu_online") && strstr(LOG, "decisions"),
           "a table per case and the decisions are printed");
     if (!sml_gpu_available())
-        check(54, strstr(LOG, "GPU backends are unavailable") != NULL, "with no GPU the output says so");
+        sml_test_check_case(&T, &F, LOG, 54, strstr(LOG, "GPU backends are unavailable") != NULL, "with no GPU the output says so");
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/run.json", TMP);
     sml_json *doc = NULL;
-    check(55, sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK &&
+    sml_test_check_case(&T, &F, LOG, 55, sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK &&
                   sml_json_len(sml_json_get(doc, "records")) >= 2 &&
                   sml_json_len(sml_json_get(sml_json_at(sml_json_get(doc, "records"), 0), "evidence")) == 8,
           "run.json parses: >= 2 records with 8 evidence rows each (4 ops x 2 dtypes)");
@@ -141,28 +135,28 @@ int main(int argc, char **argv) {
     expect_rc(56, "compare a run with itself", self, 0, 0);
     const char *const plot[] = {"plot", "run.json", "again.svg", "--dtype", "bf16", NULL};
     expect_rc(57, "plot a run's ledger", plot, 0, 0);
-    check(58, exists("again.svg"), "plot wrote the SVG");
+    sml_test_check_case(&T, &F, LOG, 58, exists("again.svg"), "plot wrote the SVG");
     const char *const dflt[] = {"bench", "--help", NULL};
     expect_rc(59, "bench --help", dflt, 0, 0);
-    check(60, strstr(LOG, "standard") && strstr(LOG, "16384x128"), "--help lists the sweeps and their shapes");
+    sml_test_check_case(&T, &F, LOG, 60, strstr(LOG, "standard") && strstr(LOG, "16384x128"), "--help lists the sweeps and their shapes");
 
     /* A time limit the first case outlasts: exit 0, a partial ledger, and the run says so. */
     const char *const part[] = {"bench", "--backend", "cpu", "--rows", "32", "--cols", "256", "--dtype", "fp32,bf16",
                                 "--op", "all", "--max-seconds", "0.02", "--time-limit", "0.001", "--ledger", "L",
                                 "--json", "part.json", "--quiet", NULL};
     expect_rc(61, "a CPU bench cut short by --time-limit", part, 0, 0);
-    check(62, strstr(LOG, "time limit: 0.001 s reached after 1 of 8 cases; the ledger is partial") != NULL,
+    sml_test_check_case(&T, &F, LOG, 62, strstr(LOG, "time limit: 0.001 s reached after 1 of 8 cases; the ledger is partial") != NULL,
           "the run says where the time limit stopped it");
     snprintf(path, sizeof path, "%s/part.json", TMP);
     doc = NULL;
     const sml_json *pj = sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK ? sml_json_get(doc, "partial") : NULL;
-    check(63, pj && sml_json_num(sml_json_get(pj, "cases_measured"), -1) == 1 &&
+    sml_test_check_case(&T, &F, LOG, 63, pj && sml_json_num(sml_json_get(pj, "cases_measured"), -1) == 1 &&
                   sml_json_num(sml_json_get(pj, "cases_planned"), -1) == 8 &&
                   sml_json_len(sml_json_get(sml_json_at(sml_json_get(doc, "records"), 0), "evidence")) == 1,
           "part.json: partial, 1 of 8 cases, one evidence row per record");
     sml_json_free(doc);
     snprintf(path, sizeof path, "%s/run.json", TMP);
-    check(64, sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK && sml_json_get(doc, "partial") &&
+    sml_test_check_case(&T, &F, LOG, 64, sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK && sml_json_get(doc, "partial") &&
                   sml_json_get(doc, "partial")->type == SML_JSON_NULL,
           "a complete run's ledger has \"partial\": null");
     sml_json_free(doc);
@@ -170,7 +164,7 @@ int main(int argc, char **argv) {
     const char *const gated[] = {"bench", "--backend", "cpu", "--rows", "32", "--cols", "256", "--max-seconds", "0.02",
                                  "--time-limit", "0.001", "--op", "all", "--gate", "--ledger", "L", "--quiet", NULL};
     expect_rc(65, "--gate on a partial run", gated, 1, 0);
-    check(66, strstr(LOG, "PARTIAL: the time limit (0.001 s) stopped the run after 1 of 4 cases") &&
+    sml_test_check_case(&T, &F, LOG, 66, strstr(LOG, "PARTIAL: the time limit (0.001 s) stopped the run after 1 of 4 cases") &&
                   strstr(LOG, "gate: a partial run cannot show any claim holds"),
           "stdout says the run is partial and why the gate failed");
 
@@ -186,7 +180,7 @@ int main(int argc, char **argv) {
     remove(beside);
     expect_rc(67, "a CPU bench with no --ledger", dfl, 0, 1);
     struct stat bst;
-    check(68, entries(TMP) == 0 && stat(beside, &bst) == 0 && bst.st_size > 0,
+    sml_test_check_case(&T, &F, LOG, 68, entries(TMP) == 0 && stat(beside, &bst) == 0 && bst.st_size > 0,
           "no --ledger: nothing in the working directory, the ledger in ledger/ beside the binary");
 
     char cmd[600];

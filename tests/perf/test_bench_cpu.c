@@ -21,12 +21,6 @@
 static sml_tally T = {"test_bench_cpu", 0, 0, 0};
 static sml_case_filter F;
 
-static void check(int n, int ok, const char *what) {
-    if (!sml_case_filter_want(&F, n)) return;
-    if (ok) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s", n, what);
-}
-
 /* cpu_naive, then one element of the last row nudged by 1% (far outside any bound). */
 static sml_status launch_corrupt(sml_handle *h, const sml_problem *p) {
     sml_status s = sml_launch_cpu_naive(h, p);
@@ -91,14 +85,14 @@ int main(int argc, char **argv) {
     sml_bench_run run;
     char err[256];
     sml_status s = sml_bench_execute(&plan, &cfg, NULL, NULL, &run, err, sizeof err);
-    check(1, s == SML_OK, "the run completes");
+    sml_test_check_case(&T, &F, NULL, 1, s == SML_OK, "the run completes");
     if (s != SML_OK) {
         printf("  %s\n", err);
         return sml_tally_finish(&T);
     }
-    check(2, run.ncases == 6, "6 cases: fp32 256 x2 ops, fp16/bf16 2048 x2 ops");
-    check(3, run.nresults == 30, "30 results: 5 kernels x 6 cases");
-    check(4, run.env.has_host_memcpy && run.env.host_memcpy_gbps > 0, "the host copy bandwidth was measured");
+    sml_test_check_case(&T, &F, NULL, 2, run.ncases == 6, "6 cases: fp32 256 x2 ops, fp16/bf16 2048 x2 ops");
+    sml_test_check_case(&T, &F, NULL, 3, run.nresults == 30, "30 results: 5 kernels x 6 cases");
+    sml_test_check_case(&T, &F, NULL, 4, run.env.has_host_memcpy && run.env.host_memcpy_gbps > 0, "the host copy bandwidth was measured");
     int n = 10;
     for (size_t c = 0; c < run.ncases; c++, n += 10) {
         const sml_bench_case *k = &run.cases[c];
@@ -108,52 +102,52 @@ int main(int argc, char **argv) {
         char what[160];
         snprintf(what, sizeof what, "%s %s %lldx%lld: cpu_naive, cpu_online and planted_ok pass the check",
                  sml_op_name(k->op), sml_dtype_name(k->dtype), (long long)k->rows, (long long)k->cols);
-        check(n + 0, naive && online && ok && naive->verdict == SML_VERDICT_OK &&
+        sml_test_check_case(&T, &F, NULL, n + 0, naive && online && ok && naive->verdict == SML_VERDICT_OK &&
                          online->verdict == SML_VERDICT_OK && ok->verdict == SML_VERDICT_OK, what);
-        check(n + 1, bad && bad->verdict == SML_VERDICT_WRONG && strstr(bad->check, "WRONG") &&
+        sml_test_check_case(&T, &F, NULL, n + 1, bad && bad->verdict == SML_VERDICT_WRONG && strstr(bad->check, "WRONG") &&
                          bad->timed, "the corrupting kernel is WRONG, and still timed");
-        check(n + 2, bad && bad->verdict == SML_VERDICT_WRONG && bad->check[0] &&
+        sml_test_check_case(&T, &F, NULL, n + 2, bad && bad->verdict == SML_VERDICT_WRONG && bad->check[0] &&
                          strstr(bad->check, "row ") && !strstr(bad->check, "row 0 "),
               "the WRONG message points at the corrupted (last) row");
-        check(n + 3, lazy && lazy->verdict == SML_VERDICT_WRONG,
+        sml_test_check_case(&T, &F, NULL, n + 3, lazy && lazy->verdict == SML_VERDICT_WRONG,
               "a kernel that leaves rows unwritten is caught by the poisoned output");
-        check(n + 4, naive && naive->timed && naive->m.t.n >= 10 && naive->m.t.median > 0 &&
+        sml_test_check_case(&T, &F, NULL, n + 4, naive && naive->timed && naive->m.t.n >= 10 && naive->m.t.median > 0 &&
                          isfinite(naive->gbps) && naive->gbps > 0,
               "cpu_naive has >= 10 samples, a positive median and GB/s");
         double want_gbps = naive ? (double)k->bytes_moved / naive->m.t.median * 1e-9 : 0;
-        check(n + 5, naive && fabs(naive->gbps - want_gbps) <= 1e-9 * want_gbps &&
+        sml_test_check_case(&T, &F, NULL, n + 5, naive && fabs(naive->gbps - want_gbps) <= 1e-9 * want_gbps &&
                          k->bytes_moved == (size_t)k->rows * (size_t)k->cols * sml_dtype_size(k->dtype) *
                                                (sml_op_is_backward(k->op) ? 3 : 2),
               "GB/s counts forward 2x, backward 3x the tensor bytes");
-        check(n + 6, naive && fabs(naive->vs_naive - 1.0) < 1e-12 && online &&
+        sml_test_check_case(&T, &F, NULL, n + 6, naive && fabs(naive->vs_naive - 1.0) < 1e-12 && online &&
                          fabs(online->vs_naive - naive->m.t.median / online->m.t.median) < 1e-12,
               "speedup vs naive = time(naive) / time(kernel)");
-        check(n + 7, naive && k->has_copy && isfinite(naive->frac_copy_kernel) &&
+        sml_test_check_case(&T, &F, NULL, n + 7, naive && k->has_copy && isfinite(naive->frac_copy_kernel) &&
                          fabs(naive->frac_copy_kernel - k->copy.t.median / naive->m.t.median) < 1e-12 &&
                          isfinite(naive->frac_memcpy),
               "fractions of the copy references are present and consistent");
-        check(n + 8, k->seed != 0 && strncmp(k->cache, "host", 4) == 0, "the case records its seed and cache state");
+        sml_test_check_case(&T, &F, NULL, n + 8, k->seed != 0 && strncmp(k->cache, "host", 4) == 0, "the case records its seed and cache state");
         /* The limit has the op's own traffic: forward it is the copy itself, backward a
          * separate two-read kernel moving 3x the tensor bytes. */
         int bwd = sml_op_is_backward(k->op);
         double lim_gbps = k->has_limit ? 3.0 * (double)k->tensor_bytes / k->limit.t.median * 1e-9 : 0;
-        check(n + 9, naive && k->has_limit && k->limit_reads == (bwd ? 2 : 1) && isfinite(naive->frac_limit) &&
+        sml_test_check_case(&T, &F, NULL, n + 9, naive && k->has_limit && k->limit_reads == (bwd ? 2 : 1) && isfinite(naive->frac_limit) &&
                          fabs(naive->frac_limit - k->limit.t.median / naive->m.t.median) < 1e-12 &&
                          (bwd ? fabs(k->limit_gbps - lim_gbps) <= 1e-9 * lim_gbps
                               : k->limit.t.median == k->copy.t.median && k->limit_gbps == k->copy_gbps),
               "the traffic-matched limit: the copy forward, 2 reads + 1 write backward, frac_limit = its time / time");
     }
     sml_ledger l;
-    check(80, sml_ledger_build(&run, &l) == SML_OK, "the ledger builds");
+    sml_test_check_case(&T, &F, NULL, 80, sml_ledger_build(&run, &l) == SML_OK, "the ledger builds");
     const sml_ledger_record *rc = sml_ledger_find(&l, "planted_corrupt");
     const sml_ledger_record *rk = sml_ledger_find(&l, "planted_ok");
     const sml_ledger_record *rn = sml_ledger_find(&l, "cpu_naive");
-    check(81, rc && rc->decision.status == SML_DECISION_REJECTED && rc->decision.wrong == 6,
+    sml_test_check_case(&T, &F, NULL, 81, rc && rc->decision.status == SML_DECISION_REJECTED && rc->decision.wrong == 6,
           "the corrupting kernel is Rejected with 6 WRONG rows, though its claim is easy");
-    check(82, rk && rk->decision.status == SML_DECISION_SUPPORTED,
+    sml_test_check_case(&T, &F, NULL, 82, rk && rk->decision.status == SML_DECISION_SUPPORTED,
           "the correct copy of cpu_naive meets its >= 0.5x claim: Supported");
-    check(83, rn && rn->decision.status == SML_DECISION_MEASURED, "no claim: Measured");
-    check(84, rc && rc->n == 6 && strstr(rc->reason, "WRONG"), "a rejected kernel keeps its evidence and says why");
+    sml_test_check_case(&T, &F, NULL, 83, rn && rn->decision.status == SML_DECISION_MEASURED, "no claim: Measured");
+    sml_test_check_case(&T, &F, NULL, 84, rc && rc->n == 6 && strstr(rc->reason, "WRONG"), "a rejected kernel keeps its evidence and says why");
     /* The JSON ledger reads back, and compares with itself without a SLOW. */
     char *buf = NULL;
     size_t len = 0;
@@ -162,11 +156,11 @@ int main(int argc, char **argv) {
     fclose(f);
     sml_json *doc = NULL;
     s = sml_json_parse(buf, len, &doc, err, sizeof err);
-    check(85, wj == 0 && s == SML_OK, "the ledger JSON is valid");
+    sml_test_check_case(&T, &F, NULL, 85, wj == 0 && s == SML_OK, "the ledger JSON is valid");
     if (s != SML_OK) printf("  %s\n", err);
     sml_cmp_report cr;
     s = sml_compare_docs(doc, doc, 0.03, &cr, err, sizeof err);
-    check(86, s == SML_OK && cr.n == 30 && !sml_cmp_failed(&cr) && cr.count[SML_CMP_SLOW] == 0,
+    sml_test_check_case(&T, &F, NULL, 86, s == SML_OK && cr.n == 30 && !sml_cmp_failed(&cr) && cr.count[SML_CMP_SLOW] == 0,
           "the ledger compares with itself: 30 cases, no SLOW");
     sml_cmp_report_free(&cr);
     const sml_json *recs = sml_json_get(doc, "records");
@@ -177,7 +171,7 @@ int main(int argc, char **argv) {
         if (k && st && !strcmp(k, "planted_corrupt") && !strcmp(st, "Rejected")) statuses++;
         if (k && st && !strcmp(k, "planted_ok") && !strcmp(st, "Supported")) statuses++;
     }
-    check(87, statuses == 2, "the JSON records carry the statuses");
+    sml_test_check_case(&T, &F, NULL, 87, statuses == 2, "the JSON records carry the statuses");
     /* Every timed row carries frac_limit, every row its case's limit and pattern. */
     int limit_rows = 0, rows = 0;
     for (size_t i = 0; i < sml_json_len(recs); i++) {
@@ -192,15 +186,15 @@ int main(int argc, char **argv) {
                 limit_rows++;
         }
     }
-    check(89, rows == 30 && limit_rows == rows, "every JSON evidence row has frac_limit, limit_ms, limit_gbps and its pattern");
+    sml_test_check_case(&T, &F, NULL, 89, rows == 30 && limit_rows == rows, "every JSON evidence row has frac_limit, limit_ms, limit_gbps and its pattern");
     free(buf);
     buf = NULL;
     f = open_memstream(&buf, &len);
     int wm = sml_ledger_write_md(&run, &l, f);
     fclose(f);
-    check(88, wm == 0 && strstr(buf, "| planted_corrupt | cpu | >= 0.50x cpu_naive (all) | **Rejected** |"),
+    sml_test_check_case(&T, &F, NULL, 88, wm == 0 && strstr(buf, "| planted_corrupt | cpu | >= 0.50x cpu_naive (all) | **Rejected** |"),
           "the Markdown ledger has the decision row");
-    check(90, wm == 0 && strstr(buf, "| of memcpy | of copy kernel | of limit |") &&
+    sml_test_check_case(&T, &F, NULL, 90, wm == 0 && strstr(buf, "| of memcpy | of copy kernel | of limit |") &&
                   strstr(buf, "| 2 reads + 1 write |") && strstr(buf, "| 1 read + 1 write |"),
           "the Markdown ledger has the of-limit column and each case's limit pattern");
     free(buf);
@@ -229,7 +223,7 @@ int main(int argc, char **argv) {
         char what[160];
         snprintf(what, sizeof what, "rowset %lldx%lld budget %lld: %d blocks, %lld rows, first and last in, disjoint",
                  (long long)rows, (long long)cols, (long long)max, rs.nblocks, (long long)rs.total_rows);
-        check(100 + i, ok, what);
+        sml_test_check_case(&T, &F, NULL, 100 + i, ok, what);
     }
     /* A sampled check still catches a corrupted last row and unwritten rows. */
     plan.shapes.n = 1;
@@ -240,11 +234,11 @@ int main(int argc, char **argv) {
     const sml_bench_result *sb = s == SML_OK ? sml_bench_find(&run, 0, "planted_corrupt") : NULL;
     const sml_bench_result *sl = s == SML_OK ? sml_bench_find(&run, 0, "planted_lazy") : NULL;
     const sml_bench_result *sn = s == SML_OK ? sml_bench_find(&run, 0, "cpu_naive") : NULL;
-    check(110, s == SML_OK && run.cases[0].checked_rows == 64, "512x64 with a 4096-element budget checks 64 rows");
-    check(111, sb && sb->verdict == SML_VERDICT_WRONG && strstr(sb->check, "rows sampled: 64 of 512"),
+    sml_test_check_case(&T, &F, NULL, 110, s == SML_OK && run.cases[0].checked_rows == 64, "512x64 with a 4096-element budget checks 64 rows");
+    sml_test_check_case(&T, &F, NULL, 111, sb && sb->verdict == SML_VERDICT_WRONG && strstr(sb->check, "rows sampled: 64 of 512"),
           "the sampled check catches the corrupted last row and says it sampled");
-    check(112, sl && sl->verdict == SML_VERDICT_WRONG, "the sampled check catches unwritten rows");
-    check(113, sn && sn->verdict == SML_VERDICT_OK, "cpu_naive passes the sampled check");
+    sml_test_check_case(&T, &F, NULL, 112, sl && sl->verdict == SML_VERDICT_WRONG, "the sampled check catches unwritten rows");
+    sml_test_check_case(&T, &F, NULL, 113, sn && sn->verdict == SML_VERDICT_OK, "cpu_naive passes the sampled check");
     if (s == SML_OK) sml_bench_run_free(&run);
 
     /* A 1 ms limit, past before the first case (the copy bandwidth alone takes 0.2 s), which
@@ -257,22 +251,22 @@ int main(int argc, char **argv) {
     cfg.check_max_elems = (int64_t)1 << 24;
     cfg.time_limit_s = 1e-3;
     s = sml_bench_execute(&plan, &cfg, NULL, NULL, &run, err, sizeof err);
-    check(120, s == SML_OK && run.ncases == 1 && run.ncases_planned == 6 && sml_bench_partial(&run) &&
+    sml_test_check_case(&T, &F, NULL, 120, s == SML_OK && run.ncases == 1 && run.ncases_planned == 6 && sml_bench_partial(&run) &&
                    run.nresults == 5,
           "a 1 ms time limit: the first case runs (whole: 5 results), the other 5 do not");
     if (s == SML_OK) {
         sml_ledger lp;
-        check(121, sml_ledger_build(&run, &lp) == SML_OK, "the partial ledger builds");
+        sml_test_check_case(&T, &F, NULL, 121, sml_ledger_build(&run, &lp) == SML_OK, "the partial ledger builds");
         const sml_ledger_record *pk = sml_ledger_find(&lp, "planted_ok");
         const sml_ledger_record *pc = sml_ledger_find(&lp, "planted_corrupt");
-        check(122, pk && pk->decision.status == SML_DECISION_CAVEATED && pk->decision.meets == pk->decision.counted &&
+        sml_test_check_case(&T, &F, NULL, 122, pk && pk->decision.status == SML_DECISION_CAVEATED && pk->decision.meets == pk->decision.counted &&
                        strstr(pk->reason, "Meets it on all 1 shapes measured") &&
                        strstr(pk->reason, "Partial run") && strstr(pk->reason, "1 of 6 cases"),
               "a kernel meeting its claim on every case measured is Caveated on a partial run, and says why");
-        check(123, pc && pc->decision.status == SML_DECISION_REJECTED,
+        sml_test_check_case(&T, &F, NULL, 123, pc && pc->decision.status == SML_DECISION_REJECTED,
               "a kernel that misses its claim is still Rejected on a partial run");
         const sml_ledger_record *pn = sml_ledger_find(&lp, "cpu_naive");
-        check(126, pn && pn->decision.status == SML_DECISION_MEASURED, "a kernel with no claim stays Measured");
+        sml_test_check_case(&T, &F, NULL, 126, pn && pn->decision.status == SML_DECISION_MEASURED, "a kernel with no claim stays Measured");
         buf = NULL;
         f = open_memstream(&buf, &len);
         wj = sml_ledger_write_json(&run, &lp, f);
@@ -280,7 +274,7 @@ int main(int argc, char **argv) {
         doc = NULL;
         s = sml_json_parse(buf, len, &doc, err, sizeof err);
         const sml_json *part = s == SML_OK ? sml_json_get(doc, "partial") : NULL;
-        check(124, wj == 0 && part && sml_json_num(sml_json_get(part, "cases_measured"), -1) == 1 &&
+        sml_test_check_case(&T, &F, NULL, 124, wj == 0 && part && sml_json_num(sml_json_get(part, "cases_measured"), -1) == 1 &&
                        sml_json_num(sml_json_get(part, "cases_planned"), -1) == 6 &&
                        sml_json_num(sml_json_get(part, "time_limit_s"), -1) == 1e-3 &&
                        sml_json_num(sml_json_get(sml_json_get(doc, "config"), "time_limit_s"), -1) == 1e-3,
@@ -291,7 +285,7 @@ int main(int argc, char **argv) {
         f = open_memstream(&buf, &len);
         wm = sml_ledger_write_md(&run, &lp, f);
         fclose(f);
-        check(125, wm == 0 && strstr(buf, "**Partial run:**") && strstr(buf, "after 1 of 6 cases"),
+        sml_test_check_case(&T, &F, NULL, 125, wm == 0 && strstr(buf, "**Partial run:**") && strstr(buf, "after 1 of 6 cases"),
               "the Markdown ledger says the run is partial");
         free(buf);
         sml_ledger_free(&lp);
@@ -300,13 +294,13 @@ int main(int argc, char **argv) {
     /* A limit the run never reaches changes nothing: every case, Supported kept. */
     cfg.time_limit_s = 1e6;
     s = sml_bench_execute(&plan, &cfg, NULL, NULL, &run, err, sizeof err);
-    check(127, s == SML_OK && run.ncases == 6 && run.ncases_planned == 6 && !sml_bench_partial(&run),
+    sml_test_check_case(&T, &F, NULL, 127, s == SML_OK && run.ncases == 6 && run.ncases_planned == 6 && !sml_bench_partial(&run),
           "a limit never reached: all 6 cases, not partial");
     if (s == SML_OK) {
         sml_ledger lc;
         const int built = sml_ledger_build(&run, &lc) == SML_OK;
         const sml_ledger_record *ck = built ? sml_ledger_find(&lc, "planted_ok") : NULL;
-        check(128, ck && ck->decision.status == SML_DECISION_SUPPORTED && !strstr(ck->reason, "Partial"),
+        sml_test_check_case(&T, &F, NULL, 128, ck && ck->decision.status == SML_DECISION_SUPPORTED && !strstr(ck->reason, "Partial"),
               "planted_ok stays Supported, with no partial note");
         if (built) sml_ledger_free(&lc);
         sml_bench_run_free(&run);

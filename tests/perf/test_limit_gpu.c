@@ -23,12 +23,6 @@ static sml_tally T = {"test_limit_gpu", 0, 0, 0};
 static sml_case_filter F;
 
 #ifdef SML_HAVE_CUDA
-static void check(int n, int ok, const char *what) {
-    if (!sml_case_filter_want(&F, n)) return;
-    if (ok) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s", n, what);
-}
-
 /* dst = a ^ b over bytes starting `off` bytes into each buffer; 1 when every byte of the
  * range is right and the 64 bytes after it are untouched. */
 static int read2_once(size_t bytes, size_t off) {
@@ -83,7 +77,7 @@ static void bench_run(void) {
     sml_bench_run run;
     char err[256];
     sml_status s = sml_bench_execute(&plan, &cfg, NULL, NULL, &run, err, sizeof err);
-    check(10, s == SML_OK && run.ncases == 2, "a bench run of softmax and softmax_bwd bf16 1024x4096");
+    sml_test_check_case(&T, &F, NULL, 10, s == SML_OK && run.ncases == 2, "a bench run of softmax and softmax_bwd bf16 1024x4096");
     if (s != SML_OK) {
         printf("  %s\n", err);
         return;
@@ -93,7 +87,7 @@ static void bench_run(void) {
         const sml_bench_result *r = sml_bench_find(&run, c, "auto");
         int bwd = sml_op_is_backward(k->op);
         double want = (bwd ? 3.0 : 2.0) * (double)k->tensor_bytes / k->limit.t.median * 1e-9;
-        check(11 + (int)c, k->has_limit && k->limit_reads == (bwd ? 2 : 1) && fabs(k->limit_gbps - want) <= 1e-9 * want &&
+        sml_test_check_case(&T, &F, NULL, 11 + (int)c, k->has_limit && k->limit_reads == (bwd ? 2 : 1) && fabs(k->limit_gbps - want) <= 1e-9 * want &&
                                (bwd || k->limit.t.median == k->copy.t.median) && r && r->timed &&
                                fabs(r->frac_limit - k->limit.t.median / r->m.t.median) < 1e-12,
               bwd ? "backward: the two-read limit, 3x the tensor bytes, frac_limit on auto's row"
@@ -115,7 +109,7 @@ static void bench_run(void) {
         rows += sml_json_is_num(sml_json_get(e, "frac_limit")) && sml_json_is_num(sml_json_get(e, "limit_gbps")) &&
                 sml_json_str(sml_json_get(e, "limit_pattern")) != NULL;
     }
-    check(13, ok && rows == 2, "the ledger JSON: frac_limit, limit_gbps and limit_pattern on both rows");
+    sml_test_check_case(&T, &F, NULL, 13, ok && rows == 2, "the ledger JSON: frac_limit, limit_gbps and limit_pattern on both rows");
     sml_json_free(doc);
     free(buf);
     if (ok) sml_ledger_free(&l);
@@ -128,9 +122,9 @@ int main(int argc, char **argv) {
     int skip = sml_test_require_gpu("test_limit_gpu");
     if (skip) return skip;
 #ifdef SML_HAVE_CUDA
-    check(1, read2_once(1 << 20, 0), "read2: 1 MiB, every 16-byte vector a ^ b, nothing past the end");
-    check(2, read2_once((1 << 12) + 5, 0), "read2: 4101 bytes, the tail past the last vector");
-    check(3, read2_once(4099, 3), "read2: misaligned pointers, bytes one at a time");
+    sml_test_check_case(&T, &F, NULL, 1, read2_once(1 << 20, 0), "read2: 1 MiB, every 16-byte vector a ^ b, nothing past the end");
+    sml_test_check_case(&T, &F, NULL, 2, read2_once((1 << 12) + 5, 0), "read2: 4101 bytes, the tail past the last vector");
+    sml_test_check_case(&T, &F, NULL, 3, read2_once(4099, 3), "read2: misaligned pointers, bytes one at a time");
     sml_measure_opts o;
     memset(&o, 0, sizeof o);
     sml_bench_config cfg;
@@ -146,10 +140,10 @@ int main(int argc, char **argv) {
     double gbps = 0;
     char err[256] = "";
     sml_status s = sml_bench_limit_same_traffic(SML_DEVICE_GPU, (size_t)64 << 20, 2, 2, &o, &m, &gbps, err, sizeof err);
-    check(4, s == SML_OK && m.t.median > 0 && fabs(gbps - 3.0 * (double)(64 << 20) / m.t.median * 1e-9) < 1e-6 * gbps,
+    sml_test_check_case(&T, &F, NULL, 4, s == SML_OK && m.t.median > 0 && fabs(gbps - 3.0 * (double)(64 << 20) / m.t.median * 1e-9) < 1e-6 * gbps,
           "the two-read limit on 64 MiB buffers: a positive time, GB/s counting 3x the buffer");
     if (s != SML_OK) printf("  %s\n", err);
-    check(5, sml_bench_limit_same_traffic(SML_DEVICE_GPU, 1024, 3, 1, &o, &m, &gbps, err, sizeof err) ==
+    sml_test_check_case(&T, &F, NULL, 5, sml_bench_limit_same_traffic(SML_DEVICE_GPU, 1024, 3, 1, &o, &m, &gbps, err, sizeof err) ==
                  SML_ERR_INVALID_ARG, "a limit of 3 reads is refused");
     bench_run();
 #endif

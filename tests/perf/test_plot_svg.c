@@ -13,12 +13,6 @@
 static sml_tally T = {"test_plot_svg", 0, 0, 0};
 static sml_case_filter F;
 
-static void check(int n, int ok, const char *what) {
-    if (!sml_case_filter_want(&F, n)) return;
-    if (ok) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s", n, what);
-}
-
 /* Tags balance (a stack of names), attributes are quoted, no bare '&' or '<' in text.
  * Returns 0 when fine, else writes why. */
 static int well_formed(const char *s, char *why, size_t n) {
@@ -138,48 +132,48 @@ int main(int argc, char **argv) {
     sml_status st;
     char err[256] = "", why[160] = "";
     char *svg = render("plot_ledger.json", NULL, &st, err, sizeof err);
-    check(1, st == SML_OK && svg, "the fixture ledger renders");
+    sml_test_check_case(&T, &F, NULL, 1, st == SML_OK && svg, "the fixture ledger renders");
     if (st != SML_OK || !svg) {
         printf("  %s\n", err);
         free(svg);
         return sml_tally_finish(&T);
     }
     int bad = well_formed(svg, why, sizeof why);
-    check(2, !bad, "the SVG is well-formed");
+    sml_test_check_case(&T, &F, NULL, 2, !bad, "the SVG is well-formed");
     if (bad) printf("  %s\n", why);
-    check(3, strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"") != NULL, "root is an SVG element");
+    sml_test_check_case(&T, &F, NULL, 3, strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"") != NULL, "root is an SVG element");
     /* warp, block, cudnn; split has no timed point; plus the copy kernel. */
-    check(4, count(svg, "class=\"series\"") == 4, "four series: warp, block, cudnn, copy kernel");
-    check(5, strstr(svg, "data-name=\"split\"") == NULL, "a backend with no timed point gets no series");
-    check(6, count(svg, "class=\"copy-bandwidth\"") == 1 &&
+    sml_test_check_case(&T, &F, NULL, 4, count(svg, "class=\"series\"") == 4, "four series: warp, block, cudnn, copy kernel");
+    sml_test_check_case(&T, &F, NULL, 5, strstr(svg, "data-name=\"split\"") == NULL, "a backend with no timed point gets no series");
+    sml_test_check_case(&T, &F, NULL, 6, count(svg, "class=\"copy-bandwidth\"") == 1 &&
                  strstr(strstr(svg, "class=\"copy-bandwidth\""), "stroke-dasharray") != NULL,
           "one dashed copy-bandwidth line");
-    check(7, strstr(svg, "cudaMemcpy D2D 3200 GB/s") != NULL, "the copy bandwidth is labelled with its value");
-    check(8, rising(svg, "block") == 8 && rising(svg, "warp") == 3 && rising(svg, "cudnn") == 8,
+    sml_test_check_case(&T, &F, NULL, 7, strstr(svg, "cudaMemcpy D2D 3200 GB/s") != NULL, "the copy bandwidth is labelled with its value");
+    sml_test_check_case(&T, &F, NULL, 8, rising(svg, "block") == 8 && rising(svg, "warp") == 3 && rising(svg, "cudnn") == 8,
           "x rises with cols, one point per cols (the 32768-row cudnn point left out)");
-    check(9, strstr(svg, ">256<") && strstr(svg, ">1K<") && strstr(svg, ">32K<"), "log2 ticks 256, 1K ... 32K");
-    check(10, count(svg, "<path d=\"M") == 1, "the one WRONG point is a cross");
-    check(11, strstr(svg, "Fixture GPU &lt;&amp;&gt;") != NULL, "text is XML-escaped");
-    check(12, strstr(svg, "softmax fp16, 4096 rows") != NULL, "the title says op, dtype and the rows chosen");
+    sml_test_check_case(&T, &F, NULL, 9, strstr(svg, ">256<") && strstr(svg, ">1K<") && strstr(svg, ">32K<"), "log2 ticks 256, 1K ... 32K");
+    sml_test_check_case(&T, &F, NULL, 10, count(svg, "<path d=\"M") == 1, "the one WRONG point is a cross");
+    sml_test_check_case(&T, &F, NULL, 11, strstr(svg, "Fixture GPU &lt;&amp;&gt;") != NULL, "text is XML-escaped");
+    sml_test_check_case(&T, &F, NULL, 12, strstr(svg, "softmax fp16, 4096 rows") != NULL, "the title says op, dtype and the rows chosen");
     free(svg);
 
     sml_plot_opts rows512 = {"softmax", "fp16", 32768};
     svg = render("plot_ledger.json", &rows512, &st, err, sizeof err);
-    check(13, st == SML_OK && svg && count(svg, "class=\"series\"") == 2 && !well_formed(svg, why, sizeof why),
+    sml_test_check_case(&T, &F, NULL, 13, st == SML_OK && svg && count(svg, "class=\"series\"") == 2 && !well_formed(svg, why, sizeof why),
           "--rows 32768: only cudnn (+ copy kernel)");
     free(svg);
     sml_plot_opts none = {"log_softmax", "fp16", 0};
     svg = render("plot_ledger.json", &none, &st, err, sizeof err);
-    check(14, st == SML_ERR_FORMAT && strstr(err, "nothing to plot"), "an op with no points is refused");
+    sml_test_check_case(&T, &F, NULL, 14, st == SML_ERR_FORMAT && strstr(err, "nothing to plot"), "an op with no points is refused");
     free(svg);
     svg = render("bad_schema.json", NULL, &st, err, sizeof err);
-    check(15, st == SML_ERR_FORMAT && strstr(err, "not a softmax-lab ledger"), "a non-ledger is refused");
+    sml_test_check_case(&T, &F, NULL, 15, st == SML_ERR_FORMAT && strstr(err, "not a softmax-lab ledger"), "a non-ledger is refused");
     free(svg);
     /* The checker itself must reject broken XML, or the checks above prove nothing. */
-    check(16, well_formed("<svg><g></svg>", why, sizeof why) && well_formed("<svg a=\"1\">&</svg>", why, sizeof why) &&
+    sml_test_check_case(&T, &F, NULL, 16, well_formed("<svg><g></svg>", why, sizeof why) && well_formed("<svg a=\"1\">&</svg>", why, sizeof why) &&
                   well_formed("<svg></svg><svg/>", why, sizeof why) && !well_formed("<svg><g/></svg>", why, sizeof why),
           "the well-formedness check rejects an unclosed tag, a bare '&' and two roots");
-    check(17, well_formed("<svg>\x01</svg>", why, sizeof why) && well_formed("<svg>\xff</svg>", why, sizeof why) &&
+    sml_test_check_case(&T, &F, NULL, 17, well_formed("<svg>\x01</svg>", why, sizeof why) && well_formed("<svg>\xff</svg>", why, sizeof why) &&
                   well_formed("<svg>\xef\xbf\xbe</svg>", why, sizeof why) &&
                   !well_formed("<svg>\xc3\xa9\xef\xbf\xbd</svg>", why, sizeof why),
           "the well-formedness check rejects a control character, a byte that is not UTF-8 and U+FFFE");
@@ -203,9 +197,9 @@ int main(int argc, char **argv) {
         if (doc) st = sml_plot_svg(doc, NULL, f, NULL, 0, err, sizeof err);
         fclose(f);
         int bad = st == SML_OK ? well_formed(buf, why, sizeof why) : 1;
-        check(18, k && st == SML_OK && !bad, "control characters and bytes that are not UTF-8 in names become U+FFFD");
+        sml_test_check_case(&T, &F, NULL, 18, k && st == SML_OK && !bad, "control characters and bytes that are not UTF-8 in names become U+FFFD");
         if (bad) printf("  %s\n", st == SML_OK ? why : err);
-        check(19, st == SML_OK && strstr(buf, "a\xef\xbf\xbd" "b\xef\xbf\xbd&lt;c&gt;") &&
+        sml_test_check_case(&T, &F, NULL, 19, st == SML_OK && strstr(buf, "a\xef\xbf\xbd" "b\xef\xbf\xbd&lt;c&gt;") &&
                       strstr(buf, "k\xef\xbf\xbd\xef\xbf\xbdz"),
               "each character that is not XML text is one U+FFFD, the rest kept");
         free(buf);
@@ -228,7 +222,7 @@ int main(int argc, char **argv) {
         FILE *f = open_memstream(&buf, &len);
         if (doc) st = sml_plot_svg(doc, NULL, f, info, sizeof info, err, sizeof err);
         fclose(f);
-        check(20, doc && st == SML_OK && strstr(info, "at 4 rows") && !well_formed(buf, why, sizeof why) &&
+        sml_test_check_case(&T, &F, NULL, 20, doc && st == SML_OK && strstr(info, "at 4 rows") && !well_formed(buf, why, sizeof why) &&
                       !strstr(buf, "inf") && !strstr(buf, "nan") && count(buf, "<circle") == 1 &&
                       !strstr(buf, "copy-bandwidth"),
               "values out of range are left out: one point, at 4 rows, no infinite axis");

@@ -55,12 +55,6 @@ static sml_case_filter F;
 static char TMP[256];
 static char LOG[1 << 16];
 
-static void check(int n, int ok, const char *what) {
-    if (!sml_case_filter_want(&F, n)) return;
-    if (ok) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s", n, what);
-}
-
 static void fixture(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", F.fixtures, name); }
 
 /* "op dtype RxC" of each missed row, in order, joined by "; ". */
@@ -92,7 +86,7 @@ static void rules_alone(void) {
     r.bytes = SML_TGT_BIG_BYTES;
     int big = sml_tgt_in(SML_TGT_BANDWIDTH, &r);
     r.bytes = SML_TGT_BIG_BYTES - 1;
-    check(10, big && !sml_tgt_in(SML_TGT_BANDWIDTH, &r) && SML_TGT_BIG_BYTES == 67108864,
+    sml_test_check_case(&T, &F, NULL, 10, big && !sml_tgt_in(SML_TGT_BANDWIDTH, &r) && SML_TGT_BIG_BYTES == 67108864,
           "T1 takes rows of 2^26 bytes and more, not 2^26 - 1");
     int in = 1;
     const int64_t cols[] = {127, 128, 512, 513};
@@ -100,7 +94,7 @@ static void rules_alone(void) {
         r.cols = cols[i];
         in = in && sml_tgt_in(SML_TGT_SHORT, &r) == (i == 1 || i == 2);
     }
-    check(11, in, "T5 takes 128 to 512 columns, both ends, and not 127 or 513");
+    sml_test_check_case(&T, &F, NULL, 11, in, "T5 takes 128 to 512 columns, both ends, and not 127 or 513");
     r.rows = 1024;
     r.cols = 131072;
     int l1 = sml_tgt_in(SML_TGT_LONG, &r);
@@ -108,13 +102,13 @@ static void rules_alone(void) {
     r.cols = 1048576;
     int l2 = sml_tgt_in(SML_TGT_LONG, &r);
     r.cols = 131072;
-    check(12, l1 && l2 && !sml_tgt_in(SML_TGT_LONG, &r), "T2 is exactly 1024x131072 and 128x1048576");
-    check(13, sml_tgt_threshold(SML_TGT_BEST, 0.05) == 0.95 && sml_tgt_threshold(SML_TGT_CUDNN, 0.05) == 1.2 &&
+    sml_test_check_case(&T, &F, NULL, 12, l1 && l2 && !sml_tgt_in(SML_TGT_LONG, &r), "T2 is exactly 1024x131072 and 128x1048576");
+    sml_test_check_case(&T, &F, NULL, 13, sml_tgt_threshold(SML_TGT_BEST, 0.05) == 0.95 && sml_tgt_threshold(SML_TGT_CUDNN, 0.05) == 1.2 &&
                   sml_tgt_threshold(SML_TGT_BANDWIDTH, 0) == 0.9 &&
                   fabs(sml_tgt_threshold(SML_TGT_SHORT, 0) * 1.3 - 1) < 1e-15,
           "thresholds: 1 - margin, 1.20, 0.90, 1/1.3");
     r.vs_cudnn = NAN;
-    check(14, !sml_tgt_met(SML_TGT_CUDNN, &r, 0.03) && sml_tgt_status_met("Supported") &&
+    sml_test_check_case(&T, &F, NULL, 14, !sml_tgt_met(SML_TGT_CUDNN, &r, 0.03) && sml_tgt_status_met("Supported") &&
                   !sml_tgt_status_met("Caveated") && !sml_tgt_status_met(NULL),
           "a missing metric never meets; only Supported meets T6");
 }
@@ -124,7 +118,7 @@ static void on_the_fixture(void) {
     sml_tgt_report r;
     fixture(path, sizeof path, "targets_ledger.json");
     sml_status s = sml_targets_file(path, "auto", &r, err, sizeof err);
-    check(1, s == SML_OK && r.n == 17 && r.margin == 0.03 && !strcmp(r.status, "Caveated"),
+    sml_test_check_case(&T, &F, NULL, 1, s == SML_OK && r.n == 17 && r.margin == 0.03 && !strcmp(r.status, "Caveated"),
           "the fixture reads: 17 rows of auto, margin 0.03, Caveated");
     if (s != SML_OK) {
         printf("  %s\n", err);
@@ -136,10 +130,10 @@ static void on_the_fixture(void) {
     expect_target(4, &r, SML_TGT_CUDNN, 17, 15, "softmax_bwd fp16 4096x8192; log_softmax bf16 4096x1024");
     expect_target(5, &r, SML_TGT_BEST, 17, 15, "softmax_bwd fp16 4096x8192; softmax_bwd bf16 4096x1024");
     expect_target(6, &r, SML_TGT_SHORT, 3, 2, "softmax fp16 32768x512");
-    check(7, r.t[SML_TGT_STATE].counted == 1 && r.t[SML_TGT_STATE].met == 0 && !sml_tgt_all_met(&r),
+    sml_test_check_case(&T, &F, NULL, 7, r.t[SML_TGT_STATE].counted == 1 && r.t[SML_TGT_STATE].met == 0 && !sml_tgt_all_met(&r),
           "T6: Caveated misses, so not every target is met");
-    check(8, r.t[SML_TGT_BEST].at_parity == 14, "T4: 14 ok rows at vs_best_other >= 1.00");
-    check(25, r.t[SML_TGT_BEST].own_kernel == 1,
+    sml_test_check_case(&T, &F, NULL, 8, r.t[SML_TGT_BEST].at_parity == 14, "T4: 14 ok rows at vs_best_other >= 1.00");
+    sml_test_check_case(&T, &F, NULL, 25, r.t[SML_TGT_BEST].own_kernel == 1,
           "T4: 1 miss against the kernel auto ran (the WRONG row's best other is not its path, and the "
           "met row whose best other is its path does not count)");
     sml_tgt_report_free(&r);
@@ -147,7 +141,7 @@ static void on_the_fixture(void) {
     s = sml_targets_file(path, "split", &r, err, sizeof err);
     int older_met = 1;
     for (int id = 0; id <= SML_TGT_STATE; id++) older_met &= r.t[id].state == SML_TGT_MET;
-    check(9, s == SML_OK && older_met && r.t[SML_TGT_BANDWIDTH].counted == 1 &&
+    sml_test_check_case(&T, &F, NULL, 9, s == SML_OK && older_met && r.t[SML_TGT_BANDWIDTH].counted == 1 &&
                  r.t[SML_TGT_SHORT].counted == 0 && r.t[SML_TGT_STATE].met == 1 &&
                  r.t[SML_TGT_VS_FIELD].state == SML_TGT_NOT_MEASURED &&
                  r.t[SML_TGT_AT_LIMIT].state == SML_TGT_NOT_MEASURED && !sml_tgt_all_met(&r) &&
@@ -172,7 +166,7 @@ static void on_the_field_fixture(void) {
     sml_tgt_report r;
     fixture(path, sizeof path, "targets_field.json");
     sml_status s = sml_targets_file(path, "auto", &r, err, sizeof err);
-    check(50, s == SML_OK && r.n == 8 && !strcmp(r.field, "torch, liger, cudnn"),
+    sml_test_check_case(&T, &F, NULL, 50, s == SML_OK && r.n == 8 && !strcmp(r.field, "torch, liger, cudnn"),
           "the field fixture reads: 8 rows of auto; baselines torch, liger, cudnn (split is none)");
     if (s != SML_OK) {
         printf("  %s\n", err);
@@ -181,17 +175,17 @@ static void on_the_field_fixture(void) {
     expect_target(51, &r, SML_TGT_VS_FIELD, 4, 2, "log_softmax_bwd fp32 4096x8192; softmax_bwd bf16 4096x32768");
     expect_target(52, &r, SML_TGT_AT_LIMIT, 4, 2, "log_softmax_bwd fp32 4096x8192; softmax_bwd bf16 4096x32768");
     expect_target(53, &r, SML_TGT_SHORT_FIELD, 3, 1, "softmax fp32 256x256; softmax fp16 4096x1024");
-    check(54, r.t[SML_TGT_VS_FIELD].not_measured == 1 && r.t[SML_TGT_AT_LIMIT].not_measured == 1 &&
+    sml_test_check_case(&T, &F, NULL, 54, r.t[SML_TGT_VS_FIELD].not_measured == 1 && r.t[SML_TGT_AT_LIMIT].not_measured == 1 &&
                   r.t[SML_TGT_SHORT_FIELD].not_measured == 0 && r.t[SML_TGT_VS_FIELD].state == SML_TGT_MISSED &&
                   r.t[SML_TGT_AT_LIMIT].state == SML_TGT_MISSED && sml_tgt_any_missed(&r),
           "one row each of vs-field and at-limit NOT MEASURED; both missed");
     const sml_tgt_row *bwd = &r.rows[1], *tiny = &r.rows[6];
-    check(55, !strcmp(bwd->field, "liger") && fabs(bwd->vs_field - 0.93) < 1e-12 && !strcmp(tiny->field, "liger") &&
+    sml_test_check_case(&T, &F, NULL, 55, !strcmp(bwd->field, "liger") && fabs(bwd->vs_field - 0.93) < 1e-12 && !strcmp(tiny->field, "liger") &&
                   fabs(tiny->vs_field - 0.5) < 1e-12 && r.rows[4].field[0] == 0,
           "each row against the fastest baseline on its cell: liger 0.93x; a WRONG liger sets the time to beat");
     sml_tgt_report_free(&r);
     s = sml_targets_file(path, "split", &r, err, sizeof err);
-    check(56, s == SML_OK && sml_tgt_all_met(&r) && r.t[SML_TGT_VS_FIELD].met == 1 &&
+    sml_test_check_case(&T, &F, NULL, 56, s == SML_OK && sml_tgt_all_met(&r) && r.t[SML_TGT_VS_FIELD].met == 1 &&
                   r.t[SML_TGT_SHORT_FIELD].met == 1 && r.t[SML_TGT_AT_LIMIT].met == 1,
           "--kernel split: every target met, the field and limit ones included");
     if (s == SML_OK) sml_tgt_report_free(&r);
@@ -204,8 +198,8 @@ static void field_rules_alone(void) {
     int big = sml_tgt_in(SML_TGT_VS_FIELD, &r) && sml_tgt_in(SML_TGT_AT_LIMIT, &r) && !sml_tgt_in(SML_TGT_SHORT_FIELD, &r);
     r.bytes = SML_TGT_BIG_BYTES - 1;
     int small = !sml_tgt_in(SML_TGT_VS_FIELD, &r) && !sml_tgt_in(SML_TGT_AT_LIMIT, &r) && sml_tgt_in(SML_TGT_SHORT_FIELD, &r);
-    check(57, big && small, "vs-field and at-limit take 2^26 bytes and more, short-vs-field the rest");
-    check(58, sml_tgt_threshold(SML_TGT_VS_FIELD, 0.05) == 1.0 && sml_tgt_threshold(SML_TGT_SHORT_FIELD, 0.05) == 1.0 &&
+    sml_test_check_case(&T, &F, NULL, 57, big && small, "vs-field and at-limit take 2^26 bytes and more, short-vs-field the rest");
+    sml_test_check_case(&T, &F, NULL, 58, sml_tgt_threshold(SML_TGT_VS_FIELD, 0.05) == 1.0 && sml_tgt_threshold(SML_TGT_SHORT_FIELD, 0.05) == 1.0 &&
                   sml_tgt_threshold(SML_TGT_AT_LIMIT, 0.05) == 0.97,
           "thresholds: 1.00x the field whatever the margin, 0.97 of the limit");
     snprintf(r.check, sizeof r.check, "ok");
@@ -215,7 +209,7 @@ static void field_rules_alone(void) {
     unmeasured = unmeasured && !sml_tgt_met(SML_TGT_AT_LIMIT, &r, 0.03);
     snprintf(r.field, sizeof r.field, "torch");
     r.has_limit = 1;
-    check(59, unmeasured && sml_tgt_met(SML_TGT_VS_FIELD, &r, 0.03) && sml_tgt_met(SML_TGT_AT_LIMIT, &r, 0.03) &&
+    sml_test_check_case(&T, &F, NULL, 59, unmeasured && sml_tgt_met(SML_TGT_VS_FIELD, &r, 0.03) && sml_tgt_met(SML_TGT_AT_LIMIT, &r, 0.03) &&
                   sml_tgt_is_field_kernel("triton_online") && sml_tgt_is_field_kernel("cudnn") &&
                   !sml_tgt_is_field_kernel("split") && !sml_tgt_is_field_kernel("torchx"),
           "a row with no baseline or no limit never meets; the field is torch, triton(_online), liger, cudnn");
@@ -234,7 +228,7 @@ static void bad_field_row(int n) {
     int parsed = sml_json_parse(doc, strlen(doc), &j, err, sizeof err) == SML_OK;
     sml_status s = parsed ? sml_targets_doc(j, "auto", &r, err, sizeof err) : SML_ERR_IO;
     sml_json_free(j);
-    check(n, parsed && s == SML_ERR_FORMAT && strstr(err, "records[1].evidence[0]: 'median_ms' not > 0"),
+    sml_test_check_case(&T, &F, NULL, n, parsed && s == SML_ERR_FORMAT && strstr(err, "records[1].evidence[0]: 'median_ms' not > 0"),
           "a framework row timed at 0 ms is refused, naming the field");
     if (!(s == SML_ERR_FORMAT)) printf("  %s\n", err);
 }
@@ -252,7 +246,7 @@ static void field_names(int n) {
     char err[512] = "";
     int ok = sml_json_parse(doc, strlen(doc), &j, err, sizeof err) == SML_OK &&
              sml_targets_doc(j, "auto", &r, err, sizeof err) == SML_OK;
-    check(n, ok && !strcmp(r.field, "triton_online, triton") && r.t[SML_TGT_VS_FIELD].state == SML_TGT_NOT_MEASURED,
+    sml_test_check_case(&T, &F, NULL, n, ok && !strcmp(r.field, "triton_online, triton") && r.t[SML_TGT_VS_FIELD].state == SML_TGT_NOT_MEASURED,
           "baselines listed once by whole name (triton beside triton_online); no row: NOT MEASURED");
     if (ok) {
         if (strcmp(r.field, "triton_online, triton")) printf("  field: '%s'\n", r.field);
@@ -289,7 +283,7 @@ static void untimed_row(int n) {
          r.t[SML_TGT_LONG].nmiss == 1 && r.t[SML_TGT_CUDNN].nmiss == 1;
     if (j) sml_tgt_report_free(&r);
     sml_json_free(j);
-    check(n, ok, "an untimed ERROR row reads without metrics and misses T1, T2, T3");
+    sml_test_check_case(&T, &F, NULL, n, ok, "an untimed ERROR row reads without metrics and misses T1, T2, T3");
     if (!ok) printf("  %s\n", err);
 }
 
@@ -313,7 +307,7 @@ static void huge_counts(int n) {
         printf("  %s\n", err);
     }
     sml_json_free(j);
-    check(n, ok, "partial counts of 1e300 and -1e300 read as absent, not as a cast out of range");
+    sml_test_check_case(&T, &F, NULL, n, ok, "partial counts of 1e300 and -1e300 read as absent, not as a cast out of range");
 }
 
 /* A framework baseline timed without the launch hold (`held`: 0): a row faster than the field
@@ -367,13 +361,13 @@ static void unheld_baseline(int n) {
                            : SML_ERR_IO;
         sml_json_free(j);
         if (v == 3) {
-            check(n + 3, s == SML_ERR_FORMAT && strstr(err, "records[1].evidence[0]: 'held' not 0 or 1"),
+            sml_test_check_case(&T, &F, NULL, n + 3, s == SML_ERR_FORMAT && strstr(err, "records[1].evidence[0]: 'held' not 0 or 1"),
                   "a baseline's 'held' of 2 is refused, naming the field");
             if (s == SML_OK) sml_tgt_report_free(&r);
             continue;
         }
         if (s != SML_OK) {
-            check(n + v, 0, err);
+            sml_test_check_case(&T, &F, NULL, n + v, 0, err);
             continue;
         }
         const sml_tgt_result *sf = &r.t[SML_TGT_SHORT_FIELD], *t4 = &r.t[SML_TGT_BEST], *t3 = &r.t[SML_TGT_CUDNN];
@@ -381,7 +375,7 @@ static void unheld_baseline(int n) {
         misses(&r, SML_TGT_SHORT_FIELD, got, sizeof got);
         const int row1_missed = !strcmp(got, "log_softmax fp32 16384x128");
         if (v == 0)
-            check(n, sf->counted == 1 && sf->met == 0 && sf->nundecided == 1 && sf->undecided[0] == 0 && row1_missed &&
+            sml_test_check_case(&T, &F, NULL, n, sf->counted == 1 && sf->met == 0 && sf->nundecided == 1 && sf->undecided[0] == 0 && row1_missed &&
                          !strcmp(r.rows[0].field_unheld, "triton") && !strcmp(r.rows[1].field_unheld, "torch") &&
                          sf->state == SML_TGT_MISSED && t4->nundecided == 2 && t4->counted == 0 &&
                          t4->state == SML_TGT_NOT_MEASURED && t3->met == 2 && t3->nundecided == 0 &&
@@ -389,11 +383,11 @@ static void unheld_baseline(int n) {
                   "triton unheld on row 0: short-vs-field not decided there, 0.98x cuDNN with torch unheld a miss; "
                   "T4 not decided on both rows, T3 met on both");
         else if (v == 1)
-            check(n + 1, sf->counted == 2 && sf->met == 1 && sf->nundecided == 0 && r.rows[0].unheld[0] == 0 &&
+            sml_test_check_case(&T, &F, NULL, n + 1, sf->counted == 2 && sf->met == 1 && sf->nundecided == 0 && r.rows[0].unheld[0] == 0 &&
                              row1_missed && t4->nundecided == 1 && t4->met == 1,
                   "triton held (cudnn's `held` absent on row 1): 1.13x cuDNN met; T4 row 1 not decided (torch)");
         else
-            check(n + 2, t3->nundecided == 1 && t3->undecided[0] == 0 && t3->met == 1 &&
+            sml_test_check_case(&T, &F, NULL, n + 2, t3->nundecided == 1 && t3->undecided[0] == 0 && t3->met == 1 &&
                              t3->state == SML_TGT_NOT_MEASURED && !strcmp(r.rows[0].unheld, "cudnn") &&
                              sf->nundecided == 1,
                   "cudnn unheld on row 0: T3 not decided there (1.25x), met on row 1; short-vs-field not decided");
@@ -428,7 +422,7 @@ static void expect_rc(int n, const char *what, const char *const *args, int want
 static void cli_report(const char *fx) {
     const char *const full[] = {"targets", fx, "--json", "out.json", "--md", "out.md", NULL};
     expect_rc(20, "targets on the fixture: a target missed", full, 1, 2);
-    check(27, strstr(LOG, "PARTIAL") == NULL, "a complete ledger's report says nothing of a partial run");
+    sml_test_check_case(&T, &F, NULL, 27, strstr(LOG, "PARTIAL") == NULL, "a complete ledger's report says nothing of a partial run");
     char path[400], err[256];
     snprintf(path, sizeof path, "%s/out.json", TMP);
     sml_json *doc = NULL;
@@ -436,7 +430,7 @@ static void cli_report(const char *fx) {
     if (sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK)
         t1 = sml_json_at(sml_json_get(doc, "targets"), 0);
     const char *schema = sml_json_str(sml_json_get(doc, "schema"));
-    check(21, schema && !strcmp(schema, SML_TARGETS_SCHEMA) &&
+    sml_test_check_case(&T, &F, NULL, 21, schema && !strcmp(schema, SML_TARGETS_SCHEMA) &&
                   sml_json_num(sml_json_get(t1, "rows_counted"), -1) == 5 &&
                   sml_json_num(sml_json_get(t1, "rows_met"), -1) == 2 &&
                   sml_json_len(sml_json_get(t1, "missing")) == 3 &&
@@ -445,20 +439,20 @@ static void cli_report(const char *fx) {
                   strstr(LOG, "check WRONG"),
           "out.json is softmax-lab-targets/1 with T1 2 of 5 and 3 misses; stdout prints T1 and the WRONG row");
     const sml_json *t4 = sml_json_at(sml_json_get(doc, "targets"), SML_TGT_BEST);
-    check(26, sml_json_num(sml_json_get(t4, "misses_against_own_kernel"), -1) == 1 &&
+    sml_test_check_case(&T, &F, NULL, 26, sml_json_num(sml_json_get(t4, "misses_against_own_kernel"), -1) == 1 &&
                   strstr(LOG, "(14 at >= 1.00x; 1 miss against the kernel auto ran)") &&
                   strstr(LOG, "0.970x (block, which auto ran)") && !strstr(LOG, "split, which auto ran"),
           "T4's own-kernel miss in out.json and on stdout, marked on its row only");
     sml_json_free(doc);
     const char *const split[] = {"targets", fx, "--kernel", "split", NULL};
     expect_rc(22, "targets --kernel split: T1-T6 met, the rest NOT MEASURED (exit 3)", split, 3, 0);
-    check(28, strstr(LOG, "vs-field traffic >= 64 MiB: >= 1.00x the fastest framework baseline:") &&
+    sml_test_check_case(&T, &F, NULL, 28, strstr(LOG, "vs-field traffic >= 64 MiB: >= 1.00x the fastest framework baseline:") &&
                   strstr(LOG, "NOT MEASURED (no torch, triton, triton_online, liger or cudnn record in the ledger)") &&
                   strstr(LOG, "NOT MEASURED (no traffic-matched limit in the ledger)"),
           "a ledger without framework baselines or a limit says NOT MEASURED, with why");
     const char *const help[] = {"targets", "--help", NULL};
     expect_rc(23, "targets --help", help, 0, 0);
-    check(24, strstr(LOG, "usage: softmax-lab targets") != NULL, "--help prints the usage");
+    sml_test_check_case(&T, &F, NULL, 24, strstr(LOG, "usage: softmax-lab targets") != NULL, "--help prints the usage");
 }
 
 /* A ledger the time limit cut short: the fixture with a "partial" block. The report says so
@@ -478,11 +472,11 @@ static void cli_partial(const char *fx) {
     if (out) fclose(out);
     sml_tgt_report r, whole;
     int ok = copied && sml_targets_file(part, "auto", &r, err, sizeof err) == SML_OK;
-    check(40, ok && r.cases_measured == 3 && r.cases_planned == 10 && r.n == 17,
+    sml_test_check_case(&T, &F, NULL, 40, ok && r.cases_measured == 3 && r.cases_planned == 10 && r.n == 17,
           "a partial ledger reads: 3 of 10 cases, the same 17 rows");
     if (ok) sml_tgt_report_free(&r);
     ok = sml_targets_file(fx, "auto", &whole, err, sizeof err) == SML_OK;
-    check(41, ok && whole.cases_measured == 0 && whole.cases_planned == 0, "the complete fixture reads as complete");
+    sml_test_check_case(&T, &F, NULL, 41, ok && whole.cases_measured == 0 && whole.cases_planned == 0, "the complete fixture reads as complete");
     if (ok) sml_tgt_report_free(&whole);
     const char *const args[] = {"targets", part, "--json", "pout.json", "--md", "pout.md", NULL};
     expect_rc(42, "targets on a partial ledger", args, 1, 2);
@@ -490,7 +484,7 @@ static void cli_partial(const char *fx) {
     snprintf(path, sizeof path, "%s/pout.json", TMP);
     sml_json *doc = NULL;
     const sml_json *pj = sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK ? sml_json_get(doc, "partial") : NULL;
-    check(43, pj && sml_json_num(sml_json_get(pj, "cases_measured"), -1) == 3 &&
+    sml_test_check_case(&T, &F, NULL, 43, pj && sml_json_num(sml_json_get(pj, "cases_measured"), -1) == 3 &&
                   sml_json_num(sml_json_get(pj, "cases_planned"), -1) == 10 &&
                   strstr(LOG, "PARTIAL 3 of 10 cases measured (time limit)"),
           "stdout and the JSON report say the ledger is partial");
@@ -500,7 +494,7 @@ static void cli_partial(const char *fx) {
     size_t got = md ? fread(line, 1, sizeof line - 1, md) : 0;
     line[got] = 0;
     if (md) fclose(md);
-    check(44, strstr(line, "**Partial ledger:** 3 of 10 cases measured") != NULL, "the Markdown report says so too");
+    sml_test_check_case(&T, &F, NULL, 44, strstr(line, "**Partial ledger:** 3 of 10 cases measured") != NULL, "the Markdown report says so too");
     remove(part);
 }
 
@@ -519,7 +513,7 @@ static void cli_field(void) {
     const char *state = sml_json_str(sml_json_get(vf, "state")), *name = sml_json_str(sml_json_get(vf, "name"));
     const sml_json *miss1 = sml_json_at(sml_json_get(vf, "missing"), 1);
     const char *by = sml_json_str(sml_json_get(miss1, "field"));
-    check(62, state && !strcmp(state, "missed") && name && !strcmp(name, "vs-field") &&
+    sml_test_check_case(&T, &F, NULL, 62, state && !strcmp(state, "missed") && name && !strcmp(name, "vs-field") &&
                   sml_json_num(sml_json_get(vf, "rows_not_measured"), -1) == 1 && by && !strcmp(by, "liger") &&
                   fabs(sml_json_num(sml_json_get(miss1, "vs_field"), 0) - 0.93) < 1e-9 &&
                   strstr(LOG, "2 of   4 rows; 1 NOT MEASURED (no framework baseline timed there)") &&
@@ -551,7 +545,7 @@ static void cli_refusals(const char *fx) {
         char what[160];
         snprintf(what, sizeof what, "refused (%s)", mention[i]);
         expect_rc(30 + i, what, BAD[i], 2, 0);
-        check(40 + i, strstr(LOG, mention[i]) != NULL, mention[i]);
+        sml_test_check_case(&T, &F, NULL, 40 + i, strstr(LOG, mention[i]) != NULL, mention[i]);
     }
 }
 

@@ -18,19 +18,7 @@
 
 static sml_tally T = {"test_generators", 0, 0, 0};
 
-static void expect(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void expect(int ok, const char *fmt, ...) {
-    if (ok) {
-        sml_tally_pass(&T);
-        return;
-    }
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    sml_tally_fail(&T, "./build/tests/property/test_generators", "%s", msg);
-}
+static const char *const REPRO = "./build/tests/property/test_generators";
 
 static int same_case(const sml_prop_case *a, const sml_prop_case *b) {
     if (a->rows != b->rows || a->cols != b->cols || a->ld != b->ld || a->offset != b->offset ||
@@ -74,25 +62,25 @@ static void check_tall(const sml_kernel *naive, const sml_kernel *limited) {
                                                                            c.cols >= 65536;
         if (!c.tall || !(short_tall || long_tall) || c.rows * c.cols > every.tall_max_elems) {
             if (!bad++)
-                expect(0, "tall draw %d: %lldx%lld is neither more than 1,056 rows of at least 1,536 columns "
+                sml_test_check(&T, 0, REPRO, "tall draw %d: %lldx%lld is neither more than 1,056 rows of at least 1,536 columns "
                        "nor 33-128 rows of at least 65,536, within %lld elements", i, (long long)c.rows,
                        (long long)c.cols, (long long)every.tall_max_elems);
         }
         if (l.cols > limited->max_cols || l.rows < 33) {
             if (!lim_bad++)
-                expect(0, "tall draw %d for a %lld-column kernel: %lldx%lld", i, (long long)limited->max_cols,
+                sml_test_check(&T, 0, REPRO, "tall draw %d for a %lld-column kernel: %lldx%lld", i, (long long)limited->max_cols,
                        (long long)l.rows, (long long)l.cols);
         }
         fp32_whole += short_tall && c.rows > 2112;
         b16_whole += short_tall && c.rows > 2112 && c.cols >= 3072;
         long_rows += long_tall;
     }
-    expect(!bad && !lim_bad, "%d tall draws within their limits (%d bad, %d bad for a limited kernel)", N, bad,
+    sml_test_check(&T, !bad && !lim_bad, REPRO, "%d tall draws within their limits (%d bad, %d bad for a limited kernel)", N, bad,
            lim_bad);
-    expect(fp32_whole > N * 7 / 20, "tall draws past 2,112 rows (split's fp32 whole steps): %d of %d", fp32_whole, N);
-    expect(b16_whole > N * 2 / 25, "tall draws past 2,112 rows of 3,072 columns or more (16-bit whole steps): %d of %d",
+    sml_test_check(&T, fp32_whole > N * 7 / 20, REPRO, "tall draws past 2,112 rows (split's fp32 whole steps): %d of %d", fp32_whole, N);
+    sml_test_check(&T, b16_whole > N * 2 / 25, REPRO, "tall draws past 2,112 rows of 3,072 columns or more (16-bit whole steps): %d of %d",
            b16_whole, N);
-    expect(long_rows > N * 3 / 20, "tall draws of 33-128 rows of 65,536 columns or more: %d of %d", long_rows, N);
+    sml_test_check(&T, long_rows > N * 3 / 20, REPRO, "tall draws of 33-128 rows of 65,536 columns or more: %d of %d", long_rows, N);
 
     /* At the profiles' own rates, over one run's case count. */
     int tall_gpu = 0, tall_ci = 0;
@@ -107,9 +95,9 @@ static void check_tall(const sml_kernel *naive, const sml_kernel *limited) {
                            &ci.sizes, &c);
         tall_ci += c.tall;
     }
-    expect(tall_gpu >= 1 && tall_gpu <= 15, "GPU profile: %d tall cases in 10,000 (rate %.4f)", tall_gpu,
+    sml_test_check(&T, tall_gpu >= 1 && tall_gpu <= 15, REPRO, "GPU profile: %d tall cases in 10,000 (rate %.4f)", tall_gpu,
            gpu.sizes.tall_prob);
-    expect(tall_ci == 0, "CI profile: %d tall cases in 10,000", tall_ci);
+    sml_test_check(&T, tall_ci == 0, REPRO, "CI profile: %d tall cases in 10,000", tall_ci);
 
     /* The CI profile's shapes are the ones it drew before tall cases existed: this hash of
      * 3,000 shapes (FNV-1a over rows, cols, ld, offset, in place) was computed with 9ebc264's
@@ -127,7 +115,7 @@ static void check_tall(const sml_kernel *naive, const sml_kernel *limited) {
                 h *= 1099511628211ull;
             }
     }
-    expect(h == 0x08acac88fe7239aaull, "CI profile: 3,000 shapes hash to 0x%016llx, not 9ebc264's 0x08acac88fe7239aa",
+    sml_test_check(&T, h == 0x08acac88fe7239aaull, REPRO, "CI profile: 3,000 shapes hash to 0x%016llx, not 9ebc264's 0x08acac88fe7239aa",
            h);
 
     /* The shape-only draw is the full draw's shape: one tall case and a few ordinary ones. */
@@ -138,16 +126,16 @@ static void check_tall(const sml_kernel *naive, const sml_kernel *limited) {
         uint64_t seed = sml_derive_seed(gpu.seed ^ 0x5a, (uint64_t)i);
         sml_prop_gen_shape(naive, SML_SOFTMAX_BWD, SML_F16, seed, 50, sz, &a);
         if (sml_prop_gen_case(naive, SML_SOFTMAX_BWD, SML_F16, seed, 50, sz, &b) != SML_OK) {
-            expect(0, "shape check %d: generation failed", i);
+            sml_test_check(&T, 0, REPRO, "shape check %d: generation failed", i);
             continue;
         }
         if (!same_shape(&a, &b) && !mismatch++)
-            expect(0, "shape check %d: gen_shape drew %lldx%lld, gen_case %lldx%lld", i, (long long)a.rows,
+            sml_test_check(&T, 0, REPRO, "shape check %d: gen_shape drew %lldx%lld, gen_case %lldx%lld", i, (long long)a.rows,
                    (long long)a.cols, (long long)b.rows, (long long)b.cols);
-        if (i == 0 && !b.tall) expect(0, "shape check 0 is not tall (%lldx%lld)", (long long)b.rows, (long long)b.cols);
+        if (i == 0 && !b.tall) sml_test_check(&T, 0, REPRO, "shape check 0 is not tall (%lldx%lld)", (long long)b.rows, (long long)b.cols);
         sml_prop_case_free(&b);
     }
-    expect(!mismatch, "sml_prop_gen_shape draws sml_prop_gen_case's shapes");
+    sml_test_check(&T, !mismatch, REPRO, "sml_prop_gen_shape draws sml_prop_gen_case's shapes");
 }
 
 int main(void) {
@@ -167,7 +155,7 @@ int main(void) {
         uint64_t seed = sml_derive_seed(cfg.seed, (uint64_t)i);
         sml_prop_gen_case(naive, op, dt, seed, i % 101, &cfg.sizes, &a);
         sml_prop_gen_case(naive, op, dt, seed, i % 101, &cfg.sizes, &b);
-        if (!same_case(&a, &b)) expect(0, "case %d drew differently from the same seed and level", i);
+        if (!same_case(&a, &b)) sml_test_check(&T, 0, REPRO, "case %d drew differently from the same seed and level", i);
         sml_prop_case_free(&a);
         sml_prop_case_free(&b);
     }
@@ -190,7 +178,7 @@ int main(void) {
         const sml_kernel *k = i % 10 == 9 ? &limited : naive;
         sml_prop_case c;
         if (sml_prop_gen_case(k, op, dt, sml_derive_seed(cfg.seed ^ 0x77, (uint64_t)i), 100, &cfg.sizes, &c) != SML_OK) {
-            expect(0, "case %d: generation failed", i);
+            sml_test_check(&T, 0, REPRO, "case %d: generation failed", i);
             continue;
         }
         int64_t n = c.rows * c.cols;
@@ -198,7 +186,7 @@ int main(void) {
             (c.inplace && sml_op_is_backward(op)) || n > cfg.sizes.big_max_elems ||
             (k->max_cols && c.cols > k->max_cols) || c.cols > cfg.sizes.max_cols) {
             if (!bad_shape++)
-                expect(0, "case %d: shape %lldx%lld ld %lld offset %lld in place %d breaks the limits", i,
+                sml_test_check(&T, 0, REPRO, "case %d: shape %lldx%lld ld %lld offset %lld in place %d breaks the limits", i,
                        (long long)c.rows, (long long)c.cols, (long long)c.ld, (long long)c.offset, c.inplace);
         }
         if (c.rows > max_rows) max_rows = c.rows;
@@ -217,7 +205,7 @@ int main(void) {
             double v = sml_load(dt, src, j);
             double r = sml_round_to(dt, v);
             if (!(r == v || (isnan(r) && isnan(v))) && !bad_repr++)
-                expect(0, "case %d: value %.17g is not representable in %s", i, v, sml_dtype_name(dt));
+                sml_test_check(&T, 0, REPRO, "case %d: value %.17g is not representable in %s", i, v, sml_dtype_name(dt));
             int *cv = cov[dt];
             if (isnan(v)) cv[NaN_]++;
             else if (v == INFINITY) cv[PINF]++;
@@ -235,27 +223,27 @@ int main(void) {
             for (int64_t j = 0; j < n; j++) {
                 double want = sml_round_to(dt, y[j]), got = sml_load(dt, c.x, j);
                 if (!(want == got || (isnan(want) && isnan(got))) && !bad_y++)
-                    expect(0, "case %d: y[%lld] = %.9g is not the rounded forward output %.9g", i,
+                    sml_test_check(&T, 0, REPRO, "case %d: y[%lld] = %.9g is not the rounded forward output %.9g", i,
                            (long long)j, got, want);
             }
             free(y);
         }
         sml_prop_case_free(&c);
     }
-    expect(!bad_shape, "every shape inside the kernel's limits and the size caps (%d bad)", bad_shape);
-    expect(!bad_repr, "every value representable in its dtype (%d bad)", bad_repr);
-    expect(!bad_y, "every backward y a rounded reference forward output (%d bad)", bad_y);
-    expect(max_rows > 65535, "more than 65,535 rows drawn (max %lld)", (long long)max_rows);
-    expect(max_cols > (1 << 20), "rows longer than 2^20 drawn (max %lld)", (long long)max_cols);
-    expect(prime_big > 0, "prime column counts above 1000 drawn");
-    expect(padded > N / 10 && offset > N / 10 && inplace > N / 50 && one_col > 0,
+    sml_test_check(&T, !bad_shape, REPRO, "every shape inside the kernel's limits and the size caps (%d bad)", bad_shape);
+    sml_test_check(&T, !bad_repr, REPRO, "every value representable in its dtype (%d bad)", bad_repr);
+    sml_test_check(&T, !bad_y, REPRO, "every backward y a rounded reference forward output (%d bad)", bad_y);
+    sml_test_check(&T, max_rows > 65535, REPRO, "more than 65,535 rows drawn (max %lld)", (long long)max_rows);
+    sml_test_check(&T, max_cols > (1 << 20), REPRO, "rows longer than 2^20 drawn (max %lld)", (long long)max_cols);
+    sml_test_check(&T, prime_big > 0, REPRO, "prime column counts above 1000 drawn");
+    sml_test_check(&T, padded > N / 10 && offset > N / 10 && inplace > N / 50 && one_col > 0, REPRO,
            "padding (%lld), misaligned bases (%lld), in place (%lld), one column (%lld)", (long long)padded,
            (long long)offset, (long long)inplace, (long long)one_col);
     for (int f = 0; f < sml_prop_family_count(); f++)
-        expect(fam_seen[f] > 0, "value family %s drawn", sml_prop_family_name(f));
+        sml_test_check(&T, fam_seen[f] > 0, REPRO, "value family %s drawn", sml_prop_family_name(f));
     for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
         for (int v = 0; v < NCOV; v++)
-            expect(cov[dt][v] > 0, "%s: %s values drawn", sml_dtype_name((sml_dtype)dt), COV[v]);
+            sml_test_check(&T, cov[dt][v] > 0, REPRO, "%s: %s values drawn", sml_dtype_name((sml_dtype)dt), COV[v]);
     /* The thresholds the edge list must hold: every registry max_cols and auto's, +-1. */
     int64_t must[64];
     int nm = 0;
@@ -267,7 +255,7 @@ int main(void) {
     for (int i = 0; i < nm; i++) {
         int in = 0;
         for (size_t e = 0; e < ne; e++) in |= edges[e] == must[i];
-        expect(in, "edge list holds %lld", (long long)must[i]);
+        sml_test_check(&T, in, REPRO, "edge list holds %lld", (long long)must[i]);
     }
     int hit = 0, reachable = 0;
     for (size_t e = 0; e < ne; e++) {
@@ -275,12 +263,12 @@ int main(void) {
         reachable++;
         hit += edge_hit[e] > 0;
     }
-    expect(hit == reachable, "every edge column count up to %lld drawn (%d of %d)",
+    sml_test_check(&T, hit == reachable, REPRO, "every edge column count up to %lld drawn (%d of %d)",
            (long long)cfg.sizes.small_max_elems, hit, reachable);
     {
         int64_t lim[256];
         size_t nl = sml_prop_edge_cols(&limited, lim, 256);
-        expect(nl > 0 && lim[nl - 1] == 1024, "edges for a 1024-column kernel stop at 1024 (got %lld)",
+        sml_test_check(&T, nl > 0 && lim[nl - 1] == 1024, REPRO, "edges for a 1024-column kernel stop at 1024 (got %lld)",
                (long long)(nl ? lim[nl - 1] : -1));
     }
     free(edge_hit);

@@ -15,11 +15,6 @@ static sml_tally T = {"test_npy", 0, 0, 0};
 static char DIR_[256];
 static const char *REPRO = "./build/tests/property/test_npy";
 
-static void expect(int ok, const char *what, const char *detail) {
-    if (ok) sml_tally_pass(&T);
-    else sml_tally_fail(&T, REPRO, "%s%s%s", what, detail && *detail ? ": " : "", detail ? detail : "");
-}
-
 static void path_of(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", DIR_, name); }
 
 /* A hand-made .npy: version, header text, then `data_bytes` bytes of data. */
@@ -100,10 +95,10 @@ static void expect_read(const char *name, int want_dtype, sml_status want_status
     sml_status s = sml_npy_read(p, want_dtype, &a, err, sizeof err);
     snprintf(what, sizeof what, "%s: status %s (%s), expected %s", name, sml_strerror(s), err,
              sml_strerror(want_status));
-    expect(s == want_status, what, NULL);
+    sml_test_check(&T, s == want_status, REPRO, "%s", what);
     if (s != SML_OK && needle) {
         snprintf(what, sizeof what, "%s: the message should mention '%s'", name, needle);
-        expect(strstr(err, needle) != NULL, what, err);
+        sml_test_check(&T, strstr(err, needle) != NULL, REPRO, "%s: %s", what, err);
     }
     if (s == SML_OK && out) *out = a;
     else if (s == SML_OK) sml_npy_free(&a);
@@ -118,17 +113,17 @@ static void round_trip(sml_dtype dt, int ndim, const int64_t *shape, const char 
     char p[512], err[512] = "";
     path_of(p, sizeof p, name);
     sml_status s = sml_npy_write(p, dt, ndim, shape, data, err, sizeof err);
-    expect(s == SML_OK, "write", err);
+    sml_test_check(&T, s == SML_OK, REPRO, "write: %s", err);
     sml_npy a;
     s = sml_npy_read(p, -1, &a, err, sizeof err);
-    expect(s == SML_OK, "read back", err);
+    sml_test_check(&T, s == SML_OK, REPRO, "read back: %s", err);
     if (s == SML_OK) {
         int same = a.dtype == dt && a.ndim == ndim && a.bytes == bytes && memcmp(a.data, data, bytes) == 0;
         for (int i = 0; same && i < ndim; i++) same = a.shape[i] == shape[i];
         int64_t rows = 1;
         for (int i = 0; i + 1 < ndim; i++) rows *= shape[i];
         same = same && a.rows == rows && a.cols == shape[ndim - 1];
-        expect(same, "round trip keeps dtype, shape, rows x cols and bytes", name);
+        sml_test_check(&T, same, REPRO, "round trip keeps dtype, shape, rows x cols and bytes: %s", name);
         sml_npy_free(&a);
     }
     free(data);
@@ -156,15 +151,14 @@ int main(void) {
         fclose(f);
         size_t hl = (size_t)buf[8] | ((size_t)buf[9] << 8);
         const char *want = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), }";
-        expect(got >= 64 && buf[6] == 1 && buf[7] == 0 && (10 + hl) % 64 == 0 && buf[10 + hl - 1] == '\n' &&
-                   memcmp(buf + 10, want, strlen(want)) == 0,
-               "format 1.0 header as numpy writes it", (const char *)buf + 10);
+        sml_test_check(&T, got >= 64 && buf[6] == 1 && buf[7] == 0 && (10 + hl) % 64 == 0 && buf[10 + hl - 1] == '\n' &&
+                   memcmp(buf + 10, want, strlen(want)) == 0, REPRO, "format 1.0 header as numpy writes it: %s", (const char *)buf + 10);
         path_of(p, sizeof p, "b.npy");
         f = fopen(p, "rb");
         got = fread(buf, 1, sizeof buf, f);
         fclose(f);
         want = "{'descr': '<f2', 'fortran_order': False, 'shape': (7,), }";
-        expect(memcmp(buf + 10, want, strlen(want)) == 0, "1-D shape written as (7,)", NULL);
+        sml_test_check(&T, memcmp(buf + 10, want, strlen(want)) == 0, REPRO, "1-D shape written as (7,)");
         char sc[600];
         path_of(p, sizeof p, "c.npy");
         sml_npy_sidecar_path(p, sc, sizeof sc);
@@ -174,17 +168,17 @@ int main(void) {
             if (!fgets(word, sizeof word, f)) word[0] = 0;
             fclose(f);
         }
-        expect(f && !strncmp(word, "bf16", 4), "bf16 writes the sidecar saying bf16", sc);
+        sml_test_check(&T, f && !strncmp(word, "bf16", 4), REPRO, "bf16 writes the sidecar saying bf16: %s", sc);
         f = fopen(p, "rb");
         got = fread(buf, 1, sizeof buf, f);
         fclose(f);
-        expect(strstr((const char *)buf + 10, "'<u2'") != NULL, "bf16 data is stored as '<u2'", NULL);
+        sml_test_check(&T, strstr((const char *)buf + 10, "'<u2'") != NULL, REPRO, "bf16 data is stored as '<u2'");
         /* Overwriting with another dtype must not leave a lying sidecar. */
         float v[2] = {1.0f, 2.0f};
         int64_t sh[1] = {2};
         char err[256];
         sml_npy_write(p, SML_F32, 1, sh, v, err, sizeof err);
-        expect(access(sc, F_OK) != 0, "an fp32 file replacing a bf16 one removes the sidecar", NULL);
+        sml_test_check(&T, access(sc, F_OK) != 0, REPRO, "an fp32 file replacing a bf16 one removes the sidecar");
     }
 
     /* Files to take. */
@@ -194,25 +188,25 @@ int main(void) {
     write_raw("spaces.npy", 1, "{\"shape\": ( 4 , 3 ) , \"fortran_order\":False,\"descr\":\"<f2\"}\n", 24);
     memset(&a, 0, sizeof a);
     expect_read("spaces.npy", -1, SML_OK, NULL, &a);
-    expect(a.rows == 4 && a.cols == 3 && a.dtype == SML_F16, "keys in any order, double quotes, spaces", NULL);
+    sml_test_check(&T, a.rows == 4 && a.cols == 3 && a.dtype == SML_F16, REPRO, "keys in any order, double quotes, spaces");
     sml_npy_free(&a);
     write_raw("raw.npy", 1, "{'descr': '<u2', 'fortran_order': False, 'shape': (5,), }\n", 10);
     memset(&a, 0, sizeof a);
     expect_read("raw.npy", SML_BF16, SML_OK, NULL, &a);
-    expect(a.dtype == SML_BF16 && a.raw_bits && a.rows == 1 && a.cols == 5, "raw 16-bit as bf16 on request", NULL);
+    sml_test_check(&T, a.dtype == SML_BF16 && a.raw_bits && a.rows == 1 && a.cols == 5, REPRO, "raw 16-bit as bf16 on request");
     sml_npy_free(&a);
     write_raw("rawi.npy", 1, "{'descr': '<i2', 'fortran_order': False, 'shape': (5,), }\n", 10);
     write_text("rawi.npy.dtype", "bfloat16\n");
     memset(&a, 0, sizeof a);
     expect_read("rawi.npy", -1, SML_OK, NULL, &a);
-    expect(a.dtype == SML_BF16, "int16 bits with a 'bfloat16' sidecar are bf16", NULL);
+    sml_test_check(&T, a.dtype == SML_BF16, REPRO, "int16 bits with a 'bfloat16' sidecar are bf16");
     sml_npy_free(&a);
     write_raw("void.npy", 1, "{'descr': '|V2', 'fortran_order': False, 'shape': (2, 3), }\n", 12);
     expect_read("void.npy", SML_BF16, SML_OK, NULL, NULL);
     write_raw("nd.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4, 5), }\n", 480);
     memset(&a, 0, sizeof a);
     expect_read("nd.npy", -1, SML_OK, NULL, &a);
-    expect(a.rows == 24 && a.cols == 5 && a.ndim == 4, "4-D: softmax over the last axis", NULL);
+    sml_test_check(&T, a.rows == 24 && a.cols == 5 && a.ndim == 4, REPRO, "4-D: softmax over the last axis");
     sml_npy_free(&a);
 
     /* Files to refuse, each with a message that says why and what to do. */
@@ -283,7 +277,7 @@ int main(void) {
         path_of(p, sizeof p, "pipe.npy");
         if (mkfifo(p, 0666) == 0) {
             int sig = read_answers("pipe.npy");
-            expect(sig == 0, "a FIFO is refused, not waited on", sig ? "the read hung until the alarm" : NULL);
+            sml_test_check(&T, sig == 0, REPRO, "a FIFO is refused, not waited on%s", sig ? ": the read hung until the alarm" : "");
             if (!sig) expect_read("pipe.npy", -1, SML_ERR_IO, "FIFO", NULL);
         } else {
             printf("note: mkfifo failed here; the FIFO case is not run\n");
@@ -292,14 +286,14 @@ int main(void) {
     /* A path long enough to fill the message keeps the reason at its end. */
     {
         char name[400];
-        int n = snprintf(name, sizeof name, "%s", ".");
+        int n = snprintf(name, sizeof name, ".");
         while (n < 300) n += snprintf(name + n, sizeof name - (size_t)n, "/.");
         snprintf(name + n, sizeof name - (size_t)n, "/trailing.npy");
         char p[900], err[160] = "";
         path_of(p, sizeof p, name);
         sml_npy a;
         sml_status st = sml_npy_read(p, -1, &a, err, sizeof err);
-        expect(st == SML_ERR_FORMAT && strstr(err, "bytes after"), "a 350-character path leaves the reason in a 160-byte message", err);
+        sml_test_check(&T, st == SML_ERR_FORMAT && strstr(err, "bytes after"), REPRO, "a 350-character path leaves the reason in a 160-byte message: %s", err);
     }
 
     snprintf(cmd, sizeof cmd, "rm -rf %s", DIR_);

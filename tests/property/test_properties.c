@@ -24,6 +24,36 @@
 #define SML_PROP_REGRESSIONS_DIR "tests/regressions:tests/mutants/corpus"
 #endif
 
+/* docs/PROPERTIES.md's table has one row per entry of SML_PROP_LIST, in its order, with its
+ * number, name and ops ("| 3 | `range` | fwd | ..."), and no other. */
+static void check_docs_table(sml_tally *t) {
+    const char *path = "docs/PROPERTIES.md", *repro = "ctest --test-dir build -R test_properties_cpu";
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        sml_tally_fail(t, repro, "cannot read %s (run from the source tree)", path);
+        return;
+    }
+    char line[1024];
+    int rows = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        int n = 0, used = 0;
+        char name[64], ops[8];
+        if (sscanf(line, "| %d | `%63[a-z_]` | %7[a-z] |%n", &n, name, ops, &used) != 3 || used == 0) continue;
+        const sml_prop_id p = (sml_prop_id)rows++;
+        const char *want_ops = !sml_prop_applies(p, SML_SOFTMAX) ? "bwd" : !sml_prop_applies(p, SML_SOFTMAX_BWD) ? "fwd" : "all";
+        if (n != rows || p >= SML_PROP_COUNT || strcmp(name, sml_prop_name(p)) || strcmp(ops, want_ops)) {
+            sml_tally_fail(t, repro, "%s: table row %d is '%d %s %s', SML_PROP_LIST (src/prop/prop.h) says '%d %s %s'",
+                           path, rows, n, name, ops, rows, sml_prop_name(p), want_ops);
+            bad = 1;
+        }
+    }
+    fclose(f);
+    if (rows != SML_PROP_COUNT && !bad)
+        sml_tally_fail(t, repro, "%s: %d property rows, SML_PROP_LIST has %d", path, rows, SML_PROP_COUNT);
+    else if (!bad)
+        sml_tally_pass(t);
+}
+
 static void usage(const char *argv0) {
     printf("usage: %s [--device cpu|gpu] [--kernel K] [--op OP] [--dtype D] [engine flags]\n%s",
            argv0, sml_prop_flags_help());
@@ -189,6 +219,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "no kernel '%s' in the registry\n", only_kernel);
         return 2;
     }
+    check_docs_table(&t);
     printf("%s: seed 0x%016llx, up to %lld cases per kernel/op/dtype, %.0f s budget%s\n", name,
            (unsigned long long)cfg.seed, (long long)cfg.max_cases, cfg.total_seconds,
            cfg.only_case >= 0 ? " (one case)" : "");

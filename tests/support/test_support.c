@@ -44,6 +44,22 @@ void sml_tally_fail(sml_tally *t, const char *reproduce, const char *fmt, ...) {
     fflush(stdout);
 }
 
+int sml_test_check(sml_tally *t, int ok, const char *reproduce, const char *fmt, ...) {
+    if (ok) {
+        sml_tally_pass(t);
+        return 1;
+    }
+    va_list ap;
+    t->failed++;
+    printf("FAIL %s: ", t->test);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n  reproduce: %s\n", reproduce ? reproduce : "(rerun the test)");
+    fflush(stdout);
+    return 0;
+}
+
 void sml_expect(sml_tally *t, int ok, const char *reproduce, size_t msgmax, const char *out, int outmax,
                 const char *fmt, ...) {
     if (ok) {

@@ -25,6 +25,10 @@ void sml_tally_pass(sml_tally *t);
 /* Record a failure: prints "FAIL <test>: <message>" then "  reproduce: <command>". */
 void sml_tally_fail(sml_tally *t, const char *reproduce, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* One check: ok is tallied as a pass; otherwise a failure with fmt's message (any length)
+ * and reproduce as the command to run. Returns ok != 0. */
+int sml_test_check(sml_tally *t, int ok, const char *reproduce, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* One check: ok is tallied as a pass; otherwise a failure whose message is fmt's text cut to
  * msgmax - 1 characters, followed, when out is not NULL, by "--- output ---", the first
  * outmax characters of out and "---", with reproduce as the command to run. */

@@ -3,7 +3,9 @@
  * (`nvcc -Xptxas -v`, sm_90, the build's include paths) and reads the spill line of each entry
  * function. A change to a kernel or a launch bound that makes ptxas spill (`warp`'s register
  * budgets, docs/KERNELS.md `warp`, are exactly such bounds) fails here with the variant named.
- * No GPU needed; skipped (77) in a build without nvcc.
+ * The files are those of the registry's built-in GPU kernels (sml_kernel.file), each once;
+ * a file that defines no __global__ function (cuDNN's wrapper, `auto`'s dispatcher) has no
+ * entry to report and is listed as such. No GPU needed; skipped (77) in a build without nvcc.
  *   test_kernel_spills [--nvcc PATH] [--root DIR] [--file kernels/softmax_X.cu]
  * Planted: warp_min_blocks returning 16 for every variant fails softmax_warp.cu
  * (94 of its 124 entry functions spill); `block` without its whole-row backward path (whole
@@ -22,10 +24,26 @@
 #define SML_SOURCE_DIR "."
 #endif
 
-/* The kernel files (softmax_cudnn.cu wraps cuDNN and has no kernels of its own). */
-static const char *const FILES[] = {"kernels/softmax_naive.cu", "kernels/softmax_warp.cu",
-                                    "kernels/softmax_block.cu", "kernels/softmax_online.cu",
-                                    "kernels/softmax_split.cu", "kernels/softmax_coop.cu"};
+/* 1 when the file under root defines a __global__ function (a kernel ptxas reports on). */
+static int defines_kernels(const char *root, const char *file) {
+    char path[2048], line[4096];
+    snprintf(path, sizeof path, "%s/%s", root, file);
+    FILE *f = fopen(path, "r");
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) found = strstr(line, "__global__") != NULL;
+    if (f) fclose(f);
+    return found;
+}
+
+/* The registry's GPU kernel files, each once: the i-th GPU kernel's file unless an earlier
+ * one named it. */
+static const char *gpu_file(size_t i) {
+    const sml_kernel *k = sml_kernel_at(i);
+    if (k->device != SML_DEVICE_GPU || !k->file || !strstr(k->file, ".cu")) return NULL;
+    for (size_t j = 0; j < i; j++)
+        if (sml_kernel_at(j)->file && !strcmp(sml_kernel_at(j)->file, k->file)) return NULL;
+    return k->file;
+}
 
 /* Spills measured and accepted, by file and the mangled name's template arguments. */
 static const struct {
@@ -114,7 +132,15 @@ int main(int argc, char **argv) {
         printf("test_kernel_spills: SKIP (no nvcc%s%s)\n", nvcc[0] ? " at " : "", nvcc);
         return SML_TEST_SKIP;
     }
-    for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++)
-        if (!only || !strcmp(only, FILES[i])) one_file(&t, nvcc, root, FILES[i]);
+    int files = 0;
+    for (size_t i = 0; i < sml_kernel_count(); i++) {
+        const char *file = gpu_file(i);
+        if (!file || (only && strcmp(only, file))) continue;
+        files++;
+        if (defines_kernels(root, file)) one_file(&t, nvcc, root, file);
+        else printf("  %-28s no __global__ function: nothing for ptxas to report\n", file);
+    }
+    if (files == 0)
+        sml_tally_fail(&t, NULL, "no GPU kernel file of the registry%s%s", only ? " is " : "", only ? only : "");
     return sml_tally_finish(&t);
 }

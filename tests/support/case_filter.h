@@ -1,12 +1,15 @@
-/* case_filter.h: the `--case N` flag every perf test accepts, so a failure's reproduce
- * command re-runs exactly that case. Header-only: each test is one small executable. */
-#ifndef SML_PERF_CASE_FILTER_H
-#define SML_PERF_CASE_FILTER_H
+/* case_filter.h: the `--case N` flag the perf and CLI tests accept, so a failure's reproduce
+ * command re-runs exactly that case, and the check of one numbered case. Header-only: each
+ * test is one small executable. */
+#ifndef SML_TEST_CASE_FILTER_H
+#define SML_TEST_CASE_FILTER_H
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "test_support.h"
 
 typedef struct sml_case_filter {
     const char *argv0;
@@ -55,6 +58,17 @@ static inline int sml_case_filter_want(sml_case_filter *f, int n) {
     snprintf(f->repro, sizeof f->repro, "%s --fixtures %s --cli %s --case %d", f->argv0,
              f->fixtures, f->cli, n);
     return f->only < 0 || f->only == n;
+}
+
+/* Case n's check: nothing when f does not select n; ok is a pass; otherwise a failure
+ * "case N: what", followed by the first 2,000 characters of log when log is not NULL, with
+ * f's reproduce command for the case. */
+static inline void sml_test_check_case(sml_tally *t, sml_case_filter *f, const char *log, int n, int ok,
+                                  const char *what) {
+    if (!sml_case_filter_want(f, n)) return;
+    if (ok) sml_tally_pass(t);
+    else if (log) sml_tally_fail(t, f->repro, "case %d: %s\n--- output ---\n%.2000s\n---", n, what, log);
+    else sml_tally_fail(t, f->repro, "case %d: %s", n, what);
 }
 
 #endif

@@ -1,0 +1,97 @@
+/* harness.h: what the files of the edge-shape harness share (edge.h is what its users see):
+ * the byte patterns around and inside the tensors, the run's state, and the functions one
+ * file calls in another. */
+#ifndef SML_EDGE_HARNESS_H
+#define SML_EDGE_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+#include "edge/edge.h"
+#include "reference/check.h"
+
+#define GUARD 64           /* canary elements before and after every tensor */
+#define CANARY 0x77        /* fp32 5.0e33, fp16 30576, bf16 5.0e33: poisons a max if read */
+#define POISON 0xFF        /* NaN in every dtype */
+#define MAX_PICK 8         /* rows checked of a sampled (huge or tall) case */
+#define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
+#define MAX_KERNELS 64
+#define PRINT_CAP 8        /* failures printed per kernel and dtype; the rest are counted */
+/* Measured for cuDNN 9.14 on an H100: worst 1.47 ulp from exact (2.91 x the bound). One ulp
+ * off the correctly rounded value is under 1.5 ulp from exact; past 2 ulp it is not the
+ * deviation that was measured but a new bug, and fails. */
+#define KNOWN_DEVIATION_MAX_ULPS 2.0
+
+/* Passed, failed and skipped checks; `name` opens every line printed. */
+typedef struct sml_edge_tally {
+    const char *name;
+    int64_t passed, failed, skipped;
+} sml_edge_tally;
+
+/* One kernel and dtype's results. */
+typedef struct sml_edge_cell {
+    int64_t cases, fails, known, refused;
+    double worst_ratio, worst_ulps;
+    double known_ratio, known_ulps; /* worst among the KNOWN DEVIATION cases */
+} sml_edge_cell;
+
+typedef struct sml_edge_ctx {
+    sml_edge_opts o;
+    sml_edge_tally tally;
+    sml_handle *h;
+    sml_device dev;
+    int has_clusters, sms;
+    float dram; /* what auto's decision reads of the device (src/core/internal.h) */
+    sml_edge_cell stats[MAX_KERNELS][SML_DTYPE_COUNT];
+    int64_t n_inputs, n_runs, n_elems, n_checked; /* --list-cases */
+    int dead;                          /* a CUDA error: the context may be unusable, stop */
+    int64_t visited;                   /* cases enumerated so far: the index --shard slices */
+} sml_edge_ctx;
+
+/* tally.c */
+void sml_edge_tally_pass(sml_edge_tally *t);
+/* "FAIL <name>: <message>" then "  reproduce: <command>". */
+void sml_edge_tally_fail(sml_edge_tally *t, const char *reproduce, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* "N passed, N failed[, N skipped]"; returns the exit code (0 / 1). */
+int sml_edge_tally_finish(const sml_edge_tally *t);
+
+/* cases.c: the shape set's parts the runs need */
+int sml_edge_huge_case(const sml_edge_case *t);
+uint64_t sml_edge_case_seed(uint64_t run_seed, const sml_edge_case *t);
+int64_t sml_edge_sampled_block(const sml_edge_case *t);
+int sml_edge_sampled_rows(const sml_edge_case *t, int64_t nb, int64_t *pick);
+int64_t sml_edge_sampled_twin(const sml_edge_case *t, int64_t nb, int64_t i);
+
+/* buffers.c: host images and device buffers */
+sml_status sml_edge_dev_fill(sml_buffer *b, size_t off, unsigned char byte, size_t n);
+int64_t sml_edge_changed_outside_rows(const unsigned char *got, const unsigned char *image, size_t esz,
+                                      int64_t total, int64_t base, const sml_edge_case *t);
+unsigned char *sml_edge_canary_image(size_t bytes);
+sml_status sml_edge_make_inputs(const sml_edge_case *t, uint64_t seed, void *x, void *dy);
+sml_status sml_edge_dev_poison_rows(sml_buffer *b, const sml_edge_case *t, size_t bytes);
+sml_status sml_edge_sampled_upload(sml_buffer *b, const sml_edge_case *t, int64_t nb,
+                                   const unsigned char *block);
+
+/* verdict.c: which kernels run, and what a run's result counts as */
+int sml_edge_kernel_selected(const sml_edge_ctx *c, const sml_kernel *k);
+int sml_edge_kernel_supports(const sml_kernel *k, const sml_edge_case *t);
+const char *sml_edge_known_deviation(const sml_edge_ctx *c, const sml_kernel *k);
+void sml_edge_fail_run(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
+                       const char *what, const char *detail);
+/* A run that stopped with status s: a failure (what it says, with the CUDA error on a GPU).
+ * Returns 1 when the context may be unusable (a CUDA error), after marking c->dead. */
+int sml_edge_fail_status(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
+                         sml_status s);
+void sml_edge_judge(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t, sml_status s,
+                    const sml_check_report *rep, const char *detail);
+
+/* run_input.c, run_sampled.c: one case on every selected kernel */
+void sml_edge_run_input(sml_edge_ctx *c, const sml_edge_case *t);
+void sml_edge_run_sampled(sml_edge_ctx *c, const sml_edge_case *t);
+
+/* summary.c: the table after the run */
+void sml_edge_summary(const sml_edge_ctx *c);
+
+#endif

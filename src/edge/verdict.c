@@ -1,0 +1,139 @@
+/* verdict.c: the edge-shape harness's bookkeeping: which kernels run on a case, what a run's
+ * result counts as (pass, KNOWN DEVIATION, fail), and the lines that say so with the command
+ * that reproduces them. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "edge/harness.h"
+#include "kernels/auto_dispatch.h"
+#include "kernels/vector_width.h"
+
+static const char *const VARIANT_NAMES[SML_EDGE_LAYOUT_COUNT] = {"dense", "padded-ld", "misaligned", "in-place"};
+
+/* The command that re-runs one case of one kernel, with this run's plugins and seed. */
+static void repro_line(const sml_edge_ctx *c, const char *kernel, const sml_edge_case *t, char *buf, size_t n) {
+    char loads[2048] = "";
+    for (int i = 0; i < c->o.nloads; i++) {
+        size_t used = strlen(loads);
+        snprintf(loads + used, sizeof loads - used, " --load %s", c->o.loads[i]);
+    }
+    int len = snprintf(buf, n, "%s%s%s --kernel %s --op %s --dtype %s --rows %" PRId64 " --cols %" PRId64
+                               " --ld %" PRId64 " --offset %" PRId64 " --inplace %d --seed 0x%" PRIx64,
+                       c->o.argv0, loads, c->o.cpu ? " --cpu" : "", kernel, sml_op_name(t->op),
+                       sml_dtype_name(t->dt), t->rows, t->cols, t->ld, t->offset, t->inplace, c->o.seed);
+    if (t->sampled && len > 0 && (size_t)len < n) len += snprintf(buf + len, n - (size_t)len, " --sampled");
+    if (c->o.mark_known && len > 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, " --known-deviation %s", c->o.mark_known);
+}
+
+static void describe(const sml_edge_ctx *c, const sml_kernel *k, const sml_edge_case *t, char *buf, size_t n) {
+    int len = snprintf(buf, n, "%s %s %s rows=%" PRId64 " cols=%" PRId64 " ld=%" PRId64 " (%s)",
+                       k->name, sml_op_name(t->op), sml_dtype_name(t->dt), t->rows, t->cols, t->ld,
+                       VARIANT_NAMES[t->var]);
+    if (len > 0 && (size_t)len < n && !strcmp(k->name, "auto"))
+        snprintf(buf + len, n - (size_t)len, " auto->%s",
+                 sml_auto_path_name(sml_auto_pick(t->op, t->dt, t->rows, t->cols,
+                                                  t->offset == 0 && sml_stride_takes_vectors(t->ld, t->dt),
+                                                  c->sms, c->has_clusters, c->dram)));
+}
+
+int sml_edge_kernel_selected(const sml_edge_ctx *c, const sml_kernel *k) {
+    if (k->device != c->dev) return 0;
+    return !c->o.kernel || !strcmp(c->o.kernel, k->name);
+}
+
+/* 1 when k is registered for this op, dtype and row length (what sml_validate checks
+ * before it looks at pointers and devices). */
+int sml_edge_kernel_supports(const sml_kernel *k, const sml_edge_case *t) {
+    if (!(k->ops & (1u << t->op)) || !(k->dtypes & (1u << t->dt))) return 0;
+    return t->cols >= k->min_cols && (k->max_cols == 0 || t->cols <= k->max_cols);
+}
+
+static void record(sml_edge_ctx *c, size_t ki, sml_dtype dt, int fail, const sml_check_report *r) {
+    sml_edge_cell *s = &c->stats[ki][dt];
+    s->cases++;
+    if (fail) s->fails++;
+    if (r && r->checked > 0) {
+        if (r->worst_ratio > s->worst_ratio) s->worst_ratio = r->worst_ratio;
+        if (r->worst_ulps > s->worst_ulps) s->worst_ulps = r->worst_ulps;
+    }
+}
+
+/* The kernel's known deviation (registry, or --known-deviation for a harness check). */
+const char *sml_edge_known_deviation(const sml_edge_ctx *c, const sml_kernel *k) {
+    if (c->o.mark_known && !strcmp(c->o.mark_known, k->name))
+        return k->known_deviation ? k->known_deviation : "(marked by --known-deviation)";
+    return k->known_deviation;
+}
+
+/* Count a failure; print it with its reproduce line unless this kernel and dtype already
+ * printed PRINT_CAP (a kernel broken everywhere would otherwise bury the summary). */
+static void report_fail(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
+                        const sml_check_report *rep, const char *detail) {
+    sml_edge_cell *cl = &c->stats[ki][t->dt];
+    if (cl->fails < PRINT_CAP) {
+        char repro[512], what[256];
+        repro_line(c, k->name, t, repro, sizeof repro);
+        describe(c, k, t, what, sizeof what);
+        sml_edge_tally_fail(&c->tally, repro, "%s: %s", what, detail);
+        if (cl->fails + 1 == PRINT_CAP)
+            printf("  (further failures of %s %s are counted, not printed)\n", k->name, sml_dtype_name(t->dt));
+    } else {
+        c->tally.failed++;
+    }
+    record(c, ki, t->dt, 1, rep);
+}
+
+/* A failure of the run itself (validation, launch, an overwritten canary, a changed input). */
+void sml_edge_fail_run(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t, const char *what,
+                     const char *detail) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s%s", what, detail);
+    report_fail(c, ki, k, t, NULL, msg);
+}
+
+/* The verdict on a checked output: pass, KNOWN DEVIATION (a value-bound miss of a kernel
+ * with a known deviation: no NaN or inf mismatch, worst error within
+ * KNOWN_DEVIATION_MAX_ULPS), or fail. `detail` is the checker's message. */
+void sml_edge_judge(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t, sml_status s,
+                  const sml_check_report *rep, const char *detail) {
+    if (s == SML_OK && rep->pass) {
+        sml_edge_tally_pass(&c->tally);
+        record(c, ki, t->dt, 0, rep);
+        return;
+    }
+    const char *known = sml_edge_known_deviation(c, k);
+    if (s == SML_OK && known && rep->nan_mismatch == 0 && rep->inf_mismatch == 0 &&
+        rep->worst_ulps <= KNOWN_DEVIATION_MAX_ULPS) {
+        sml_edge_cell *cl = &c->stats[ki][t->dt];
+        if (cl->known < PRINT_CAP) {
+            char what[256], repro[512];
+            describe(c, k, t, what, sizeof what);
+            repro_line(c, k->name, t, repro, sizeof repro);
+            printf("KNOWN DEVIATION %s: %s: worst %.3g ulp (%.3g x the bound): %s\n  reproduce: %s\n", c->tally.name,
+                   what, rep->worst_ulps, rep->worst_ratio, detail, repro);
+            if (cl->known + 1 == PRINT_CAP)
+                printf("  (further known deviations of %s %s are counted, not printed)\n", k->name,
+                       sml_dtype_name(t->dt));
+        }
+        cl->known++;
+        if (rep->worst_ratio > cl->known_ratio) cl->known_ratio = rep->worst_ratio;
+        if (rep->worst_ulps > cl->known_ulps) cl->known_ulps = rep->worst_ulps;
+        record(c, ki, t->dt, 0, rep);
+        return;
+    }
+    report_fail(c, ki, k, t, rep, detail);
+}
+
+int sml_edge_fail_status(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
+                         sml_status s) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s (%s)", sml_strerror(s),
+             c->dev == SML_DEVICE_GPU ? sml_last_cuda_error() : "cpu");
+    sml_edge_fail_run(c, ki, k, t, "run failed: ", msg);
+    if (s != SML_ERR_CUDA) return 0;
+    c->dead = 1;
+    return 1;
+}
