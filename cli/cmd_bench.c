@@ -15,6 +15,7 @@
 #include "report/plot_svg.h"
 #include "report/table.h"
 #include "commands.h"
+#include "devices.h"
 #include "io/out_file.h"
 
 static void usage(FILE *f) {
@@ -53,6 +54,12 @@ static void usage(FILE *f) {
         "  --versus K              decide every backend's claim as '>= 1.00x K on all shapes'\n"
         "                          (K is timed too), e.g. --versus torch: each backend against\n"
         "                          PyTorch, the seeds' decision matrix\n"
+        "  --shard K/N             measure the K-th of N slices of the cases (every N-th case\n"
+        "                          from K-1), for softmax-lab merge; env SML_SHARD\n"
+        "  --devices D[,D]         the GPUs to use (default: every visible GPU): with several, one\n"
+        "                          worker process per GPU measures its slice of the cases (never\n"
+        "                          two measurements on one GPU at once) and the slices' ledgers are\n"
+        "                          merged into one\n"
         "  --gate                  exit 1 if a kernel with a claim is not Supported\n"
         "  --quiet                 no progress line\n"
         "exit: 0 done, 1 a kernel was WRONG or failed, a write failed, or --gate missed, 2 bad\n"
@@ -236,6 +243,10 @@ int sml_cmd_bench(int argc, char **argv) {
     int64_t rows = 0, cols = 0;
     sml_bench_config cfg;
     sml_bench_config_default(&cfg);
+    int split = sml_cli_devices("bench", &argc, argv); /* several GPUs: one worker each */
+    if (split >= 0) return split;
+    sml_shard shard = {0, 0};
+    if (sml_shard_env("softmax-lab bench", &shard) < 0) return 2;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -298,6 +309,12 @@ int sml_cmd_bench(int argc, char **argv) {
         } else if (!strcmp(a, "--check-elems")) {
             if (!sml_bench_parse_check_elems(v, &cfg.check_max_elems))
                 return bad("bad --check-elems '%s' (N >= 1 or all)", v);
+        } else if (!strcmp(a, "--shard")) {
+            char why[128];
+            if (!sml_shard_parse(v, &shard, why, sizeof why)) {
+                fprintf(stderr, "softmax-lab bench: bad value for --shard: '%.40s' (%s)\n", v, why);
+                return 2;
+            }
         } else if (!strcmp(a, "--threads")) {
             if (!parse_i64(v, 1, 64, &n)) return bad("bad --threads '%s' (1 to 64)", v);
             cfg.threads = (int)n;
@@ -323,6 +340,7 @@ int sml_cmd_bench(int argc, char **argv) {
     }
     plan.ops = ops;
     plan.dtypes = dtypes;
+    plan.shard = shard;
     if (json && !parent_ok(json)) return bad("cannot write --json '%s'", json);
     if (md && !parent_ok(md)) return bad("cannot write --md '%s'", md);
     if (svg && !parent_ok(svg)) return bad("cannot write --svg '%s'", svg);
@@ -398,6 +416,13 @@ int sml_cmd_bench(int argc, char **argv) {
                      "kept; --no-shrink keeps them).",
                      used ? " " : "");
         }
+    }
+    if (shard.count) {
+        size_t used = strlen(notes);
+        snprintf(notes + used, sizeof notes - used,
+                 "%sShard %d/%d: this ledger holds the sweep's cases i with i mod %d = %d and "
+                 "decides on those alone; softmax-lab merge joins the shards' ledgers.",
+                 used ? " " : "", shard.index, shard.count, shard.count, shard.index - 1);
     }
     sml_bench_estimate est;
     sml_bench_estimate_plan(&plan, &cfg, gpu, &est);

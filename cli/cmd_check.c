@@ -22,8 +22,10 @@
 #include "check_against.h"
 #include "check_input.h"
 #include "check_report.h"
+#include "devices.h"
 #include "commands.h"
 #include "prop/prop.h"
+#include "prop/shard_json.h"
 #include "prop/suite.h"
 #include "softmax_lab.h"
 #include "io/out_file.h"
@@ -70,12 +72,12 @@ static void usage(FILE *f) {
             "                   --seconds, BASE runs the same cases; with a GPU kernel and no\n"
             "                   --seconds, the GPU profile's 10,000 cases and 540 s budget\n"
             "  --allow-less-accurate  report LESS ACCURATE without failing the run\n"
-            "%s"
+            "%s%s"
             "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
             "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
             "     input, or --json could not be written (the old file, or none, is left), 3 a\n"
             "     kernel named with --kernel could not run here, or nothing at all was checked\n",
-            SML_CHECK_SHOW_WORST, sml_prop_flags_help());
+            SML_CHECK_SHOW_WORST, sml_prop_flags_help(), sml_cli_devices_help());
 }
 
 static int dir_exists(const char *p) {
@@ -124,7 +126,11 @@ static int parse_kernels(const char *spec, size_t nk, unsigned char *chosen, uns
     return any;
 }
 
-static void json_run(sml_jw *w, const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_result *res) {
+static void json_run(sml_jw *w, const sml_prop_job *job) {
+    const sml_kernel *k = job->k;
+    sml_op op = job->op;
+    sml_dtype dt = job->dtype;
+    const sml_prop_result *res = &job->res;
     sml_jw_object_inline(w);
     sml_jw_kstr(w, "kernel", k->name);
     sml_jw_kstr(w, "op", sml_op_name(op));
@@ -157,6 +163,7 @@ static void json_run(sml_jw *w, const sml_kernel *k, sml_op op, sml_dtype dt, co
         sml_jw_end(w);
     }
     sml_jw_end(w);
+    if (job->cfg.shard.count) sml_shard_json_run(w, job);
     sml_jw_end(w);
 }
 
@@ -165,9 +172,12 @@ int sml_cmd_check(int argc, char **argv) {
                *output = NULL;
     const char *against = NULL;
     int allow_less = 0;
+    int split = sml_cli_devices("check", &argc, argv); /* several GPUs: one worker each */
+    if (split >= 0) return split;
     sml_prop_config cfg;
     sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);
+    if (sml_shard_env(ME, &cfg.shard) < 0) return 2;
     int64_t default_cases = cfg.max_cases;
     /* A time budget the user set (--seconds or SML_PROP_SECONDS) is kept as given. */
     int seconds_given = getenv("SML_PROP_SECONDS") != NULL;
@@ -206,6 +216,11 @@ int sml_cmd_check(int argc, char **argv) {
             fprintf(stderr, ME ": unknown option '%s' (softmax-lab check --help)\n", a);
             return 2;
         }
+    }
+    if (cfg.shard.count && (input || against || cfg.only_case >= 0)) {
+        fprintf(stderr, ME ": --shard (or SML_SHARD) goes with the suite, not with %s\n",
+                input ? "--input" : against ? "--against" : "--case");
+        return 2;
     }
     if (input && (against || allow_less)) {
         fprintf(stderr, ME ": --against and --allow-less-accurate go with the suite, not with --input\n");
@@ -329,12 +344,21 @@ int sml_cmd_check(int argc, char **argv) {
             }
         }
     }
+    if (cfg.shard.count && sml_shard_jobs_prepare(jobs, njobs) != 0) {
+        fprintf(stderr, ME ": out of memory\n");
+        if (json) sml_out_abort(&jout);
+        free(jobs);
+        free(sum);
+        free(chosen);
+        return 2;
+    }
     int threads = sml_prop_threads(&cfg, runnable > 0 ? runnable : 1);
     printf("check: seed 0x%016llx, up to %lld cases per kernel/op/dtype (GPU kernels %lld), ", (unsigned long long)cfg.seed,
            (long long)cfg.max_cases, (long long)(cfg.max_cases == default_cases ? gcfg.max_cases : cfg.max_cases));
     if (cfg.total_seconds > 0) printf("%.0f s budget", cfg.total_seconds);
     else printf("no time budget");
     printf(", %d host thread%s", threads, threads == 1 ? "" : "s");
+    if (cfg.shard.count) printf(", shard %d/%d", cfg.shard.index, cfg.shard.count);
     if (cfg.regressions_dir) printf(", replaying the reproducers under %s first", cfg.regressions_dir);
     printf("\n");
     fflush(stdout);
@@ -343,6 +367,7 @@ int sml_cmd_check(int argc, char **argv) {
     if (sml_prop_suite_run(&suite, jobs, runnable) != SML_OK) {
         fprintf(stderr, ME ": cannot start the runs (out of memory)\n");
         if (json) sml_out_abort(&jout);
+        sml_shard_jobs_free(jobs, njobs);
         free(jobs);
         free(sum);
         free(chosen);
@@ -360,6 +385,7 @@ int sml_cmd_check(int argc, char **argv) {
         snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)cfg.seed);
         sml_jw_kstr(&w, "seed", seed);
         sml_jw_kint(&w, "threads", threads);
+        if (cfg.shard.count) sml_shard_json_head(&w, &cfg.shard);
         sml_jw_key(&w, "runs");
         sml_jw_array(&w);
     }
@@ -384,8 +410,9 @@ int sml_cmd_check(int argc, char **argv) {
             s->worst_ratio = res->worst_ratio;
             s->worst_ulps = res->worst_ulps;
         }
-        if (json) json_run(&w, k, jobs[j].op, jobs[j].dtype, res);
+        if (json) json_run(&w, &jobs[j]);
     }
+    sml_shard_jobs_free(jobs, njobs);
     free(jobs);
     printf("\n%-10s %-4s %8s %8s %6s %12s %10s %8s  %s\n", "kernel", "dev", "cases", "failures", "regr",
            "worst/bound", "worst ulp", "seconds", "status");

@@ -14,5 +14,6 @@ int sml_cmd_compare(int argc, char **argv); /* cmd_compare.c */
 int sml_cmd_plot(int argc, char **argv);    /* cmd_plot.c */
 int sml_cmd_targets(int argc, char **argv); /* cmd_targets.c */
 int sml_cmd_tune(int argc, char **argv);    /* cmd_tune.c */
+int sml_cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 
 #endif

@@ -28,6 +28,7 @@ static const struct {
     {"compare", sml_cmd_compare, 1, 0, "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
     {"plot", sml_cmd_plot, 0, 0, "SVG of GB/s against columns per backend from a ledger JSON"},
     {"targets", sml_cmd_targets, 1, 0, "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
+    {"merge", sml_cmd_merge, 0, 0, "join the results of a run's shards (--shard K/N) into one report"},
     {"tune", sml_cmd_tune, 0, 0, "time auto's candidate plans on this GPU; write its plan table"},
     {"list", sml_cmd_list, 1, 0, "print the kernel registry"},
 };

@@ -3,13 +3,20 @@
 #
 #   softmax_lab_add_gate(NAME <name> PLUGIN <target> KERNELS <kernel>...
 #                        [DEVICE cpu|gpu] [CLAIM "<x> over <baseline> on <shapes>"]
-#                        [CASES <n>] [SWEEP <sweep>])
+#                        [CASES <n>] [SWEEP <sweep>] [SHARDS <n>])
 #
 # For each kernel K of the shared-library target <target>:
 #   <name>.K.properties   softmax-lab check --load <plugin> --kernel K: the property suite
 #                         with shrinking and saved reproducers (under <build>/<name>-failures),
 #                         the CPU budget for a CPU kernel, the GPU budget for a GPU kernel
 #                         (CASES: cases per op and dtype instead)        labels property;<device>
+#   with SHARDS n (n >= 2) the property suite is split into n slices of its cases instead:
+#   <name>.K.properties.shard-<i>  check --shard i/n --json <build>/<name>-shards/K.<i>.json,
+#                         i = 1..n: each asks ctest for its own GPU, so `ctest -j n
+#                         --resource-spec-file` runs them on n GPUs at once
+#   <name>.K.properties.merge  softmax-lab merge of the n results (the shards run first: a
+#                         ctest fixture): the verdict, counts and case digest of the
+#                         unsharded suite, in <build>/<name>-shards/K.json and K.md
 #   <name>.K.edge_shapes  (DEVICE gpu) the edge-shape test of softmax-lab's own GPU kernels:
 #                         every row length that matters, strides, offsets, in place, past
 #                         2^31 elements; canaries and poison                  labels unit;gpu
@@ -23,8 +30,28 @@
 # gpus:1).
 set(_SML_GATE_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/softmax_lab_gate.sh)
 
+# The SHARDS form of <name>.K.properties: n slices, then their merge; sets `tests` in the caller.
+function(_softmax_lab_gate_shards run check t k name n device cli)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name}-shards)
+  file(MAKE_DIRECTORY ${dir})
+  set(files "")
+  set(shard_tests "")
+  foreach(i RANGE 1 ${n})
+    add_test(NAME ${t}.properties.shard-${i}
+             COMMAND ${run} ${check} --shard ${i}/${n} --json ${dir}/${k}.${i}.json)
+    list(APPEND files ${dir}/${k}.${i}.json)
+    list(APPEND shard_tests ${t}.properties.shard-${i})
+  endforeach()
+  set_tests_properties(${shard_tests} PROPERTIES FIXTURES_SETUP ${t}.shards)
+  add_test(NAME ${t}.properties.merge
+           COMMAND ${run} ${cli} merge ${files} --json ${dir}/${k}.json --md ${dir}/${k}.md)
+  set_tests_properties(${t}.properties.merge PROPERTIES FIXTURES_REQUIRED ${t}.shards)
+  set_tests_properties(${shard_tests} ${t}.properties.merge PROPERTIES LABELS "property;${device}" TIMEOUT 900)
+  set(tests ${shard_tests} ${t}.properties.merge PARENT_SCOPE)
+endfunction()
+
 function(softmax_lab_add_gate)
-  cmake_parse_arguments(G "" "NAME;PLUGIN;DEVICE;CLAIM;CASES;SWEEP" "KERNELS" ${ARGN})
+  cmake_parse_arguments(G "" "NAME;PLUGIN;DEVICE;CLAIM;CASES;SWEEP;SHARDS" "KERNELS" ${ARGN})
   if(G_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "softmax_lab_add_gate: unknown arguments: ${G_UNPARSED_ARGUMENTS}")
   endif()
@@ -42,6 +69,9 @@ function(softmax_lab_add_gate)
   endif()
   if(DEFINED G_CASES AND NOT G_CASES MATCHES "^[1-9][0-9]*$")
     message(FATAL_ERROR "softmax_lab_add_gate(${G_NAME}): CASES is a positive count, not '${G_CASES}'")
+  endif()
+  if(DEFINED G_SHARDS AND NOT G_SHARDS MATCHES "^([2-9]|[1-9][0-9]+)$")
+    message(FATAL_ERROR "softmax_lab_add_gate(${G_NAME}): SHARDS is a count of at least 2, not '${G_SHARDS}'")
   endif()
   if(NOT G_SWEEP)
     set(G_SWEEP standard)
@@ -75,11 +105,14 @@ function(softmax_lab_add_gate)
   foreach(k IN LISTS G_KERNELS)
     set(run sh ${_SML_GATE_SCRIPT} ${cli} ${plugin} ${k} ${G_DEVICE} "${claim}" --)
     set(t ${G_NAME}.${k})
-    add_test(NAME ${t}.properties
-             COMMAND ${run} ${cli} check --load ${plugin} --kernel ${k} ${cases}
-                     --save ${CMAKE_CURRENT_BINARY_DIR}/${G_NAME}-failures)
-    set_tests_properties(${t}.properties PROPERTIES LABELS "property;${G_DEVICE}" TIMEOUT 900)
-    set(tests ${t}.properties)
+    set(check ${cli} check --load ${plugin} --kernel ${k} ${cases} --save ${CMAKE_CURRENT_BINARY_DIR}/${G_NAME}-failures)
+    if(G_SHARDS)
+      _softmax_lab_gate_shards("${run}" "${check}" ${t} ${k} ${G_NAME} ${G_SHARDS} ${G_DEVICE} ${cli})
+    else()
+      add_test(NAME ${t}.properties COMMAND ${run} ${check})
+      set_tests_properties(${t}.properties PROPERTIES LABELS "property;${G_DEVICE}" TIMEOUT 900)
+      set(tests ${t}.properties)
+    endif()
     if(G_DEVICE STREQUAL "gpu")
       add_test(NAME ${t}.edge_shapes
                COMMAND ${run} $<TARGET_FILE:softmax_lab::edge_shapes> --load ${plugin} --kernel ${k})

@@ -11,6 +11,7 @@
 #include "bench/measure.h"
 #include "bench/sweeps.h"
 #include "core/internal.h"
+#include "prop/shard.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus
@@ -61,6 +62,7 @@ typedef struct sml_bench_case {
     int64_t rows, cols;
     int64_t requested_rows; /* before the CPU-only shrink */
     uint64_t seed;          /* inputs are a function of this seed and the shape */
+    size_t plan_index;      /* its index in the whole plan's fixed order (every shard's) */
     int64_t checked_rows;   /* rows the correctness check covered (all, or a spread sample) */
     size_t tensor_bytes;    /* rows * cols * element size */
     size_t bytes_moved;     /* forward 2x, backward 3x tensor_bytes */
@@ -122,6 +124,9 @@ typedef struct sml_bench_plan {
     const char *notes;            /* copied into the run's notes; may be NULL */
     const char *versus;           /* non-NULL: every kernel's claim is ">= 1.00x versus, all
                                      shapes" instead of its own (bench --versus) */
+    sml_shard shard;              /* measure only this slice of the plan's cases (prop/shard.h:
+                                     case i of the fixed order when i mod N == K - 1); {0, 0}:
+                                     all of them */
 } sml_bench_plan;
 
 typedef struct sml_bench_run {
@@ -130,7 +135,8 @@ typedef struct sml_bench_run {
     sml_bench_env env;
     sml_bench_case *cases;
     size_t ncases;                /* cases measured */
-    size_t ncases_planned;        /* cases in the plan: more than ncases when the time limit
+    size_t ncases_in_plan;        /* cases in the whole plan, every slice (bench --shard) */
+    size_t ncases_planned;        /* cases in the plan (in its slice): more than ncases when the time limit
                                      stopped the run (the ledger says so, and no kernel with
                                      a claim is called Supported on it) */
     sml_bench_result *results;

@@ -163,11 +163,12 @@ static void summarize_cases(const sml_bench_run *run, sml_op op, sml_dtype dt, c
         const sml_bench_case *bc = &run->cases[c];
         if (bc->op != op || bc->dtype != dt || !has[c]) continue;
         cases++;
-        digest = sml_accuracy_digest_u64(digest, (uint64_t)op << 8 | (uint64_t)dt);
-        digest = sml_accuracy_digest_u64(digest, (uint64_t)bc->rows);
-        digest = sml_accuracy_digest_u64(digest, (uint64_t)bc->cols);
-        digest = sml_accuracy_digest_u64(digest, bc->seed);
-        digest = sml_accuracy_digest_u64(digest, (uint64_t)bc->checked_rows);
+        uint64_t h = sml_accuracy_digest_u64(0, (uint64_t)op << 8 | (uint64_t)dt);
+        h = sml_accuracy_digest_u64(h, (uint64_t)bc->rows);
+        h = sml_accuracy_digest_u64(h, (uint64_t)bc->cols);
+        h = sml_accuracy_digest_u64(h, bc->seed);
+        h = sml_accuracy_digest_u64(h, (uint64_t)bc->checked_rows);
+        digest = sml_accuracy_digest_join(digest, h); /* order-free: shards join to the whole */
     }
     sml_accuracy_summarize(ratio, ulps, (int64_t)run->ncases, a);
     a->seed = run->cfg.seed;

@@ -651,6 +651,14 @@ sml_status sml_bench_execute(const sml_bench_plan *plan, const sml_bench_config 
         return SML_ERR_OUT_OF_MEMORY;
     }
     enumerate(plan, run->cases);
+    run->ncases_in_plan = run->ncases;
+    size_t kept = 0; /* a slice keeps its own cases, in the plan's order */
+    for (size_t i = 0; i < run->ncases; i++)
+        if (sml_shard_has(&plan->shard, (int64_t)i)) {
+            run->cases[kept] = run->cases[i];
+            run->cases[kept++].plan_index = i;
+        }
+    run->ncases = kept;
     run->ncases_planned = run->ncases;
     progress pg = {cfg->progress, cfg->progress && isatty(2), t0, 0, 0, run->ncases};
     for (size_t i = 0; i < run->ncases; i++) {

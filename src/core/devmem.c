@@ -21,6 +21,15 @@ int sml_gpu_available(void) {
     return n > 0;
 }
 
+int sml_gpu_count(void) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
 static sml_status gpu_status(cudaError_t e) {
     if (e == cudaSuccess) return SML_OK;
     return e == cudaErrorMemoryAllocation ? SML_ERR_OUT_OF_MEMORY : SML_ERR_CUDA;
@@ -95,6 +104,7 @@ sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
 }
 void sml_gpu_forget_error(void) {}
 int sml_gpu_available(void) { return 0; }
+int sml_gpu_count(void) { return 0; }
 #endif
 
 sml_status sml_buffer_alloc(sml_buffer *b, sml_device d, size_t bytes) {

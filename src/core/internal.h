@@ -83,6 +83,8 @@ sml_status sml_buffer_download_on(const sml_buffer *b, size_t offset, void *host
  * this thread: a new host thread starts on device 0, not on the one ctest assigned. */
 int sml_gpu_current(void);
 void sml_gpu_use(int dev);
+/* The CUDA devices this process sees (CUDA_VISIBLE_DEVICES applied); 0 without CUDA. */
+int sml_gpu_count(void);
 /* A non-blocking stream for one host thread's work (GPU); *out = NULL on the CPU. */
 sml_status sml_stream_create(sml_device d, void **out);
 void sml_stream_destroy(sml_device d, void *stream);

@@ -37,6 +37,7 @@ static int require_gpu(const char *name) {
 /* --list-cases counts one case; otherwise it runs, unless a CUDA error stopped the run. */
 static void visit(void *arg, const sml_edge_case *t) {
     sml_edge_ctx *c = arg;
+    if (!sml_shard_has(&c->o.shard, c->visited++)) return;
     if (c->o.list) {
         c->n_inputs++;
         int64_t pick[MAX_PICK];
@@ -90,6 +91,8 @@ int sml_edge_main(const char *name, int argc, char **argv) {
                " checked elements\n", name, c.n_inputs, c.n_runs, c.n_elems, c.n_checked);
         return 0;
     }
+    rc = sml_edge_split(name, &c.o, argc, argv);
+    if (rc >= 0) return rc;
     rc = open_device(&c);
     if (rc) return rc;
     printf("%s: seed 0x%" PRIx64 "%s\n", name, c.o.seed, c.o.cpu ? " (CPU kernels: harness check)" : "");

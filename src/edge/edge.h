@@ -48,12 +48,18 @@
  *                             first checked row's padding, the last checked row's input, the
  *                             guard's last element, an output value, or one bit of row 0's
  *                             twin (W = padding, input, guard, value, twin), as a kernel bug
- *                             would: ctest runs each with --cpu to show that check fails */
+ *                             would: ctest runs each with --cpu to show that check fails
+ *   --devices D[,D]           the GPUs to use (default: every visible GPU; under ctest the one
+ *                             it assigned): with several, one worker process per GPU runs every
+ *                             n-th case (--shard i/n) with the same seed, each worker's output is
+ *                             printed whole, and the run fails if any worker fails (split.c)
+ *   --shard K/N               run only the cases i with i mod N = K - 1 */
 #ifndef SML_EDGE_H
 #define SML_EDGE_H
 
 #include <stdint.h>
 
+#include "prop/shard.h"
 #include "softmax_lab.h"
 
 /* How a case lays its rows out. */
@@ -86,6 +92,8 @@ typedef struct sml_edge_opts {
     const char *plant;      /* --plant: a harness self-check (sampled cases) */
     const char *loads[8];   /* --load: plugin libraries whose kernels join the registry */
     int nloads;
+    sml_shard shard;        /* --shard K/N: every N-th case from K-1 (a worker's slice) */
+    const char *devices;    /* --devices D[,D]: the GPUs to split over (default: all visible) */
 } sml_edge_opts;
 
 /* Parse argv into o (loading --load plugins into the registry). 0, or 2 after printing the
@@ -103,5 +111,8 @@ int sml_edge_sampled_case(const sml_edge_case *t);
  * `name` opens every line it prints ("FAIL <name>: ..."). Returns the exit code: 0 pass,
  * 1 fail, 2 bad arguments, 77 no GPU (without --cpu or --list-cases). */
 int sml_edge_main(const char *name, int argc, char **argv);
+/* With several GPUs (o->devices, or every visible one) and no --shard: this program again per
+ * GPU on its slice; returns the run's exit code. -1: run here. */
+int sml_edge_split(const char *name, const sml_edge_opts *o, int argc, char **argv);
 
 #endif

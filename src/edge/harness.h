@@ -46,6 +46,7 @@ typedef struct sml_edge_ctx {
     sml_edge_cell stats[MAX_KERNELS][SML_DTYPE_COUNT];
     int64_t n_inputs, n_runs, n_elems, n_checked; /* --list-cases */
     int dead;                          /* a CUDA error: the context may be unusable, stop */
+    int64_t visited;                   /* cases enumerated so far: the index --shard slices */
 } sml_edge_ctx;
 
 /* tally.c */

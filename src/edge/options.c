@@ -12,7 +12,10 @@ static int usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s [--list-cases] [--kernel NAME] [--op OP] [--dtype DT] [--rows R --cols C\n"
             "          [--ld L] [--offset ELEMS] [--inplace 0|1] [--sampled]] [--seed S] [--no-huge] [--cpu]\n"
-            "          [--known-deviation KERNEL] [--plant padding|input|guard|value|twin] [--load PLUGIN]...\n",
+            "          [--known-deviation KERNEL] [--plant padding|input|guard|value|twin] [--load PLUGIN]...\n"
+            "          [--devices D[,D]] [--shard K/N]\n"
+            "  every visible GPU is used (--devices to choose): one worker process per GPU runs every\n"
+            "  n-th case (--shard i/n); the run fails if any worker's slice fails\n",
             argv0);
     return 2;
 }
@@ -48,6 +51,14 @@ int sml_edge_parse(sml_edge_opts *o, int argc, char **argv) {
         else if (!strcmp(a, "--offset")) o->offset = strtoll(v, NULL, 0);
         else if (!strcmp(a, "--inplace")) o->inplace = strtoll(v, NULL, 0);
         else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--devices")) o->devices = v;
+        else if (!strcmp(a, "--shard")) {
+            char why[128];
+            if (!sml_shard_parse(v, &o->shard, why, sizeof why)) {
+                fprintf(stderr, "%s: bad value for --shard: '%.40s' (%s)\n", argv[0], v, why);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--known-deviation")) o->mark_known = v;
         else if (!strcmp(a, "--load")) {
             char msg[1024];

@@ -2,7 +2,7 @@
  * each case's worst error relative to the contract's bound (the checker's worst_ratio,
  * reference/check.h): worst, 99th percentile and median, with the worst in ulps. Two runs
  * are judged against each other only on the same cases: same seed, same case count, same
- * digest of the cases' shapes and inputs. The rule and its constants are stated in
+ * digest of the cases' shapes and inputs (a sum of per-case hashes: order-free). The rule and its constants are stated in
  * docs/NUMERICS.md, section 8 ("Accuracy as a gate"); they live here and nowhere else. */
 #ifndef SML_PROP_ACCURACY_H
 #define SML_PROP_ACCURACY_H
@@ -62,11 +62,17 @@ sml_acc_verdict sml_accuracy_judge(const sml_accuracy *old_a, const sml_accuracy
 /* The worst and p99 ratios the rule looks at, floors applied: new / old. */
 double sml_accuracy_ratio(double old_v, double new_v);
 
-/* Fold one case (op, dtype, shape, layout, case seed and the input bytes) into a digest;
- * start from 0. Two runs with equal digests drew the same cases in the same order. */
+/* The digest of a run's cases is a sum (mod 2^64) of one hash per case, so it says which
+ * cases a run drew and not in what order or how they were split: the runs of the shards of a
+ * run (--shard, one worker per GPU) join to the digest of the whole run.
+ * sml_accuracy_digest_case adds one case (op, dtype, shape, layout, case seed and the input
+ * bytes) to a digest (start from 0); sml_accuracy_digest_join adds two digests of disjoint
+ * sets of cases. Two runs with equal digests drew the same cases. */
 uint64_t sml_accuracy_digest_case(uint64_t h, const sml_prop_case *c);
-/* Fold one number into a digest (for runs whose cases are a function of a few numbers, as
- * the benchmark's are of the shape and the seed). */
+uint64_t sml_accuracy_digest_join(uint64_t a, uint64_t b);
+/* Fold one number into a hash (for cases that are a function of a few numbers, as the
+ * benchmark's are of the shape and the seed: chain a case's numbers from 0, then join the
+ * cases' hashes). */
 uint64_t sml_accuracy_digest_u64(uint64_t h, uint64_t v);
 
 #ifdef __cplusplus

@@ -138,6 +138,8 @@ const char *sml_prop_flags_help(void) {
            "  --case I --level L   run only case I at size level L (0..100), as a failure prints\n"
            "  --no-shrink      report failures as drawn\n"
            "  --save DIR       write reproducers of failures into DIR\n"
+           "  --shard K/N      run the K-th of N slices of the cases (1-based; every N-th case\n"
+           "                   index from K-1), for softmax-lab merge; env SML_SHARD\n"
            "  --regressions DIR[:DIR]  replay the reproducers under each DIR first ('none': skip)\n";
 }
 
@@ -163,17 +165,21 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         cfg->progress = cur.progress;
         cfg->props = cur.props;
         cfg->threads = cur.threads;
+        cfg->shard = cur.shard;
         *i += 1;
         return 1;
     }
     if (!strcmp(a, "--no-shrink")) { cfg->shrink = 0; *i += 1; return 1; }
     int known = !strcmp(a, "--seed") || !strcmp(a, "--cases") || !strcmp(a, "--seconds") ||
                 !strcmp(a, "--props") || !strcmp(a, "--case") || !strcmp(a, "--level") ||
-                !strcmp(a, "--save") || !strcmp(a, "--regressions") || !strcmp(a, "--threads");
+                !strcmp(a, "--save") || !strcmp(a, "--regressions") || !strcmp(a, "--threads") ||
+                !strcmp(a, "--shard");
     if (!known) return 0;
     if (!need(argc, argv, i, &v)) return -1;
     int ok = 1;
+    char why[128] = "";
     if (!strcmp(a, "--seed")) ok = parse_seed(v, &cfg->seed);
+    else if (!strcmp(a, "--shard")) ok = sml_shard_parse(v, &cfg->shard, why, sizeof why);
     else if (!strcmp(a, "--cases")) {
         int64_t n;
         ok = parse_i64(v, &n) && n >= 1; /* 0 cases would check nothing and call it a pass */
@@ -227,6 +233,10 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         if (ok) cfg->props = mask;
     }
     if (!ok) {
+        if (why[0]) {
+            fprintf(stderr, "bad value for %s: '%.40s' (%s)\n", a, v, why);
+            return -1;
+        }
         const char *want = !strcmp(a, "--cases")   ? " (a count of at least 1: 0 cases would check nothing)"
                            : !strcmp(a, "--props") ? " (property names, comma-separated, or all: see --help)"
                                                    : "";

@@ -305,7 +305,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     }
     double t0 = sml_prop_now();
     progress pg = {t0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
-    if (cfg->regressions_dir) replay_corpus(&env, cfg, op, dt, res);
+    if (cfg->regressions_dir && cfg->shard.index <= 1) replay_corpus(&env, cfg, op, dt, res);
 
     unsigned retired = 0;
     int stop = 0;
@@ -317,10 +317,11 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
             level = cfg->only_level;
         } else {
             if (i >= cfg->max_cases) break;
+            if (!sml_shard_has(&cfg->shard, i)) continue;
             double spent = sml_prop_now() - t0;
             if (cfg->max_seconds > 0.0 && spent >= cfg->max_seconds) break;
             level = sml_prop_case_level(cfg, i);
-            if (cfg->ramp_by_time && cfg->max_seconds > 0.0 && spent / cfg->max_seconds > level / 100.0)
+            if (cfg->ramp_by_time && !cfg->shard.count && cfg->max_seconds > 0.0 && spent / cfg->max_seconds > level / 100.0)
                 level = (int)(100.0 * spent / cfg->max_seconds);
             if (level > 100) level = 100;
         }

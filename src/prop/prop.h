@@ -14,6 +14,7 @@
 
 #include "prop/accuracy.h"
 #include "prop/case.h"
+#include "prop/shard.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus
@@ -126,6 +127,10 @@ typedef struct sml_prop_config {
     float *case_ratio;      /* when set (case_cap entries): each case's agreement err/bound by
                                case index, NaN where not judged (the accuracy gate's pairing) */
     int64_t case_cap;
+    sml_shard shard;        /* run only this slice of the case indices (shard.h); the saved
+                               reproducers are replayed by slice 1 only, and sizes ramp by case
+                               count only (ramp_by_time is ignored): a slice's cases must be
+                               those of the whole run. {0, 0}: the whole run */
 } sml_prop_config;
 
 #define SML_PROP_MAX_THREADS 16
@@ -135,7 +140,8 @@ typedef struct sml_prop_config {
 void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile);
 void sml_prop_config_env(sml_prop_config *cfg);
 /* Parse one engine flag at argv[*i] (--seed S, --cases N, --seconds S, --threads N, --long,
- * --props a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR[:DIR]):
+ * --props a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR[:DIR],
+ * --shard K/N):
  * returns 1 and advances *i when consumed, 0 when the flag is not the engine's, -1 on a bad
  * value (message on stderr). */
 int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i);

@@ -106,7 +106,9 @@ static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_
     if (c->requested_rows && c->requested_rows != c->rows) sml_jw_kint(w, "requested_rows", c->requested_rows);
     sml_jw_kstr(w, "class", sml_shape_class(x->cols));
     sml_jw_kstr(w, "check", sml_bench_verdict_name(x->verdict));
+    sml_jw_kint(w, "case", (int64_t)c->plan_index);
     sml_jw_kstr(w, "check_detail", x->check);
+    sml_jw_knum(w, "worst_ratio", x->worst_ratio);
     sml_jw_kint(w, "checked_rows", c->checked_rows);
     sml_jw_knum(w, "worst_ulps", x->worst_ulps);
     sml_jw_kstr(w, "outcome", sml_row_outcome_name(r->outcome[i]));
@@ -206,6 +208,20 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
         sml_jw_kint(&w, "cases_measured", (int64_t)run->ncases);
         sml_jw_kint(&w, "cases_planned", (int64_t)run->ncases_planned);
         sml_jw_knum(&w, "time_limit_s", run->cfg.time_limit_s);
+        sml_jw_end(&w);
+    } else {
+        sml_jw_null(&w);
+    }
+    sml_jw_key(&w, "shard"); /* null: the whole sweep; else slice index of count (bench --shard) */
+    if (run->plan.shard.count) {
+        sml_jw_object_inline(&w);
+        sml_jw_kint(&w, "index", run->plan.shard.index);
+        sml_jw_kint(&w, "count", run->plan.shard.count);
+        sml_jw_kint(&w, "cases_in_sweep", (int64_t)run->ncases_in_plan);
+        sml_jw_key(&w, "kernels");
+        sml_jw_array_inline(&w);
+        for (size_t i = 0; i < run->plan.nkernels; i++) sml_jw_str(&w, run->plan.kernels[i]->name);
+        sml_jw_end(&w);
         sml_jw_end(&w);
     } else {
         sml_jw_null(&w);

@@ -4,7 +4,8 @@
  *   1. the rule on figures made up for it: the factor, the floor, and NOT COMPARABLE when the
  *      seeds, case counts or case digests differ;
  *   2. the engine's digest: two kernels with the same limits see the same cases under one
- *      seed, a different seed gives other cases;
+ *      seed, a different seed gives other cases; slices of a run (--shard) join to the whole
+ *      run's digest, and the digest does not depend on the cases' order;
  *   3. the planted pair (accuracy_pair.c) against cpu_online, on the same cases: acc_fast_exp
  *      passes every property and is LESS ACCURATE on softmax fp32, its largest-loss case is
  *      saved and replays (within the contract, recorded less_accurate); acc_expf, the same code
@@ -17,6 +18,8 @@
 
 #include "accuracy_pair.h"
 #include "prop/against.h"
+#include "core/rng.h"
+#include "prop/gen.h"
 #include "prop/prop.h"
 #include "test_support.h"
 
@@ -83,6 +86,49 @@ static void check_digest(sml_tally *t, const sml_prop_config *base, const char *
     if (r[2].accuracy.digest != r[0].accuracy.digest) sml_tally_pass(t);
     else sml_tally_fail(t, rerun, "digest: another seed gave the same digest");
     free(r);
+}
+
+/* The digest says which cases a run drew, not in what order or in how many slices: three
+ * slices of a run (--shard K/3) join to the whole run's digest and case count, and cases
+ * folded in reverse order give the same digest as in order. */
+static void check_digest_split(sml_tally *t, const sml_prop_config *base, const char *rerun) {
+    sml_prop_config cfg = *base;
+    cfg.props = 1u << SML_PROP_AGREEMENT;
+    cfg.max_cases = 40;
+    cfg.regressions_dir = NULL;
+    const sml_kernel *k = sml_kernel_find("cpu_naive");
+    sml_prop_result *r = calloc(4, sizeof *r);
+    if (!r) return;
+    sml_prop_run(k, SML_SOFTMAX, SML_F32, &cfg, &r[0]);
+    uint64_t joined = 0;
+    int64_t cases = 0;
+    for (int s = 1; s <= 3; s++) {
+        cfg.shard = (sml_shard){s, 3};
+        sml_prop_run(k, SML_SOFTMAX, SML_F32, &cfg, &r[s]);
+        joined = sml_accuracy_digest_join(joined, r[s].accuracy.digest);
+        cases += r[s].cases;
+    }
+    if (joined == r[0].accuracy.digest && cases == r[0].cases && r[1].cases == 14 && r[3].cases == 13)
+        sml_tally_pass(t);
+    else
+        sml_tally_fail(t, rerun, "digest: slices 1/3..3/3 (%lld, %lld, %lld cases) join to 0x%016llx over %lld "
+                       "cases, the whole run 0x%016llx over %lld", (long long)r[1].cases, (long long)r[2].cases,
+                       (long long)r[3].cases, (unsigned long long)joined, (long long)cases,
+                       (unsigned long long)r[0].accuracy.digest, (long long)r[0].cases);
+    free(r);
+    uint64_t fwd = 0, bwd = 0;
+    sml_prop_case c[6];
+    int drawn = 0;
+    for (; drawn < 6; drawn++)
+        if (sml_prop_gen_case(k, SML_SOFTMAX, SML_F32, sml_derive_seed(cfg.seed, (uint64_t)drawn), 10,
+                              &cfg.sizes, &c[drawn]) != SML_OK)
+            break;
+    for (int i = 0; i < drawn; i++) fwd = sml_accuracy_digest_case(fwd, &c[i]);
+    for (int i = drawn - 1; i >= 0; i--) bwd = sml_accuracy_digest_case(bwd, &c[i]);
+    for (int i = 0; i < drawn; i++) sml_prop_case_free(&c[i]);
+    if (drawn == 6 && fwd == bwd) sml_tally_pass(t);
+    else sml_tally_fail(t, rerun, "digest: 6 cases in order give 0x%016llx, in reverse 0x%016llx (%d drawn)",
+                        (unsigned long long)fwd, (unsigned long long)bwd, drawn);
 }
 
 static const sml_prop_against *find(const sml_prop_against *a, int n, sml_op op, sml_dtype dt) {
@@ -189,6 +235,7 @@ int main(int argc, char **argv) {
            (long long)cfg.max_cases);
     check_rule(&t, rerun);
     check_digest(&t, &cfg, rerun);
+    check_digest_split(&t, &cfg, rerun);
     check_pair(&t, &cfg, rerun);
     return sml_tally_finish(&t);
 }

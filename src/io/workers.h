@@ -1,0 +1,39 @@
+/* workers.h: one worker process per GPU. A driver that splits a run over the GPUs of a host
+ * (check, bench, the edge-shape test) starts one child per device, each seeing only its own
+ * GPU (CUDA_VISIBLE_DEVICES), each running one slice of the run (--shard i/n), with its output
+ * in a log file; it waits for all of them and then joins their results. The children are the
+ * same program: nothing but the arguments and the visible device differ. */
+#ifndef SML_IO_WORKERS_H
+#define SML_IO_WORKERS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define SML_MAX_DEVICES 64
+
+/* "0,1,3": device indices (as this process sees them), each once, each below `count`: 1 with
+ * out[0..*n) set, else 0 and why[] says what is wrong. */
+int sml_devices_parse(const char *s, int count, int *out, int *n, char *why, size_t why_n);
+/* The value of CUDA_VISIBLE_DEVICES that shows a child only device `dev` of this process: the
+ * dev-th entry of this process's own CUDA_VISIBLE_DEVICES where set, else dev. */
+void sml_device_env(int dev, char *buf, size_t n);
+
+/* This program's path (/proc/self/exe) in buf; 0 when it cannot be read. */
+int sml_self_exe(char *buf, size_t n);
+
+/* Start child i (0 <= i < n) as argvs[i] (argvs[i][0] the program to run) with
+ * CUDA_VISIBLE_DEVICES set for devices[i] and SML_LOAD unset (the parent passes its plugins
+ * with --load), its stdout and stderr into logs[i]; wait for all. codes[i]: the exit status,
+ * 128 + signal when killed, 127 when it could not start. 0, or -1 when no child could be
+ * started (message in why). */
+int sml_workers_run(char *const *const *argvs, const int *devices, int n, const char *const *logs, int *codes,
+                    char *why, size_t why_n);
+
+/* A private directory for the workers' files (mkdtemp under TMPDIR or /tmp) into buf: 0, or
+ * -1. sml_workers_cleanup removes the files named and then the directory. */
+int sml_workers_dir(char *buf, size_t n);
+void sml_workers_cleanup(const char *dir, const char *const *files, int nfiles);
+/* Copy a worker's log to f under a header line "--- <label> ---". */
+void sml_workers_print_log(FILE *f, const char *label, const char *log);
+
+#endif
