@@ -183,13 +183,16 @@ static int get_metric(const sml_json *o, const char *key, int required, double *
                       char *err, size_t errlen) {
     const sml_json *v = sml_json_get(o, key);
     *dst = NAN;
-    if (sml_json_is_num(v) || (v && v->type == SML_JSON_STRING && !isnan(sml_json_num(v, NAN)))) {
-        *dst = sml_json_num(v, NAN); /* a number, or "inf" / "-inf" */
+    /* Finite only: a fraction or a time of "inf" would meet every threshold, and a time of
+     * "nan" is no time (the bench writes these as absent or null where it has none). */
+    if (sml_json_is_num(v) && isfinite(v->number)) {
+        *dst = v->number;
         return 1;
     }
-    if (!required && (!v || v->type == SML_JSON_NULL || (v->type == SML_JSON_STRING && !strcmp(v->string, "nan"))))
+    if (!required && (!v || v->type == SML_JSON_NULL)) return 1;
+    if (!required && v->type == SML_JSON_STRING && !strcmp(v->string, "nan") && strcmp(key, "median_ms"))
         return 1;
-    snprintf(err, errlen, "%s: '%s' missing or not a number", where, key);
+    snprintf(err, errlen, "%s: '%s' missing or not a finite number", where, key);
     return 0;
 }
 
@@ -258,13 +261,10 @@ static int read_header(const sml_json *doc, sml_tgt_report *out, char *err, size
         return 0;
     }
     const char *schema = sml_json_str(sml_json_get(doc, "schema"));
-    if (!schema || strncmp(schema, "softmax-lab-ledger/", 19) != 0) {
-        snprintf(err, errlen, "'schema' is not \"%s\": not a softmax-lab ledger", SML_LEDGER_SCHEMA);
-        return 0;
-    }
+    if (!sml_ledger_schema_ok(schema, err, errlen)) return 0;
     const sml_json *m = sml_json_get(sml_json_get(doc, "config"), "decision_margin");
-    if (!sml_json_is_num(m) || !(m->number >= 0 && m->number < 1)) {
-        snprintf(err, errlen, "'config.decision_margin' missing or not a number in [0, 1)");
+    if (!sml_json_is_num(m) || !sml_margin_ok(m->number)) {
+        snprintf(err, errlen, "'config.decision_margin' missing or not a number in [0, %.2f]", SML_MAX_MARGIN);
         return 0;
     }
     out->margin = m->number;
@@ -302,6 +302,10 @@ static const sml_json *find_record(const sml_json *doc, const char *kernel, size
     return found;
 }
 
+static int same_cell(const sml_tgt_row *a, const sml_tgt_row *b) {
+    return a->rows == b->rows && a->cols == b->cols && !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
+}
+
 static int read_record(const sml_json *rec, size_t at, sml_tgt_report *out, char *err, size_t errlen) {
     char where[96];
     snprintf(where, sizeof where, "records[%zu]", at);
@@ -319,12 +323,16 @@ static int read_record(const sml_json *rec, size_t at, sml_tgt_report *out, char
     for (size_t j = 0; j < ev->n; j++, out->n++) {
         snprintf(where, sizeof where, "records[%zu].evidence[%zu]", at, j);
         if (!read_row(ev->items[j], &out->rows[j], where, err, errlen)) return 0;
+        /* A cell counted twice would count twice toward every target. */
+        for (size_t i = 0; i < j; i++)
+            if (same_cell(&out->rows[i], &out->rows[j])) {
+                snprintf(err, errlen, "%s: a second row for %s %s %lldx%lld (the first is evidence[%zu])", where,
+                         out->rows[j].op, out->rows[j].dtype, (long long)out->rows[j].rows,
+                         (long long)out->rows[j].cols, i);
+                return 0;
+            }
     }
     return 1;
-}
-
-static int same_cell(const sml_tgt_row *a, const sml_tgt_row *b) {
-    return a->rows == b->rows && a->cols == b->cols && !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
 }
 
 /* Appends name to the ", "-separated list unless it is there already (by whole name: triton

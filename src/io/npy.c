@@ -368,8 +368,9 @@ out:
     return st;
 }
 
-sml_status sml_npy_write(const char *path, sml_dtype dt, int ndim, const int64_t *shape,
+sml_status sml_npy_stage(sml_npy_staged *st, const char *path, sml_dtype dt, int ndim, const int64_t *shape,
                          const void *data, char *err, size_t errlen) {
+    memset(st, 0, sizeof *st);
     if (!path || !shape || !data) return SML_ERR_NULL_POINTER;
     if ((unsigned)dt >= SML_DTYPE_COUNT) return SML_ERR_BAD_DTYPE;
     if (ndim < 1 || ndim > SML_NPY_MAX_DIMS) return SML_ERR_INVALID_ARG;
@@ -391,28 +392,51 @@ sml_status sml_npy_write(const char *path, sml_dtype dt, int ndim, const int64_t
     int pad = (64 - total % 64) % 64;
     for (int i = 0; i < pad; i++) hdr[hn++] = ' ';
     hdr[hn++] = '\n';
-    sml_out_file out;
-    if (sml_out_open(&out, path, err, errlen) != SML_OK) return SML_ERR_IO;
-    FILE *f = out.f;
+    sml_out_file *out = &st->file[0];
+    if (sml_out_open(out, path, err, errlen) != SML_OK) return SML_ERR_IO;
+    st->n = 1;
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hn & 0xFF),
                              (unsigned char)(hn >> 8)};
     size_t bytes = (size_t)n * sml_dtype_size(dt);
-    int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)hn, f) == (size_t)hn &&
-             (bytes == 0 || fwrite(data, 1, bytes, f) == bytes);
-    if (!ok) {
-        int e = errno;
-        sml_out_abort(&out);
-        return sml_errorf(SML_ERR_IO, err, errlen, "%s: write failed: %s", path, strerror(e));
-    }
-    if (sml_out_commit(&out, err, errlen) != SML_OK) return SML_ERR_IO;
+    int ok = fwrite(pre, 1, 10, out->f) == 10 && fwrite(hdr, 1, (size_t)hn, out->f) == (size_t)hn &&
+             (bytes == 0 || fwrite(data, 1, bytes, out->f) == bytes);
+    sml_status s = ok ? sml_out_finish(out, err, errlen)
+                      : sml_errorf(SML_ERR_IO, err, errlen, "%s: write failed: %s", path, strerror(errno));
     char sp[4096];
     sml_npy_sidecar_path(path, sp, sizeof sp);
-    if (dt == SML_BF16) {
-        if (sml_out_write(sp, "bf16\n", 5, err, errlen) != SML_OK) return SML_ERR_IO;
-    } else {
-        remove(sp); /* a stale sidecar from an earlier bf16 file of that name would lie */
+    if (s == SML_OK && dt == SML_BF16 && (s = sml_out_open(&st->file[1], sp, err, errlen)) == SML_OK) {
+        st->n = 2;
+        fputs("bf16\n", st->file[1].f);
+        s = sml_out_finish(&st->file[1], err, errlen);
     }
-    return SML_OK;
+    st->stale_sidecar = dt != SML_BF16;
+    if (s != SML_OK) sml_npy_stage_abort(st);
+    return s == SML_OK ? SML_OK : SML_ERR_IO;
+}
+
+sml_status sml_npy_stage_place(sml_npy_staged *st, char *err, size_t errlen) {
+    sml_status s = SML_OK;
+    for (int i = 0; i < st->n && s == SML_OK; i++) s = sml_out_place(&st->file[i], err, errlen);
+    if (s != SML_OK) sml_npy_stage_abort(st);
+    else if (st->stale_sidecar && st->n) {
+        char sp[4096]; /* a stale sidecar from an earlier bf16 file of that name would lie */
+        sml_npy_sidecar_path(st->file[0].path, sp, sizeof sp);
+        remove(sp);
+    }
+    st->n = 0;
+    return s;
+}
+
+void sml_npy_stage_abort(sml_npy_staged *st) {
+    for (int i = 0; i < st->n; i++) sml_out_abort(&st->file[i]);
+    st->n = 0;
+}
+
+sml_status sml_npy_write(const char *path, sml_dtype dt, int ndim, const int64_t *shape,
+                         const void *data, char *err, size_t errlen) {
+    sml_npy_staged st;
+    sml_status s = sml_npy_stage(&st, path, dt, ndim, shape, data, err, errlen);
+    return s == SML_OK ? sml_npy_stage_place(&st, err, errlen) : s;
 }
 
 sml_status sml_npy_write_2d(const char *path, sml_dtype dt, int64_t rows, int64_t cols,

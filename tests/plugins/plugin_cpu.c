@@ -5,6 +5,8 @@
  *                   sums), claiming >= PLUG_CLAIM_X x over cpu_naive on all shapes
  *   -DPLUG_NO_MAX   the planted bug: no max subtraction, so exp overflows on logits past
  *                   88.72 and rows come out NaN (named plug_nomax unless PLUG_NAME says)
+ *   -DPLUG_SLOPPY   correct but less accurate: each forward output is scaled by 1 + 24 u,
+ *                   inside the contract's bounds, far above cpu_naive's error (plug_sloppy)
  *   -DPLUG_NAME=... -DPLUG_CLAIM_X=...   another name, another claimed speedup
  *   -DPLUG_BAD=N    a bad plugin, one per refusal softmax-lab must make (see BAD_* below)
  *
@@ -28,6 +30,19 @@ static float sum_tree(const float *v, int64_t n) {
     return sum_tree(v, half) + sum_tree(v + half, n - half);
 }
 
+/* A backward sum with the exact sum's class whatever the order (docs/NUMERICS.md section 2):
+ * NaN for a NaN term or both infinities, the infinity that appears, else the finite sum. */
+static float sum_exact_class(const float *v, int64_t n) {
+    int pinf = 0, ninf = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(v[i])) return NAN;
+        pinf |= v[i] == INFINITY;
+        ninf |= v[i] == -INFINITY;
+    }
+    if (pinf || ninf) return pinf && ninf ? NAN : pinf ? INFINITY : -INFINITY;
+    return sum_tree(v, n);
+}
+
 static void forward_row(sml_op op, const float *x, float *y, float *e, int64_t n) {
     float m = -INFINITY;
 #ifndef PLUG_NO_MAX
@@ -44,15 +59,18 @@ static void forward_row(sml_op op, const float *x, float *y, float *e, int64_t n
         float l = logf(d);
         for (int64_t i = 0; i < n; i++) y[i] = (x[i] - m) - l;
     }
+#ifdef PLUG_SLOPPY
+    for (int64_t i = 0; i < n; i++) y[i] *= 1.0f + 24.0f * 0x1p-24f;
+#endif
 }
 
 static void backward_row(sml_op op, const float *y, const float *dy, float *dx, float *e, int64_t n) {
     if (op == SML_SOFTMAX_BWD) {
         for (int64_t i = 0; i < n; i++) e[i] = dy[i] * y[i];
-        float dot = sum_tree(e, n);
+        float dot = sum_exact_class(e, n);
         for (int64_t i = 0; i < n; i++) dx[i] = y[i] * (dy[i] - dot);
     } else {
-        float s = sum_tree(dy, n);
+        float s = sum_exact_class(dy, n);
         for (int64_t i = 0; i < n; i++) dx[i] = dy[i] - expf(y[i]) * s;
     }
 }
