@@ -478,3 +478,20 @@ void sml_prop_repro_list_free(char **paths, size_t n) {
     for (size_t i = 0; i < n; i++) free(paths[i]);
     free(paths);
 }
+
+size_t sml_prop_repro_unreadable(const char *dirs, char *err, size_t errlen) {
+    char **paths;
+    size_t n = sml_prop_repro_list(dirs, &paths), bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        sml_prop_case c;
+        sml_prop_repro m;
+        char e[512];
+        if (sml_prop_repro_load(paths[i], &c, &m, e, sizeof e) == SML_OK) {
+            sml_prop_case_free(&c);
+            continue;
+        }
+        if (!bad++) snprintf(err, errlen, "%s: %s", paths[i], e);
+    }
+    sml_prop_repro_list_free(paths, n);
+    return bad;
+}

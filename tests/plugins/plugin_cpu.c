@@ -132,6 +132,7 @@ static sml_status plug_launch(sml_handle *h, const sml_problem *p) {
 #define BAD_CLAIM_BASELINE 16
 #define BAD_CLAIM_SHAPES 17
 #define BAD_EMPTY_TABLE 18
+#define BAD_CLAIM_LATER 19
 #ifndef PLUG_BAD
 #define PLUG_BAD BAD_NONE
 #endif
@@ -144,7 +145,8 @@ static sml_status plug_launch(sml_handle *h, const sml_problem *p) {
 #define MAX_COLS (PLUG_BAD == BAD_MIN_GT_MAX ? 10 : 0)
 #define DEVICE (PLUG_BAD == BAD_DEVICE ? (sml_device)7 : SML_DEVICE_CPU)
 #define LAUNCH (PLUG_BAD == BAD_NULL_LAUNCH ? NULL : plug_launch)
-#define CLAIM_BASE (PLUG_BAD == BAD_CLAIM_BASELINE ? "nonesuch" : "cpu_naive")
+#define CLAIM_BASE (PLUG_BAD == BAD_CLAIM_BASELINE ? "nonesuch" : PLUG_BAD == BAD_CLAIM_LATER ? PLUG_NAME "_b" \
+                    : "cpu_naive")
 #define CLAIM_SHAPES (PLUG_BAD == BAD_CLAIM_SHAPES ? "tiny" : "all")
 
 static const sml_kernel KERNELS[] = {

@@ -97,6 +97,7 @@ static const struct {
     {"plug_bad_claim_baseline", "kernel 0 'plug_ok': the claim's baseline 'nonesuch' is not a registered kernel"},
     {"plug_bad_claim_shapes", "kernel 0 'plug_ok': the claim's shapes 'tiny' is not all, short, mid or long"},
     {"plug_bad_empty_table", "the kernel table is empty (count 0)"},
+    {"plug_bad_claim_later", "kernel 0 'plug_ok': the claim's baseline 'plug_ok_b' is a later line of the table"},
 };
 
 /* The refusal of `lib` (a path), with `want` in the message, exit 2, the library named in the
