@@ -35,6 +35,7 @@ static sml_status read_doc(const sml_json *doc, entries *out, char *gpu, size_t 
     if (!sml_ledger_schema_ok(schema, err, errlen)) return SML_ERR_FORMAT;
     const char *name = sml_json_str(sml_json_get(sml_json_get(sml_json_get(doc, "environment"), "gpu"), "name"));
     snprintf(gpu, gpulen, "%s", name ? name : "no GPU");
+    sml_printable(gpu);
     const sml_json *recs = sml_json_get(doc, "records");
     if (!recs || recs->type != SML_JSON_ARRAY) {
         snprintf(err, errlen, "'records' missing or not an array");

@@ -229,8 +229,10 @@ static int read_row(const sml_json *x, sml_tgt_row *r, const char *where, char *
     r->field_ms = r->vs_field = NAN;
     const char *b = sml_json_str(sml_json_get(x, "best_other"));
     snprintf(r->best_other, sizeof r->best_other, "%s", b ? b : "-");
+    sml_printable(r->best_other);
     const char *a = sml_json_str(sml_json_get(x, "auto_path"));
     snprintf(r->auto_path, sizeof r->auto_path, "%s", a ? a : "");
+    sml_printable(r->auto_path);
     return 1;
 }
 
@@ -240,6 +242,8 @@ static void read_environment(const sml_json *doc, sml_tgt_report *out) {
     const char *sweep = sml_json_str(sml_json_get(doc, "sweep"));
     snprintf(out->gpu, sizeof out->gpu, "%s", gpu ? gpu : "no GPU");
     snprintf(out->sweep, sizeof out->sweep, "%s", sweep ? sweep : "-");
+    sml_printable(out->gpu);
+    sml_printable(out->sweep);
     out->memcpy_gbps = sml_json_num(sml_json_get(sml_json_get(env, "copy"), "memcpy_d2d_gbps"), NAN);
     const sml_json *part = sml_json_get(doc, "partial");
     /* Counts out of range read as absent (0): a cast of such a double would be undefined. */
@@ -252,6 +256,7 @@ static void read_environment(const sml_json *doc, sml_tgt_report *out) {
         const char *op = sml_json_str(sml_json_at(ops, i));
         size_t used = strlen(out->ops);
         if (op) snprintf(out->ops + used, sizeof out->ops - used, "%s%s", used ? ", " : "", op);
+        sml_printable(out->ops);
     }
 }
 
@@ -290,6 +295,7 @@ static const sml_json *find_record(const sml_json *doc, const char *kernel, size
         }
         size_t used = strlen(names);
         snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", k);
+        sml_printable(names);
         if (strcmp(k, kernel)) continue;
         if (found) { /* which of two records would speak for the kernel is not ours to guess */
             snprintf(err, errlen, "records[%zu]: a second record for kernel '%s'", i, kernel);
@@ -394,6 +400,7 @@ static int read_other_record(const sml_json *rec, size_t at, const char *name, i
             if (!field || !(isnan(r->field_ms) || b.median_ms < r->field_ms)) continue;
             r->field_ms = b.median_ms;
             snprintf(r->field, sizeof r->field, "%s", name);
+            sml_printable(r->field);
         }
     }
     return 1;
@@ -411,6 +418,7 @@ static int read_field(const sml_json *doc, const char *kernel, sml_tgt_report *o
             continue;
         }
         add_name(out->field, sizeof out->field, k);
+        sml_printable(out->field);
         if (!read_other_record(recs->items[i], i, k, 1, out, err, errlen)) return 0;
     }
     for (size_t i = 0; i < out->n; i++) {

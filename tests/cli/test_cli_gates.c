@@ -69,6 +69,36 @@ static void more_gates(const char *old) {
         else check(16, rc == 2 && strstr(LOG, "i16.npy") && strstr(LOG, "fp16"),
                    "check --input int16.npy --dtype fp16 exits 2, naming the file");
     }
+    /* 19. Escape codes and newlines in a ledger's names are not echoed raw to the terminal. */
+    if (sml_case_filter_want(&F, 19)) {
+        char q[600];
+        snprintf(p, sizeof p, "%s/esc_old.json", TMP);
+        snprintf(q, sizeof q, "%s/esc_new.json", TMP);
+        sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, 0,
+                  "sed 's/\"kernel\": \"warp\"/\"kernel\": \"wa\\\\u001b[2Jrp\\\\nFORGED\"/' '%s' > '%s' && cp '%s' '%s'",
+                  old, p, p, q);
+        const char *a[] = {"compare", "esc_old.json", "esc_new.json", NULL};
+        int rc = run(a);
+        check(19, (rc == 0 || rc == 1) && !strchr(LOG, 0x1b) && strstr(LOG, "wa?[2Jrp?FORGED"),
+              "compare prints a kernel name holding ESC and a newline as 'wa?[2Jrp?FORGED'");
+    }
+    /* 20. A file starting with a UTF-8 BOM: named as such, no raw byte printed. */
+    if (sml_case_filter_want(&F, 20)) {
+        snprintf(p, sizeof p, "%s/bom.json", TMP);
+        cli_write(p, "\xef\xbb\xbf{\"schema\": \"softmax-lab-ledger/1\"}");
+        const char *a[] = {"targets", "bom.json", NULL};
+        int rc = run(a);
+        check(20, rc == 2 && strstr(LOG, "byte order mark") && !strchr(LOG, 0xef),
+              "targets on a file with a BOM exits 2 saying so, without printing the raw byte");
+    }
+    /* 18. The last case index: no signed overflow past it (UBSan stops the sanitizer build). */
+    if (sml_case_filter_want(&F, 18)) {
+        const char *a[] = {"check", "--kernel", "cpu_naive", "--op", "softmax", "--dtype", "fp32", "--case",
+                           "9223372036854775807", "--level", "100", "--regressions", "none", NULL};
+        int rc = run(a);
+        check(18, rc == 0 && strstr(LOG, "every property held"),
+              "check --case 9223372036854775807 --level 100 runs that one case and exits 0");
+    }
     /* 17. A run that runs out of memory is no FAIL of the kernel: exit 3 with the reason. */
     if (sml_case_filter_want(&F, 17)) {
 #if defined(__SANITIZE_ADDRESS__)
