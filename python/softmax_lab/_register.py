@@ -25,6 +25,11 @@ SML_OK = 0
 # SML_ERR_KERNEL_FAILED (the suite counts it as a failed launch; the traceback is printed once).
 SML_ERR_KERNEL_FAILED = 18
 
+# A KeyboardInterrupt or SystemExit raised inside a kernel (Ctrl-C arrives there, the only
+# Python code that runs during a check): kept here, every later launch fails at once without
+# calling the kernel, and run_cli raises it again when the command returns.
+_interrupt = []
+
 _keep = []          # every table handed to C must live as long as the process
 _registered = {}    # name -> Kernel
 _lock = threading.Lock()
@@ -103,6 +108,8 @@ def _make_launch(name, fn, device):
     stream_cache = {}
 
     def launch(_handle, pp):
+        if _interrupt:
+            return SML_ERR_KERNEL_FAILED
         try:
             p = pp.contents
             op = _native.OPS[p.op]
@@ -121,6 +128,12 @@ def _make_launch(name, fn, device):
             else:
                 fn(op, x, dy, out)
             return SML_OK
+        except (KeyboardInterrupt, SystemExit) as e:  # stop, not a kernel failure
+            _interrupt.append(e)
+            sys.stderr.write("softmax_lab: %s in Python kernel %r: the remaining launches fail at once; the "
+                             "command stops as soon as it can\n" % (type(e).__name__, name))
+            sys.stderr.flush()
+            return SML_ERR_KERNEL_FAILED
         except Exception:  # reported to the suite as a failed launch
             if not reported:
                 reported.append(1)
@@ -138,6 +151,16 @@ def register(name, fn, ops, dtypes, device="gpu", claim=None, min_cols=1, max_co
     claim: None, or (baseline, min_speedup, shapes), e.g. ("torch", 1.0, "all").
     origin: what `list` and the ledger show as where the kernel comes from (default: the
     Python module of fn and the versions of Python and of the frameworks it uses)."""
+    if not callable(fn):
+        raise TypeError("softmax_lab.register(%r): fn must be callable as fn(op, x, dy, out), not %r" % (name, fn))
+    for what, v, lo in (("min_cols", min_cols, 1), ("max_cols", max_cols, 0)):
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= 2 ** 62:
+            raise ValueError("softmax_lab.register(%r): %s %r is not a whole number in [%d, 2**62]" % (name, what, v, lo))
+    if getattr(fn, "__module__", None) == "__main__":
+        sys.stderr.write("softmax_lab.register(%r): the kernel is defined in __main__, which a rerun or replay "
+                         "cannot import (their lines say --load python:__main__); to replay it, define it in a "
+                         "module that registers it on import (mykernels.py) and pass --load python:mykernels\n"
+                         % (name,))
     if device not in _native.DEVICES:
         raise ValueError("softmax_lab.register: device must be 'cpu' or 'gpu', not %r" % (device,))
     if ops == "all":

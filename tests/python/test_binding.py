@@ -91,6 +91,34 @@ for bad_args, what in ((dict(name="numpy"), "a name already registered"),
     except ValueError as err:
         expect(True, "register refuses %s: %s" % (what, err))
 
+try:
+    softmax_lab.register("x3", None, ops=["softmax"], dtypes=["fp32"], device="cpu")
+    expect(False, "register refuses fn=None")
+except TypeError as err:
+    expect("callable" in str(err), "register refuses fn=None: %s" % err)
+try:
+    softmax_lab.register("x4", planted_kernels.no_max, ops=["softmax"], dtypes=["fp32"], device="cpu",
+                         min_cols=2 ** 70)
+    expect(False, "register refuses min_cols=2**70")
+except ValueError as err:
+    expect("min_cols %d" % 2 ** 70 in str(err), "register refuses min_cols=2**70 by its value: %s" % err)
+
+r = softmax_lab.judge(np.float32(1), np.float32(1), "softmax")
+expect(r.exit == 2, "judge refuses 0-d arrays, as the CLI does (exit %d)" % r.exit)
+
+# Ctrl-C (KeyboardInterrupt) or sys.exit inside a kernel stops check(): it is raised from the
+# call, never reported as a pass or as an unknown status.
+for exc in (KeyboardInterrupt, SystemExit):
+    def stop(op, x, dy, out, exc=exc):
+        raise exc()
+    name = "py_stop_%s" % exc.__name__
+    softmax_lab.register(name, stop, ops=["softmax"], dtypes=["fp32"], device="cpu")
+    try:
+        r = softmax_lab.check(kernels=name, cases=20, extra=["--regressions", "none", "--no-shrink"])
+        expect(False, "%s in a kernel is raised from check() (got exit %d)" % (exc.__name__, r.exit))
+    except exc:
+        expect(True, "%s in a kernel is raised from check()" % exc.__name__)
+
 for f in os.listdir(tmp):
     os.unlink(os.path.join(tmp, f))
 os.rmdir(tmp)
