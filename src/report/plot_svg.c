@@ -112,16 +112,46 @@ static void col_label(double cols, char *buf, size_t n) {
     else snprintf(buf, n, "%lld", c);
 }
 
-sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, char *info,
-                        size_t infolen, char *err, size_t errlen) {
-    const char *schema = sml_json_str(sml_json_get(doc, "schema"));
-    const sml_json *recs = sml_json_get(doc, "records");
-    if (!sml_ledger_schema_ok(schema, err, errlen)) return SML_ERR_FORMAT;
-    if (!recs || recs->type != SML_JSON_ARRAY) {
-        snprintf(err, errlen, "not a softmax-lab ledger (no 'records')");
-        return SML_ERR_FORMAT;
+/* The row count whose shapes span the most distinct column counts (0: none). */
+static int64_t choose_rows(const sml_json *recs, const char *op, const char *dtype) {
+    int64_t rows = 0;
+    /* The row count whose shapes span the most distinct column counts. */
+    int64_t cand[64];
+    int ncand = 0, best = 0;
+    for (size_t i = 0; i < recs->n; i++) {
+        const sml_json *ev = sml_json_get(recs->items[i], "evidence");
+        for (size_t j = 0; j < sml_json_len(ev); j++) {
+            const sml_json *e = sml_json_at(ev, j);
+            if (!matches(e, op, dtype, 0)) continue;
+            int64_t r;
+            if (!sml_json_int(sml_json_get(e, "rows"), 1, INT64_MAX / 2, &r)) continue;
+            int seen = 0;
+            for (int k = 0; k < ncand; k++) seen |= cand[k] == r;
+            if (!seen && ncand < 64) cand[ncand++] = r;
+        }
     }
-    /* Choose op, dtype and rows: what was asked, else what has the most points. */
+    for (int k = 0; k < ncand; k++) {
+        double cols[MAX_POINTS];
+        int nc = 0;
+        for (size_t i = 0; i < recs->n; i++) {
+            const sml_json *ev = sml_json_get(recs->items[i], "evidence");
+            for (size_t j = 0; j < sml_json_len(ev); j++) {
+                const sml_json *e = sml_json_at(ev, j);
+                if (!matches(e, op, dtype, cand[k])) continue;
+                double c = cols_of(e);
+                int seen = 0;
+                for (int q = 0; q < nc; q++) seen |= cols[q] == c;
+                if (!seen && nc < MAX_POINTS) cols[nc++] = c;
+            }
+        }
+        if (nc > best) { best = nc; rows = cand[k]; }
+    }
+    return rows;
+}
+
+/* The op, dtype and row count to plot: what was asked, else what has the most points. */
+static void choose_view(const sml_json *recs, const sml_plot_opts *o, const char **op_out, const char **dtype_out,
+                        int64_t *rows_out) {
     const char *op = o && o->op ? o->op : NULL;
     const char *dtype = o && o->dtype ? o->dtype : NULL;
     int64_t rows = o ? o->rows : 0;
@@ -149,46 +179,18 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
             if (count > best) { best = count; dtype = DT[d]; }
         }
     }
-    if (!rows) {
-        /* The row count whose shapes span the most distinct column counts. */
-        int64_t cand[64];
-        int ncand = 0, best = 0;
-        for (size_t i = 0; i < recs->n; i++) {
-            const sml_json *ev = sml_json_get(recs->items[i], "evidence");
-            for (size_t j = 0; j < sml_json_len(ev); j++) {
-                const sml_json *e = sml_json_at(ev, j);
-                if (!matches(e, op, dtype, 0)) continue;
-                int64_t r;
-                if (!sml_json_int(sml_json_get(e, "rows"), 1, INT64_MAX / 2, &r)) continue;
-                int seen = 0;
-                for (int k = 0; k < ncand; k++) seen |= cand[k] == r;
-                if (!seen && ncand < 64) cand[ncand++] = r;
-            }
-        }
-        for (int k = 0; k < ncand; k++) {
-            double cols[MAX_POINTS];
-            int nc = 0;
-            for (size_t i = 0; i < recs->n; i++) {
-                const sml_json *ev = sml_json_get(recs->items[i], "evidence");
-                for (size_t j = 0; j < sml_json_len(ev); j++) {
-                    const sml_json *e = sml_json_at(ev, j);
-                    if (!matches(e, op, dtype, cand[k])) continue;
-                    double c = cols_of(e);
-                    int seen = 0;
-                    for (int q = 0; q < nc; q++) seen |= cols[q] == c;
-                    if (!seen && nc < MAX_POINTS) cols[nc++] = c;
-                }
-            }
-            if (nc > best) { best = nc; rows = cand[k]; }
-        }
-    }
-    series *all = calloc(MAX_SERIES + 1, sizeof *all);
-    if (!all) return SML_ERR_OUT_OF_MEMORY;
-    int ns = 0;
+    *op_out = op;
+    *dtype_out = dtype;
+    *rows_out = rows ? rows : choose_rows(recs, op, dtype);
+}
+
+/* Every kernel's points at (op, dtype, rows) into all[0..*ns), the copy kernel's into
+ * all[MAX_SERIES]; the columns' range into *xmin, *xmax. */
+static void collect(const sml_json *recs, const char *op, const char *dtype, int64_t rows, series *all, int *ns_out,
+                    int *device_gpu_out, double *xmin_out, double *xmax_out) {
+    int ns = 0, device_gpu = 0;
+    double xmin = INFINITY, xmax = -INFINITY;
     series *copyk = &all[MAX_SERIES];
-    snprintf(copyk->name, sizeof copyk->name, "copy kernel, same bytes");
-    int device_gpu = 0;
-    double xmin = INFINITY, xmax = -INFINITY, ymax = 0;
     for (size_t i = 0; i < recs->n; i++) {
         const sml_json *r = recs->items[i];
         const char *k = sml_json_str(sml_json_get(r, "kernel"));
@@ -211,6 +213,107 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
             if (c > xmax) xmax = c;
         }
     }
+    *ns_out = ns;
+    *device_gpu_out = device_gpu;
+    *xmin_out = xmin;
+    *xmax_out = xmax;
+}
+
+/* The plot area: log2 columns across, GB/s up. */
+typedef struct frame {
+    double lx0, lx1, pw, ph, ytop, step;
+} frame;
+
+static double px(const frame *fr, double c) { return ML + (log2(c) - fr->lx0) / (fr->lx1 - fr->lx0) * fr->pw; }
+static double py(const frame *fr, double g) { return MT + fr->ph - g / fr->ytop * fr->ph; }
+
+static void draw_axes(FILE *f, const frame *fr) {
+    /* Axes and grid. */
+    fprintf(f, "<g stroke=\"#ddd\" stroke-width=\"1\">\n");
+    for (double g = 0; g <= fr->ytop + fr->step / 2; g += fr->step)
+        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", ML, py(fr, g), ML + fr->pw, py(fr, g));
+    for (double lx = fr->lx0; lx <= fr->lx1; lx += 1)
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"/>\n", px(fr, pow(2, lx)), MT, px(fr, pow(2, lx)), MT + fr->ph);
+    fprintf(f, "</g>\n<g stroke=\"black\" stroke-width=\"1\">\n");
+    fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", ML, MT + fr->ph, ML + fr->pw, MT + fr->ph);
+    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%.1f\"/>\n</g>\n", ML, MT, ML, MT + fr->ph);
+    fprintf(f, "<g text-anchor=\"end\">\n");
+    for (double g = 0; g <= fr->ytop + fr->step / 2; g += fr->step)
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\">%.0f</text>\n", ML - 6, py(fr, g) + 4, g);
+    fprintf(f, "</g>\n<g text-anchor=\"middle\">\n");
+    for (double lx = fr->lx0; lx <= fr->lx1; lx += 1) {
+        char lab[32];
+        col_label(pow(2, lx), lab, sizeof lab);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", px(fr, pow(2, lx)), MT + fr->ph + 18, lab);
+    }
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\">columns per row (log2 scale)</text>\n", ML + fr->pw / 2, H - 14);
+    fprintf(f, "</g>\n<text x=\"18\" y=\"%.1f\" transform=\"rotate(-90 18 %.1f)\" text-anchor=\"middle\">GB/s</text>\n",
+            MT + fr->ph / 2, MT + fr->ph / 2);
+}
+
+/* The copy bandwidth of the same run, and its legend line; the next legend line's y. */
+static int draw_copy_line(FILE *f, const frame *fr, double memcpy_gbps, int device_gpu, int ly) {
+    if (!isnan(memcpy_gbps)) {
+        fprintf(f, "<line class=\"copy-bandwidth\" x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" "
+                   "stroke-width=\"1.5\" stroke-dasharray=\"8 5\"/>\n", ML, py(fr, memcpy_gbps), ML + fr->pw, py(fr, memcpy_gbps));
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\" stroke-width=\"1.5\" "
+                   "stroke-dasharray=\"8 5\"/>\n", ML + fr->pw + 16, ly, ML + fr->pw + 46, ly);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s %.0f GB/s</text>\n", ML + fr->pw + 52, ly + 4,
+                device_gpu ? "cudaMemcpy D2D" : "host memcpy", memcpy_gbps);
+        ly += 20;
+    }
+    return ly;
+}
+
+static int draw_series(FILE *f, const frame *fr, series *all, int ns, int ly) {
+    for (int i = 0; i <= MAX_SERIES; i++) {
+        if (i >= ns && i < MAX_SERIES) continue;
+        series *s = &all[i];
+        if (!s->n) continue;
+        int ref = i >= MAX_SERIES;
+        const char *color = ref ? "#777" : COLORS[i % NCOLORS];
+        const char *dash = ref ? " stroke-dasharray=\"4 4\"" : "";
+        fprintf(f, "<polyline class=\"series\" data-name=\"");
+        xml_text(f, s->name);
+        fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", color, dash);
+        for (int j = 0; j < s->n; j++) fprintf(f, "%s%.1f,%.1f", j ? " " : "", px(fr, s->p[j].x), py(fr, s->p[j].y));
+        fprintf(f, "\"/>\n");
+        for (int j = 0; j < s->n && !ref; j++) {
+            double x = px(fr, s->p[j].x), y = py(fr, s->p[j].y);
+            if (s->p[j].wrong)
+                fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fM%.1f %.1fL%.1f %.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+                        x - 5, y - 5, x + 5, y + 5, x - 5, y + 5, x + 5, y - 5, color);
+            else
+                fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", x, y, color);
+        }
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+                ML + fr->pw + 16, ly, ML + fr->pw + 46, ly, color, dash);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\">", ML + fr->pw + 52, ly + 4);
+        xml_text(f, s->name);
+        fprintf(f, "</text>\n");
+        ly += 20;
+    }
+    return ly;
+}
+
+sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, char *info,
+                        size_t infolen, char *err, size_t errlen) {
+    const char *schema = sml_json_str(sml_json_get(doc, "schema"));
+    const sml_json *recs = sml_json_get(doc, "records");
+    if (!sml_ledger_schema_ok(schema, err, errlen)) return SML_ERR_FORMAT;
+    if (!recs || recs->type != SML_JSON_ARRAY) {
+        snprintf(err, errlen, "not a softmax-lab ledger (no 'records')");
+        return SML_ERR_FORMAT;
+    }
+    const char *op, *dtype;
+    int64_t rows;
+    choose_view(recs, o, &op, &dtype, &rows);
+    series *all = calloc(MAX_SERIES + 1, sizeof *all);
+    if (!all) return SML_ERR_OUT_OF_MEMORY;
+    snprintf(all[MAX_SERIES].name, sizeof all[MAX_SERIES].name, "copy kernel, same bytes");
+    int ns, device_gpu;
+    double xmin, xmax, ymax = 0;
+    collect(recs, op, dtype, rows, all, &ns, &device_gpu, &xmin, &xmax);
     if (ns == 0) {
         snprintf(err, errlen, "nothing to plot for op %s, dtype %s%s", op, dtype ? dtype : "?",
                  rows ? "" : " (no timed evidence)");
@@ -232,10 +335,8 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
     double ytop = ceil(ymax * 1.05 / step) * step;
     double lx0 = floor(log2(xmin)), lx1 = ceil(log2(xmax));
     if (lx1 <= lx0) { lx0 -= 1; lx1 += 1; }
-    double pw = W - ML - MR, ph = H - MT - MB;
-#define PX(c) (ML + (log2(c) - lx0) / (lx1 - lx0) * pw)
-#define PY(g) (MT + ph - (g) / ytop * ph)
-
+    frame fr0 = {lx0, lx1, W - ML - MR, H - MT - MB, ytop, step};
+    const frame *fr = &fr0;
     const char *gpu = sml_json_str(sml_json_get(sml_json_get(sml_json_get(doc, "environment"), "gpu"), "name"));
     const char *when = sml_json_str(sml_json_get(sml_json_get(doc, "environment"), "time_utc"));
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -252,69 +353,11 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
              gpu ? gpu : "CPU only", when ? when : "");
     xml_text(f, title);
     fprintf(f, "</text>\n");
-    /* Axes and grid. */
-    fprintf(f, "<g stroke=\"#ddd\" stroke-width=\"1\">\n");
-    for (double g = 0; g <= ytop + step / 2; g += step)
-        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", ML, PY(g), ML + pw, PY(g));
-    for (double lx = lx0; lx <= lx1; lx += 1)
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"/>\n", PX(pow(2, lx)), MT, PX(pow(2, lx)), MT + ph);
-    fprintf(f, "</g>\n<g stroke=\"black\" stroke-width=\"1\">\n");
-    fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", ML, MT + ph, ML + pw, MT + ph);
-    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%.1f\"/>\n</g>\n", ML, MT, ML, MT + ph);
-    fprintf(f, "<g text-anchor=\"end\">\n");
-    for (double g = 0; g <= ytop + step / 2; g += step)
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\">%.0f</text>\n", ML - 6, PY(g) + 4, g);
-    fprintf(f, "</g>\n<g text-anchor=\"middle\">\n");
-    for (double lx = lx0; lx <= lx1; lx += 1) {
-        char lab[32];
-        col_label(pow(2, lx), lab, sizeof lab);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", PX(pow(2, lx)), MT + ph + 18, lab);
-    }
-    fprintf(f, "<text x=\"%.1f\" y=\"%d\">columns per row (log2 scale)</text>\n", ML + pw / 2, H - 14);
-    fprintf(f, "</g>\n<text x=\"18\" y=\"%.1f\" transform=\"rotate(-90 18 %.1f)\" text-anchor=\"middle\">GB/s</text>\n",
-            MT + ph / 2, MT + ph / 2);
-    /* The copy bandwidth of the same run. */
-    int ly = MT + 10;
-    if (!isnan(memcpy_gbps)) {
-        fprintf(f, "<line class=\"copy-bandwidth\" x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" "
-                   "stroke-width=\"1.5\" stroke-dasharray=\"8 5\"/>\n", ML, PY(memcpy_gbps), ML + pw, PY(memcpy_gbps));
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\" stroke-width=\"1.5\" "
-                   "stroke-dasharray=\"8 5\"/>\n", ML + pw + 16, ly, ML + pw + 46, ly);
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s %.0f GB/s</text>\n", ML + pw + 52, ly + 4,
-                device_gpu ? "cudaMemcpy D2D" : "host memcpy", memcpy_gbps);
-        ly += 20;
-    }
-    for (int i = 0; i <= MAX_SERIES; i++) {
-        if (i >= ns && i < MAX_SERIES) continue;
-        series *s = &all[i];
-        if (!s->n) continue;
-        int ref = i >= MAX_SERIES;
-        const char *color = ref ? "#777" : COLORS[i % NCOLORS];
-        const char *dash = ref ? " stroke-dasharray=\"4 4\"" : "";
-        fprintf(f, "<polyline class=\"series\" data-name=\"");
-        xml_text(f, s->name);
-        fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", color, dash);
-        for (int j = 0; j < s->n; j++) fprintf(f, "%s%.1f,%.1f", j ? " " : "", PX(s->p[j].x), PY(s->p[j].y));
-        fprintf(f, "\"/>\n");
-        for (int j = 0; j < s->n && !ref; j++) {
-            double x = PX(s->p[j].x), y = PY(s->p[j].y);
-            if (s->p[j].wrong)
-                fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fM%.1f %.1fL%.1f %.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-                        x - 5, y - 5, x + 5, y + 5, x - 5, y + 5, x + 5, y - 5, color);
-            else
-                fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", x, y, color);
-        }
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
-                ML + pw + 16, ly, ML + pw + 46, ly, color, dash);
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\">", ML + pw + 52, ly + 4);
-        xml_text(f, s->name);
-        fprintf(f, "</text>\n");
-        ly += 20;
-    }
-    fprintf(f, "<text x=\"%.1f\" y=\"%d\" fill=\"#555\">x = check not ok: WRONG or KNOWN-DEV (never a win)</text>\n", ML + pw + 16, ly + 10);
+    draw_axes(f, fr);
+    int ly = draw_copy_line(f, fr, memcpy_gbps, device_gpu, MT + 10);
+    ly = draw_series(f, fr, all, ns, ly);
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" fill=\"#555\">x = check not ok: WRONG or KNOWN-DEV (never a win)</text>\n", ML + fr->pw + 16, ly + 10);
     fprintf(f, "</svg>\n");
-#undef PX
-#undef PY
     if (info) snprintf(info, infolen, "plotted %s %s at %lld rows: %d backends", op, dtype ? dtype : "?",
                        (long long)rows, ns);
     free(all);
