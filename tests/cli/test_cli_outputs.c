@@ -89,6 +89,42 @@ static void signal_case(int n, int sig) {
     check(n, WIFSIGNALED(status) && WTERMSIG(status) == sig && sml_dir_entries(d) == 0, what);
 }
 
+/* 20. A reproducer's files appear together or not at all: under a 600-byte file-size limit a
+ * 1x1 case's .x.npy (132 bytes) fits and its .json (about 1 KiB) does not; none is left (an
+ * .x.npy without its .json was). */
+static void repro_together(int n) {
+    if (!sml_case_filter_want(&F, n)) return;
+    char d[300];
+    subdir(d, sizeof d, n);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = {600, 600};
+        if (chdir(d) != 0) _exit(5);
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(3);
+        sml_prop_case c;
+        memset(&c, 0, sizeof c);
+        c.op = SML_SOFTMAX;
+        c.dtype = SML_F32;
+        c.rows = c.cols = c.ld = 1;
+        c.seed = 1;
+        if (sml_prop_case_alloc(&c) != SML_OK) _exit(4);
+        memset(c.x, 0, sizeof(float));
+        sml_prop_repro m;
+        sml_prop_repro_describe(&m, "cpu_naive", SML_PROP_AGREEMENT, SML_PROP_FAIL,
+                                "planted: a message long enough that the reproducer's .json passes 600 bytes, "
+                                "while its 1x1 input .npy stays far below that limit", 1, 0, 0, &c, 0);
+        char jp[2048], err[1024];
+        sml_status st = sml_prop_repro_save(".", &c, &m, NULL, jp, sizeof jp, err, sizeof err);
+        _exit(st == SML_OK ? 1 : 0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    LOG[0] = 0;
+    check(n, WIFEXITED(status) && WEXITSTATUS(status) == 0 && sml_dir_entries(d) == 0,
+          "sml_prop_repro_save with room for the .x.npy but not the .json fails and leaves neither");
+}
+
 /* Outputs that must be refused before anything is written, outputs that are not regular
  * files, and the writer's temporaries on signals. */
 static void more_cases(int nodes) {
@@ -115,6 +151,7 @@ static void more_cases(int nodes) {
     }
     signal_case(14, SIGTERM);
     signal_case(15, SIGINT);
+    repro_together(20);
     /* 16-18. An output naming an input or another output is refused, nothing written. */
     if (sml_case_filter_want(&F, 16)) {
         subdir(d, sizeof d, 16);
