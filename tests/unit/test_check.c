@@ -438,6 +438,17 @@ static void rejects_mutant(unit_run *u, sml_dtype dt) {
     UNIT_EXPECT(u, !why[0], "%s: %s", sml_dtype_name(dt), why);
 }
 
+/* A row whose worst element is a special value matched exactly (NaN where NaN is wanted)
+ * reports 0 ulps, not inf: a PASS row never shows "worst ulp inf". */
+static void exact_special_worst(unit_run *u) {
+    float x[3] = {NAN, 1.0f, 2.0f}, out[3] = {NAN, NAN, NAN};
+    sml_check_report r;
+    sml_status s = sml_check(SML_SOFTMAX, SML_F32, 1, 3, 3, x, NULL, out, &r);
+    UNIT_EXPECT(u, s == SML_OK && r.pass && r.worst_ulps == 0.0 && r.worst_rel == 0.0,
+                "a NaN row output as NaN passes with worst ulps 0 (got pass %d, ulps %g, rel %g)", r.pass,
+                r.worst_ulps, r.worst_rel);
+}
+
 int main(int argc, char **argv) {
     unit_run u;
     if (unit_init(&u, "test_check", argc, argv)) return 2;
@@ -461,5 +472,6 @@ int main(int argc, char **argv) {
     for (int dt = 0; dt < SML_DTYPE_COUNT; dt++, c++)
         if (unit_case(&u, c, NULL)) rejects_mutant(&u, (sml_dtype)dt);
     if (unit_case(&u, c++, NULL)) worst_list(&u);
+    if (unit_case(&u, c++, NULL)) exact_special_worst(&u);
     return sml_tally_finish(&u.tally);
 }
