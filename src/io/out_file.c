@@ -114,8 +114,10 @@ static sml_status open_in_place(sml_out_file *o, char *err, size_t errlen) {
         if (fstat(fd, &sf) != 0 || sf.st_dev != st.st_dev || sf.st_ino != st.st_ino) continue;
         return open_fd_copy(o, fd, err, errlen);
     }
-    /* Any other FIFO: opening it blocks until something reads it, maybe forever. */
-    if (stat(o->path, &st) == 0 && S_ISFIFO(st.st_mode))
+    /* Any other FIFO: opening it blocks until something reads it, maybe forever. One named as
+     * an open descriptor (/dev/fd/N, /proc/self/fd/N: a pipe this process already holds, such
+     * as the copy of stdout `--json -` writes to) has its reader already. */
+    if (stat(o->path, &st) == 0 && S_ISFIFO(st.st_mode) && !system_path(o->path))
         return fail(o->name, "is a FIFO: outputs are regular files, a character device such as "
                     "/dev/null, or - for stdout", 0, err, errlen);
     o->f = fopen(o->path, "w");

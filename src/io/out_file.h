@@ -19,7 +19,8 @@
  *     (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/...): written in place, nothing is
  *     replaced; a failed write, flush or close is still an error. A path under /proc/ that
  *     does not exist is refused;
- *   - any other FIFO (opening one blocks until something reads it), a directory, a block
+ *   - any other FIFO (opening one blocks until something reads it; a pipe named as an open
+ *     descriptor, /dev/fd/N, is written in place), a directory, a block
  *     device, a socket, or a symbolic link to nothing: refused.
  * A temporary that is still open is removed at exit() and on SIGINT, SIGTERM, SIGHUP, SIGQUIT
  * and the crash signals (where those are at their default action), so no ".NAME.PID.N.tmp"
