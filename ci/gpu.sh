@@ -9,6 +9,9 @@
 #   frameworks: the Python binding's backends (torch, triton, liger where importable) through
 #   the property suite, and the seeds' experiments with every backend, each backend's claim
 #   decided against PyTorch (bench --versus torch)
+#   nightly (not in the default set; the scheduled job runs SML_GPU_STAGES="build nightly"): the
+#   property suite's long profile (check --long: 100,000 cases per kernel, op and dtype, bigger
+#   shapes) on every registered kernel, CPU and GPU; SML_NIGHTLY_SECONDS bounds it (default none)
 #   SML_BENCH_TIME_LIMIT=240 ci/gpu.sh      the bench starts no case after 240 s and writes a
 #                                            partial ledger (docs/BENCHMARKING.md, "Partial runs")
 set -uo pipefail
@@ -99,6 +102,15 @@ if has frameworks; then
         2>"$ARTIFACTS/frameworks/$sw.stderr" | tee "$ARTIFACTS/frameworks/$sw.txt" || status=1
     done
   fi
+fi
+
+if has nightly; then
+  log "nightly: check --long on every kernel"
+  mkdir -p "$ARTIFACTS/nightly"
+  "./$BUILD/softmax-lab" check --kernel all --op all --dtype all --long \
+    --seconds "${SML_NIGHTLY_SECONDS:-0}" --save "$ARTIFACTS/nightly/failures" \
+    --json "$ARTIFACTS/nightly/check.json" 2>&1 | tee "$ARTIFACTS/nightly/check.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
 if has sanitize && [ -x "$BUILD/tests/mutants/run_sanitizers.sh" ]; then

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check_report.h"
@@ -20,6 +21,7 @@
 #include "reference/check.h"
 #include "core/dtype.h"
 #include "reference/reference.h"
+#include "io/path_same.h"
 #include "softmax_lab.h"
 
 #define ME "softmax-lab check"
@@ -172,205 +174,316 @@ static void print_table(const sml_npy *x, const kres *res, size_t nres) {
     }
 }
 
-int sml_check_input(const sml_check_input_args *a) {
-    if (a->output) return sml_judge_output(a);
-    char err[1200] = "";
+/* ---- parse ---- */
+
+#define MAX_ONLY 64
+
+typedef struct ci_state {
+    const sml_check_input_args *a;
     sml_npy x, dy;
-    memset(&dy, 0, sizeof dy);
-    if (sml_npy_read(a->input, a->dtype, &x, err, sizeof err) != SML_OK) {
+    unsigned ops;
+    const sml_kernel *only[MAX_ONLY]; /* --kernel K[,K]; none: every kernel */
+    size_t nonly;
+    sml_out_file jf;
+    kres *res;
+    size_t nres;
+    double *want;
+    void *out;
+    sml_npy_staged *saves; /* --save outputs, put in place after the --json report */
+    size_t nsaves;
+    int broken, unchecked, judged, oom;
+} ci_state;
+
+/* --kernel K[,K...] or all: 0, or -1 after the message naming the unknown one. */
+static int parse_kernels(ci_state *st) {
+    const char *spec = st->a->kernel;
+    if (!spec || !strcmp(spec, "all")) return 0;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const sml_kernel *k = sml_kernel_find(t);
+        if (!k) {
+            fprintf(stderr, ME ": --kernel: no kernel '%s' in the registry (softmax-lab list)\n", t);
+            return -1;
+        }
+        if (st->nonly < MAX_ONLY) st->only[st->nonly++] = k;
+    }
+    if (st->nonly) return 0;
+    fprintf(stderr, ME ": --kernel '%s' names no kernel\n", spec);
+    return -1;
+}
+
+static int wanted(const ci_state *st, const sml_kernel *k) {
+    if (!st->nonly) return 1;
+    for (size_t i = 0; i < st->nonly; i++)
+        if (st->only[i] == k) return 1;
+    return 0;
+}
+
+/* An output (--json, or a --save file) that names an input or the other output: -1 after
+ * the message, else 0. */
+static int refuse_clash(const sml_check_input_args *a, const char *saved) {
+    const sml_path_arg paths[] = {{"--input", a->input, 0}, {"--dy", a->dy, 0}, {"--json", a->json, 1},
+                                  {"the --save file", saved, 1}};
+    char err[1200];
+    if (!sml_paths_clash(paths, 4, err, sizeof err)) return 0;
+    fprintf(stderr, ME ": %s\n", err);
+    return -1;
+}
+
+/* Reads and validates everything before anything runs or is written: -1 to go on, else the
+ * exit code. */
+static int prepare(ci_state *st) {
+    const sml_check_input_args *a = st->a;
+    char err[1200] = "";
+    if (refuse_clash(a, NULL)) return SML_EXIT_UNUSABLE;
+    if (sml_npy_read(a->input, a->dtype, &st->x, err, sizeof err) != SML_OK) {
         fprintf(stderr, ME ": %s\n", err);
         return SML_EXIT_UNUSABLE;
     }
-    int rc = SML_EXIT_UNUSABLE;
-    kres *res = NULL;
-    size_t nres = 0;
-    double *want = NULL;
-    void *out = NULL;
-    sml_out_file jf;
-    memset(&jf, 0, sizeof jf);
-    unsigned ops;
-    if (!parse_ops(a->op, a->dy != NULL, &ops)) {
+    if (!parse_ops(a->op, a->dy != NULL, &st->ops)) {
         fprintf(stderr, ME ": unknown op '%s' (softmax, log_softmax, softmax_bwd, log_softmax_bwd, all)\n", a->op);
-        goto done;
+        return SML_EXIT_UNUSABLE;
     }
-    if ((ops & ~SML_OPS_FWD) && !a->dy) {
+    if ((st->ops & ~SML_OPS_FWD) && !a->dy) {
         fprintf(stderr, ME ": backward ops need the upstream gradient: --dy grad.npy\n");
-        goto done;
+        return SML_EXIT_UNUSABLE;
     }
-    if (a->dy && !(ops & ~SML_OPS_FWD)) {
+    if (a->dy && !(st->ops & ~SML_OPS_FWD)) {
         fprintf(stderr, ME ": --dy applies to backward ops only (--op softmax_bwd, log_softmax_bwd or all)\n");
-        goto done;
+        return SML_EXIT_UNUSABLE;
     }
-    if (a->dy && sml_read_companion(a->dy, "--dy", &x, a->input, a->dtype, &dy) != 0) goto done;
-    const sml_kernel *only = NULL;
-    if (a->kernel && strcmp(a->kernel, "all")) {
-        only = sml_kernel_find(a->kernel);
-        if (!only) {
-            fprintf(stderr, ME ": no kernel '%s' in the registry (softmax-lab list)\n", a->kernel);
-            goto done;
-        }
-    }
-    if (a->json && sml_out_open(&jf, a->json, err, sizeof err) != SML_OK) {
+    if (a->dy && sml_read_companion(a->dy, "--dy", &st->x, a->input, a->dtype, &st->dy) != 0)
+        return SML_EXIT_UNUSABLE;
+    if (parse_kernels(st) != 0) return SML_EXIT_UNUSABLE;
+    if (a->json && sml_out_open(&st->jf, a->json, err, sizeof err) != SML_OK) {
         fprintf(stderr, ME ": cannot write the --json report: %s\n", err);
-        goto done;
+        return SML_EXIT_UNUSABLE;
     }
-    if (x.rows == 0 || x.cols == 0) {
-        char shape[200];
-        sml_shape_text(&x, shape, sizeof shape);
-        if (json_report(&jf, a, &x, "NOTHING_CHECKED", NULL, 0) != 0) goto done;
-        printf("%s: empty tensor %s: nothing to check\n", a->input, shape);
-        printf("\nverdict: NOTHING CHECKED (exit %d)\n", SML_EXIT_UNCHECKED);
-        rc = SML_EXIT_UNCHECKED;
-        goto done;
-    }
-    if (a->save_dir && sml_mkdir_p(a->save_dir) != SML_OK) {
-        fprintf(stderr, ME ": cannot create the output directory %s\n", a->save_dir);
-        goto done;
-    }
+    return -1;
+}
 
-    /* What the input holds, so the table below can be read against it. */
-    int64_t n = x.rows * x.cols, in_nan, in_pinf, in_ninf;
-    count_special(x.dtype, x.data, n, &in_nan, &in_pinf, &in_ninf);
+/* ---- run ---- */
+
+static void print_input(const ci_state *st) {
+    const sml_npy *x = &st->x;
+    int64_t n = x->rows * x->cols, in_nan, in_pinf, in_ninf;
+    count_special(x->dtype, x->data, n, &in_nan, &in_pinf, &in_ninf);
     double lo = INFINITY, hi = -INFINITY;
     for (int64_t i = 0; i < n; i++) {
-        double v = sml_load(x.dtype, x.data, i);
+        double v = sml_load(x->dtype, x->data, i);
         if (isfinite(v)) {
             if (v < lo) lo = v;
             if (v > hi) hi = v;
         }
     }
     char shape[200];
-    sml_shape_text(&x, shape, sizeof shape);
+    sml_shape_text(x, shape, sizeof shape);
     printf("input %s: %s %s (%lld rows of %lld), finite logits in [%.6g, %.6g], %lld NaN, %lld +inf, %lld -inf\n",
-           a->input, shape, sml_dtype_name(x.dtype), (long long)x.rows, (long long)x.cols, lo, hi,
+           st->a->input, shape, sml_dtype_name(x->dtype), (long long)x->rows, (long long)x->cols, lo, hi,
            (long long)in_nan, (long long)in_pinf, (long long)in_ninf);
     if (hi > 88.72)
         printf("  note: logits above 88.72 overflow exp() in fp32 unless the row max is subtracted first\n");
+}
 
+/* The kernel's output, staged under --save (put in place after the report): 0, or -1 after
+ * the message. */
+static int stage_output(ci_state *st, kres *r, const sml_prop_case *c) {
+    char err[1200];
+    snprintf(r->saved, sizeof r->saved, "%s/%s.%s.npy", st->a->save_dir, r->k->name, sml_op_name(c->op));
+    if (refuse_clash(st->a, r->saved)) return -1;
+    if (sml_mkdir_p(st->a->save_dir) != SML_OK) {
+        fprintf(stderr, ME ": cannot create the output directory %s\n", st->a->save_dir);
+        return -1;
+    }
+    if (sml_npy_stage(&st->saves[st->nsaves], r->saved, c->dtype, st->x.ndim, st->x.shape, st->out, err,
+                      sizeof err) != SML_OK) {
+        fprintf(stderr, ME ": cannot write the --save output (nothing written): %s\n", err);
+        return -1;
+    }
+    st->nsaves++;
+    return 0;
+}
+
+/* One kernel on the case: its verdict into r. 0, or -1 when the run must stop. */
+static int run_kernel(ci_state *st, kres *r, const sml_prop_case *c) {
+    const sml_kernel *k = r->k;
     int tty = isatty(fileno(stderr));
-    size_t cap = sml_kernel_count() * SML_OP_COUNT;
-    res = calloc(cap, sizeof *res);
-    want = malloc((size_t)n * sizeof *want);
-    out = malloc((size_t)n * sml_dtype_size(x.dtype));
+    if (tty) {
+        fprintf(stderr, "\r\033[K" ME ": running %s %s ...", k->name, sml_op_name(c->op));
+        fflush(stderr);
+    }
+    sml_handle *h = NULL;
+    sml_prop_exec ex;
+    sml_prop_run_report run;
+    memset(&run, 0, sizeof run);
+    sml_status s = sml_prop_exec_init(&ex, k->device);
+    if (s == SML_OK) s = sml_handle_create(&h);
+    if (s == SML_OK) s = sml_prop_exec_run(&ex, k, h, c, 1, st->out, &run);
+    sml_prop_exec_free(&ex);
+    sml_handle_destroy(h);
+    if (tty) fprintf(stderr, "\r\033[K");
+    if (s == SML_ERR_OUT_OF_MEMORY || (s == SML_OK && run.status == SML_ERR_OUT_OF_MEMORY)) {
+        /* A resource failure is no verdict on the kernel. */
+        snprintf(r->why, sizeof r->why, "out of memory: not checked, no verdict on the kernel");
+        st->oom = 1;
+        st->unchecked++;
+        return 0;
+    }
+    if (s != SML_OK || run.status != SML_OK) {
+        r->verdict = "ERROR";
+        snprintf(r->why, sizeof r->why, "%s", s != SML_OK ? sml_strerror(s) : run.where);
+        st->broken = 1;
+        return 0;
+    }
+    st->judged++;
+    int64_t n = c->rows * c->cols;
+    sml_check_against_worst(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy, st->want, st->out, &r->rep,
+                            r->worst, SML_CHECK_SHOW_WORST, &r->nworst);
+    count_special(c->dtype, st->out, n, &r->out_nan, &r->out_pinf, &r->out_ninf);
+    row_sums(c->op, c->dtype, st->out, st->want, c->rows, c->cols, r);
+    int ok = r->rep.pass && !run.canary_bad && !run.input_modified;
+    r->verdict = ok ? "PASS" : "FAIL";
+    if (run.canary_bad || run.input_modified) snprintf(r->why, sizeof r->why, "%s", run.where);
+    if (!ok) st->broken = 1;
+    return st->a->save_dir ? stage_output(st, r, c) : 0;
+}
+
+/* The case of one op: its inputs and the reference. 0, or -1 after the message. */
+static int make_case(ci_state *st, sml_prop_case *c) {
+    if (sml_prop_case_alloc(c) != SML_OK) {
+        fprintf(stderr, ME ": out of memory for the %s case (a resource failure, not a verdict on a kernel)\n",
+                sml_op_name(c->op));
+        st->oom = 1;
+        return -1;
+    }
+    if (sml_op_is_backward(c->op)) {
+        /* y is what the forward op gives for these logits, rounded to the dtype. */
+        memcpy(c->logits, st->x.data, st->x.bytes);
+        memcpy(c->dy, st->dy.data, st->dy.bytes);
+        if (sml_prop_case_derive_y(c) != SML_OK) {
+            fprintf(stderr, ME ": the reference failed\n");
+            return -1;
+        }
+    } else {
+        memcpy(c->x, st->x.data, st->x.bytes);
+    }
+    if (sml_ref_run(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy, st->want) != SML_OK) {
+        fprintf(stderr, ME ": the reference failed\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Every selected kernel on one op: 0, or -1 after the message. */
+static int run_op(ci_state *st, sml_op op) {
     sml_prop_case c;
     memset(&c, 0, sizeof c);
-    c.dtype = x.dtype;
-    c.rows = x.rows;
-    c.cols = x.cols;
-    c.ld = x.cols;
-    c.offset = 0;
-    if (!res || !want || !out) {
-        fprintf(stderr, ME ": out of memory\n");
-        goto done;
-    }
-    int broken = 0, unchecked = 0, judged = 0;
-    for (int op = 0; op < SML_OP_COUNT; op++) {
-        if (!(ops >> op & 1)) continue;
-        c.op = (sml_op)op;
-        if (sml_prop_case_alloc(&c) != SML_OK) {
-            fprintf(stderr, ME ": out of memory\n");
-            goto done;
-        }
-        if (sml_op_is_backward(c.op)) {
-            /* y is what the forward op gives for these logits, rounded to the dtype. */
-            memcpy(c.logits, x.data, x.bytes);
-            memcpy(c.dy, dy.data, dy.bytes);
-            if (sml_prop_case_derive_y(&c) != SML_OK) {
-                fprintf(stderr, ME ": the reference failed\n");
-                sml_prop_case_free(&c);
-                goto done;
-            }
+    c.op = op;
+    c.dtype = st->x.dtype;
+    c.rows = st->x.rows;
+    c.cols = st->x.cols;
+    c.ld = st->x.cols;
+    int rc = make_case(st, &c);
+    for (size_t i = 0; rc == 0 && i < sml_kernel_count(); i++) {
+        const sml_kernel *k = sml_kernel_at(i);
+        if (!wanted(st, k) || !(k->ops >> op & 1) || !(k->dtypes >> st->x.dtype & 1)) continue;
+        kres *r = &st->res[st->nres++];
+        r->k = k;
+        r->op = op;
+        r->verdict = "SKIP";
+        if (c.cols < k->min_cols || (k->max_cols > 0 && c.cols > k->max_cols)) {
+            snprintf(r->why, sizeof r->why, "takes %lld..%lld columns", (long long)k->min_cols,
+                     (long long)k->max_cols);
+            st->unchecked++;
+        } else if (!k->launch || (k->device == SML_DEVICE_GPU && !sml_gpu_available())) {
+            snprintf(r->why, sizeof r->why, "%s", !k->launch ? "not built" : "no CUDA device");
+            st->unchecked++;
         } else {
-            memcpy(c.x, x.data, x.bytes);
+            rc = run_kernel(st, r, &c);
         }
-        if (sml_ref_run(c.op, c.dtype, c.rows, c.cols, c.cols, c.x, c.dy, want) != SML_OK) {
-            fprintf(stderr, ME ": the reference failed\n");
-            sml_prop_case_free(&c);
-            goto done;
-        }
-        for (size_t i = 0; i < sml_kernel_count(); i++) {
-            const sml_kernel *k = sml_kernel_at(i);
-            if (only && k != only) continue;
-            if (!(k->ops >> op & 1) || !(k->dtypes >> x.dtype & 1)) continue;
-            kres *r = &res[nres++];
-            r->k = k;
-            r->op = c.op;
-            r->verdict = "SKIP";
-            if (c.cols < k->min_cols || (k->max_cols > 0 && c.cols > k->max_cols)) {
-                snprintf(r->why, sizeof r->why, "takes %lld..%lld columns", (long long)k->min_cols,
-                         (long long)k->max_cols);
-                unchecked++;
-                continue;
-            }
-            if (!k->launch || (k->device == SML_DEVICE_GPU && !sml_gpu_available())) {
-                snprintf(r->why, sizeof r->why, "%s", !k->launch ? "not built" : "no CUDA device");
-                unchecked++;
-                continue;
-            }
-            if (tty) {
-                fprintf(stderr, "\r\033[K" ME ": running %s %s ...", k->name, sml_op_name(c.op));
-                fflush(stderr);
-            }
-            sml_handle *h = NULL;
-            sml_prop_exec ex;
-            sml_prop_run_report run;
-            sml_status s = sml_prop_exec_init(&ex, k->device);
-            if (s == SML_OK) s = sml_handle_create(&h);
-            if (s == SML_OK) s = sml_prop_exec_run(&ex, k, h, &c, 1, out, &run);
-            sml_prop_exec_free(&ex);
-            sml_handle_destroy(h);
-            if (tty) fprintf(stderr, "\r\033[K");
-            if (s != SML_OK || run.status != SML_OK) {
-                r->verdict = "ERROR";
-                snprintf(r->why, sizeof r->why, "%s", s != SML_OK ? sml_strerror(s) : run.where);
-                broken = 1;
-                continue;
-            }
-            judged++;
-            sml_check_against_worst(c.op, c.dtype, c.rows, c.cols, c.cols, c.x, c.dy, want, out, &r->rep,
-                                    r->worst, SML_CHECK_SHOW_WORST, &r->nworst);
-            count_special(c.dtype, out, n, &r->out_nan, &r->out_pinf, &r->out_ninf);
-            row_sums(c.op, c.dtype, out, want, c.rows, c.cols, r);
-            int ok = r->rep.pass && !run.canary_bad && !run.input_modified;
-            r->verdict = ok ? "PASS" : "FAIL";
-            if (run.canary_bad || run.input_modified) snprintf(r->why, sizeof r->why, "%s", run.where);
-            if (!ok) broken = 1;
-            if (a->save_dir) {
-                snprintf(r->saved, sizeof r->saved, "%s/%s.%s.npy", a->save_dir, k->name, sml_op_name(c.op));
-                if (sml_npy_write(r->saved, c.dtype, x.ndim, x.shape, out, err, sizeof err) != SML_OK) {
-                    fprintf(stderr, ME ": cannot write the --save output (nothing written): %s\n", err);
-                    sml_prop_case_free(&c);
-                    goto done;
-                }
-            }
-        }
-        sml_prop_case_free(&c);
     }
-    print_table(&x, res, nres);
-    /* A named kernel that could not run, or nothing run at all, is not a pass. */
-    int nothing = !broken && (judged == 0 || (only && unchecked));
-    rc = broken ? SML_EXIT_BROKEN : nothing ? SML_EXIT_UNCHECKED : SML_EXIT_HOLDS;
-    if (json_report(&jf, a, &x, broken ? "FAIL" : nothing ? "NOTHING_CHECKED" : "PASS", res, nres) != 0) {
-        rc = SML_EXIT_UNUSABLE;
-        goto done;
-    }
-    if (broken)
+    sml_prop_case_free(&c);
+    return rc;
+}
+
+/* ---- report ---- */
+
+/* The table, the --json report, then the --save outputs: the exit code. */
+static int report(ci_state *st) {
+    char err[1200];
+    print_table(&st->x, st->res, st->nres);
+    /* A named kernel that could not run, or nothing run at all, is not a pass; nor is a run
+     * cut short by memory (exit 3, as replay: a resource failure is no verdict). */
+    int nothing = !st->broken && (st->judged == 0 || (st->nonly && st->unchecked) || st->oom);
+    int rc = st->broken ? SML_EXIT_BROKEN : nothing ? SML_EXIT_UNCHECKED : SML_EXIT_HOLDS;
+    const char *verdict = st->broken ? "FAIL" : st->oom ? "OUT_OF_MEMORY" : nothing ? "NOTHING_CHECKED" : "PASS";
+    if (json_report(&st->jf, st->a, &st->x, verdict, st->res, st->nres) != 0) return SML_EXIT_UNUSABLE;
+    for (size_t i = 0; i < st->nsaves; i++)
+        if (sml_npy_stage_place(&st->saves[i], err, sizeof err) != SML_OK) {
+            fprintf(stderr, ME ": cannot write the --save output: %s\n", err);
+            return SML_EXIT_UNUSABLE;
+        }
+    if (st->broken)
         printf("\nverdict: some kernel breaks the numerics contract on this input (exit %d)\n", rc);
-    else if (nothing && only)
-        printf("\nverdict: NOTHING CHECKED: %s could not run here (see SKIP above) (exit %d)\n", only->name, rc);
+    else if (st->oom)
+        printf("\nverdict: NOT CHECKED: out of memory (a resource failure, not a verdict on a kernel; see above) "
+               "(exit %d)\n", rc);
+    else if (nothing && st->nonly)
+        printf("\nverdict: NOTHING CHECKED: a kernel named with --kernel could not run here (see SKIP above) "
+               "(exit %d)\n", rc);
     else if (nothing)
         printf("\nverdict: NOTHING CHECKED: no kernel could run here (see SKIP above) (exit %d)\n", rc);
-    else if (unchecked)
+    else if (st->unchecked)
         printf("\nverdict: every kernel that ran meets the numerics contract on this input; %d kernel/op pairs "
-               "skipped (see SKIP above)\n", unchecked);
+               "skipped (see SKIP above)\n", st->unchecked);
     else
         printf("\nverdict: every kernel meets the numerics contract on this input\n");
-done:
-    if (jf.f) sml_out_abort(&jf);
-    free(want);
-    free(out);
-    free(res);
-    sml_npy_free(&x);
-    sml_npy_free(&dy);
+    return rc;
+}
+
+static int run_all(ci_state *st) {
+    if (st->x.rows == 0 || st->x.cols == 0) {
+        char shape[200];
+        sml_shape_text(&st->x, shape, sizeof shape);
+        if (json_report(&st->jf, st->a, &st->x, "NOTHING_CHECKED", NULL, 0) != 0) return SML_EXIT_UNUSABLE;
+        printf("%s: empty tensor %s: nothing to check\n", st->a->input, shape);
+        printf("\nverdict: NOTHING CHECKED (exit %d)\n", SML_EXIT_UNCHECKED);
+        return SML_EXIT_UNCHECKED;
+    }
+    print_input(st);
+    int64_t n = st->x.rows * st->x.cols;
+    size_t cap = sml_kernel_count() * SML_OP_COUNT;
+    st->res = calloc(cap, sizeof *st->res);
+    st->saves = st->a->save_dir ? calloc(cap, sizeof *st->saves) : NULL;
+    st->want = malloc((size_t)n * sizeof *st->want);
+    st->out = malloc((size_t)n * sml_dtype_size(st->x.dtype));
+    if (!st->res || !st->want || !st->out || (st->a->save_dir && !st->saves)) {
+        fprintf(stderr, ME ": out of memory (%lld elements of input)\n", (long long)n);
+        return SML_EXIT_UNCHECKED;
+    }
+    for (int op = 0; op < SML_OP_COUNT; op++)
+        if ((st->ops >> op & 1) && run_op(st, (sml_op)op) != 0) return st->oom ? SML_EXIT_UNCHECKED : SML_EXIT_UNUSABLE;
+    return report(st);
+}
+
+int sml_check_input(const sml_check_input_args *a) {
+    if (a->output) return sml_judge_output(a);
+    ci_state st;
+    memset(&st, 0, sizeof st);
+    st.a = a;
+    int rc = prepare(&st);
+    struct stat sd;
+    const int had_dir = a->save_dir && stat(a->save_dir, &sd) == 0;
+    if (rc < 0) rc = run_all(&st);
+    if (st.jf.f) sml_out_abort(&st.jf);
+    for (size_t i = 0; i < st.nsaves; i++) sml_npy_stage_abort(&st.saves[i]);
+    if (a->save_dir && !had_dir && rc != SML_EXIT_HOLDS && rc != SML_EXIT_BROKEN) rmdir(a->save_dir); /* if empty */
+    free(st.saves);
+    free(st.want);
+    free(st.out);
+    free(st.res);
+    sml_npy_free(&st.x);
+    sml_npy_free(&st.dy);
     return rc;
 }

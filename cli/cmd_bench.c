@@ -17,6 +17,8 @@
 #include "commands.h"
 #include "devices.h"
 #include "io/out_file.h"
+#include "io/path_same.h"
+#include "bench/memneed.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -43,7 +45,8 @@ static void usage(FILE *f) {
         "  --no-hold               start each GPU sample's launches as they are made, not queued\n"
         "                          behind the hold kernel (times the host's launch calls too)\n"
         "  --noise X               stop when IQR/median <= X (default 0.02)\n"
-        "  --margin X              decision noise floor (default 0.03)\n"
+        "  --margin X              decision noise floor (default 0.03, at most 0.10: a tolerance\n"
+        "                          for timing noise, never a discount on the claim)\n"
         "  --l2 cold|warm          cold: rotate buffers past 4x L2 (default); warm: same buffers\n"
         "  --seed S                run seed (default 0x5eedbe4c5eedbe4c)\n"
         "  --threads N             host threads for inputs and checks (default: all cores)\n"
@@ -60,11 +63,13 @@ static void usage(FILE *f) {
         "                          worker process per GPU measures its slice of the cases (never\n"
         "                          two measurements on one GPU at once) and the slices' ledgers are\n"
         "                          merged into one\n"
-        "  --gate                  exit 1 if a kernel with a claim is not Supported\n"
+        "  --gate                  exit 1 if a kernel with a claim is not Supported, or if a\n"
+        "                          kernel is LESS ACCURATE than its baseline in this run\n"
+        "  --allow-less-accurate   with --gate: report LESS ACCURATE without failing\n"
         "  --quiet                 no progress line\n"
         "exit: 0 done, 1 a kernel was WRONG or failed, a write failed, or --gate missed, 2 bad\n"
-        "      usage (nothing written), 3 a backend named in --backend could not run here, or\n"
-        "      nothing was measured\n"
+        "      usage or a case that cannot fit in memory (nothing written), 3 a backend named in\n"
+        "      --backend could not run here, nothing was measured, or memory ran out mid-run\n"
         "sweeps:\n", sml_sweep_names());
     const char *names[] = {"seeds", "seed-row-fusion", "seed-cutedsl", "cols", "long", "short", "standard"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -180,7 +185,6 @@ static void default_ledger_dir(char *dir, size_t n) {
     snprintf(dir, n, "ledger");
 }
 
-/* The plot of this run's ledger, from the ledger JSON as a reader sees it. */
 static int write_svg(const sml_bench_run *run, const sml_ledger *l, const char *svg) {
     char *buf = NULL, err[1200], info[160];
     size_t len = 0;
@@ -234,133 +238,164 @@ static void on_case(const sml_bench_run *run, size_t c, void *user) {
     fflush(stdout);
 }
 
-int sml_cmd_bench(int argc, char **argv) {
-    const char *backend = "all", *sweep = NULL, *json = NULL, *md = NULL, *ledger = NULL;
-    const char *versus = NULL;
-    const char *svg = NULL;
-    unsigned ops = 1u << SML_SOFTMAX, dtypes = SML_DTYPES_ALL;
-    int dtypes_given = 0, no_shrink = 0, gate = 0, quiet = 0;
-    int64_t rows = 0, cols = 0;
+/* ---- parse ---- */
+
+typedef struct bench_opts {
+    const char *backend, *sweep, *json, *md, *ledger, *versus, *svg;
+    unsigned ops, dtypes;
+    int dtypes_given, no_shrink, gate, quiet, allow_less, to_dir;
+    int64_t rows, cols;
+    sml_shard shard;
     sml_bench_config cfg;
-    sml_bench_config_default(&cfg);
-    int split = sml_cli_devices("bench", &argc, argv); /* several GPUs: one worker each */
-    if (split >= 0) return split;
-    sml_shard shard = {0, 0};
-    if (sml_shard_env("softmax-lab bench", &shard) < 0) return 2;
+    char ledger_default[1100];
+} bench_opts;
+
+static int parse_seed(const char *v, uint64_t *out) {
+    char *end;
+    errno = 0;
+    /* strtoull takes "-1" as 2^64 - 1: a sign is refused, never wrapped. */
+    if (!*v || strchr(v, '-') || strchr(v, '+')) return 0;
+    unsigned long long s = strtoull(v, &end, 0);
+    if (*end || errno) return 0;
+    *out = s;
+    return 1;
+}
+
+/* One "--flag value" pair: 0, or the exit code after the message. */
+static int parse_value(bench_opts *o, const char *a, const char *v) {
+    sml_bench_config *cfg = &o->cfg;
+    int64_t n;
+    double d;
+    if (!strcmp(a, "--backend")) {
+        if (!*v) return bad("empty --backend%s (all, gpu, cpu or kernel names)", "");
+        o->backend = v;
+    } else if (!strcmp(a, "--op")) {
+        if (!parse_mask(v, 1, &o->ops)) return bad("bad --op '%s'", v);
+    } else if (!strcmp(a, "--dtype")) {
+        if (!parse_mask(v, 0, &o->dtypes)) return bad("bad --dtype '%s'", v);
+        o->dtypes_given = 1;
+    } else if (!strcmp(a, "--sweep")) o->sweep = v;
+    else if (!strcmp(a, "--rows")) {
+        if (!parse_i64(v, 1, (int64_t)1 << 31, &o->rows)) return bad("bad --rows '%s' (1 to 2^31)", v);
+    } else if (!strcmp(a, "--cols")) {
+        if (!parse_i64(v, 1, (int64_t)1 << 31, &o->cols)) return bad("bad --cols '%s' (1 to 2^31)", v);
+    } else if (!strcmp(a, "--json")) o->json = v;
+    else if (!strcmp(a, "--md")) o->md = v;
+    else if (!strcmp(a, "--ledger")) o->ledger = v;
+    else if (!strcmp(a, "--svg")) o->svg = v;
+    else if (!strcmp(a, "--versus")) o->versus = v;
+    else if (!strcmp(a, "--min-samples")) {
+        if (!parse_i64(v, 1, 100000, &n)) return bad("bad --min-samples '%s' (1 to 100000)", v);
+        cfg->stop.min_samples = (int)n;
+    } else if (!strcmp(a, "--min-batch")) {
+        if (!parse_i64(v, 1, 1000, &n)) return bad("bad --min-batch '%s' (1 to 1000)", v);
+        cfg->gpu_min_batch = (int)n;
+    } else if (!strcmp(a, "--max-seconds")) {
+        if (!parse_dbl(v, 0, 3600, &d)) return bad("bad --max-seconds '%s' (0 to 3600)", v);
+        cfg->stop.max_seconds = d;
+    } else if (!strcmp(a, "--time-limit")) {
+        if (!parse_dbl(v, 1e-3, 1e6, &d)) return bad("bad --time-limit '%s' (0.001 to 1e6 seconds)", v);
+        cfg->time_limit_s = d;
+    } else if (!strcmp(a, "--noise")) {
+        if (!parse_dbl(v, 0, 1, &d)) return bad("bad --noise '%s' (0 to 1)", v);
+        cfg->stop.noise = d;
+    } else if (!strcmp(a, "--margin")) {
+        if (!parse_dbl(v, 0, SML_MAX_MARGIN, &d) || !sml_margin_ok(d))
+            return bad("bad --margin '%s' (0 to 0.10: a tolerance for timing noise, not a discount)", v);
+        cfg->margin = d;
+    } else if (!strcmp(a, "--l2")) {
+        if (!strcmp(v, "cold")) cfg->l2_warm = 0;
+        else if (!strcmp(v, "warm")) cfg->l2_warm = 1;
+        else return bad("bad --l2 '%s' (cold or warm)", v);
+    } else if (!strcmp(a, "--seed")) {
+        if (!parse_seed(v, &cfg->seed)) return bad("bad --seed '%s' (0 to 2^64 - 1, decimal or 0x hex)", v);
+    } else if (!strcmp(a, "--check-elems")) {
+        if (!sml_bench_parse_check_elems(v, &cfg->check_max_elems))
+            return bad("bad --check-elems '%s' (N >= 1 or all)", v);
+    } else if (!strcmp(a, "--shard")) {
+        char why[128];
+        if (!sml_shard_parse(v, &o->shard, why, sizeof why)) {
+            fprintf(stderr, "softmax-lab bench: bad value for --shard: '%.40s' (%s)\n", v, why);
+            return 2;
+        }
+    } else if (!strcmp(a, "--threads")) {
+        if (!parse_i64(v, 1, 64, &n)) return bad("bad --threads '%s' (1 to 64)", v);
+        cfg->threads = (int)n;
+    } else return bad("unknown option '%s'", a);
+    return 0;
+}
+
+/* -1: go on; else the exit code (0 after --help). */
+static int parse_args(bench_opts *o, int argc, char **argv) {
+    memset(o, 0, sizeof *o);
+    o->backend = "all";
+    o->ops = 1u << SML_SOFTMAX;
+    o->dtypes = SML_DTYPES_ALL;
+    sml_bench_config_default(&o->cfg);
+    if (sml_shard_env("softmax-lab bench", &o->shard) < 0) return 2;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "--no-shrink")) { no_shrink = 1; continue; }
-        if (!strcmp(a, "--gate")) { gate = 1; continue; }
-        if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
-        if (!strcmp(a, "--no-hold")) { cfg.gpu_hold = 0; continue; }
+        if (!strcmp(a, "--no-shrink")) { o->no_shrink = 1; continue; }
+        if (!strcmp(a, "--gate")) { o->gate = 1; continue; }
+        if (!strcmp(a, "--allow-less-accurate")) { o->allow_less = 1; continue; }
+        if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
+        if (!strcmp(a, "--no-hold")) { o->cfg.gpu_hold = 0; continue; }
         if (strncmp(a, "--", 2) != 0) return bad("unexpected argument '%s'", a);
         if (i + 1 >= argc) return bad("%s needs a value", a);
-        const char *v = argv[++i];
-        int64_t n;
-        double d;
-        if (!strcmp(a, "--backend")) backend = v;
-        else if (!strcmp(a, "--op")) {
-            if (!parse_mask(v, 1, &ops)) return bad("bad --op '%s'", v);
-        } else if (!strcmp(a, "--dtype")) {
-            if (!parse_mask(v, 0, &dtypes)) return bad("bad --dtype '%s'", v);
-            dtypes_given = 1;
-        } else if (!strcmp(a, "--sweep")) sweep = v;
-        else if (!strcmp(a, "--rows")) {
-            if (!parse_i64(v, 1, (int64_t)1 << 31, &rows)) return bad("bad --rows '%s' (1 to 2^31)", v);
-        } else if (!strcmp(a, "--cols")) {
-            if (!parse_i64(v, 1, (int64_t)1 << 31, &cols)) return bad("bad --cols '%s' (1 to 2^31)", v);
-        } else if (!strcmp(a, "--json")) json = v;
-        else if (!strcmp(a, "--md")) md = v;
-        else if (!strcmp(a, "--ledger")) ledger = v;
-        else if (!strcmp(a, "--svg")) svg = v;
-        else if (!strcmp(a, "--versus")) versus = v;
-        else if (!strcmp(a, "--min-samples")) {
-            if (!parse_i64(v, 1, 100000, &n)) return bad("bad --min-samples '%s' (1 to 100000)", v);
-            cfg.stop.min_samples = (int)n;
-        } else if (!strcmp(a, "--min-batch")) {
-            if (!parse_i64(v, 1, 1000, &n)) return bad("bad --min-batch '%s' (1 to 1000)", v);
-            cfg.gpu_min_batch = (int)n;
-        } else if (!strcmp(a, "--max-seconds")) {
-            if (!parse_dbl(v, 0, 3600, &d)) return bad("bad --max-seconds '%s' (0 to 3600)", v);
-            cfg.stop.max_seconds = d;
-        } else if (!strcmp(a, "--time-limit")) {
-            if (!parse_dbl(v, 1e-3, 1e6, &d)) return bad("bad --time-limit '%s' (0.001 to 1e6 seconds)", v);
-            cfg.time_limit_s = d;
-        } else if (!strcmp(a, "--noise")) {
-            if (!parse_dbl(v, 0, 1, &d)) return bad("bad --noise '%s' (0 to 1)", v);
-            cfg.stop.noise = d;
-        } else if (!strcmp(a, "--margin")) {
-            if (!parse_dbl(v, 0, 1, &d)) return bad("bad --margin '%s' (0 to 1)", v);
-            cfg.margin = d;
-        } else if (!strcmp(a, "--l2")) {
-            if (!strcmp(v, "cold")) cfg.l2_warm = 0;
-            else if (!strcmp(v, "warm")) cfg.l2_warm = 1;
-            else return bad("bad --l2 '%s' (cold or warm)", v);
-        } else if (!strcmp(a, "--seed")) {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(v, &end, 0);
-            if (!*v || *end || errno) return bad("bad --seed '%s'", v);
-            cfg.seed = s;
-        } else if (!strcmp(a, "--check-elems")) {
-            if (!sml_bench_parse_check_elems(v, &cfg.check_max_elems))
-                return bad("bad --check-elems '%s' (N >= 1 or all)", v);
-        } else if (!strcmp(a, "--shard")) {
-            char why[128];
-            if (!sml_shard_parse(v, &shard, why, sizeof why)) {
-                fprintf(stderr, "softmax-lab bench: bad value for --shard: '%.40s' (%s)\n", v, why);
-                return 2;
-            }
-        } else if (!strcmp(a, "--threads")) {
-            if (!parse_i64(v, 1, 64, &n)) return bad("bad --threads '%s' (1 to 64)", v);
-            cfg.threads = (int)n;
-        } else return bad("unknown option '%s'", a);
+        int rc = parse_value(o, a, argv[++i]);
+        if (rc) return rc;
     }
-    if (cfg.stop.max_samples < cfg.stop.min_samples) cfg.stop.max_samples = cfg.stop.min_samples;
-    cfg.progress = !quiet;
+    if (o->cfg.stop.max_samples < o->cfg.stop.min_samples) o->cfg.stop.max_samples = o->cfg.stop.min_samples;
+    o->cfg.progress = !o->quiet;
+    return -1;
+}
 
-    sml_bench_plan plan;
-    memset(&plan, 0, sizeof plan);
-    if (rows || cols) {
-        if (sweep) return bad("%s", "--rows/--cols and --sweep exclude each other");
-        if (!rows || !cols) return bad("%s", "give both --rows and --cols");
-        snprintf(plan.sweep, sizeof plan.sweep, "custom");
-        plan.shapes.n = 1;
-        plan.shapes.shape[0] = (sml_sweep_shape){rows, cols, SML_DTYPES_ALL, 0};
-        if (!dtypes_given) dtypes = 1u << SML_F32;
+/* The shapes, and where the outputs go: -1, or the exit code after the message. */
+static int plan_shapes_and_outputs(bench_opts *o, sml_bench_plan *plan) {
+    memset(plan, 0, sizeof *plan);
+    if (o->rows || o->cols) {
+        if (o->sweep) return bad("%s", "--rows/--cols and --sweep exclude each other");
+        if (!o->rows || !o->cols) return bad("%s", "give both --rows and --cols");
+        snprintf(plan->sweep, sizeof plan->sweep, "custom");
+        plan->shapes.n = 1;
+        plan->shapes.shape[0] = (sml_sweep_shape){o->rows, o->cols, SML_DTYPES_ALL, 0};
+        if (!o->dtypes_given) o->dtypes = 1u << SML_F32;
     } else {
-        if (!sweep) sweep = "seeds";
-        if (sml_sweep_get(sweep, &plan.shapes) != SML_OK)
-            return bad("unknown --sweep '%s' (softmax-lab bench --help lists the sweeps)", sweep);
-        snprintf(plan.sweep, sizeof plan.sweep, "%s", sweep);
+        if (!o->sweep) o->sweep = "seeds";
+        if (sml_sweep_get(o->sweep, &plan->shapes) != SML_OK)
+            return bad("unknown --sweep '%s' (softmax-lab bench --help lists the sweeps)", o->sweep);
+        snprintf(plan->sweep, sizeof plan->sweep, "%s", o->sweep);
     }
-    plan.ops = ops;
-    plan.dtypes = dtypes;
-    plan.shard = shard;
-    if (json && !parent_ok(json)) return bad("cannot write --json '%s'", json);
-    if (md && !parent_ok(md)) return bad("cannot write --md '%s'", md);
-    if (svg && !parent_ok(svg)) return bad("cannot write --svg '%s'", svg);
+    plan->ops = o->ops;
+    plan->dtypes = o->dtypes;
+    plan->shard = o->shard;
+    if (o->json && !parent_ok(o->json)) return bad("cannot write --json '%s'", o->json);
+    if (o->md && !parent_ok(o->md)) return bad("cannot write --md '%s'", o->md);
+    if (o->svg && !parent_ok(o->svg)) return bad("cannot write --svg '%s'", o->svg);
+    char err[1024];
+    const sml_path_arg paths[] = {{"--json", o->json, 1}, {"--md", o->md, 1}, {"--svg", o->svg, 1}};
+    if (sml_paths_clash(paths, 3, err, sizeof err)) return bad("%s", err);
     /* --json/--md name where the ledger goes: the default directory is then left alone, so a
      * ledger kept there is never overwritten by a run meant for elsewhere. */
-    const int to_dir = ledger != NULL || (!json && !md);
-    char ledger_default[1100];
-    if (!ledger) {
-        default_ledger_dir(ledger_default, sizeof ledger_default);
-        ledger = ledger_default;
+    o->to_dir = o->ledger != NULL || (!o->json && !o->md);
+    if (!o->ledger) {
+        default_ledger_dir(o->ledger_default, sizeof o->ledger_default);
+        o->ledger = o->ledger_default;
     }
-    if (to_dir && !dir_ok(ledger)) return bad("cannot create or write the --ledger directory '%s'", ledger);
+    if (o->to_dir && !dir_ok(o->ledger)) return bad("cannot create or write the --ledger directory '%s'", o->ledger);
+    return -1;
+}
 
-    int gpu = sml_gpu_available();
-    char notes[512] = "", err[512];
-    const sml_kernel *kernels[SML_MAX_KERNELS];
-    int baseline_only[SML_MAX_KERNELS];
+/* The backends (with --versus's baseline): -1, or the exit code after the message. */
+static int plan_kernels(bench_opts *o, int gpu, sml_bench_plan *plan, const sml_kernel **kernels,
+                        int *baseline_only, char *notes, size_t notes_len) {
+    char err[512];
     size_t nk = 0;
-    sml_status s = sml_bench_select(backend, gpu, kernels, baseline_only, &nk, notes, sizeof notes,
-                                    err, sizeof err);
+    sml_status s = sml_bench_select(o->backend, gpu, kernels, baseline_only, &nk, notes, notes_len, err, sizeof err);
     if (s != SML_OK) {
         /* With no GPU and only GPU backends asked for, say so and do nothing: not a usage
          * error, and not a pass either (3: nothing was checked). */
@@ -368,174 +403,233 @@ int sml_cmd_bench(int argc, char **argv) {
             printf("GPU backends are unavailable on this machine (no CUDA device, or built without "
                    "CUDA); nothing to run for --backend %s. The CPU backends run with --backend cpu.\n"
                    "NOTHING CHECKED: no ledger written%s; exit 3\n",
-                   backend, gate ? ", and --gate cannot pass what did not run" : "");
+                   o->backend, o->gate ? ", and --gate cannot pass what did not run" : "");
             return 3;
         }
         return bad("%s", err);
     }
-    if (versus) {
+    if (o->versus) {
         /* The claims' common baseline is timed like the other baselines. */
-        const sml_kernel *v = sml_kernel_find(versus);
-        if (!v) return bad("--versus: no kernel '%s' in the registry (softmax-lab list)", versus);
+        const sml_kernel *v = sml_kernel_find(o->versus);
+        if (!v) return bad("--versus: no kernel '%s' in the registry (softmax-lab list)", o->versus);
         size_t i = 0;
         while (i < nk && kernels[i] != v) i++;
         if (i == nk) {
-            if (nk >= SML_MAX_KERNELS) return bad("--versus %s: too many backends", versus);
+            if (nk >= SML_MAX_KERNELS) return bad("--versus %s: too many backends", o->versus);
             if (!v->launch || (v->device == SML_DEVICE_GPU && !gpu))
-                return bad("--versus: kernel '%s' cannot run here", versus);
+                return bad("--versus: kernel '%s' cannot run here", o->versus);
             kernels[nk] = v;
             baseline_only[nk++] = 1;
         }
-        plan.versus = v->name;
+        plan->versus = v->name;
     }
-    char unrun[256] = "";
-    named_unrunnable(backend, gpu, unrun, sizeof unrun);
-    plan.kernels = kernels;
-    plan.baseline_only = baseline_only;
-    plan.nkernels = nk;
+    plan->kernels = kernels;
+    plan->baseline_only = baseline_only;
+    plan->nkernels = nk;
+    return -1;
+}
+
+/* A CPU-only run keeps each shape's cols (its class) and cuts rows to time in seconds. */
+static void shrink_for_cpu(const bench_opts *o, sml_bench_plan *plan, char *notes, size_t notes_len) {
     int any_gpu = 0;
-    for (size_t i = 0; i < nk; i++) any_gpu |= kernels[i]->device == SML_DEVICE_GPU;
-
-    /* A CPU-only run keeps each shape's cols (its class) and cuts rows to time in seconds. */
-    if (!any_gpu && !no_shrink && !(rows || cols)) {
-        int cut = 0;
-        for (size_t i = 0; i < plan.shapes.n; i++) {
-            int64_t r = sml_sweep_shrink_rows(plan.shapes.shape[i].rows, plan.shapes.shape[i].cols,
-                                              SML_CPU_MAX_ELEMS);
-            if (r != plan.shapes.shape[i].rows) {
-                cut = 1;
-                plan.shapes.shape[i].requested_rows = plan.shapes.shape[i].rows;
-                plan.shapes.shape[i].rows = r;
-            }
-        }
-        if (cut) {
-            plan.shrunk = 1;
-            size_t used = strlen(notes);
-            snprintf(notes + used, sizeof notes - used,
-                     "%sCPU-only run: sweep shapes shrunk to at most 2^20 elements (rows cut, cols "
-                     "kept; --no-shrink keeps them).",
-                     used ? " " : "");
+    for (size_t i = 0; i < plan->nkernels; i++) any_gpu |= plan->kernels[i]->device == SML_DEVICE_GPU;
+    if (any_gpu || o->no_shrink || o->rows || o->cols) return;
+    int cut = 0;
+    for (size_t i = 0; i < plan->shapes.n; i++) {
+        sml_sweep_shape *sh = &plan->shapes.shape[i];
+        int64_t r = sml_sweep_shrink_rows(sh->rows, sh->cols, SML_CPU_MAX_ELEMS);
+        if (r != sh->rows) {
+            cut = 1;
+            sh->requested_rows = sh->rows;
+            sh->rows = r;
         }
     }
-    if (shard.count) {
-        size_t used = strlen(notes);
-        snprintf(notes + used, sizeof notes - used,
-                 "%sShard %d/%d: this ledger holds the sweep's cases i with i mod %d = %d and "
-                 "decides on those alone; softmax-lab merge joins the shards' ledgers.",
-                 used ? " " : "", shard.index, shard.count, shard.count, shard.index - 1);
-    }
-    sml_bench_estimate est;
-    sml_bench_estimate_plan(&plan, &cfg, gpu, &est);
-    if (!quiet)
-        fprintf(stderr, "plan: sweep %s, %zu cases (%zu runnable), %zu measurements; timing at most "
-                        "%.0f s (%.2f s each), host work ~%.0f s on %d threads (inputs, reference, "
-                        "checks)\n",
-                plan.sweep, est.cases, est.cases_run, est.measurements, est.timing_bound_s,
-                cfg.stop.max_seconds, est.host_s, est.threads);
+    if (!cut) return;
+    plan->shrunk = 1;
+    size_t used = strlen(notes);
+    snprintf(notes + used, notes_len - used,
+             "%sCPU-only run: sweep shapes shrunk to at most 2^20 elements (rows cut, cols "
+             "kept; --no-shrink keeps them).",
+             used ? " " : "");
+}
 
-    plan.notes = notes;
-    sml_bench_run run;
-    print_ctx pc = {0};
-    s = sml_bench_execute(&plan, &cfg, on_case, &pc, &run, err, sizeof err);
-    if (s != SML_OK) {
+/* ---- report ---- */
+
+static int save_file(const sml_bench_run *run, const sml_ledger *l, const char *path, int json, const char *lead) {
+    char err[1200];
+    if (sml_ledger_save_file(run, l, path, json, err, sizeof err) != SML_OK) {
         fprintf(stderr, "softmax-lab bench: %s\n", err);
-        sml_bench_run_free(&run);
         return 1;
     }
-    if (!pc.header_done) sml_bench_print_header(stdout, &run);
-    if (run.nresults == 0) printf("\nnothing was measured: no selected backend supports these shapes\n");
+    printf("%sledger: %s\n", lead, path);
+    return 0;
+}
 
-    sml_ledger l;
-    int rc = 0;
-    if (sml_ledger_build(&run, &l) != SML_OK) {
-        fprintf(stderr, "softmax-lab bench: out of memory building the ledger\n");
-        sml_bench_run_free(&run);
-        return 1;
-    }
-    sml_bench_print_decisions(stdout, &run, &l);
-    char stem[sizeof run.plan.sweep + 80 + 1], jp[1200], mp[1200];
+/* The ledger into --ledger's directory, --json, --md and --svg: 0, or 1 after a message. */
+static int write_outputs(const bench_opts *o, const sml_bench_run *run, const sml_ledger *l) {
+    char stem[sizeof run->plan.sweep + 80 + 1], jp[1200], mp[1200], err[1200];
     char opstag[80] = "";
-    if (ops == SML_OPS_ALL) snprintf(opstag, sizeof opstag, "all");
+    if (o->ops == SML_OPS_ALL) snprintf(opstag, sizeof opstag, "all");
     else
-        for (int o = 0; o < SML_OP_COUNT; o++)
-            if (ops & (1u << o)) {
+        for (int op = 0; op < SML_OP_COUNT; op++)
+            if (o->ops & (1u << op)) {
                 if (opstag[0]) strncat(opstag, "-", sizeof opstag - strlen(opstag) - 1);
-                strncat(opstag, sml_op_name((sml_op)o), sizeof opstag - strlen(opstag) - 1);
+                strncat(opstag, sml_op_name((sml_op)op), sizeof opstag - strlen(opstag) - 1);
             }
-    snprintf(stem, sizeof stem, "%s_%s", run.plan.sweep, opstag);
-    if (to_dir) {
-        s = sml_ledger_save(&run, &l, ledger, stem, jp, mp, sizeof jp, err, sizeof err);
-        if (s != SML_OK) {
+    snprintf(stem, sizeof stem, "%s_%s", run->plan.sweep, opstag);
+    if (o->to_dir) {
+        if (sml_ledger_save(run, l, o->ledger, stem, jp, mp, sizeof jp, err, sizeof err) != SML_OK) {
             fprintf(stderr, "softmax-lab bench: %s\n", err);
-            rc = 1;
-        } else {
-            printf("\nledger: %s and %s\n", jp, mp);
+            return 1;
         }
+        printf("\nledger: %s and %s\n", jp, mp);
     }
-    if (rc == 0 && ((json && !make_parent(json, err, sizeof err)) || (md && !make_parent(md, err, sizeof err)) ||
-                    (svg && !make_parent(svg, err, sizeof err)))) {
+    if ((o->json && !make_parent(o->json, err, sizeof err)) || (o->md && !make_parent(o->md, err, sizeof err)) ||
+        (o->svg && !make_parent(o->svg, err, sizeof err))) {
         fprintf(stderr, "softmax-lab bench: %s\n", err);
-        rc = 1;
+        return 1;
     }
-    if (rc == 0 && json) {
-        if (sml_ledger_save_file(&run, &l, json, 1, err, sizeof err) != SML_OK) {
-            fprintf(stderr, "softmax-lab bench: %s\n", err);
-            rc = 1;
-        } else {
-            printf("%sledger: %s\n", to_dir ? "" : "\n", json);
-        }
+    if (o->json && save_file(run, l, o->json, 1, o->to_dir ? "" : "\n")) return 1;
+    if (o->md && save_file(run, l, o->md, 0, o->to_dir || o->json ? "" : "\n")) return 1;
+    if (o->svg && !write_svg(run, l, o->svg)) return 1;
+    return 0;
+}
+
+/* Kernels asked for (not baselines) that this run calls LESS ACCURATE than their baseline. */
+static int less_accurate(const sml_ledger *l) {
+    int n = 0;
+    for (size_t j = 0; j < l->n; j++) {
+        const sml_ledger_accuracy *row = NULL;
+        if (l->rec[j].baseline_only || sml_ledger_accuracy_verdict(&l->rec[j], &row) != SML_ACC_LESS) continue;
+        printf("gate: %s is LESS ACCURATE than %s (%s)\n", l->rec[j].kernel, row ? row->baseline : "its baseline",
+               row ? row->why : "");
+        n++;
     }
-    if (rc == 0 && md) {
-        if (sml_ledger_save_file(&run, &l, md, 0, err, sizeof err) != SML_OK) {
-            fprintf(stderr, "softmax-lab bench: %s\n", err);
-            rc = 1;
-        } else {
-            printf("%sledger: %s\n", to_dir || json ? "" : "\n", md);
-        }
-    }
-    if (rc == 0 && svg && !write_svg(&run, &l, svg)) rc = 1;
-    /* Exit 1 for a kernel that was asked for and broke the contract; baselines added only for
-     * the speedup columns are reported but do not fail the run. */
-    int broken = 0, missed = 0, broken_baselines = 0;
-    for (size_t i = 0; i < run.nresults; i++) {
-        if (!sml_bench_verdict_failed(run.results[i].verdict)) continue;
-        if (run.results[i].baseline_only) broken_baselines++;
-        else broken++;
-    }
-    if (broken_baselines)
-        printf("%d measurement(s) of baselines added for the speedup columns were WRONG or failed "
-               "(reported, not counted in the exit status)\n", broken_baselines);
-    for (size_t j = 0; j < l.n; j++)
-        missed += l.rec[j].claim.baseline && l.rec[j].decision.status != SML_DECISION_SUPPORTED &&
-                  l.rec[j].decision.status != SML_DECISION_MEASURED;
-    if (broken) {
-        printf("%d measurement(s) WRONG or failed: see the check column\n", broken);
-        rc = 1;
-    }
-    if (sml_bench_partial(&run)) {
-        char part[128];
-        printf("PARTIAL: %s; no kernel with a claim is called Supported on it\n",
-               sml_bench_partial_text(&run, part, sizeof part));
-    }
-    if (gate && missed) {
+    return n;
+}
+
+/* The gate over the ledger: rc, or 1 where it fails. */
+static int gate_status(const bench_opts *o, const sml_bench_run *run, const sml_ledger *l, int rc) {
+    int missed = 0;
+    for (size_t j = 0; j < l->n; j++)
+        missed += l->rec[j].claim.baseline && l->rec[j].decision.status != SML_DECISION_SUPPORTED &&
+                  l->rec[j].decision.status != SML_DECISION_MEASURED;
+    if (missed) {
         printf("gate: %d kernel(s) miss their claim\n", missed);
         rc = 1;
-    } else if (gate && sml_bench_partial(&run)) {
+    } else if (sml_bench_partial(run)) {
         /* Kernels whose claimed shapes were never reached are Measured, not missed: a gate
          * that only counted misses would pass a run that measured nothing it gates. */
         printf("gate: a partial run cannot show any claim holds\n");
         rc = 1;
     }
+    /* A faster kernel that got less accurate is no pass, as with check --against. */
+    int less = less_accurate(l);
+    if (less && !o->allow_less) rc = 1;
+    else if (less) printf("gate: LESS ACCURATE allowed by --allow-less-accurate\n");
+    return rc;
+}
+
+/* The exit status after the outputs were written (rc: 1 if one failed). */
+static int run_status(const bench_opts *o, const sml_bench_run *run, const sml_ledger *l, const char *unrun, int rc) {
+    /* Exit 1 for a kernel that was asked for and broke the contract; baselines added only for
+     * the speedup columns are reported but do not fail the run. */
+    int broken = 0, broken_baselines = 0;
+    for (size_t i = 0; i < run->nresults; i++) {
+        if (!sml_bench_verdict_failed(run->results[i].verdict)) continue;
+        if (run->results[i].baseline_only) broken_baselines++;
+        else broken++;
+    }
+    if (broken_baselines)
+        printf("%d measurement(s) of baselines added for the speedup columns were WRONG or failed "
+               "(reported, not counted in the exit status)\n", broken_baselines);
+    if (broken) {
+        printf("%d measurement(s) WRONG or failed: see the check column\n", broken);
+        rc = 1;
+    }
+    if (sml_bench_partial(run)) {
+        char part[128];
+        printf("PARTIAL: %s; no kernel with a claim is called Supported on it\n",
+               sml_bench_partial_text(run, part, sizeof part));
+    }
+    if (o->gate) rc = gate_status(o, run, l, rc);
     /* Green only for what ran: a backend named with --backend that could not run here, or a
      * run that measured nothing, is exit 3 (a failure above keeps its 1). */
     if (rc == 0 && unrun[0]) {
         printf("NOT CHECKED: %s could not run on this machine; exit 3\n", unrun);
         rc = 3;
-    } else if (rc == 0 && run.nresults == 0) {
+    } else if (rc == 0 && run->nresults == 0) {
         printf("NOTHING CHECKED: no measurement was made; exit 3\n");
         rc = 3;
     }
+    return rc;
+}
+
+/* ---- run ---- */
+
+static int execute(const bench_opts *o, sml_bench_plan *plan, const char *unrun) {
+    sml_bench_run run;
+    print_ctx pc = {0};
+    char err[512];
+    sml_status s = sml_bench_execute(plan, &o->cfg, on_case, &pc, &run, err, sizeof err);
+    if (s != SML_OK) {
+        fprintf(stderr, "softmax-lab bench: %s\n", err);
+        sml_bench_run_free(&run);
+        return s == SML_ERR_OUT_OF_MEMORY ? 3 : 1;
+    }
+    if (!pc.header_done) sml_bench_print_header(stdout, &run);
+    if (run.nresults == 0) printf("\nnothing was measured: no selected backend supports these shapes\n");
+    sml_ledger l;
+    if (sml_ledger_build(&run, &l) != SML_OK) {
+        fprintf(stderr, "softmax-lab bench: out of memory building the ledger\n");
+        sml_bench_run_free(&run);
+        return 3;
+    }
+    sml_bench_print_decisions(stdout, &run, &l);
+    int rc = write_outputs(o, &run, &l);
+    rc = run_status(o, &run, &l, unrun, rc);
     sml_ledger_free(&l);
     sml_bench_run_free(&run);
     return rc;
+}
+
+/* The shard this ledger holds, said in its notes. */
+static void note_shard(const sml_shard *shard, char *notes, size_t notes_len) {
+    if (!shard->count) return;
+    size_t used = strlen(notes);
+    snprintf(notes + used, notes_len - used,
+             "%sShard %d/%d: this ledger holds the sweep's cases i with i mod %d = %d and "
+             "decides on those alone; softmax-lab merge joins the shards' ledgers.",
+             used ? " " : "", shard->index, shard->count, shard->count, shard->index - 1);
+}
+
+int sml_cmd_bench(int argc, char **argv) {
+    int split = sml_cli_devices("bench", &argc, argv); /* several GPUs: one worker each */
+    if (split >= 0) return split;
+    bench_opts o;
+    int rc = parse_args(&o, argc, argv);
+    if (rc >= 0) return rc;
+    sml_bench_plan plan;
+    if ((rc = plan_shapes_and_outputs(&o, &plan)) >= 0) return rc;
+    int gpu = sml_gpu_available();
+    char notes[512] = "", err[1024];
+    const sml_kernel *kernels[SML_MAX_KERNELS];
+    int baseline_only[SML_MAX_KERNELS];
+    if ((rc = plan_kernels(&o, gpu, &plan, kernels, baseline_only, notes, sizeof notes)) >= 0) return rc;
+    char unrun[256] = "";
+    named_unrunnable(o.backend, gpu, unrun, sizeof unrun);
+    shrink_for_cpu(&o, &plan, notes, sizeof notes);
+    note_shard(&o.shard, notes, sizeof notes);
+    /* Before anything is allocated: a case that cannot fit is refused, not killed mid-run. */
+    if (!sml_bench_memory_check(&plan, &o.cfg, gpu, err, sizeof err)) return bad("%s", err);
+    sml_bench_estimate est;
+    sml_bench_estimate_plan(&plan, &o.cfg, gpu, &est);
+    if (!o.quiet)
+        fprintf(stderr, "plan: sweep %s, %zu cases (%zu runnable), %zu measurements; timing at most "
+                        "%.0f s (%.2f s each), host work ~%.0f s on %d threads (inputs, reference, "
+                        "checks)\n",
+                plan.sweep, est.cases, est.cases_run, est.measurements, est.timing_bound_s,
+                o.cfg.stop.max_seconds, est.host_s, est.threads);
+    plan.notes = notes;
+    return execute(&o, &plan, unrun);
 }

@@ -26,6 +26,7 @@
 #include "commands.h"
 #include "prop/prop.h"
 #include "prop/shard_json.h"
+#include "prop/repro.h"
 #include "prop/suite.h"
 #include "softmax_lab.h"
 #include "io/out_file.h"
@@ -72,6 +73,8 @@ static void usage(FILE *f) {
             "                   --seconds, BASE runs the same cases; with a GPU kernel and no\n"
             "                   --seconds, the GPU profile's 10,000 cases and 540 s budget\n"
             "  --allow-less-accurate  report LESS ACCURATE without failing the run\n"
+            "  --skip-bad-regressions  skip reproducers under --regressions that cannot be read\n"
+            "                   (without it they fail the run, exit 2)\n"
             "%s%s"
             "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
             "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
@@ -167,11 +170,23 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
     sml_jw_end(w);
 }
 
+/* A regression corpus that cannot be read is no pass: 1 after the message naming the first
+ * bad reproducer, unless --skip-bad-regressions (then a warning, and they are skipped). */
+static int regressions_unreadable(const sml_prop_config *cfg, int skip_bad) {
+    char err[1024];
+    size_t bad = cfg->regressions_dir ? sml_prop_repro_unreadable(cfg->regressions_dir, err, sizeof err) : 0;
+    if (!bad) return 0;
+    fprintf(stderr, ME ": %s%zu reproducer(s) under --regressions cannot be read; the first: %s%s\n",
+            skip_bad ? "warning: skipping " : "", bad, err,
+            skip_bad ? "" : " (fix or remove them, or --skip-bad-regressions)");
+    return !skip_bad;
+}
+
 int sml_cmd_check(int argc, char **argv) {
     const char *kernel = NULL, *op_s = NULL, *dt_s = NULL, *json = NULL, *input = NULL, *dy = NULL,
                *output = NULL;
     const char *against = NULL;
-    int allow_less = 0;
+    int allow_less = 0, skip_bad = 0;
     int split = sml_cli_devices("check", &argc, argv); /* several GPUs: one worker each */
     if (split >= 0) return split;
     sml_prop_config cfg;
@@ -195,8 +210,8 @@ int sml_cmd_check(int argc, char **argv) {
                           : !strcmp(a, "--input") ? &input : !strcmp(a, "--dy") ? &dy
                           : !strcmp(a, "--output") ? &output
                           : !strcmp(a, "--against") ? &against : NULL;
-        if (!strcmp(a, "--allow-less-accurate")) {
-            allow_less = 1;
+        if (!strcmp(a, "--allow-less-accurate") || !strcmp(a, "--skip-bad-regressions")) {
+            *(!strcmp(a, "--allow-less-accurate") ? &allow_less : &skip_bad) = 1;
             i++;
             continue;
         }
@@ -243,6 +258,7 @@ int sml_cmd_check(int argc, char **argv) {
         fprintf(stderr, ME ": %s goes with --input\n", dy ? "--dy" : "--output");
         return 2;
     }
+    if (regressions_unreadable(&cfg, skip_bad)) return 2;
 
     unsigned ops = SML_OPS_ALL, dts = SML_DTYPES_ALL;
     if (op_s && strcmp(op_s, "all")) {

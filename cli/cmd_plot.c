@@ -8,6 +8,7 @@
 #include "report/plot_svg.h"
 #include "commands.h"
 #include "io/out_file.h"
+#include "io/path_same.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -75,6 +76,11 @@ int sml_cmd_plot(int argc, char **argv) {
     }
     sml_json *doc = NULL;
     char err[1200], info[256];
+    const sml_path_arg paths[] = {{"the ledger", in, 0}, {"the SVG", out, 1}};
+    if (sml_paths_clash(paths, 2, err, sizeof err)) {
+        fprintf(stderr, "softmax-lab plot: %s\n", err);
+        return 2;
+    }
     if (sml_json_parse_file(in, &doc, err, sizeof err) != SML_OK) {
         fprintf(stderr, "softmax-lab plot: %s: %s\n", in, err);
         return 2;

@@ -14,6 +14,7 @@
 #include "analysis/targets.h"
 #include "commands.h"
 #include "io/out_file.h"
+#include "io/path_same.h"
 
 typedef struct opts {
     const char *ledger, *kernel, *json, *md;
@@ -84,9 +85,10 @@ static int parse_args(int argc, char **argv, opts *o) {
         return 2;
     }
     /* An output over the ledger (or over the other output) would lose what was just read. */
-    if ((o->json && !strcmp(o->json, o->ledger)) || (o->md && !strcmp(o->md, o->ledger)) ||
-        (o->json && o->md && !strcmp(o->json, o->md))) {
-        fprintf(stderr, "softmax-lab targets: the ledger, --json and --md must be three different files\n");
+    const sml_path_arg paths[] = {{"the ledger", o->ledger, 0}, {"--json", o->json, 1}, {"--md", o->md, 1}};
+    char err[1024];
+    if (sml_paths_clash(paths, 3, err, sizeof err)) {
+        fprintf(stderr, "softmax-lab targets: %s\n", err);
         return 2;
     }
     return -1;

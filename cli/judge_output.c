@@ -6,18 +6,23 @@
  * dx to judge. Every file is read and validated before anything is written. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check_input.h"
 #include "check_report.h"
 #include "prop/repro.h"
 #include "core/dtype.h"
 #include "reference/reference.h"
+#include "io/path_same.h"
 
 #define ME "softmax-lab check"
 
-/* The reference rounded to the dtype, as DIR/reference.<op>.npy in x's shape. */
+/* The reference rounded to the dtype, as DIR/reference.<op>.npy in x's shape, staged: put in
+ * place only once the --json report is (sml_npy_stage_place), so a failed report leaves
+ * nothing. The directory is made here. */
 static int save_reference(const char *dir, sml_op op, const sml_npy *x, const double *want,
-                          char *path, size_t pn) {
+                          char *path, size_t pn, sml_npy_staged *st) {
     int64_t n = x->rows * x->cols;
     void *buf = malloc((size_t)(n ? n : 1) * sml_dtype_size(x->dtype));
     if (!buf) {
@@ -27,7 +32,9 @@ static int save_reference(const char *dir, sml_op op, const sml_npy *x, const do
     for (int64_t i = 0; i < n; i++) sml_store(x->dtype, buf, i, want[i]);
     snprintf(path, pn, "%s/reference.%s.npy", dir, sml_op_name(op));
     char err[1200];
-    sml_status s = sml_npy_write(path, x->dtype, x->ndim, x->shape, buf, err, sizeof err);
+    sml_status s = sml_mkdir_p(dir) == SML_OK ? SML_OK : SML_ERR_IO;
+    if (s != SML_OK) snprintf(err, sizeof err, "%s: cannot create the folder", dir);
+    if (s == SML_OK) s = sml_npy_stage(st, path, x->dtype, x->ndim, x->shape, buf, err, sizeof err);
     free(buf);
     if (s == SML_OK) return 0;
     fprintf(stderr, ME ": cannot write the --save output (nothing written): %s\n", err);
@@ -69,6 +76,17 @@ static int json_report(sml_out_file *jf, const sml_check_input_args *a, sml_op o
     return sml_check_json_close(jf, &w, a->json);
 }
 
+/* An output (--json, or the --save file `saved`) that names an input or the other output:
+ * -1 after the message, else 0. */
+static int refuse_clash(const sml_check_input_args *a, const char *saved) {
+    const sml_path_arg paths[] = {{"--input", a->input, 0}, {"--output", a->output, 0}, {"--dy", a->dy, 0},
+                                  {"--json", a->json, 1}, {"the --save file", saved, 1}};
+    char err[1200];
+    if (!sml_paths_clash(paths, 5, err, sizeof err)) return 0;
+    fprintf(stderr, ME ": %s\n", err);
+    return -1;
+}
+
 int sml_judge_output(const sml_check_input_args *a) {
     sml_op op = SML_SOFTMAX;
     if (a->op && sml_op_parse(a->op, &op) != SML_OK) {
@@ -99,9 +117,13 @@ int sml_judge_output(const sml_check_input_args *a) {
         return SML_EXIT_UNUSABLE;
     }
     int rc = SML_EXIT_UNUSABLE;
+    struct stat sd;
+    const int had_dir = a->save_dir && stat(a->save_dir, &sd) == 0;
     double *want = NULL;
+    sml_npy_staged *ref = NULL;
     sml_out_file jf;
     memset(&jf, 0, sizeof jf);
+    if (refuse_clash(a, NULL) || !(ref = calloc(1, sizeof *ref))) goto done;
     if (sml_read_companion(a->output, "--output", &x, a->input, a->dtype, &y) != 0) goto done;
     if (bwd && sml_read_companion(a->dy, "--dy", &x, a->input, a->dtype, &dy) != 0) goto done;
     if (a->json && sml_out_open(&jf, a->json, err, sizeof err) != SML_OK) {
@@ -118,10 +140,6 @@ int sml_judge_output(const sml_check_input_args *a) {
         if (json_report(&jf, a, op, &x, "NOTHING_CHECKED", NULL, NULL, 0, NULL) != 0) goto done;
         printf("verdict: NOTHING CHECKED: the tensor is empty (exit %d)\n", SML_EXIT_UNCHECKED);
         rc = SML_EXIT_UNCHECKED;
-        goto done;
-    }
-    if (a->save_dir && sml_mkdir_p(a->save_dir) != SML_OK) {
-        fprintf(stderr, ME ": --save: cannot create the folder %s\n", a->save_dir);
         goto done;
     }
     want = malloc((size_t)n * sizeof *want);
@@ -150,15 +168,26 @@ int sml_judge_output(const sml_check_input_args *a) {
     }
     char saved[4200] = "";
     if (a->save_dir) {
-        if (save_reference(a->save_dir, op, &x, want, saved, sizeof saved) != 0) goto done;
-        printf("reference (rounded to %s) saved to %s\n", sml_dtype_name(x.dtype), saved);
+        snprintf(saved, sizeof saved, "%s/reference.%s.npy", a->save_dir, sml_op_name(op));
+        if (refuse_clash(a, saved) || save_reference(a->save_dir, op, &x, want, saved, sizeof saved, ref) != 0)
+            goto done;
     }
     if (json_report(&jf, a, op, &x, r.pass ? "PASS" : "FAIL", &r, worst, nworst, saved) != 0) goto done;
+    if (a->save_dir) {
+        if (sml_npy_stage_place(ref, err, sizeof err) != SML_OK) {
+            fprintf(stderr, ME ": cannot write the --save output: %s\n", err);
+            goto done;
+        }
+        printf("reference (rounded to %s) saved to %s\n", sml_dtype_name(x.dtype), saved);
+    }
     rc = r.pass ? SML_EXIT_HOLDS : SML_EXIT_BROKEN;
     printf("verdict: %s (exit %d)\n", r.pass ? "PASS: the output meets the numerics contract"
                                              : "FAIL: the output breaks the numerics contract", rc);
 done:
     if (jf.f) sml_out_abort(&jf);
+    if (ref) sml_npy_stage_abort(ref);
+    if (a->save_dir && !had_dir && rc == SML_EXIT_UNUSABLE) rmdir(a->save_dir); /* made here, left empty */
+    free(ref);
     free(want);
     sml_npy_free(&x);
     sml_npy_free(&y);

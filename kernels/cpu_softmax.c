@@ -41,6 +41,22 @@ static float sum_tree(const float *v, int64_t n) {
     return sum_tree(v, half) + sum_tree(v + half, n - half);
 }
 
+/* The sum of a backward op: its class is the exact sum's, whatever the order (docs/NUMERICS.md
+ * section 2): NaN if a term is NaN or both infinities appear, else the infinity that appears,
+ * else the tree sum of the finite terms. A plain tree sum can overflow a partial sum of huge
+ * finite terms to -inf before it meets a +inf term, and -inf + inf = NaN. */
+static float sum_exact_class(const float *v, int64_t n) {
+    int pinf = 0, ninf = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(v[i])) return NAN;
+        if (v[i] == INFINITY) pinf = 1;
+        if (v[i] == -INFINITY) ninf = 1;
+    }
+    if (pinf && ninf) return NAN;
+    if (pinf || ninf) return pinf ? INFINITY : -INFINITY;
+    return sum_tree(v, n);
+}
+
 static float row_max(const float *x, int64_t n) {
     float m = -INFINITY;
     for (int64_t i = 0; i < n; i++)
@@ -104,10 +120,10 @@ static void backward_row(sml_op op, const float *y, const float *dy, float *dx, 
                          int64_t n) {
     if (op == SML_SOFTMAX_BWD) {
         for (int64_t i = 0; i < n; i++) e[i] = dy[i] * y[i];
-        float dot = sum_tree(e, n);
+        float dot = sum_exact_class(e, n);
         for (int64_t i = 0; i < n; i++) dx[i] = y[i] * (dy[i] - dot);
     } else {
-        float s = sum_tree(dy, n);
+        float s = sum_exact_class(dy, n);
         for (int64_t i = 0; i < n; i++) dx[i] = dy[i] - expf(y[i]) * s;
     }
 }

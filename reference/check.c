@@ -59,6 +59,8 @@ static void record_worst(sml_check_report *r, const row_ctx *c, int64_t j, doubl
         r->worst_abs = err;
         r->worst_rel = want != 0.0 ? err / fabs(want) : (err == 0.0 ? 0.0 : INFINITY);
         r->worst_ulps = err / sml_ulp(c->dt, want);
+    } else if (ratio == 0.0) { /* the special value expected, exactly (inf for inf, NaN for NaN) */
+        r->worst_abs = r->worst_rel = r->worst_ulps = 0.0;
     } else {
         r->worst_abs = r->worst_rel = r->worst_ulps = INFINITY;
     }

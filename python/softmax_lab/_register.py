@@ -27,6 +27,11 @@ SML_OK = 0
 # SML_ERR_KERNEL_FAILED (the suite counts it as a failed launch; the traceback is printed once).
 SML_ERR_KERNEL_FAILED = 18
 
+# A KeyboardInterrupt or SystemExit raised inside a kernel (Ctrl-C arrives there, the only
+# Python code that runs during a check): kept here, every later launch fails at once without
+# calling the kernel, and run_cli raises it again when the command returns.
+_interrupt = []
+
 _keep = []          # every table handed to C must live as long as the process
 _registered = {}    # name -> the table registered (one line)
 _origins = {}       # name -> the origin it was registered with
@@ -109,6 +114,8 @@ def _make_launch(name, fn, device):
     stream_cache = {}
 
     def launch(_handle, pp):
+        if _interrupt:
+            return SML_ERR_KERNEL_FAILED
         try:
             p = pp.contents
             op = _native.OPS[p.op]
@@ -127,6 +134,12 @@ def _make_launch(name, fn, device):
             else:
                 fn(op, x, dy, out)
             return SML_OK
+        except (KeyboardInterrupt, SystemExit) as e:  # stop, not a kernel failure
+            _interrupt.append(e)
+            sys.stderr.write("softmax_lab: %s in Python kernel %r: the remaining launches fail at once; the "
+                             "command stops as soon as it can\n" % (type(e).__name__, name))
+            sys.stderr.flush()
+            return SML_ERR_KERNEL_FAILED
         except Exception:  # reported to the suite as a failed launch
             if not reported:
                 reported.append(1)
@@ -181,6 +194,9 @@ def _check_args(name, fn, device, claim, min_cols, max_cols):
     for arg, v in (("min_cols", min_cols), ("max_cols", max_cols)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError("%s: %s must be an int, not %s" % (where, arg, type(v).__name__))
+    for arg, v in (("min_cols", min_cols), ("max_cols", max_cols)):
+        if v > 2 ** 62:
+            raise ValueError("%s: %s %d is past 2**62" % (where, arg, v))
     if min_cols < 1 or max_cols < 0 or (max_cols and max_cols < min_cols):
         raise ValueError("%s: min_cols %d, max_cols %d: need 1 <= min_cols and max_cols 0 (no limit) or >= min_cols"
                          % (where, min_cols, max_cols))
@@ -199,6 +215,11 @@ def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_col
     A name registered from Python before is replaced (with a warning): re-running a notebook
     cell works. Usage errors raise TypeError or ValueError naming the argument."""
     device = _check_args(name, fn, device, claim, min_cols, max_cols)
+    if getattr(fn, "__module__", None) == "__main__":
+        sys.stderr.write("softmax_lab.register(%r): the kernel is defined in __main__, which a rerun or replay "
+                         "cannot import (their lines say --load python:__main__); to replay it, define it in a "
+                         "module that registers it on import (mykernels.py) and pass --load python:mykernels\n"
+                         % (name,))
     if ops == "all":
         ops = _native.OPS
     if dtypes == "all":

@@ -43,6 +43,11 @@ def run_cli(argv, prog="softmax-lab"):
     rc = cli.sml_cli_main(len(args), arr)
     libc = ctypes.CDLL(None)
     libc.fflush(None)
+    from . import _register
+    if _register._interrupt:  # Ctrl-C (or sys.exit) inside a Python kernel: raised here, once
+        e = _register._interrupt[0]
+        del _register._interrupt[:]
+        raise e
     return rc
 
 
@@ -185,7 +190,9 @@ def _to_numpy(a):
     except ImportError:
         pass
     import numpy as np
-    return np.ascontiguousarray(a), None
+    a = np.asarray(a)
+    # A 0-d array stays 0-d (ascontiguousarray would make it 1-d): the CLI refuses it, exit 2.
+    return (np.ascontiguousarray(a) if a.ndim else a), None
 
 
 def _judge_input(a, arg, tmp):

@@ -32,12 +32,10 @@ static sml_status read_doc(const sml_json *doc, entries *out, char *gpu, size_t 
         return SML_ERR_FORMAT;
     }
     const char *schema = sml_json_str(sml_json_get(doc, "schema"));
-    if (!schema || strncmp(schema, "softmax-lab-ledger/", 19) != 0) {
-        snprintf(err, errlen, "'schema' is not \"%s\": not a softmax-lab ledger", SML_LEDGER_SCHEMA);
-        return SML_ERR_FORMAT;
-    }
+    if (!sml_ledger_schema_ok(schema, err, errlen)) return SML_ERR_FORMAT;
     const char *name = sml_json_str(sml_json_get(sml_json_get(sml_json_get(doc, "environment"), "gpu"), "name"));
     snprintf(gpu, gpulen, "%s", name ? name : "no GPU");
+    sml_printable(gpu);
     const sml_json *recs = sml_json_get(doc, "records");
     if (!recs || recs->type != SML_JSON_ARRAY) {
         snprintf(err, errlen, "'records' missing or not an array");

@@ -183,13 +183,16 @@ static int get_metric(const sml_json *o, const char *key, int required, double *
                       char *err, size_t errlen) {
     const sml_json *v = sml_json_get(o, key);
     *dst = NAN;
-    if (sml_json_is_num(v) || (v && v->type == SML_JSON_STRING && !isnan(sml_json_num(v, NAN)))) {
-        *dst = sml_json_num(v, NAN); /* a number, or "inf" / "-inf" */
+    /* Finite only: a fraction or a time of "inf" would meet every threshold, and a time of
+     * "nan" is no time (the bench writes these as absent or null where it has none). */
+    if (sml_json_is_num(v) && isfinite(v->number)) {
+        *dst = v->number;
         return 1;
     }
-    if (!required && (!v || v->type == SML_JSON_NULL || (v->type == SML_JSON_STRING && !strcmp(v->string, "nan"))))
+    if (!required && (!v || v->type == SML_JSON_NULL)) return 1;
+    if (!required && v->type == SML_JSON_STRING && !strcmp(v->string, "nan") && strcmp(key, "median_ms"))
         return 1;
-    snprintf(err, errlen, "%s: '%s' missing or not a number", where, key);
+    snprintf(err, errlen, "%s: '%s' missing or not a finite number", where, key);
     return 0;
 }
 
@@ -226,8 +229,10 @@ static int read_row(const sml_json *x, sml_tgt_row *r, const char *where, char *
     r->field_ms = r->vs_field = NAN;
     const char *b = sml_json_str(sml_json_get(x, "best_other"));
     snprintf(r->best_other, sizeof r->best_other, "%s", b ? b : "-");
+    sml_printable(r->best_other);
     const char *a = sml_json_str(sml_json_get(x, "auto_path"));
     snprintf(r->auto_path, sizeof r->auto_path, "%s", a ? a : "");
+    sml_printable(r->auto_path);
     return 1;
 }
 
@@ -237,6 +242,8 @@ static void read_environment(const sml_json *doc, sml_tgt_report *out) {
     const char *sweep = sml_json_str(sml_json_get(doc, "sweep"));
     snprintf(out->gpu, sizeof out->gpu, "%s", gpu ? gpu : "no GPU");
     snprintf(out->sweep, sizeof out->sweep, "%s", sweep ? sweep : "-");
+    sml_printable(out->gpu);
+    sml_printable(out->sweep);
     out->memcpy_gbps = sml_json_num(sml_json_get(sml_json_get(env, "copy"), "memcpy_d2d_gbps"), NAN);
     const sml_json *part = sml_json_get(doc, "partial");
     /* Counts out of range read as absent (0): a cast of such a double would be undefined. */
@@ -249,6 +256,7 @@ static void read_environment(const sml_json *doc, sml_tgt_report *out) {
         const char *op = sml_json_str(sml_json_at(ops, i));
         size_t used = strlen(out->ops);
         if (op) snprintf(out->ops + used, sizeof out->ops - used, "%s%s", used ? ", " : "", op);
+        sml_printable(out->ops);
     }
 }
 
@@ -258,13 +266,10 @@ static int read_header(const sml_json *doc, sml_tgt_report *out, char *err, size
         return 0;
     }
     const char *schema = sml_json_str(sml_json_get(doc, "schema"));
-    if (!schema || strncmp(schema, "softmax-lab-ledger/", 19) != 0) {
-        snprintf(err, errlen, "'schema' is not \"%s\": not a softmax-lab ledger", SML_LEDGER_SCHEMA);
-        return 0;
-    }
+    if (!sml_ledger_schema_ok(schema, err, errlen)) return 0;
     const sml_json *m = sml_json_get(sml_json_get(doc, "config"), "decision_margin");
-    if (!sml_json_is_num(m) || !(m->number >= 0 && m->number < 1)) {
-        snprintf(err, errlen, "'config.decision_margin' missing or not a number in [0, 1)");
+    if (!sml_json_is_num(m) || !sml_margin_ok(m->number)) {
+        snprintf(err, errlen, "'config.decision_margin' missing or not a number in [0, %.2f]", SML_MAX_MARGIN);
         return 0;
     }
     out->margin = m->number;
@@ -290,6 +295,7 @@ static const sml_json *find_record(const sml_json *doc, const char *kernel, size
         }
         size_t used = strlen(names);
         snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", k);
+        sml_printable(names);
         if (strcmp(k, kernel)) continue;
         if (found) { /* which of two records would speak for the kernel is not ours to guess */
             snprintf(err, errlen, "records[%zu]: a second record for kernel '%s'", i, kernel);
@@ -300,6 +306,10 @@ static const sml_json *find_record(const sml_json *doc, const char *kernel, size
     }
     if (!found) snprintf(err, errlen, "no record for kernel '%s' (the ledger has: %s)", kernel, names);
     return found;
+}
+
+static int same_cell(const sml_tgt_row *a, const sml_tgt_row *b) {
+    return a->rows == b->rows && a->cols == b->cols && !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
 }
 
 static int read_record(const sml_json *rec, size_t at, sml_tgt_report *out, char *err, size_t errlen) {
@@ -319,12 +329,16 @@ static int read_record(const sml_json *rec, size_t at, sml_tgt_report *out, char
     for (size_t j = 0; j < ev->n; j++, out->n++) {
         snprintf(where, sizeof where, "records[%zu].evidence[%zu]", at, j);
         if (!read_row(ev->items[j], &out->rows[j], where, err, errlen)) return 0;
+        /* A cell counted twice would count twice toward every target. */
+        for (size_t i = 0; i < j; i++)
+            if (same_cell(&out->rows[i], &out->rows[j])) {
+                snprintf(err, errlen, "%s: a second row for %s %s %lldx%lld (the first is evidence[%zu])", where,
+                         out->rows[j].op, out->rows[j].dtype, (long long)out->rows[j].rows,
+                         (long long)out->rows[j].cols, i);
+                return 0;
+            }
     }
     return 1;
-}
-
-static int same_cell(const sml_tgt_row *a, const sml_tgt_row *b) {
-    return a->rows == b->rows && a->cols == b->cols && !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
 }
 
 /* Appends name to the ", "-separated list unless it is there already (by whole name: triton
@@ -386,6 +400,7 @@ static int read_other_record(const sml_json *rec, size_t at, const char *name, i
             if (!field || !(isnan(r->field_ms) || b.median_ms < r->field_ms)) continue;
             r->field_ms = b.median_ms;
             snprintf(r->field, sizeof r->field, "%s", name);
+            sml_printable(r->field);
         }
     }
     return 1;
@@ -403,6 +418,7 @@ static int read_field(const sml_json *doc, const char *kernel, sml_tgt_report *o
             continue;
         }
         add_name(out->field, sizeof out->field, k);
+        sml_printable(out->field);
         if (!read_other_record(recs->items[i], i, k, 1, out, err, errlen)) return 0;
     }
     for (size_t i = 0; i < out->n; i++) {

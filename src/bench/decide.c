@@ -116,3 +116,5 @@ sml_compare_result sml_compare_verdict(double old_ms, double old_spread, double 
     if (fabs(change) <= threshold && noise <= threshold) return SML_CMP_SAME;
     return SML_CMP_UNCLEAR;
 }
+
+int sml_margin_ok(double m) { return m >= 0 && m <= SML_MAX_MARGIN; }

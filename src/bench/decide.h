@@ -30,6 +30,13 @@ int sml_shape_in_class(int64_t cols, const char *cls);
 
 /* The relative noise margin never drops below this, however quiet both timings were. */
 #define SML_DEFAULT_MARGIN 0.03
+/* The largest floor a run may set (bench --margin) or a ledger may carry (targets). A margin
+ * is a tolerance for timing noise, not a discount: with a floor of 0.9 a kernel at 0.31x would
+ * "meet" a 1.0x claim. Noisier timings than that widen each row's own margin (sml_row_margin),
+ * which makes a row unclear, never met. */
+#define SML_MAX_MARGIN 0.10
+/* 1 when m is a valid floor: 0 <= m <= SML_MAX_MARGIN. The one rule for bench and targets. */
+int sml_margin_ok(double m);
 
 /* One shape (op, dtype, rows, cols) of a kernel's evidence, as the decision rule sees it. */
 typedef struct sml_decision_row {

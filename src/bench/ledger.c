@@ -372,3 +372,12 @@ const sml_ledger_record *sml_ledger_find(const sml_ledger *l, const char *kernel
         if (!strcmp(l->rec[j].kernel, kernel)) return &l->rec[j];
     return NULL;
 }
+
+int sml_ledger_schema_ok(const char *schema, char *err, size_t errlen) {
+    if (schema && !strcmp(schema, SML_LEDGER_SCHEMA)) return 1;
+    if (schema && !strncmp(schema, "softmax-lab-ledger/", 19))
+        snprintf(err, errlen, "'schema' is \"%.40s\": this build reads only %s", schema, SML_LEDGER_SCHEMA);
+    else
+        snprintf(err, errlen, "'schema' is not \"%s\": not a softmax-lab ledger", SML_LEDGER_SCHEMA);
+    return 0;
+}

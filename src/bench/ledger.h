@@ -17,6 +17,11 @@ extern "C" {
 
 #define SML_LEDGER_SCHEMA "softmax-lab-ledger/1"
 
+/* 1 when schema is SML_LEDGER_SCHEMA, the one version this build writes and reads; else 0,
+ * with err saying what was found (another version, or no ledger at all). Every ledger reader
+ * (compare, targets, plot) asks this one function. */
+int sml_ledger_schema_ok(const char *schema, char *err, size_t errlen);
+
 /* A kernel's accuracy on one op and dtype of the run (prop/accuracy.h): err/bound over the
  * cases, and against its baseline (the claim's, else cudnn) on the cases both judged. */
 typedef struct sml_ledger_accuracy {

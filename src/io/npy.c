@@ -171,15 +171,10 @@ static int read_sidecar(const char *path, sml_dtype *out, char *why, size_t wn) 
     return r;
 }
 
-sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, size_t errlen) {
-    if (!path || !out) return SML_ERR_NULL_POINTER;
-    memset(out, 0, sizeof *out);
-    if (want >= SML_DTYPE_COUNT) return sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path, "unknown requested dtype");
-    char why[256];
-    FILE *f;
-    int64_t fsize;
-    if (sml_file_open_read(path, &f, &fsize, why, sizeof why) != SML_OK)
-        return sml_file_errorf(SML_ERR_IO, err, errlen, path, "%s", why);
+/* The magic, the version and the header text (hdr, malloc'ed, NUL-terminated) and where the
+ * data starts. */
+static sml_status read_preamble(const char *path, FILE *f, int64_t fsize, char **hdr_out, size_t *hlen_out,
+                                int64_t *data_at_out, char *err, size_t errlen) {
     sml_status st = SML_OK;
     char *hdr = NULL;
     unsigned char pre[12];
@@ -233,6 +228,153 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
         goto out;
     }
     hdr[hlen] = 0;
+    *hdr_out = hdr;
+    *hlen_out = (size_t)hlen;
+    *data_at_out = data_at;
+    return SML_OK;
+out:
+    free(hdr);
+    return st;
+}
+
+/* The dtype of the data (descr, the sidecar and the caller's wish): SML_OK with out->dtype
+ * and out->raw_bits set, else the error. Raw 16-bit data ('<u2', '<i2', 'V2') is taken as
+ * bf16 bits only: NumPy has a float16 ('<f2'), so fp16 from raw bits would be a guess. */
+static sml_status resolve_dtype(const char *path, const char *descr, int want, sml_npy *out, char *err,
+                                size_t errlen) {
+    char why[256];
+    sml_status st = SML_OK;
+    int raw = 0;
+    sml_dtype dt = SML_F32;
+    if (descr[0] == '>' && strcmp(descr + 1, "u1") != 0) {
+        st = sml_file_errorf(SML_ERR_FORMAT, err, errlen, path,
+                  "big-endian data ('%s'); save it as little-endian (x.astype(x.dtype.newbyteorder('<')))",
+                  descr);
+        goto out;
+    }
+    const char *t = (descr[0] == '<' || descr[0] == '|' || descr[0] == '=') ? descr + 1 : descr;
+    if (!strcmp(t, "f4")) dt = SML_F32;
+    else if (!strcmp(t, "f2")) dt = SML_F16;
+    else if (!strcmp(t, "u2") || !strcmp(t, "i2") || !strcmp(t, "V2")) raw = 1;
+    else {
+        st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path,
+                  "dtype '%s' is not one softmax-lab computes in: use float32 ('<f4'), "
+                  "float16 ('<f2') or bf16 bits as uint16 with a '.dtype' sidecar saying bf16 "
+                  "(for float64: x.astype(numpy.float32))",
+                  descr);
+        goto out;
+    }
+    sml_dtype side;
+    int sc = read_sidecar(path, &side, why, sizeof why);
+    if (sc < 0) {
+        st = sml_file_errorf(SML_ERR_FORMAT, err, errlen, path, "%s", why);
+        goto out;
+    }
+    if (raw) {
+        if (sc == 1 && side == SML_F32) {
+            st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path, "16-bit data but the sidecar says fp32");
+            goto out;
+        }
+        if (sc == 1 && want >= 0 && (sml_dtype)want != side) {
+            st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path, "the sidecar says %s but %s was asked for",
+                      sml_dtype_name(side), sml_dtype_name((sml_dtype)want));
+            goto out;
+        }
+        if (sc == 1) dt = side;
+        else if (want == SML_F16 || want == SML_BF16) dt = (sml_dtype)want;
+        if (dt == SML_F16) {
+            st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path,
+                      "raw 16-bit data ('%s') read as fp16: only bf16 comes as raw bits (NumPy has no bf16); "
+                      "save fp16 as float16 ('<f2')", descr);
+            goto out;
+        }
+        if (dt != SML_BF16) {
+            st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path,
+                      "raw 16-bit data ('%s') with no dtype: write bf16 into the file's .dtype sidecar "
+                      "or pass --dtype bf16",
+                      descr);
+            goto out;
+        }
+    } else {
+        if (sc == 1 && side != dt) {
+            st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path, "data is %s but the sidecar says %s",
+                      sml_dtype_name(dt), sml_dtype_name(side));
+            goto out;
+        }
+        if (want >= 0 && (sml_dtype)want != dt) {
+            st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path,
+                      "data is %s but %s was asked for (convert it with numpy first)",
+                      sml_dtype_name(dt), sml_dtype_name((sml_dtype)want));
+            goto out;
+        }
+    }
+    out->dtype = dt;
+    out->raw_bits = raw;
+out:
+    return st;
+}
+
+/* The data after the header: exactly what the shape promises, no byte less and none more. */
+static sml_status read_data(const char *path, FILE *f, int64_t fsize, int64_t data_at, sml_npy *out, char *err,
+                            size_t errlen) {
+    sml_status st = SML_OK;
+    /* The product of the non-zero dimensions is bounded too, so no product of some of
+     * them (rows) overflows, whatever dimension is 0. */
+    uint64_t n = 1, nz = 1;
+    for (int i = 0; i < out->ndim; i++) {
+        uint64_t v = (uint64_t)out->shape[i];
+        if (v && nz > (UINT64_MAX / 8) / v) {
+            st = sml_file_errorf(SML_ERR_FORMAT, err, errlen, path, "shape too large");
+            goto out;
+        }
+        if (v) nz *= v;
+        n *= v;
+    }
+    out->cols = out->shape[out->ndim - 1];
+    out->rows = 1;
+    for (int i = 0; i + 1 < out->ndim; i++) out->rows *= out->shape[i];
+    size_t esz = sml_dtype_size(out->dtype);
+    uint64_t want_bytes = n * esz, have = (uint64_t)(fsize - data_at);
+    if (have < want_bytes) {
+        st = sml_file_errorf(SML_ERR_FORMAT, err, errlen, path,
+                             "truncated: the header promises %llu data bytes, the file holds %llu",
+                             (unsigned long long)want_bytes, (unsigned long long)have);
+        goto out;
+    }
+    if (have > want_bytes) {
+        st = sml_file_errorf(SML_ERR_FORMAT, err, errlen, path,
+                             "%llu bytes after the %llu data bytes the header promises (a wrong header "
+                             "length or shape?)",
+                             (unsigned long long)(have - want_bytes), (unsigned long long)want_bytes);
+        goto out;
+    }
+    out->bytes = (size_t)want_bytes;
+    out->data = malloc(out->bytes ? out->bytes : 1);
+    if (!out->data) { st = SML_ERR_OUT_OF_MEMORY; goto out; }
+    if (fread(out->data, 1, out->bytes, f) != out->bytes) {
+        free(out->data);
+        out->data = NULL;
+        out->bytes = 0;
+        st = sml_file_errorf(SML_ERR_IO, err, errlen, path, "read error");
+        goto out;
+    }
+out:
+    return st;
+}
+
+sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, size_t errlen) {
+    if (!path || !out) return SML_ERR_NULL_POINTER;
+    memset(out, 0, sizeof *out);
+    if (want >= SML_DTYPE_COUNT) return sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path, "unknown requested dtype");
+    char why[256];
+    FILE *f;
+    int64_t fsize, data_at = 0;
+    if (sml_file_open_read(path, &f, &fsize, why, sizeof why) != SML_OK)
+        return sml_file_errorf(SML_ERR_IO, err, errlen, path, "%s", why);
+    char *hdr = NULL;
+    size_t hlen = 0;
+    sml_status st = read_preamble(path, f, fsize, &hdr, &hlen, &data_at, err, errlen);
+    if (st != SML_OK) goto out;
     header h;
     if (!parse_header(hdr, hlen, &h, why, sizeof why)) {
         st = sml_file_errorf(SML_ERR_FORMAT, err, errlen, path, "%s", why);
@@ -249,115 +391,8 @@ sml_status sml_npy_read(const char *path, int want, sml_npy *out, char *err, siz
     }
     out->ndim = h.ndim;
     memcpy(out->shape, h.shape, sizeof h.shape);
-    const char *descr = h.descr;
-
-    /* dtype */
-    {
-        int raw = 0;
-        sml_dtype dt = SML_F32;
-        if (descr[0] == '>' && strcmp(descr + 1, "u1") != 0) {
-            st = sml_file_errorf(SML_ERR_FORMAT, err, errlen, path,
-                      "big-endian data ('%s'); save it as little-endian (x.astype(x.dtype.newbyteorder('<')))",
-                      descr);
-            goto out;
-        }
-        const char *t = (descr[0] == '<' || descr[0] == '|' || descr[0] == '=') ? descr + 1 : descr;
-        if (!strcmp(t, "f4")) dt = SML_F32;
-        else if (!strcmp(t, "f2")) dt = SML_F16;
-        else if (!strcmp(t, "u2") || !strcmp(t, "i2") || !strcmp(t, "V2")) raw = 1;
-        else {
-            st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path,
-                      "dtype '%s' is not one softmax-lab computes in: use float32 ('<f4'), "
-                      "float16 ('<f2') or bf16 bits as uint16 with a '.dtype' sidecar saying bf16 "
-                      "(for float64: x.astype(numpy.float32))",
-                      descr);
-            goto out;
-        }
-        sml_dtype side;
-        int sc = read_sidecar(path, &side, why, sizeof why);
-        if (sc < 0) {
-            st = sml_file_errorf(SML_ERR_FORMAT, err, errlen, path, "%s", why);
-            goto out;
-        }
-        if (raw) {
-            if (sc == 1 && side == SML_F32) {
-                st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path, "16-bit data but the sidecar says fp32");
-                goto out;
-            }
-            if (sc == 1 && want >= 0 && (sml_dtype)want != side) {
-                st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path, "the sidecar says %s but %s was asked for",
-                          sml_dtype_name(side), sml_dtype_name((sml_dtype)want));
-                goto out;
-            }
-            if (sc == 1) dt = side;
-            else if (want == SML_F16 || want == SML_BF16) dt = (sml_dtype)want;
-            else {
-                st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path,
-                          "raw 16-bit data ('%s') with no dtype: write bf16 into the file's .dtype sidecar "
-                          "or pass --dtype bf16",
-                          descr);
-                goto out;
-            }
-        } else {
-            if (sc == 1 && side != dt) {
-                st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path, "data is %s but the sidecar says %s",
-                          sml_dtype_name(dt), sml_dtype_name(side));
-                goto out;
-            }
-            if (want >= 0 && (sml_dtype)want != dt) {
-                st = sml_file_errorf(SML_ERR_BAD_DTYPE, err, errlen, path,
-                          "data is %s but %s was asked for (convert it with numpy first)",
-                          sml_dtype_name(dt), sml_dtype_name((sml_dtype)want));
-                goto out;
-            }
-        }
-        out->dtype = dt;
-        out->raw_bits = raw;
-    }
-
-    /* size: the data is exactly what the shape promises, no byte less and none more */
-    {
-        /* The product of the non-zero dimensions is bounded too, so no product of some of
-         * them (rows) overflows, whatever dimension is 0. */
-        uint64_t n = 1, nz = 1;
-        for (int i = 0; i < out->ndim; i++) {
-            uint64_t v = (uint64_t)out->shape[i];
-            if (v && nz > (UINT64_MAX / 8) / v) {
-                st = sml_file_errorf(SML_ERR_FORMAT, err, errlen, path, "shape too large");
-                goto out;
-            }
-            if (v) nz *= v;
-            n *= v;
-        }
-        out->cols = out->shape[out->ndim - 1];
-        out->rows = 1;
-        for (int i = 0; i + 1 < out->ndim; i++) out->rows *= out->shape[i];
-        size_t esz = sml_dtype_size(out->dtype);
-        uint64_t want_bytes = n * esz, have = (uint64_t)(fsize - data_at);
-        if (have < want_bytes) {
-            st = sml_file_errorf(SML_ERR_FORMAT, err, errlen, path,
-                                 "truncated: the header promises %llu data bytes, the file holds %llu",
-                                 (unsigned long long)want_bytes, (unsigned long long)have);
-            goto out;
-        }
-        if (have > want_bytes) {
-            st = sml_file_errorf(SML_ERR_FORMAT, err, errlen, path,
-                                 "%llu bytes after the %llu data bytes the header promises (a wrong header "
-                                 "length or shape?)",
-                                 (unsigned long long)(have - want_bytes), (unsigned long long)want_bytes);
-            goto out;
-        }
-        out->bytes = (size_t)want_bytes;
-        out->data = malloc(out->bytes ? out->bytes : 1);
-        if (!out->data) { st = SML_ERR_OUT_OF_MEMORY; goto out; }
-        if (fread(out->data, 1, out->bytes, f) != out->bytes) {
-            free(out->data);
-            out->data = NULL;
-            out->bytes = 0;
-            st = sml_file_errorf(SML_ERR_IO, err, errlen, path, "read error");
-            goto out;
-        }
-    }
+    st = resolve_dtype(path, h.descr, want, out, err, errlen);
+    if (st == SML_OK) st = read_data(path, f, fsize, data_at, out, err, errlen);
 out:
     free(hdr);
     fclose(f);
@@ -368,8 +403,9 @@ out:
     return st;
 }
 
-sml_status sml_npy_write(const char *path, sml_dtype dt, int ndim, const int64_t *shape,
+sml_status sml_npy_stage(sml_npy_staged *st, const char *path, sml_dtype dt, int ndim, const int64_t *shape,
                          const void *data, char *err, size_t errlen) {
+    memset(st, 0, sizeof *st);
     if (!path || !shape || !data) return SML_ERR_NULL_POINTER;
     if ((unsigned)dt >= SML_DTYPE_COUNT) return SML_ERR_BAD_DTYPE;
     if (ndim < 1 || ndim > SML_NPY_MAX_DIMS) return SML_ERR_INVALID_ARG;
@@ -391,28 +427,51 @@ sml_status sml_npy_write(const char *path, sml_dtype dt, int ndim, const int64_t
     int pad = (64 - total % 64) % 64;
     for (int i = 0; i < pad; i++) hdr[hn++] = ' ';
     hdr[hn++] = '\n';
-    sml_out_file out;
-    if (sml_out_open(&out, path, err, errlen) != SML_OK) return SML_ERR_IO;
-    FILE *f = out.f;
+    sml_out_file *out = &st->file[0];
+    if (sml_out_open(out, path, err, errlen) != SML_OK) return SML_ERR_IO;
+    st->n = 1;
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hn & 0xFF),
                              (unsigned char)(hn >> 8)};
     size_t bytes = (size_t)n * sml_dtype_size(dt);
-    int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)hn, f) == (size_t)hn &&
-             (bytes == 0 || fwrite(data, 1, bytes, f) == bytes);
-    if (!ok) {
-        int e = errno;
-        sml_out_abort(&out);
-        return sml_errorf(SML_ERR_IO, err, errlen, "%s: write failed: %s", path, strerror(e));
-    }
-    if (sml_out_commit(&out, err, errlen) != SML_OK) return SML_ERR_IO;
+    int ok = fwrite(pre, 1, 10, out->f) == 10 && fwrite(hdr, 1, (size_t)hn, out->f) == (size_t)hn &&
+             (bytes == 0 || fwrite(data, 1, bytes, out->f) == bytes);
+    sml_status s = ok ? sml_out_finish(out, err, errlen)
+                      : sml_errorf(SML_ERR_IO, err, errlen, "%s: write failed: %s", path, strerror(errno));
     char sp[4096];
     sml_npy_sidecar_path(path, sp, sizeof sp);
-    if (dt == SML_BF16) {
-        if (sml_out_write(sp, "bf16\n", 5, err, errlen) != SML_OK) return SML_ERR_IO;
-    } else {
-        remove(sp); /* a stale sidecar from an earlier bf16 file of that name would lie */
+    if (s == SML_OK && dt == SML_BF16 && (s = sml_out_open(&st->file[1], sp, err, errlen)) == SML_OK) {
+        st->n = 2;
+        fputs("bf16\n", st->file[1].f);
+        s = sml_out_finish(&st->file[1], err, errlen);
     }
-    return SML_OK;
+    st->stale_sidecar = dt != SML_BF16;
+    if (s != SML_OK) sml_npy_stage_abort(st);
+    return s == SML_OK ? SML_OK : SML_ERR_IO;
+}
+
+sml_status sml_npy_stage_place(sml_npy_staged *st, char *err, size_t errlen) {
+    sml_status s = SML_OK;
+    for (int i = 0; i < st->n && s == SML_OK; i++) s = sml_out_place(&st->file[i], err, errlen);
+    if (s != SML_OK) sml_npy_stage_abort(st);
+    else if (st->stale_sidecar && st->n) {
+        char sp[4096]; /* a stale sidecar from an earlier bf16 file of that name would lie */
+        sml_npy_sidecar_path(st->file[0].path, sp, sizeof sp);
+        remove(sp);
+    }
+    st->n = 0;
+    return s;
+}
+
+void sml_npy_stage_abort(sml_npy_staged *st) {
+    for (int i = 0; i < st->n; i++) sml_out_abort(&st->file[i]);
+    st->n = 0;
+}
+
+sml_status sml_npy_write(const char *path, sml_dtype dt, int ndim, const int64_t *shape,
+                         const void *data, char *err, size_t errlen) {
+    sml_npy_staged st;
+    sml_status s = sml_npy_stage(&st, path, dt, ndim, shape, data, err, errlen);
+    return s == SML_OK ? sml_npy_stage_place(&st, err, errlen) : s;
 }
 
 sml_status sml_npy_write_2d(const char *path, sml_dtype dt, int64_t rows, int64_t cols,

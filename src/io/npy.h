@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/out_file.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus
@@ -45,6 +46,20 @@ void sml_npy_free(sml_npy *a);
  * also writes the sidecar. */
 sml_status sml_npy_write(const char *path, sml_dtype dt, int ndim, const int64_t *shape,
                          const void *data, char *err, size_t errlen);
+/* sml_npy_write in two steps, for files that must appear together or not at all (a
+ * reproducer's inputs and its .json; check --input's --save outputs beside its --json):
+ * sml_npy_stage writes the file (and a bf16 sidecar) whole into temporaries, where a full disk
+ * shows; sml_npy_stage_place puts them in place; sml_npy_stage_abort drops them. */
+typedef struct sml_npy_staged {
+    sml_out_file file[2]; /* the .npy, and the bf16 sidecar */
+    int n;                /* files staged */
+    int stale_sidecar;    /* 1: remove an old sidecar of that name when placed */
+} sml_npy_staged;
+sml_status sml_npy_stage(sml_npy_staged *st, const char *path, sml_dtype dt, int ndim, const int64_t *shape,
+                         const void *data, char *err, size_t errlen);
+sml_status sml_npy_stage_place(sml_npy_staged *st, char *err, size_t errlen);
+void sml_npy_stage_abort(sml_npy_staged *st);
+
 /* The common case: a rows x cols matrix. */
 sml_status sml_npy_write_2d(const char *path, sml_dtype dt, int64_t rows, int64_t cols,
                             const void *data, char *err, size_t errlen);

@@ -360,7 +360,13 @@ static sml_json *parse_value(parser *ps) {
     if (literal(ps, "true")) { sml_json *v = new_value(ps, SML_JSON_BOOL); if (v) v->boolean = 1; return v; }
     if (literal(ps, "false")) return new_value(ps, SML_JSON_BOOL);
     if (literal(ps, "null")) return new_value(ps, SML_JSON_NULL);
-    fail(ps, "unexpected character '%c'", c);
+    const unsigned char u = (unsigned char)c;
+    if (u == 0xEF && ps->end - ps->p >= 3 && (unsigned char)ps->p[1] == 0xBB && (unsigned char)ps->p[2] == 0xBF)
+        fail(ps, "a UTF-8 byte order mark (EF BB BF): JSON has none; save the file without it");
+    else if (u < 0x20 || u >= 0x7f)
+        fail(ps, "unexpected byte 0x%02X", u); /* never the raw byte: it could be half a character */
+    else
+        fail(ps, "unexpected character '%c'", c);
     return NULL;
 }
 
@@ -454,7 +460,14 @@ int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, co
         return 0;
     }
     memcpy(dst, s, strlen(s) + 1);
+    sml_printable(dst);
     return 1;
+}
+
+char *sml_printable(char *s) {
+    for (unsigned char *p = (unsigned char *)s; p && *p; p++)
+        if (*p < 0x20 || *p == 0x7f) *p = '?';
+    return s;
 }
 
 int sml_json_req_int(const sml_json *o, const char *key, int64_t *dst, const char *where, char *err,

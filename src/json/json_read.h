@@ -57,8 +57,12 @@ int sml_json_int(const sml_json *v, int64_t lo, int64_t hi, int64_t *out);
 size_t sml_utf8_len(const unsigned char *p, const unsigned char *end);
 
 /* Required fields of a document's reader: 1 when o[key] is a non-empty string shorter than n
- * (copied to dst) or a non-negative whole number (to dst); else 0 with "<where>: '<key>' ..."
- * in err, so a reader can refuse a file naming the field it lacks. */
+ * (copied to dst, made printable) or a non-negative whole number (to dst); else 0 with
+ * "<where>: '<key>' ..." in err, so a reader can refuse a file naming the field it lacks. */
+/* Control characters (below 0x20, and 0x7f) in s become '?', in place, so that a name read
+ * from a file cannot move the cursor, clear the screen or forge a line when it is printed.
+ * Returns s. */
+char *sml_printable(char *s);
 int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where, char *err,
                      size_t errlen);
 int sml_json_req_int(const sml_json *o, const char *key, int64_t *dst, const char *where, char *err,

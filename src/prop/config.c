@@ -71,6 +71,8 @@ static int parse_seed(const char *s, uint64_t *out) {
     }
     char *end;
     errno = 0;
+    /* strtoull takes "-1" as 2^64 - 1: a sign is refused, never wrapped. */
+    if (strchr(s, '-') || strchr(s, '+')) return 0;
     unsigned long long v = strtoull(s, &end, 0);
     if (errno || *end || end == s) return 0;
     *out = v;
@@ -198,7 +200,10 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         int64_t l;
         ok = parse_i64(v, &l) && l <= 100;
         if (ok) cfg->only_level = (int)l;
-    } else if (!strcmp(a, "--save")) cfg->save_dir = v;
+    } else if (!strcmp(a, "--save")) {
+        ok = *v != 0; /* "" would lose every reproducer */
+        if (ok) cfg->save_dir = v;
+    }
     else if (!strcmp(a, "--regressions")) {
         /* Each folder of DIR[:DIR] must be one: a wrong name replayed nothing, silently. */
         for (const char *d = v; strcmp(v, "none") && *d;) {

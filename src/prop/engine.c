@@ -310,7 +310,8 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     unsigned retired = 0;
     int stop = 0;
     acc_log acc = {0};
-    for (int64_t i = cfg->only_case >= 0 ? cfg->only_case : 0; !stop; i++) {
+    /* -1 after INT64_MAX: --case 9223372036854775807 must not overflow i++. */
+    for (int64_t i = cfg->only_case >= 0 ? cfg->only_case : 0; !stop; i = i < INT64_MAX ? i + 1 : -1) {
         int level;
         if (cfg->only_case >= 0) {
             if (i != cfg->only_case) break;

@@ -95,27 +95,10 @@ void sml_prop_repro_describe(sml_prop_repro *m, const char *kernel, sml_prop_id 
     snprintf(m->family, sizeof m->family, "%s", original->family);
 }
 
-sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sml_prop_repro *m,
-                               const char *replay_cmd, char *json_path, size_t n, char *err,
-                               size_t errlen) {
-    if (sml_mkdir_p(dir) != SML_OK)
-        return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot create the directory", dir);
-    char stem[1024], path[1200], xp[1200], dyp[1200], lp[1200];
-    snprintf(stem, sizeof stem, "%s/%s-%s-%s-%s-%08" PRIx64, dir, m->kernel, sml_op_name(c->op),
-             sml_dtype_name(c->dtype), sml_prop_name(m->prop), (uint64_t)(c->seed & 0xFFFFFFFFu));
-    snprintf(path, sizeof path, "%s.json", stem);
-    snprintf(xp, sizeof xp, "%s.x.npy", stem);
-    snprintf(dyp, sizeof dyp, "%s.dy.npy", stem);
-    snprintf(lp, sizeof lp, "%s.logits.npy", stem);
+/* The reproducer's .json (the inputs' file names are xp, dyp, lp; path is its own). */
+static void write_repro_json(FILE *f, const sml_prop_case *c, const sml_prop_repro *m, const char *replay_cmd,
+                             const char *path, const char *xp, const char *dyp, const char *lp) {
     int bwd = sml_op_is_backward(c->op);
-    sml_status s = sml_npy_write_2d(xp, c->dtype, c->rows, c->cols, c->x, err, errlen);
-    if (s == SML_OK && bwd) s = sml_npy_write_2d(dyp, c->dtype, c->rows, c->cols, c->dy, err, errlen);
-    if (s == SML_OK && bwd && c->logits)
-        s = sml_npy_write_2d(lp, c->dtype, c->rows, c->cols, c->logits, err, errlen);
-    if (s != SML_OK) return s;
-    sml_out_file out;
-    if (sml_out_open(&out, path, err, errlen) != SML_OK) return SML_ERR_IO;
-    FILE *f = out.f;
     fprintf(f, "{\n  \"format\": \"%s\",\n  \"version\": \"%s\",\n  \"kernel\": ", SML_PROP_REPRO_FORMAT,
             SML_VERSION);
     json_str(f, m->kernel);
@@ -151,7 +134,44 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
     snprintf(cmd, sizeof cmd, "%s%s %s", sml_prop_replay_prefix(m->load, replay_cmd), load, path);
     json_str(f, cmd);
     fprintf(f, "\n}\n");
-    if (sml_out_commit(&out, err, errlen) != SML_OK) return SML_ERR_IO;
+}
+
+sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sml_prop_repro *m,
+                               const char *replay_cmd, char *json_path, size_t n, char *err,
+                               size_t errlen) {
+    if (sml_mkdir_p(dir) != SML_OK)
+        return sml_errorf(SML_ERR_IO, err, errlen, "%s: cannot create the directory", dir);
+    char stem[1024], path[1200], xp[1200], dyp[1200], lp[1200];
+    snprintf(stem, sizeof stem, "%s/%s-%s-%s-%s-%08" PRIx64, dir, m->kernel, sml_op_name(c->op),
+             sml_dtype_name(c->dtype), sml_prop_name(m->prop), (uint64_t)(c->seed & 0xFFFFFFFFu));
+    snprintf(path, sizeof path, "%s.json", stem);
+    snprintf(xp, sizeof xp, "%s.x.npy", stem);
+    snprintf(dyp, sizeof dyp, "%s.dy.npy", stem);
+    snprintf(lp, sizeof lp, "%s.logits.npy", stem);
+    int bwd = sml_op_is_backward(c->op);
+    /* Every file is written whole into a temporary first, and only then are they all put in
+     * place: a full disk leaves none of them, never an .x.npy without its .json. */
+    sml_npy_staged *st = calloc(3, sizeof *st); /* large (two out files each): not on a worker's stack */
+    if (!st) return sml_errorf(SML_ERR_OUT_OF_MEMORY, err, errlen, "%s: out of memory", path);
+    int64_t shape[2] = {c->rows, c->cols};
+    int ns = 0;
+    sml_status s = sml_npy_stage(&st[ns++], xp, c->dtype, 2, shape, c->x, err, errlen);
+    if (s == SML_OK && bwd) s = sml_npy_stage(&st[ns++], dyp, c->dtype, 2, shape, c->dy, err, errlen);
+    if (s == SML_OK && bwd && c->logits) s = sml_npy_stage(&st[ns++], lp, c->dtype, 2, shape, c->logits, err, errlen);
+    sml_out_file out;
+    memset(&out, 0, sizeof out);
+    if (s == SML_OK && (s = sml_out_open(&out, path, err, errlen)) == SML_OK) {
+        write_repro_json(out.f, c, m, replay_cmd, path, xp, dyp, lp);
+        s = sml_out_finish(&out, err, errlen);
+    }
+    for (int i = 0; i < ns && s == SML_OK; i++) s = sml_npy_stage_place(&st[i], err, errlen);
+    if (s == SML_OK) s = sml_out_place(&out, err, errlen);
+    if (s != SML_OK) {
+        for (int i = 0; i < ns; i++) sml_npy_stage_abort(&st[i]);
+        sml_out_abort(&out);
+    }
+    free(st);
+    if (s != SML_OK) return SML_ERR_IO;
     if (json_path) snprintf(json_path, n, "%s", path);
     return SML_OK;
 }
@@ -454,4 +474,21 @@ size_t sml_prop_repro_list(const char *dirs, char ***paths) {
 void sml_prop_repro_list_free(char **paths, size_t n) {
     for (size_t i = 0; i < n; i++) free(paths[i]);
     free(paths);
+}
+
+size_t sml_prop_repro_unreadable(const char *dirs, char *err, size_t errlen) {
+    char **paths;
+    size_t n = sml_prop_repro_list(dirs, &paths), bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        sml_prop_case c;
+        sml_prop_repro m;
+        char e[512];
+        if (sml_prop_repro_load(paths[i], &c, &m, e, sizeof e) == SML_OK) {
+            sml_prop_case_free(&c);
+            continue;
+        }
+        if (!bad++) snprintf(err, errlen, "%s: %s", paths[i], e);
+    }
+    sml_prop_repro_list_free(paths, n);
+    return bad;
 }

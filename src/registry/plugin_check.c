@@ -78,8 +78,14 @@ sml_status sml_plugin_check_table(const sml_kernel *table, size_t count, unsigne
         const sml_claim *c = &k->claim;
         if (c->baseline) {
             if (!strcmp(c->baseline, k->name)) REFUSE("the claim's baseline is the kernel itself");
-            if (!taken(c->baseline, &from) && line_named(table, count, c->baseline, i) < 0)
-                REFUSE("the claim's baseline '%s' is not a registered kernel (softmax-lab list)", c->baseline);
+            /* Only an earlier line: a later one could name this line back, and two claims that are
+             * each other's baselines (A >= 1x B, B >= 1x A) would each pass the other's noise. */
+            long later = line_named(table, count, c->baseline, i);
+            if (!taken(c->baseline, &from) && line_named(table, i, c->baseline, i) < 0)
+                REFUSE("the claim's baseline '%s' is %s", c->baseline,
+                       later > (long)i ? "a later line of the table: only a registered kernel or an earlier line "
+                                         "can be a baseline"
+                                       : "not a registered kernel (softmax-lab list)");
             if (!(c->min_speedup > 0) || !isfinite(c->min_speedup))
                 REFUSE("the claim's min_speedup %g is not a number > 0", c->min_speedup);
             if (!sml_shape_class_valid(c->shapes))

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/ledger.h"
+
 #define W 960
 #define H 600
 #define ML 80
@@ -360,8 +362,9 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
                         size_t infolen, char *err, size_t errlen) {
     const char *schema = sml_json_str(sml_json_get(doc, "schema"));
     const sml_json *recs = sml_json_get(doc, "records");
-    if (!schema || strncmp(schema, "softmax-lab-ledger/", 19) || !recs || recs->type != SML_JSON_ARRAY) {
-        snprintf(err, errlen, "not a softmax-lab ledger (no 'schema' or 'records')");
+    if (!sml_ledger_schema_ok(schema, err, errlen)) return SML_ERR_FORMAT;
+    if (!recs || recs->type != SML_JSON_ARRAY) {
+        snprintf(err, errlen, "not a softmax-lab ledger (no 'records')");
         return SML_ERR_FORMAT;
     }
     /* Choose op, dtype and rows: what was asked, else what has the most points. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "case_filter.h"
+#include "io/npy.h"
 #include "cli_exec.h"
 #include "softmax_lab.h"
 #include "test_support.h"
@@ -26,7 +27,88 @@ static void skip(int n, const char *why) {
 }
 
 /* A ledger with no evidence at all, and one whose first "records" is empty. */
-static const char *EMPTY = "{\"schema\": \"softmax-lab-ledger/1\", \"records\": []}\n";
+static const char *EMPTY = "{\"schema\": \"softmax-lab-ledger/1\", \"environment\": {\"gpu\": {\"name\": "
+                           "\"Fixture GPU\"}}, \"records\": []}\n";
+
+/* The verdicts a misuse used to get wrong. */
+static void more_gates(const char *old) {
+    char p[600], cmd[2400];
+    /* 14. compare of two GPUs' ledgers: refused, unless --allow-different-gpu. */
+    if (sml_case_filter_want(&F, 14)) {
+        snprintf(p, sizeof p, "%s/other_gpu.json", TMP);
+        sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, 0, "sed 's/Fixture GPU/Other GPU/' '%s' > '%s'", old, p);
+        const char *a[] = {"compare", old, "other_gpu.json", NULL};
+        int rc = run(a);
+        const char *b[] = {"compare", old, "other_gpu.json", "--allow-different-gpu", NULL};
+        int rc2 = run(b);
+        sml_test_check_case(&T, &F, LOG, 14, rc == 2 && rc2 != 2 && strstr(LOG, "warning: different devices"),
+              "compare of ledgers from two GPUs exits 2; --allow-different-gpu compares them with a warning");
+    }
+    /* 15. check --input --kernel a,b runs both (the help shows K[,K]). */
+    if (sml_case_filter_want(&F, 15)) {
+        float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+        char err[512];
+        snprintf(p, sizeof p, "%s/x.npy", TMP);
+        sml_npy_write_2d(p, SML_F32, 2, 4, x, err, sizeof err);
+        const char *a[] = {"check", "--input", "x.npy", "--kernel", "cpu_naive,cpu_online", NULL};
+        int rc = run(a);
+        sml_test_check_case(&T, &F, LOG, 15, rc == 0 && strstr(LOG, "\ncpu_naive ") && strstr(LOG, "\ncpu_online "),
+              "check --input x.npy --kernel cpu_naive,cpu_online runs both kernels");
+    }
+    /* 16. int16 data with --dtype fp16: refused (only bf16 comes as raw bits). */
+    if (sml_case_filter_want(&F, 16)) {
+        int rc = sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
+                           "cd '%s' && python3 -c \"import numpy as n; n.save('i16.npy', n.arange(8, dtype=n.int16)"
+                           ".reshape(2, 4))\" 2>/dev/null && '%s' check --input i16.npy --dtype fp16", TMP, F.cli);
+        if (strstr(LOG, "No module named") || rc == 1) skip(16, "no numpy");
+        else sml_test_check_case(&T, &F, LOG, 16, rc == 2 && strstr(LOG, "i16.npy") && strstr(LOG, "fp16"),
+                   "check --input int16.npy --dtype fp16 exits 2, naming the file");
+    }
+    /* 19. Escape codes and newlines in a ledger's names are not echoed raw to the terminal. */
+    if (sml_case_filter_want(&F, 19)) {
+        char q[600];
+        snprintf(p, sizeof p, "%s/esc_old.json", TMP);
+        snprintf(q, sizeof q, "%s/esc_new.json", TMP);
+        sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, 0,
+                  "sed 's/\"kernel\": \"warp\"/\"kernel\": \"wa\\\\u001b[2Jrp\\\\nFORGED\"/' '%s' > '%s' && cp '%s' '%s'",
+                  old, p, p, q);
+        const char *a[] = {"compare", "esc_old.json", "esc_new.json", NULL};
+        int rc = run(a);
+        sml_test_check_case(&T, &F, LOG, 19, (rc == 0 || rc == 1) && !strchr(LOG, 0x1b) && strstr(LOG, "wa?[2Jrp?FORGED"),
+              "compare prints a kernel name holding ESC and a newline as 'wa?[2Jrp?FORGED'");
+    }
+    /* 20. A file starting with a UTF-8 BOM: named as such, no raw byte printed. */
+    if (sml_case_filter_want(&F, 20)) {
+        snprintf(p, sizeof p, "%s/bom.json", TMP);
+        cli_write(p, "\xef\xbb\xbf{\"schema\": \"softmax-lab-ledger/1\"}");
+        const char *a[] = {"targets", "bom.json", NULL};
+        int rc = run(a);
+        sml_test_check_case(&T, &F, LOG, 20, rc == 2 && strstr(LOG, "byte order mark") && !strchr(LOG, 0xef),
+              "targets on a file with a BOM exits 2 saying so, without printing the raw byte");
+    }
+    /* 18. The last case index: no signed overflow past it (UBSan stops the sanitizer build). */
+    if (sml_case_filter_want(&F, 18)) {
+        const char *a[] = {"check", "--kernel", "cpu_naive", "--op", "softmax", "--dtype", "fp32", "--case",
+                           "9223372036854775807", "--level", "100", "--regressions", "none", NULL};
+        int rc = run(a);
+        sml_test_check_case(&T, &F, LOG, 18, rc == 0 && strstr(LOG, "every property held"),
+              "check --case 9223372036854775807 --level 100 runs that one case and exits 0");
+    }
+    /* 17. A run that runs out of memory is no FAIL of the kernel: exit 3 with the reason. */
+    if (sml_case_filter_want(&F, 17)) {
+#if defined(__SANITIZE_ADDRESS__)
+        skip(17, "AddressSanitizer reserves more address space than the limit");
+        return;
+#endif
+        int rc = sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
+                           "cd '%s' && python3 -c \"import numpy as n; n.save('big.npy', n.ones((20000, 512), "
+                           "n.float32))\" && (ulimit -v 230000; '%s' check --input big.npy --kernel cpu_naive)",
+                           TMP, F.cli);
+        if (strstr(LOG, "No module named")) skip(17, "no numpy");
+        else sml_test_check_case(&T, &F, LOG, 17, rc == 3 && strstr(LOG, "out of memory") && !strstr(LOG, "FAIL"),
+                   "check --input under ulimit -v 230000 exits 3 'out of memory', not FAIL");
+    }
+}
 
 int main(int argc, char **argv) {
     if (sml_case_filter_init(&F, argc, argv)) return 2;
@@ -159,5 +241,6 @@ int main(int argc, char **argv) {
                   "check --kernel block --against warp --seconds 3 gives a verdict within 60 s");
         }
     }
+    more_gates(old);
     return sml_tally_finish(&T);
 }

@@ -18,6 +18,7 @@
 #include "cli_exec.h"
 #include "prop/case.h"
 #include "io/npy.h"
+#include "io/out_file.h"
 #include "prop/repro.h"
 #include "test_support.h"
 
@@ -57,6 +58,152 @@ static void skip(int n, const char *why) {
 
 static const char *CHECK1[] = {"check", "--kernel", "cpu_naive", "--op", "softmax", "--dtype", "fp32",
                                "--cases", "2", "--regressions", "none", "--json", NULL, NULL};
+
+/* A temporary open when SIGTERM or SIGINT arrives is removed: the writer's handler unlinks it
+ * and the process still ends by the signal. */
+static void signal_case(int n, int sig) {
+    if (!sml_case_filter_want(&F, n)) return;
+    char d[300];
+    subdir(d, sizeof d, n);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char p[400], err[512];
+        snprintf(p, sizeof p, "%s/out.json", d);
+        sml_out_file o;
+        if (sml_out_open(&o, p, err, sizeof err) != SML_OK) _exit(3);
+        fputs("{\"half\": ", o.f);
+        fflush(o.f);
+        raise(sig);
+        _exit(4);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    LOG[0] = 0;
+    char what[160];
+    snprintf(what, sizeof what, "a writer killed by signal %d mid-write leaves no temporary (and dies by it)", sig);
+    sml_test_check_case(&T, &F, LOG, n, WIFSIGNALED(status) && WTERMSIG(status) == sig && sml_dir_entries(d) == 0, what);
+}
+
+/* 20. A reproducer's files appear together or not at all: under a 600-byte file-size limit a
+ * 1x1 case's .x.npy (132 bytes) fits and its .json (about 1 KiB) does not; none is left (an
+ * .x.npy without its .json was). */
+static void repro_together(int n) {
+    if (!sml_case_filter_want(&F, n)) return;
+    char d[300];
+    subdir(d, sizeof d, n);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = {600, 600};
+        if (chdir(d) != 0) _exit(5);
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(3);
+        sml_prop_case c;
+        memset(&c, 0, sizeof c);
+        c.op = SML_SOFTMAX;
+        c.dtype = SML_F32;
+        c.rows = c.cols = c.ld = 1;
+        c.seed = 1;
+        if (sml_prop_case_alloc(&c) != SML_OK) _exit(4);
+        memset(c.x, 0, sizeof(float));
+        sml_prop_repro m;
+        sml_prop_repro_describe(&m, "cpu_naive", SML_PROP_AGREEMENT, SML_PROP_FAIL,
+                                "planted: a message long enough that the reproducer's .json passes 600 bytes, "
+                                "while its 1x1 input .npy stays far below that limit", 1, 0, 0, &c, 0);
+        char jp[2048], err[1024];
+        sml_status st = sml_prop_repro_save(".", &c, &m, NULL, jp, sizeof jp, err, sizeof err);
+        _exit(st == SML_OK ? 1 : 0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    LOG[0] = 0;
+    sml_test_check_case(&T, &F, LOG, n, WIFEXITED(status) && WEXITSTATUS(status) == 0 && sml_dir_entries(d) == 0,
+          "sml_prop_repro_save with room for the .x.npy but not the .json fails and leaves neither");
+}
+
+/* Outputs that must be refused before anything is written, outputs that are not regular
+ * files, and the writer's temporaries on signals. */
+static void more_cases(int nodes) {
+    char d[300], p[600], q[600], buf[8192], fx[1200], cmd[2400];
+    snprintf(fx, sizeof fx, "%s/targets_ledger.json", F.fixtures);
+    /* 12. A FIFO nothing reads: refused at once (it blocked forever). */
+    if (sml_case_filter_want(&F, 12)) {
+        subdir(d, sizeof d, 12);
+        snprintf(p, sizeof p, "%s/fifo", d);
+        if (mkfifo(p, 0644) != 0) skip(12, "mkfifo failed");
+        else {
+            int rc = sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
+                               "cd '%s' && timeout 20 '%s' targets '%s' --json fifo", d, F.cli, fx);
+            sml_test_check_case(&T, &F, LOG, 12, rc == 2 && strstr(LOG, "fifo: is a FIFO"), "targets --json FIFO exits 2 at once, naming it");
+        }
+    }
+    /* 13. "-" is stdout. */
+    if (sml_case_filter_want(&F, 13)) {
+        subdir(d, sizeof d, 13);
+        const char *a[] = {"targets", fx, "--json", "-", NULL};
+        int rc = run(d, a, 0);
+        sml_test_check_case(&T, &F, LOG, 13, rc == 1 && strstr(LOG, "\"schema\"") && sml_dir_entries(d) == 0,
+              "targets --json - writes the JSON to stdout and no file named '-'");
+    }
+    signal_case(14, SIGTERM);
+    signal_case(15, SIGINT);
+    repro_together(20);
+    /* 16-18. An output naming an input or another output is refused, nothing written. */
+    if (sml_case_filter_want(&F, 16)) {
+        subdir(d, sizeof d, 16);
+        snprintf(p, sizeof p, "%s/L.json", d);
+        snprintf(cmd, sizeof cmd, "cp '%s/plot_ledger.json' '%s'", F.fixtures, p);
+        if (system(cmd) != 0) printf("test_cli_outputs: %s failed\n", cmd);
+        cli_slurp(p, buf, sizeof buf);
+        const char *a[] = {"plot", "L.json", "./L.json", NULL};
+        int rc = run(d, a, 0);
+        char now[8192];
+        sml_test_check_case(&T, &F, LOG, 16, rc == 2 && !strcmp(cli_slurp(p, now, sizeof now), buf) && strstr(LOG, "L.json"),
+              "plot L.json ./L.json exits 2 and leaves the ledger as it was");
+    }
+    if (sml_case_filter_want(&F, 17)) {
+        subdir(d, sizeof d, 17);
+        snprintf(p, sizeof p, "%s/x.npy", d);
+        float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+        char err[512];
+        sml_npy_write_2d(p, SML_F32, 2, 4, x, err, sizeof err);
+        cli_slurp(p, buf, sizeof buf);
+        snprintf(q, sizeof q, "%s/alias.npy", d);
+        if (symlink("x.npy", q) != 0) perror("symlink");
+        const char *a[] = {"check", "--input", "x.npy", "--kernel", "cpu_naive", "--json", "alias.npy", NULL};
+        int rc = run(d, a, 0);
+        const char *b[] = {"check", "--input", "x.npy", "--output", "x.npy", "--json", "x.npy", NULL};
+        int rc2 = run(d, b, 0);
+        char now[8192];
+        sml_test_check_case(&T, &F, LOG, 17, rc == 2 && rc2 == 2 && !memcmp(cli_slurp(p, now, sizeof now), buf, 64) && sml_dir_entries(d) == 2,
+              "check --input x.npy --json (a link to x.npy), and --output x.npy --json x.npy, exit 2 and keep x.npy");
+    }
+    if (sml_case_filter_want(&F, 18)) {
+        subdir(d, sizeof d, 18);
+        const char *a[] = {"bench", "--backend", "cpu_naive", "--rows", "4", "--cols", "64", "--quiet",
+                           "--json", "F", "--md", "./F", NULL};
+        int rc = run(d, a, 0);
+        sml_test_check_case(&T, &F, LOG, 18, rc == 2 && sml_dir_entries(d) == 0 && strstr(LOG, "--md"),
+              "bench --json F --md ./F exits 2 naming --md, nothing written");
+    }
+    /* 19. "nothing written" is true: --save outputs appear only after the --json report. */
+    if (sml_case_filter_want(&F, 19)) {
+        if (!nodes) skip(19, "mknod not permitted");
+        else {
+            subdir(d, sizeof d, 19);
+            snprintf(p, sizeof p, "%s/x.npy", d);
+            float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+            char err[512], full[400];
+            sml_npy_write_2d(p, SML_F32, 2, 4, x, err, sizeof err);
+            path(full, sizeof full, "full");
+            const char *a[] = {"check", "--input", "x.npy", "--kernel", "cpu_naive", "--save", "D", "--json", full, NULL};
+            int rc = run(d, a, 0);
+            const char *b[] = {"check", "--input", "x.npy", "--output", "x.npy", "--save", "D", "--json", full, NULL};
+            int rc2 = run(d, b, 0);
+            sml_test_check_case(&T, &F, LOG, 19, rc == 2 && rc2 == 2 && sml_dir_entries(d) == 1,
+                  "check --input x.npy [--output x.npy] --save D --json FULL-DEVICE exits 2 and writes nothing");
+        }
+    }
+}
 
 int main(int argc, char **argv) {
     if (sml_case_filter_init(&F, argc, argv)) return 2;
@@ -207,6 +354,7 @@ int main(int argc, char **argv) {
         sml_test_check_case(&T, &F, LOG, 11, WIFEXITED(status) && WEXITSTATUS(status) == 0 && sml_dir_entries(d) == 0,
               "sml_prop_repro_save past a 3000-byte limit fails and leaves no file (a 4 KiB x.npy would be cut)");
     }
+    more_cases(nodes);
     path(p, sizeof p, "full"); /* no device nodes left lying around in /tmp */
     unlink(p);
     path(p, sizeof p, "null");

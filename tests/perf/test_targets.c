@@ -35,7 +35,10 @@
  *   - the baselines' list matched by substring: case 64 fails (triton is left out);
  *   - a kernel timed unheld ignored (sml_tgt_undecided returning 0, or `held` not read): cases
  *     91, 92 and 93 fail (the row against an unheld Triton counts as met); T4 alone ignoring
- *     it: 91, 92; T3 alone: 93. */
+ *     it: 91, 92; T3 alone: 93.
+ * Values that would meet a target they do not (cases 100-104), each failing on the reader that
+ * took them: median_ms "nan", frac_memcpy "inf", a cell's row twice, decision_margin 0.9, and
+ * schema softmax-lab-ledger/2. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -253,6 +256,46 @@ static void field_names(int n) {
         sml_tgt_report_free(&r);
     }
     sml_json_free(j);
+}
+
+/* A ledger document refused by sml_targets_doc with SML_ERR_FORMAT and a message naming the
+ * field (mention). */
+static void doc_refused(int n, const char *doc, const char *mention, const char *what) {
+    if (!sml_case_filter_want(&F, n)) return;
+    sml_json *j = NULL;
+    sml_tgt_report r;
+    char err[512] = "";
+    int parsed = sml_json_parse(doc, strlen(doc), &j, err, sizeof err) == SML_OK;
+    sml_status s = parsed ? sml_targets_doc(j, "auto", &r, err, sizeof err) : SML_ERR_IO;
+    if (parsed && s == SML_OK) sml_tgt_report_free(&r);
+    sml_json_free(j);
+    sml_test_check_case(&T, &F, NULL, n, parsed && s == SML_ERR_FORMAT && strstr(err, mention), what);
+    if (!(parsed && s == SML_ERR_FORMAT && strstr(err, mention))) printf("  status %s: '%s'\n", sml_strerror(s), err);
+}
+
+/* What would make a target met that was not: a time of "nan", a fraction of "inf", a cell
+ * counted twice, a margin that is a discount, a ledger version this build does not know. */
+static void refused_values(void) {
+    static const char *const HEAD = "{\"schema\": \"softmax-lab-ledger/1\", \"config\": {\"decision_margin\": 0.03}, ";
+    static const char *const ROW = "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 128, \"cols\": 1048576, "
+                                   "\"bytes_moved\": 1073741824, \"check\": \"ok\", \"gbps\": 1700, "
+                                   "\"frac_copy_kernel\": 0.9, \"vs_cudnn\": 1.3, \"vs_best_other\": 1.0, ";
+    char doc[2048];
+    snprintf(doc, sizeof doc, "%s\"records\": [{\"kernel\": \"auto\", \"status\": \"Supported\", \"evidence\": "
+             "[%s\"frac_memcpy\": 0.9, \"median_ms\": \"nan\"}]}]}", HEAD, ROW);
+    doc_refused(100, doc, "records[0].evidence[0]: 'median_ms'", "median_ms \"nan\" is refused, naming the field");
+    snprintf(doc, sizeof doc, "%s\"records\": [{\"kernel\": \"auto\", \"status\": \"Supported\", \"evidence\": "
+             "[%s\"frac_memcpy\": \"inf\", \"median_ms\": 1}]}]}", HEAD, ROW);
+    doc_refused(101, doc, "records[0].evidence[0]: 'frac_memcpy'", "frac_memcpy \"inf\" is refused, naming the field");
+    snprintf(doc, sizeof doc, "%s\"records\": [{\"kernel\": \"auto\", \"status\": \"Supported\", \"evidence\": "
+             "[%s\"frac_memcpy\": 0.9, \"median_ms\": 1}, %s\"frac_memcpy\": 0.9, \"median_ms\": 1}]}]}", HEAD, ROW,
+             ROW);
+    doc_refused(102, doc, "records[0].evidence[1]: a second row for softmax fp32 128x1048576",
+                "an evidence row for the same cell twice is refused");
+    doc_refused(103, "{\"schema\": \"softmax-lab-ledger/1\", \"config\": {\"decision_margin\": 0.9}, \"records\": []}",
+                "decision_margin", "a decision margin of 0.9 (a discount, not noise) is refused");
+    doc_refused(104, "{\"schema\": \"softmax-lab-ledger/2\", \"config\": {\"decision_margin\": 0.03}, \"records\": []}",
+                "this build reads only softmax-lab-ledger/1", "a ledger schema version this build does not know is refused");
 }
 
 static void refused(int n, const char *file, const char *kernel, sml_status want, const char *mention) {
@@ -564,6 +607,7 @@ int main(int argc, char **argv) {
     field_names(64);
     huge_counts(90);
     unheld_baseline(91); /* 91-94 */
+    refused_values();    /* 100-104 */
     if (sml_cli_setup("test_targets", F.cli, TMP, sizeof TMP)) return 1;
     char fx[600];
     fixture(fx, sizeof fx, "targets_ledger.json");

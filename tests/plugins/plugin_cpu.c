@@ -5,6 +5,8 @@
  *                   sums), claiming >= PLUG_CLAIM_X x over cpu_naive on all shapes
  *   -DPLUG_NO_MAX   the planted bug: no max subtraction, so exp overflows on logits past
  *                   88.72 and rows come out NaN (named plug_nomax unless PLUG_NAME says)
+ *   -DPLUG_SLOPPY   correct but less accurate: each forward output is scaled by 1 + 24 u,
+ *                   inside the contract's bounds, far above cpu_naive's error (plug_sloppy)
  *   -DPLUG_NAME=... -DPLUG_CLAIM_X=...   another name, another claimed speedup
  *   -DPLUG_BAD=N    a bad plugin, one per refusal softmax-lab must make (see BAD_* below)
  *
@@ -28,6 +30,19 @@ static float sum_tree(const float *v, int64_t n) {
     return sum_tree(v, half) + sum_tree(v + half, n - half);
 }
 
+/* A backward sum with the exact sum's class whatever the order (docs/NUMERICS.md section 2):
+ * NaN for a NaN term or both infinities, the infinity that appears, else the finite sum. */
+static float sum_exact_class(const float *v, int64_t n) {
+    int pinf = 0, ninf = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(v[i])) return NAN;
+        pinf |= v[i] == INFINITY;
+        ninf |= v[i] == -INFINITY;
+    }
+    if (pinf || ninf) return pinf && ninf ? NAN : pinf ? INFINITY : -INFINITY;
+    return sum_tree(v, n);
+}
+
 static void forward_row(sml_op op, const float *x, float *y, float *e, int64_t n) {
     float m = -INFINITY;
 #ifndef PLUG_NO_MAX
@@ -44,15 +59,18 @@ static void forward_row(sml_op op, const float *x, float *y, float *e, int64_t n
         float l = logf(d);
         for (int64_t i = 0; i < n; i++) y[i] = (x[i] - m) - l;
     }
+#ifdef PLUG_SLOPPY
+    for (int64_t i = 0; i < n; i++) y[i] *= 1.0f + 24.0f * 0x1p-24f;
+#endif
 }
 
 static void backward_row(sml_op op, const float *y, const float *dy, float *dx, float *e, int64_t n) {
     if (op == SML_SOFTMAX_BWD) {
         for (int64_t i = 0; i < n; i++) e[i] = dy[i] * y[i];
-        float dot = sum_tree(e, n);
+        float dot = sum_exact_class(e, n);
         for (int64_t i = 0; i < n; i++) dx[i] = y[i] * (dy[i] - dot);
     } else {
-        float s = sum_tree(dy, n);
+        float s = sum_exact_class(dy, n);
         for (int64_t i = 0; i < n; i++) dx[i] = dy[i] - expf(y[i]) * s;
     }
 }
@@ -114,6 +132,7 @@ static sml_status plug_launch(sml_handle *h, const sml_problem *p) {
 #define BAD_CLAIM_BASELINE 16
 #define BAD_CLAIM_SHAPES 17
 #define BAD_EMPTY_TABLE 18
+#define BAD_CLAIM_LATER 19
 #ifndef PLUG_BAD
 #define PLUG_BAD BAD_NONE
 #endif
@@ -126,7 +145,8 @@ static sml_status plug_launch(sml_handle *h, const sml_problem *p) {
 #define MAX_COLS (PLUG_BAD == BAD_MIN_GT_MAX ? 10 : 0)
 #define DEVICE (PLUG_BAD == BAD_DEVICE ? (sml_device)7 : SML_DEVICE_CPU)
 #define LAUNCH (PLUG_BAD == BAD_NULL_LAUNCH ? NULL : plug_launch)
-#define CLAIM_BASE (PLUG_BAD == BAD_CLAIM_BASELINE ? "nonesuch" : "cpu_naive")
+#define CLAIM_BASE (PLUG_BAD == BAD_CLAIM_BASELINE ? "nonesuch" : PLUG_BAD == BAD_CLAIM_LATER ? PLUG_NAME "_b" \
+                    : "cpu_naive")
 #define CLAIM_SHAPES (PLUG_BAD == BAD_CLAIM_SHAPES ? "tiny" : "all")
 
 static const sml_kernel KERNELS[] = {

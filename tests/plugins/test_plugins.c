@@ -14,7 +14,8 @@
  *                    itself; --load overrides it (a fixed build passes); a recorded library
  *                    that is gone exits 2
  *   --part bench     bench --load P --backend K gives the plugin kernel a row and evaluates its
- *                    claim; a claim it misses fails --gate
+ *                    claim; a claim it misses fails --gate, and so does a kernel LESS ACCURATE
+ *                    than its baseline (unless --allow-less-accurate); --margin is bounded
  *   --part gpu       the CUDA plugin: check --load and bench on a GPU (77 without one)
  *
  * Every failure prints the shell command that shows it. */
@@ -96,6 +97,7 @@ static const struct {
     {"plug_bad_claim_baseline", "kernel 0 'plug_ok': the claim's baseline 'nonesuch' is not a registered kernel"},
     {"plug_bad_claim_shapes", "kernel 0 'plug_ok': the claim's shapes 'tiny' is not all, short, mid or long"},
     {"plug_bad_empty_table", "the kernel table is empty (count 0)"},
+    {"plug_bad_claim_later", "kernel 0 'plug_ok': the claim's baseline 'plug_ok_b' is a later line of the table"},
 };
 
 /* The refusal of `lib` (a path), with `want` in the message, exit 2, the library named in the
@@ -335,6 +337,30 @@ static void part_bench(void) {
                 strstr(OUT, "plug_boast   Caveated   Claim: >= 1000.00x over cpu_naive")) &&
                strstr(OUT, "gate: 1 kernel(s) miss their claim"),
            "bench --gate on a claim of 1000x: exit %d, want 1, the claim Rejected or Caveated and missed", rc);
+
+    /* A kernel the run calls LESS ACCURATE fails --gate though its claim is Supported, as
+     * check --against does; --allow-less-accurate reports it without failing. */
+    empty_tmp();
+    rc = run("cd '%s' && %s bench --load %s --backend plug_sloppy --rows 64 --cols 1024 --dtype fp32 "
+             "--min-samples 3 --max-seconds 0.05 --ledger L --quiet --gate", TMP, SML_CLI_PATH,
+             plugin("plug_sloppy"));
+    expect(rc == 1 && strstr(OUT, "LESS ACCURATE vs cpu_naive") && strstr(OUT, "gate: plug_sloppy is LESS ACCURATE"),
+           "bench --gate on a kernel LESS ACCURATE than its baseline: exit %d, want 1", rc);
+    empty_tmp();
+    rc = run("cd '%s' && %s bench --load %s --backend plug_sloppy --rows 64 --cols 1024 --dtype fp32 "
+             "--min-samples 3 --max-seconds 0.05 --ledger L --quiet --gate --allow-less-accurate", TMP,
+             SML_CLI_PATH, plugin("plug_sloppy"));
+    /* (A machine loaded enough to miss the 0.25x claim fails the gate for that reason only.) */
+    expect((rc == 0 || (rc == 1 && strstr(OUT, "gate: 1 kernel(s) miss their claim"))) &&
+               strstr(OUT, "allowed by --allow-less-accurate"),
+           "bench --gate --allow-less-accurate on a LESS ACCURATE kernel: exit %d, want 0", rc);
+
+    /* A margin is a tolerance for noise, not a discount: bounded by the rule targets uses. */
+    empty_tmp();
+    rc = run("cd '%s' && %s bench --load %s --backend plug_boast --rows 8 --cols 64 --margin 0.9 --gate --ledger L",
+             TMP, SML_CLI_PATH, plugin("plug_boast"));
+    expect(rc == 2 && strstr(OUT, "--margin '0.9'") && entries(TMP) == 0,
+           "bench --margin 0.9: exit %d, want 2 naming --margin, nothing written", rc);
 }
 
 /* ---- the CUDA plugin on a GPU --------------------------------------------------------------- */

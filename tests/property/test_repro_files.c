@@ -124,10 +124,16 @@ int main(void) {
         expect_field(name, "ld");
         int rc = run("%s replay %s/%s", SML_CLI_PATH, D, name);
         expect(rc == 2 && strstr(OUT, ": ld: "), "replay of ld %s: exit %d (want 2) naming ld\n%s", LD[i], rc, OUT);
+        /* A corpus that cannot be read fails the run, naming the file; skipped only when asked. */
         rc = run("cd %s && %s check --kernel cpu_naive --op softmax --dtype fp32 --cases 3 --regressions %s/ld%d",
                  D, SML_CLI_PATH, D, i);
+        expect(rc == 2 && strstr(OUT, "r.json: ld: ") && strstr(OUT, "--skip-bad-regressions"),
+               "check --regressions with ld %s: exit %d (want 2 naming the file)\n%s", LD[i], rc, OUT);
+        rc = run("cd %s && %s check --kernel cpu_naive --op softmax --dtype fp32 --cases 3 --regressions %s/ld%d "
+                 "--skip-bad-regressions", D, SML_CLI_PATH, D, i);
         expect(rc == 0 && strstr(OUT, "r.json: ld: "),
-               "check --regressions with ld %s: exit %d (want 0: the file refused, every case run)\n%s", LD[i], rc, OUT);
+               "check --regressions with ld %s --skip-bad-regressions: exit %d (want 0: the file refused, every "
+               "case run)\n%s", LD[i], rc, OUT);
     }
 
     /* A layout inside the bounds that this machine cannot hold (here: a 1.5 GB address

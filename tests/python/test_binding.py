@@ -176,6 +176,34 @@ expect(p.returncode == 0 and os.path.isdir(led) and any(f.endswith(".json") for 
 
 import shutil  # noqa: E402
 shutil.rmtree(tmp)
+try:
+    softmax_lab.register("x3", None, ops=["softmax"], dtypes=["fp32"], device="cpu")
+    expect(False, "register refuses fn=None")
+except TypeError as err:
+    expect("callable" in str(err), "register refuses fn=None: %s" % err)
+try:
+    softmax_lab.register("x4", planted_kernels.no_max, ops=["softmax"], dtypes=["fp32"], device="cpu",
+                         min_cols=2 ** 70)
+    expect(False, "register refuses min_cols=2**70")
+except ValueError as err:
+    expect("min_cols %d" % 2 ** 70 in str(err), "register refuses min_cols=2**70 by its value: %s" % err)
+
+raises(TypeError, ["x"], "judge of 0-d arrays (the CLI refuses them too)", softmax_lab.judge,
+       np.float32(1), np.float32(1), "softmax")
+
+# Ctrl-C (KeyboardInterrupt) or sys.exit inside a kernel stops check(): it is raised from the
+# call, never reported as a pass or as an unknown status.
+for exc in (KeyboardInterrupt, SystemExit):
+    def stop(op, x, dy, out, exc=exc):
+        raise exc()
+    name = "py_stop_%s" % exc.__name__
+    softmax_lab.register(name, stop, ops=["softmax"], dtypes=["fp32"], device="cpu")
+    try:
+        r = softmax_lab.check(kernels=name, cases=20, extra=["--regressions", "none", "--no-shrink"])
+        expect(False, "%s in a kernel is raised from check() (got exit %d)" % (exc.__name__, r.exit))
+    except exc:
+        expect(True, "%s in a kernel is raised from check()" % exc.__name__)
+
 if failures:
     print("%d failed; reproduce with: %s" % (len(failures), REPRO))
     sys.exit(1)

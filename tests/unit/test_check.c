@@ -462,6 +462,17 @@ static void serial_sum(unit_run *u, int64_t cols, int want_fail) {
     free(out);
 }
 
+/* A row whose worst element is a special value matched exactly (NaN where NaN is wanted)
+ * reports 0 ulps, not inf: a PASS row never shows "worst ulp inf". */
+static void exact_special_worst(unit_run *u) {
+    float x[3] = {NAN, 1.0f, 2.0f}, out[3] = {NAN, NAN, NAN};
+    sml_check_report r;
+    sml_status s = sml_check(SML_SOFTMAX, SML_F32, 1, 3, 3, x, NULL, out, &r);
+    UNIT_EXPECT(u, s == SML_OK && r.pass && r.worst_ulps == 0.0 && r.worst_rel == 0.0,
+                "a NaN row output as NaN passes with worst ulps 0 (got pass %d, ulps %g, rel %g)", r.pass,
+                r.worst_ulps, r.worst_rel);
+}
+
 int main(int argc, char **argv) {
     unit_run u;
     if (unit_init(&u, "test_check", argc, argv)) return 2;
@@ -487,5 +498,6 @@ int main(int argc, char **argv) {
     if (unit_case(&u, c++, NULL)) worst_list(&u);
     if (unit_case(&u, c++, NULL)) serial_sum(&u, 1 << 21, 1);
     if (unit_case(&u, c++, NULL)) serial_sum(&u, 1000, 0);
+    if (unit_case(&u, c++, NULL)) exact_special_worst(&u);
     return sml_tally_finish(&u.tally);
 }
