@@ -25,6 +25,7 @@
 #include "commands.h"
 #include "prop/prop.h"
 #include "prop/suite.h"
+#include "worker/worker.h"
 #include "softmax_lab.h"
 #include "io/out_file.h"
 
@@ -70,6 +71,9 @@ static void usage(FILE *f) {
             "                   --seconds, BASE runs the same cases; with a GPU kernel and no\n"
             "                   --seconds, the GPU profile's 10,000 cases and 540 s budget\n"
             "  --allow-less-accurate  report LESS ACCURATE without failing the run\n"
+            "  --in-process     run the kernels in this process (for a debugger); by default each\n"
+            "                   runs in a worker process, and a crash, an exit, a hang past the\n"
+            "                   case's deadline or the run's --seconds is a FAIL of that kernel\n"
             "%s"
             "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
             "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
@@ -164,7 +168,7 @@ int sml_cmd_check(int argc, char **argv) {
     const char *kernel = NULL, *op_s = NULL, *dt_s = NULL, *json = NULL, *input = NULL, *dy = NULL,
                *output = NULL;
     const char *against = NULL;
-    int allow_less = 0;
+    int allow_less = 0, in_process = 0;
     sml_prop_config cfg;
     sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);
@@ -185,8 +189,8 @@ int sml_cmd_check(int argc, char **argv) {
                           : !strcmp(a, "--input") ? &input : !strcmp(a, "--dy") ? &dy
                           : !strcmp(a, "--output") ? &output
                           : !strcmp(a, "--against") ? &against : NULL;
-        if (!strcmp(a, "--allow-less-accurate")) {
-            allow_less = 1;
+        if (!strcmp(a, "--allow-less-accurate") || !strcmp(a, "--in-process")) {
+            *(a[2] == 'a' ? &allow_less : &in_process) = 1;
             i++;
             continue;
         }
@@ -338,9 +342,19 @@ int sml_cmd_check(int argc, char **argv) {
     if (cfg.regressions_dir) printf(", replaying the reproducers under %s first", cfg.regressions_dir);
     printf("\n");
     fflush(stdout);
-    sml_prop_suite suite = {threads, cfg.total_seconds, "check", stderr, NULL, NULL};
+    sml_prop_suite suite = {threads, cfg.total_seconds, "check", stderr, NULL, NULL, NULL, NULL};
+    /* Kernels run in worker processes (src/worker): a crash, an exit or a hang is a FAIL of
+     * that kernel, never the end of the check. --in-process: in this process (gdb). */
+    sml_worker_pool pool;
+    sml_worker_pool_init(&pool, cfg.total_seconds);
+    if (!in_process && sml_worker_available()) {
+        suite.run = sml_worker_suite_run;
+        suite.run_ctx = &pool;
+    }
     double t0 = sml_prop_now();
-    if (sml_prop_suite_run(&suite, jobs, runnable) != SML_OK) {
+    sml_status srun = sml_prop_suite_run(&suite, jobs, runnable);
+    sml_worker_pool_close(&pool);
+    if (srun != SML_OK) {
         fprintf(stderr, ME ": cannot start the runs (out of memory)\n");
         if (json) sml_out_abort(&jout);
         free(jobs);

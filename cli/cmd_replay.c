@@ -17,18 +17,26 @@
 #include "prop/prop.h"
 #include "prop/repro.h"
 #include "softmax_lab.h"
+#include "worker/worker.h"
 
 #define ME "softmax-lab replay"
 
 int sml_cmd_replay(int argc, char **argv) {
     const char *path = NULL, *kernel = NULL;
+    int in_process = 0;
     for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--in-process")) {
+            in_process = 1;
+            continue;
+        }
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: softmax-lab replay FILE.json|DIR [--kernel K]\n"
                    "Re-runs a saved reproducer (or every one under DIR) on the kernel it names, or\n"
                    "on K, and says whether the property still fails. A plugin kernel's reproducer\n"
                    "records its library, loaded again here unless a --load library already has a\n"
-                   "kernel of that name (a rebuilt plugin, say).\n"
+                   "kernel of that name (a rebuilt plugin, say). The kernel runs in a worker\n"
+                   "process: a crash, an exit or a hang is a failure with its cause (--in-process:\n"
+                   "in this process, for a debugger).\n"
                    "exit: 0 none fails now, 1 some still fails, 2 bad usage or a reproducer could not\n"
                    "     be read, 3 none fails but some could not run here (skipped: nothing checked)\n");
             return 0;
@@ -73,7 +81,8 @@ int sml_cmd_replay(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) {
         const char *p = paths ? paths[i] : single[0];
         sml_prop_replay_result r;
-        sml_status s = sml_prop_replay(p, k, NULL, NULL, &r);
+        sml_status s = in_process || !sml_worker_available() ? sml_prop_replay(p, k, NULL, NULL, &r)
+                                                             : sml_worker_replay(p, kernel, &r);
         if (s != SML_OK) {
             fprintf(stderr, ME ": %s: %s\n", p, r.message);
             bad = 1;

@@ -91,6 +91,9 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     /* A CUDA error may have taken the context with it: nothing after it can be trusted. */
     int cuda_lost = v->outcome == SML_PROP_ERROR && strstr(v->msg, "CUDA") != NULL;
     if (cfg->shrink && !cuda_lost) {
+        if (cfg->hooks.case_begin)
+            cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_SHRINK, index, level, (int)p,
+                                  (double)sml_prop_case_elems(c));
         if (sml_prop_shrink(env, p, v->outcome, c, v, cfg->shrink_max_evals, cfg->shrink_max_seconds,
                             &small, &sv, &st) == SML_OK)
             shrunk = 1;
@@ -178,6 +181,9 @@ static void replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op 
         if (fits) {
             sml_prop_eval e;
             sml_prop_verdict v;
+            if (cfg->hooks.case_begin)
+                cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_REGRESSION, (int64_t)i, 0, (int)m.prop,
+                                      (double)sml_prop_case_elems(&c));
             sml_prop_eval_begin(&e, env, &c);
             sml_prop_eval_check(&e, m.prop, &v);
             sml_prop_eval_end(&e);
@@ -310,7 +316,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     unsigned retired = 0;
     int stop = 0;
     acc_log acc = {0};
-    for (int64_t i = cfg->only_case >= 0 ? cfg->only_case : 0; !stop; i++) {
+    for (int64_t i = cfg->only_case >= 0 ? cfg->only_case : cfg->first_case > 0 ? cfg->first_case : 0; !stop; i++) {
         int level;
         if (cfg->only_case >= 0) {
             if (i != cfg->only_case) break;
@@ -353,6 +359,8 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
             if (!(cfg->props & (1u << p)) || (retired & (1u << p)) || !sml_prop_applies((sml_prop_id)p, op))
                 continue;
             sml_prop_verdict v;
+            if (cfg->hooks.case_begin)
+                cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_CASE, i, level, p, (double)(c.rows * c.cols));
             sml_prop_eval_check(&e, (sml_prop_id)p, &v);
             if (v.outcome == SML_PROP_SKIP) {
                 res->skips[p]++;

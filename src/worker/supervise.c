@@ -1,0 +1,205 @@
+/* supervise.c: the supervisor's side of one job: send it, wait for the answer while
+ * watching the board (progress for the suite's line, the case's deadline, the run's end),
+ * and on any end of the worker before its answer hand the death to crash.c. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "reference/reference.h"
+#include "worker/board.h"
+#include "worker/crash.h"
+#include "worker/worker.h"
+
+/* Seconds per element of the double-precision forward reference here, measured once. */
+static double ref_speed;
+static pthread_once_t ref_once = PTHREAD_ONCE_INIT;
+
+static void measure_ref(void) {
+    const int64_t rows = 256, cols = 1024;
+    float *x = malloc((size_t)(rows * cols) * sizeof *x);
+    double *y = malloc((size_t)(rows * cols) * sizeof *y);
+    ref_speed = 1e-7;
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return;
+    }
+    for (int64_t i = 0; i < rows * cols; i++) x[i] = (float)(i % 97) * 0.1f;
+    double t0 = sml_prop_now();
+    sml_ref_run(SML_SOFTMAX, SML_F32, rows, cols, cols, x, NULL, y);
+    double t = sml_prop_now() - t0;
+    if (t > 0) ref_speed = t / (double)(rows * cols);
+    free(x);
+    free(y);
+}
+
+double sml_worker_case_deadline(double elements) {
+    pthread_once(&ref_once, measure_ref);
+    double d = 200.0 * elements * ref_speed;
+    return d > SML_WORKER_FLOOR_S ? d : SML_WORKER_FLOOR_S;
+}
+
+/* The deadline (monotonic) of what the board says the worker is doing now; 0: none. */
+static double board_deadline(const sml_worker_board *b, const sml_prop_config *cfg, double started) {
+    int phase = atomic_load(&b->phase);
+    if (phase == SML_PROP_PHASE_IDLE) return started + 60.0 + SML_WORKER_FLOOR_S; /* start, CUDA context */
+    double d = sml_worker_case_deadline(b->elements);
+    if (phase == SML_PROP_PHASE_SHRINK) d += cfg->shrink_max_seconds;
+    return b->start + d;
+}
+
+/* Serialize the job: its config without pointers, then its strings. */
+static int send_job(sml_worker *w, const sml_prop_job *job) {
+    sml_worker_job_msg m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.kernel, sizeof m.kernel, "%s", job->k->name);
+    m.op = job->op;
+    m.dtype = job->dtype;
+    m.cfg = job->cfg;
+    m.cfg.save_dir = m.cfg.regressions_dir = m.cfg.replay_cmd = m.cfg.rerun_cmd = NULL;
+    m.cfg.log = m.cfg.progress = NULL;
+    m.cfg.tally = NULL;
+    m.cfg.hooks = (sml_prop_hooks){0};
+    m.cfg.case_ratio = NULL;
+    const char *lib = sml_kernel_library(job->k);
+    const char *str[5] = {lib ? lib : "", job->cfg.save_dir, job->cfg.regressions_dir, job->cfg.replay_cmd,
+                          job->cfg.rerun_cmd};
+    size_t n = 0;
+    for (int i = 0; i < 5; i++) n += (str[i] ? strlen(str[i]) : 0) + 1;
+    char *buf = malloc(n), *q = buf;
+    if (!buf) return -1;
+    for (int i = 0; i < 5; i++) {
+        size_t l = str[i] ? strlen(str[i]) : 0;
+        if (l) memcpy(q, str[i], l);
+        q[l] = 0;
+        q += l + 1;
+    }
+    int r = sml_wk_send(w->sock, SML_WK_JOB, &m, sizeof m, buf, n);
+    free(buf);
+    return r;
+}
+
+/* A failure report the worker wrote, printed whole under the suite's output lock. */
+static void print_text(const sml_prop_job *job, const char *p, size_t len) {
+    const sml_prop_hooks *h = &job->cfg.hooks;
+    FILE *L = job->cfg.log ? job->cfg.log : stdout;
+    if (h->report_begin && h->report_end) h->report_begin(h->ctx);
+    fwrite(p, 1, len, L);
+    fflush(L);
+    if (h->report_begin && h->report_end) h->report_end(h->ctx);
+}
+
+/* Feed the suite's case counter from the board. */
+static void tally(const sml_prop_job *job, const sml_worker_board *b, int64_t *seen, int64_t *seen_failed) {
+    int64_t c = atomic_load(&b->cases), f = atomic_load(&b->failed_cases);
+    if (!job->cfg.hooks.case_done) return;
+    for (; *seen < c; (*seen)++) job->cfg.hooks.case_done(job->cfg.hooks.ctx, *seen_failed < f ? ((*seen_failed)++, 1) : 0);
+}
+
+typedef enum { GOT_RESULT, DIED, KILLED_CASE, KILLED_RUN } wait_end;
+
+/* Wait for the job's RESULT. */
+static wait_end await_result(sml_worker *w, sml_prop_job *job, double deadline, double *limit) {
+    double started = sml_prop_now();
+    int64_t seen = 0, seen_failed = 0;
+    for (;;) {
+        struct pollfd pf = {w->sock, POLLIN, 0};
+        int r = poll(&pf, 1, 50);
+        tally(job, w->board, &seen, &seen_failed);
+        if (r > 0) {
+            uint32_t type;
+            char *p;
+            size_t len;
+            if (sml_wk_recv(w->sock, &type, &p, &len) != 0) return DIED;
+            if (type == SML_WK_TEXT) print_text(job, p, len);
+            if (type == SML_WK_RESULT && len == sizeof(int32_t) + sizeof job->res) {
+                int32_t st;
+                memcpy(&st, p, sizeof st);
+                memcpy(&job->res, p + sizeof st, sizeof job->res);
+                job->res.kernel = job->k;
+                job->status = (sml_status)st;
+                free(p);
+                return GOT_RESULT;
+            }
+            free(p);
+            continue;
+        }
+        if (r < 0 && errno != EINTR) return DIED;
+        double now = sml_prop_now(), cd = board_deadline(w->board, &job->cfg, started);
+        if (now > cd) {
+            *limit = cd - (atomic_load(&w->board->phase) == SML_PROP_PHASE_IDLE ? started : w->board->start);
+            kill(w->pid, SIGKILL);
+            return KILLED_CASE;
+        }
+        if (deadline > 0 && now > deadline) {
+            *limit = now - (atomic_load(&w->board->phase) == SML_PROP_PHASE_IDLE ? started : w->board->start);
+            kill(w->pid, SIGKILL);
+            return KILLED_RUN;
+        }
+    }
+}
+
+/* Killed at the run's end on a case that had run for less than it could have taken (the
+ * floor, or half the budget when that is shorter): the engine would have stopped there too,
+ * so the job is what it found until then, cut short; a case that ran longer is a hang. */
+static int cut_short(sml_prop_job *job, const sml_worker_board *b, double ran, double seconds) {
+    double t = job->cfg.total_seconds > 0 && 0.5 * job->cfg.total_seconds < SML_WORKER_FLOOR_S
+                   ? 0.5 * job->cfg.total_seconds : SML_WORKER_FLOOR_S;
+    if (ran >= t || atomic_load(&b->failed_cases) > 0) return 0;
+    sml_prop_result *res = &job->res;
+    memset(res, 0, sizeof *res);
+    res->kernel = job->k;
+    res->op = job->op;
+    res->dtype = job->dtype;
+    res->outcome = SML_PROP_PASS;
+    res->accuracy.worst_case = -1;
+    res->cases = atomic_load(&b->cases);
+    res->seconds = seconds;
+    snprintf(res->note, sizeof res->note, "stopped at the run's time budget during case %lld", (long long)b->index);
+    job->status = SML_OK;
+    return 1;
+}
+
+sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline) {
+    const char *lib = sml_kernel_library(job->k);
+    int py = lib && sml_source_is_python(lib);
+    if (w->pid > 0 && (py ? strcmp(w->library, lib) : w->library[0] != 0)) sml_worker_close(w);
+    if (w->pid <= 0) {
+        char why[512];
+        sml_worker_opts o = {w->device, lib};
+        int device = w->device;
+        sml_status s = sml_worker_spawn(w, &o, why, sizeof why);
+        w->device = device;
+        if (s != SML_OK) {
+            fprintf(stderr, "softmax-lab: cannot start a worker (%s): running %s in this process\n", why, job->k->name);
+            job->status = sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
+            return job->status;
+        }
+    }
+    atomic_store(&w->board->phase, SML_PROP_PHASE_IDLE);
+    atomic_store(&w->board->fault_set, 0);
+    atomic_store(&w->board->cases, 0);
+    atomic_store(&w->board->failed_cases, 0);
+    double t0 = sml_prop_now(), limit = 0.0;
+    wait_end e = send_job(w, job) == 0 ? await_result(w, job, deadline, &limit) : DIED;
+    if (e == GOT_RESULT) {
+        if (job->res.outcome != SML_PROP_PASS && job->res.outcome != SML_PROP_SKIP) sml_worker_close(w);
+        return job->status;
+    }
+    int status = sml_wk_reap(w, 2.0);
+    if (e == KILLED_RUN && cut_short(job, w->board, limit, sml_prop_now() - t0)) {
+        sml_worker_close(w);
+        return job->status;
+    }
+    sml_wk_death d = {status, e == KILLED_CASE ? 1 : e == KILLED_RUN ? 2 : 0, limit, sml_prop_now() - t0};
+    sml_wk_crash_result(job, w->board, &d);
+    sml_worker_close(w);
+    return job->status;
+}
