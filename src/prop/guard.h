@@ -10,6 +10,9 @@
 
 #define SML_PROP_GUARD_ZONES 3
 
+/* Name zones from now on (a worker process, one engine thread, calls it once; elsewhere the
+ * table stays empty and nothing is written to it, so engine threads share nothing). */
+void sml_prop_guard_enable(void);
 /* Zone i: tensor `name` ("x", "dy", "out") occupies [start, end); [lo, start) and [end, hi)
  * are guard (lo == start: no guard before it). */
 void sml_prop_guard_set(int i, const char *name, const void *lo, const void *start, const void *end,

@@ -29,6 +29,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc_) {
 
 void sml_wk_fault_install(struct sml_worker_board *b) {
     the_board = b;
+    sml_prop_guard_enable();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fault;
