@@ -28,6 +28,7 @@ sml_status sml_worker_suite_run(sml_prop_job *job, int slot, void *pool) {
     sml_worker_pool *p = pool;
     if (slot < 0 || slot >= SML_PROP_MAX_THREADS) return SML_ERR_INVALID_ARG;
     p->w[slot].device = p->device;
+    p->w[slot].wrap = p->wrap;
     return sml_worker_run_job(&p->w[slot], job, p->deadline);
 }
 

@@ -29,23 +29,41 @@ static void python_library(const char *path, const char *kernel, char *lib, size
     if (l && sml_source_is_python(l)) snprintf(lib, n, "%s", l);
 }
 
+static const char *registered_library(const char *path, const char *kernel) {
+    const sml_kernel *k = kernel && kernel[0] ? sml_kernel_find(kernel) : NULL;
+    if (!k) {
+        sml_prop_case c;
+        sml_prop_repro m;
+        char err[256];
+        if (sml_prop_repro_load(path, &c, &m, err, sizeof err) != SML_OK) return "";
+        sml_prop_case_free(&c);
+        k = sml_kernel_find(m.kernel);
+    }
+    const char *l = k ? sml_kernel_library(k) : NULL;
+    return l ? l : "";
+}
+
 sml_status sml_worker_replay(const char *path, const char *kernel, sml_prop_replay_result *r) {
     memset(r, 0, sizeof *r);
     char lib[4096], why[512];
     python_library(path, kernel, lib, sizeof lib);
     sml_worker w;
-    sml_worker_opts o = {-1, lib[0] ? lib : NULL};
+    sml_worker_opts o = {-1, lib[0] ? lib : NULL, NULL};
     sml_status s = sml_worker_spawn(&w, &o, why, sizeof why);
     if (s != SML_OK) return sml_prop_replay(path, kernel ? sml_kernel_find(kernel) : NULL, NULL, NULL, r);
-    size_t pl = strlen(path) + 1, kl = (kernel ? strlen(kernel) : 0) + 1;
-    char *msg = malloc(pl + kl);
+    /* The library of the kernel as this process has it (a --load of a rebuilt plugin wins
+     * over the one the reproducer recorded): the worker loads it first. */
+    const char *klib = registered_library(path, kernel);
+    size_t pl = strlen(path) + 1, kl = (kernel ? strlen(kernel) : 0) + 1, ll = strlen(klib) + 1;
+    char *msg = malloc(pl + kl + ll);
     if (!msg) {
         sml_worker_close(&w);
         return SML_ERR_OUT_OF_MEMORY;
     }
     memcpy(msg, path, pl);
     memcpy(msg + pl, kernel ? kernel : "", kl);
-    int sent = sml_wk_send(w.sock, SML_WK_REPLAY, msg, pl + kl, NULL, 0) == 0;
+    memcpy(msg + pl + kl, klib, ll);
+    int sent = sml_wk_send(w.sock, SML_WK_REPLAY, msg, pl + kl + ll, NULL, 0) == 0;
     free(msg);
     double t0 = sml_prop_now();
     sml_wk_death d = {0, 0, 0.0, 0.0};

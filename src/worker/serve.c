@@ -42,18 +42,17 @@ static void hk_case_done(void *ctx, int failed) {
     if (failed) atomic_fetch_add(&s->b->failed_cases, 1);
 }
 
-static void hk_report_begin(void *ctx) {
-    serve *s = ctx;
-    fflush(s->log);
-    s->mark = ftell(s->log);
-}
-
-static void hk_report_end(void *ctx) {
-    serve *s = ctx;
+/* Send what the engine wrote since the last send (a whole report, or a warning line). */
+static void send_log(serve *s) {
     fflush(s->log);
     long end = ftell(s->log);
     if (end > s->mark) sml_wk_send(s->fd, SML_WK_TEXT, s->logbuf + s->mark, (size_t)(end - s->mark), NULL, 0);
+    s->mark = end;
 }
+
+static void hk_report_begin(void *ctx) { send_log(ctx); }
+
+static void hk_report_end(void *ctx) { send_log(ctx); }
 
 /* The kernel a job names: in the registry, or in the library it came from (loaded now). */
 static const sml_kernel *find_kernel(const char *name, const char *library) {
@@ -102,16 +101,27 @@ static void run_job(serve *s, const char *p, size_t len) {
         st = sml_prop_run(k, (sml_op)m.op, (sml_dtype)m.dtype, &cfg, &res);
     }
     atomic_store(&s->b->phase, SML_PROP_PHASE_IDLE);
+    send_log(s);
     res.kernel = NULL;
     int32_t status = (int32_t)st;
     sml_wk_send(s->fd, SML_WK_RESULT, &status, sizeof status, &res, sizeof res);
 }
 
 static void run_replay(serve *s, const char *p, size_t len) {
-    const char *path = p, *kname = p + strlen(p) + 1;
-    if ((size_t)(kname - p) > len) kname = "";
+    /* path \0 kernel \0 library \0 (the payload is NUL-terminated past len too) */
+    const char *str[3];
+    size_t at = 0;
+    for (int i = 0; i < 3; i++) {
+        str[i] = at < len ? p + at : "";
+        at += strlen(str[i]) + 1;
+    }
+    const char *path = str[0], *kname = str[1], *lib = str[2];
     sml_prop_replay_result r;
     memset(&r, 0, sizeof r);
+    if (lib[0] && !sml_source_is_python(lib)) {
+        char why[1024];
+        if (sml_load_plugin(lib, why, sizeof why) != SML_OK) fprintf(stderr, "softmax-lab worker: %s\n", why);
+    }
     const sml_kernel *k = kname[0] ? sml_kernel_find(kname) : NULL;
     hk_case_begin(s, SML_PROP_PHASE_CASE, -1, 0, 0, 0.0);
     sml_status st = sml_prop_replay(path, k, NULL, NULL, &r);

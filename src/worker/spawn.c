@@ -47,6 +47,8 @@ int sml_worker_available(void) {
 static int worker_argv(const sml_worker_opts *o, char *store, size_t n, char **argv) {
     const char *env = getenv("SML_WORKER_ARGV");
     int argc = 0;
+    for (const char *const *t = o && o->wrap ? o->wrap : NULL; t && *t && argc < MAX_ARGS / 2; t++)
+        argv[argc++] = (char *)*t;
     if (env && *env) {
         if (strlen(env) + 1 > n) return 0;
         strcpy(store, env);
@@ -58,7 +60,6 @@ static int worker_argv(const sml_worker_opts *o, char *store, size_t n, char **a
         argv[argc++] = store;
         argv[argc++] = "__worker";
     }
-    if (argc == 0) return 0;
     if (o && o->library && sml_source_is_python(o->library)) {
         argv[argc++] = "--load";
         argv[argc++] = (char *)o->library;
@@ -126,6 +127,7 @@ sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, 
     memset(w, 0, sizeof *w);
     w->sock = -1;
     w->device = o ? o->device : -1;
+    w->wrap = o ? o->wrap : NULL;
     size_t store_n = PATH_MAX + 4096;
     char *store_p = malloc(store_n);
     char *argv[MAX_ARGS];
@@ -158,7 +160,8 @@ sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, 
     if (pid == 0) {
         fcntl(sv[1], F_SETFD, 0);
         fcntl(bfd, F_SETFD, 0);
-        execve(argv[0], argv, env);
+        if (strchr(argv[0], '/')) execve(argv[0], argv, env);
+        else execvpe(argv[0], argv, env);
         _exit(127);
     }
     int err = errno;
@@ -200,14 +203,16 @@ int sml_wk_reap(sml_worker *w, double seconds) {
     return status;
 }
 
-void sml_worker_close(sml_worker *w) {
+int sml_worker_close(sml_worker *w) {
+    int status = -1;
     if (w->pid > 0) {
         sml_wk_send(w->sock, SML_WK_QUIT, NULL, 0, NULL, 0);
-        sml_wk_reap(w, 1.0);
+        status = sml_wk_reap(w, w->wrap ? 60.0 : 1.0);
     }
     if (w->sock >= 0) close(w->sock);
     if (w->board) munmap(w->board, 4096);
     w->sock = -1;
     w->board = NULL;
     w->pid = 0;
+    return status;
 }

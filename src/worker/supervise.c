@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "core/internal.h"
 #include "reference/reference.h"
@@ -47,10 +48,10 @@ double sml_worker_case_deadline(double elements) {
 }
 
 /* The deadline (monotonic) of what the board says the worker is doing now; 0: none. */
-static double board_deadline(const sml_worker_board *b, const sml_prop_config *cfg, double started) {
+static double board_deadline(const sml_worker_board *b, const sml_prop_config *cfg, double started, double slow) {
     int phase = atomic_load(&b->phase);
-    if (phase == SML_PROP_PHASE_IDLE) return started + 60.0 + SML_WORKER_FLOOR_S; /* start, CUDA context */
-    double d = sml_worker_case_deadline(b->elements);
+    if (phase == SML_PROP_PHASE_IDLE) return started + slow * (60.0 + SML_WORKER_FLOOR_S); /* start, CUDA context */
+    double d = slow * sml_worker_case_deadline(b->elements);
     if (phase == SML_PROP_PHASE_SHRINK) d += cfg->shrink_max_seconds;
     return b->start + d;
 }
@@ -132,7 +133,8 @@ static wait_end await_result(sml_worker *w, sml_prop_job *job, double deadline, 
             continue;
         }
         if (r < 0 && errno != EINTR) return DIED;
-        double now = sml_prop_now(), cd = board_deadline(w->board, &job->cfg, started);
+        /* A tool such as compute-sanitizer runs kernels tens of times slower. */
+        double now = sml_prop_now(), cd = board_deadline(w->board, &job->cfg, started, w->wrap ? 50.0 : 1.0);
         if (now > cd) {
             *limit = cd - (atomic_load(&w->board->phase) == SML_PROP_PHASE_IDLE ? started : w->board->start);
             kill(w->pid, SIGKILL);
@@ -144,6 +146,37 @@ static wait_end await_result(sml_worker *w, sml_prop_job *job, double deadline, 
             return KILLED_RUN;
         }
     }
+}
+
+/* The tool's report went to the output as it ran; its exit status says whether it found a
+ * hazard in the job's cases. */
+static void sanitizer_verdict(sml_prop_job *job, const char *const *wrap, int status) {
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != SML_WORKER_SANITIZER_EXIT) return;
+    const char *tool = "?";
+    for (const char *const *t = wrap; *t; t++)
+        if (!strcmp(*t, "--tool") && t[1]) tool = t[1];
+    sml_prop_result *res = &job->res;
+    res->outcome = SML_PROP_FAIL;
+    snprintf(res->note, sizeof res->note, "compute-sanitizer %s reported a hazard", tool);
+    if (res->nfail < SML_PROP_COUNT) {
+        sml_prop_failure *f = &res->failures[res->nfail++];
+        memset(f, 0, sizeof *f);
+        f->prop = SML_PROP_AGREEMENT;
+        f->outcome = SML_PROP_FAIL;
+        f->case_index = -1;
+        snprintf(f->message, sizeof f->message, "%s", res->note);
+    }
+    res->failed_cases++;
+    const sml_prop_hooks *h = &job->cfg.hooks;
+    FILE *L = job->cfg.log ? job->cfg.log : stdout;
+    if (h->report_begin && h->report_end) h->report_begin(h->ctx);
+    fprintf(L, "FAIL %s %s %s: compute-sanitizer %s reported a hazard in cases 0..%lld (its report above)\n"
+               "  rerun: softmax-lab check --sanitize %s --kernel %s --op %s --dtype %s --seed 0x%016llx --cases %lld\n",
+            job->k->name, sml_op_name(job->op), sml_dtype_name(job->dtype), tool, (long long)res->cases - 1, tool,
+            job->k->name, sml_op_name(job->op), sml_dtype_name(job->dtype), (unsigned long long)job->cfg.seed,
+            (long long)job->cfg.max_cases);
+    fflush(L);
+    if (h->report_begin && h->report_end) h->report_end(h->ctx);
 }
 
 /* Killed at the run's end on a case that had run for less than it could have taken (the
@@ -173,10 +206,8 @@ sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline)
     if (w->pid > 0 && (py ? strcmp(w->library, lib) : w->library[0] != 0)) sml_worker_close(w);
     if (w->pid <= 0) {
         char why[512];
-        sml_worker_opts o = {w->device, lib};
-        int device = w->device;
+        sml_worker_opts o = {w->device, lib, w->wrap};
         sml_status s = sml_worker_spawn(w, &o, why, sizeof why);
-        w->device = device;
         if (s != SML_OK) {
             fprintf(stderr, "softmax-lab: cannot start a worker (%s): running %s in this process\n", why, job->k->name);
             job->status = sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
@@ -190,7 +221,9 @@ sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline)
     double t0 = sml_prop_now(), limit = 0.0;
     wait_end e = send_job(w, job) == 0 ? await_result(w, job, deadline, &limit) : DIED;
     if (e == GOT_RESULT) {
-        if (job->res.outcome != SML_PROP_PASS && job->res.outcome != SML_PROP_SKIP) sml_worker_close(w);
+        /* Under a tool, the worker's exit status is the tool's verdict: one job per worker. */
+        if (w->wrap) sanitizer_verdict(job, w->wrap, sml_worker_close(w));
+        else if (job->res.outcome != SML_PROP_PASS && job->res.outcome != SML_PROP_SKIP) sml_worker_close(w);
         return job->status;
     }
     int status = sml_wk_reap(w, 2.0);

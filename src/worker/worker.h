@@ -27,6 +27,7 @@ typedef struct sml_worker {
     sml_worker_board *board;
     char library[4096];        /* the Python module source the worker imported, "" none */
     int device;                /* the GPU it sees (-1: the supervisor's view) */
+    const char *const *wrap;   /* the tool the worker runs under (argv prefix), or NULL */
 } sml_worker;
 
 /* How a worker is started: on which GPU (CUDA_VISIBLE_DEVICES of the child is that entry of
@@ -36,14 +37,20 @@ typedef struct sml_worker {
 typedef struct sml_worker_opts {
     int device;
     const char *library;
+    const char *const *wrap;   /* NULL, or a tool's argv prefix (NULL-terminated) the worker
+                                  runs under: compute-sanitizer --tool racecheck ... */
 } sml_worker_opts;
+
+/* The exit status a worker under compute-sanitizer ends with when the tool reported a hazard. */
+#define SML_WORKER_SANITIZER_EXIT 86
 
 /* 1 when this process can start workers (it is the softmax-lab executable, or
  * SML_WORKER_ARGV names the worker command), else 0. */
 int sml_worker_available(void);
 sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, size_t n);
-/* Ask it to quit, wait up to a second, then kill it; always reaps. */
-void sml_worker_close(sml_worker *w);
+/* Ask it to quit, wait (up to a second, a minute under a tool), then kill it; always reaps.
+ * Its wait status, -1 when there was none. */
+int sml_worker_close(sml_worker *w);
 
 /* The seconds a case of `elements` input elements may take in a worker before it is
  * killed: 200 times the double-precision reference's time for it on this machine, at least
@@ -72,6 +79,7 @@ typedef struct sml_worker_pool {
     sml_worker w[SML_PROP_MAX_THREADS];
     double deadline;           /* monotonic seconds the run must end by; 0: none */
     int device;
+    const char *const *wrap;   /* every worker runs under this tool (sml_worker_opts.wrap) */
 } sml_worker_pool;
 void sml_worker_pool_init(sml_worker_pool *p, double total_seconds);
 sml_status sml_worker_suite_run(sml_prop_job *job, int slot, void *pool);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli_run.h"
+#include "softmax_lab.h"
 #include "test_support.h"
 
 static sml_tally T = {"test_isolation", 0, 0, 0};
@@ -61,6 +62,10 @@ static void plant_test(const char *plant, const char *cause) {
     expect(strstr(OUT, want) && strstr(strstr(OUT, want), "pass"), "%s: plug_ok did not pass with " CASES " cases", name);
     expect(after("  reproducer: ", repro, sizeof repro), "%s: no reproducer printed", name);
     if (!repro[0]) return;
+    /* A reproducer is data: without --load it names the library and the command, exit 2. */
+    rc = run("cd '%s' && %s replay %s", TMP, SML_CLI_PATH, repro);
+    expect(rc == 2 && strstr(OUT, lib) && strstr(OUT, "replay --load"),
+           "%s: replay without --load: exit %d (want 2, the library and the command named)", name, rc);
     rc = run("cd '%s' && %s replay --load %s %s", TMP, SML_CLI_PATH, lib, repro);
     expect(rc == 1, "%s: replay exit %d, want 1", name, rc);
     /* The replay names the same cause, for "the replayed case". */
@@ -72,10 +77,50 @@ static void plant_test(const char *plant, const char *cause) {
     expect(strstr(OUT, "STILL FAILS") && strstr(OUT, stem), "%s: replay does not fail with '%s'", name, stem);
 }
 
+/* GPU plants beside plug_cuda: the fault as a CUDA error of that kernel (illegal, write1m,
+ * defstream) or as compute-sanitizer's hazard (race: racecheck; uninit: initcheck). */
+static int gpu_plant_test(const char *plant) {
+    if (!sml_gpu_available()) {
+        printf("skipped: no CUDA device\n");
+        return 77;
+    }
+    char lib[600], ok[600], name[64], want[256];
+    snprintf(lib, sizeof lib, "%s/planted_gpu_%s.so", SML_ISOLATION_DIR, plant);
+    snprintf(ok, sizeof ok, "%s/plug_cuda.so", SML_PLUGIN_DIR);
+    snprintf(name, sizeof name, "planted_gpu_%s", plant);
+    const char *tool = !strcmp(plant, "race") ? "racecheck" : !strcmp(plant, "uninit") ? "initcheck" : NULL;
+    char extra[64] = "";
+    if (tool) snprintf(extra, sizeof extra, "--sanitize %s", tool);
+    int rc = run("cd '%s' && rm -rf saved && %s check --load %s --load %s --kernel %s,plug_cuda --op softmax "
+                 "--dtype fp32 --cases 200 --regressions none --save saved %s",
+                 TMP, SML_CLI_PATH, lib, ok, name, extra);
+    if (rc == 77) return 77;
+    expect(rc == 1, "%s: check exit %d, want 1", name, rc);
+    snprintf(want, sizeof want, " %s softmax fp32: ", name);
+    expect(strstr(OUT, want) != NULL, "%s: no FAIL/ERROR line naming it", name);
+    if (tool) {
+        snprintf(want, sizeof want, "compute-sanitizer %s reported a hazard", tool);
+        expect(strstr(OUT, want) != NULL, "%s: no '%s'", name, want);
+    }
+    expect(strstr(OUT, "plug_cuda") && strstr(strstr(OUT, "\nplug_cuda "), "pass"), "%s: plug_cuda did not pass", name);
+    char repro[1024];
+    if (!tool && after("  reproducer: ", repro, sizeof repro)) {
+        rc = run("cd '%s' && %s replay --load %s %s", TMP, SML_CLI_PATH, lib, repro);
+        expect(rc == 1, "%s: replay exit %d, want 1", name, rc);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "--gpu-plant")) {
+        snprintf(TMP, sizeof TMP, "/tmp/sml_test_isolation_XXXXXX");
+        if (!mkdtemp(TMP)) return 1;
+        int r = gpu_plant_test(argv[2]);
+        return r ? r : sml_tally_finish(&T);
+    }
     const char *which = argc == 3 && !strcmp(argv[1], "--plant") ? argv[2] : NULL;
     if (!which) {
-        fprintf(stderr, "usage: %s --plant NAME\n", argv[0]);
+        fprintf(stderr, "usage: %s --plant NAME | --gpu-plant NAME\n", argv[0]);
         return 2;
     }
     snprintf(TMP, sizeof TMP, "/tmp/sml_test_isolation_XXXXXX");
