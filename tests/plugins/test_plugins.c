@@ -286,7 +286,7 @@ static void part_planted(void) {
     expect(rc == 1 && strstr(OUT, "FAIL plug_nomax softmax fp32"), "the printed rerun command: exit %d, want 1", rc);
     /* A reproducer is data: alone, replay names the library and the command, exit 2. */
     rc = run("cd / && %s replay %s", SML_CLI_PATH, repro);
-    snprintf(want, sizeof want, "softmax-lab replay --load %s %s", bug, repro);
+    snprintf(want, sizeof want, "softmax-lab replay --load %.380s %.380s", bug, repro);
     expect(rc == 2 && strstr(OUT, want) && !strstr(OUT, "STILL FAILS"),
            "replay without --load: exit %d, want 2, nothing run and the command '%s'", rc, want);
     /* With --trust-reproducer it loads the library the reproducer records. */
