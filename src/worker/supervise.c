@@ -179,27 +179,6 @@ static void sanitizer_verdict(sml_prop_job *job, const char *const *wrap, int st
     if (h->report_begin && h->report_end) h->report_end(h->ctx);
 }
 
-/* Killed at the run's end on a case that had run for less than it could have taken (the
- * floor, or half the budget when that is shorter): the engine would have stopped there too,
- * so the job is what it found until then, cut short; a case that ran longer is a hang. */
-static int cut_short(sml_prop_job *job, const sml_worker_board *b, double ran, double seconds) {
-    double t = job->cfg.total_seconds > 0 && 0.5 * job->cfg.total_seconds < SML_WORKER_FLOOR_S
-                   ? 0.5 * job->cfg.total_seconds : SML_WORKER_FLOOR_S;
-    if (ran >= t || atomic_load(&b->failed_cases) > 0) return 0;
-    sml_prop_result *res = &job->res;
-    memset(res, 0, sizeof *res);
-    res->kernel = job->k;
-    res->op = job->op;
-    res->dtype = job->dtype;
-    res->outcome = SML_PROP_PASS;
-    res->accuracy.worst_case = -1;
-    res->cases = atomic_load(&b->cases);
-    res->seconds = seconds;
-    snprintf(res->note, sizeof res->note, "stopped at the run's time budget during case %lld", (long long)b->index);
-    job->status = SML_OK;
-    return 1;
-}
-
 sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline) {
     const char *lib = sml_kernel_library(job->k);
     int py = lib && sml_source_is_python(lib);
@@ -227,10 +206,6 @@ sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline)
         return job->status;
     }
     int status = sml_wk_reap(w, 2.0);
-    if (e == KILLED_RUN && cut_short(job, w->board, limit, sml_prop_now() - t0)) {
-        sml_worker_close(w);
-        return job->status;
-    }
     sml_wk_death d = {status, e == KILLED_CASE ? 1 : e == KILLED_RUN ? 2 : 0, limit, sml_prop_now() - t0};
     sml_wk_crash_result(job, w->board, &d);
     sml_worker_close(w);
