@@ -16,18 +16,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "prop/accuracy_json.h"
 #include "json/json_write.h"
 #include "check_against.h"
 #include "check_input.h"
 #include "check_report.h"
-#include "devices.h"
 #include "commands.h"
+#include "devices.h"
 #include "prop/prop.h"
-#include "prop/shard_json.h"
 #include "prop/repro.h"
+#include "prop/shard_json.h"
 #include "prop/suite.h"
+#include "worker/worker.h"
 #include "softmax_lab.h"
 #include "io/out_file.h"
 
@@ -75,6 +77,13 @@ static void usage(FILE *f) {
             "  --allow-less-accurate  report LESS ACCURATE without failing the run\n"
             "  --skip-bad-regressions  skip reproducers under --regressions that cannot be read\n"
             "                   (without it they fail the run, exit 2)\n"
+            "  --sanitize T[,T] run each GPU kernel's first 20 cases per op and dtype (or --cases)\n"
+            "                   under compute-sanitizer --tool T (memcheck, racecheck, synccheck,\n"
+            "                   initcheck) in worker processes: a reported hazard is a FAIL with\n"
+            "                   the tool's report; exit 77 where compute-sanitizer is absent\n"
+            "  --in-process     run the kernels in this process (for a debugger); by default each\n"
+            "                   runs in a worker process, and a crash, an exit, a hang past the\n"
+            "                   case's deadline or the run's --seconds is a FAIL of that kernel\n"
             "%s%s"
             "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
             "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
@@ -170,6 +179,7 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
     sml_jw_end(w);
 }
 
+/* The command line, parsed. */
 /* A regression corpus that cannot be read is no pass: 1 after the message naming the first
  * bad reproducer, unless --skip-bad-regressions (then a warning, and they are skipped). */
 static int regressions_unreadable(const sml_prop_config *cfg, int skip_bad) {
@@ -182,229 +192,212 @@ static int regressions_unreadable(const sml_prop_config *cfg, int skip_bad) {
     return !skip_bad;
 }
 
-int sml_cmd_check(int argc, char **argv) {
-    const char *kernel = NULL, *op_s = NULL, *dt_s = NULL, *json = NULL, *input = NULL, *dy = NULL,
-               *output = NULL;
-    const char *against = NULL;
-    int allow_less = 0, skip_bad = 0;
-    int split = sml_cli_devices("check", &argc, argv); /* several GPUs: one worker each */
-    if (split >= 0) return split;
+typedef struct check_args {
+    const char *kernel, *op_s, *dt_s, *json, *input, *dy, *output, *against, *sanitize;
+    int allow_less, in_process, seconds_given, gpu_only, skip_bad;
+    const char *const *wrap;  /* the tool workers run under (--sanitize), or NULL */
+    int64_t default_cases;
+    unsigned ops, dts;
     sml_prop_config cfg;
-    sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
-    sml_prop_config_env(&cfg);
-    if (sml_shard_env(ME, &cfg.shard) < 0) return 2;
-    int64_t default_cases = cfg.max_cases;
+} check_args;
+
+/* -1: parsed; else the exit status (help printed, or a bad argument reported). */
+static int parse_args(int argc, char **argv, check_args *a) {
+    memset(a, 0, sizeof *a);
+    sml_prop_config_init(&a->cfg, SML_PROP_PROFILE_CI);
+    sml_prop_config_env(&a->cfg);
+    if (sml_shard_env(ME, &a->cfg.shard) < 0) return 2;
+    a->default_cases = a->cfg.max_cases;
     /* A time budget the user set (--seconds or SML_PROP_SECONDS) is kept as given. */
-    int seconds_given = getenv("SML_PROP_SECONDS") != NULL;
-    cfg.replay_cmd = "softmax-lab replay";
+    a->seconds_given = getenv("SML_PROP_SECONDS") != NULL;
+    a->cfg.replay_cmd = "softmax-lab replay";
     /* The reproducers of real bugs, and the inputs that killed the mutants. */
-    cfg.regressions_dir = dir_exists("tests/regressions") ? "tests/regressions:tests/mutants/corpus" : NULL;
+    a->cfg.regressions_dir = dir_exists("tests/regressions") ? "tests/regressions:tests/mutants/corpus" : NULL;
     for (int i = 0; i < argc;) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const char *s = argv[i];
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
             usage(stdout);
             return 0;
         }
-        const char **slot = !strcmp(a, "--kernel") ? &kernel : !strcmp(a, "--op") ? &op_s
-                          : !strcmp(a, "--dtype") ? &dt_s : !strcmp(a, "--json") ? &json
-                          : !strcmp(a, "--input") ? &input : !strcmp(a, "--dy") ? &dy
-                          : !strcmp(a, "--output") ? &output
-                          : !strcmp(a, "--against") ? &against : NULL;
-        if (!strcmp(a, "--allow-less-accurate") || !strcmp(a, "--skip-bad-regressions")) {
-            *(!strcmp(a, "--allow-less-accurate") ? &allow_less : &skip_bad) = 1;
+        const char **slot = !strcmp(s, "--kernel") ? &a->kernel : !strcmp(s, "--op") ? &a->op_s
+                          : !strcmp(s, "--dtype") ? &a->dt_s : !strcmp(s, "--json") ? &a->json
+                          : !strcmp(s, "--input") ? &a->input : !strcmp(s, "--dy") ? &a->dy
+                          : !strcmp(s, "--output") ? &a->output
+                          : !strcmp(s, "--against") ? &a->against
+                          : !strcmp(s, "--sanitize") ? &a->sanitize : NULL;
+        if (!strcmp(s, "--allow-less-accurate") || !strcmp(s, "--in-process") ||
+            !strcmp(s, "--skip-bad-regressions")) {
+            *(s[2] == 'a' ? &a->allow_less : s[2] == 'i' ? &a->in_process : &a->skip_bad) = 1;
             i++;
             continue;
         }
         if (slot) {
             if (i + 1 >= argc) {
-                fprintf(stderr, ME ": %s needs a value\n", a);
+                fprintf(stderr, ME ": %s needs a value\n", s);
                 return 2;
             }
             *slot = argv[i + 1];
             i += 2;
             continue;
         }
-        if (!strcmp(a, "--seconds")) seconds_given = 1;
-        int r = sml_prop_config_flag(&cfg, argc, argv, &i);
+        if (!strcmp(s, "--seconds")) a->seconds_given = 1;
+        int r = sml_prop_config_flag(&a->cfg, argc, argv, &i);
         if (r < 0) return 2;
         if (r == 0) {
-            fprintf(stderr, ME ": unknown option '%s' (softmax-lab check --help)\n", a);
+            fprintf(stderr, ME ": unknown option '%s' (softmax-lab check --help)\n", s);
             return 2;
         }
     }
-    if (cfg.shard.count && (input || against || cfg.only_case >= 0)) {
+    if (a->cfg.shard.count && (a->input || a->against || a->cfg.only_case >= 0)) {
         fprintf(stderr, ME ": --shard (or SML_SHARD) goes with the suite, not with %s\n",
-                input ? "--input" : against ? "--against" : "--case");
+                a->input ? "--input" : a->against ? "--against" : "--case");
         return 2;
     }
-    if (input && (against || allow_less)) {
+    if (a->input && (a->against || a->allow_less)) {
         fprintf(stderr, ME ": --against and --allow-less-accurate go with the suite, not with --input\n");
         return 2;
     }
-    if (input) {
-        int dt = -1;
-        if (dt_s && strcmp(dt_s, "all")) {
-            sml_dtype d;
-            if (sml_dtype_parse(dt_s, &d) != SML_OK) {
-                fprintf(stderr, ME ": unknown dtype '%s'\n", dt_s);
-                return 2;
-            }
-            dt = d;
-        }
-        sml_check_input_args ia = {input, output, dy, kernel, op_s, dt, cfg.save_dir, json};
-        return sml_check_input(&ia);
-    }
-    if (dy || output) {
-        fprintf(stderr, ME ": %s goes with --input\n", dy ? "--dy" : "--output");
-        return 2;
-    }
-    if (regressions_unreadable(&cfg, skip_bad)) return 2;
+    return -1;
+}
 
-    unsigned ops = SML_OPS_ALL, dts = SML_DTYPES_ALL;
-    if (op_s && strcmp(op_s, "all")) {
+/* --op and --dtype into masks; 0 on a bad name (reported). */
+static int parse_masks(check_args *a) {
+    a->ops = SML_OPS_ALL;
+    a->dts = SML_DTYPES_ALL;
+    if (a->op_s && strcmp(a->op_s, "all")) {
         sml_op op;
-        if (sml_op_parse(op_s, &op) != SML_OK) {
-            fprintf(stderr, ME ": unknown op '%s'\n", op_s);
-            return 2;
+        if (sml_op_parse(a->op_s, &op) != SML_OK) {
+            fprintf(stderr, ME ": unknown op '%s'\n", a->op_s);
+            return 0;
         }
-        ops = 1u << op;
+        a->ops = 1u << op;
     }
-    if (dt_s && strcmp(dt_s, "all")) {
+    if (a->dt_s && strcmp(a->dt_s, "all")) {
         sml_dtype d;
-        if (sml_dtype_parse(dt_s, &d) != SML_OK) {
-            fprintf(stderr, ME ": unknown dtype '%s'\n", dt_s);
+        if (sml_dtype_parse(a->dt_s, &d) != SML_OK) {
+            fprintf(stderr, ME ": unknown dtype '%s'\n", a->dt_s);
+            return 0;
+        }
+        a->dts = 1u << d;
+    }
+    return 1;
+}
+
+static int run_input(check_args *a) {
+    int dt = -1;
+    if (a->dt_s && strcmp(a->dt_s, "all")) {
+        sml_dtype d;
+        if (sml_dtype_parse(a->dt_s, &d) != SML_OK) {
+            fprintf(stderr, ME ": unknown dtype '%s'\n", a->dt_s);
             return 2;
         }
-        dts = 1u << d;
+        dt = d;
     }
-    if (against || allow_less) {
-        const sml_kernel *cand = kernel ? sml_kernel_find(kernel) : NULL;
-        if (!against || !cand) {
-            fprintf(stderr, ME ": --against BASE goes with --kernel K (one registered kernel, the candidate)%s\n",
-                    against ? "" : "; --allow-less-accurate with --against");
-            return 2;
-        }
-        const sml_kernel *b = sml_kernel_find(against);
-        if (cand->device == SML_DEVICE_GPU || (b && b->device == SML_DEVICE_GPU)) {
-            /* The GPU profile's sizes, and its case count and time budgets where none was
-             * given: the CI profile's 60 s would cut the GPU run short. */
-            sml_prop_config gp;
-            sml_prop_config_init(&gp, SML_PROP_PROFILE_GPU);
-            cfg.sizes = gp.sizes;
-            if (cfg.max_cases == default_cases) cfg.max_cases = gp.max_cases;
-            if (!seconds_given) {
-                cfg.total_seconds = gp.total_seconds;
-                cfg.max_seconds = gp.max_seconds;
-            }
-        }
-        sml_check_against_args x = {cand, against, ops, dts, &cfg, json, allow_less};
-        return sml_check_against_cli(&x);
-    }
-    size_t nk = sml_kernel_count();
-    /* Which kernels run (chosen) and which were asked for by name (named). */
-    unsigned char *chosen = calloc(2 * nk + 1, 1), *named = chosen ? chosen + nk : NULL;
-    if (!chosen || !parse_kernels(kernel, nk, chosen, named)) {
-        if (!chosen) fprintf(stderr, ME ": out of memory\n");
-        free(chosen);
+    sml_check_input_args ia = {a->input, a->output, a->dy, a->kernel, a->op_s, dt, a->cfg.save_dir, a->json};
+    return sml_check_input(&ia);
+}
+
+static int run_against(check_args *a) {
+    const sml_kernel *cand = a->kernel ? sml_kernel_find(a->kernel) : NULL;
+    if (!a->against || !cand) {
+        fprintf(stderr, ME ": --against BASE goes with --kernel K (one registered kernel, the candidate)%s\n",
+                a->against ? "" : "; --allow-less-accurate with --against");
         return 2;
     }
-    /* Opened now, so an unwritable path is refused before anything runs; renamed into place
-     * only once the whole document is written (util/out_file.h). */
-    sml_out_file jout;
-    sml_jw w;
-    char werr[1200];
-    if (json && sml_out_open(&jout, json, werr, sizeof werr) != SML_OK) {
-        fprintf(stderr, ME ": %s\n", werr);
-        free(chosen);
-        return 2;
+    const sml_kernel *b = sml_kernel_find(a->against);
+    if (cand->device == SML_DEVICE_GPU || (b && b->device == SML_DEVICE_GPU)) {
+        /* The GPU profile's sizes, and its case count and time budgets where none was
+         * given: the CI profile's 60 s would cut the GPU run short. */
+        sml_prop_config gp;
+        sml_prop_config_init(&gp, SML_PROP_PROFILE_GPU);
+        a->cfg.sizes = gp.sizes;
+        if (a->cfg.max_cases == a->default_cases) a->cfg.max_cases = gp.max_cases;
+        if (!a->seconds_given) {
+            a->cfg.total_seconds = gp.total_seconds;
+            a->cfg.max_seconds = gp.max_seconds;
+        }
     }
+    sml_check_against_args x = {cand, a->against, a->ops, a->dts, &a->cfg, a->json, a->allow_less};
+    return sml_check_against_cli(&x);
+}
+
+/* The jobs of the chosen kernels, ops and dtypes: those that can run here first (their
+ * count in *runnable), then the rest, which only report why they are skipped. */
+static int build_jobs(const check_args *a, const unsigned char *chosen, size_t nk, sml_prop_job *jobs,
+                      int *runnable) {
     /* GPU kernels get the GPU profile's sizes (and its case count unless --cases was given). */
     sml_prop_config gcfg;
     sml_prop_config_init(&gcfg, SML_PROP_PROFILE_GPU);
-    char rerun[64];
-    snprintf(rerun, sizeof rerun, "softmax-lab check");
-    cfg.rerun_cmd = rerun;
-    sml_prop_job *jobs = calloc(nk * SML_OP_COUNT * SML_DTYPE_COUNT, sizeof *jobs);
-    ksum *sum = calloc(nk, sizeof *sum);
-    if (!jobs || !sum) {
-        fprintf(stderr, ME ": out of memory\n");
-        if (json) sml_out_abort(&jout);
-        free(jobs);
-        free(sum);
-        free(chosen);
-        return 2;
-    }
-    int njobs = 0, runnable = 0, gpu = sml_gpu_available();
+    int njobs = 0, gpu = sml_gpu_available();
+    *runnable = 0;
     for (size_t i = 0; i < nk; i++) {
         const sml_kernel *k = sml_kernel_at(i);
-        if (!chosen[i]) continue;
+        if (!chosen[i] || (a->gpu_only && k->device != SML_DEVICE_GPU)) continue;
         for (int op = 0; op < SML_OP_COUNT; op++) {
             for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
-                if (!(ops >> op & 1) || !(dts >> dt & 1) || !(k->ops >> op & 1) || !(k->dtypes >> dt & 1))
+                if (!(a->ops >> op & 1) || !(a->dts >> dt & 1) || !(k->ops >> op & 1) || !(k->dtypes >> dt & 1))
                     continue;
-                sml_prop_config c = cfg;
+                sml_prop_config c = a->cfg;
                 if (k->device == SML_DEVICE_GPU) {
                     c.sizes = gcfg.sizes;
                     c.ramp_by_time = gcfg.ramp_by_time;
-                    if (cfg.max_cases == default_cases) c.max_cases = gcfg.max_cases;
+                    if (a->cfg.max_cases == a->default_cases) c.max_cases = gcfg.max_cases;
                 }
                 jobs[njobs++] = (sml_prop_job){.k = k, .op = (sml_op)op, .dtype = (sml_dtype)dt, .cfg = c};
                 /* Kernels that cannot run here go last and outside the suite: they must not
                  * take a share of the time budget. */
                 if (k->launch && (k->device == SML_DEVICE_CPU || gpu)) {
-                    sml_prop_job tmp = jobs[runnable];
-                    jobs[runnable] = jobs[njobs - 1];
+                    sml_prop_job tmp = jobs[*runnable];
+                    jobs[*runnable] = jobs[njobs - 1];
                     jobs[njobs - 1] = tmp;
-                    runnable++;
+                    (*runnable)++;
                 }
             }
         }
     }
-    if (cfg.shard.count && sml_shard_jobs_prepare(jobs, njobs) != 0) {
-        fprintf(stderr, ME ": out of memory\n");
-        if (json) sml_out_abort(&jout);
-        free(jobs);
-        free(sum);
-        free(chosen);
-        return 2;
-    }
-    int threads = sml_prop_threads(&cfg, runnable > 0 ? runnable : 1);
-    printf("check: seed 0x%016llx, up to %lld cases per kernel/op/dtype (GPU kernels %lld), ", (unsigned long long)cfg.seed,
-           (long long)cfg.max_cases, (long long)(cfg.max_cases == default_cases ? gcfg.max_cases : cfg.max_cases));
-    if (cfg.total_seconds > 0) printf("%.0f s budget", cfg.total_seconds);
+    return njobs;
+}
+
+static void print_header(const check_args *a, int threads) {
+    sml_prop_config gcfg;
+    sml_prop_config_init(&gcfg, SML_PROP_PROFILE_GPU);
+    const sml_prop_config *cfg = &a->cfg;
+    printf("check: seed 0x%016llx, up to %lld cases per kernel/op/dtype (GPU kernels %lld), ", (unsigned long long)cfg->seed,
+           (long long)cfg->max_cases, (long long)(cfg->max_cases == a->default_cases ? gcfg.max_cases : cfg->max_cases));
+    if (cfg->total_seconds > 0) printf("%.0f s budget", cfg->total_seconds);
     else printf("no time budget");
     printf(", %d host thread%s", threads, threads == 1 ? "" : "s");
-    if (cfg.shard.count) printf(", shard %d/%d", cfg.shard.index, cfg.shard.count);
-    if (cfg.regressions_dir) printf(", replaying the reproducers under %s first", cfg.regressions_dir);
+    if (cfg->shard.count) printf(", shard %d/%d", cfg->shard.index, cfg->shard.count);
+    if (cfg->regressions_dir) printf(", replaying the reproducers under %s first", cfg->regressions_dir);
     printf("\n");
     fflush(stdout);
-    sml_prop_suite suite = {threads, cfg.total_seconds, "check", stderr, NULL, NULL};
+}
+
+/* Run the suite's jobs (in worker processes unless --in-process): SML_OK, or the suite
+ * could not start. The wall time in *wall. */
+static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, int runnable, int threads,
+                           double *wall) {
+    sml_prop_suite suite = {threads, a->cfg.total_seconds, "check", stderr, NULL, NULL, NULL, NULL};
+    /* Kernels run in worker processes (src/worker): a crash, an exit or a hang is a FAIL of
+     * that kernel, never the end of the check. --in-process: in this process (gdb). */
+    sml_worker_pool pool;
+    sml_worker_pool_init(&pool, a->cfg.total_seconds);
+    pool.wrap = a->wrap;
+    if ((!a->in_process || a->wrap) && sml_worker_available()) {
+        suite.run = sml_worker_suite_run;
+        suite.run_ctx = &pool;
+    }
     double t0 = sml_prop_now();
-    if (sml_prop_suite_run(&suite, jobs, runnable) != SML_OK) {
-        fprintf(stderr, ME ": cannot start the runs (out of memory)\n");
-        if (json) sml_out_abort(&jout);
-        sml_shard_jobs_free(jobs, njobs);
-        free(jobs);
-        free(sum);
-        free(chosen);
-        return 2;
-    }
-    double wall = sml_prop_now() - t0;
-    for (int j = runnable; j < njobs; j++) /* each answers SKIP at once, with the reason */
+    sml_status srun = sml_prop_suite_run(&suite, jobs, runnable);
+    sml_worker_pool_close(&pool);
+    *wall = sml_prop_now() - t0;
+    for (int j = runnable; j < njobs && srun == SML_OK; j++) /* each answers SKIP at once, with the reason */
         jobs[j].status = sml_prop_run(jobs[j].k, jobs[j].op, jobs[j].dtype, &jobs[j].cfg, &jobs[j].res);
-    if (json) {
-        sml_jw_init(&w, jout.f);
-        sml_jw_object(&w);
-        sml_jw_kstr(&w, "schema", SML_CHECK_SCHEMA);
-        sml_jw_kstr(&w, "version", SML_VERSION);
-        char seed[24];
-        snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)cfg.seed);
-        sml_jw_kstr(&w, "seed", seed);
-        sml_jw_kint(&w, "threads", threads);
-        if (cfg.shard.count) sml_shard_json_head(&w, &cfg.shard);
-        sml_jw_key(&w, "runs");
-        sml_jw_array(&w);
-    }
+    return srun;
+}
+
+/* Per kernel sums of the jobs, each job into the JSON (w NULL: none); 1 if some failed. */
+static int sum_jobs(const sml_prop_job *jobs, int njobs, ksum *sum, sml_jw *w) {
     int failed = 0;
     for (int j = 0; j < njobs; j++) {
         const sml_kernel *k = jobs[j].k;
@@ -426,15 +419,17 @@ int sml_cmd_check(int argc, char **argv) {
             s->worst_ratio = res->worst_ratio;
             s->worst_ulps = res->worst_ulps;
         }
-        if (json) json_run(&w, &jobs[j]);
+        if (w) json_run(w, &jobs[j]);
     }
-    sml_shard_jobs_free(jobs, njobs);
-    free(jobs);
+    return failed;
+}
+
+static void print_table(const ksum *sum, const unsigned char *chosen, size_t nk) {
     printf("\n%-10s %-4s %8s %8s %6s %12s %10s %8s  %s\n", "kernel", "dev", "cases", "failures", "regr",
            "worst/bound", "worst ulp", "seconds", "status");
     for (size_t i = 0; i < nk; i++) {
         const sml_kernel *k = sml_kernel_at(i);
-        ksum *s = &sum[i];
+        const ksum *s = &sum[i];
         if (!chosen[i] || !s->runs) continue;
         const char *status = s->failed ? "FAIL" : s->skipped == s->runs ? "skipped" : "pass";
         printf("%-10s %-4s %8lld %8lld %6lld %12.3g %10.3g %8.1f  %s%s%s\n", k->name,
@@ -445,11 +440,12 @@ int sml_cmd_check(int argc, char **argv) {
             printf("%-10s      KNOWN DEVIATION: %lld checks missed the value bounds and were excused (%s)\n", "",
                    (long long)s->deviations, k->known_deviation);
     }
-    int64_t all = 0;
-    for (size_t i = 0; i < nk; i++) all += sum[i].cases;
-    /* What was not checked: a kernel named with --kernel that could not run (or ran nothing
-     * but skips) is exit 3; under --kernel all such kernels are listed and do not count. */
-    char unrun[512] = "", skipped[512] = "";
+}
+
+/* What was not checked: a kernel named with --kernel that could not run (or ran nothing
+ * but skips) goes into unrun (exit 3); under --kernel all into skipped. 1 if any was checked. */
+static int not_checked(const ksum *sum, const unsigned char *chosen, const unsigned char *named, size_t nk,
+                       char *unrun, char *skipped, size_t n) {
     int any_checked = 0;
     for (size_t i = 0; i < nk; i++) {
         if (!chosen[i]) continue;
@@ -459,32 +455,65 @@ int sml_cmd_check(int argc, char **argv) {
         if (checked || !s->runs) continue;
         char *dst = named[i] ? unrun : skipped;
         size_t used = strlen(dst);
-        snprintf(dst + used, sizeof unrun - used, "%s%s", used ? ", " : "", sml_kernel_at(i)->name);
+        snprintf(dst + used, n - used, "%s%s", used ? ", " : "", sml_kernel_at(i)->name);
     }
+    return any_checked;
+}
+
+/* The JSON document's end, committed into place; 0, or the exit status of a failed write. */
+static int json_finish(sml_jw *w, sml_out_file *jout, const char *json, const ksum *sum,
+                       const unsigned char *chosen, size_t nk, int rc) {
+    char werr[1200];
+    sml_jw_end(w);
+    sml_jw_key(w, "not_run");
+    sml_jw_array_inline(w);
+    for (size_t i = 0; i < nk; i++)
+        if (chosen[i] && sum[i].runs && sum[i].runs == sum[i].skipped) sml_jw_str(w, sml_kernel_at(i)->name);
+    sml_jw_end(w);
+    sml_jw_kstr(w, "result", rc == 1 ? "failed" : rc == 3 ? "not-checked" : "passed");
+    sml_jw_kbool(w, "passed", rc == 0);
+    sml_jw_kint(w, "exit", rc);
+    sml_jw_end(w);
+    int bad = sml_jw_finish(w) != 0;
+    if (bad) sml_out_abort(jout);
+    if (bad || sml_out_commit(jout, werr, sizeof werr) != SML_OK) {
+        if (bad) snprintf(werr, sizeof werr, "%s: write failed", json);
+        fprintf(stderr, ME ": %s\n", werr);
+        return rc == 1 ? 1 : 2;
+    }
+    return 0;
+}
+
+static void json_begin(sml_jw *w, sml_out_file *jout, const check_args *a, int threads) {
+    sml_jw_init(w, jout->f);
+    sml_jw_object(w);
+    sml_jw_kstr(w, "schema", SML_CHECK_SCHEMA);
+    sml_jw_kstr(w, "version", SML_VERSION);
+    char seed[24];
+    snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)a->cfg.seed);
+    sml_jw_kstr(w, "seed", seed);
+    sml_jw_kint(w, "threads", threads);
+    if (a->cfg.shard.count) sml_shard_json_head(w, &a->cfg.shard);
+    sml_jw_key(w, "runs");
+    sml_jw_array(w);
+}
+
+/* The verdict: the table, the JSON, the last lines; the exit status. */
+static int report(const check_args *a, const sml_prop_job *jobs, int njobs, const unsigned char *chosen,
+                  const unsigned char *named, size_t nk, ksum *sum, sml_out_file *jout, int threads, double wall) {
+    sml_jw w;
+    if (a->json) json_begin(&w, jout, a, threads);
+    int failed = sum_jobs(jobs, njobs, sum, a->json ? &w : NULL);
+    print_table(sum, chosen, nk);
+    int64_t all = 0;
+    for (size_t i = 0; i < nk; i++) all += sum[i].cases;
+    char unrun[512] = "", skipped[512] = "";
+    int any_checked = not_checked(sum, chosen, named, nk, unrun, skipped, sizeof unrun);
     int rc = failed ? 1 : (unrun[0] || !any_checked) ? 3 : 0;
-    if (json) {
-        sml_jw_end(&w);
-        sml_jw_key(&w, "not_run");
-        sml_jw_array_inline(&w);
-        for (size_t i = 0; i < nk; i++)
-            if (chosen[i] && sum[i].runs && sum[i].runs == sum[i].skipped) sml_jw_str(&w, sml_kernel_at(i)->name);
-        sml_jw_end(&w);
-        sml_jw_kstr(&w, "result", rc == 1 ? "failed" : rc == 3 ? "not-checked" : "passed");
-        sml_jw_kbool(&w, "passed", rc == 0);
-        sml_jw_kint(&w, "exit", rc);
-        sml_jw_end(&w);
-        int bad = sml_jw_finish(&w) != 0;
-        if (bad) sml_out_abort(&jout);
-        if (bad || sml_out_commit(&jout, werr, sizeof werr) != SML_OK) {
-            if (bad) snprintf(werr, sizeof werr, "%s: write failed", json);
-            fprintf(stderr, ME ": %s\n", werr);
-            free(sum);
-            free(chosen);
-            return rc == 1 ? 1 : 2;
-        }
+    if (a->json) {
+        int bad = json_finish(&w, jout, a->json, sum, chosen, nk, rc);
+        if (bad) return bad;
     }
-    free(sum);
-    free(chosen);
     printf("\n%lld cases in %.1f s of wall time on %d host thread%s (the seconds column adds up each kernel's runs)\n",
            (long long)all, wall, threads, threads == 1 ? "" : "s");
     if (skipped[0]) printf("check: not run here (skipped): %s\n", skipped);
@@ -497,4 +526,127 @@ int sml_cmd_check(int argc, char **argv) {
     else
         printf("check: every property held on every kernel that ran\n");
     return rc;
+}
+
+/* The property suite over the chosen kernels. */
+static int run_suite(check_args *a) {
+    size_t nk = sml_kernel_count();
+    /* Which kernels run (chosen) and which were asked for by name (named). */
+    unsigned char *chosen = calloc(2 * nk + 1, 1), *named = chosen ? chosen + nk : NULL;
+    if (!chosen || !parse_kernels(a->kernel, nk, chosen, named)) {
+        if (!chosen) fprintf(stderr, ME ": out of memory\n");
+        free(chosen);
+        return 2;
+    }
+    /* Opened now, so an unwritable path is refused before anything runs; renamed into place
+     * only once the whole document is written (io/out_file.h). */
+    sml_out_file jout;
+    char werr[1200];
+    if (a->json && sml_out_open(&jout, a->json, werr, sizeof werr) != SML_OK) {
+        fprintf(stderr, ME ": %s\n", werr);
+        free(chosen);
+        return 2;
+    }
+    a->cfg.rerun_cmd = "softmax-lab check";
+    sml_prop_job *jobs = calloc(nk * SML_OP_COUNT * SML_DTYPE_COUNT, sizeof *jobs);
+    ksum *sum = calloc(nk, sizeof *sum);
+    int rc = 2, runnable = 0;
+    double wall = 0.0;
+    if (!jobs || !sum) {
+        fprintf(stderr, ME ": out of memory\n");
+        if (a->json) sml_out_abort(&jout);
+    } else {
+        int njobs = build_jobs(a, chosen, nk, jobs, &runnable);
+        int threads = sml_prop_threads(&a->cfg, runnable > 0 ? runnable : 1);
+        if (a->cfg.shard.count && sml_shard_jobs_prepare(jobs, njobs) != 0) {
+            fprintf(stderr, ME ": out of memory\n");
+            if (a->json) sml_out_abort(&jout);
+        } else {
+            print_header(a, threads);
+            if (run_jobs(a, jobs, njobs, runnable, threads, &wall) != SML_OK) {
+                fprintf(stderr, ME ": cannot start the runs (out of memory)\n");
+                if (a->json) sml_out_abort(&jout);
+            } else {
+                rc = report(a, jobs, njobs, chosen, named, nk, sum, &jout, threads, wall);
+            }
+        }
+        sml_shard_jobs_free(jobs, njobs);
+    }
+    free(jobs);
+    free(sum);
+    free(chosen);
+    return rc;
+}
+
+/* compute-sanitizer on PATH, or under CUDA_HOME or /usr/local/cuda; 0 if none. */
+static int find_sanitizer(char *path, size_t n) {
+    const char *env = getenv("PATH");
+    char dirs[8192];
+    const char *home = getenv("CUDA_HOME");
+    snprintf(dirs, sizeof dirs, "%s:%s/bin:/usr/local/cuda/bin", env ? env : "", home ? home : "/nonexistent");
+    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(path, n, "%s/compute-sanitizer", d);
+        if (access(path, X_OK) == 0) return 1;
+    }
+    return 0;
+}
+
+#define SANITIZE_CASES 20
+
+/* --sanitize TOOL[,TOOL]: the GPU kernels' first SANITIZE_CASES cases (or --cases) per op and
+ * dtype in workers under compute-sanitizer, one tool at a time; a hazard is a FAIL. */
+static int run_sanitize(check_args *a) {
+    static const char *const TOOLS[] = {"memcheck", "racecheck", "synccheck", "initcheck"};
+    char list[256], tool_path[4200];
+    snprintf(list, sizeof list, "%s", a->sanitize);
+    for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int ok = 0;
+        for (size_t i = 0; i < sizeof TOOLS / sizeof TOOLS[0]; i++) ok |= !strcmp(t, TOOLS[i]);
+        if (!ok) {
+            fprintf(stderr, ME ": --sanitize: unknown tool '%s' (memcheck, racecheck, synccheck, initcheck)\n", t);
+            return 2;
+        }
+    }
+    if (!sml_worker_available()) {
+        fprintf(stderr, ME ": --sanitize runs kernels in worker processes, which this program cannot start\n");
+        return 2;
+    }
+    if (!find_sanitizer(tool_path, sizeof tool_path)) {
+        printf("check: compute-sanitizer not found (PATH, CUDA_HOME/bin, /usr/local/cuda/bin): not checked; exit 77\n");
+        return 77;
+    }
+    if (a->cfg.max_cases == a->default_cases) a->cfg.max_cases = SANITIZE_CASES;
+    a->cfg.shrink = 0;
+    a->cfg.regressions_dir = NULL;
+    a->gpu_only = 1;
+    int rc = 0;
+    snprintf(list, sizeof list, "%s", a->sanitize);
+    for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const char *wrap[] = {tool_path, "--tool", t, "--error-exitcode", "86", NULL};
+        a->wrap = wrap;
+        printf("check --sanitize %s: %lld cases per GPU kernel, op and dtype under %s\n", t,
+               (long long)a->cfg.max_cases, tool_path);
+        int r = run_suite(a);
+        a->wrap = NULL;
+        if (r == 1 || (r == 2 && rc != 1) || (r == 3 && rc == 0)) rc = r;
+    }
+    return rc;
+}
+
+int sml_cmd_check(int argc, char **argv) {
+    int split = sml_cli_devices("check", &argc, argv); /* several GPUs: one worker each */
+    if (split >= 0) return split;
+    check_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    if (a.input) return run_input(&a);
+    if (a.dy || a.output) {
+        fprintf(stderr, ME ": %s goes with --input\n", a.dy ? "--dy" : "--output");
+        return 2;
+    }
+    if (regressions_unreadable(&a.cfg, a.skip_bad)) return 2;
+    if (!parse_masks(&a)) return 2;
+    if (a.sanitize) return run_sanitize(&a);
+    if (a.against || a.allow_less) return run_against(&a);
+    return run_suite(&a);
 }

@@ -17,18 +17,46 @@
 #include "prop/prop.h"
 #include "prop/repro.h"
 #include "softmax_lab.h"
+#include "worker/worker.h"
 
 #define ME "softmax-lab replay"
 
+/* 1 (and the command to run, on stderr) when the reproducer at p names a library or Python
+ * module whose kernel is not loaded: a data file never loads code by itself. */
+static int needs_code(const char *p) {
+    sml_prop_case c;
+    sml_prop_repro m;
+    char err[512];
+    if (sml_prop_repro_load(p, &c, &m, err, sizeof err) != SML_OK) return 0; /* reported by the replay */
+    sml_prop_case_free(&c);
+    if (!m.load[0] || sml_kernel_find(m.kernel)) return 0;
+    char load[4400];
+    sml_prop_load_arg(m.load, load, sizeof load);
+    fprintf(stderr,
+            ME ": %s: kernel '%s' comes from %s, which a reproducer does not load by itself (it is data);\n"
+            "  if you trust that library, run: %s%s %s\n  (or pass --trust-reproducer)\n",
+            p, m.kernel, m.load, sml_prop_replay_prefix(m.load, ME), load, p);
+    return 1;
+}
+
 int sml_cmd_replay(int argc, char **argv) {
     const char *path = NULL, *kernel = NULL;
+    int in_process = 0, trust = 0;
     for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--in-process") || !strcmp(argv[i], "--trust-reproducer")) {
+            *(argv[i][2] == 'i' ? &in_process : &trust) = 1;
+            continue;
+        }
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: softmax-lab replay FILE.json|DIR [--kernel K]\n"
                    "Re-runs a saved reproducer (or every one under DIR) on the kernel it names, or\n"
                    "on K, and says whether the property still fails. A plugin kernel's reproducer\n"
                    "records its library, loaded again here unless a --load library already has a\n"
-                   "kernel of that name (a rebuilt plugin, say).\n"
+                   "kernel of that name (a rebuilt plugin, say). The kernel runs in a worker\n"
+                   "process: a crash, an exit or a hang is a failure with its cause (--in-process:\n"
+                   "in this process, for a debugger).\n"
+                   "A reproducer is data: the library (or Python module) it names is loaded only with\n"
+                   "--load LIB, or with --trust-reproducer; else replay prints the command and exits 2.\n"
                    "exit: 0 none fails now, 1 some still fails, 2 bad usage or a reproducer could not\n"
                    "     be read, 3 none fails but some could not run here (skipped: nothing checked)\n");
             return 0;
@@ -72,8 +100,13 @@ int sml_cmd_replay(int argc, char **argv) {
     int still = 0, bad = 0, passed = 0, skipped = 0;
     for (size_t i = 0; i < n; i++) {
         const char *p = paths ? paths[i] : single[0];
+        if (!trust && !k && needs_code(p)) {
+            bad = 1;
+            continue;
+        }
         sml_prop_replay_result r;
-        sml_status s = sml_prop_replay(p, k, NULL, NULL, &r);
+        sml_status s = in_process || !sml_worker_available() ? sml_prop_replay(p, k, NULL, NULL, &r)
+                                                             : sml_worker_replay(p, kernel, &r);
         if (s != SML_OK) {
             fprintf(stderr, ME ": %s: %s\n", p, r.message);
             bad = 1;

@@ -12,25 +12,26 @@
 #include "plans_flag.h"
 #include "plugins.h"
 #include "softmax_lab_cli.h"
+#include "worker/worker.h"
 
 /* Every command: its name, its function, whether it takes a kernel (and so --load and
  * SML_LOAD, plugins.c), whether it runs `auto` (and so --plans), and its line in the usage. */
 static const struct {
     const char *name;
     int (*run)(int, char **);
-    int takes_load;  /* --load PATH and SML_LOAD: plugin kernels (plugins.c) */
+    int takes_load;  /* --load PATH: plugin kernels (plugins.c); 2: SML_LOAD too (it runs kernels) */
     int takes_plans; /* --plans PATH|off and SML_PLANS: auto's plan table (plans_flag.c) */
     const char *help;
 } COMMANDS[] = {
-    {"bench", sml_cmd_bench, 1, 1, "time backends on shapes or named sweeps; write the decision ledger"},
-    {"check", sml_cmd_check, 1, 1, "run the property suite, or check kernels on your own .npy logits"},
-    {"replay", sml_cmd_replay, 1, 1, "re-run a saved reproducer and say whether it still fails"},
+    {"bench", sml_cmd_bench, 2, 1, "time backends on shapes or named sweeps; write the decision ledger"},
+    {"check", sml_cmd_check, 2, 1, "run the property suite, or check kernels on your own .npy logits"},
+    {"replay", sml_cmd_replay, 2, 1, "re-run a saved reproducer and say whether it still fails"},
     {"compare", sml_cmd_compare, 1, 0, "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
     {"plot", sml_cmd_plot, 0, 0, "SVG of GB/s against columns per backend from a ledger JSON"},
     {"targets", sml_cmd_targets, 1, 0, "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
     {"merge", sml_cmd_merge, 0, 0, "join the results of a run's shards (--shard K/N) into one report"},
     {"tune", sml_cmd_tune, 0, 0, "time auto's candidate plans on this GPU; write its plan table"},
-    {"list", sml_cmd_list, 1, 0, "print the kernel registry"},
+    {"list", sml_cmd_list, 2, 0, "print the kernel registry"},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
@@ -98,7 +99,7 @@ static int run_table_entry(size_t i, int argc, char **argv) {
         if (rc) return rc;
     }
     if (!COMMANDS[i].takes_load) return COMMANDS[i].run(argc, argv);
-    const int rc = sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv);
+    const int rc = sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv, COMMANDS[i].takes_load == 2);
     if (help && COMMANDS[i].takes_plans) sml_cli_plans_help();
     return rc;
 }
@@ -153,6 +154,8 @@ int sml_cli_main(int argc, char **argv) {
         usage(stdout, prog);
         return 0;
     }
+    /* A worker process judged kernels run in (src/worker/worker.h), started by a supervisor. */
+    if (!strcmp(argv[1], "__worker")) return sml_cli_run_with_plugins("__worker", sml_worker_main, argc - 2, argv + 2, 1);
     if (!strcmp(argv[1], "help")) {
         if (argc > 3) {
             fprintf(stderr, "%s help: one command at a time\n", prog);

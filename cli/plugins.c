@@ -1,22 +1,54 @@
 /* plugins.c: --load PATH and SML_LOAD, taken out of a command's arguments before the
  * command parses them, so each command sees loaded kernels in the registry like its own. */
+#define _DEFAULT_SOURCE /* S_ISVTX */
 #include "plugins.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "core/internal.h"
 #include "softmax_lab_plugin.h"
 
-static int load(const char *name, const char *path, const char *from) {
+/* A library that someone else could have replaced is code nobody vouched for: refused when
+ * the file or its folder is writable by group or others (a sticky folder such as /tmp
+ * excepted: there only the owner can replace the file). 0 ok, else a message in why. */
+static int writable_by_others(const char *path, char *why, size_t n) {
+    struct stat st;
+    if (stat(path, &st) != 0) return 0; /* the loader reports a missing file */
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, n, "%.400s: the library is writable by %s (chmod go-w it, or pass --allow-writable-plugin)",
+                 path, st.st_mode & S_IWOTH ? "others" : "its group");
+        return 1;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = 0;
+    else snprintf(dir, sizeof dir, ".");
+    if (stat(dir, &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+        snprintf(why, n, "%.400s: its folder %.400s is writable by %s (chmod go-w it, or pass --allow-writable-plugin)",
+                 path, dir, st.st_mode & S_IWOTH ? "others" : "its group");
+        return 1;
+    }
+    return 0;
+}
+
+static int load(const char *name, const char *path, const char *from, int allow_writable) {
     char msg[1024];
+    if (!allow_writable && !sml_source_is_python(path) && writable_by_others(path, msg, sizeof msg)) {
+        fprintf(stderr, "softmax-lab %s: %s%s\n", name, msg, from);
+        return 2;
+    }
     if (sml_load_plugin(path, msg, sizeof msg) == SML_OK) return 0;
     fprintf(stderr, "softmax-lab %s: %s%s\n", name, msg, from);
     return 2;
 }
 
 /* Each library of SML_LOAD in order (empty entries skipped). */
-static int load_env(const char *name) {
+static int load_env(const char *name, int allow_writable) {
     const char *env = getenv("SML_LOAD");
     if (!env || !*env) return 0;
     char *copy = malloc(strlen(env) + 1);
@@ -26,8 +58,16 @@ static int load_env(const char *name) {
     }
     strcpy(copy, env);
     int rc = 0;
-    for (char *save = NULL, *p = strtok_r(copy, ":", &save); p && !rc; p = strtok_r(NULL, ":", &save))
-        rc = load(name, p, " (from SML_LOAD)");
+    for (char *save = NULL, *p = strtok_r(copy, ":", &save); p && !rc; p = strtok_r(NULL, ":", &save)) {
+        /* A path, never a name: dlopen would look a bare name up in the library path. */
+        if (!strchr(p, '/') && !sml_source_is_python(p)) {
+            fprintf(stderr, "softmax-lab %s: SML_LOAD entry '%s' is not a path (write ./%s or an absolute path)\n",
+                    name, p, p);
+            rc = 2;
+            break;
+        }
+        rc = load(name, p, " (from SML_LOAD)", allow_writable);
+    }
     free(copy);
     return rc;
 }
@@ -36,11 +76,15 @@ static void help(void) {
     printf("\nPlugin kernels (shared libraries exporting sml_plugin_kernels, softmax_lab_plugin.h):\n"
            "  --load PATH      load the kernels of the library at PATH first (repeatable); they are\n"
            "                   listed, checked, benchmarked and replayed like built-in ones\n"
-           "  SML_LOAD=P1:P2   the same from the environment (loaded before --load)\n");
+           "  SML_LOAD=P1:P2   the same from the environment (loaded before --load; paths only;\n"
+           "                   ignored by compare and targets, which run no kernel)\n"
+           "  --allow-writable-plugin  load a library even when it or its folder is writable by\n"
+           "                   group or others (refused by default)\n");
 }
 
-int sml_cli_run_with_plugins(const char *name, int (*cmd)(int, char **), int argc, char **argv) {
-    int asks_help = 0, n = 0;
+int sml_cli_run_with_plugins(const char *name, int (*cmd)(int, char **), int argc, char **argv,
+                             int read_env) {
+    int asks_help = 0, n = 0, allow_writable = 0;
     const char **paths = malloc(((size_t)argc + 1) * sizeof *paths);
     if (!paths) {
         fprintf(stderr, "softmax-lab %s: out of memory\n", name);
@@ -50,6 +94,10 @@ int sml_cli_run_with_plugins(const char *name, int (*cmd)(int, char **), int arg
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) asks_help = 1;
+        if (!strcmp(a, "--allow-writable-plugin")) {
+            allow_writable = 1;
+            continue;
+        }
         if (!strcmp(a, "--load")) {
             if (i + 1 >= argc || !argv[i + 1][0]) {
                 fprintf(stderr, "softmax-lab %s: --load needs a library path\n", name);
@@ -73,8 +121,8 @@ int sml_cli_run_with_plugins(const char *name, int (*cmd)(int, char **), int arg
     argv[n] = NULL;
     int rc = 0;
     if (!asks_help) {
-        rc = load_env(name);
-        for (size_t i = 0; i < npaths && !rc; i++) rc = load(name, paths[i], "");
+        if (read_env) rc = load_env(name, allow_writable);
+        for (size_t i = 0; i < npaths && !rc; i++) rc = load(name, paths[i], "", allow_writable);
     }
     free(paths);
     if (rc) return rc;

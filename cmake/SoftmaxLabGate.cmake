@@ -20,6 +20,10 @@
 #   <name>.K.edge_shapes  (DEVICE gpu) the edge-shape test of softmax-lab's own GPU kernels:
 #                         every row length that matters, strides, offsets, in place, past
 #                         2^31 elements; canaries and poison                  labels unit;gpu
+#   <name>.K.sanitize     (DEVICE gpu) softmax-lab check --sanitize memcheck,racecheck,
+#                         synccheck,initcheck: K's first cases under compute-sanitizer; a
+#                         hazard fails it; skipped (77) without compute-sanitizer
+#                                                                       labels sanitize;gpu
 #   <name>.K.perf         (with CLAIM) softmax-lab bench --backend K --gate on SWEEP (default
 #                         standard): K must be Supported on its claim; ledger under
 #                         <build>/<name>-ledger                        labels perf;<device>
@@ -118,6 +122,11 @@ function(softmax_lab_add_gate)
                COMMAND ${run} $<TARGET_FILE:softmax_lab::edge_shapes> --load ${plugin} --kernel ${k})
       set_tests_properties(${t}.edge_shapes PROPERTIES LABELS "unit;gpu" TIMEOUT 900)
       list(APPEND tests ${t}.edge_shapes)
+      add_test(NAME ${t}.sanitize
+               COMMAND ${run} ${cli} check --load ${plugin} --kernel ${k}
+                       --sanitize memcheck,racecheck,synccheck,initcheck)
+      set_tests_properties(${t}.sanitize PROPERTIES LABELS "sanitize;gpu" TIMEOUT 1800)
+      list(APPEND tests ${t}.sanitize)
     endif()
     if(DEFINED G_CLAIM)
       add_test(NAME ${t}.perf

@@ -310,7 +310,9 @@ def take_python_sources(argv):
             os.environ["SML_LOAD"] = ":".join(keep)
         else:
             del os.environ["SML_LOAD"]
-    if out and out[0] == "replay":
+    # A reproducer is data: the module it records is imported only when the user says so
+    # (the C side then prints the command for a kernel that is not loaded, and exits 2).
+    if out and out[0] == "replay" and "--trust-reproducer" in out:
         for source in _replay_sources([a for a in out[1:] if not a.startswith("-")]):
             _import_source(source)
     return out
@@ -345,6 +347,17 @@ def main(argv=None, prog="python3 -m softmax_lab"):
     if not quiet and argv[0] in ("list", "check", "bench"):
         for name, why in skipped.items():
             sys.stderr.write("softmax_lab: backend %s not available: %s\n" % (name, why))
+    # `python -m` puts the current directory first on sys.path: replay imports nothing from it
+    # (a reproducer from elsewhere must not run a module that happens to lie here) unless told.
+    if argv and argv[0] == "replay":
+        if "--import-from-cwd" in argv:
+            argv.remove("--import-from-cwd")
+        else:
+            cwd = os.getcwd()
+            sys.path[:] = [p for p in sys.path if p not in ("", ".", cwd)]
+    # Kernels run in worker processes: this interpreter again, as `python -m softmax_lab __worker`,
+    # which imports the kernel's module (the supervisor adds --load python:MODULE).
+    os.environ.setdefault("SML_WORKER_ARGV", "\t".join([sys.executable, "-m", "softmax_lab", "__worker"]))
     try:
         argv = take_python_sources(argv)
     except ImportError as e:

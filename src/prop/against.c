@@ -159,7 +159,7 @@ sml_status sml_prop_against_run(const sml_kernel *cand, const sml_kernel *base, 
         free(jobs);
         return SML_ERR_INVALID_ARG;
     }
-    sml_prop_suite suite = {threads, cfg->total_seconds, "check (candidate)", progress, NULL, NULL};
+    sml_prop_suite suite = {threads, cfg->total_seconds, "check (candidate)", progress, NULL, NULL, NULL, NULL};
     for (int i = 0; i < m; i++) jobs[i] = a[i].cand;
     sml_status s = sml_prop_suite_run(&suite, jobs, m);
     for (int i = 0; i < m && s == SML_OK; i++) {

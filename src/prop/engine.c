@@ -91,6 +91,9 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     /* A CUDA error may have taken the context with it: nothing after it can be trusted. */
     int cuda_lost = v->outcome == SML_PROP_ERROR && strstr(v->msg, "CUDA") != NULL;
     if (cfg->shrink && !cuda_lost) {
+        if (cfg->hooks.case_begin)
+            cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_SHRINK, index, level, (int)p,
+                                  (double)sml_prop_case_elems(c));
         if (sml_prop_shrink(env, p, v->outcome, c, v, cfg->shrink_max_evals, cfg->shrink_max_seconds,
                             &small, &sv, &st) == SML_OK)
             shrunk = 1;
@@ -178,6 +181,9 @@ static void replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op 
         if (fits) {
             sml_prop_eval e;
             sml_prop_verdict v;
+            if (cfg->hooks.case_begin)
+                cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_REGRESSION, (int64_t)i, 0, (int)m.prop,
+                                      (double)sml_prop_case_elems(&c));
             sml_prop_eval_begin(&e, env, &c);
             sml_prop_eval_check(&e, m.prop, &v);
             sml_prop_eval_end(&e);
@@ -269,6 +275,54 @@ static void acc_finish(acc_log *a, const sml_prop_config *cfg, sml_prop_result *
     memset(a, 0, sizeof *a);
 }
 
+/* Check every property still standing on case c (index i, size level `level`): count the
+ * results, note its agreement figures, handle each property's first failure. 1 if some
+ * property failed or errored on it. */
+static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res, acc_log *acc,
+                      progress *pg, const sml_prop_case *c, int64_t i, int level, unsigned *retired, int *stop) {
+    sml_op op = c->op;
+    sml_prop_eval e;
+    sml_prop_eval_begin(&e, env, c);
+    int case_failed = 0;
+    for (int p = 0; p < SML_PROP_COUNT && !*stop; p++) {
+        if (!(cfg->props & (1u << p)) || (*retired & (1u << p)) || !sml_prop_applies((sml_prop_id)p, op))
+            continue;
+        sml_prop_verdict v;
+        if (cfg->hooks.case_begin)
+            cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_CASE, i, level, p, (double)(c->rows * c->cols));
+        sml_prop_eval_check(&e, (sml_prop_id)p, &v);
+        if (v.outcome == SML_PROP_SKIP) {
+            res->skips[p]++;
+            continue;
+        }
+        res->checks[p]++;
+        if (p == SML_PROP_AGREEMENT) {
+            acc->ratio[res->cases - 1] = (float)v.ratio;
+            acc->ulps[res->cases - 1] = (float)v.ulps;
+        }
+        if (p == SML_PROP_AGREEMENT && !(v.ratio <= res->worst_ratio)) {
+            res->worst_ratio = v.ratio;
+            res->worst_ulps = v.ulps;
+        }
+        if (v.deviation) res->deviations[p]++;
+        if (v.outcome == SML_PROP_PASS) continue;
+        res->fails[p]++;
+        case_failed = 1;
+        res->killed_at[p] = res->cases;
+        *retired |= 1u << p;
+        progress_clear(pg, cfg);
+        if (res->nfail < SML_PROP_COUNT) handle_failure(env, cfg, res, (sml_prop_id)p, c, &v, i, level);
+        if (v.outcome == SML_PROP_ERROR && strstr(v.msg, "CUDA")) {
+            snprintf(res->note, sizeof res->note, "a CUDA error stopped the run (the context may be lost)");
+            *stop = 1;
+        }
+        if (cfg->stop_on_failure) *stop = 1;
+    }
+    if (sml_prop_eval_refused(&e)) res->refused++;
+    sml_prop_eval_end(&e);
+    return case_failed;
+}
+
 sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_config *cfg,
                         sml_prop_result *res) {
     if (!k || !cfg || !res) return SML_ERR_NULL_POINTER;
@@ -311,7 +365,8 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     int stop = 0;
     acc_log acc = {0};
     /* -1 after INT64_MAX: --case 9223372036854775807 must not overflow i++. */
-    for (int64_t i = cfg->only_case >= 0 ? cfg->only_case : 0; !stop; i = i < INT64_MAX ? i + 1 : -1) {
+    for (int64_t i = cfg->only_case >= 0 ? cfg->only_case : cfg->first_case > 0 ? cfg->first_case : 0; !stop;
+         i = i < INT64_MAX ? i + 1 : -1) {
         int level;
         if (cfg->only_case >= 0) {
             if (i != cfg->only_case) break;
@@ -348,43 +403,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         res->last_level = level;
         res->elements += (double)(c.rows * c.cols);
         res->tall += c.tall;
-        sml_prop_eval e;
-        sml_prop_eval_begin(&e, &env, &c);
-        int case_failed = 0;
-        for (int p = 0; p < SML_PROP_COUNT && !stop; p++) {
-            if (!(cfg->props & (1u << p)) || (retired & (1u << p)) || !sml_prop_applies((sml_prop_id)p, op))
-                continue;
-            sml_prop_verdict v;
-            sml_prop_eval_check(&e, (sml_prop_id)p, &v);
-            if (v.outcome == SML_PROP_SKIP) {
-                res->skips[p]++;
-                continue;
-            }
-            res->checks[p]++;
-            if (p == SML_PROP_AGREEMENT) {
-                acc.ratio[res->cases - 1] = (float)v.ratio;
-                acc.ulps[res->cases - 1] = (float)v.ulps;
-            }
-            if (p == SML_PROP_AGREEMENT && !(v.ratio <= res->worst_ratio)) {
-                res->worst_ratio = v.ratio;
-                res->worst_ulps = v.ulps;
-            }
-            if (v.deviation) res->deviations[p]++;
-            if (v.outcome == SML_PROP_PASS) continue;
-            res->fails[p]++;
-            case_failed = 1;
-            res->killed_at[p] = res->cases;
-            retired |= 1u << p;
-            progress_clear(&pg, cfg);
-            if (res->nfail < SML_PROP_COUNT) handle_failure(&env, cfg, res, (sml_prop_id)p, &c, &v, i, level);
-            if (v.outcome == SML_PROP_ERROR && strstr(v.msg, "CUDA")) {
-                snprintf(res->note, sizeof res->note, "a CUDA error stopped the run (the context may be lost)");
-                stop = 1;
-            }
-            if (cfg->stop_on_failure) stop = 1;
-        }
-        if (sml_prop_eval_refused(&e)) res->refused++;
-        sml_prop_eval_end(&e);
+        int case_failed = check_case(&env, cfg, res, &acc, &pg, &c, i, level, &retired, &stop);
         sml_prop_case_free(&c);
         if (case_failed) res->failed_cases++;
         if (cfg->hooks.case_done) cfg->hooks.case_done(cfg->hooks.ctx, case_failed);

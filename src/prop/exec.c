@@ -2,6 +2,8 @@
  * reads the output back, noting every byte that changed where nothing may be written. */
 #include "prop/exec.h"
 
+#include "prop/guard.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,7 @@ sml_status sml_prop_exec_init(sml_prop_exec *e, sml_device d) {
 
 void sml_prop_exec_free(sml_prop_exec *e) {
     sml_buffer_free(&e->buf);
+    sml_prop_arena_free(&e->arena);
     sml_stream_destroy(e->device, e->stream);
     free(e->img);
     free(e->back);
@@ -158,6 +161,36 @@ static int64_t region_changed(const unsigned char *now, const unsigned char *img
     return n;
 }
 
+/* Where the kernel sees each region (reg[0..n-1], in layout order): the device buffer, or
+ * for a CPU kernel the arena's guarded slots, with the guard zones named for the fault
+ * handler. The image goes there. */
+static sml_status stage(sml_prop_exec *e, const layout *L, const sml_prop_case *c, unsigned char **reg, int *n) {
+    *n = (int)(L->total / L->region);
+    sml_status s;
+    if (e->device != SML_DEVICE_CPU) {
+        if ((s = grow_buf(&e->buf, e->device, L->total)) != SML_OK) return s;
+        for (int i = 0; i < *n; i++) reg[i] = (unsigned char *)e->buf.ptr + (size_t)i * L->region;
+        return sml_buffer_upload_on(&e->buf, 0, e->img, L->total, e->stream);
+    }
+    if ((s = sml_prop_arena_place(&e->arena, L->region, *n, reg)) != SML_OK) return s;
+    for (int i = 0; i < *n; i++) {
+        memcpy(reg[i], e->img + (size_t)i * L->region, L->region);
+        size_t at = (size_t)i * L->region;
+        const char *name = at == L->dy ? "dy" : at == L->out || c->inplace ? "out" : "x";
+        unsigned char *slot = sml_prop_arena_slot(&e->arena, i);
+        sml_prop_guard_set(i, name, slot - SML_PROP_ARENA_GUARD, reg[i] + L->base,
+                           reg[i] + L->base + L->span * L->esz, slot + e->arena.cap + SML_PROP_ARENA_GUARD);
+    }
+    return SML_OK;
+}
+
+/* Bytes [from, from + n) of the layout (whole regions) back into e->back. */
+static sml_status fetch(sml_prop_exec *e, const layout *L, unsigned char *const *reg, size_t from, size_t n) {
+    if (e->device != SML_DEVICE_CPU) return sml_buffer_download_on(&e->buf, from, e->back + from, n, e->stream);
+    for (size_t at = from; at < from + n; at += L->region) memcpy(e->back + at, reg[at / L->region], L->region);
+    return SML_OK;
+}
+
 sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
                              const sml_prop_case *c, int verify, void *out,
                              sml_prop_run_report *rep) {
@@ -173,26 +206,28 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     sml_status s;
     if ((s = grow_host(&e->img, &e->cap_img, L.total)) != SML_OK) return s;
     if ((s = grow_host(&e->back, &e->cap_back, L.total)) != SML_OK) return s;
-    if ((s = grow_buf(&e->buf, e->device, L.total)) != SML_OK) return s;
 
     place_rows(e->img + L.x, &L, c, c->x, c->inplace ? SML_PROP_CANARY : SML_PROP_POISON);
     if (L.dy != NONE) place_rows(e->img + L.dy, &L, c, c->dy, SML_PROP_POISON);
     if (L.out != NONE) place_output(e->img + L.out, &L, c);
-    if ((s = sml_buffer_upload_on(&e->buf, 0, e->img, L.total, e->stream)) != SML_OK) return s;
-
-    unsigned char *dev = e->buf.ptr;
+    unsigned char *reg[3];
+    int nreg;
+    s = stage(e, &L, c, reg, &nreg);
+    if (s != SML_OK) return s;
     size_t out_region = L.out != NONE ? L.out : L.x;
-    sml_problem p = {c->op, c->dtype, c->rows, c->cols, c->ld, dev + L.x + L.base,
-                     L.dy != NONE ? dev + L.dy + L.base : NULL, dev + out_region + L.base, e->stream};
+    sml_problem p = {c->op, c->dtype, c->rows, c->cols, c->ld, reg[0] + L.base,
+                     L.dy != NONE ? reg[L.dy / L.region] + L.base : NULL, reg[out_region / L.region] + L.base,
+                     e->stream};
     rep->status = sml_run(k, h, &p);
     if (rep->status == SML_OK) rep->status = sml_device_sync(k->device, e->stream);
+    sml_prop_guard_clear();
     if (rep->status != SML_OK) {
         snprintf(rep->where, sizeof rep->where, "%s returned %s%s%s", k->name,
                  sml_strerror(rep->status), rep->status == SML_ERR_CUDA ? ": " : "",
                  rep->status == SML_ERR_CUDA ? sml_last_cuda_error() : "");
         /* A refusal must write nothing (the API's promise): the output region as uploaded. */
         if (rep->status == SML_ERR_UNSUPPORTED &&
-            (s = sml_buffer_download_on(&e->buf, out_region, e->back + out_region, L.region, e->stream)) == SML_OK)
+            (s = fetch(e, &L, reg, out_region, L.region)) == SML_OK)
             rep->canary_bad = region_changed(e->back + out_region, e->img + out_region, &L, c,
                                              "refused with SML_ERR_UNSUPPORTED yet wrote", rep->where,
                                              sizeof rep->where);
@@ -200,7 +235,7 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     }
     /* Only the output region comes back, unless everything is to be verified. */
     size_t from = verify ? 0 : out_region, n = verify ? L.total : L.region;
-    if ((s = sml_buffer_download_on(&e->buf, from, e->back + from, n, e->stream)) != SML_OK) return s;
+    if ((s = fetch(e, &L, reg, from, n)) != SML_OK) return s;
     const unsigned char *o = e->back + out_region;
     size_t row_bytes = (size_t)c->cols * L.esz;
     for (int64_t r = 0; r < c->rows; r++)

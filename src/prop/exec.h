@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "core/internal.h"
+#include "prop/arena.h"
 #include "prop/case.h"
 #include "softmax_lab.h"
 
@@ -32,6 +33,7 @@ typedef struct sml_prop_exec {
     unsigned char *img, *back; /* host image uploaded, and what came back */
     size_t cap_img, cap_back;
     size_t host_bytes;         /* the machine's physical memory, asked once (0: unknown) */
+    sml_prop_arena arena;      /* CPU kernels: the guarded slots they run in (arena.h) */
 } sml_prop_exec;
 
 typedef struct sml_prop_run_report {

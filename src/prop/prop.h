@@ -92,8 +92,15 @@ typedef struct sml_prop_hooks {
                                                  report_end NULL or not both set, the engine
                                                  locks the log stream itself */
     void (*report_end)(void *ctx);            /* after them */
+    /* before the kernel runs on a case: the phase (SML_PROP_PHASE_*), the case's index (in
+       the regressions phase: the reproducer's index in the sorted list), its size level,
+       the property about to be checked and the case's elements. A worker process announces
+       it to its supervisor (src/worker), which names the case if the worker never returns. */
+    void (*case_begin)(void *ctx, int phase, int64_t index, int level, int prop, double elements);
     void *ctx;
 } sml_prop_hooks;
+
+enum { SML_PROP_PHASE_IDLE = 0, SML_PROP_PHASE_CASE, SML_PROP_PHASE_SHRINK, SML_PROP_PHASE_REGRESSION };
 
 typedef struct sml_prop_config {
     uint64_t seed;          /* the run seed; each case's seed is sml_derive_seed(seed, index) */
@@ -116,6 +123,8 @@ typedef struct sml_prop_config {
     const char *replay_cmd; /* prefix of the printed replay command ("./build/softmax-lab replay") */
     const char *rerun_cmd;  /* prefix of the printed rerun-one-case command, or NULL */
     int64_t only_case;      /* >= 0: run just this case index (with only_level) */
+    int64_t first_case;     /* the first case index of the run (a slice of the seeded
+                               sequence: cases first_case .. max_cases - 1); 0: all */
     int only_level;         /* 0..100: the size ramp's position for only_case */
     FILE *log;              /* failure reports; NULL: stdout */
     FILE *progress;         /* progress line; NULL: none */

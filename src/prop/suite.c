@@ -85,9 +85,10 @@ static void *worker(void *arg) {
             sml_prop_next_seconds(&shared, sml_prop_now() - st->t0, st->njobs - j, st->threads);
         pthread_mutex_unlock(&st->lock);
 
-        job->cfg.hooks = (sml_prop_hooks){tally_case, tally_report_begin, tally_report_end, &st->tally};
+        job->cfg.hooks = (sml_prop_hooks){.case_done = tally_case, .report_begin = tally_report_begin, .report_end = tally_report_end, .ctx = &st->tally};
         job->cfg.progress = NULL; /* the suite draws the one progress line */
-        job->status = sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
+        job->status = st->s->run ? st->s->run(job, w->id, st->s->run_ctx)
+                                 : sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
         job->cfg.hooks = (sml_prop_hooks){0};
 
         tally_report_begin(&st->tally);

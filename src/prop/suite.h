@@ -41,6 +41,11 @@ typedef struct sml_prop_suite {
     FILE *progress;           /* the progress line; NULL: none */
     sml_prop_job_done_fn done;
     void *ctx;
+    /* How a job runs: NULL: sml_prop_run in this process; else run(job, slot, run_ctx) on
+       suite thread `slot` (0..threads-1), which fills job->status and job->res (a worker
+       process per slot: src/worker). job->cfg.hooks are the suite's when it is called. */
+    sml_status (*run)(sml_prop_job *job, int slot, void *run_ctx);
+    void *run_ctx;
 } sml_prop_suite;
 
 /* Run every job. SML_OK once all have run (their outcomes are in jobs[i].res);

@@ -144,7 +144,7 @@ static void check_hooks(sml_tally *t, const sml_prop_config *base, const char *r
     heard h = {0, 0, 0, 0, 0, 0};
     sml_prop_config c = *base;
     c.stop_on_failure = 0;
-    c.hooks = (sml_prop_hooks){heard_case, heard_begin, heard_end, &h};
+    c.hooks = (sml_prop_hooks){.case_done = heard_case, .report_begin = heard_begin, .report_end = heard_end, .ctx = &h};
     sml_prop_result *res = malloc(sizeof *res);
     if (!res || sml_prop_run(k, SML_SOFTMAX, SML_F32, &c, res) != SML_OK) {
         sml_tally_fail(t, rerun, "the hooks' run of mut_no_max did not run");
@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
         count_done(&one[j], &c1);
     }
     double t1 = sml_prop_now();
-    sml_prop_suite sn = {cfg.threads, 0.0, TEST, stderr, count_done, &cn};
+    sml_prop_suite sn = {cfg.threads, 0.0, TEST, stderr, count_done, &cn, NULL, NULL};
     sml_status stn = sml_prop_suite_run(&sn, many, n);
     double t2 = sml_prop_now();
     if (stn != SML_OK) {

@@ -65,10 +65,16 @@ if saved:
     text = open(path).read()
     expect("python:planted_kernels" in text, "the reproducer records the kernel's Python origin")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(source, "python"), here]))
+    # A reproducer is data: alone it names the module and the command, and imports nothing.
     p = subprocess.run([sys.executable, "-m", "softmax_lab", "replay", path], env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     print(p.stdout[-2000:])
-    expect(p.returncode == 1, "python -m softmax_lab replay re-runs the saved failure (exit %d)" % p.returncode)
+    expect(p.returncode == 2 and "--load python:planted_kernels" in p.stdout,
+           "python -m softmax_lab replay without --load: exit %d (want 2) and the command" % p.returncode)
+    p = subprocess.run([sys.executable, "-m", "softmax_lab", "replay", "--load", "python:planted_kernels", path],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    print(p.stdout[-2000:])
+    expect(p.returncode == 1, "python -m softmax_lab replay --load re-runs the saved failure (exit %d)" % p.returncode)
 
 r = softmax_lab.bench(backends="numpy,cpu_naive", rows=64, cols=1000, dtype="fp32", op="softmax")
 expect(r.exit == 0, "bench times the numpy kernel beside cpu_naive (exit %d)" % r.exit)

@@ -1,0 +1,151 @@
+/* crash.c: the verdict on a worker that died. The case it was running is on the board; the
+ * supervisor draws it again (drawing runs no kernel: a case is a pure function of the seed,
+ * its index and its level), saves it as a reproducer whose message is the cause, and
+ * prints a FAIL report like the engine's. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "core/internal.h"
+#include "core/rng.h"
+#include "prop/gen.h"
+#include "prop/repro.h"
+#include "worker/crash.h"
+
+static const char *signal_name(int sig) {
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGABRT: return "SIGABRT";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGSYS: return "SIGSYS";
+    default: return NULL;
+    }
+}
+
+static void where(const sml_worker_board *b, char *buf, size_t n) {
+    int phase = atomic_load(&b->phase);
+    if (phase == SML_PROP_PHASE_CASE && b->index >= 0) snprintf(buf, n, "during case %lld", (long long)b->index);
+    else if (phase == SML_PROP_PHASE_CASE) snprintf(buf, n, "during the replayed case");
+    else if (phase == SML_PROP_PHASE_SHRINK) snprintf(buf, n, "while shrinking case %lld", (long long)b->index);
+    else if (phase == SML_PROP_PHASE_REGRESSION)
+        snprintf(buf, n, "during saved reproducer %lld", (long long)b->index + 1);
+    else snprintf(buf, n, "before its first case");
+}
+
+void sml_wk_cause(const sml_wk_death *d, const sml_worker_board *b, char *buf, size_t n) {
+    char at[96];
+    where(b, at, sizeof at);
+    if (d->killed) {
+        snprintf(buf, n, "did not finish %s in %.1f s%s", at + (strncmp(at, "during ", 7) ? 0 : 7), d->limit,
+                 d->killed == 2 ? " (the run's time budget ran out; killed)" : " (killed)");
+        return;
+    }
+    if (WIFSIGNALED(d->status)) {
+        int sig = WTERMSIG(d->status);
+        const char *name = signal_name(sig);
+        char sname[32];
+        if (name) snprintf(sname, sizeof sname, "%s", name);
+        else snprintf(sname, sizeof sname, "signal %d", sig);
+        if (atomic_load(&b->fault_set)) snprintf(buf, n, "%.200s (%s) %s", b->fault, sname, at);
+        else snprintf(buf, n, "%s %s", sname, at);
+        return;
+    }
+    if (WIFEXITED(d->status)) {
+        snprintf(buf, n, "exited with status %d %s", WEXITSTATUS(d->status), at);
+        return;
+    }
+    snprintf(buf, n, "ended (wait status 0x%x) %s", (unsigned)d->status, at);
+}
+
+/* Draw the case the board names again and save it; the reproducer's path in repro. */
+static void save_case(sml_prop_job *job, const sml_worker_board *b, const char *cause, sml_prop_failure *f) {
+    const sml_prop_config *cfg = &job->cfg;
+    int phase = atomic_load(&b->phase);
+    if (phase == SML_PROP_PHASE_REGRESSION) {
+        char **paths;
+        size_t np = sml_prop_repro_list(cfg->regressions_dir, &paths);
+        if (b->index >= 0 && (size_t)b->index < np) snprintf(f->repro, sizeof f->repro, "%s", paths[b->index]);
+        sml_prop_repro_list_free(paths, np);
+        return;
+    }
+    if ((phase != SML_PROP_PHASE_CASE && phase != SML_PROP_PHASE_SHRINK) || b->index < 0) return;
+    sml_prop_case c;
+    if (sml_prop_gen_case(job->k, job->op, job->dtype, sml_derive_seed(cfg->seed, (uint64_t)b->index), b->level,
+                          &cfg->sizes, &c) != SML_OK)
+        return;
+    f->case_seed = c.seed;
+    f->rows = f->s_rows = c.rows;
+    f->cols = f->s_cols = c.cols;
+    f->ld = f->s_ld = c.ld;
+    f->offset = f->s_offset = c.offset;
+    f->inplace = f->s_inplace = c.inplace;
+    snprintf(f->family, sizeof f->family, "%s", c.family);
+    if (cfg->save_dir) {
+        sml_prop_repro m;
+        sml_prop_repro_describe(&m, job->k->name, f->prop, SML_PROP_FAIL, cause, cfg->seed, b->index, b->level, &c, 0);
+        if (sml_kernel_library(job->k)) snprintf(m.load, sizeof m.load, "%s", sml_kernel_library(job->k));
+        char err[512];
+        if (sml_prop_repro_save(cfg->save_dir, &c, &m, cfg->replay_cmd, f->repro, sizeof f->repro, err,
+                                sizeof err) != SML_OK)
+            f->repro[0] = 0;
+    }
+    sml_prop_case_free(&c);
+}
+
+static void report(const sml_prop_job *job, const sml_prop_failure *f, const char *cause) {
+    const sml_prop_hooks *h = &job->cfg.hooks;
+    FILE *L = job->cfg.log ? job->cfg.log : stdout;
+    int hooked = h->report_begin && h->report_end;
+    if (hooked) h->report_begin(h->ctx);
+    fprintf(L, "FAIL %s %s %s: the kernel's worker %s\n", job->k->name, sml_op_name(job->op),
+            sml_dtype_name(job->dtype), cause);
+    if (f->rows)
+        fprintf(L, "  case %lld: %lldx%lld ld %lld +%lld%s (%s, seed 0x%016llx), property %s being checked\n",
+                (long long)f->case_index, (long long)f->rows, (long long)f->cols, (long long)f->ld,
+                (long long)f->offset, f->inplace ? " inplace" : "", f->family, (unsigned long long)f->case_seed,
+                sml_prop_name(f->prop));
+    if (f->repro[0]) {
+        char load[4400];
+        const char *lib = sml_kernel_library(job->k);
+        sml_prop_load_arg(lib, load, sizeof load);
+        fprintf(L, "  reproducer: %s\n", f->repro);
+        fprintf(L, "  replay: %s%s %s\n", sml_prop_replay_prefix(lib, job->cfg.replay_cmd), load, f->repro);
+    }
+    fflush(L);
+    if (hooked) h->report_end(h->ctx);
+}
+
+void sml_wk_crash_result(sml_prop_job *job, const sml_worker_board *b, const sml_wk_death *d) {
+    sml_prop_result *res = &job->res;
+    char cause[320];
+    sml_wk_cause(d, b, cause, sizeof cause);
+    memset(res, 0, sizeof *res);
+    res->kernel = job->k;
+    res->op = job->op;
+    res->dtype = job->dtype;
+    res->outcome = SML_PROP_FAIL;
+    res->accuracy.worst_case = -1;
+    snprintf(res->note, sizeof res->note, "%.180s", cause);
+    res->cases = atomic_load(&b->cases);
+    res->failed_cases = atomic_load(&b->failed_cases) + 1;
+    res->seconds = d->seconds;
+    sml_prop_failure *f = &res->failures[res->nfail++];
+    f->prop = (sml_prop_id)(b->prop >= 0 && b->prop < SML_PROP_COUNT ? b->prop : 0);
+    f->outcome = SML_PROP_FAIL;
+    f->case_index = b->index;
+    f->level = b->level;
+    snprintf(f->message, sizeof f->message, "%s", cause);
+    res->killed_at[f->prop] = res->cases + 1;
+    res->fails[f->prop]++;
+    save_case(job, b, cause, f);
+    job->status = SML_OK;
+    report(job, f, cause);
+}

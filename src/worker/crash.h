@@ -1,0 +1,23 @@
+/* crash.h: a worker that ended before it answered, made into a verdict (src/worker only). */
+#ifndef SML_WORKER_CRASH_H
+#define SML_WORKER_CRASH_H
+
+#include <stddef.h>
+
+#include "prop/suite.h"
+#include "worker/board.h"
+
+typedef struct sml_wk_death {
+    int status;      /* the wait status */
+    int killed;      /* 0 it ended by itself; 1 killed at the case's deadline; 2 at the run's end */
+    double limit;    /* seconds the case had when killed */
+    double seconds;  /* the job's time until then */
+} sml_wk_death;
+
+/* "SIGSEGV", "exited with status 0", "did not finish ... in 4.0 s", "wrote past the end of
+ * out by 4096 bytes (SIGSEGV)" plus " during case K" (or what the board says it was doing). */
+void sml_wk_cause(const sml_wk_death *d, const sml_worker_board *b, char *buf, size_t n);
+/* Fill job->res as a FAIL with that cause, save the case as a reproducer and report it. */
+void sml_wk_crash_result(sml_prop_job *job, const sml_worker_board *b, const sml_wk_death *d);
+
+#endif

@@ -1,0 +1,218 @@
+/* spawn.c: starting and ending worker processes. The worker command is the running
+ * softmax-lab executable (/proc/self/exe) with the hidden command `__worker`, or the argv
+ * prefix in SML_WORKER_ARGV (tab-separated; the Python binding sets it to
+ * "python3 -m softmax_lab __worker"). Everything the child needs is built before fork: a
+ * supervisor with host threads may only call async-signal-safe functions between fork and
+ * exec. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "worker/board.h"
+#include "worker/worker.h"
+
+extern char **environ;
+
+/* The executable when it is softmax-lab itself ("" otherwise). */
+static int self_exe(char *buf, size_t n) {
+    ssize_t k = readlink("/proc/self/exe", buf, n - 1);
+    if (k <= 0) return 0;
+    buf[k] = 0;
+    const char *base = strrchr(buf, '/');
+    base = base ? base + 1 : buf;
+    return !strcmp(base, "softmax-lab");
+}
+
+int sml_worker_available(void) {
+    const char *env = getenv("SML_WORKER_ARGV");
+    if (env && *env) return 1;
+    char exe[PATH_MAX];
+    return self_exe(exe, sizeof exe);
+}
+
+#define MAX_ARGS 32
+
+/* argv of the worker (pointers into `store`), NULL-terminated; 0 when there is none. */
+static int worker_argv(const sml_worker_opts *o, char *store, size_t n, char **argv) {
+    const char *env = getenv("SML_WORKER_ARGV");
+    int argc = 0;
+    for (const char *const *t = o && o->wrap ? o->wrap : NULL; t && *t && argc < MAX_ARGS / 2; t++)
+        argv[argc++] = (char *)*t;
+    if (env && *env) {
+        if (strlen(env) + 1 > n) return 0;
+        strcpy(store, env);
+        for (char *save = NULL, *t = strtok_r(store, "\t", &save); t && argc < MAX_ARGS - 4;
+             t = strtok_r(NULL, "\t", &save))
+            argv[argc++] = t;
+    } else {
+        if (!self_exe(store, n)) return 0;
+        argv[argc++] = store;
+        argv[argc++] = "__worker";
+    }
+    if (o && o->library && sml_source_is_python(o->library)) {
+        argv[argc++] = "--load";
+        argv[argc++] = (char *)o->library;
+    }
+    argv[argc] = NULL;
+    return argc;
+}
+
+/* The environment of the child: ours, without SML_WORKER_FDS and (with a device) without
+ * CUDA_VISIBLE_DEVICES, plus those two as the worker needs them. */
+static char **child_env(char *fds, char *cvd) {
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = malloc((n + 3) * sizeof *env);
+    if (!env) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!strncmp(environ[i], "SML_WORKER_FDS=", 15)) continue;
+        if (cvd[0] && !strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21)) continue;
+        env[k++] = environ[i];
+    }
+    env[k++] = fds;
+    if (cvd[0]) env[k++] = cvd;
+    env[k] = NULL;
+    return env;
+}
+
+/* CUDA_VISIBLE_DEVICES=<entry `device` of ours> ("" with device < 0). */
+static void device_var(int device, char *out, size_t n) {
+    out[0] = 0;
+    if (device < 0) return;
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    if (!vis || !*vis) {
+        snprintf(out, n, "CUDA_VISIBLE_DEVICES=%d", device);
+        return;
+    }
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", vis);
+    int i = 0;
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save), i++)
+        if (i == device) {
+            snprintf(out, n, "CUDA_VISIBLE_DEVICES=%s", t);
+            return;
+        }
+    snprintf(out, n, "CUDA_VISIBLE_DEVICES=%d", device);
+}
+
+static sml_worker_board *board_new(int *fd) {
+    *fd = memfd_create("sml-worker-board", MFD_CLOEXEC);
+    if (*fd < 0) return NULL;
+    if (ftruncate(*fd, 4096) != 0) {
+        close(*fd);
+        return NULL;
+    }
+    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    if (p == MAP_FAILED) {
+        close(*fd);
+        return NULL;
+    }
+    memset(p, 0, 4096);
+    return p;
+}
+
+sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, size_t n) {
+    memset(w, 0, sizeof *w);
+    w->sock = -1;
+    w->device = o ? o->device : -1;
+    w->wrap = o ? o->wrap : NULL;
+    size_t store_n = PATH_MAX + 4096;
+    char *store_p = malloc(store_n);
+    char *argv[MAX_ARGS];
+    if (!store_p || !worker_argv(o, store_p, store_n, argv)) {
+        free(store_p);
+        snprintf(why, n, "no worker command (not the softmax-lab executable; SML_WORKER_ARGV unset)");
+        return SML_ERR_UNSUPPORTED;
+    }
+    int sv[2], bfd;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        free(store_p);
+        snprintf(why, n, "socketpair: %s", strerror(errno));
+        return SML_ERR_IO;
+    }
+    w->board = board_new(&bfd);
+    char fds[64], cvd[300];
+    snprintf(fds, sizeof fds, "SML_WORKER_FDS=%d,%d", sv[1], bfd);
+    device_var(w->device, cvd, sizeof cvd);
+    char **env = w->board ? child_env(fds, cvd) : NULL;
+    if (!env) {
+        if (w->board) munmap(w->board, 4096), close(bfd);
+        w->board = NULL;
+        close(sv[0]);
+        close(sv[1]);
+        free(store_p);
+        snprintf(why, n, "cannot set up the worker's board: %s", strerror(errno));
+        return SML_ERR_OUT_OF_MEMORY;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        fcntl(sv[1], F_SETFD, 0);
+        fcntl(bfd, F_SETFD, 0);
+        if (strchr(argv[0], '/')) execve(argv[0], argv, env);
+        else execvpe(argv[0], argv, env);
+        _exit(127);
+    }
+    int err = errno;
+    free(env);
+    free(store_p);
+    close(sv[1]);
+    close(bfd);
+    if (pid < 0) {
+        close(sv[0]);
+        munmap(w->board, 4096);
+        w->board = NULL;
+        snprintf(why, n, "fork: %s", strerror(err));
+        return SML_ERR_IO;
+    }
+    w->pid = pid;
+    w->sock = sv[0];
+    if (o && o->library && sml_source_is_python(o->library))
+        snprintf(w->library, sizeof w->library, "%s", o->library);
+    return SML_OK;
+}
+
+/* Reap the child within `seconds` (polling), else kill it and reap. Its wait status. */
+int sml_wk_reap(sml_worker *w, double seconds) {
+    int status = 0;
+    if (w->pid <= 0) return 0;
+    double end = sml_prop_now() + seconds;
+    for (;;) {
+        pid_t r = waitpid(w->pid, &status, WNOHANG);
+        if (r == w->pid || (r < 0 && errno != EINTR)) break;
+        if (sml_prop_now() >= end) {
+            kill(w->pid, SIGKILL);
+            while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR) {}
+            break;
+        }
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    w->pid = 0;
+    return status;
+}
+
+int sml_worker_close(sml_worker *w) {
+    int status = -1;
+    if (w->pid > 0) {
+        sml_wk_send(w->sock, SML_WK_QUIT, NULL, 0, NULL, 0);
+        status = sml_wk_reap(w, w->wrap ? 60.0 : 1.0);
+    }
+    if (w->sock >= 0) close(w->sock);
+    if (w->board) munmap(w->board, 4096);
+    w->sock = -1;
+    w->board = NULL;
+    w->pid = 0;
+    return status;
+}

@@ -1,0 +1,145 @@
+/* test_isolation.c: planted kernels that crash, exit, hang or write past their buffers
+ * (planted_cpu.c) run by `softmax-lab check` beside a right kernel (plug_ok). For each:
+ * exit 1, a FAIL line naming the kernel and the cause, a reproducer, `replay` of it exiting 1
+ * with the same cause, and plug_ok passing with the case count it has alone.
+ *
+ *   test_isolation --plant NAME      (exit0 uexit0 abort segv loop write4k write1m readx) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_run.h"
+#include "softmax_lab.h"
+#include "test_support.h"
+
+static sml_tally T = {"test_isolation", 0, 0, 0};
+static char TMP[256];
+static char CMD[8192];
+static char OUT[1 << 17];
+
+#define run(...) sml_shell(CMD, sizeof CMD, OUT, sizeof OUT, 0, __VA_ARGS__)
+#define expect(ok, ...) sml_expect(&T, (ok), CMD, 1024, OUT, 6000, __VA_ARGS__)
+
+static const struct {
+    const char *plant, *cause;
+} PLANTS[] = {
+    {"exit0", "exited with status 0 during case "},
+    {"uexit0", "exited with status 0 during case "},
+    {"abort", "SIGABRT during case "},
+    {"segv", "SIGSEGV during case "},
+    {"loop", "did not finish case "},
+    {"write4k", "wrote past the end of out by 4096 bytes (SIGSEGV) during case "},
+    {"write1m", "wrote past the end of out by 1048576 bytes (SIGSEGV) during case "},
+    {"readx", "read past the end of x by 4096 bytes (SIGSEGV) during case "},
+};
+
+#define CASES "40"
+
+/* The value after `key` on its line of OUT, into buf. */
+static int after(const char *key, char *buf, size_t n) {
+    const char *p = strstr(OUT, key);
+    if (!p) return 0;
+    p += strlen(key);
+    size_t i = 0;
+    while (p[i] && p[i] != '\n' && p[i] != ' ' && i + 1 < n) buf[i] = p[i], i++;
+    buf[i] = 0;
+    return i > 0;
+}
+
+static void plant_test(const char *plant, const char *cause) {
+    char lib[600], ok[600], name[64], want[256], repro[1024];
+    snprintf(lib, sizeof lib, "%s/planted_%s.so", SML_ISOLATION_DIR, plant);
+    snprintf(ok, sizeof ok, "%s/plug_ok.so", SML_PLUGIN_DIR);
+    snprintf(name, sizeof name, "planted_%s", plant);
+    int rc = run("cd '%s' && rm -rf saved && %s check --load %s --load %s --kernel %s,plug_ok --op softmax --dtype fp32 "
+                 "--cases " CASES " --seconds 60 --regressions none --save saved",
+                 TMP, SML_CLI_PATH, lib, ok, name);
+    expect(rc == 1, "%s: check exit %d, want 1", name, rc);
+    snprintf(want, sizeof want, "FAIL %s softmax fp32: the kernel's worker %s", name, cause);
+    expect(strstr(OUT, want) != NULL, "%s: no line '%s'", name, want);
+    snprintf(want, sizeof want, "plug_ok    cpu        " CASES " ");
+    expect(strstr(OUT, want) && strstr(strstr(OUT, want), "pass"), "%s: plug_ok did not pass with " CASES " cases", name);
+    expect(after("  reproducer: ", repro, sizeof repro), "%s: no reproducer printed", name);
+    if (!repro[0]) return;
+    /* A reproducer is data: without --load it names the library and the command, exit 2. */
+    rc = run("cd '%s' && %s replay %s", TMP, SML_CLI_PATH, repro);
+    expect(rc == 2 && strstr(OUT, lib) && strstr(OUT, "replay --load"),
+           "%s: replay without --load: exit %d (want 2, the library and the command named)", name, rc);
+    rc = run("cd '%s' && %s replay --load %s %s", TMP, SML_CLI_PATH, lib, repro);
+    expect(rc == 1, "%s: replay exit %d, want 1", name, rc);
+    /* The replay names the same cause, for "the replayed case". */
+    char stem[128];
+    snprintf(stem, sizeof stem, "%s", cause);
+    char *during = strstr(stem, "during case");
+    if (during) *during = 0;
+    if (!strncmp(stem, "did not finish case", 19)) snprintf(stem, sizeof stem, "did not finish the replayed case");
+    expect(strstr(OUT, "STILL FAILS") && strstr(OUT, stem), "%s: replay does not fail with '%s'", name, stem);
+}
+
+/* GPU plants beside plug_cuda: the fault as a CUDA error of that kernel (illegal, write1m,
+ * defstream) or as compute-sanitizer's hazard (race: racecheck; uninit: initcheck). */
+static int gpu_plant_test(const char *plant) {
+    if (!sml_gpu_available()) {
+        printf("skipped: no CUDA device\n");
+        return 77;
+    }
+    char lib[600], ok[600], name[64], want[256];
+    snprintf(lib, sizeof lib, "%s/planted_gpu_%s.so", SML_ISOLATION_DIR, plant);
+    snprintf(ok, sizeof ok, "%s/plug_cuda.so", SML_PLUGIN_DIR);
+    snprintf(name, sizeof name, "planted_gpu_%s", plant);
+    const char *tool = !strcmp(plant, "race") ? "racecheck" : !strcmp(plant, "uninit") ? "initcheck" : NULL;
+    char extra[64] = "";
+    if (tool) snprintf(extra, sizeof extra, "--sanitize %s", tool);
+    int rc = run("cd '%s' && rm -rf saved && %s check --load %s --load %s --kernel %s,plug_cuda --op softmax "
+                 "--dtype fp32 --cases 200 --regressions none --save saved %s",
+                 TMP, SML_CLI_PATH, lib, ok, name, extra);
+    if (rc == 77) return 77;
+    expect(rc == 1, "%s: check exit %d, want 1", name, rc);
+    snprintf(want, sizeof want, " %s softmax fp32: ", name);
+    expect(strstr(OUT, want) != NULL, "%s: no FAIL/ERROR line naming it", name);
+    if (tool) {
+        snprintf(want, sizeof want, "compute-sanitizer %s reported a hazard", tool);
+        expect(strstr(OUT, want) != NULL, "%s: no '%s'", name, want);
+    }
+    expect(strstr(OUT, "plug_cuda") && strstr(strstr(OUT, "\nplug_cuda "), "pass"), "%s: plug_cuda did not pass", name);
+    char repro[1024];
+    if (!tool && after("  reproducer: ", repro, sizeof repro)) {
+        rc = run("cd '%s' && %s replay --load %s %s", TMP, SML_CLI_PATH, lib, repro);
+        expect(rc == 1, "%s: replay exit %d, want 1", name, rc);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "--gpu-plant")) {
+        snprintf(TMP, sizeof TMP, "/tmp/sml_test_isolation_XXXXXX");
+        if (!mkdtemp(TMP)) return 1;
+        int r = gpu_plant_test(argv[2]);
+        return r ? r : sml_tally_finish(&T);
+    }
+    const char *which = argc == 3 && !strcmp(argv[1], "--plant") ? argv[2] : NULL;
+    if (!which) {
+        fprintf(stderr, "usage: %s --plant NAME | --gpu-plant NAME\n", argv[0]);
+        return 2;
+    }
+    snprintf(TMP, sizeof TMP, "/tmp/sml_test_isolation_XXXXXX");
+    if (!mkdtemp(TMP)) {
+        printf("FAIL test_isolation: mkdtemp failed\n");
+        return 1;
+    }
+    int found = 0;
+    for (size_t i = 0; i < sizeof PLANTS / sizeof PLANTS[0]; i++)
+        if (!strcmp(PLANTS[i].plant, which)) {
+            plant_test(PLANTS[i].plant, PLANTS[i].cause);
+            found = 1;
+        }
+    if (!found) {
+        fprintf(stderr, "%s: unknown plant '%s'\n", argv[0], which);
+        return 2;
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", TMP);
+    if (!T.failed && system(cmd) != 0) printf("note: could not remove %s\n", TMP);
+    return sml_tally_finish(&T);
+}
