@@ -56,7 +56,9 @@ static void usage(FILE *f, const char *prog) {
     fprintf(f, "\nCommands that take a kernel also take --load PATH (plugin kernels; env SML_LOAD).\n"
                "check, bench and replay take --plans PATH|off (auto's plan table; env SML_PLANS).\n"
                "Options are also written --name=value; -- ends the options (later words are files);\n"
-               "--json - and --md - write to standard output (the report goes to standard error).\n");
+               "--json - and --md - write to standard output (the report goes to standard error).\n"
+               "--json-nan null writes NaN and the infinities as JSON null (default: the strings\n"
+               "\"nan\", \"inf\", \"-inf\"; softmax-lab's own readers take the strings).\n");
 }
 
 /* "--json -" and "--md -": the document goes to standard output, and what the command prints
@@ -104,6 +106,27 @@ static int run_table_entry(size_t i, int argc, char **argv) {
     return rc;
 }
 
+/* "--json-nan null|string": how JSON writes NaN and the infinities (json/json_write.h reads
+ * SML_JSON_NAN, so workers and every writer of this process agree). Taken out of args (*n
+ * shrinks; the strings are freed). 0, or 2 after the message for a bad value. */
+static int take_json_nan(const char *name, int *n, char **args) {
+    for (int i = 0; i < *n; i++) {
+        if (strcmp(args[i], "--json-nan")) continue;
+        const char *v = i + 1 < *n ? args[i + 1] : "";
+        if (strcmp(v, "null") && strcmp(v, "string")) {
+            fprintf(stderr, "softmax-lab %s: --json-nan takes null or string, not '%.40s'\n", name, v);
+            return 2;
+        }
+        setenv("SML_JSON_NAN", v, 1);
+        free(args[i]);
+        free(args[i + 1]);
+        for (int j = i; j + 2 <= *n; j++) args[j] = args[j + 2];
+        *n -= 2;
+        i--;
+    }
+    return 0;
+}
+
 static int run_command(const char *prog, const char *name, int argc, char **argv) {
     for (size_t i = 0; i < NCOMMANDS; i++) {
         if (strcmp(name, COMMANDS[i].name)) continue;
@@ -113,9 +136,12 @@ static int run_command(const char *prog, const char *name, int argc, char **argv
             fprintf(stderr, "softmax-lab %s: out of memory reading the command line\n", name);
             return 2;
         }
-        int rc = 0, saved = -1;
-        if (version) printf("softmax-lab %s\n", SML_VERSION);
-        else if (dash_to_stdout(n, args, &saved) != 0) {
+        int rc = take_json_nan(name, &n, args), saved = -1;
+        if (rc) {
+            /* a bad --json-nan: said, exit 2 */
+        } else if (version) {
+            printf("softmax-lab %s\n", SML_VERSION);
+        } else if (dash_to_stdout(n, args, &saved) != 0) {
             fprintf(stderr, "softmax-lab %s: cannot send an output to standard output\n", name);
             rc = 2;
         } else {

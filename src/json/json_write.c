@@ -10,6 +10,8 @@
 void sml_jw_init(sml_jw *w, FILE *f) {
     memset(w, 0, sizeof *w);
     w->f = f;
+    const char *nan = getenv("SML_JSON_NAN"); /* --json-nan (cli/main.c) */
+    w->nan_null = nan && !strcmp(nan, "null");
 }
 
 static int in_inline(const sml_jw *w) {
@@ -117,7 +119,7 @@ void sml_jw_num(sml_jw *w, double v) {
     check_in_object_needs_key(w);
     before_value(w);
     if (!isfinite(v)) {
-        fputs(isnan(v) ? "\"nan\"" : v > 0 ? "\"inf\"" : "\"-inf\"", w->f);
+        fputs(w->nan_null ? "null" : isnan(v) ? "\"nan\"" : v > 0 ? "\"inf\"" : "\"-inf\"", w->f);
         return;
     }
     char buf[40];

@@ -20,6 +20,7 @@ typedef struct sml_jw {
     int array[SML_JW_MAX_DEPTH];   /* 1: array, 0: object */
     int after_key;
     int error; /* set on misuse (unbalanced calls, too deep); the output is then invalid */
+    int nan_null; /* NaN and the infinities as null (SML_JSON_NAN=null), else "nan"/"inf"/"-inf" */
 } sml_jw;
 
 void sml_jw_init(sml_jw *w, FILE *f);

@@ -109,5 +109,21 @@ int main(int argc, char **argv) {
         snprintf(LOG, sizeof LOG, "%s", out);
         check(7, rc == 0 && out[0] == '#' && !strstr(out, "ledger: /dev/fd"), "bench ... --md - prints the Markdown alone");
     }
+    /* 8. --json-nan null: NaN (vs_cudnn with no cuDNN in the run) as null, not "nan"; a bad
+     *    value exits 2 naming the flag. */
+    if (sml_case_filter_want(&F, 8)) {
+        char cmd[2048], out[1 << 16];
+        const char *bench = "bench --backend cpu_naive --rows 4 --cols 64 --dtype fp32 --min-samples 2 "
+                            "--max-seconds 0.01 --json -";
+        int rc = sml_shell(cmd, sizeof cmd, out, sizeof out, 0, "(cd '%s' && '%s' %s 2>/dev/null)", TMP, F.cli, bench);
+        int strings = rc == 0 && strstr(out, "\"nan\"") != NULL;
+        rc = sml_shell(cmd, sizeof cmd, out, sizeof out, 0, "(cd '%s' && '%s' %s --json-nan null 2>/dev/null)", TMP,
+                       F.cli, bench);
+        snprintf(LOG, sizeof LOG, "%s", out);
+        check(8, strings && rc == 0 && !strstr(out, "\"nan\"") && strstr(out, "\"vs_cudnn\": null"),
+              "bench --json - --json-nan null writes null where the default writes \"nan\"");
+        rc = sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC, "'%s' check --json-nan nope 2>&1", F.cli);
+        check(8, rc == 2 && strstr(LOG, "--json-nan"), "check --json-nan nope exits 2 naming the flag");
+    }
     return sml_tally_finish(&T);
 }
