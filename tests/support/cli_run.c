@@ -24,6 +24,11 @@ int sml_shell(char *cmd, size_t cmdlen, char *out, size_t outlen, int flags, con
     if (!p) return -1;
     size_t n = fread(out, 1, outlen - 1, p);
     out[n] = 0;
+    /* What does not fit is read and dropped: closing the pipe early would kill a command that
+     * prints much (compute-sanitizer's reports) with SIGPIPE, and its exit status with it. */
+    char drop[4096];
+    while (fread(drop, 1, sizeof drop, p) > 0) {
+    }
     int st = pclose(p);
     if (flags & SML_SHELL_ECHO_RC) {
         const char *rc = strstr(out, "rc=");
