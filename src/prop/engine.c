@@ -156,6 +156,10 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
         fprintf(L, "  rerun: %s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d --props %s\n",
                 rerun_tool, rerun, load, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
                 (unsigned long long)cfg->seed, (long long)index, level, sml_prop_name(p));
+    const char *lib = sml_kernel_library(k);
+    if (lib && !strcmp(lib, SML_PYTHON_SOURCE_PREFIX "__main__"))
+        fprintf(L, "  (a kernel defined in __main__ cannot be imported again: define it in a module that "
+                   "registers it on import, e.g. mykernels.py, and pass --load python:mykernels)\n");
     fflush(L);
     report_unlock(cfg, L);
     if (shrunk) sml_prop_case_free(&small);

@@ -210,6 +210,22 @@ for exc in (KeyboardInterrupt, SystemExit):
     except exc:
         expect(True, "%s in a kernel is raised from check()" % exc.__name__)
 
+# A kernel defined in __main__ cannot be imported by a rerun or a replay: its failure report
+# says how to make it importable, beside the rerun line that names python:__main__.
+script = """
+import numpy as np, softmax_lab
+def no_max(op, x: np.ndarray, dy: np.ndarray, out: np.ndarray) -> None:
+    e = np.exp(x)
+    out[...] = e / e.sum(axis=1, keepdims=True)
+softmax_lab.register("main_no_max", no_max, ops=["softmax"], dtypes=["fp32"])
+softmax_lab.check(kernels="main_no_max", cases=40, extra=["--regressions", "none", "--no-shrink"])
+"""
+p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                   env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path[:2])))
+both = p.stdout + p.stderr
+expect("--load python:__main__" in both and "cannot be imported again" in both and "--load python:mykernels" in both,
+       "a failing kernel of __main__ says how to make it importable (exit %d)" % p.returncode)
+
 if failures:
     print("%d failed; reproduce with: %s" % (len(failures), REPRO))
     sys.exit(1)
