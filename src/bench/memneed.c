@@ -6,6 +6,9 @@
 #include <sys/resource.h>
 
 #include "bench/inputs.h"
+#ifdef SML_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 void sml_bench_case_need(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t check_max_elems,
                          int cpu_kernels, int gpu_kernels, double *host, double *device) {
@@ -55,6 +58,18 @@ double sml_host_memory_available(void) {
     return avail;
 }
 
+/* The GPU memory free now (other processes hold some), 0 when it cannot be asked: then the
+ * card's total is the bound. Asked only when GPU backends run, so no context is made for
+ * nothing. */
+static double gpu_free_bytes(void) {
+#ifdef SML_HAVE_CUDA
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) return (double)free_b;
+    (void)cudaGetLastError();
+#endif
+    return 0.0;
+}
+
 static void gib(double b, char *buf, size_t n) {
     if (b >= 1073741824.0) snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
     else snprintf(buf, n, "%.1f MiB", b / 1048576.0);
@@ -64,7 +79,9 @@ int sml_bench_memory_check(const sml_bench_plan *p, const sml_bench_config *c, i
     sml_gpu_info info;
     memset(&info, 0, sizeof info);
     if (gpu) sml_gpu_query(&info);
-    const double host_avail = sml_host_memory_available(), dev_avail = (double)info.global_mem_bytes;
+    const double dev_free = gpu ? gpu_free_bytes() : 0.0;
+    const double host_avail = sml_host_memory_available(),
+                 dev_avail = dev_free > 0 ? dev_free : (double)info.global_mem_bytes;
     for (size_t s = 0; s < p->shapes.n; s++)
         for (int d = 0; d < SML_DTYPE_COUNT; d++) {
             const sml_sweep_shape *sh = &p->shapes.shape[s];
@@ -88,7 +105,7 @@ int sml_bench_memory_check(const sml_bench_plan *p, const sml_bench_config *c, i
                 snprintf(err, errlen, "%s %s %lldx%lld needs %s of %s memory, and %s %s (--rows/--cols or "
                          "--sweep: a smaller shape)", sml_op_name((sml_op)o), sml_dtype_name((sml_dtype)d),
                          (long long)sh->rows, (long long)sh->cols, need, host_short ? "host" : "GPU", have,
-                         host_short ? "is available" : "is the GPU's total");
+                         host_short ? "is available" : dev_free > 0 ? "is free on the GPU" : "is the GPU's total");
                 return 0;
             }
         }
