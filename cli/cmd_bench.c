@@ -15,6 +15,7 @@
 #include "report/plot_svg.h"
 #include "report/table.h"
 #include "commands.h"
+#include "masks.h"
 #include "devices.h"
 #include "io/out_file.h"
 #include "io/path_same.h"
@@ -102,29 +103,6 @@ static int parse_dbl(const char *s, double lo, double hi, double *out) {
     if (!*s || *end || errno || !(v >= lo && v <= hi)) return 0;
     *out = v;
     return 1;
-}
-
-/* "a,b,c" of ops or dtypes into a mask; "all" sets every bit. */
-static int parse_mask(const char *s, int ops, unsigned *mask) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    *mask = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(t, "all")) {
-            *mask |= ops ? SML_OPS_ALL : SML_DTYPES_ALL;
-            continue;
-        }
-        if (ops) {
-            sml_op o;
-            if (sml_op_parse(t, &o) != SML_OK) return 0;
-            *mask |= 1u << o;
-        } else {
-            sml_dtype d;
-            if (sml_dtype_parse(t, &d) != SML_OK) return 0;
-            *mask |= 1u << d;
-        }
-    }
-    return *mask != 0;
 }
 
 /* A directory is fine if it exists and is writable, or if its nearest existing ancestor is
@@ -270,9 +248,9 @@ static int parse_value(bench_opts *o, const char *a, const char *v) {
         if (!*v) return bad("empty --backend%s (all, gpu, cpu or kernel names)", "");
         o->backend = v;
     } else if (!strcmp(a, "--op")) {
-        if (!parse_mask(v, 1, &o->ops)) return bad("bad --op '%s'", v);
+        if (!sml_cli_parse_mask(v, 1, &o->ops)) return bad("bad --op '%s'", v);
     } else if (!strcmp(a, "--dtype")) {
-        if (!parse_mask(v, 0, &o->dtypes)) return bad("bad --dtype '%s'", v);
+        if (!sml_cli_parse_mask(v, 0, &o->dtypes)) return bad("bad --dtype '%s'", v);
         o->dtypes_given = 1;
     } else if (!strcmp(a, "--sweep")) o->sweep = v;
     else if (!strcmp(a, "--rows")) {

@@ -9,6 +9,7 @@
 
 #include "bench/sweeps.h"
 #include "commands.h"
+#include "masks.h"
 #include "io/out_file.h"
 #include "tune/tune.h"
 
@@ -43,26 +44,6 @@ static int bad(const char *what, const char *v) {
     return 2;
 }
 
-/* "a,b" of ops (ops = 1) or dtypes into a mask; "all" sets every bit. 0 on a bad name. */
-static int parse_mask(const char *s, int ops, unsigned *mask) {
-    char buf[256];
-    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) return 0;
-    *mask = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(t, "all")) *mask |= ops ? SML_OPS_ALL : SML_DTYPES_ALL;
-        else if (ops) {
-            sml_op o;
-            if (sml_op_parse(t, &o) != SML_OK) return 0;
-            *mask |= 1u << o;
-        } else {
-            sml_dtype d;
-            if (sml_dtype_parse(t, &d) != SML_OK) return 0;
-            *mask |= 1u << d;
-        }
-    }
-    return *mask != 0;
-}
-
 typedef struct tune_args {
     sml_tune_opts o;
     const char *out;
@@ -94,9 +75,9 @@ static int parse(int argc, char **argv, tune_args *a) {
             if (sml_sweep_get(v, &sw) != SML_OK) return bad("unknown sweep", v);
             a->o.sweep = v;
         } else if (!strcmp(f, "--op")) {
-            if (!parse_mask(v, 1, &a->o.ops)) return bad("unknown op in --op", v);
+            if (!sml_cli_parse_mask(v, 1, &a->o.ops)) return bad("unknown op in --op", v);
         } else if (!strcmp(f, "--dtype")) {
-            if (!parse_mask(v, 0, &a->o.dtypes)) return bad("unknown dtype in --dtype", v);
+            if (!sml_cli_parse_mask(v, 0, &a->o.dtypes)) return bad("unknown dtype in --dtype", v);
         } else if (!strcmp(f, "--out")) {
             if (!*v || v[strlen(v) - 1] == '/') return bad("--out needs a file name, not", v);
             a->out = v;

@@ -456,15 +456,7 @@ sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_
     }
     snprintf(r->kernel, sizeof r->kernel, "%s", k ? k->name : m.kernel);
     if (k && sml_kernel_library(k)) snprintf(r->library, sizeof r->library, "%s", sml_kernel_library(k));
-    r->prop = m.prop;
-    r->op = c.op;
-    r->dtype = c.dtype;
-    r->rows = c.rows;
-    r->cols = c.cols;
-    r->ld = c.ld;
-    r->offset = c.offset;
-    r->inplace = c.inplace;
-    snprintf(r->recorded, sizeof r->recorded, "%s", m.verdict);
+    sml_prop_replay_describe(&c, &m, r);
     if (!k) {
         if (m.load[0])
             snprintf(r->message, sizeof r->message, "kernel '%s' is not in the library the reproducer names (%.250s)",

@@ -492,3 +492,12 @@ size_t sml_prop_repro_unreadable(const char *dirs, char *err, size_t errlen) {
     sml_prop_repro_list_free(paths, n);
     return bad;
 }
+
+void sml_prop_replay_describe(const sml_prop_case *c, const sml_prop_repro *m, sml_prop_replay_result *r) {
+    r->prop = m->prop;
+    r->op = c->op;
+    r->dtype = c->dtype;
+    r->layout = sml_prop_case_layout(c);
+    r->inplace = c->inplace;
+    snprintf(r->recorded, sizeof r->recorded, "%s", m->verdict);
+}

@@ -55,6 +55,9 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
  * sml_prop_repro_list_free). A missing folder adds nothing. */
 size_t sml_prop_repro_list(const char *dirs, char ***paths);
 void sml_prop_repro_list_free(char **paths, size_t n);
+/* What a loaded reproducer is, into a replay's result: its property, op, dtype, layout, in
+ * place or not, and the verdict it recorded (the kernel and library are the caller's). */
+void sml_prop_replay_describe(const sml_prop_case *c, const sml_prop_repro *m, sml_prop_replay_result *r);
 /* Loads every reproducer under dirs (as sml_prop_repro_list finds them): the number that
  * cannot be read, with the first one's path and reason in err. */
 size_t sml_prop_repro_unreadable(const char *dirs, char *err, size_t errlen);

@@ -103,15 +103,7 @@ sml_status sml_worker_replay(const char *path, const char *kernel, sml_prop_repl
     char err[256];
     if (sml_prop_repro_load(path, &c, &m, err, sizeof err) == SML_OK) {
         snprintf(r->kernel, sizeof r->kernel, "%s", kernel && kernel[0] ? kernel : m.kernel);
-        r->prop = m.prop;
-        r->op = c.op;
-        r->dtype = c.dtype;
-        r->rows = c.rows;
-        r->cols = c.cols;
-        r->ld = c.ld;
-        r->offset = c.offset;
-        r->inplace = c.inplace;
-        snprintf(r->recorded, sizeof r->recorded, "%s", m.verdict);
+        sml_prop_replay_describe(&c, &m, r);
         snprintf(r->library, sizeof r->library, "%s", m.load);
         sml_prop_case_free(&c);
     }
