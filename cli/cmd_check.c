@@ -381,7 +381,7 @@ static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, i
     /* Kernels run in worker processes (src/worker): a crash, an exit or a hang is a FAIL of
      * that kernel, never the end of the check. --in-process: in this process (gdb). */
     sml_worker_pool pool;
-    sml_worker_pool_init(&pool, a->cfg.total_seconds);
+    sml_worker_pool_init(&pool, a->cfg.total_seconds, threads);
     pool.wrap = a->wrap;
     if ((!a->in_process || a->wrap) && sml_worker_available()) {
         suite.run = sml_worker_suite_run;

@@ -10,8 +10,10 @@ typedef struct zone {
     uintptr_t lo, start, end, hi;
 } zone;
 
-static zone zones[SML_PROP_GUARD_ZONES];
-static atomic_int nzones;
+/* Each engine thread has its own table: a worker runs several jobs at once, each on its own
+ * thread, and a fault's handler runs in the thread that faulted. */
+static _Thread_local zone zones[SML_PROP_GUARD_ZONES];
+static _Thread_local atomic_int nzones;
 static atomic_int enabled;
 
 void sml_prop_guard_enable(void) { atomic_store(&enabled, 1); }

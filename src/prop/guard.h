@@ -1,7 +1,8 @@
 /* guard.h: the inaccessible zones around the judged host buffers of the case being run, so
  * a worker's fault handler can say which buffer a fault passed the end (or the start) of
- * and by how many bytes. The table is process-wide because a signal handler can reach
- * nothing else; exec.c sets it for each run and clears it after. */
+ * and by how many bytes. The table is the calling thread's (a fault's signal runs its
+ * handler in the thread that faulted, and a worker runs one job per thread); exec.c sets it
+ * for each run and clears it after. */
 #ifndef SML_PROP_GUARD_H
 #define SML_PROP_GUARD_H
 
@@ -10,8 +11,8 @@
 
 #define SML_PROP_GUARD_ZONES 3
 
-/* Name zones from now on (a worker process, one engine thread, calls it once; elsewhere the
- * table stays empty and nothing is written to it, so engine threads share nothing). */
+/* Name zones from now on (a worker process calls it once; elsewhere the tables stay empty
+ * and nothing is written to them). */
 void sml_prop_guard_enable(void);
 /* Zone i: tensor `name` ("x", "dy", "out") occupies [start, end); [lo, start) and [end, hi)
  * are guard (lo == start: no guard before it). */

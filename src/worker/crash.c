@@ -30,7 +30,7 @@ static const char *signal_name(int sig) {
     }
 }
 
-static void where(const sml_worker_board *b, char *buf, size_t n) {
+static void where(const sml_worker_slot *b, char *buf, size_t n) {
     int phase = atomic_load(&b->phase);
     if (phase == SML_PROP_PHASE_CASE && b->index >= 0) snprintf(buf, n, "during case %lld", (long long)b->index);
     else if (phase == SML_PROP_PHASE_CASE) snprintf(buf, n, "during the replayed case");
@@ -40,7 +40,7 @@ static void where(const sml_worker_board *b, char *buf, size_t n) {
     else snprintf(buf, n, "before its first case");
 }
 
-void sml_wk_cause(const sml_wk_death *d, const sml_worker_board *b, char *buf, size_t n) {
+void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, size_t n) {
     char at[96];
     where(b, at, sizeof at);
     if (d->killed) {
@@ -66,7 +66,7 @@ void sml_wk_cause(const sml_wk_death *d, const sml_worker_board *b, char *buf, s
 }
 
 /* Draw the case the board names again and save it; the reproducer's path in repro. */
-static void save_case(sml_prop_job *job, const sml_worker_board *b, const char *cause, sml_prop_failure *f) {
+static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *cause, sml_prop_failure *f) {
     const sml_prop_config *cfg = &job->cfg;
     int phase = atomic_load(&b->phase);
     if (phase == SML_PROP_PHASE_REGRESSION) {
@@ -123,7 +123,7 @@ static void report(const sml_prop_job *job, const sml_prop_failure *f, const cha
     if (hooked) h->report_end(h->ctx);
 }
 
-void sml_wk_crash_result(sml_prop_job *job, const sml_worker_board *b, const sml_wk_death *d) {
+void sml_wk_crash_result(sml_prop_job *job, const sml_worker_slot *b, const sml_wk_death *d) {
     sml_prop_result *res = &job->res;
     char cause[320];
     sml_wk_cause(d, b, cause, sizeof cause);

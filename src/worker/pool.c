@@ -1,10 +1,11 @@
-/* pool.c: workers for a suite (one per suite thread) and a reproducer replayed in a fresh
- * worker. */
+/* pool.c: the workers of a suite: shared (share.c), or one per suite thread. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "worker/board.h"
 #include "worker/crash.h"
+#include "worker/share.h"
 #include "worker/worker.h"
 
 /* Past the run's --seconds a hung kernel gets this long before it is killed: long enough
@@ -14,24 +15,32 @@ static double grace(double total) {
     return g < 2.0 ? 2.0 : g > 30.0 ? 30.0 : g;
 }
 
-void sml_worker_pool_init(sml_worker_pool *p, double total_seconds) {
+void sml_worker_pool_init(sml_worker_pool *p, double total_seconds, int threads) {
     memset(p, 0, sizeof *p);
-    for (int i = 0; i < SML_PROP_MAX_THREADS; i++) {
-        p->w[i].sock = -1;
-        p->w[i].device = -1;
-    }
+    for (int i = 0; i < SML_PROP_MAX_THREADS; i++) p->w[i].device = -1;
     p->device = -1;
     p->deadline = total_seconds > 0 ? sml_prop_now() + total_seconds + grace(total_seconds) : 0.0;
+    p->threads = threads < 1 ? 1 : threads > SML_PROP_MAX_THREADS ? SML_PROP_MAX_THREADS : threads;
+    const char *env = getenv("SML_WORKER_SHARE");
+    p->share = !(env && !strcmp(env, "0"));
+    if (p->share) p->shared = sml_wk_share_new();
 }
 
 sml_status sml_worker_suite_run(sml_prop_job *job, int slot, void *pool) {
     sml_worker_pool *p = pool;
     if (slot < 0 || slot >= SML_PROP_MAX_THREADS) return SML_ERR_INVALID_ARG;
-    p->w[slot].device = p->device;
+    int device = p->ndevices > 0 ? p->devices[slot % p->ndevices] : p->device;
+    /* A tool's verdict is the exit status of the worker it wraps: one job per worker. */
+    if (p->share && !p->wrap && slot < p->threads) {
+        if (p->shared) return sml_wk_share_run(p, job, slot, device);
+    }
+    p->w[slot].device = device;
     p->w[slot].wrap = p->wrap;
     return sml_worker_run_job(&p->w[slot], job, p->deadline);
 }
 
 void sml_worker_pool_close(sml_worker_pool *p) {
     for (int i = 0; i < SML_PROP_MAX_THREADS; i++) sml_worker_close(&p->w[i]);
+    sml_wk_share_free(p->shared);
+    p->shared = NULL;
 }

@@ -48,7 +48,7 @@ sml_status sml_worker_replay(const char *path, const char *kernel, sml_prop_repl
     char lib[4096], why[512];
     python_library(path, kernel, lib, sizeof lib);
     sml_worker w;
-    sml_worker_opts o = {-1, lib[0] ? lib : NULL, NULL};
+    sml_worker_opts o = {-1, lib[0] ? lib : NULL, NULL, 1};
     sml_status s = sml_worker_spawn(&w, &o, why, sizeof why);
     if (s != SML_OK) return sml_prop_replay(path, kernel ? sml_kernel_find(kernel) : NULL, NULL, NULL, r);
     /* The library of the kernel as this process has it (a --load of a rebuilt plugin wins
@@ -63,18 +63,18 @@ sml_status sml_worker_replay(const char *path, const char *kernel, sml_prop_repl
     memcpy(msg, path, pl);
     memcpy(msg + pl, kernel ? kernel : "", kl);
     memcpy(msg + pl + kl, klib, ll);
-    int sent = sml_wk_send(w.sock, SML_WK_REPLAY, msg, pl + kl + ll, NULL, 0) == 0;
+    int sent = sml_wk_send(w.sock[0], SML_WK_REPLAY, msg, pl + kl + ll, NULL, 0) == 0;
     free(msg);
     double t0 = sml_prop_now();
     sml_wk_death d = {0, 0, 0.0, 0.0};
     for (int got = 0; sent && !got;) {
-        struct pollfd pf = {w.sock, POLLIN, 0};
+        struct pollfd pf = {w.sock[0], POLLIN, 0};
         int n = poll(&pf, 1, 50);
         if (n > 0) {
             uint32_t type;
             char *p;
             size_t len;
-            if (sml_wk_recv(w.sock, &type, &p, &len) != 0) break;
+            if (sml_wk_recv(w.sock[0], &type, &p, &len) != 0) break;
             if (type == SML_WK_REPLAYED && len == sizeof(int32_t) + sizeof *r) {
                 int32_t st;
                 memcpy(&st, p, sizeof st);
@@ -86,9 +86,9 @@ sml_status sml_worker_replay(const char *path, const char *kernel, sml_prop_repl
             free(p);
             continue;
         }
-        int phase = atomic_load(&w.board->phase);
-        double limit = phase == SML_PROP_PHASE_IDLE ? 60.0 : sml_worker_case_deadline(w.board->elements);
-        double since = phase == SML_PROP_PHASE_IDLE ? t0 : w.board->start;
+        int phase = atomic_load(&w.board->slot[0].phase);
+        double limit = phase == SML_PROP_PHASE_IDLE ? 60.0 : sml_worker_case_deadline(w.board->slot[0].elements);
+        double since = phase == SML_PROP_PHASE_IDLE ? t0 : w.board->slot[0].start;
         if (sml_prop_now() - since > limit) {
             kill(w.pid, SIGKILL);
             d.killed = 1;
@@ -109,7 +109,7 @@ sml_status sml_worker_replay(const char *path, const char *kernel, sml_prop_repl
     }
     r->outcome = SML_PROP_FAIL;
     char cause[320];
-    sml_wk_cause(&d, w.board, cause, sizeof cause);
+    sml_wk_cause(&d, &w.board->slot[0], cause, sizeof cause);
     snprintf(r->message, sizeof r->message, "the kernel's worker %s", cause);
     sml_worker_close(&w);
     return SML_OK;

@@ -1,10 +1,12 @@
 /* serve.c: the worker's side (`softmax-lab __worker`, started by spawn.c only). It maps the
- * board, installs the fault handler, and runs what the supervisor sends: suite jobs (the
- * engine, with hooks that announce each case on the board and send each failure report
- * whole) and reproducers to replay. It never decides a verdict the supervisor keeps when
- * the worker dies. */
+ * board, installs the fault handler, and serves each slot on a thread of its own (slot 0 on
+ * the main thread): what the supervisor sends on the slot's socket, suite jobs (the engine,
+ * with hooks that announce each case in the slot and send each failure report whole) and
+ * reproducers to replay. It never decides a verdict the supervisor keeps when the worker
+ * dies. */
 #define _GNU_SOURCE
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,8 @@
 
 typedef struct serve {
     int fd;
-    sml_worker_board *b;
+    int slot;
+    sml_worker_slot *b;
     FILE *log;          /* a memory stream: the engine's failure reports */
     char *logbuf;
     size_t loglen;
@@ -27,7 +30,7 @@ typedef struct serve {
 
 static void hk_case_begin(void *ctx, int phase, int64_t index, int level, int prop, double elements) {
     serve *s = ctx;
-    sml_worker_board *b = s->b;
+    sml_worker_slot *b = s->b;
     b->index = index;
     b->level = level;
     b->prop = prop;
@@ -55,14 +58,19 @@ static void hk_report_begin(void *ctx) { send_log(ctx); }
 
 static void hk_report_end(void *ctx) { send_log(ctx); }
 
+/* Plugins are loaded by one slot's thread at a time. */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* The kernel a job names: in the registry, or in the library it came from (loaded now). */
 static const sml_kernel *find_kernel(const char *name, const char *library) {
+    pthread_mutex_lock(&load_lock);
     const sml_kernel *k = sml_kernel_find(name);
     if (!k && library && library[0] && !sml_source_is_python(library)) {
         char why[1024];
         if (sml_load_plugin(library, why, sizeof why) == SML_OK) k = sml_kernel_find(name);
         else fprintf(stderr, "softmax-lab worker: %s\n", why);
     }
+    pthread_mutex_unlock(&load_lock);
     return k;
 }
 
@@ -132,7 +140,9 @@ static void run_replay(serve *s, const char *p, size_t len) {
     memset(&r, 0, sizeof r);
     if (lib[0] && !sml_source_is_python(lib)) {
         char why[1024];
+        pthread_mutex_lock(&load_lock);
         if (sml_load_plugin(lib, why, sizeof why) != SML_OK) fprintf(stderr, "softmax-lab worker: %s\n", why);
+        pthread_mutex_unlock(&load_lock);
     }
     const sml_kernel *k = kname[0] ? sml_kernel_find(kname) : NULL;
     hk_case_begin(s, SML_PROP_PHASE_CASE, -1, 0, 0, 0.0);
@@ -142,34 +152,71 @@ static void run_replay(serve *s, const char *p, size_t len) {
     sml_wk_send(s->fd, SML_WK_REPLAYED, &status, sizeof status, &r, sizeof r);
 }
 
-int sml_worker_main(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    const char *fds = getenv("SML_WORKER_FDS");
-    int fd = -1, bfd = -1;
-    if (!fds || sscanf(fds, "%d,%d", &fd, &bfd) != 2) {
-        fprintf(stderr, "softmax-lab __worker: started by softmax-lab itself only\n");
-        return 2;
-    }
-    unsetenv("SML_WORKER_FDS");
-    serve s = {.fd = fd};
-    s.b = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0);
-    close(bfd);
-    if (s.b == MAP_FAILED) return 2;
-    s.log = open_memstream(&s.logbuf, &s.loglen);
-    if (!s.log) return 2;
-    sml_wk_fault_install(s.b);
+/* Serve one slot until its socket closes (or, on slot 0, until QUIT). 1: QUIT came. */
+static int serve_slot(serve *s) {
+    sml_wk_fault_slot(s->slot);
+    s->log = open_memstream(&s->logbuf, &s->loglen);
+    if (!s->log) return 0;
+    int quit = 0;
     for (;;) {
         uint32_t type;
         char *p;
         size_t len;
-        if (sml_wk_recv(fd, &type, &p, &len) != 0) break;
-        if (type == SML_WK_JOB) run_job(&s, p, len);
-        else if (type == SML_WK_REPLAY) run_replay(&s, p, len);
+        if (sml_wk_recv(s->fd, &type, &p, &len) != 0) break;
+        if (type == SML_WK_JOB) run_job(s, p, len);
+        else if (type == SML_WK_REPLAY) run_replay(s, p, len);
         free(p);
-        if (type == SML_WK_QUIT) break;
+        if (type == SML_WK_QUIT) {
+            quit = 1;
+            break;
+        }
     }
-    fclose(s.log);
-    free(s.logbuf);
+    fclose(s->log);
+    free(s->logbuf);
+    return quit;
+}
+
+static void *slot_thread(void *arg) {
+    serve_slot(arg);
+    return NULL;
+}
+
+/* SML_WORKER_FDS=<board fd>,<slots>,<slot 0's socket>,...: 0 ok. */
+static int parse_fds(int *bfd, int *n, int *fd) {
+    const char *v = getenv("SML_WORKER_FDS");
+    int used = 0;
+    if (!v || sscanf(v, "%d,%d%n", bfd, n, &used) != 2 || *n < 1 || *n > SML_PROP_MAX_THREADS) return -1;
+    v += used;
+    for (int i = 0; i < *n; i++) {
+        if (sscanf(v, ",%d%n", &fd[i], &used) != 1) return -1;
+        v += used;
+    }
+    return 0;
+}
+
+int sml_worker_main(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    int bfd = -1, n = 0, fd[SML_PROP_MAX_THREADS];
+    if (parse_fds(&bfd, &n, fd) != 0) {
+        fprintf(stderr, "softmax-lab __worker: started by softmax-lab itself only\n");
+        return 2;
+    }
+    unsetenv("SML_WORKER_FDS");
+    size_t bytes = sml_wk_board_bytes(n);
+    sml_worker_board *b = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0);
+    close(bfd);
+    if (b == MAP_FAILED || b->nslots != n) return 2;
+    sml_wk_fault_install(b);
+    static serve s[SML_PROP_MAX_THREADS];
+    for (int i = 0; i < n; i++) s[i] = (serve){.fd = fd[i], .slot = i, .b = &b->slot[i]};
+    for (int i = 1; i < n; i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, slot_thread, &s[i]) != 0) return 2;
+        pthread_detach(t);
+    }
+    serve_slot(&s[0]);
+    /* The supervisor asked it to quit (or went away): not a judged kernel's exit. */
+    sml_wk_fault_quitting();
     return 0;
 }

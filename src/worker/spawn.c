@@ -107,27 +107,73 @@ static void device_var(int device, char *out, size_t n) {
     snprintf(out, n, "CUDA_VISIBLE_DEVICES=%d", device);
 }
 
-static sml_worker_board *board_new(int *fd) {
+size_t sml_wk_board_bytes(int nslots) {
+    size_t n = sizeof(sml_worker_board) + (size_t)nslots * sizeof(sml_worker_slot);
+    return (n + 4095) / 4096 * 4096;
+}
+
+static sml_worker_board *board_new(int nslots, size_t bytes, int *fd) {
     *fd = memfd_create("sml-worker-board", MFD_CLOEXEC);
     if (*fd < 0) return NULL;
-    if (ftruncate(*fd, 4096) != 0) {
+    if (ftruncate(*fd, (off_t)bytes) != 0) {
         close(*fd);
         return NULL;
     }
-    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
     if (p == MAP_FAILED) {
         close(*fd);
         return NULL;
     }
-    memset(p, 0, 4096);
-    return p;
+    memset(p, 0, bytes);
+    sml_worker_board *b = p;
+    b->nslots = nslots;
+    atomic_store(&b->fault_slot, -1);
+    atomic_store(&b->exit_slot, -1);
+    return b;
+}
+
+static void close_all(int *fds, int n) {
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0) close(fds[i]), fds[i] = -1;
+}
+
+/* The socket pairs of the slots: ours in w->sock, the child's in theirs. */
+static int socket_pairs(sml_worker *w, int *theirs) {
+    for (int i = 0; i < w->nslots; i++) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return -1;
+        w->sock[i] = sv[0];
+        theirs[i] = sv[1];
+    }
+    return 0;
+}
+
+/* SML_WORKER_FDS=<board fd>,<slots>,<slot 0's socket>,... */
+static void fds_var(int bfd, const int *theirs, int n, char *out, size_t cap) {
+    size_t at = (size_t)snprintf(out, cap, "SML_WORKER_FDS=%d,%d", bfd, n);
+    for (int i = 0; i < n && at < cap; i++) at += (size_t)snprintf(out + at, cap - at, ",%d", theirs[i]);
+}
+
+/* fork and exec; the child's ends of the sockets and the board stay open across exec. */
+static pid_t start_child(char **argv, char **env, int bfd, const int *theirs, int n) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < n; i++) fcntl(theirs[i], F_SETFD, 0);
+        fcntl(bfd, F_SETFD, 0);
+        if (strchr(argv[0], '/')) execve(argv[0], argv, env);
+        else execvpe(argv[0], argv, env);
+        _exit(127);
+    }
+    return pid;
 }
 
 sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, size_t n) {
     memset(w, 0, sizeof *w);
-    w->sock = -1;
+    int theirs[SML_PROP_MAX_THREADS];
+    for (int i = 0; i < SML_PROP_MAX_THREADS; i++) w->sock[i] = theirs[i] = -1;
     w->device = o ? o->device : -1;
     w->wrap = o ? o->wrap : NULL;
+    w->nslots = o && o->slots > 1 ? (o->slots < SML_PROP_MAX_THREADS ? o->slots : SML_PROP_MAX_THREADS) : 1;
     size_t store_n = PATH_MAX + 4096;
     char *store_p = malloc(store_n);
     char *argv[MAX_ARGS];
@@ -136,48 +182,34 @@ sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, 
         snprintf(why, n, "no worker command (not the softmax-lab executable; SML_WORKER_ARGV unset)");
         return SML_ERR_UNSUPPORTED;
     }
-    int sv[2], bfd;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        free(store_p);
+    if (socket_pairs(w, theirs) != 0) {
         snprintf(why, n, "socketpair: %s", strerror(errno));
+        close_all(w->sock, w->nslots);
+        close_all(theirs, w->nslots);
+        free(store_p);
         return SML_ERR_IO;
     }
-    w->board = board_new(&bfd);
-    char fds[64], cvd[300];
-    snprintf(fds, sizeof fds, "SML_WORKER_FDS=%d,%d", sv[1], bfd);
+    int bfd = -1;
+    w->board_bytes = sml_wk_board_bytes(w->nslots);
+    w->board = board_new(w->nslots, w->board_bytes, &bfd);
+    char fds[64 + 12 * SML_PROP_MAX_THREADS], cvd[300];
+    fds_var(bfd, theirs, w->nslots, fds, sizeof fds);
     device_var(w->device, cvd, sizeof cvd);
     char **env = w->board ? child_env(fds, cvd) : NULL;
-    if (!env) {
-        if (w->board) munmap(w->board, 4096), close(bfd);
-        w->board = NULL;
-        close(sv[0]);
-        close(sv[1]);
-        free(store_p);
-        snprintf(why, n, "cannot set up the worker's board: %s", strerror(errno));
-        return SML_ERR_OUT_OF_MEMORY;
-    }
-    pid_t pid = fork();
-    if (pid == 0) {
-        fcntl(sv[1], F_SETFD, 0);
-        fcntl(bfd, F_SETFD, 0);
-        if (strchr(argv[0], '/')) execve(argv[0], argv, env);
-        else execvpe(argv[0], argv, env);
-        _exit(127);
-    }
-    int err = errno;
+    pid_t pid = env ? start_child(argv, env, bfd, theirs, w->nslots) : -1;
+    int err = errno, had_env = env != NULL;
     free(env);
     free(store_p);
-    close(sv[1]);
-    close(bfd);
+    close_all(theirs, w->nslots);
+    if (bfd >= 0) close(bfd);
     if (pid < 0) {
-        close(sv[0]);
-        munmap(w->board, 4096);
+        close_all(w->sock, w->nslots);
+        if (w->board) munmap(w->board, w->board_bytes);
         w->board = NULL;
-        snprintf(why, n, "fork: %s", strerror(err));
+        snprintf(why, n, "%s: %s", had_env ? "fork" : "cannot set up the worker's board", strerror(err));
         return SML_ERR_IO;
     }
     w->pid = pid;
-    w->sock = sv[0];
     if (o && o->library && sml_source_is_python(o->library))
         snprintf(w->library, sizeof w->library, "%s", o->library);
     return SML_OK;
@@ -206,12 +238,11 @@ int sml_wk_reap(sml_worker *w, double seconds) {
 int sml_worker_close(sml_worker *w) {
     int status = -1;
     if (w->pid > 0) {
-        sml_wk_send(w->sock, SML_WK_QUIT, NULL, 0, NULL, 0);
+        sml_wk_send(w->sock[0], SML_WK_QUIT, NULL, 0, NULL, 0);
         status = sml_wk_reap(w, w->wrap ? 60.0 : 1.0);
     }
-    if (w->sock >= 0) close(w->sock);
-    if (w->board) munmap(w->board, 4096);
-    w->sock = -1;
+    close_all(w->sock, w->nslots);
+    if (w->board) munmap(w->board, w->board_bytes);
     w->board = NULL;
     w->pid = 0;
     return status;

@@ -1,6 +1,7 @@
 /* supervise.c: the supervisor's side of one job: send it, wait for the answer while
- * watching the board (progress for the suite's line, the case's deadline, the run's end),
- * and on any end of the worker before its answer hand the death to crash.c. */
+ * watching the job's slot of the board (progress for the suite's line, the case's
+ * deadline, the run's end), and, in a worker of its own, on any end of the worker before
+ * its answer hand the death to crash.c. share.c does the same for shared workers. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
@@ -16,6 +17,7 @@
 #include "reference/reference.h"
 #include "worker/board.h"
 #include "worker/crash.h"
+#include "worker/job_wait.h"
 #include "worker/worker.h"
 
 /* Seconds per element of the double-precision forward reference here, measured once. */
@@ -47,8 +49,8 @@ double sml_worker_case_deadline(double elements) {
     return d > SML_WORKER_FLOOR_S ? d : SML_WORKER_FLOOR_S;
 }
 
-/* The deadline (monotonic) of what the board says the worker is doing now; 0: none. */
-static double board_deadline(const sml_worker_board *b, const sml_prop_config *cfg, double started, double slow) {
+/* The deadline (monotonic) of what the slot says the worker is doing now. */
+static double slot_deadline(const sml_worker_slot *b, const sml_prop_config *cfg, double started, double slow) {
     int phase = atomic_load(&b->phase);
     if (phase == SML_PROP_PHASE_IDLE) return started + slow * (60.0 + SML_WORKER_FLOOR_S); /* start, CUDA context */
     double d = slow * sml_worker_case_deadline(b->elements);
@@ -57,7 +59,7 @@ static double board_deadline(const sml_worker_board *b, const sml_prop_config *c
 }
 
 /* Serialize the job: its config without pointers, then its strings. */
-static int send_job(sml_worker *w, const sml_prop_job *job) {
+int sml_wk_send_job(int sock, const sml_prop_job *job) {
     sml_worker_job_msg m;
     memset(&m, 0, sizeof m);
     snprintf(m.kernel, sizeof m.kernel, "%s", job->k->name);
@@ -82,7 +84,7 @@ static int send_job(sml_worker *w, const sml_prop_job *job) {
         q[l] = 0;
         q += l + 1;
     }
-    int r = sml_wk_send(w->sock, SML_WK_JOB, &m, sizeof m, buf, n);
+    int r = sml_wk_send(sock, SML_WK_JOB, &m, sizeof m, buf, n);
     free(buf);
     return r;
 }
@@ -97,55 +99,89 @@ static void print_text(const sml_prop_job *job, const char *p, size_t len) {
     if (h->report_begin && h->report_end) h->report_end(h->ctx);
 }
 
-/* Feed the suite's case counter from the board. */
-static void tally(const sml_prop_job *job, const sml_worker_board *b, int64_t *seen, int64_t *seen_failed) {
+static void hold_text(sml_wk_text *t, const char *p, size_t len) {
+    if (t->n + len > t->cap) {
+        size_t cap = 2 * (t->n + len) + 256;
+        char *q = realloc(t->p, cap);
+        if (!q) return;
+        t->p = q;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->n, p, len);
+    t->n += len;
+}
+
+void sml_wk_text_flush(const sml_prop_job *job, sml_wk_text *t) {
+    if (t->n) print_text(job, t->p, t->n);
+    sml_wk_text_drop(t);
+}
+
+void sml_wk_text_drop(sml_wk_text *t) {
+    free(t->p);
+    *t = (sml_wk_text){0};
+}
+
+void sml_wk_slot_reset(sml_worker_slot *bs) {
+    atomic_store(&bs->phase, SML_PROP_PHASE_IDLE);
+    atomic_store(&bs->fault_set, 0);
+    atomic_store(&bs->cases, 0);
+    atomic_store(&bs->failed_cases, 0);
+}
+
+/* Feed the suite's case counter from the slot. */
+static void tally(const sml_prop_job *job, const sml_worker_slot *b, int64_t *seen, int64_t *seen_failed) {
     int64_t c = atomic_load(&b->cases), f = atomic_load(&b->failed_cases);
     if (!job->cfg.hooks.case_done) return;
     for (; *seen < c; (*seen)++) job->cfg.hooks.case_done(job->cfg.hooks.ctx, *seen_failed < f ? ((*seen_failed)++, 1) : 0);
 }
 
-typedef enum { GOT_RESULT, DIED, KILLED_CASE, KILLED_RUN } wait_end;
+/* One frame from the worker: 1 when it was the job's RESULT. */
+static int take_frame(sml_prop_job *job, uint32_t type, const char *p, size_t len, sml_wk_text *hold) {
+    if (type == SML_WK_TEXT) {
+        if (hold) hold_text(hold, p, len);
+        else print_text(job, p, len);
+    }
+    if (type == SML_WK_RATIOS && job->cfg.case_ratio && len == (size_t)job->cfg.case_cap * sizeof(float))
+        memcpy(job->cfg.case_ratio, p, len);
+    if (type == SML_WK_RESULT && len == sizeof(int32_t) + sizeof job->res) {
+        int32_t st;
+        memcpy(&st, p, sizeof st);
+        memcpy(&job->res, p + sizeof st, sizeof job->res);
+        job->res.kernel = job->k;
+        job->status = (sml_status)st;
+        return 1;
+    }
+    return 0;
+}
 
-/* Wait for the job's RESULT. */
-static wait_end await_result(sml_worker *w, sml_prop_job *job, double deadline, double *limit) {
+sml_wk_end sml_wk_await(int sock, const sml_worker_slot *bs, sml_prop_job *job, double deadline, double slow,
+                        sml_wk_text *hold, double *limit) {
     double started = sml_prop_now();
     int64_t seen = 0, seen_failed = 0;
     for (;;) {
-        struct pollfd pf = {w->sock, POLLIN, 0};
+        struct pollfd pf = {sock, POLLIN, 0};
         int r = poll(&pf, 1, 50);
-        tally(job, w->board, &seen, &seen_failed);
+        tally(job, bs, &seen, &seen_failed);
         if (r > 0) {
             uint32_t type;
             char *p;
             size_t len;
-            if (sml_wk_recv(w->sock, &type, &p, &len) != 0) return DIED;
-            if (type == SML_WK_TEXT) print_text(job, p, len);
-            if (type == SML_WK_RATIOS && job->cfg.case_ratio && len == (size_t)job->cfg.case_cap * sizeof(float))
-                memcpy(job->cfg.case_ratio, p, len);
-            if (type == SML_WK_RESULT && len == sizeof(int32_t) + sizeof job->res) {
-                int32_t st;
-                memcpy(&st, p, sizeof st);
-                memcpy(&job->res, p + sizeof st, sizeof job->res);
-                job->res.kernel = job->k;
-                job->status = (sml_status)st;
-                free(p);
-                return GOT_RESULT;
-            }
+            if (sml_wk_recv(sock, &type, &p, &len) != 0) return SML_WK_DIED;
+            int got = take_frame(job, type, p, len, hold);
             free(p);
+            if (got) return SML_WK_GOT_RESULT;
             continue;
         }
-        if (r < 0 && errno != EINTR) return DIED;
-        /* A tool such as compute-sanitizer runs kernels tens of times slower. */
-        double now = sml_prop_now(), cd = board_deadline(w->board, &job->cfg, started, w->wrap ? 50.0 : 1.0);
+        if (r < 0 && errno != EINTR) return SML_WK_DIED;
+        double now = sml_prop_now(), cd = slot_deadline(bs, &job->cfg, started, slow);
+        double since = atomic_load(&bs->phase) == SML_PROP_PHASE_IDLE ? started : bs->start;
         if (now > cd) {
-            *limit = cd - (atomic_load(&w->board->phase) == SML_PROP_PHASE_IDLE ? started : w->board->start);
-            kill(w->pid, SIGKILL);
-            return KILLED_CASE;
+            *limit = cd - since;
+            return SML_WK_KILL_CASE;
         }
         if (deadline > 0 && now > deadline) {
-            *limit = now - (atomic_load(&w->board->phase) == SML_PROP_PHASE_IDLE ? started : w->board->start);
-            kill(w->pid, SIGKILL);
-            return KILLED_RUN;
+            *limit = now - since;
+            return SML_WK_KILL_RUN;
         }
     }
 }
@@ -187,7 +223,7 @@ sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline)
     if (w->pid > 0 && (py ? strcmp(w->library, lib) : w->library[0] != 0)) sml_worker_close(w);
     if (w->pid <= 0) {
         char why[512];
-        sml_worker_opts o = {w->device, lib, w->wrap};
+        sml_worker_opts o = {w->device, lib, w->wrap, 1};
         sml_status s = sml_worker_spawn(w, &o, why, sizeof why);
         if (s != SML_OK) {
             fprintf(stderr, "softmax-lab: cannot start a worker (%s): running %s in this process\n", why, job->k->name);
@@ -195,21 +231,22 @@ sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline)
             return job->status;
         }
     }
-    atomic_store(&w->board->phase, SML_PROP_PHASE_IDLE);
-    atomic_store(&w->board->fault_set, 0);
-    atomic_store(&w->board->cases, 0);
-    atomic_store(&w->board->failed_cases, 0);
+    sml_worker_slot *bs = &w->board->slot[0];
+    sml_wk_slot_reset(bs);
     double t0 = sml_prop_now(), limit = 0.0;
-    wait_end e = send_job(w, job) == 0 ? await_result(w, job, deadline, &limit) : DIED;
-    if (e == GOT_RESULT) {
+    sml_wk_end e = sml_wk_send_job(w->sock[0], job) == 0
+                       ? sml_wk_await(w->sock[0], bs, job, deadline, w->wrap ? 50.0 : 1.0, NULL, &limit)
+                       : SML_WK_DIED;
+    if (e == SML_WK_GOT_RESULT) {
         /* Under a tool, the worker's exit status is the tool's verdict: one job per worker. */
         if (w->wrap) sanitizer_verdict(job, w->wrap, sml_worker_close(w));
         else if (job->res.outcome != SML_PROP_PASS && job->res.outcome != SML_PROP_SKIP) sml_worker_close(w);
         return job->status;
     }
+    if (e == SML_WK_KILL_CASE || e == SML_WK_KILL_RUN) kill(w->pid, SIGKILL);
     int status = sml_wk_reap(w, 2.0);
-    sml_wk_death d = {status, e == KILLED_CASE ? 1 : e == KILLED_RUN ? 2 : 0, limit, sml_prop_now() - t0};
-    sml_wk_crash_result(job, w->board, &d);
+    sml_wk_death d = {status, e == SML_WK_KILL_CASE ? 1 : e == SML_WK_KILL_RUN ? 2 : 0, limit, sml_prop_now() - t0};
+    sml_wk_crash_result(job, bs, &d);
     sml_worker_close(w);
     return job->status;
 }

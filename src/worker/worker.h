@@ -23,22 +23,25 @@ typedef struct sml_worker_board sml_worker_board; /* the shared page (board.h) *
 
 typedef struct sml_worker {
     pid_t pid;                 /* 0: none */
-    int sock;                  /* the supervisor's end of the socket pair */
+    int nslots;                /* jobs it can run at once, each on its own thread and socket */
+    int sock[SML_PROP_MAX_THREADS]; /* the supervisor's end of each slot's socket pair */
     sml_worker_board *board;
+    size_t board_bytes;
     char library[4096];        /* the Python module source the worker imported, "" none */
     int device;                /* the GPU it sees (-1: the supervisor's view) */
     const char *const *wrap;   /* the tool the worker runs under (argv prefix), or NULL */
 } sml_worker;
 
 /* How a worker is started: on which GPU (CUDA_VISIBLE_DEVICES of the child is that entry of
- * the supervisor's visible list; -1: the same view as the supervisor), and which kernel
- * library it must import first (only a Python module needs it: C plugin libraries travel
- * with each job and are loaded by the worker on first use). */
+ * the supervisor's visible list; -1: the same view as the supervisor), which kernel library
+ * it must import first (only a Python module needs it: C plugin libraries travel with each
+ * job and are loaded by the worker on first use), and how many jobs it runs at once. */
 typedef struct sml_worker_opts {
     int device;
     const char *library;
     const char *const *wrap;   /* NULL, or a tool's argv prefix (NULL-terminated) the worker
                                   runs under: compute-sanitizer --tool racecheck ... */
+    int slots;                 /* 1..SML_PROP_MAX_THREADS (0: 1) */
 } sml_worker_opts;
 
 /* The exit status a worker under compute-sanitizer ends with when the tool reported a hazard. */
@@ -73,15 +76,34 @@ sml_status sml_worker_replay(const char *path, const char *kernel, sml_prop_repl
 /* The worker's side, `softmax-lab __worker`: serve jobs until told to quit. */
 int sml_worker_main(int argc, char **argv);
 
-/* A pool of workers for a suite (sml_prop_suite.run = sml_worker_suite_run, run_ctx = the
- * pool): one worker per suite thread. */
+/* The workers of a suite (sml_prop_suite.run = sml_worker_suite_run, run_ctx = the pool).
+ *
+ * By default the suite's jobs share workers: one worker per GPU (per kernel library that
+ * needs its own interpreter), running as many jobs at once as the suite has threads, so
+ * jobs on a GPU share one CUDA context as they would in one process (contexts of separate
+ * processes take turns on a GPU; many of them run the suite several times slower). A job
+ * that ends a shared worker is a FAIL when the worker can say whose it was (the thread
+ * that faulted, called exit() or passed its case's deadline); the jobs beside it run again
+ * in a fresh worker. Where it cannot say (an _exit(), a kill from outside), and where a job
+ * does not pass while others ran beside it (a sticky CUDA error shows in every job of the
+ * context), each of those jobs runs again alone in a fresh worker and that run is its
+ * verdict. A worker in which a job did not pass takes no new job.
+ *
+ * With `share` 0 (a tool wraps the worker, whose verdict is its exit status, or
+ * SML_WORKER_SHARE=0) every suite thread has a worker of its own, one job at a time. */
 typedef struct sml_worker_pool {
-    sml_worker w[SML_PROP_MAX_THREADS];
+    sml_worker w[SML_PROP_MAX_THREADS]; /* the unshared workers, one per suite thread */
     double deadline;           /* monotonic seconds the run must end by; 0: none */
-    int device;
+    int device;                /* the GPU of every worker (-1: the supervisor's view) ... */
+    int ndevices;              /* ... or, when > 0, suite thread t's jobs run on devices[t % n] */
+    int devices[SML_PROP_MAX_THREADS];
     const char *const *wrap;   /* every worker runs under this tool (sml_worker_opts.wrap) */
+    int share;                 /* 1: jobs share workers (the default; see above) */
+    int threads;               /* the suite's threads: slots of a shared worker */
+    struct sml_wk_share *shared; /* the shared workers (share.c) */
 } sml_worker_pool;
-void sml_worker_pool_init(sml_worker_pool *p, double total_seconds);
+/* total_seconds: the run's --seconds (0: none); threads: the suite's. */
+void sml_worker_pool_init(sml_worker_pool *p, double total_seconds, int threads);
 sml_status sml_worker_suite_run(sml_prop_job *job, int slot, void *pool);
 void sml_worker_pool_close(sml_worker_pool *p);
 
