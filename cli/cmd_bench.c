@@ -20,6 +20,7 @@
 #include "io/out_file.h"
 #include "io/path_same.h"
 #include "bench/memneed.h"
+#include "worker/worker.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -43,6 +44,9 @@ static void usage(FILE *f) {
         "                          then partial, says which cases ran, calls no claim Supported,\n"
         "                          and --gate fails (default: none)\n"
         "  --min-batch N           GPU launches per sample at least N (default 4; 1: single launches)\n"
+        "  --in-process            run the kernels in this process (for a debugger); by default\n"
+        "                          the bench runs in a worker process, and a kernel that crashes,\n"
+        "                          exits or hangs there is a FAIL naming it\n"
         "  --no-hold               start each GPU sample's launches as they are made, not queued\n"
         "                          behind the hold kernel (times the host's launch calls too)\n"
         "  --noise X               stop when IQR/median <= X (default 0.02)\n"
@@ -221,7 +225,7 @@ static void on_case(const sml_bench_run *run, size_t c, void *user) {
 typedef struct bench_opts {
     const char *backend, *sweep, *json, *md, *ledger, *versus, *svg;
     unsigned ops, dtypes;
-    int dtypes_given, no_shrink, gate, quiet, allow_less, to_dir;
+    int dtypes_given, no_shrink, gate, quiet, allow_less, to_dir, in_process;
     int64_t rows, cols;
     sml_shard shard;
     sml_bench_config cfg;
@@ -322,6 +326,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
         if (!strcmp(a, "--allow-less-accurate")) { o->allow_less = 1; continue; }
         if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
         if (!strcmp(a, "--no-hold")) { o->cfg.gpu_hold = 0; continue; }
+        if (!strcmp(a, "--in-process")) { o->in_process = 1; continue; }
         if (strncmp(a, "--", 2) != 0) return bad("unexpected argument '%s'", a);
         if (i + 1 >= argc) return bad("%s needs a value", a);
         int rc = parse_value(o, a, argv[++i]);
@@ -329,6 +334,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
     }
     if (o->cfg.stop.max_samples < o->cfg.stop.min_samples) o->cfg.stop.max_samples = o->cfg.stop.min_samples;
     o->cfg.progress = !o->quiet;
+    o->cfg.ended = getenv("SML_WORKER_ENDED"); /* set by the supervisor of this worker only */
     return -1;
 }
 
@@ -600,6 +606,10 @@ int sml_cmd_bench(int argc, char **argv) {
     note_shard(&o.shard, notes, sizeof notes);
     /* Before anything is allocated: a case that cannot fit is refused, not killed mid-run. */
     if (!sml_bench_memory_check(&plan, &o.cfg, gpu, err, sizeof err)) return bad("%s", err);
+    /* The kernels run in a worker process running this command again (src/worker/command.c):
+     * one that crashes, exits or hangs is a FAIL naming it, not the bench's verdict. A kernel
+     * call may take 10 times a property case's deadline (a cell is timed many times). */
+    if (!o.in_process && sml_worker_command_available()) return sml_worker_command("bench", 10.0, 0.0, 1);
     sml_bench_estimate est;
     sml_bench_estimate_plan(&plan, &o.cfg, gpu, &est);
     if (!o.quiet)

@@ -171,6 +171,12 @@ int sml_cli_main(int argc, char **argv) {
      * than kill the process half-way through it. */
     signal(SIGXFSZ, SIG_IGN);
     const char *prog = prog_name(argc > 0 ? argv[0] : NULL);
+    /* A command's worker process (src/worker/command.c) says when its command returned. */
+    if (sml_worker_command_child()) {
+        int rc = argc < 2 ? 2 : run_command(prog, argv[1], argc - 2, argv + 2);
+        sml_worker_command_done(rc);
+        return rc;
+    }
     if (argc < 2) { usage(stderr, prog); return 2; }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
         printf("softmax-lab %s\n", SML_VERSION);

@@ -37,6 +37,9 @@ typedef struct sml_bench_config {
     int progress;           /* 1: progress line on stderr */
     double time_limit_s;    /* > 0: start no case once the run has taken this long; the
                                ledger is then partial (sml_bench_run.ncases_planned) */
+    const char *ended;      /* kernels whose worker process ended in an earlier run of this
+                               bench, a line "kernel<TAB>cause" each: their rows say so and
+                               they do not run again (NULL: none; src/worker/command.c) */
 } sml_bench_config;
 
 void sml_bench_config_default(sml_bench_config *c);

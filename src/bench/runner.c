@@ -384,6 +384,18 @@ static void fail_result(sml_bench_result *r, const char *fmt, const char *a, con
     snprintf(r->check, sizeof r->check, fmt, a, b);
 }
 
+/* The cause a kernel's worker ended with in an earlier run of this bench, or NULL. */
+static const char *ended_cause(const char *ended, const char *name, char *buf, size_t n) {
+    size_t len = strlen(name);
+    for (const char *l = ended; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "") {
+        if (strncmp(l, name, len) || l[len] != '\t') continue;
+        const char *c = l + len + 1, *e = strchr(c, '\n');
+        snprintf(buf, n, "%.*s", (int)(e ? (size_t)(e - c) : strlen(c)), c);
+        return buf;
+    }
+    return NULL;
+}
+
 static void run_kernel(sml_bench_run *run, size_t ci, const sml_kernel *k, int baseline_only,
                        sml_handle *h, dev_bufs *b, void *hout, const void *hx, const void *hdy,
                        const sml_rowset *rs, const double *want, int ref_ok, const char *ref_err,
@@ -403,6 +415,11 @@ static void run_kernel(sml_bench_run *run, size_t ci, const sml_kernel *k, int b
     const char *path = NULL;
     if (!strcmp(k->name, "auto") && sml_auto_choice(h, c->op, c->dtype, c->rows, c->cols, &path) == SML_OK)
         snprintf(r->auto_path, sizeof r->auto_path, "%s", path);
+    char cause[200];
+    if (ended_cause(run->cfg.ended, k->name, cause, sizeof cause)) {
+        fail_result(r, "%s%s", "not checked, not timed: the kernel's worker ", cause);
+        return;
+    }
     if (!ref_ok) {
         fail_result(r, "%s%s", "not checked, not timed: the inputs or the reference failed: ", ref_err);
         return;
@@ -455,6 +472,7 @@ static void run_kernel(sml_bench_run *run, size_t ci, const sml_kernel *k, int b
     measure_opts(&run->cfg, k->device, &o);
     launch_ctx l = {k, h, p};
     char err[256] = "";
+    sml_call_watch(k, &p[0]);
     s = sml_measure(k->device, NULL, launch_set, &l, b->nsets, &o, &r->m, err, sizeof err);
     if (s != SML_OK) {
         r->verdict = SML_VERDICT_ERROR;

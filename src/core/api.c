@@ -58,6 +58,7 @@ sml_status sml_run(const sml_kernel *k, sml_handle *h, const sml_problem *p) {
     if (p->rows == 0 || p->cols == 0) return SML_OK;
     if (!h) return SML_ERR_NULL_POINTER;
     if (k->device == SML_DEVICE_GPU) sml_gpu_forget_error();
+    sml_call_watch(k, p);
     return k->launch(h, p);
 }
 

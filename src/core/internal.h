@@ -134,6 +134,13 @@ const char *sml_kernel_library(const sml_kernel *k);
 /* 1 when a library path or origin names a Python module (SML_PYTHON_SOURCE_PREFIX). */
 int sml_source_is_python(const char *source);
 
+/* A kernel call about to happen, told to the one watcher a process may set (a command's
+ * worker process announces it to its supervisor: src/worker/command.c). sml_run tells it;
+ * the bench tells it before it times a kernel. Set once before any thread starts. */
+typedef void (*sml_call_watch_fn)(const sml_kernel *k, const sml_problem *p);
+void sml_call_watch_set(sml_call_watch_fn fn);
+void sml_call_watch(const sml_kernel *k, const sml_problem *p);
+
 #ifdef __cplusplus
 }
 #endif

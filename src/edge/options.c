@@ -13,9 +13,10 @@ static int usage(const char *argv0) {
             "usage: %s [--list-cases] [--kernel NAME] [--op OP] [--dtype DT] [--rows R --cols C\n"
             "          [--ld L] [--offset ELEMS] [--inplace 0|1] [--sampled]] [--seed S] [--no-huge] [--cpu]\n"
             "          [--known-deviation KERNEL] [--plant padding|input|guard|value|twin] [--load PLUGIN]...\n"
-            "          [--devices D[,D]] [--shard K/N]\n"
+            "          [--devices D[,D]] [--shard K/N] [--in-process]\n"
             "  every visible GPU is used (--devices to choose): one worker process per GPU runs every\n"
-            "  n-th case (--shard i/n); the run fails if any worker's slice fails\n",
+            "  n-th case (--shard i/n); the run fails if any worker's slice fails. The kernels run in a\n"
+            "  worker process: one that crashes, exits or hangs is a FAIL naming it (--in-process: here)\n",
             argv0);
     return 2;
 }
@@ -34,6 +35,7 @@ int sml_edge_parse(sml_edge_opts *o, int argc, char **argv) {
         if (!strcmp(a, "--cpu")) { o->cpu = 1; continue; }
         if (!strcmp(a, "--no-huge")) { o->huge = 0; continue; }
         if (!strcmp(a, "--sampled")) { o->sampled = 1; continue; }
+        if (!strcmp(a, "--in-process")) continue; /* the program decides that before it parses */
         if (!v) return usage(argv[0]);
         i++;
         if (!strcmp(a, "--kernel")) o->kernel = v;

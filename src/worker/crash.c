@@ -15,7 +15,7 @@
 #include "prop/repro.h"
 #include "worker/crash.h"
 
-static const char *signal_name(int sig) {
+const char *sml_wk_signal_name(int sig) {
     switch (sig) {
     case SIGSEGV: return "SIGSEGV";
     case SIGBUS: return "SIGBUS";
@@ -50,7 +50,7 @@ void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, si
     }
     if (WIFSIGNALED(d->status)) {
         int sig = WTERMSIG(d->status);
-        const char *name = signal_name(sig);
+        const char *name = sml_wk_signal_name(sig);
         char sname[32];
         if (name) snprintf(sname, sizeof sname, "%s", name);
         else snprintf(sname, sizeof sname, "signal %d", sig);

@@ -17,6 +17,8 @@ typedef struct sml_wk_death {
 /* "SIGSEGV", "exited with status 0", "did not finish ... in 4.0 s", "wrote past the end of
  * out by 4096 bytes (SIGSEGV)" plus " during case K" (or what the board says it was doing). */
 void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, size_t n);
+/* "SIGSEGV" and the like; NULL for a signal it does not name. */
+const char *sml_wk_signal_name(int sig);
 /* Fill job->res as a FAIL with that cause, save the case as a reproducer and report it. */
 void sml_wk_crash_result(sml_prop_job *job, const sml_worker_slot *b, const sml_wk_death *d);
 

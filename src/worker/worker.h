@@ -107,4 +107,21 @@ void sml_worker_pool_init(sml_worker_pool *p, double total_seconds, int threads)
 sml_status sml_worker_suite_run(sml_prop_job *job, int slot, void *pool);
 void sml_worker_pool_close(sml_worker_pool *p);
 
+/* A whole command in a worker process (command.c), for the commands that run kernels
+ * outside the suite's jobs: check --input and --against, bench, the edge-shape harness.
+ * available: this program can run itself again (it is softmax-lab or
+ * softmax-lab-edge-shapes, and not itself such a worker). sml_worker_command runs this
+ * process's command line again with --in-process and returns its exit code, or 1 with a
+ * FAIL naming the kernel when the child ended before its command returned (an exit, a
+ * signal, a kernel call past `slow` times the suite's case deadline, or past `seconds`).
+ * With `again`, a kernel that ended the child is named to the next run in SML_WORKER_ENDED
+ * (lines "kernel<TAB>cause"; the bench writes them into that kernel's rows and does not run
+ * it) and the command runs again, so the rest is still measured; the exit code is then at
+ * least 1. The child calls sml_worker_command_child first (1: it is one) and
+ * sml_worker_command_done with the command's exit code last. */
+int sml_worker_command_available(void);
+int sml_worker_command(const char *cmd, double slow, double seconds, int again);
+int sml_worker_command_child(void);
+void sml_worker_command_done(int rc);
+
 #endif

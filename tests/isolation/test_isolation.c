@@ -3,7 +3,13 @@
  * exit 1, a FAIL line naming the kernel and the cause, a reproducer, `replay` of it exiting 1
  * with the same cause, and plug_ok passing with the case count it has alone.
  *
- *   test_isolation --plant NAME      (exit0 uexit0 abort segv loop write4k write1m readx) */
+ * --command: the same plants in the commands that run kernels outside the suite's jobs
+ * (check --input, check --against, bench, softmax-lab-edge-shapes): exit 1 and a FAIL line
+ * naming the kernel and the cause; the bench still writes its ledger, the plant's rows
+ * saying why and plug_ok's measured.
+ *
+ *   test_isolation --plant NAME      (exit0 uexit0 abort segv loop write4k write1m readx)
+ *   test_isolation --command NAME    (exit0 segv loop) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +83,55 @@ static void plant_test(const char *plant, const char *cause) {
     expect(strstr(OUT, "STILL FAILS") && strstr(OUT, stem), "%s: replay does not fail with '%s'", name, stem);
 }
 
+/* A 64x256 fp32 .npy of small values at path: 0 ok. */
+static int write_npy(const char *path) {
+    char head[128];
+    int n = snprintf(head, sizeof head, "{'descr': '<f4', 'fortran_order': False, 'shape': (64, 256), }");
+    while ((10 + n + 1) % 64) head[n++] = ' ';
+    head[n++] = '\n';
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(n & 255), (unsigned char)(n >> 8)};
+    int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(head, 1, (size_t)n, f) == (size_t)n;
+    for (int i = 0; i < 64 * 256 && ok; i++) {
+        float v = (float)((i * 37) % 101) * 0.05f - 2.5f;
+        ok = fwrite(&v, sizeof v, 1, f) == 1;
+    }
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static const struct {
+    const char *plant, *cause;
+} COMMAND_PLANTS[] = {
+    {"exit0", "exited with status 0 during softmax fp32 "},
+    {"segv", "SIGSEGV during softmax fp32 "},
+    {"loop", "did not finish softmax fp32 "},
+};
+
+static void command_test(const char *plant, const char *cause) {
+    char lib[600], ok[600], name[64], want[256], npy[300];
+    snprintf(lib, sizeof lib, "%s/planted_%s.so", SML_ISOLATION_DIR, plant);
+    snprintf(ok, sizeof ok, "%s/plug_ok.so", SML_PLUGIN_DIR);
+    snprintf(name, sizeof name, "planted_%s", plant);
+    snprintf(npy, sizeof npy, "%s/x.npy", TMP);
+    snprintf(want, sizeof want, "FAIL %s: the kernel's worker %s", name, cause);
+    expect(write_npy(npy) == 0, "cannot write %s", npy);
+    int rc = run("%s check --load %s --kernel %s --input %s", SML_CLI_PATH, lib, name, npy);
+    expect(rc == 1 && strstr(OUT, want), "%s: check --input: exit %d (want 1) and '%s'", name, rc, want);
+    rc = run("%s check --load %s --load %s --kernel %s --against plug_ok --cases 20 --op softmax --dtype fp32",
+             SML_CLI_PATH, lib, ok, name);
+    expect(rc == 1 && strstr(OUT, want), "%s: check --against: exit %d (want 1) and '%s'", name, rc, want);
+    rc = run("cd '%s' && rm -f l.json && %s bench --load %s --load %s --backend %s,plug_ok --rows 64 --cols 256 "
+             "--quiet --json l.json; echo \"worker=$(grep -c 'the kernel.s worker' l.json) "
+             "ok=$(grep -c 'check.: .ok.' l.json)\"",
+             TMP, SML_CLI_PATH, lib, ok, name);
+    expect(strstr(OUT, want) && strstr(OUT, "bench: FAILED (exit 1)"), "%s: bench: no '%s' and FAILED", name, want);
+    /* ok: plug_ok and cpu_naive, the baseline it is measured against */
+    expect(strstr(OUT, "worker=1 ok=2") != NULL, "%s: bench: the ledger lacks the plant's row saying why or plug_ok's row", name);
+    rc = run("%s --cpu --load %s --kernel %s --no-huge", SML_EDGE_PATH, lib, name);
+    expect(rc == 1 && strstr(OUT, want), "%s: softmax-lab-edge-shapes: exit %d (want 1) and '%s'", name, rc, want);
+}
+
 /* GPU plants beside plug_cuda: the fault as a CUDA error of that kernel (illegal, write1m,
  * defstream) or as compute-sanitizer's hazard (race: racecheck; uninit: initcheck). */
 static int gpu_plant_test(const char *plant) {
@@ -118,9 +173,10 @@ int main(int argc, char **argv) {
         int r = gpu_plant_test(argv[2]);
         return r ? r : sml_tally_finish(&T);
     }
-    const char *which = argc == 3 && !strcmp(argv[1], "--plant") ? argv[2] : NULL;
+    int command = argc == 3 && !strcmp(argv[1], "--command");
+    const char *which = argc == 3 && (command || !strcmp(argv[1], "--plant")) ? argv[2] : NULL;
     if (!which) {
-        fprintf(stderr, "usage: %s --plant NAME | --gpu-plant NAME\n", argv[0]);
+        fprintf(stderr, "usage: %s --plant NAME | --command NAME | --gpu-plant NAME\n", argv[0]);
         return 2;
     }
     snprintf(TMP, sizeof TMP, "/tmp/sml_test_isolation_XXXXXX");
@@ -129,7 +185,12 @@ int main(int argc, char **argv) {
         return 1;
     }
     int found = 0;
-    for (size_t i = 0; i < sizeof PLANTS / sizeof PLANTS[0]; i++)
+    for (size_t i = 0; command && i < sizeof COMMAND_PLANTS / sizeof COMMAND_PLANTS[0]; i++)
+        if (!strcmp(COMMAND_PLANTS[i].plant, which)) {
+            command_test(COMMAND_PLANTS[i].plant, COMMAND_PLANTS[i].cause);
+            found = 1;
+        }
+    for (size_t i = 0; !command && i < sizeof PLANTS / sizeof PLANTS[0]; i++)
         if (!strcmp(PLANTS[i].plant, which)) {
             plant_test(PLANTS[i].plant, PLANTS[i].cause);
             found = 1;

@@ -1,0 +1,242 @@
+/* command.c: a whole command in a worker process, for the commands that run kernels outside
+ * the property suite's jobs (check --input, check --against, bench, the edge-shape
+ * harness). The supervisor runs this program again with the same command line plus
+ * --in-process; the child announces each kernel call on a shared page (sml_call_watch) and,
+ * when its command returns, its exit code. The child's exit status is the command's only
+ * when that code was announced and matches: a kernel that ends the process (exit(0)
+ * included), crashes it or hangs it turns into a FAIL naming the kernel and the call, never
+ * into the command's verdict. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "worker/crash.h"
+#include "worker/worker.h"
+
+typedef struct cmd_board {
+    atomic_int done;      /* the command returned ... */
+    int rc;               /* ... with this exit code */
+    atomic_llong calls;   /* kernel calls announced */
+    double start;         /* when the last one began (sml_prop_now) */
+    double elements;      /* its input's elements */
+    char kernel[64];      /* its kernel */
+    char what[96];        /* "softmax fp32 512x1024" */
+} cmd_board;
+
+#define BOARD_BYTES 4096
+static cmd_board *child_board; /* the child's side: set once at its start */
+
+static void announce(const sml_kernel *k, const sml_problem *p) {
+    cmd_board *b = child_board;
+    snprintf(b->kernel, sizeof b->kernel, "%s", k->name);
+    snprintf(b->what, sizeof b->what, "%s %s %lldx%lld", sml_op_name(p->op), sml_dtype_name(p->dtype),
+             (long long)p->rows, (long long)p->cols);
+    b->elements = (double)p->rows * (double)p->cols;
+    b->start = sml_prop_now();
+    atomic_fetch_add(&b->calls, 1);
+}
+
+int sml_worker_command_child(void) {
+    const char *v = getenv("SML_CMD_BOARD");
+    if (!v || !*v) return 0;
+    int fd = atoi(v);
+    unsetenv("SML_CMD_BOARD");
+    void *p = mmap(NULL, BOARD_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return 0;
+    child_board = p;
+    sml_call_watch_set(announce);
+    return 1;
+}
+
+void sml_worker_command_done(int rc) {
+    if (!child_board) return;
+    child_board->rc = rc;
+    atomic_store(&child_board->done, 1);
+}
+
+/* This process's command line, NUL-separated, as an argv (malloc'd; one block). */
+static char **own_argv(void) {
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    ssize_t k;
+    while (buf && (k = read(fd, buf + n, cap - n - 1)) > 0) {
+        n += (size_t)k;
+        if (n + 1 >= cap) {
+            char *q = realloc(buf, cap *= 2);
+            if (!q) free(buf);
+            buf = q;
+        }
+    }
+    close(fd);
+    if (!buf || n == 0) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    size_t argc = 0;
+    for (size_t i = 0; i < n; i++) argc += buf[i] == 0;
+    char **argv = malloc((argc + 3) * sizeof *argv + n + 1);
+    if (argv) {
+        char *text = (char *)(argv + argc + 3);
+        memcpy(text, buf, n + 1);
+        size_t a = 0;
+        for (size_t i = 0; i < n; i += strlen(text + i) + 1) argv[a++] = text + i;
+        argv[a++] = "--in-process";
+        argv[a] = NULL;
+    }
+    free(buf);
+    return argv;
+}
+
+int sml_worker_command_available(void) {
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0 || child_board) return 0;
+    exe[k] = 0;
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    return !strcmp(base, "softmax-lab") || !strcmp(base, "softmax-lab-edge-shapes");
+}
+
+static pid_t start(char **argv, int bfd) {
+    char var[32];
+    snprintf(var, sizeof var, "%d", bfd);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        fcntl(bfd, F_SETFD, 0);
+        setenv("SML_CMD_BOARD", var, 1);
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Wait for the child, killing it when the kernel call it announced last overran its
+ * deadline (`slow` times the suite's) or the run's time (deadline, 0: none) ran out.
+ * Its wait status; *killed 1 at the call's deadline, 2 at the run's end; *limit. */
+static int watch(pid_t pid, const cmd_board *b, double slow, double deadline, int *killed, double *limit) {
+    int status = 0;
+    *killed = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR)) return status;
+        double now = sml_prop_now();
+        if (!*killed && atomic_load(&b->calls) > 0 && !atomic_load(&b->done)) {
+            double d = slow * sml_worker_case_deadline(b->elements);
+            if (now - b->start > d) *killed = 1, *limit = d;
+        }
+        if (!*killed && deadline > 0 && now > deadline) *killed = 2, *limit = now - b->start;
+        if (*killed) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            return status;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Why the child ended before its command returned. */
+static void describe(const char *cmd, const cmd_board *b, int status, int killed, double limit, char *cause,
+                     size_t n) {
+    const char *what = atomic_load(&b->calls) ? b->what : "its start";
+    if (killed) snprintf(cause, n, "did not finish %s in %.1f s (killed)", what, limit);
+    else if (WIFSIGNALED(status)) {
+        const char *name = sml_wk_signal_name(WTERMSIG(status));
+        if (name) snprintf(cause, n, "%s during %s", name, what);
+        else snprintf(cause, n, "signal %d during %s", WTERMSIG(status), what);
+    } else if (WIFEXITED(status))
+        snprintf(cause, n, "exited with status %d during %s", WEXITSTATUS(status), what);
+    else snprintf(cause, n, "ended (wait status 0x%x) during %s", (unsigned)status, what);
+    if (!atomic_load(&b->calls)) snprintf(cause + strlen(cause), n - strlen(cause), " (%s ran no kernel yet)", cmd);
+}
+
+/* The FAIL of a command whose worker ended before its command returned. */
+static void report(const char *cmd, const cmd_board *b, char **argv, const char *cause) {
+    if (atomic_load(&b->calls) > 0) printf("FAIL %s: the kernel's worker %s\n", b->kernel, cause);
+    else printf("FAIL %s: its worker %s\n", cmd, cause);
+    const char *prog = strrchr(argv[0], '/');
+    printf("  rerun in one process (for a debugger): %s", prog ? prog + 1 : argv[0]);
+    for (char **a = argv + 1; *a; a++) printf(" %s", *a);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* One run of the child; its exit code, or -1 (the FAIL printed, the cause in `ended` as a
+ * line "kernel<TAB>cause" when a kernel was running). */
+static int run_once(const char *cmd, char **argv, double slow, double deadline, char *ended, size_t n) {
+    int bfd = memfd_create("sml-command-board", MFD_CLOEXEC);
+    cmd_board *b = MAP_FAILED;
+    if (bfd >= 0 && ftruncate(bfd, BOARD_BYTES) == 0)
+        b = mmap(NULL, BOARD_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0);
+    pid_t pid = b != MAP_FAILED ? start(argv, bfd) : -1;
+    if (bfd >= 0) close(bfd);
+    if (pid < 0) {
+        fprintf(stderr, "softmax-lab %s: cannot start a worker process (%s)\n", cmd, strerror(errno));
+        if (b != MAP_FAILED) munmap(b, BOARD_BYTES);
+        return 2;
+    }
+    int killed;
+    double limit = 0.0;
+    int status = watch(pid, b, slow, deadline, &killed, &limit);
+    int rc;
+    if (!killed && WIFEXITED(status) && atomic_load(&b->done) && b->rc == WEXITSTATUS(status)) {
+        rc = b->rc;
+    } else if (!killed && WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
+        rc = 128 + WTERMSIG(status); /* a ^C (it reaches both processes), not the kernel's doing */
+    } else {
+        char cause[160];
+        describe(cmd, b, status, killed, limit, cause, sizeof cause);
+        report(cmd, b, argv, cause);
+        size_t at = strlen(ended);
+        if (atomic_load(&b->calls) > 0 && at < n) snprintf(ended + at, n - at, "%s\t%s\n", b->kernel, cause);
+        rc = -1;
+    }
+    munmap(b, BOARD_BYTES);
+    return rc;
+}
+
+/* How many kernels may end their worker before a rerun gives up. */
+#define MAX_ENDED 8
+
+int sml_worker_command(const char *cmd, double slow, double seconds, int again) {
+    char **argv = own_argv();
+    if (!argv) {
+        fprintf(stderr, "softmax-lab %s: cannot read this process's command line\n", cmd);
+        return 2;
+    }
+    double deadline = seconds > 0 ? sml_prop_now() + seconds : 0.0;
+    char ended[MAX_ENDED * 300] = "";
+    int rc = -1, deaths = 0;
+    for (; deaths <= MAX_ENDED; deaths++) {
+        size_t before = strlen(ended);
+        rc = run_once(cmd, argv, slow, deadline, ended, sizeof ended);
+        if (rc != -1) break;
+        /* Rerun without the kernel that ended it (its rows say why), when the command can. */
+        if (!again || strlen(ended) == before) break;
+        setenv("SML_WORKER_ENDED", ended, 1);
+    }
+    unsetenv("SML_WORKER_ENDED");
+    free(argv);
+    if (rc == -1 || deaths > 0) {
+        printf("%s: FAILED (exit 1): a kernel ended its worker (the FAIL line%s above)\n", cmd, deaths > 1 ? "s" : "");
+        return 1;
+    }
+    return rc;
+}
