@@ -17,7 +17,8 @@ double sml_prop_now(void) {
 }
 
 typedef struct shrinker {
-    sml_prop_env *env;
+    sml_prop_shrink_test test;
+    void *ctx;
     sml_prop_id prop;
     sml_prop_outcome want;
     int64_t max_evals;
@@ -43,11 +44,8 @@ static int try_case(shrinker *s, sml_prop_case *cand) {
         return 0;
     }
     s->st->evals++;
-    sml_prop_eval e;
     sml_prop_verdict v;
-    sml_prop_eval_begin(&e, s->env, cand);
-    sml_prop_eval_check(&e, s->prop, &v);
-    sml_prop_eval_end(&e);
+    s->test(s->ctx, s->prop, cand, &v);
     if (v.outcome != s->want) {
         sml_prop_case_free(cand);
         return 0;
@@ -277,12 +275,24 @@ static int shrink_values(shrinker *s, int which) {
     return progress;
 }
 
-sml_status sml_prop_shrink(sml_prop_env *env, sml_prop_id p, sml_prop_outcome want,
-                           const sml_prop_case *failing, const sml_prop_verdict *first,
-                           int64_t max_evals, double max_seconds, sml_prop_case *out,
-                           sml_prop_verdict *last, sml_prop_shrink_stats *st) {
+/* The engine's test: the property on the kernel, in this process. */
+typedef struct env_test {
+    sml_prop_env *env;
+} env_test;
+
+static void test_in_env(void *ctx, sml_prop_id p, const sml_prop_case *c, sml_prop_verdict *v) {
+    sml_prop_eval e;
+    sml_prop_eval_begin(&e, ((env_test *)ctx)->env, c);
+    sml_prop_eval_check(&e, p, v);
+    sml_prop_eval_end(&e);
+}
+
+sml_status sml_prop_shrink_by(sml_prop_shrink_test test, void *ctx, sml_prop_id p, sml_prop_outcome want,
+                              const sml_prop_case *failing, const sml_prop_verdict *first, int64_t max_evals,
+                              double max_seconds, sml_prop_case *out, sml_prop_verdict *last,
+                              sml_prop_shrink_stats *st) {
     memset(st, 0, sizeof *st);
-    shrinker s = {env, p, want, max_evals, sml_prop_now() + max_seconds, {0}, *first, st};
+    shrinker s = {test, ctx, p, want, max_evals, sml_prop_now() + max_seconds, {0}, *first, st};
     sml_status rc = sml_prop_case_copy(&s.cur, failing);
     if (rc != SML_OK) return rc;
     for (int round = 0; round < 64 && !out_of_budget(&s); round++) {
@@ -297,4 +307,12 @@ sml_status sml_prop_shrink(sml_prop_env *env, sml_prop_id p, sml_prop_outcome wa
     *out = s.cur;
     *last = s.verdict;
     return SML_OK;
+}
+
+sml_status sml_prop_shrink(sml_prop_env *env, sml_prop_id p, sml_prop_outcome want,
+                           const sml_prop_case *failing, const sml_prop_verdict *first,
+                           int64_t max_evals, double max_seconds, sml_prop_case *out,
+                           sml_prop_verdict *last, sml_prop_shrink_stats *st) {
+    env_test t = {env};
+    return sml_prop_shrink_by(test_in_env, &t, p, want, failing, first, max_evals, max_seconds, out, last, st);
 }

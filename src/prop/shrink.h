@@ -23,4 +23,12 @@ sml_status sml_prop_shrink(sml_prop_env *env, sml_prop_id p, sml_prop_outcome wa
                            int64_t max_evals, double max_seconds, sml_prop_case *out,
                            sml_prop_verdict *last, sml_prop_shrink_stats *st);
 
+/* The same with another test of a candidate: it fills v (outcome and message) for property
+ * p on case c; the worker layer's runs each candidate in a fresh worker process. */
+typedef void (*sml_prop_shrink_test)(void *ctx, sml_prop_id p, const sml_prop_case *c, sml_prop_verdict *v);
+sml_status sml_prop_shrink_by(sml_prop_shrink_test test, void *ctx, sml_prop_id p, sml_prop_outcome want,
+                              const sml_prop_case *failing, const sml_prop_verdict *first, int64_t max_evals,
+                              double max_seconds, sml_prop_case *out, sml_prop_verdict *last,
+                              sml_prop_shrink_stats *st);
+
 #endif

@@ -6,14 +6,18 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "core/rng.h"
 #include "prop/gen.h"
 #include "prop/repro.h"
+#include "prop/shrink.h"
 #include "worker/crash.h"
+#include "worker/worker.h"
 
 const char *sml_wk_signal_name(int sig) {
     switch (sig) {
@@ -65,8 +69,73 @@ void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, si
     snprintf(buf, n, "ended (wait status 0x%x) %s", (unsigned)d->status, at);
 }
 
-/* Draw the case the board names again and save it; the reproducer's path in repro. */
-static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *cause, sml_prop_failure *f) {
+/* Shrinking a case that ended a worker: each candidate is saved as a reproducer in a
+ * scratch folder and replayed in a fresh worker; it still fails when that worker ends the
+ * same way (the cause up to " during"). */
+typedef struct wk_test {
+    const sml_prop_job *job;
+    char head[160];
+    char dir[64];
+} wk_test;
+
+static void empty_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char path[600];
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
+static void test_in_worker(void *ctx, sml_prop_id p, const sml_prop_case *c, sml_prop_verdict *v) {
+    wk_test *t = ctx;
+    memset(v, 0, sizeof *v);
+    v->outcome = SML_PROP_PASS;
+    v->row = v->col = -1;
+    sml_prop_repro m;
+    sml_prop_repro_describe(&m, t->job->k->name, p, SML_PROP_FAIL, t->head, t->job->cfg.seed, -1, 0, c, 0);
+    const char *lib = sml_kernel_library(t->job->k);
+    if (lib) snprintf(m.load, sizeof m.load, "%s", lib);
+    char path[600], err[256];
+    sml_prop_replay_result r;
+    if (sml_prop_repro_save(t->dir, c, &m, NULL, path, sizeof path, err, sizeof err) == SML_OK &&
+        sml_worker_replay(path, t->job->k->name, &r) == SML_OK && r.outcome == SML_PROP_FAIL &&
+        strstr(r.message, t->head)) {
+        v->outcome = SML_PROP_FAIL;
+        snprintf(v->msg, sizeof v->msg, "%s", r.message);
+    }
+    empty_dir(t->dir);
+}
+
+/* The smallest case found that still ends a worker the same way, into *small (a copy of c
+ * when none is smaller); 1 when it is smaller. */
+static int shrink_case(const sml_prop_job *job, sml_prop_id prop, const sml_prop_case *c, const char *cause,
+                       sml_prop_case *small, sml_prop_shrink_stats *st) {
+    wk_test t = {job, "", "/tmp/sml-shrink-XXXXXX"};
+    const char *tmp = getenv("TMPDIR");
+    if (tmp && *tmp && strlen(tmp) < 40) snprintf(t.dir, sizeof t.dir, "%s/sml-shrink-XXXXXX", tmp);
+    const char *during = strstr(cause, " during");
+    snprintf(t.head, sizeof t.head, "%.*s", (int)(during ? (size_t)(during - cause) : strlen(cause)), cause);
+    memset(st, 0, sizeof *st);
+    if (!mkdtemp(t.dir)) return sml_prop_case_copy(small, c) == SML_OK ? 0 : -1;
+    sml_prop_verdict first = {SML_PROP_FAIL, 0, 0.0, 0.0, -1, -1, ""}, last;
+    snprintf(first.msg, sizeof first.msg, "%s", cause);
+    sml_status s = sml_prop_shrink_by(test_in_worker, &t, prop, SML_PROP_FAIL, c, &first, job->cfg.shrink_max_evals,
+                                      job->cfg.shrink_max_seconds, small, &last, st);
+    empty_dir(t.dir);
+    rmdir(t.dir);
+    if (s != SML_OK) return sml_prop_case_copy(small, c) == SML_OK ? 0 : -1;
+    return st->steps > 0;
+}
+
+/* Draw the case the slot names again, shrink it in fresh workers (a death that was not a
+ * deadline: a hang would cost a deadline per candidate) and save it; the reproducer's path
+ * in f->repro. */
+static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *cause, int killed,
+                      sml_prop_failure *f) {
     const sml_prop_config *cfg = &job->cfg;
     int phase = atomic_load(&b->phase);
     if (phase == SML_PROP_PHASE_REGRESSION) {
@@ -82,21 +151,37 @@ static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *c
                           &cfg->sizes, &c) != SML_OK)
         return;
     f->case_seed = c.seed;
-    f->rows = f->s_rows = c.rows;
-    f->cols = f->s_cols = c.cols;
-    f->ld = f->s_ld = c.ld;
-    f->offset = f->s_offset = c.offset;
-    f->inplace = f->s_inplace = c.inplace;
+    f->rows = c.rows;
+    f->cols = c.cols;
+    f->ld = c.ld;
+    f->offset = c.offset;
+    f->inplace = c.inplace;
     snprintf(f->family, sizeof f->family, "%s", c.family);
+    sml_prop_case small;
+    sml_prop_shrink_stats st = {0, 0, 0};
+    int shrunk = cfg->shrink && !killed && cfg->save_dir ? shrink_case(job, f->prop, &c, cause, &small, &st) : 0;
+    if (shrunk < 0 || (!shrunk && sml_prop_case_copy(&small, &c) != SML_OK)) {
+        sml_prop_case_free(&c);
+        return;
+    }
+    f->s_rows = small.rows;
+    f->s_cols = small.cols;
+    f->s_ld = small.ld;
+    f->s_offset = small.offset;
+    f->s_inplace = small.inplace;
+    f->shrink_steps = st.steps;
+    f->shrink_evals = st.evals;
     if (cfg->save_dir) {
         sml_prop_repro m;
-        sml_prop_repro_describe(&m, job->k->name, f->prop, SML_PROP_FAIL, cause, cfg->seed, b->index, b->level, &c, 0);
+        sml_prop_repro_describe(&m, job->k->name, f->prop, SML_PROP_FAIL, cause, cfg->seed, b->index, b->level, &c,
+                                st.steps);
         if (sml_kernel_library(job->k)) snprintf(m.load, sizeof m.load, "%s", sml_kernel_library(job->k));
         char err[512];
-        if (sml_prop_repro_save(cfg->save_dir, &c, &m, cfg->replay_cmd, f->repro, sizeof f->repro, err,
+        if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, f->repro, sizeof f->repro, err,
                                 sizeof err) != SML_OK)
             f->repro[0] = 0;
     }
+    sml_prop_case_free(&small);
     sml_prop_case_free(&c);
 }
 
@@ -112,6 +197,10 @@ static void report(const sml_prop_job *job, const sml_prop_failure *f, const cha
                 (long long)f->case_index, (long long)f->rows, (long long)f->cols, (long long)f->ld,
                 (long long)f->offset, f->inplace ? " inplace" : "", f->family, (unsigned long long)f->case_seed,
                 sml_prop_name(f->prop));
+    if (f->shrink_steps > 0)
+        fprintf(L, "  shrunk in fresh workers to %lldx%lld ld %lld +%lld%s (%lld steps, %lld tried)\n",
+                (long long)f->s_rows, (long long)f->s_cols, (long long)f->s_ld, (long long)f->s_offset,
+                f->s_inplace ? " inplace" : "", (long long)f->shrink_steps, (long long)f->shrink_evals);
     if (f->repro[0]) {
         char load[4400];
         const char *lib = sml_kernel_library(job->k);
@@ -145,7 +234,7 @@ void sml_wk_crash_result(sml_prop_job *job, const sml_worker_slot *b, const sml_
     snprintf(f->message, sizeof f->message, "%s", cause);
     res->killed_at[f->prop] = res->cases + 1;
     res->fails[f->prop]++;
-    save_case(job, b, cause, f);
+    save_case(job, b, cause, d->killed, f);
     job->status = SML_OK;
     report(job, f, cause);
 }
