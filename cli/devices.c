@@ -11,7 +11,7 @@
 #include "core/internal.h"
 #include "core/rng.h"
 #include "io/out_file.h"
-#include "io/workers.h"
+#include "io/per_device.h"
 #include "report/ledger_write.h"
 #include "report/table.h"
 #include "softmax_lab_plugin.h"
@@ -178,12 +178,12 @@ static int run_split(split *sp) {
     printf("softmax-lab %s: %d GPUs, one worker each (slice i/%d on the i-th)%s%s\n", sp->cmd, sp->n, sp->n,
            sp->seed[0] ? ", seed " : "", sp->seed);
     char why[256];
-    int rc = sml_workers_run((char *const *const *)argvs, sp->dev, sp->n, (const char *const *)sp->log_at, codes,
+    int rc = sml_per_device_run((char *const *const *)argvs, sp->dev, sp->n, (const char *const *)sp->log_at, codes,
                              why, sizeof why);
     for (int i = 0; i < sp->n; i++) {
         char label[96];
         snprintf(label, sizeof label, "worker %d/%d, GPU %d, exit %d", i + 1, sp->n, sp->dev[i], codes[i]);
-        sml_workers_print_log(stdout, label, sp->log_at[i]);
+        sml_per_device_print_log(stdout, label, sp->log_at[i]);
         free(argvs[i]);
     }
     if (rc != 0) {
@@ -303,7 +303,7 @@ int sml_cli_devices(const char *cmd, int *argc, char **argv) {
     int rc = choose(sp, spec, can);
     if (rc == 0 && sp->n == 1) rc = exec_on(sp, n, argv);
     if (rc == 0 && !worker_args(sp, n, argv, 0)) rc = -1; /* a Python host's kernels: run here */
-    if (rc == 0 && sml_workers_dir(sp->dir, sizeof sp->dir) != 0) {
+    if (rc == 0 && sml_per_device_dir(sp->dir, sizeof sp->dir) != 0) {
         fprintf(stderr, "softmax-lab %s: cannot make a folder for the workers' results\n", cmd);
         rc = 2;
     }
@@ -326,7 +326,7 @@ int sml_cli_devices(const char *cmd, int *argc, char **argv) {
         rc = run_split(sp);
         const char *files[2 * SML_MAX_DEVICES];
         for (int i = 0; i < sp->n; i++) files[2 * i] = sp->json_at[i], files[2 * i + 1] = sp->log_at[i];
-        sml_workers_cleanup(sp->dir, files, 2 * sp->n);
+        sml_per_device_cleanup(sp->dir, files, 2 * sp->n);
     }
     for (int i = 0; i < sp->n; i++) {
         free(sp->json_at[i]);

@@ -1,6 +1,6 @@
 /* devices.h: --devices LIST (and every visible GPU by default) for check and bench: a suite
  * or sweep run on a host with several GPUs is split into one worker process per GPU
- * (io/workers.h), worker i running slice i of n (--shard i/n) on its own device, and the
+ * (io/per_device.h), worker i running slice i of n (--shard i/n) on its own device, and the
  * slices are merged (analysis/merge.h): the result, verdict and digest of the 1-GPU run. */
 #ifndef SML_CLI_DEVICES_H
 #define SML_CLI_DEVICES_H

@@ -1,5 +1,5 @@
 /* split.c: the edge-shape run over every GPU of a host (edge.h, sml_edge_split): one worker
- * process per GPU (io/workers.h), worker i running every n-th case from i - 1 with the run's
+ * process per GPU (io/per_device.h), worker i running every n-th case from i - 1 with the run's
  * seed. The cases and their seeds depend only on the seed and the case, so the workers
  * together run exactly the cases of a one-GPU run. */
 #include <inttypes.h>
@@ -9,7 +9,7 @@
 
 #include "core/internal.h"
 #include "edge/edge.h"
-#include "io/workers.h"
+#include "io/per_device.h"
 
 /* The workers' exit codes into the run's: any failure fails it; all skipped (77) skips it. */
 static int combine(const char *name, const int *codes, int n) {
@@ -46,7 +46,7 @@ int sml_edge_split(const char *name, const sml_edge_opts *o, int argc, char **ar
     int dev[SML_MAX_DEVICES], n = 0, codes[SML_MAX_DEVICES];
     int rc = choose(name, o, dev, &n);
     char exe[4096], dir[4300], seed[24], shard[SML_MAX_DEVICES][24], why[160];
-    if (rc != 0 || !sml_self_exe(exe, sizeof exe) || sml_workers_dir(dir, sizeof dir)) return rc ? rc : -1;
+    if (rc != 0 || !sml_self_exe(exe, sizeof exe) || sml_per_device_dir(dir, sizeof dir)) return rc ? rc : -1;
     snprintf(seed, sizeof seed, "0x%" PRIx64, o->seed);
     char **argvs[SML_MAX_DEVICES], logs[SML_MAX_DEVICES][4400];
     const char *logp[SML_MAX_DEVICES];
@@ -69,14 +69,14 @@ int sml_edge_split(const char *name, const sml_edge_opts *o, int argc, char **ar
         logp[i] = logs[i];
     }
     printf("%s: %d GPUs, one worker each (every %d-th case), seed %s\n", name, n, n, seed);
-    rc = sml_workers_run((char *const *const *)argvs, dev, n, logp, codes, why, sizeof why);
+    rc = sml_per_device_run((char *const *const *)argvs, dev, n, logp, codes, why, sizeof why);
     for (int i = 0; i < n; i++) {
         char label[96];
         snprintf(label, sizeof label, "worker %d/%d, GPU %d, exit %d", i + 1, n, dev[i], codes[i]);
-        sml_workers_print_log(stdout, label, logs[i]);
+        sml_per_device_print_log(stdout, label, logs[i]);
         free(argvs[i]);
     }
-    sml_workers_cleanup(dir, logp, n);
+    sml_per_device_cleanup(dir, logp, n);
     if (rc != 0) {
         fprintf(stderr, "%s: %s\n", name, why);
         return 1;

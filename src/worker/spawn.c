@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "io/per_device.h"
 #include "worker/board.h"
 #include "worker/worker.h"
 
@@ -91,20 +92,9 @@ static char **child_env(char *fds, char *cvd) {
 static void device_var(int device, char *out, size_t n) {
     out[0] = 0;
     if (device < 0) return;
-    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    if (!vis || !*vis) {
-        snprintf(out, n, "CUDA_VISIBLE_DEVICES=%d", device);
-        return;
-    }
-    char copy[256];
-    snprintf(copy, sizeof copy, "%s", vis);
-    int i = 0;
-    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save), i++)
-        if (i == device) {
-            snprintf(out, n, "CUDA_VISIBLE_DEVICES=%s", t);
-            return;
-        }
-    snprintf(out, n, "CUDA_VISIBLE_DEVICES=%d", device);
+    char v[256];
+    sml_device_env(device, v, sizeof v);
+    snprintf(out, n, "CUDA_VISIBLE_DEVICES=%s", v);
 }
 
 size_t sml_wk_board_bytes(int nslots) {

@@ -1,5 +1,5 @@
-/* workers.c: see workers.h. POSIX: fork, exec, waitpid. */
-#include "io/workers.h"
+/* per_device.c: see per_device.h. POSIX: fork, exec, waitpid. */
+#include "io/per_device.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,7 +81,7 @@ static pid_t start(char *const *argv, int dev, const char *log) {
     _exit(127);
 }
 
-int sml_workers_run(char *const *const *argvs, const int *devices, int n, const char *const *logs, int *codes,
+int sml_per_device_run(char *const *const *argvs, const int *devices, int n, const char *const *logs, int *codes,
                     char *why, size_t why_n) {
     pid_t pids[SML_MAX_DEVICES];
     int started = 0;
@@ -99,19 +99,19 @@ int sml_workers_run(char *const *const *argvs, const int *devices, int n, const 
     return started ? 0 : -1;
 }
 
-int sml_workers_dir(char *buf, size_t n) {
+int sml_per_device_dir(char *buf, size_t n) {
     const char *tmp = getenv("TMPDIR");
     snprintf(buf, n, "%s/softmax-lab-workers-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     return mkdtemp(buf) ? 0 : -1;
 }
 
-void sml_workers_cleanup(const char *dir, const char *const *files, int nfiles) {
+void sml_per_device_cleanup(const char *dir, const char *const *files, int nfiles) {
     for (int i = 0; i < nfiles; i++)
         if (files[i]) unlink(files[i]);
     rmdir(dir);
 }
 
-void sml_workers_print_log(FILE *f, const char *label, const char *log) {
+void sml_per_device_print_log(FILE *f, const char *label, const char *log) {
     FILE *in = fopen(log, "r");
     fprintf(f, "--- %s ---\n", label);
     if (!in) return;

@@ -1,10 +1,10 @@
-/* workers.h: one worker process per GPU. A driver that splits a run over the GPUs of a host
+/* per_device.h: one child process per GPU. A driver that splits a run over the GPUs of a host
  * (check, bench, the edge-shape test) starts one child per device, each seeing only its own
  * GPU (CUDA_VISIBLE_DEVICES), each running one slice of the run (--shard i/n), with its output
  * in a log file; it waits for all of them and then joins their results. The children are the
  * same program: nothing but the arguments and the visible device differ. */
-#ifndef SML_IO_WORKERS_H
-#define SML_IO_WORKERS_H
+#ifndef SML_IO_PER_DEVICE_H
+#define SML_IO_PER_DEVICE_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -26,14 +26,14 @@ int sml_self_exe(char *buf, size_t n);
  * with --load), its stdout and stderr into logs[i]; wait for all. codes[i]: the exit status,
  * 128 + signal when killed, 127 when it could not start. 0, or -1 when no child could be
  * started (message in why). */
-int sml_workers_run(char *const *const *argvs, const int *devices, int n, const char *const *logs, int *codes,
+int sml_per_device_run(char *const *const *argvs, const int *devices, int n, const char *const *logs, int *codes,
                     char *why, size_t why_n);
 
 /* A private directory for the workers' files (mkdtemp under TMPDIR or /tmp) into buf: 0, or
- * -1. sml_workers_cleanup removes the files named and then the directory. */
-int sml_workers_dir(char *buf, size_t n);
-void sml_workers_cleanup(const char *dir, const char *const *files, int nfiles);
+ * -1. sml_per_device_cleanup removes the files named and then the directory. */
+int sml_per_device_dir(char *buf, size_t n);
+void sml_per_device_cleanup(const char *dir, const char *const *files, int nfiles);
 /* Copy a worker's log to f under a header line "--- <label> ---". */
-void sml_workers_print_log(FILE *f, const char *label, const char *log);
+void sml_per_device_print_log(FILE *f, const char *label, const char *log);
 
 #endif
