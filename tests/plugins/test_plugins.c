@@ -195,6 +195,16 @@ static void part_suite(void) {
     expect(rc == 0 && strstr(OUT, want) && strstr(OUT, "\"origin\": null") &&
                strstr(OUT, "\"name\": \"plug_ok_b\", \"device\": \"cpu\"") && strstr(OUT, "\"file\": null"),
            "list --json --load=: exit %d, want the origin, null for built-ins and a NULL file as null", rc);
+    /* A line marked SML_KERNEL_FRAMEWORK is listed as a framework baseline, beside cudnn. */
+    rc = run("%s list --load %s", SML_CLI_PATH, plugin("plug_fw"));
+    expect(rc == 0 && strstr(OUT, "framework baselines (targets measures the others against them): cudnn, plug_fw\n"),
+           "list --load plug_fw: exit %d, want cudnn and plug_fw listed as framework baselines", rc);
+    rc = run("%s list --json --load %s", SML_CLI_PATH, plugin("plug_fw"));
+    expect(rc == 0 && strstr(OUT, "\"name\": \"cudnn\"") && strstr(strstr(OUT, "\"name\": \"cudnn\""), "\"framework\": true}") &&
+               strstr(OUT, "\"name\": \"plug_fw\"") && strstr(OUT, "\"name\": \"plug_fw_b\"") &&
+               strstr(strstr(OUT, "\"name\": \"plug_fw\""), "\"framework\": true}") &&
+               strstr(strstr(OUT, "\"name\": \"plug_fw_b\""), "\"framework\": false}"),
+           "list --json --load plug_fw: exit %d, want \"framework\": true for cudnn and plug_fw, false for plug_fw_b", rc);
     rc = run("SML_LOAD=%s::%s %s list", ok, plugin("plug_nomax"), SML_CLI_PATH);
     expect(rc == 0 && strstr(OUT, "plugin kernel plug_ok from") && strstr(OUT, "plugin kernel plug_nomax from"),
            "SML_LOAD with two libraries: exit %d", rc);
