@@ -156,7 +156,7 @@ static void describe(sml_tgt_result *t, sml_target_id id, double margin, int ver
         snprintf(title, tn, "traffic %s %lld MiB: >= %.2fx the fastest framework baseline",
                  id == SML_TGT_VS_FIELD ? ">=" : "<", big >> 20, th);
     {
-        char field[96] = "record with \"framework\": true";
+        char field[64] = "record with \"framework\": true";
         if (version == 1) { /* a version 1 ledger's baselines go by name */
             memcpy(field, "of ", 4);
             sml_ledger_v1_framework_list(", ", field + 3, sizeof field - 3);
