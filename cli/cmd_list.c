@@ -90,7 +90,8 @@ int sml_cmd_list(int argc, char **argv) {
             json_str(k->known_deviation);
             printf(", \"origin\": ");
             json_str(sml_kernel_origin(k));
-            printf("}%s\n", i + 1 < sml_kernel_count() ? "," : "");
+            printf(", \"framework\": %s}%s\n", k->flags & SML_KERNEL_FRAMEWORK ? "true" : "false",
+                   i + 1 < sml_kernel_count() ? "," : "");
         } else {
             printf("%-10s %-4s %-9s %-22s %-14s %-9s %-24s %s\n", k->name,
                    k->device == SML_DEVICE_GPU ? "gpu" : "cpu", availability(k, gpu), ops, dts, cols,
@@ -105,6 +106,13 @@ int sml_cmd_list(int argc, char **argv) {
         if (sml_kernel_at(i)->known_deviation)
             printf("known deviation, reported but not gated: %s: %s\n", sml_kernel_at(i)->name,
                    sml_kernel_at(i)->known_deviation);
+    char field[512] = "";
+    for (size_t i = 0; i < sml_kernel_count(); i++)
+        if (sml_kernel_at(i)->flags & SML_KERNEL_FRAMEWORK) {
+            size_t used = strlen(field);
+            snprintf(field + used, sizeof field - used, "%s%s", used ? ", " : "", sml_kernel_at(i)->name);
+        }
+    if (field[0]) printf("framework baselines (targets measures the others against them): %s\n", field);
     for (size_t i = 0; i < sml_kernel_count(); i++)
         if (sml_kernel_origin(sml_kernel_at(i)))
             printf("plugin kernel %s from %s\n", sml_kernel_at(i)->name, sml_kernel_origin(sml_kernel_at(i)));

@@ -12,6 +12,7 @@
 
 #include "json/json_write.h"
 #include "analysis/targets.h"
+#include "bench/ledger.h"
 #include "commands.h"
 #include "io/out_file.h"
 #include "io/path_same.h"
@@ -39,9 +40,11 @@ static void usage(FILE *f) {
         "                  bytes with the op's own pattern: 1 read + 1 write forward, 2 reads +\n"
         "                  1 write backward)\n"
         "  short-vs-field  time(fastest framework baseline) / time >= 1.00 on rows moving < 64 MiB\n"
-        "  The framework baselines are the ledger's records of torch, triton, triton_online, liger\n"
-        "  and cudnn. A row with no baseline timed on its cell, or no limit in the ledger, is NOT\n"
-        "  MEASURED, and so is a target with such a row or no row: never met.\n"
+        "  The framework baselines are the ledger's records with \"framework\": true (the bench\n"
+        "  writes it from the kernel's registry line); a softmax-lab-ledger/1 ledger has no such\n"
+        "  field, and there they are the records of torch, triton, triton_online, liger and cudnn.\n"
+        "  A row with no baseline timed on its cell, or no limit in the ledger, is NOT MEASURED,\n"
+        "  and so is a target with such a row or no row: never met.\n"
         "A row that passes T3, T4 or a field target while a kernel it is compared with on its\n"
         "cell (cudnn; any other; a framework baseline) was timed without the launch hold\n"
         "(`held`: 0) is NOT DECIDED, neither met nor missed: that time includes the host's\n"
@@ -124,11 +127,17 @@ static void cells(row_cells *c, const sml_tgt_row *x) {
 static void met_words(char *buf, size_t n, const sml_tgt_report *r, int id, int w) {
     const sml_tgt_result *t = &r->t[id];
     if (t->state == SML_TGT_NOT_MEASURED && !t->counted && !t->nundecided) {
+        char none[128] = "no record with \"framework\": true";
+        if (r->version == 1) { /* a version 1 ledger's baselines go by name */
+            memcpy(none, "no ", 4);
+            sml_ledger_v1_framework_list(" or ", none + 3, sizeof none - 3);
+            strcat(none, " record");
+        }
         snprintf(buf, n, "NOT MEASURED (%s)",
                  !t->not_measured                ? "no row in it"
                  : id == SML_TGT_AT_LIMIT        ? "no traffic-matched limit in the ledger"
                  : r->field[0]                   ? "no framework baseline timed on these rows"
-                                                 : "no torch, triton, triton_online, liger or cudnn record in the ledger");
+                                                 : strcat(none, " in the ledger"));
         return;
     }
     int used = id == SML_TGT_STATE ? snprintf(buf, n, "%s (%s)", t->met ? "yes" : "no", r->status)

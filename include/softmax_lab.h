@@ -102,6 +102,14 @@ typedef struct sml_claim {
 #define SML_OPS_FWD ((1u << SML_SOFTMAX) | (1u << SML_LOG_SOFTMAX))
 #define SML_DTYPES_ALL ((1u << SML_DTYPE_COUNT) - 1u)
 
+/* sml_kernel.flags: what a kernel is, beyond what it runs. */
+/* A framework baseline: a kernel of a library others use (cuDNN, PyTorch, Triton, Liger) that
+ * this project's kernels are measured against. The bench writes it into the kernel's ledger
+ * record ("framework": true) and `targets` takes the time to beat on the field targets from
+ * the records that say so. */
+#define SML_KERNEL_FRAMEWORK (1u << 0)
+#define SML_KERNEL_FLAGS_ALL SML_KERNEL_FRAMEWORK
+
 typedef struct sml_kernel {
     const char *name;       /* unique: "warp", "block", "cudnn", "auto", "cpu_naive", ... */
     const char *file;       /* the source file that implements it, from the repository root */
@@ -119,6 +127,7 @@ typedef struct sml_kernel {
      * KNOWN DEVIATION, but do not fail the tests; writes outside the output and launch
      * errors still do. */
     const char *known_deviation;
+    unsigned flags; /* SML_KERNEL_* bits; 0 for a kernel of this project's own */
 } sml_kernel;
 
 /* The built-in kernels, then any registered from plugins (softmax_lab_plugin.h). */

@@ -7,7 +7,7 @@
  *     static sml_status my_launch(sml_handle *h, const sml_problem *p) { ... }
  *     static const sml_kernel KERNELS[] = {
  *         {"my_kernel", "my_kernel.cu", SML_DEVICE_GPU, SML_OPS_FWD, 1u << SML_F32, 1, 0,
- *          my_launch, "one line: what it does", {"cudnn", 1.0, "all"}, NULL},
+ *          my_launch, "one line: what it does", {"cudnn", 1.0, "all"}, NULL, 0},
  *     };
  *     SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi) {
  *         *count = sizeof KERNELS / sizeof KERNELS[0];
@@ -26,9 +26,16 @@
  * function; device SML_DEVICE_CPU or SML_DEVICE_GPU; ops and dtypes non-zero with no bit
  * past SML_OPS_ALL / SML_DTYPES_ALL; 1 <= min_cols and, with max_cols != 0, min_cols <=
  * max_cols; a claim's baseline a registered kernel (or an earlier line of the table), its
- * min_speedup > 0 and its shapes "all", "short", "mid" or "long". file, summary and
- * known_deviation may be NULL. One bad line refuses the whole table, with a message naming
- * the line, the problem and where the table came from. */
+ * min_speedup > 0 and its shapes "all", "short", "mid" or "long"; flags with no bit past
+ * SML_KERNEL_FLAGS_ALL (SML_KERNEL_FRAMEWORK marks a framework baseline: a library's kernel
+ * the others are measured against). file, summary and known_deviation may be NULL. One bad
+ * line refuses the whole table, with a message naming the line, the problem and where the
+ * table came from.
+ *
+ * A table built against ABI version 1 (sml_kernel without `flags`) still loads: it reports
+ * version 1, and its lines are read in that layout, with flags 0 (none a framework baseline).
+ * The registry then holds a copy of its lines, so sml_kernel_at returns pointers into that
+ * copy, not into the plugin's table. */
 #ifndef SOFTMAX_LAB_PLUGIN_H
 #define SOFTMAX_LAB_PLUGIN_H
 
@@ -40,8 +47,10 @@
 extern "C" {
 #endif
 
-/* Bumped whenever sml_kernel, sml_problem, sml_claim or the launch signature change. */
-#define SML_PLUGIN_ABI_VERSION 1u
+/* Bumped whenever sml_kernel, sml_problem, sml_claim or the launch signature change.
+ * Version 2 added sml_kernel.flags at the end; version 1 tables are still taken. */
+#define SML_PLUGIN_ABI_VERSION 2u
+#define SML_PLUGIN_ABI_OLDEST 1u /* the oldest version sml_register_kernels still takes */
 
 /* Kernels registered from Python give an origin "python:MODULE (versions)". Their source,
  * "python:MODULE", is what `list` shows, a reproducer records and `--load` may name; only the
@@ -67,8 +76,9 @@ SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *
  * sml_kernel_count / sml_kernel_at / sml_kernel_find see the built-in kernels first, then
  * registered ones in order. `origin` says where the table came from (a library path,
  * "python:module.fn"); it is copied and shown by `softmax-lab list`. All or nothing: a bad
- * line (see above) or an abi_version other than SML_PLUGIN_ABI_VERSION registers none and
- * returns SML_ERR_PLUGIN with the reason in msg (when msg is not NULL). Thread-safe. */
+ * line (see above) or an abi_version outside SML_PLUGIN_ABI_OLDEST..SML_PLUGIN_ABI_VERSION
+ * registers none and returns SML_ERR_PLUGIN with the reason in msg (when msg is not NULL).
+ * Thread-safe. */
 sml_status sml_register_kernels(const sml_kernel *table, size_t count, unsigned abi_version,
                                 const char *origin, char *msg, size_t msglen);
 

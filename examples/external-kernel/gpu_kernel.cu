@@ -57,7 +57,7 @@ static const sml_kernel KERNELS[] = {
     {"ext_warp", "examples/external-kernel/gpu_kernel.cu", SML_DEVICE_GPU, SML_OPS_FWD,
      1u << SML_F32, 1, MAX_COLS, launch,
      "example plugin, CUDA fp32: one warp per row, row in registers, shuffle reductions",
-     {"naive", 2.0, "short"}, NULL},
+     {"naive", 2.0, "short"}, NULL, 0},
 };
 
 extern "C" const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

@@ -72,7 +72,11 @@ class Kernel(ctypes.Structure):
         ("summary", ctypes.c_char_p),
         ("claim", Claim),
         ("known_deviation", ctypes.c_char_p),
+        ("flags", ctypes.c_uint),  # SML_KERNEL_* bits (plugin ABI version 2)
     ]
+
+
+KERNEL_FRAMEWORK = 1 << 0  # SML_KERNEL_FRAMEWORK of include/softmax_lab.h
 
 
 class LibraryNotFound(RuntimeError):

@@ -20,7 +20,7 @@ import warnings
 
 from . import _native
 
-ABI_VERSION = 1  # SML_PLUGIN_ABI_VERSION of include/softmax_lab_plugin.h
+ABI_VERSION = 2  # SML_PLUGIN_ABI_VERSION of include/softmax_lab_plugin.h
 
 SML_OK = 0
 # enum sml_status of softmax_lab.h: a Python kernel that raised is reported as
@@ -204,7 +204,7 @@ def _check_args(name, fn, device, claim, min_cols, max_cols):
 
 
 def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_cols=0,
-             summary=None, origin=None, known_deviation=None, file=None):
+             summary=None, origin=None, known_deviation=None, file=None, framework=False):
     """Add fn as kernel `name` to the suite's registry, for every later check / bench / replay
     in this process. ops and dtypes: lists or comma-separated names ("all" for every one).
     device: "cpu" (fn gets numpy arrays) or "gpu" (torch tensors); when omitted it is inferred
@@ -212,9 +212,14 @@ def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_col
     claim: None, or (baseline, min_speedup, shapes), e.g. ("torch", 1.0, "all").
     origin: what `list` and the ledger show as where the kernel comes from (default: the
     Python module of fn and the versions of Python and of the frameworks it uses).
+    framework: True for a framework baseline (a library's kernel, such as PyTorch's, that the
+    suite's kernels are measured against): the bench writes "framework": true in its ledger
+    record, and `targets` takes the field targets' time to beat from such records.
     A name registered from Python before is replaced (with a warning): re-running a notebook
     cell works. Usage errors raise TypeError or ValueError naming the argument."""
     device = _check_args(name, fn, device, claim, min_cols, max_cols)
+    if not isinstance(framework, bool):
+        raise TypeError("softmax_lab.register(%r): framework must be True or False, not %r" % (name, framework))
     if getattr(fn, "__module__", None) == "__main__":
         sys.stderr.write("softmax_lab.register(%r): the kernel is defined in __main__, which a rerun or replay "
                          "cannot import (their lines say --load python:__main__); to replay it, define it in a "
@@ -240,6 +245,7 @@ def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_col
         baseline, speedup, shapes = claim
         k.claim = _native.Claim(enc(baseline), float(speedup), enc(shapes))
     k.known_deviation = enc(known_deviation)
+    k.flags = _native.KERNEL_FRAMEWORK if framework else 0
     if origin is None:
         from .versions import describe
         origin = "python:%s (%s)" % (getattr(fn, "__module__", "?"), describe())

@@ -76,7 +76,7 @@ static sml_status load(const char *const *paths, int n, sml_merge *m, char *err,
         }
         const char *schema = sml_json_str(sml_json_get(m->docs[i], "schema"));
         sml_merge_kind kind = schema && !strcmp(schema, CHECK_SCHEMA) ? SML_MERGE_CHECK : SML_MERGE_LEDGER;
-        if (!schema || (kind == SML_MERGE_LEDGER && strcmp(schema, SML_LEDGER_SCHEMA))) {
+        if (!schema || (kind == SML_MERGE_LEDGER && !sml_ledger_schema_ok(schema, why, sizeof why))) {
             snprintf(err, errlen, "%s: not a check --json result (%s) or a ledger (%s): 'schema' is %s", paths[i],
                      CHECK_SCHEMA, SML_LEDGER_SCHEMA, schema ? schema : "missing");
             return SML_ERR_FORMAT;

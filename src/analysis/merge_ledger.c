@@ -189,10 +189,18 @@ static sml_status read_kernels(sml_merge *m, const sml_json *const *docs, const 
         kk->name = sml_json_str(sml_json_at(kl, i));
         for (int d = 0; d < m->count && !kk->file; d++) {
             const sml_json *recs = docs[d] ? sml_json_get(docs[d], "records") : NULL;
+            /* merge.c took only ledger versions this build reads */
+            const int version = docs[d] ? sml_ledger_schema_version(sml_json_str(sml_json_get(docs[d], "schema")),
+                                                                    err, errlen) : 0;
             for (size_t r = 0; r < sml_json_len(recs) && !kk->file; r++) {
                 const sml_json *rec = sml_json_at(recs, r), *cl = sml_json_get(rec, "claim");
                 const char *name = sml_json_str(sml_json_get(rec, "kernel"));
                 if (!name || strcmp(name, kk->name)) continue;
+                char where[600];
+                snprintf(where, sizeof where, "%s: records[%zu]", paths[d], r);
+                const int framework = sml_ledger_record_framework(version, rec, where, err, errlen);
+                if (framework < 0) return SML_ERR_FORMAT;
+                kk->flags = framework ? SML_KERNEL_FRAMEWORK : 0u;
                 kk->file = sml_json_str(sml_json_get(rec, "file"));
                 const char *dev = sml_json_str(sml_json_get(rec, "device"));
                 kk->device = dev && !strcmp(dev, "gpu") ? SML_DEVICE_GPU : SML_DEVICE_CPU;

@@ -104,13 +104,6 @@ const char *sml_tgt_unheld_for(sml_target_id id, const sml_tgt_row *r) {
                                                                 : r->unheld;
 }
 
-int sml_tgt_is_field_kernel(const char *kernel) {
-    static const char *const FIELD[] = SML_TGT_FIELD_KERNELS;
-    for (size_t i = 0; kernel && i < sizeof FIELD / sizeof FIELD[0]; i++)
-        if (!strcmp(kernel, FIELD[i])) return 1;
-    return 0;
-}
-
 int sml_tgt_met(sml_target_id id, const sml_tgt_row *r, double margin) {
     /* A wrong result is never fast enough; NaN (a metric the row lacks) compares false. */
     return sml_tgt_in(id, r) && sml_tgt_measured(id, r) && sml_tgt_row_ok(r) &&
@@ -124,7 +117,7 @@ const char *sml_tgt_state_name(sml_tgt_state s) {
 int sml_tgt_status_met(const char *status) { return status && !strcmp(status, SML_TGT_STATUS); }
 
 /* The words each target prints, built from the same numbers the rules use. */
-static void describe(sml_tgt_result *t, sml_target_id id, double margin) {
+static void describe(sml_tgt_result *t, sml_target_id id, double margin, int version) {
     static const char *const NAMES[SML_TGT_COUNT] = {"T1", "T2", "T3", "T4", "T5", "T6",
                                                      "vs-field", "at-limit", "short-vs-field"};
     const double f = SML_TGT_FRAC_MEMCPY * 100, c = SML_TGT_VS_CUDNN, th = sml_tgt_threshold(id, margin);
@@ -162,9 +155,16 @@ static void describe(sml_tgt_result *t, sml_target_id id, double margin) {
     case SML_TGT_SHORT_FIELD:
         snprintf(title, tn, "traffic %s %lld MiB: >= %.2fx the fastest framework baseline",
                  id == SML_TGT_VS_FIELD ? ">=" : "<", big >> 20, th);
-        snprintf(rule, rn, "median_ms(fastest of torch, triton, triton_online, liger, cudnn) / median_ms >= %.2f "
-                 "on rows with bytes_moved %s %lld", th, id == SML_TGT_VS_FIELD ? ">=" : "<", big);
+    {
+        char field[64] = "record with \"framework\": true";
+        if (version == 1) { /* a version 1 ledger's baselines go by name */
+            memcpy(field, "of ", 4);
+            sml_ledger_v1_framework_list(", ", field + 3, sizeof field - 3);
+        }
+        snprintf(rule, rn, "median_ms(fastest %s) / median_ms >= %.2f on rows with bytes_moved %s %lld", field, th,
+                 id == SML_TGT_VS_FIELD ? ">=" : "<", big);
         break;
+    }
     case SML_TGT_AT_LIMIT:
         snprintf(title, tn, "traffic >= %lld MiB: >= %.2f of the traffic-matched limit", big >> 20, th);
         snprintf(rule, rn, "frac_limit >= %.2f on rows with bytes_moved >= %lld", th, big);
@@ -266,7 +266,7 @@ static int read_header(const sml_json *doc, sml_tgt_report *out, char *err, size
         return 0;
     }
     const char *schema = sml_json_str(sml_json_get(doc, "schema"));
-    if (!sml_ledger_schema_ok(schema, err, errlen)) return 0;
+    if (!(out->version = sml_ledger_schema_version(schema, err, errlen))) return 0;
     const sml_json *m = sml_json_get(sml_json_get(doc, "config"), "decision_margin");
     if (!sml_json_is_num(m) || !sml_margin_ok(m->number)) {
         snprintf(err, errlen, "'config.decision_margin' missing or not a number in [0, %.2f]", SML_MAX_MARGIN);
@@ -406,14 +406,19 @@ static int read_other_record(const sml_json *rec, size_t at, const char *name, i
     return 1;
 }
 
-/* Every other kernel's record: the framework baselines set the time to beat, and any row timed
- * unheld is noted; then each row's speedup over the fastest baseline on its cell. */
+/* Every other kernel's record: the framework baselines (the records that say so, or in a
+ * version 1 ledger the names of sml_ledger_v1_framework) set the time to beat, and any row
+ * timed unheld is noted; then each row's speedup over the fastest baseline on its cell. */
 static int read_field(const sml_json *doc, const char *kernel, sml_tgt_report *out, char *err, size_t errlen) {
     const sml_json *recs = sml_json_get(doc, "records"); /* an array: find_record checked */
     for (size_t i = 0; i < recs->n; i++) {
         const char *k = sml_json_str(sml_json_get(recs->items[i], "kernel"));
         if (!k || !strcmp(k, kernel)) continue; /* find_record refused a record without a name */
-        if (!sml_tgt_is_field_kernel(k)) {
+        char where[48];
+        snprintf(where, sizeof where, "records[%zu]", i);
+        const int field = sml_ledger_record_framework(out->version, recs->items[i], where, err, errlen);
+        if (field < 0) return 0;
+        if (!field) {
             if (!read_other_record(recs->items[i], i, k, 0, out, err, errlen)) return 0;
             continue;
         }
@@ -492,7 +497,7 @@ static int evaluate(sml_tgt_report *r) {
     if (!keys) return 0;
     int ok = 1;
     for (int id = 0; id < SML_TGT_COUNT && ok; id++) {
-        describe(&r->t[id], (sml_target_id)id, r->margin);
+        describe(&r->t[id], (sml_target_id)id, r->margin, r->version);
         if (id != SML_TGT_STATE) ok = count_target(r, (sml_target_id)id, keys);
     }
     free(keys);

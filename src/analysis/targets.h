@@ -25,9 +25,8 @@ extern "C" {
 #define SML_TGT_SHORT_MAX_COLS 512
 #define SML_TGT_SHORT_FRAC_COPY (1.0 / 1.3)      /* T5: within 1.3x of the copy kernel's time */
 #define SML_TGT_STATUS "Supported"               /* T6: the kernel's record status */
-/* Against the field, in the same run: the framework baselines are the records of these kernels
- * (the Python binding registers torch, triton, triton_online and liger; cudnn is built in). */
-#define SML_TGT_FIELD_KERNELS {"torch", "triton", "triton_online", "liger", "cudnn"}
+/* Against the field, in the same run: the framework baselines are the records that say so
+ * ("framework": true; in a version 1 ledger, by name: sml_ledger_record_framework). */
 #define SML_TGT_FIELD_SPEEDUP 1.00   /* time of the fastest framework baseline / time, on every cell */
 #define SML_TGT_FRAC_LIMIT 0.97 /* limit time / time on cells of >= SML_TGT_BIG_BYTES */
 
@@ -93,6 +92,7 @@ typedef struct sml_tgt_report {
     char sweep[64], ops[128], gpu[128], kernel[32], status[16];
     double memcpy_gbps; /* NaN when the ledger has none (a CPU-only run) */
     double margin;      /* config.decision_margin */
+    int version;        /* the ledger's schema version (1: framework baselines by name) */
     char field[96];     /* the framework baselines with a record in the ledger: "torch, cudnn" */
     /* The ledger's "partial" block: 0 and 0 when every planned case was measured (or the
      * ledger predates the field). Counts of a partial ledger are of the rows present. */
@@ -125,8 +125,6 @@ int sml_tgt_measured(sml_target_id id, const sml_tgt_row *r);
 int sml_tgt_undecided(sml_target_id id, const sml_tgt_row *r, double margin);
 /* The kernels timed unheld that make a row of the target undecided (a list of names). */
 const char *sml_tgt_unheld_for(sml_target_id id, const sml_tgt_row *r);
-/* 1 when `kernel` is one of SML_TGT_FIELD_KERNELS. */
-int sml_tgt_is_field_kernel(const char *kernel);
 
 /* Evaluate the targets for `kernel` in a parsed ledger. SML_ERR_FORMAT with the bad field's
  * path in err ("records[7].evidence[3]: 'frac_memcpy' missing or not a number") when the

@@ -303,6 +303,7 @@ sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
             r->file = k && k->file ? k->file : k && sml_kernel_origin(k) ? sml_kernel_origin(k) : "";
             r->origin = k ? sml_kernel_origin(k) : NULL;
             if (k) r->claim = k->claim;
+            r->framework = k && (k->flags & SML_KERNEL_FRAMEWORK);
             if (k && run->plan.versus)
                 r->claim = strcmp(k->name, run->plan.versus) ? (sml_claim){run->plan.versus, 1.0, "all"}
                                                              : (sml_claim){NULL, 0.0, NULL};
@@ -373,11 +374,3 @@ const sml_ledger_record *sml_ledger_find(const sml_ledger *l, const char *kernel
     return NULL;
 }
 
-int sml_ledger_schema_ok(const char *schema, char *err, size_t errlen) {
-    if (schema && !strcmp(schema, SML_LEDGER_SCHEMA)) return 1;
-    if (schema && !strncmp(schema, "softmax-lab-ledger/", 19))
-        snprintf(err, errlen, "'schema' is \"%.40s\": this build reads only %s", schema, SML_LEDGER_SCHEMA);
-    else
-        snprintf(err, errlen, "'schema' is not \"%s\": not a softmax-lab ledger", SML_LEDGER_SCHEMA);
-    return 0;
-}

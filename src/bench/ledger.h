@@ -9,18 +9,34 @@
 
 #include "bench/bench.h"
 #include "bench/decide.h"
+#include "json/json_read.h"
 #include "prop/accuracy.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define SML_LEDGER_SCHEMA "softmax-lab-ledger/1"
+/* The version this build writes. Version 2 added each record's "framework"; version 1
+ * ledgers (records without it) are still read (ledger_schema.c). */
+#define SML_LEDGER_SCHEMA "softmax-lab-ledger/2"
+#define SML_LEDGER_VERSION 2
 
-/* 1 when schema is SML_LEDGER_SCHEMA, the one version this build writes and reads; else 0,
- * with err saying what was found (another version, or no ledger at all). Every ledger reader
- * (compare, targets, plot) asks this one function. */
+/* The version of a ledger this build reads (1 or 2); else 0, with err saying what was found
+ * (another version, or no ledger at all). Every ledger reader (compare, targets, plot, merge)
+ * asks this one function, or sml_ledger_schema_ok (version != 0). */
+int sml_ledger_schema_version(const char *schema, char *err, size_t errlen);
 int sml_ledger_schema_ok(const char *schema, char *err, size_t errlen);
+
+/* Whether a record of a ledger of `version` is a framework baseline's (SML_KERNEL_FRAMEWORK
+ * on the kernel that was measured): 1 or 0. Version 2: the record's "framework", which must
+ * be true or false (else -1, with err naming `where` and the field). Version 1 ledgers have
+ * no such field: the record's kernel name decides, by the one compatibility table of the
+ * names those ledgers' framework baselines had (sml_ledger_v1_framework). */
+int sml_ledger_record_framework(int version, const sml_json *rec, const char *where, char *err, size_t errlen);
+/* 1 when `kernel` was a framework baseline in version 1 ledgers (the compatibility table). */
+int sml_ledger_v1_framework(const char *kernel);
+/* The table's names joined by ", ", the last by `last` (", " or " or "), into buf. */
+void sml_ledger_v1_framework_list(const char *last, char *buf, size_t n);
 
 /* A kernel's accuracy on one op and dtype of the run (prop/accuracy.h): err/bound over the
  * cases, and against its baseline (the claim's, else cudnn) on the cases both judged. */
@@ -41,6 +57,7 @@ typedef struct sml_ledger_record {
     const char *origin; /* where a kernel from outside the build came from (plugin library, or
                            Python module with the versions it ran on); NULL: built in */
     int baseline_only;
+    int framework;             /* the kernel is a framework baseline (SML_KERNEL_FRAMEWORK) */
     sml_claim claim;
     sml_decision decision;
     size_t n;                  /* evidence rows */

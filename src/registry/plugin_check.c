@@ -2,7 +2,9 @@
 #include "registry/plugin_check.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -34,14 +36,35 @@ static long line_named(const sml_kernel *table, size_t count, const char *name, 
     return -1;
 }
 
+/* The layout of version 1 is this build's up to `flags`: the offsets agree, so a version 1
+ * line is copied field by field and its flags read as 0. */
+_Static_assert(offsetof(sml_kernel_v1, known_deviation) == offsetof(sml_kernel, known_deviation),
+               "sml_kernel_v1 must lay out as sml_kernel before flags");
+_Static_assert(offsetof(sml_kernel, flags) >= sizeof(sml_kernel_v1), "flags must follow the version 1 fields");
+
+const sml_kernel *sml_plugin_table_current(const void *table, size_t count, unsigned abi_version,
+                                           sml_kernel **copy) {
+    *copy = NULL;
+    if (abi_version != 1u || !table || count == 0 || count > SML_PLUGIN_MAX_KERNELS) return table;
+    const sml_kernel_v1 *old = table;
+    sml_kernel *k = calloc(count, sizeof *k);
+    if (!k) return NULL;
+    for (size_t i = 0; i < count; i++)
+        k[i] = (sml_kernel){old[i].name,   old[i].file,    old[i].device,  old[i].ops,
+                            old[i].dtypes, old[i].min_cols, old[i].max_cols, old[i].launch,
+                            old[i].summary, old[i].claim,  old[i].known_deviation, 0u};
+    *copy = k;
+    return k;
+}
+
 sml_status sml_plugin_check_table(const sml_kernel *table, size_t count, unsigned abi_version,
                                   const char *origin, sml_name_taken_fn taken, char *msg, size_t msglen) {
     const sml_status E = SML_ERR_PLUGIN;
-    if (abi_version != SML_PLUGIN_ABI_VERSION)
+    if (abi_version < SML_PLUGIN_ABI_OLDEST || abi_version > SML_PLUGIN_ABI_VERSION)
         return sml_errorf(E, msg, msglen,
-                          "%s: plugin ABI version %u, this softmax-lab takes version %u (rebuild the "
-                          "plugin against this softmax-lab's softmax_lab_plugin.h)",
-                          origin, abi_version, SML_PLUGIN_ABI_VERSION);
+                          "%s: plugin ABI version %u, this softmax-lab takes versions %u to %u (rebuild "
+                          "the plugin against this softmax-lab's softmax_lab_plugin.h)",
+                          origin, abi_version, SML_PLUGIN_ABI_OLDEST, SML_PLUGIN_ABI_VERSION);
     if (!table || count == 0)
         return sml_errorf(E, msg, msglen, "%s: the kernel table is %s", origin, table ? "empty (count 0)" : "NULL");
     if (count > SML_PLUGIN_MAX_KERNELS)
@@ -75,6 +98,8 @@ sml_status sml_plugin_check_table(const sml_kernel *table, size_t count, unsigne
         if (k->max_cols < 0) REFUSE("max_cols %lld < 0 (0 means no limit)", (long long)k->max_cols);
         if (k->max_cols != 0 && k->min_cols > k->max_cols)
             REFUSE("min_cols %lld > max_cols %lld", (long long)k->min_cols, (long long)k->max_cols);
+        if (k->flags & ~SML_KERNEL_FLAGS_ALL)
+            REFUSE("flags 0x%x has bits outside SML_KERNEL_FLAGS_ALL (0x%x)", k->flags, SML_KERNEL_FLAGS_ALL);
         const sml_claim *c = &k->claim;
         if (c->baseline) {
             if (!strcmp(c->baseline, k->name)) REFUSE("the claim's baseline is the kernel itself");

@@ -4,6 +4,7 @@
 #define SML_PLUGIN_CHECK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "softmax_lab.h"
 
@@ -17,8 +18,28 @@
  * rules below know nothing of how kernels are kept. */
 typedef int (*sml_name_taken_fn)(const char *name, const char **origin);
 
-/* SML_OK when every line of table[count] may be registered now (names checked through
- * taken: the registry calls this under its lock), else SML_ERR_PLUGIN with a message naming
+/* A line of a table built against plugin ABI version 1: sml_kernel before `flags`. */
+typedef struct sml_kernel_v1 {
+    const char *name, *file;
+    sml_device device;
+    unsigned ops, dtypes;
+    int64_t min_cols, max_cols;
+    sml_launch_fn launch;
+    const char *summary;
+    sml_claim claim;
+    const char *known_deviation;
+} sml_kernel_v1;
+
+/* The lines of a table of `abi_version` in this build's layout: for version 1, a malloc'd
+ * copy with flags 0, put in *copy for the caller to free (NULL: out of memory); for any other
+ * version, the table itself (*copy NULL). A NULL table, a count of 0 or one past
+ * SML_PLUGIN_MAX_KERNELS is passed through for sml_plugin_check_table to refuse. */
+const sml_kernel *sml_plugin_table_current(const void *table, size_t count, unsigned abi_version,
+                                           sml_kernel **copy);
+
+/* SML_OK when every line of table[count] (in this build's layout: sml_plugin_table_current)
+ * may be registered now (names checked through taken: the registry calls this under its
+ * lock), else SML_ERR_PLUGIN with a message naming
  * origin, the line and the problem. */
 sml_status sml_plugin_check_table(const sml_kernel *table, size_t count, unsigned abi_version,
                                   const char *origin, sml_name_taken_fn taken, char *msg, size_t msglen);

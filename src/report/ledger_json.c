@@ -239,6 +239,7 @@ int sml_ledger_write_json(const sml_bench_run *run, const sml_ledger *l, FILE *f
         sml_jw_kstr(&w, "file", r->file);
         sml_jw_kstr(&w, "origin", r->origin);
         sml_jw_kbool(&w, "baseline_only", r->baseline_only);
+        sml_jw_kbool(&w, "framework", r->framework);
         sml_jw_key(&w, "claim");
         if (r->claim.baseline) {
             sml_jw_object_inline(&w);

@@ -6,8 +6,9 @@
  *   2. check of a planted bug (plug_nomax): the merge fails (exit 1) with the unsharded
  *      run's first failure of each property, at the same case, and its counts and accuracy
  *      (cut back to the cases the unsharded run judged before agreement failed);
- *   3. bench ledgers: shards 1/2 and 2/2 of the CPU seeds sweep merge to the unsharded
- *      ledger's records, statuses, counts, case order and accuracy digests;
+ *   3. bench ledgers: shards 1/2 and 2/2 of the CPU seeds sweep (a framework-baseline
+ *      plugin, plug_fw, among the kernels) merge to the unsharded ledger's records, statuses,
+ *      roles ("framework"), counts, case order and accuracy digests;
  *   4. refused with exit 2, naming the difference, nothing written: one file, a shard twice,
  *      another seed, other kernels, another version, a missing shard (--partial: exit 3),
  *      another GPU model (ledger), a check result with a ledger;
@@ -32,7 +33,7 @@
 
 static sml_tally T = {"test_merge", 0, 0, 0};
 static sml_case_filter F;
-static char TMP[256], LOG[1 << 16], REG[1100], PLUG[1100];
+static char TMP[256], LOG[1 << 16], REG[1100], PLUG[1100], FWPLUG[1100];
 
 static void check(int n, int ok, const char *what) {
     if (ok) sml_tally_pass(&T);
@@ -57,6 +58,12 @@ static int same_num(const sml_json *a, const sml_json *b, const char *key) {
     const sml_json *x = sml_json_get(a, key), *y = sml_json_get(b, key);
     if (x && y && x->type == SML_JSON_NULL && y->type == SML_JSON_NULL) return 1;
     return x && y && sml_json_num(x, -1) == sml_json_num(y, -2);
+}
+
+/* A true/false field: present in both, and the same. */
+static int same_bool(const sml_json *a, const sml_json *b, const char *key) {
+    const sml_json *x = sml_json_get(a, key), *y = sml_json_get(b, key);
+    return x && y && x->type == SML_JSON_BOOL && y->type == SML_JSON_BOOL && !x->boolean == !y->boolean;
 }
 
 /* The fields a merge must reproduce, of one check run or one ledger accuracy row. */
@@ -121,7 +128,8 @@ static int same_ledger(const char *whole, const char *merged, char *why, size_t 
         const sml_json *ex = sml_json_get(x, "evidence"), *ey = sml_json_get(y, "evidence");
         const sml_json *ax = sml_json_get(x, "accuracy"), *ay = sml_json_get(y, "accuracy");
         char w[200] = "";
-        ok = same_fields(x, y, rs, none, w, sizeof w) &&
+        if (!same_bool(x, y, "framework")) snprintf(w, sizeof w, "'framework' differs");
+        ok = !w[0] && same_fields(x, y, rs, none, w, sizeof w) &&
              same_fields(sml_json_get(x, "counts"), sml_json_get(y, "counts"), none, cn, w, sizeof w) &&
              sml_json_len(ex) == sml_json_len(ey) && sml_json_len(ax) == sml_json_len(ay);
         for (size_t j = 0; ok && j < sml_json_len(ex); j++) ok = same_num(sml_json_at(ex, j), sml_json_at(ey, j), "case");
@@ -171,10 +179,11 @@ static int check_run(const char *kernel, const char *load, const char *shard, co
     return run(a);
 }
 
+/* bench of the CPU kernels, the framework-baseline plugin's among them. */
 static int bench_run(const char *shard, const char *out) {
     const char *a[24] = {"bench", "--backend", "cpu", "--sweep", "seeds", "--max-seconds", "0.02", "--min-samples",
-                         "3", "--quiet", "--json", out, NULL};
-    int n = 12;
+                         "3", "--quiet", "--json", out, "--load", FWPLUG, NULL};
+    int n = 14;
     if (shard[0]) a[n++] = "--shard", a[n++] = shard;
     a[n] = NULL;
     return run(a);
@@ -212,6 +221,18 @@ static void case_ledger(void) {
     int same = rm == 0 && same_ledger("bwhole.json", "bm.json", why, sizeof why);
     check(3, r1 == 0 && r2 == 0 && rw == 0 && same && exists("bm.md"),
           why[0] ? why : "bench ledger shards merged: exit 0 and the unsharded ledger");
+    /* The role the shards' records carry: plug_fw a framework baseline, cpu_naive not. */
+    sml_json *merged = load("bm.json");
+    const sml_json *recs = sml_json_get(merged, "records");
+    int fw = -1, naive = -1;
+    for (size_t i = 0; i < sml_json_len(recs); i++) {
+        const char *k = sml_json_str(sml_json_get(sml_json_at(recs, i), "kernel"));
+        const sml_json *f = sml_json_get(sml_json_at(recs, i), "framework");
+        int *dst = k && !strcmp(k, "plug_fw") ? &fw : k && !strcmp(k, "cpu_naive") ? &naive : NULL;
+        if (dst && f && f->type == SML_JSON_BOOL) *dst = f->boolean;
+    }
+    sml_json_free(merged);
+    check(3, fw == 1 && naive == 0, "the merged ledger: plug_fw \"framework\": true, cpu_naive false");
 }
 
 /* merge of a and b is refused with exit 2, the message holding `says`, out.json not written. */
@@ -313,7 +334,7 @@ static void case_workers(void) {
     same = rc == 0 && same_check("whole.json", "dev1.json", why, sizeof why);
     check(7, same && !strstr(LOG, "one worker each"), why[0] ? why : "check --devices 1: one process, the same result");
     const char *b2[] = {"bench", "--backend", "cpu", "--sweep", "seeds", "--max-seconds", "0.02", "--min-samples", "3",
-                        "--quiet", "--devices", "0,1", "--json", "bdev.json", NULL};
+                        "--quiet", "--devices", "0,1", "--json", "bdev.json", "--load", FWPLUG, NULL};
     rc = run(b2);
     same = rc == 0 && same_ledger("bwhole.json", "bdev.json", why, sizeof why);
     check(7, same, why[0] ? why : "bench --devices 0,1: the 1-GPU ledger");
@@ -353,6 +374,8 @@ int main(int argc, char **argv) {
     char *slash = strrchr(PLUG, '/');
     snprintf(slash ? slash + 1 : PLUG, sizeof PLUG - (size_t)(slash ? slash + 1 - PLUG : 0),
              "tests/plugins/lib/plug_nomax.so");
+    snprintf(FWPLUG, sizeof FWPLUG, "%.1000s", PLUG);
+    snprintf(strrchr(FWPLUG, '/') + 1, 32, "plug_fw.so");
     /* Cases 4, 6 and 7 read the files cases 1 and 3 make: --case 4, 6 or 7 makes them first. */
     int only46 = F.only == 4 || F.only == 6 || F.only == 7;
     if (sml_case_filter_want(&F, 1) || only46) case_check();

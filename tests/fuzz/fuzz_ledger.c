@@ -18,6 +18,7 @@ const char *const sml_fuzz_dict[] = {
     "{", "}", "[", "]", "\"", ":", ",", "\\", "\\u", "\\uD800", "\\uDC00", "\\u0000", "\\u0001", "\\uFFFF",
     "true", "false", "null", "1e999", "-1e999", "1e-400", "9007199254740993", "\xff", "\xc0\xaf",
     "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xef\xbf\xbe", "\"schema\"", "\"softmax-lab-ledger/1\"",
+    "\"softmax-lab-ledger/2\"", "\"framework\"",
     "\"records\"", "\"evidence\"", "\"kernel\"", "\"op\"", "\"dtype\"", "\"rows\"", "\"cols\"",
     "\"gbps\"", "\"check\"", "\"ok\"", "\"median_ms\"", "\"spread\"", "\"environment\"", "\"copy\"",
     "\"config\"", "\"decision_margin\"", "\"partial\"", "\"cases_measured\"", "\"softmax\"", "\"fp16\"",

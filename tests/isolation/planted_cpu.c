@@ -70,7 +70,7 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
 static const sml_kernel KERNELS[] = {
     {PLANT_NAME, "tests/isolation/planted_cpu.c", SML_DEVICE_CPU, 1u << SML_SOFTMAX, 1u << SML_F32, 1, 0, launch,
      "test plugin: a right fp32 softmax that breaks its process on rows of 8 columns or more",
-     {NULL, 0.0, NULL}, NULL},
+     {NULL, 0.0, NULL}, NULL, 0},
 };
 
 SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version);

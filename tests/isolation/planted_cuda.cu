@@ -83,7 +83,7 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
 
 static const sml_kernel KERNELS[] = {
     {PLANT_NAME, "tests/isolation/planted_cuda.cu", SML_DEVICE_GPU, 1u << SML_SOFTMAX, 1u << SML_F32, 1, 0, launch,
-     "test plugin: an fp32 GPU softmax with a planted fault", {NULL, 0.0, NULL}, NULL},
+     "test plugin: an fp32 GPU softmax with a planted fault", {NULL, 0.0, NULL}, NULL, 0},
 };
 
 SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

@@ -16,7 +16,7 @@
 #define BWD ((1u << SML_SOFTMAX_BWD) | (1u << SML_LOG_SOFTMAX_BWD))
 
 #define KERNEL(name, file, ops, dts, max_cols, fn, summary) \
-    {name, "tests/mutants/" file, SML_DEVICE_GPU, ops, dts, 1, max_cols, fn, summary, {NULL, 0.0, NULL}, NULL}
+    {name, "tests/mutants/" file, SML_DEVICE_GPU, ops, dts, 1, max_cols, fn, summary, {NULL, 0.0, NULL}, NULL, 0}
 #define NO_HINT {{SML_SOFTMAX, SML_F32, 0, 0, 0, 0}, NULL, 0, 0.0, NULL}
 #define NO_SHAPE {SML_SOFTMAX, SML_F32, 0, 0, 0, 0}
 

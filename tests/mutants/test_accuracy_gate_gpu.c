@@ -21,7 +21,7 @@ static const char *TEST = "test_accuracy_gate_gpu";
  * stay inside the contract's summation depth (32 + log2 n). */
 #define PAIR(name, fn, what) \
     {name, "tests/mutants/acc_pair_gpu.cu", SML_DEVICE_GPU, 1u << SML_SOFTMAX | 1u << SML_LOG_SOFTMAX, \
-     1u << SML_F32, 1, 8192, fn, what, {NULL, 0.0, NULL}, NULL}
+     1u << SML_F32, 1, 8192, fn, what, {NULL, 0.0, NULL}, NULL, 0}
 static const sml_kernel ACCURATE = PAIR("acc_gpu_expf", sml_acc_gpu_launch_expf, "block per row, expf");
 static const sml_kernel FAST = PAIR("acc_gpu_fast_exp", sml_acc_gpu_launch_fast_exp, "block per row, __expf");
 

@@ -38,7 +38,13 @@
  *     it: 91, 92; T3 alone: 93.
  * Values that would meet a target they do not (cases 100-104), each failing on the reader that
  * took them: median_ms "nan", frac_memcpy "inf", a cell's row twice, decision_margin 0.9, and
- * schema softmax-lab-ledger/2. */
+ * schema softmax-lab-ledger/3.
+ * The framework baselines from the records (cases 110-114): in a version 2 ledger the records
+ * with "framework": true whatever their names (a record named torch saying false is none, one
+ * named my_fw saying true is one), a record without the field or with a non-boolean one
+ * refused naming it; in a version 1 ledger the names of the compatibility table decide. Each
+ * fails on the reader that took the names in every version (cases 110, 111 and 112), or that
+ * took the field in version 1 too (113). */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -49,6 +55,7 @@
 
 #include "json/json_read.h"
 #include "analysis/targets.h"
+#include "bench/ledger.h"
 #include "case_filter.h"
 #include "cli_run.h"
 #include "test_support.h"
@@ -213,9 +220,10 @@ static void field_rules_alone(void) {
     snprintf(r.field, sizeof r.field, "torch");
     r.has_limit = 1;
     sml_test_check_case(&T, &F, NULL, 59, unmeasured && sml_tgt_met(SML_TGT_VS_FIELD, &r, 0.03) && sml_tgt_met(SML_TGT_AT_LIMIT, &r, 0.03) &&
-                  sml_tgt_is_field_kernel("triton_online") && sml_tgt_is_field_kernel("cudnn") &&
-                  !sml_tgt_is_field_kernel("split") && !sml_tgt_is_field_kernel("torchx"),
-          "a row with no baseline or no limit never meets; the field is torch, triton(_online), liger, cudnn");
+                  sml_ledger_v1_framework("triton_online") && sml_ledger_v1_framework("cudnn") &&
+                  !sml_ledger_v1_framework("split") && !sml_ledger_v1_framework("torchx"),
+          "a row with no baseline or no limit never meets; a version 1 ledger's field is torch, triton(_online), "
+          "liger, cudnn");
 }
 
 /* A framework row with a zero time is refused with its field named. */
@@ -294,8 +302,9 @@ static void refused_values(void) {
                 "an evidence row for the same cell twice is refused");
     doc_refused(103, "{\"schema\": \"softmax-lab-ledger/1\", \"config\": {\"decision_margin\": 0.9}, \"records\": []}",
                 "decision_margin", "a decision margin of 0.9 (a discount, not noise) is refused");
-    doc_refused(104, "{\"schema\": \"softmax-lab-ledger/2\", \"config\": {\"decision_margin\": 0.03}, \"records\": []}",
-                "this build reads only softmax-lab-ledger/1", "a ledger schema version this build does not know is refused");
+    doc_refused(104, "{\"schema\": \"softmax-lab-ledger/3\", \"config\": {\"decision_margin\": 0.03}, \"records\": []}",
+                "this build reads softmax-lab-ledger/1 and softmax-lab-ledger/2",
+                "a ledger schema version this build does not know is refused");
 }
 
 static void refused(int n, const char *file, const char *kernel, sml_status want, const char *mention) {
@@ -592,6 +601,63 @@ static void cli_refusals(const char *fx) {
     }
 }
 
+/* A ledger of `schema` with auto, then `torch` (faster than auto) and `my_fw` (slower) on its
+ * cell, each record ending with `torch_extra` / `fw_extra` (", \"framework\": ..." or ""). */
+static void framework_doc(char *doc, size_t n, const char *schema, const char *torch_extra, const char *fw_extra) {
+    static const char *const CELL = "\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 4096, \"cols\": 8192";
+    snprintf(doc, n,
+             "{\"schema\": \"%s\", \"config\": {\"decision_margin\": 0.03}, \"records\": ["
+             "{\"kernel\": \"auto\", \"status\": \"Supported\", \"framework\": false, \"evidence\": [{%s, "
+             "\"bytes_moved\": 268435456, \"check\": \"ok\", \"gbps\": 2800, \"frac_memcpy\": 0.93, "
+             "\"frac_copy_kernel\": 0.98, \"vs_cudnn\": 1.3, \"vs_best_other\": 1.0, \"median_ms\": 0.1}]},"
+             "{\"kernel\": \"torch\", \"status\": \"Measured\"%s, \"evidence\": [{%s, \"median_ms\": 0.05}]},"
+             "{\"kernel\": \"my_fw\", \"status\": \"Measured\"%s, \"evidence\": [{%s, \"median_ms\": 0.2}]}]}",
+             schema, CELL, torch_extra, CELL, fw_extra, CELL);
+}
+
+static void framework_roles(void) {
+    static const struct {
+        const char *schema, *torch, *fw, *field, *rule, *refusal, *what;
+    } C[] = {
+        {"softmax-lab-ledger/2", ", \"framework\": false", ", \"framework\": true", "my_fw",
+         "fastest record with \"framework\": true", NULL,
+         "version 2: the records that say \"framework\": true are the field (my_fw, not torch)"},
+        {"softmax-lab-ledger/2", "", ", \"framework\": true", NULL, NULL, "records[1]: 'framework' missing",
+         "version 2: a record without 'framework' is refused, naming it"},
+        {"softmax-lab-ledger/2", ", \"framework\": 1", ", \"framework\": true", NULL, NULL,
+         "records[1]: 'framework' missing or not true/false", "version 2: a 'framework' of 1 is refused"},
+        {"softmax-lab-ledger/1", ", \"framework\": false", ", \"framework\": true", "torch",
+         "fastest of torch, triton, triton_online, liger, cudnn", NULL,
+         "version 1: the names decide (torch is a baseline, my_fw none)"},
+        {"softmax-lab-ledger/1", "", "", "torch", "fastest of torch, triton, triton_online, liger, cudnn", NULL,
+         "version 1 as written (no 'framework'): torch is the field"},
+    };
+    for (int i = 0; i < (int)(sizeof C / sizeof C[0]); i++) {
+        if (!sml_case_filter_want(&F, 110 + i)) continue;
+        char doc[4096], err[512] = "";
+        framework_doc(doc, sizeof doc, C[i].schema, C[i].torch, C[i].fw);
+        sml_json *j = NULL;
+        sml_tgt_report r;
+        sml_status s = sml_json_parse(doc, strlen(doc), &j, err, sizeof err) == SML_OK
+                           ? sml_targets_doc(j, "auto", &r, err, sizeof err)
+                           : SML_ERR_IO;
+        sml_json_free(j);
+        if (C[i].refusal) {
+            sml_test_check_case(&T, &F, NULL, 110 + i, s == SML_ERR_FORMAT && strstr(err, C[i].refusal), C[i].what);
+            if (s == SML_OK) sml_tgt_report_free(&r);
+            else if (!strstr(err, C[i].refusal)) printf("  %s\n", err);
+            continue;
+        }
+        const double want = !strcmp(C[i].field, "torch") ? 0.5 : 2.0;
+        int ok = s == SML_OK && !strcmp(r.field, C[i].field) && r.n == 1 && !strcmp(r.rows[0].field, C[i].field) &&
+                 fabs(r.rows[0].vs_field - want) < 1e-12 && strstr(r.t[SML_TGT_VS_FIELD].rule, C[i].rule);
+        sml_test_check_case(&T, &F, NULL, 110 + i, ok, C[i].what);
+        if (s != SML_OK) printf("  %s\n", err);
+        else if (!ok) printf("  field '%s', rule '%s'\n", r.field, r.t[SML_TGT_VS_FIELD].rule);
+        if (s == SML_OK) sml_tgt_report_free(&r);
+    }
+}
+
 int main(int argc, char **argv) {
     if (sml_case_filter_init(&F, argc, argv)) return 2;
     on_the_fixture();
@@ -608,6 +674,7 @@ int main(int argc, char **argv) {
     huge_counts(90);
     unheld_baseline(91); /* 91-94 */
     refused_values();    /* 100-104 */
+    framework_roles();   /* 110-114 */
     if (sml_cli_setup("test_targets", F.cli, TMP, sizeof TMP)) return 1;
     char fx[600];
     fixture(fx, sizeof fx, "targets_ledger.json");

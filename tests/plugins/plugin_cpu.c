@@ -8,6 +8,9 @@
  *   -DPLUG_SLOPPY   correct but less accurate: each forward output is scaled by 1 + 24 u,
  *                   inside the contract's bounds, far above cpu_naive's error (plug_sloppy)
  *   -DPLUG_NAME=... -DPLUG_CLAIM_X=...   another name, another claimed speedup
+ *   -DPLUG_FRAMEWORK the first line marked a framework baseline (SML_KERNEL_FRAMEWORK)
+ *   -DPLUG_ABI1     built as a plugin of ABI version 1 was: its own copy of that sml_kernel
+ *                   layout (no flags), reporting version 1
  *   -DPLUG_BAD=N    a bad plugin, one per refusal softmax-lab must make (see BAD_* below)
  *
  * It includes only the public headers and links nothing of softmax-lab, as a user's plugin. */
@@ -133,6 +136,7 @@ static sml_status plug_launch(sml_handle *h, const sml_problem *p) {
 #define BAD_CLAIM_SHAPES 17
 #define BAD_EMPTY_TABLE 18
 #define BAD_CLAIM_LATER 19
+#define BAD_FLAGS 20
 #ifndef PLUG_BAD
 #define PLUG_BAD BAD_NONE
 #endif
@@ -149,17 +153,48 @@ static sml_status plug_launch(sml_handle *h, const sml_problem *p) {
                     : "cpu_naive")
 #define CLAIM_SHAPES (PLUG_BAD == BAD_CLAIM_SHAPES ? "tiny" : "all")
 
-static const sml_kernel KERNELS[] = {
+#ifdef PLUG_FRAMEWORK
+#define FLAGS SML_KERNEL_FRAMEWORK
+#else
+#define FLAGS (PLUG_BAD == BAD_FLAGS ? 0x80u : 0u)
+#endif
+
+#ifdef PLUG_ABI1
+/* sml_kernel as ABI version 1 laid it out (it ended at known_deviation), which a plugin built
+ * then has compiled in. */
+typedef struct line {
+    const char *name, *file;
+    sml_device device;
+    unsigned ops, dtypes;
+    int64_t min_cols, max_cols;
+    sml_launch_fn launch;
+    const char *summary;
+    sml_claim claim;
+    const char *known_deviation;
+} line;
+#define END_OF_LINE NULL
+#define ABI 1u
+#else
+typedef sml_kernel line;
+#define END_OF_LINE NULL, FLAGS
+#define ABI (PLUG_BAD == BAD_ABI ? SML_PLUGIN_ABI_VERSION + 1 : SML_PLUGIN_ABI_VERSION)
+#endif
+
+static const line KERNELS[] = {
     {NAME, "tests/plugins/plugin_cpu.c", DEVICE, OPS, DTYPES, MIN_COLS, MAX_COLS, LAUNCH,
 #ifdef PLUG_NO_MAX
      "test plugin, planted bug: fp32 softmax without max subtraction",
 #else
      "test plugin: fp32 CPU softmax, max subtracted, pairwise sums",
 #endif
-     {CLAIM_BASE, PLUG_CLAIM_X, CLAIM_SHAPES}, NULL},
+     {CLAIM_BASE, PLUG_CLAIM_X, CLAIM_SHAPES}, END_OF_LINE},
     /* A second line: a twin of the first's name in the bad table, else another kernel. */
     {PLUG_BAD == BAD_TWIN_LINE ? PLUG_NAME : PLUG_NAME "_b", NULL, SML_DEVICE_CPU, SML_OPS_FWD,
-     1u << SML_F32, 1, 0, plug_launch, NULL, {NULL, 0.0, NULL}, NULL},
+     1u << SML_F32, 1, 0, plug_launch, NULL, {NULL, 0.0, NULL}, NULL
+#ifndef PLUG_ABI1
+     , 0u
+#endif
+    },
 };
 
 #if PLUG_BAD == BAD_NO_SYMBOL
@@ -169,6 +204,6 @@ SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernel(size_t *count, unsigned *a
 SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {
 #endif
     *count = PLUG_BAD == BAD_EMPTY_TABLE ? 0 : sizeof KERNELS / sizeof KERNELS[0];
-    *abi_version = PLUG_BAD == BAD_ABI ? SML_PLUGIN_ABI_VERSION + 1 : SML_PLUGIN_ABI_VERSION;
-    return KERNELS;
+    *abi_version = ABI;
+    return (const sml_kernel *)KERNELS;
 }

@@ -88,7 +88,7 @@ static sml_status plug_cuda_launch(sml_handle *h, const sml_problem *p) {
 static const sml_kernel KERNELS[] = {
     {"plug_cuda", "tests/plugins/plugin_cuda.cu", SML_DEVICE_GPU, SML_OPS_ALL, 1u << SML_F32, 1, 0,
      plug_cuda_launch, "test plugin: fp32 GPU softmax, one block per row, sums in double",
-     {"naive", 1.0, "all"}, NULL},
+     {"naive", 1.0, "all"}, NULL, 0},
 };
 
 const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

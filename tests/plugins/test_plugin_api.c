@@ -1,10 +1,15 @@
 /* test_plugin_api: sml_register_kernels and sml_kernel_origin from C, as a binding (Python,
  * say) calls them without a shared library: a table registers after the built-in kernels and
  * is found by name with its origin; a table with one bad line registers nothing (all or
- * nothing), with the line and the origin in the message; a wrong ABI version and a taken name
- * are refused; tables registered from several threads while others read the registry all
- * land, each whole. */
+ * nothing), with the line and the origin in the message; a wrong ABI version, a taken name and
+ * flags outside SML_KERNEL_FLAGS_ALL are refused; a line's SML_KERNEL_FRAMEWORK is kept; a
+ * table of ABI version 1 (sml_kernel before `flags`, laid out here as such a plugin has it)
+ * registers with every line read right and flags 0, and is withdrawn by its own pointer;
+ * tables registered from several threads while others read the registry all land, each whole.
+ * The version 1 case fails when such a table is read in this build's layout (its second line
+ * then starts inside the first). */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,11 +28,11 @@ static sml_status noop(sml_handle *h, const sml_problem *p) {
     return SML_OK;
 }
 
-#define LINE(name) {name, NULL, SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 1, 0, noop, NULL, {NULL, 0, NULL}, NULL}
+#define LINE(name) {name, NULL, SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 1, 0, noop, NULL, {NULL, 0, NULL}, NULL, 0}
 
 static const sml_kernel GOOD[] = {LINE("py_a"), LINE("py_b")};
 static const sml_kernel HALF_BAD[] = {LINE("py_c"), {"py_d", NULL, SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 5, 2,
-                                                     noop, NULL, {NULL, 0, NULL}, NULL}};
+                                                     noop, NULL, {NULL, 0, NULL}, NULL, 0}};
 static const sml_kernel TAKEN[] = {LINE("py_e"), LINE("py_a")};
 
 #define THREADS 4
@@ -58,6 +63,56 @@ static void *read_registry(void *arg) {
     return (void *)bad;
 }
 
+/* sml_kernel as ABI version 1 laid it out: no flags. */
+typedef struct line_v1 {
+    const char *name, *file;
+    sml_device device;
+    unsigned ops, dtypes;
+    int64_t min_cols, max_cols;
+    sml_launch_fn launch;
+    const char *summary;
+    sml_claim claim;
+    const char *known_deviation;
+} line_v1;
+
+static const line_v1 V1[] = {
+    {"v1_a", "a.c", SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 2, 0, noop, "first", {NULL, 0, NULL}, NULL},
+    {"v1_b", "b.c", SML_DEVICE_CPU, SML_OPS_ALL, 1u << SML_F32, 3, 900, noop, "second", {"cpu_naive", 1.5, "short"},
+     "its deviation"},
+};
+
+static void flags_and_old_abi(size_t builtin) {
+    char msg[512];
+    static const sml_kernel BAD_FLAGS[] = {{"py_f", NULL, SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 1, 0, noop, NULL,
+                                            {NULL, 0, NULL}, NULL, 0x10u}};
+    sml_status s = sml_register_kernels(BAD_FLAGS, 1, SML_PLUGIN_ABI_VERSION, "python:flags", msg, sizeof msg);
+    expect(s == SML_ERR_PLUGIN && strstr(msg, "kernel 0 'py_f': flags 0x10 has bits outside SML_KERNEL_FLAGS_ALL"),
+           "flags 0x10: '%s'", msg);
+    static const sml_kernel FW[] = {{"py_fw", NULL, SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 1, 0, noop, NULL,
+                                     {NULL, 0, NULL}, NULL, SML_KERNEL_FRAMEWORK}};
+    s = sml_register_kernels(FW, 1, SML_PLUGIN_ABI_VERSION, "python:fw", msg, sizeof msg);
+    const sml_kernel *k = sml_kernel_find("py_fw");
+    expect(s == SML_OK && k && k->flags == SML_KERNEL_FRAMEWORK, "a framework baseline's flags kept: '%s'", msg);
+    expect(sml_unregister_kernels(FW) == SML_OK, "%s: withdrawn", "py_fw");
+
+    s = sml_register_kernels((const sml_kernel *)V1, 2, 1, "python:v1", msg, sizeof msg);
+    const sml_kernel *a = sml_kernel_find("v1_a"), *b = sml_kernel_find("v1_b");
+    expect(s == SML_OK && sml_kernel_count() == builtin + 4, "an ABI version 1 table registers: '%s'", msg);
+    expect(a && b && sml_kernel_at(builtin + 2) == a && sml_kernel_at(builtin + 3) == b,
+           "%s: its lines are found, in order, after the others", "v1");
+    expect(a && !strcmp(a->file, "a.c") && a->ops == SML_OPS_FWD && a->min_cols == 2 && a->launch == noop &&
+               !strcmp(a->summary, "first") && a->flags == 0,
+           "%s: the first line read wrong", "v1_a");
+    expect(b && !strcmp(b->file, "b.c") && b->ops == SML_OPS_ALL && b->min_cols == 3 && b->max_cols == 900 &&
+               b->claim.min_speedup == 1.5 && !strcmp(b->claim.shapes, "short") &&
+               !strcmp(b->known_deviation, "its deviation") && b->flags == 0,
+           "%s: the second line read wrong (read in this build's layout?)", "v1_b");
+    expect(a && sml_kernel_origin(a) && !strcmp(sml_kernel_origin(a), "python:v1"), "%s: origin", "v1_a");
+    expect(sml_unregister_kernels((const sml_kernel *)V1) == SML_OK && !sml_kernel_find("v1_b") &&
+               sml_kernel_count() == builtin + 2,
+           "%s: withdrawn by the table registered", "v1");
+}
+
 int main(void) {
     size_t builtin = sml_kernel_count();
     char msg[512];
@@ -79,7 +134,11 @@ int main(void) {
            "one bad line: message '%s'", msg);
     expect(sml_kernel_find("py_c") == NULL, "%s: the good line of a refused table was registered", "py_c");
     s = sml_register_kernels(GOOD, 2, SML_PLUGIN_ABI_VERSION + 1, "python:abi", msg, sizeof msg);
-    expect(s == SML_ERR_PLUGIN && strstr(msg, "python:abi: plugin ABI version 2"), "ABI mismatch: '%s'", msg);
+    expect(s == SML_ERR_PLUGIN && strstr(msg, "python:abi: plugin ABI version 3, this softmax-lab takes versions 1 to 2"),
+           "ABI mismatch: '%s'", msg);
+    s = sml_register_kernels(GOOD, 2, 0, "python:abi0", msg, sizeof msg);
+    expect(s == SML_ERR_PLUGIN && strstr(msg, "python:abi0: plugin ABI version 0"), "ABI 0: '%s'", msg);
+    flags_and_old_abi(builtin);
     s = sml_register_kernels(TAKEN, 2, SML_PLUGIN_ABI_VERSION, "python:taken", msg, sizeof msg);
     expect(s == SML_ERR_PLUGIN && strstr(msg, "kernel 1 'py_a': the name is taken by a registered kernel (python:mod.fn)"),
            "a taken name: '%s'", msg);

@@ -6,15 +6,16 @@
  *                    and nothing written; every command that takes a kernel refuses alike,
  *                    through --load and through SML_LOAD
  *   --part suite     list shows a plugin kernel with its library; SML_LOAD; loading twice is
- *                    harmless; the property suite (--kernel K and --kernel all) and check
- *                    --input run it like a built-in kernel
+ *                    harmless; a plugin built against ABI version 1 loads and runs; the
+ *                    property suite (--kernel K and --kernel all) and check --input run it
+ *                    like a built-in kernel
  *   --part planted   the no-max plugin is caught by check --load, shrunk, saved (in a temp
  *                    dir), and replayed from the saved file with the command printed, exactly
  *                    as printed, from another directory; replay loads the recorded library
  *                    itself; --load overrides it (a fixed build passes); a recorded library
  *                    that is gone exits 2
  *   --part bench     bench --load P --backend K gives the plugin kernel a row and evaluates its
- *                    claim; a claim it misses fails --gate, and so does a kernel LESS ACCURATE
+ *                    claim; a line marked SML_KERNEL_FRAMEWORK is "framework": true in the ledger; a claim it misses fails --gate, and so does a kernel LESS ACCURATE
  *                    than its baseline (unless --allow-less-accurate); --margin is bounded
  *   --part gpu       the CUDA plugin: check --load and bench on a GPU (77 without one)
  *
@@ -28,6 +29,7 @@
 
 #include "cli_run.h"
 #include "io/npy.h"
+#include "json/json_read.h"
 #include "test_support.h"
 
 #ifndef SML_CLI_PATH
@@ -79,7 +81,7 @@ static void empty_tmp(void) {
 static const struct {
     const char *lib, *want;
 } BAD[] = {
-    {"plug_bad_abi", "plugin ABI version 2, this softmax-lab takes version 1"},
+    {"plug_bad_abi", "plugin ABI version 3, this softmax-lab takes versions 1 to 2"},
     {"plug_bad_no_symbol", "no symbol sml_plugin_kernels"},
     {"plug_bad_taken_builtin", "kernel 0 'cpu_naive': the name is taken by a registered kernel (built into softmax-lab)"},
     {"plug_bad_twin_line", "kernel 0 'plug_ok': the name is also kernel 1's in the same table"},
@@ -98,6 +100,7 @@ static const struct {
     {"plug_bad_claim_shapes", "kernel 0 'plug_ok': the claim's shapes 'tiny' is not all, short, mid or long"},
     {"plug_bad_empty_table", "the kernel table is empty (count 0)"},
     {"plug_bad_claim_later", "kernel 0 'plug_ok': the claim's baseline 'plug_ok_b' is a later line of the table"},
+    {"plug_bad_flags", "kernel 0 'plug_ok': flags 0x80 has bits outside SML_KERNEL_FLAGS_ALL (0x1)"},
 };
 
 /* The refusal of `lib` (a path), with `want` in the message, exit 2, the library named in the
@@ -192,6 +195,16 @@ static void part_suite(void) {
     expect(rc == 0 && strstr(OUT, want) && strstr(OUT, "\"origin\": null") &&
                strstr(OUT, "\"name\": \"plug_ok_b\", \"device\": \"cpu\"") && strstr(OUT, "\"file\": null"),
            "list --json --load=: exit %d, want the origin, null for built-ins and a NULL file as null", rc);
+    /* A line marked SML_KERNEL_FRAMEWORK is listed as a framework baseline, beside cudnn. */
+    rc = run("%s list --load %s", SML_CLI_PATH, plugin("plug_fw"));
+    expect(rc == 0 && strstr(OUT, "framework baselines (targets measures the others against them): cudnn, plug_fw\n"),
+           "list --load plug_fw: exit %d, want cudnn and plug_fw listed as framework baselines", rc);
+    rc = run("%s list --json --load %s", SML_CLI_PATH, plugin("plug_fw"));
+    expect(rc == 0 && strstr(OUT, "\"name\": \"cudnn\"") && strstr(strstr(OUT, "\"name\": \"cudnn\""), "\"framework\": true}") &&
+               strstr(OUT, "\"name\": \"plug_fw\"") && strstr(OUT, "\"name\": \"plug_fw_b\"") &&
+               strstr(strstr(OUT, "\"name\": \"plug_fw\""), "\"framework\": true}") &&
+               strstr(strstr(OUT, "\"name\": \"plug_fw_b\""), "\"framework\": false}"),
+           "list --json --load plug_fw: exit %d, want \"framework\": true for cudnn and plug_fw, false for plug_fw_b", rc);
     rc = run("SML_LOAD=%s::%s %s list", ok, plugin("plug_nomax"), SML_CLI_PATH);
     expect(rc == 0 && strstr(OUT, "plugin kernel plug_ok from") && strstr(OUT, "plugin kernel plug_nomax from"),
            "SML_LOAD with two libraries: exit %d", rc);
@@ -200,6 +213,12 @@ static void part_suite(void) {
     const char *first = strstr(OUT, "plugin kernel plug_ok from");
     expect(rc == 0 && first && !strstr(first + 1, "plugin kernel plug_ok from"),
            "the same library loaded three ways: exit %d, want 0 and one plug_ok", rc);
+
+    /* A plugin built against ABI version 1 (no flags in its lines) still loads and runs. */
+    rc = run("%s check --load %s --kernel all --op softmax --dtype fp32 --cases 20", SML_CLI_PATH,
+             plugin("plug_abi1"));
+    expect(rc == 0 && strstr(OUT, "\nplug_abi1  cpu ") && strstr(OUT, "\nplug_abi1_b cpu "),
+           "check --load of an ABI version 1 plugin: exit %d, want 0 and rows for both its lines", rc);
 
     /* The property suite on the plugin kernel: every property of every op. */
     rc = run("%s check --load %s --kernel plug_ok --cases 400 --seed 7", SML_CLI_PATH, ok);
@@ -333,6 +352,31 @@ static void part_bench(void) {
     snprintf(want, sizeof want, "## plug_ok_b: Measured\n\n`%s`.", plugin("plug_ok"));
     expect(rc == 0 && strstr(OUT, want) && !strstr(OUT, "(null)"),
            "bench of a kernel with a NULL file: exit %d, want 0 and the ledger naming '%s'", rc, plugin("plug_ok"));
+
+    /* A line marked SML_KERNEL_FRAMEWORK: its ledger record says "framework": true, and the
+     * other kernels' records false. */
+    empty_tmp();
+    rc = run("cd '%s' && %s bench --load %s --backend plug_fw,plug_fw_b --rows 8 --cols 64 --dtype fp32 "
+             "--min-samples 3 --max-seconds 0.02 --json L.json --quiet", TMP, SML_CLI_PATH, plugin("plug_fw"));
+    char lpath[400], err[256];
+    snprintf(lpath, sizeof lpath, "%s/L.json", TMP);
+    sml_json *doc = NULL;
+    int fw = -1, other = -1, naive = -1;
+    if (sml_json_parse_file(lpath, &doc, err, sizeof err) == SML_OK) {
+        const sml_json *recs = sml_json_get(doc, "records");
+        for (size_t i = 0; i < sml_json_len(recs); i++) {
+            const char *k = sml_json_str(sml_json_get(sml_json_at(recs, i), "kernel"));
+            const sml_json *f = sml_json_get(sml_json_at(recs, i), "framework");
+            int *dst = !k ? NULL : !strcmp(k, "plug_fw") ? &fw : !strcmp(k, "plug_fw_b") ? &other
+                                 : !strcmp(k, "cpu_naive") ? &naive : NULL;
+            if (dst && f && f->type == SML_JSON_BOOL) *dst = f->boolean;
+        }
+    }
+    const char *schema = sml_json_str(sml_json_get(doc, "schema"));
+    expect(rc == 0 && fw == 1 && other == 0 && naive == 0 && schema && !strcmp(schema, "softmax-lab-ledger/2"),
+           "bench of a framework-baseline plugin: exit %d, want 0, a softmax-lab-ledger/2 ledger with plug_fw "
+           "\"framework\": true, plug_fw_b and cpu_naive false (got %d, %d, %d)", rc, fw, other, naive);
+    sml_json_free(doc);
 
     /* A claim it misses fails --gate (however noisy the timing: noise never turns a row below
      * the claim into a pass, bench/decide.c). */

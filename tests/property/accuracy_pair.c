@@ -67,7 +67,7 @@ static sml_status l_narrow(sml_handle *h, const sml_problem *p) { (void)h; retur
 
 #define PAIR(name, fn, what) \
     {name, "tests/property/accuracy_pair.c", SML_DEVICE_CPU, SML_OPS_FWD, SML_DTYPES_ALL, 1, 0, fn, what, \
-     {NULL, 0.0, NULL}, NULL}
+     {NULL, 0.0, NULL}, NULL, 0}
 
 const sml_kernel sml_acc_accurate_exp = PAIR("acc_expf", l_accurate, "fp32 forward softmax with expf");
 const sml_kernel sml_acc_fast_exp =

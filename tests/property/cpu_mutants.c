@@ -200,7 +200,7 @@ LAUNCHER(l_refuse_dense, B_REFUSE_DENSE)
 
 #define F16S ((1u << SML_F16) | (1u << SML_BF16))
 #define M(name, ops, dts, fn, bug, survive) \
-    {{name, "tests/property/cpu_mutants.c", SML_DEVICE_CPU, ops, dts, 1, 0, fn, bug, {NULL, 0.0, NULL}, NULL}, bug, survive}
+    {{name, "tests/property/cpu_mutants.c", SML_DEVICE_CPU, ops, dts, 1, 0, fn, bug, {NULL, 0.0, NULL}, NULL, 0}, bug, survive}
 
 static const sml_mutant MUTANTS[] = {
     M("mut_control", SML_OPS_ALL, SML_DTYPES_ALL, l_control, "none: the correct code every mutant is a copy of", 1),

@@ -5,7 +5,7 @@ as a C kernel does; a planted-bug Python kernel (no max subtraction) is caught, 
 and replayed from the saved file by `python -m softmax_lab replay`; judge() accepts a correct
 output and rejects a wrong one. Usage errors of check(), bench(), judge() and register() raise
 TypeError, ValueError or FileNotFoundError naming the argument; register() takes the device
-from numpy annotations, replaces a name registered before (with a warning), and unregister()
+from numpy annotations, marks a kernel framework=True as a framework baseline in the ledger, replaces a name registered before (with a warning), and unregister()
 frees a name. Exits 77 (skipped) where numpy or the shared libraries are missing (1 where numpy
 is missing and SML_REQUIRE_PYTHON_TESTS is set, as in CI).
 
@@ -79,6 +79,20 @@ if saved:
 r = softmax_lab.bench(backends="numpy,cpu_naive", rows=64, cols=1000, dtype="fp32", op="softmax")
 expect(r.exit == 0, "bench times the numpy kernel beside cpu_naive (exit %d)" % r.exit)
 expect("numpy" in str(r), "the ledger has the numpy backend's rows")
+roles = {rec.get("kernel"): rec.get("framework") for rec in r.get("records", [])}
+expect(r.get("schema") == "softmax-lab-ledger/2" and roles.get("numpy") is False and roles.get("cpu_naive") is False,
+       "the ledger says numpy and cpu_naive are no framework baselines (%s, %s)" % (r.get("schema"), roles))
+
+# A kernel registered with framework=True is a framework baseline in the ledger.
+from softmax_lab.backends import numpy_ops  # noqa: E402
+softmax_lab.register("py_framework", numpy_ops.run, ops="all", dtypes="all", device="cpu", framework=True)
+r = softmax_lab.bench(backends="py_framework", rows=16, cols=256, dtype="fp32", op="softmax",
+                      extra=["--max-seconds", "0.02", "--min-samples", "3"])
+roles = {rec.get("kernel"): rec.get("framework") for rec in r.get("records", [])}
+expect(r.exit == 0 and roles.get("py_framework") is True and roles.get("cpu_naive") is False,
+       "register(framework=True): its ledger record says \"framework\": true, cpu_naive's false (exit %d, %s)"
+       % (r.exit, roles))
+softmax_lab.unregister("py_framework")
 
 rng = np.random.default_rng(1)
 x = (rng.standard_normal((3, 5, 77)) * 4).astype(np.float32)
@@ -134,6 +148,8 @@ raises(FileNotFoundError, ["x", "no-such.npy"], "judge('no-such.npy', ...)", sof
        "no-such.npy", y, "softmax")
 raises(TypeError, ["fn"], "register(fn=42)", softmax_lab.register, "x5", 42, ops="softmax", dtypes="fp32",
        device="cpu")
+raises(TypeError, ["framework"], "register(framework='yes')", softmax_lab.register, "x6", planted_kernels.no_max,
+       ops="softmax", dtypes="fp32", device="cpu", framework="yes")
 raises(TypeError, ["device"], "register() of an unannotated callable without device",
        softmax_lab.register, "x6", planted_kernels.no_max, ops="softmax", dtypes="fp32")
 

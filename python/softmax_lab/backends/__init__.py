@@ -2,10 +2,15 @@
 imports (and, for GPU backends, where a CUDA device is visible to it):
 
   numpy          CPU, numpy                           (numpy_ops)
-  torch          PyTorch's aten softmax kernels       (torch_ops)
-  triton         this project's Triton kernels        (triton_softmax)
-  triton_online  the same, online variant for any row length
-  liger          Liger-Kernel's Triton softmax        (liger_ops)
+  torch          PyTorch's aten softmax kernels       (torch_ops)       framework baseline
+  triton         this project's Triton kernels        (triton_softmax)  framework baseline
+  triton_online  the same, online variant for any row length            framework baseline
+  liger          Liger-Kernel's Triton softmax        (liger_ops)       framework baseline
+
+A framework baseline is registered with framework=True (in its module's kernels() extras):
+the bench marks its ledger records "framework": true, and `targets` measures the field
+targets (vs-field, short-vs-field) against the fastest of them on each cell, as against the
+built-in cudnn.
 """
 import importlib
 

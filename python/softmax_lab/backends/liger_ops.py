@@ -30,7 +30,7 @@ def kernels():
     return [("liger", run, ["softmax", "softmax_bwd"], "all",
              {"summary": "Liger-Kernel's Triton softmax, one program per row (its launch settings)",
               "claim": ("torch", 1.0, "all"), "max_cols": MAX_COLS, "known_deviation": KNOWN_DEVIATION,
-              "mods": ("torch", "triton", "liger_kernel")})]
+              "mods": ("torch", "triton", "liger_kernel"), "framework": True})]
 
 
 # Measured by the property suite (docs/NUMERICS.md's contract, not loosened). Liger's

@@ -31,7 +31,7 @@ def kernels():
     """[(name, fn, ops, dtypes, extra register() arguments)]"""
     return [("torch", run, "all", "all",
              {"summary": "PyTorch's aten softmax kernels (torch.softmax, log_softmax, _backward_data)",
-              "known_deviation": KNOWN_DEVIATION, "mods": ("torch",)})]
+              "known_deviation": KNOWN_DEVIATION, "mods": ("torch",), "framework": True})]
 
 
 # Measured by the property suite (docs/NUMERICS.md's contract, not loosened): what PyTorch's

@@ -159,8 +159,8 @@ def kernels():
         ("triton", run, "all", "all",
          {"summary": "Triton: rows of up to %d columns fused in registers (one read, one write), "
                      "longer rows online in tiles" % FUSED_MAX,
-          "claim": ("torch", 1.0, "all"), "mods": mods}),
+          "claim": ("torch", 1.0, "all"), "mods": mods, "framework": True}),
         ("triton_online", run_online, "all", "all",
          {"summary": "Triton: online max/sum over tiles of %d, one program per row, two reads" % TILE,
-          "claim": ("torch", 1.0, "long"), "mods": mods}),
+          "claim": ("torch", 1.0, "long"), "mods": mods, "framework": True}),
     ]
