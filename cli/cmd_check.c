@@ -644,7 +644,7 @@ int sml_cmd_check(int argc, char **argv) {
     /* Outside the suite's jobs the kernels run in a worker process running this command
      * again (src/worker/command.c): a crash, an exit or a hang is a FAIL naming the kernel. */
     if ((a.input || a.against || a.allow_less) && !a.in_process && !a.sanitize && sml_worker_command_available())
-        return sml_worker_command("check", 1.0, 0.0, 0);
+        return sml_worker_command("check", 1.0, 0.0, 0, sml_cli_stdout());
     if (a.input) return run_input(&a);
     if (a.dy || a.output) {
         fprintf(stderr, ME ": %s goes with --input\n", a.dy ? "--dy" : "--output");

@@ -16,4 +16,8 @@ int sml_cmd_targets(int argc, char **argv); /* cmd_targets.c */
 int sml_cmd_tune(int argc, char **argv);    /* cmd_tune.c */
 int sml_cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 
+/* The real standard output while the command's own goes to standard error ("--json -",
+ * "--md -"); -1 when standard output is itself. */
+int sml_cli_stdout(void);
+
 #endif

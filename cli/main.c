@@ -83,7 +83,15 @@ static int dash_to_stdout(int argc, char **argv, int *saved) {
     return 0;
 }
 
+/* The copy of standard output while "--json -" or "--md -" sends what a person reads to
+ * standard error (-1: none): a command that runs itself again in a worker process gives the
+ * child the real standard output (src/worker/command.c). */
+static int stdout_copy = -1;
+
+int sml_cli_stdout(void) { return stdout_copy; }
+
 static void restore_stdout(int saved) {
+    stdout_copy = -1;
     if (saved < 0) return;
     fflush(stdout);
     dup2(saved, 1);
@@ -145,6 +153,7 @@ static int run_command(const char *prog, const char *name, int argc, char **argv
             fprintf(stderr, "softmax-lab %s: cannot send an output to standard output\n", name);
             rc = 2;
         } else {
+            stdout_copy = saved;
             /* The commands may reorder their argv (--load is taken out): they get a copy of
              * the pointers, and the strings are freed through args. */
             char **view = malloc(((size_t)n + 1) * sizeof *view);

@@ -1,8 +1,8 @@
 /* command.c: a whole command in a worker process, for the commands that run kernels outside
  * the property suite's jobs (check --input, check --against, bench, the edge-shape
  * harness). The supervisor runs this program again with the same command line plus
- * --in-process; the child announces each kernel call on a shared page (sml_call_watch) and,
- * when its command returns, its exit code. The child's exit status is the command's only
+ * --in-process; the child announces each kernel call on a pipe (sml_call_watch: one write a
+ * call, a fixed-size record) and, when its command returns, its exit code. The child's exit status is the command's only
  * when that code was announced and matches: a kernel that ends the process (exit(0)
  * included), crashes it or hangs it turns into a FAIL naming the kernel and the call, never
  * into the command's verdict. */
@@ -11,11 +11,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,46 +23,65 @@
 #include "worker/crash.h"
 #include "worker/worker.h"
 
-typedef struct cmd_board {
-    atomic_int done;      /* the command returned ... */
-    int rc;               /* ... with this exit code */
-    atomic_llong calls;   /* kernel calls announced */
-    double start;         /* when the last one began (sml_prop_now) */
-    double elements;      /* its input's elements */
+/* What the child writes on the pipe: a kernel call it is about to make, or its exit code. */
+typedef struct cmd_note {
+    int32_t done;         /* 1: the command returned with rc */
+    int32_t rc;
+    double elements;      /* the call's input elements */
     char kernel[64];      /* its kernel */
     char what[96];        /* "softmax fp32 512x1024" */
+} cmd_note;
+
+/* What the supervisor knows of the child. */
+typedef struct cmd_board {
+    int done, rc;
+    long long calls;
+    double start;         /* when the last call was announced (sml_prop_now) */
+    double elements;
+    char kernel[64];
+    char what[96];
 } cmd_board;
 
-#define BOARD_BYTES 4096
-static cmd_board *child_board; /* the child's side: set once at its start */
+static int child_fd = -1; /* the child's end of the pipe: set once at its start */
+
+static void send_note(const cmd_note *n) {
+    const char *p = (const char *)n;
+    size_t left = sizeof *n;
+    while (left) {
+        ssize_t k = write(child_fd, p, left);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return;
+        p += k;
+        left -= (size_t)k;
+    }
+}
 
 static void announce(const sml_kernel *k, const sml_problem *p) {
-    cmd_board *b = child_board;
-    snprintf(b->kernel, sizeof b->kernel, "%s", k->name);
-    snprintf(b->what, sizeof b->what, "%s %s %lldx%lld", sml_op_name(p->op), sml_dtype_name(p->dtype),
+    cmd_note n;
+    memset(&n, 0, sizeof n);
+    snprintf(n.kernel, sizeof n.kernel, "%s", k->name);
+    snprintf(n.what, sizeof n.what, "%s %s %lldx%lld", sml_op_name(p->op), sml_dtype_name(p->dtype),
              (long long)p->rows, (long long)p->cols);
-    b->elements = (double)p->rows * (double)p->cols;
-    b->start = sml_prop_now();
-    atomic_fetch_add(&b->calls, 1);
+    n.elements = (double)p->rows * (double)p->cols;
+    send_note(&n);
 }
 
 int sml_worker_command_child(void) {
-    const char *v = getenv("SML_CMD_BOARD");
+    const char *v = getenv("SML_CMD_FD");
     if (!v || !*v) return 0;
-    int fd = atoi(v);
-    unsetenv("SML_CMD_BOARD");
-    void *p = mmap(NULL, BOARD_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) return 0;
-    child_board = p;
+    child_fd = atoi(v);
+    unsetenv("SML_CMD_FD");
     sml_call_watch_set(announce);
     return 1;
 }
 
 void sml_worker_command_done(int rc) {
-    if (!child_board) return;
-    child_board->rc = rc;
-    atomic_store(&child_board->done, 1);
+    if (child_fd < 0) return;
+    cmd_note n;
+    memset(&n, 0, sizeof n);
+    n.done = 1;
+    n.rc = rc;
+    send_note(&n);
 }
 
 /* This process's command line, NUL-separated, as an argv (malloc'd; one block). */
@@ -105,39 +123,69 @@ static char **own_argv(void) {
 int sml_worker_command_available(void) {
     char exe[PATH_MAX];
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0 || child_board) return 0;
+    if (k <= 0 || child_fd >= 0) return 0;
     exe[k] = 0;
     const char *base = strrchr(exe, '/');
     base = base ? base + 1 : exe;
     return !strcmp(base, "softmax-lab") || !strcmp(base, "softmax-lab-edge-shapes");
 }
 
-static pid_t start(char **argv, int bfd) {
+static pid_t start(char **argv, int wfd, int out) {
     char var[32];
-    snprintf(var, sizeof var, "%d", bfd);
+    snprintf(var, sizeof var, "%d", wfd);
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid == 0) {
-        fcntl(bfd, F_SETFD, 0);
-        setenv("SML_CMD_BOARD", var, 1);
+        fcntl(wfd, F_SETFD, 0);
+        if (out >= 0) dup2(out, 1);
+        setenv("SML_CMD_FD", var, 1);
         execv("/proc/self/exe", argv);
         _exit(127);
     }
     return pid;
 }
 
+/* Read what the child wrote (non-blocking) into the board. */
+static void drain(int fd, cmd_board *b, cmd_note *part, size_t *have) {
+    for (;;) {
+        ssize_t k = read(fd, (char *)part + *have, sizeof *part - *have);
+        if (k <= 0) return;
+        *have += (size_t)k;
+        if (*have < sizeof *part) continue;
+        *have = 0;
+        if (part->done) {
+            b->done = 1;
+            b->rc = part->rc;
+            continue;
+        }
+        b->calls++;
+        b->start = sml_prop_now();
+        b->elements = part->elements;
+        snprintf(b->kernel, sizeof b->kernel, "%s", part->kernel);
+        snprintf(b->what, sizeof b->what, "%s", part->what);
+    }
+}
+
 /* Wait for the child, killing it when the kernel call it announced last overran its
  * deadline (`slow` times the suite's) or the run's time (deadline, 0: none) ran out.
  * Its wait status; *killed 1 at the call's deadline, 2 at the run's end; *limit. */
-static int watch(pid_t pid, const cmd_board *b, double slow, double deadline, int *killed, double *limit) {
+static int watch(pid_t pid, int fd, cmd_board *b, double slow, double deadline, int *killed, double *limit) {
     int status = 0;
+    cmd_note part;
+    size_t have = 0;
     *killed = 0;
     for (;;) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        poll(&pf, 1, 20);
+        drain(fd, b, &part, &have);
         pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid || (r < 0 && errno != EINTR)) return status;
+        if (r == pid || (r < 0 && errno != EINTR)) {
+            drain(fd, b, &part, &have);
+            return status;
+        }
         double now = sml_prop_now();
-        if (!*killed && atomic_load(&b->calls) > 0 && !atomic_load(&b->done)) {
+        if (!*killed && b->calls > 0 && !b->done) {
             double d = slow * sml_worker_case_deadline(b->elements);
             if (now - b->start > d) *killed = 1, *limit = d;
         }
@@ -147,15 +195,13 @@ static int watch(pid_t pid, const cmd_board *b, double slow, double deadline, in
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
             return status;
         }
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
     }
 }
 
 /* Why the child ended before its command returned. */
 static void describe(const char *cmd, const cmd_board *b, int status, int killed, double limit, char *cause,
                      size_t n) {
-    const char *what = atomic_load(&b->calls) ? b->what : "its start";
+    const char *what = b->calls ? b->what : "its start";
     if (killed) snprintf(cause, n, "did not finish %s in %.1f s (killed)", what, limit);
     else if (WIFSIGNALED(status)) {
         const char *name = sml_wk_signal_name(WTERMSIG(status));
@@ -164,12 +210,12 @@ static void describe(const char *cmd, const cmd_board *b, int status, int killed
     } else if (WIFEXITED(status))
         snprintf(cause, n, "exited with status %d during %s", WEXITSTATUS(status), what);
     else snprintf(cause, n, "ended (wait status 0x%x) during %s", (unsigned)status, what);
-    if (!atomic_load(&b->calls)) snprintf(cause + strlen(cause), n - strlen(cause), " (%s ran no kernel yet)", cmd);
+    if (!b->calls) snprintf(cause + strlen(cause), n - strlen(cause), " (%s ran no kernel yet)", cmd);
 }
 
 /* The FAIL of a command whose worker ended before its command returned. */
 static void report(const char *cmd, const cmd_board *b, char **argv, const char *cause) {
-    if (atomic_load(&b->calls) > 0) printf("FAIL %s: the kernel's worker %s\n", b->kernel, cause);
+    if (b->calls > 0) printf("FAIL %s: the kernel's worker %s\n", b->kernel, cause);
     else printf("FAIL %s: its worker %s\n", cmd, cause);
     const char *prog = strrchr(argv[0], '/');
     printf("  rerun in one process (for a debugger): %s", prog ? prog + 1 : argv[0]);
@@ -180,42 +226,43 @@ static void report(const char *cmd, const cmd_board *b, char **argv, const char 
 
 /* One run of the child; its exit code, or -1 (the FAIL printed, the cause in `ended` as a
  * line "kernel<TAB>cause" when a kernel was running). */
-static int run_once(const char *cmd, char **argv, double slow, double deadline, char *ended, size_t n) {
-    int bfd = memfd_create("sml-command-board", MFD_CLOEXEC);
-    cmd_board *b = MAP_FAILED;
-    if (bfd >= 0 && ftruncate(bfd, BOARD_BYTES) == 0)
-        b = mmap(NULL, BOARD_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0);
-    pid_t pid = b != MAP_FAILED ? start(argv, bfd) : -1;
-    if (bfd >= 0) close(bfd);
-    if (pid < 0) {
-        fprintf(stderr, "softmax-lab %s: cannot start a worker process (%s)\n", cmd, strerror(errno));
-        if (b != MAP_FAILED) munmap(b, BOARD_BYTES);
+static int run_once(const char *cmd, char **argv, double slow, double deadline, int out, char *ended, size_t n) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        fprintf(stderr, "softmax-lab %s: cannot start a worker process (pipe: %s)\n", cmd, strerror(errno));
         return 2;
     }
+    pid_t pid = start(argv, p[1], out);
+    int err = errno;
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        fprintf(stderr, "softmax-lab %s: cannot start a worker process (%s)\n", cmd, strerror(err));
+        return 2;
+    }
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    cmd_board b;
+    memset(&b, 0, sizeof b);
     int killed;
     double limit = 0.0;
-    int status = watch(pid, b, slow, deadline, &killed, &limit);
-    int rc;
-    if (!killed && WIFEXITED(status) && atomic_load(&b->done) && b->rc == WEXITSTATUS(status)) {
-        rc = b->rc;
-    } else if (!killed && WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
-        rc = 128 + WTERMSIG(status); /* a ^C (it reaches both processes), not the kernel's doing */
-    } else {
-        char cause[160];
-        describe(cmd, b, status, killed, limit, cause, sizeof cause);
-        report(cmd, b, argv, cause);
-        size_t at = strlen(ended);
-        if (atomic_load(&b->calls) > 0 && at < n) snprintf(ended + at, n - at, "%s\t%s\n", b->kernel, cause);
-        rc = -1;
-    }
-    munmap(b, BOARD_BYTES);
-    return rc;
+    int status = watch(pid, p[0], &b, slow, deadline, &killed, &limit);
+    close(p[0]);
+    if (!killed && WIFEXITED(status) && b.done && b.rc == WEXITSTATUS(status)) return b.rc;
+    /* a ^C reaches both processes: not the kernel's doing */
+    if (!killed && WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM))
+        return 128 + WTERMSIG(status);
+    char cause[160];
+    describe(cmd, &b, status, killed, limit, cause, sizeof cause);
+    report(cmd, &b, argv, cause);
+    size_t at = strlen(ended);
+    if (b.calls > 0 && at < n) snprintf(ended + at, n - at, "%s\t%s\n", b.kernel, cause);
+    return -1;
 }
 
 /* How many kernels may end their worker before a rerun gives up. */
 #define MAX_ENDED 8
 
-int sml_worker_command(const char *cmd, double slow, double seconds, int again) {
+int sml_worker_command(const char *cmd, double slow, double seconds, int again, int out) {
     char **argv = own_argv();
     if (!argv) {
         fprintf(stderr, "softmax-lab %s: cannot read this process's command line\n", cmd);
@@ -226,7 +273,7 @@ int sml_worker_command(const char *cmd, double slow, double seconds, int again) 
     int rc = -1, deaths = 0;
     for (; deaths <= MAX_ENDED; deaths++) {
         size_t before = strlen(ended);
-        rc = run_once(cmd, argv, slow, deadline, ended, sizeof ended);
+        rc = run_once(cmd, argv, slow, deadline, out, ended, sizeof ended);
         if (rc != -1) break;
         /* Rerun without the kernel that ended it (its rows say why), when the command can. */
         if (!again || strlen(ended) == before) break;

@@ -117,10 +117,11 @@ void sml_worker_pool_close(sml_worker_pool *p);
  * With `again`, a kernel that ended the child is named to the next run in SML_WORKER_ENDED
  * (lines "kernel<TAB>cause"; the bench writes them into that kernel's rows and does not run
  * it) and the command runs again, so the rest is still measured; the exit code is then at
- * least 1. The child calls sml_worker_command_child first (1: it is one) and
+ * least 1. `out` (>= 0): the child's standard output (the real one while this process's
+ * goes to standard error). The child calls sml_worker_command_child first (1: it is one) and
  * sml_worker_command_done with the command's exit code last. */
 int sml_worker_command_available(void);
-int sml_worker_command(const char *cmd, double slow, double seconds, int again);
+int sml_worker_command(const char *cmd, double slow, double seconds, int again, int out);
 int sml_worker_command_child(void);
 void sml_worker_command_done(int rc);
 
