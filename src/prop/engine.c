@@ -94,9 +94,12 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
         if (cfg->hooks.case_begin)
             cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_SHRINK, index, level, (int)p,
                                   (double)sml_prop_case_elems(c));
+        int checked = env->stream_check;
+        env->stream_check = 1; /* every smaller case is held to the same checks */
         if (sml_prop_shrink(env, p, v->outcome, c, v, cfg->shrink_max_evals, cfg->shrink_max_seconds,
                             &small, &sv, &st) == SML_OK)
             shrunk = 1;
+        env->stream_check = checked;
     }
     f->s_rows = small.rows;
     f->s_cols = small.cols;
@@ -189,6 +192,7 @@ static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op o
             if (cfg->hooks.case_begin)
                 cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_REGRESSION, (int64_t)i, 0, (int)m.prop,
                                       (double)sml_prop_case_elems(&c));
+            env->stream_check = 1;
             sml_prop_eval_begin(&e, env, &c);
             sml_prop_eval_check(&e, m.prop, &v);
             int oom = e.engine_status == SML_ERR_OUT_OF_MEMORY;
@@ -297,6 +301,7 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
                       progress *pg, const sml_prop_case *c, int64_t i, int level, unsigned *retired, int *stop) {
     sml_op op = c->op;
     sml_prop_eval e;
+    env->stream_check = i % SML_PROP_STREAM_EVERY == 0;
     sml_prop_eval_begin(&e, env, c);
     int case_failed = 0;
     for (int p = 0; p < SML_PROP_COUNT && !*stop; p++) {
@@ -521,6 +526,7 @@ sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_
     sml_prop_env env;
     s = sml_prop_env_init(&env, k);
     if (s == SML_OK) {
+        env.stream_check = 1; /* a reproducer replays with every check the suite may make */
         sml_prop_eval e;
         sml_prop_verdict v;
         sml_prop_eval_begin(&e, &env, &c);

@@ -207,6 +207,21 @@ static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_pro
     return 1;
 }
 
+/* After the main run: did the kernel run outside the stream it was given (exec.h)? The
+ * answer goes with the main run's report; 0 (with an error verdict) when the engine failed. */
+static int stream_check(sml_prop_eval *e, sml_prop_verdict *v) {
+    int ran = -1;
+    sml_status s = sml_prop_exec_stream_check(&e->env->ex, e->env->k, e->env->h, e->c, &ran);
+    if (s != SML_OK) {
+        e->engine_status = s;
+        e->main_state = -1;
+        verdict(v, SML_PROP_ERROR, -1, -1, "engine: the stream check failed: %s", sml_strerror(s));
+        return 0;
+    }
+    e->main.off_stream = ran == 1;
+    return 1;
+}
+
 static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
     if (e->main_state > 0) return 1;
     if (e->main_state < 0) {
@@ -230,6 +245,7 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
     if (s != SML_OK) e->engine_status = s;
     e->main_state = (s == SML_OK && e->main.status == SML_OK) ? 1 : -1;
     if (e->main_state < 0) return ensure_main(e, v);
+    if (e->env->stream_check && !stream_check(e, v)) return 0;
     return 1;
 }
 
@@ -663,6 +679,10 @@ static void p_canaries(sml_prop_eval *e, sml_prop_verdict *v) {
                 (long long)e->main.canary_bad);
     else if (e->main.input_modified)
         verdict(v, SML_PROP_FAIL, -1, -1, "%s", e->main.where);
+    else if (e->main.off_stream)
+        verdict(v, SML_PROP_FAIL, -1, -1,
+                "ran outside the stream it was given: its output changed while that stream was held "
+                "(a launch on the legacy default stream or a stream of its own)");
     else
         verdict(v, SML_PROP_PASS, -1, -1, "canaries intact, inputs unchanged");
 }
