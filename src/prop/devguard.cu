@@ -158,12 +158,28 @@ extern "C" sml_status sml_prop_gpu_copy(void *dst, const void *src, size_t n, in
                               (cudaStream_t)stream));
 }
 
+// The stream made to wait for the legacy stream's work queued so far, then one wait for the
+// stream: what it runs next (the read-back) follows the kernel wherever it launched.
 extern "C" sml_status sml_prop_gpu_wait(sml_prop_gpu *g, void *stream) {
-    sml_status s = st(cudaStreamSynchronize((cudaStream_t)stream));
-    if (s != SML_OK) return s;
-    if ((s = st(cudaEventRecord((cudaEvent_t)g->ev_legacy, cudaStreamLegacy))) != SML_OK) return s;
-    if ((s = st(cudaEventSynchronize((cudaEvent_t)g->ev_legacy))) != SML_OK) return s;
-    return st(cudaGetLastError());
+    cudaStream_t sm = (cudaStream_t)stream;
+    sml_status s = st(cudaEventRecord((cudaEvent_t)g->ev_legacy, cudaStreamLegacy));
+    if (s == SML_OK) s = st(cudaStreamWaitEvent(sm, (cudaEvent_t)g->ev_legacy, 0));
+    if (s == SML_OK) s = st(cudaStreamSynchronize(sm));
+    return s != SML_OK ? s : st(cudaGetLastError());
+}
+
+extern "C" sml_status sml_prop_gpu_host_alloc(void **p, size_t n) {
+    *p = NULL;
+    sml_status s = st(cudaHostAlloc(p, n ? n : 1, cudaHostAllocDefault));
+    if (s != SML_OK) {
+        *p = NULL;
+        (void)cudaGetLastError();
+    }
+    return s;
+}
+
+extern "C" void sml_prop_gpu_host_free(void *p) {
+    if (p) cudaFreeHost(p);
 }
 
 static zones zones_of(unsigned char *const *zone, int n) {

@@ -66,6 +66,11 @@ sml_status sml_prop_gpu_copy(void *dst, const void *src, size_t n, int to_device
  * read back next is what it wrote, not a race with it. */
 sml_status sml_prop_gpu_wait(sml_prop_gpu *g, void *stream);
 
+/* Page-locked host memory (the exec's image and read-back on the GPU, so their copies are
+ * truly asynchronous and need no staging), and its release; NULL after a failure. */
+sml_status sml_prop_gpu_host_alloc(void **p, size_t n);
+void sml_prop_gpu_host_free(void *p);
+
 /* Poison zone[0..n) (each `len` bytes, 16-byte aligned, len a multiple of 16) and clear the
  * results, on `stream`. */
 sml_status sml_prop_gpu_guard_fill(sml_prop_gpu *g, unsigned char *const *zone, int n, size_t len, void *stream);

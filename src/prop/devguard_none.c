@@ -48,3 +48,11 @@ sml_status sml_prop_gpu_judge(sml_prop_gpu *g, const void *region, size_t bytes,
 }
 
 void sml_prop_gpu_release(sml_prop_gpu *g) { (void)g; }
+
+sml_status sml_prop_gpu_host_alloc(void **p, size_t n) {
+    (void)n;
+    *p = NULL;
+    return SML_ERR_NO_DEVICE;
+}
+
+void sml_prop_gpu_host_free(void *p) { (void)p; }

@@ -62,22 +62,32 @@ sml_status sml_prop_exec_init(sml_prop_exec *e, sml_device d) {
     return s != SML_OK || d == SML_DEVICE_CPU ? s : sml_prop_gpu_init(&e->gpu);
 }
 
+static void release_host(unsigned char *p, int pinned) {
+    if (pinned) sml_prop_gpu_host_free(p);
+    else free(p);
+}
+
 void sml_prop_exec_free(sml_prop_exec *e) {
     if (e->device != SML_DEVICE_CPU) sml_prop_gpu_free(&e->gpu);
     sml_buffer_free(&e->buf);
     sml_prop_arena_free(&e->arena);
     sml_stream_destroy(e->device, e->stream);
-    free(e->img);
-    free(e->back);
+    release_host(e->img, e->img_pinned);
+    release_host(e->back, e->back_pinned);
     memset(e, 0, sizeof *e);
 }
 
-static sml_status grow_host(unsigned char **p, size_t *cap, size_t n) {
+/* A host buffer of at least n bytes (its contents need not survive): on the GPU page-locked
+ * up to SML_PROP_PIN_MAX, so the copies are asynchronous and unstaged, else malloc's. */
+static sml_status grow_host(const sml_prop_exec *e, unsigned char **p, size_t *cap, int *pinned, size_t n) {
     if (*cap >= n) return SML_OK;
     size_t want = n + n / 2;
-    unsigned char *q = realloc(*p, want);
-    if (!q) return SML_ERR_OUT_OF_MEMORY;
-    *p = q;
+    release_host(*p, *pinned);
+    *p = NULL;
+    *cap = 0;
+    *pinned = e->device != SML_DEVICE_CPU && want <= SML_PROP_PIN_MAX &&
+              sml_prop_gpu_host_alloc((void **)p, want) == SML_OK;
+    if (!*pinned && (*p = malloc(want)) == NULL) return SML_ERR_OUT_OF_MEMORY;
     *cap = want;
     return SML_OK;
 }
@@ -234,8 +244,8 @@ static sml_status prepare(sml_prop_exec *e, const sml_prop_case *c, layout *L, c
         return SML_ERR_OUT_OF_MEMORY;
     }
     sml_status s;
-    if ((s = grow_host(&e->img, &e->cap_img, L->total)) != SML_OK) return s;
-    if ((s = grow_host(&e->back, &e->cap_back, L->total)) != SML_OK) return s;
+    if ((s = grow_host(e, &e->img, &e->cap_img, &e->img_pinned, L->total)) != SML_OK) return s;
+    if ((s = grow_host(e, &e->back, &e->cap_back, &e->back_pinned, L->total)) != SML_OK) return s;
     place_rows(e->img + L->x, L, c, c->x, c->inplace ? SML_PROP_CANARY : SML_PROP_POISON);
     if (L->dy != NONE) place_rows(e->img + L->dy, L, c, c->dy, SML_PROP_POISON);
     if (L->out != NONE) place_output(e->img + L->out, L, c);

@@ -33,6 +33,7 @@
 #define SML_PROP_GUARD 256      /* bytes before and after each tensor; keeps 256-byte alignment */
 #define SML_PROP_CANARY 0xA5    /* output-side canary byte (0xA5A5 is no plausible output) */
 #define SML_PROP_POISON 0xFF    /* output poison and input padding: NaN in every dtype */
+#define SML_PROP_PIN_MAX ((size_t)256 << 20) /* the largest host buffer page-locked (GPU) */
 
 typedef struct sml_prop_exec {
     sml_device device;
@@ -41,6 +42,7 @@ typedef struct sml_prop_exec {
     sml_buffer buf;
     unsigned char *img, *back; /* host image uploaded, and what came back */
     size_t cap_img, cap_back;
+    int img_pinned, back_pinned; /* page-locked (GPU, up to SML_PROP_PIN_MAX), else malloc's */
     size_t host_bytes;         /* the machine's physical memory, asked once (0: unknown) */
     sml_prop_arena arena;      /* CPU kernels: the guarded slots they run in (arena.h) */
     sml_prop_gpu gpu;          /* GPU: guard zones and the stream check (devguard.h) */
