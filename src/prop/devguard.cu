@@ -138,7 +138,14 @@ extern "C" sml_status sml_prop_gpu_init(sml_prop_gpu *g) {
         if ((s = st(cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming))) != SML_OK) return s;
         (i == 0 ? g->ev_snap : i == 1 ? g->ev_legacy : g->ev_side) = ev[i];
     }
-    return SML_OK;
+    /* Loaded now, not at their first launch: with lazy loading, loading a kernel may wait for
+     * the device to go idle, which it does not while the hold spins (the comparison would
+     * then wait for the hold to give up, every time). */
+    cudaFuncAttributes a;
+    if ((s = st(cudaFuncGetAttributes(&a, guard_fill))) != SML_OK) return s;
+    if ((s = st(cudaFuncGetAttributes(&a, guard_check))) != SML_OK) return s;
+    if ((s = st(cudaFuncGetAttributes(&a, hold_kernel))) != SML_OK) return s;
+    return st(cudaFuncGetAttributes(&a, differs));
 }
 
 extern "C" void sml_prop_gpu_free(sml_prop_gpu *g) {
@@ -227,6 +234,10 @@ extern "C" sml_status sml_prop_gpu_hold(sml_prop_gpu *g, const void *region, siz
         if ((s = sml_buffer_alloc(&g->snap, SML_DEVICE_GPU, bytes + bytes / 2)) != SML_OK) return s;
     }
     if ((s = st(cudaMemcpyAsync(g->snap.ptr, region, bytes, cudaMemcpyDeviceToDevice, sm))) != SML_OK) return s;
+    /* The comparison's flag cleared here too, before the hold: the side stream waits for this
+     * event and for nothing the hold keeps back. */
+    unsigned long long *flag = (unsigned long long *)(g->res_dev + 3 * SML_PROP_GUARD_ZONES_MAX);
+    if ((s = st(cudaMemsetAsync(flag, 0, sizeof *flag, sm))) != SML_OK) return s;
     if ((s = st(cudaEventRecord((cudaEvent_t)g->ev_snap, sm))) != SML_OK) return s;
     /* No hold of this exec runs now (its stream was waited for after the last one was
      * released): the timeout count starts again. */
@@ -254,7 +265,6 @@ extern "C" sml_status sml_prop_gpu_judge(sml_prop_gpu *g, const void *region, si
     if (w <= 0) return w < 0 ? s : SML_OK;
     unsigned long long *flag = (unsigned long long *)(g->res_dev + 3 * SML_PROP_GUARD_ZONES_MAX);
     if ((s = st(cudaStreamWaitEvent(side, (cudaEvent_t)g->ev_snap, 0))) != SML_OK) return s;
-    if ((s = st(cudaMemsetAsync(flag, 0, sizeof *flag, side))) != SML_OK) return s;
     size_t words = bytes / 16;
     differs<<<blocks_for(words), THREADS, 0, side>>>((const uint4 *)region, (const uint4 *)g->snap.ptr, words, flag);
     if ((s = st(cudaGetLastError())) != SML_OK) return s;
