@@ -102,7 +102,7 @@ int wait_event(cudaEvent_t ev, double limit, sml_status *s) {
             return -1;
         }
         if (now_s() - t0 > limit) return 0;
-        struct timespec nap = {0, 20000};
+        struct timespec nap = {0, 5000};
         nanosleep(&nap, NULL);
     }
 }
