@@ -519,12 +519,12 @@ static int report(const check_args *a, const sml_prop_job *jobs, int njobs, cons
     sml_jw w;
     if (a->json) json_begin(&w, jout, a, threads);
     int failed = sum_jobs(jobs, njobs, sum, a->json ? &w : NULL);
+    int engine = engine_failures(jobs, njobs);
     print_table(sum, chosen, nk);
     int64_t all = 0;
     for (size_t i = 0; i < nk; i++) all += sum[i].cases;
     char unrun[512] = "", skipped[512] = "";
     int any_checked = not_checked(sum, chosen, named, nk, unrun, skipped, sizeof unrun);
-    int engine = engine_failures(jobs, njobs);
     int rc = failed ? 1 : (unrun[0] || !any_checked || engine) ? 3 : 0;
     if (a->json) {
         int bad = json_finish(&w, jout, a->json, sum, chosen, nk, rc);

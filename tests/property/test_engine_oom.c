@@ -3,18 +3,23 @@
  * MiB to a few hundred MiB above what this process uses: at each, the run either passes or
  * ends with SML_ERR_OUT_OF_MEMORY and a note saying so, with no failure recorded, nothing
  * shrunk and no reproducer saved; at least one limit must cut a run short past the case's
- * drawing (in the layout or a property's buffers). Skipped (77) under AddressSanitizer, which
- * reserves more address space than any such limit allows. */
+ * drawing (in the layout or a property's buffers). Then the command: the same case saved as a
+ * reproducer and replayed by `softmax-lab check --regressions` under `ulimit -v` (which a
+ * small case's check passes under) exits 3 saying out of memory, with no FAIL line and nothing
+ * saved. Skipped (77) under AddressSanitizer, which reserves more address space than any such
+ * limit allows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_run.h"
 #include "core/rng.h"
 #include "prop/gen.h"
 #include "prop/prop.h"
+#include "prop/repro.h"
 #include "softmax_lab.h"
 #include "test_support.h"
 
@@ -50,6 +55,43 @@ static int64_t big_case(const sml_kernel *k, const sml_prop_config *cfg) {
         if (c.rows * c.cols >= ((int64_t)1 << 23)) return i;
     }
     return -1;
+}
+
+static char CMD[8192];
+static char OUT[1 << 16];
+
+/* The command: the case saved under dir/corpus, `check --regressions` on it under a 400 MB
+ * address-space limit; first a small case's check under the same limit, which must pass. */
+static void cli_oom(const sml_kernel *k, const sml_prop_config *cfg, const char *dir) {
+    sml_prop_case c;
+    if (!sml_test_check(&T, sml_prop_gen_case(k, SML_SOFTMAX, SML_F32, sml_derive_seed(cfg->seed, (uint64_t)cfg->only_case),
+                                              100, &cfg->sizes, &c) == SML_OK,
+                        REPRO, "cannot draw case %lld", (long long)cfg->only_case))
+        return;
+    char corpus[600], saved[600], path[1024], err[512];
+    snprintf(corpus, sizeof corpus, "%s/corpus", dir);
+    snprintf(saved, sizeof saved, "%s/saved", dir);
+    mkdir(corpus, 0755);
+    mkdir(saved, 0755);
+    sml_prop_repro m;
+    sml_prop_repro_describe(&m, "cpu_naive", SML_PROP_CANARIES, SML_PROP_FAIL, "a big case", cfg->seed,
+                            cfg->only_case, 100, &c, 0);
+    sml_status s = sml_prop_repro_save(corpus, &c, &m, NULL, path, sizeof path, err, sizeof err);
+    sml_prop_case_free(&c);
+    if (!sml_test_check(&T, s == SML_OK, REPRO, "cannot save the big case: %s", err)) return;
+    int rc = sml_shell(CMD, sizeof CMD, OUT, sizeof OUT, 0,
+                       "sh -c 'ulimit -v 400000; exec %s check --kernel cpu_naive --op softmax --dtype fp32 "
+                       "--cases 3 --regressions none --save %s'", SML_CLI_PATH, saved);
+    sml_expect(&T, rc == 0, CMD, 1024, OUT, 4000, "a small check under the limit: exit %d, want 0 (the limit is too low "
+               "for this machine's baseline: the test proves nothing)", rc);
+    rc = sml_shell(CMD, sizeof CMD, OUT, sizeof OUT, 0,
+                   "sh -c 'ulimit -v 400000; exec %s check --kernel cpu_naive --op softmax --dtype fp32 "
+                   "--cases 3 --regressions %s --save %s'", SML_CLI_PATH, corpus, saved);
+    sml_expect(&T, rc == 3 && strstr(OUT, "out of memory") && strstr(OUT, "not checked") && !strstr(OUT, "\nFAIL"),
+               CMD, 1024, OUT, 4000, "check --regressions on a case too big for the limit: exit %d, want 3 with "
+               "'not checked ... out of memory' and no FAIL line", rc);
+    sml_expect(&T, sml_dir_entries(saved) == 0, CMD, 1024, NULL, 0, "%d files saved under %s", sml_dir_entries(saved),
+               saved);
 }
 
 int main(void) {
@@ -117,6 +159,10 @@ int main(void) {
                    "no limit cut a run short past the case's drawing (%d runs out of memory): the test proves nothing",
                    oom_runs);
     fclose(log);
-    if (!T.failed) rmdir(dir);
+    cli_oom(k, &cfg, dir);
+    if (!T.failed) {
+        snprintf(CMD, sizeof CMD, "rm -rf '%s'", dir);
+        if (system(CMD) != 0) printf("note: could not remove %s\n", dir);
+    }
     return sml_tally_finish(&T);
 }
