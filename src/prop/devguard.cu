@@ -165,6 +165,12 @@ extern "C" sml_status sml_prop_gpu_copy(void *dst, const void *src, size_t n, in
                               (cudaStream_t)stream));
 }
 
+extern "C" sml_status sml_prop_gpu_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                          size_t rows, int to_device, void *stream) {
+    return st(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows,
+                                to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, (cudaStream_t)stream));
+}
+
 // The stream made to wait for the legacy stream's work queued so far, then one wait for the
 // stream: what it runs next (the read-back) follows the kernel wherever it launched.
 extern "C" sml_status sml_prop_gpu_wait(sml_prop_gpu *g, void *stream) {

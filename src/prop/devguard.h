@@ -61,6 +61,11 @@ void sml_prop_gpu_free(sml_prop_gpu *g);
 
 /* Copy n bytes between host and device on `stream` without waiting (to_device: 1 upload). */
 sml_status sml_prop_gpu_copy(void *dst, const void *src, size_t n, int to_device, void *stream);
+/* The same for `rows` blocks of `width` bytes, `spitch` apart at src and `dpitch` apart at
+ * dst (one DMA operation; pitches up to SML_PROP_PITCH_MAX). */
+sml_status sml_prop_gpu_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows,
+                               int to_device, void *stream);
+#define SML_PROP_PITCH_MAX ((size_t)2147483647) /* cudaMemcpy2D's pitch limit */
 /* Wait for `stream`, then for the legacy default stream (which every blocking stream is
  * ordered with): a kernel that launched outside its stream has finished too, so what is
  * read back next is what it wrote, not a race with it. */

@@ -197,11 +197,13 @@ static sml_status stage(sml_prop_exec *e, const layout *L, const sml_prop_case *
     if (e->device != SML_DEVICE_CPU) {
         size_t G = SML_PROP_DEVICE_GUARD, stride = L->region + 2 * G;
         if ((s = grow_buf(&e->buf, e->device, (size_t)*n * stride)) != SML_OK) return s;
-        for (int i = 0; i < *n; i++) {
-            reg[i] = (unsigned char *)e->buf.ptr + G + (size_t)i * stride;
-            if ((s = sml_prop_gpu_copy(reg[i], e->img + (size_t)i * L->region, L->region, 1, e->stream)) != SML_OK)
-                return s;
-        }
+        for (int i = 0; i < *n; i++) reg[i] = (unsigned char *)e->buf.ptr + G + (size_t)i * stride;
+        /* One copy for all regions where the pitch allows, else one per region. */
+        if (stride <= SML_PROP_PITCH_MAX)
+            s = sml_prop_gpu_copy2d(reg[0], stride, e->img, L->region, L->region, (size_t)*n, 1, e->stream);
+        for (int i = 0; i < *n && stride > SML_PROP_PITCH_MAX && s == SML_OK; i++)
+            s = sml_prop_gpu_copy(reg[i], e->img + (size_t)i * L->region, L->region, 1, e->stream);
+        if (s != SML_OK) return s;
         unsigned char *zone[SML_PROP_GUARD_ZONES_MAX];
         zones_of(L, reg, *n, zone);
         if (guard && (s = sml_prop_gpu_guard_fill(&e->gpu, zone, 2 * *n, G, e->stream)) != SML_OK) return s;
@@ -222,11 +224,13 @@ static sml_status stage(sml_prop_exec *e, const layout *L, const sml_prop_case *
 /* Bytes [from, from + n) of the layout (whole regions) back into e->back. */
 static sml_status fetch(sml_prop_exec *e, const layout *L, unsigned char *const *reg, size_t from, size_t n) {
     if (e->device != SML_DEVICE_CPU) {
-        for (size_t at = from; at < from + n; at += L->region) {
-            sml_status s = sml_prop_gpu_copy(e->back + at, reg[at / L->region], L->region, 0, e->stream);
-            if (s != SML_OK) return s;
-        }
-        return sml_device_sync(e->device, e->stream);
+        size_t stride = L->region + 2 * SML_PROP_DEVICE_GUARD, first = from / L->region, count = n / L->region;
+        sml_status s = SML_OK;
+        if (stride <= SML_PROP_PITCH_MAX)
+            s = sml_prop_gpu_copy2d(e->back + from, L->region, reg[first], stride, L->region, count, 0, e->stream);
+        for (size_t i = 0; i < count && stride > SML_PROP_PITCH_MAX && s == SML_OK; i++)
+            s = sml_prop_gpu_copy(e->back + from + i * L->region, reg[first + i], L->region, 0, e->stream);
+        return s != SML_OK ? s : sml_device_sync(e->device, e->stream);
     }
     for (size_t at = from; at < from + n; at += L->region) memcpy(e->back + at, reg[at / L->region], L->region);
     return SML_OK;
