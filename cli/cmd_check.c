@@ -402,7 +402,8 @@ static int sum_jobs(const sml_prop_job *jobs, int njobs, ksum *sum, sml_jw *w) {
     for (int j = 0; j < njobs; j++) {
         const sml_kernel *k = jobs[j].k;
         const sml_prop_result *res = &jobs[j].res;
-        if (jobs[j].status != SML_OK) continue;
+        /* A job the engine could not finish counts what it judged before (a FAIL stays). */
+        if (jobs[j].status != SML_OK && res->outcome != SML_PROP_FAIL) continue;
         ksum *s = &sum[registry_index(k)];
         s->runs++;
         if (res->outcome == SML_PROP_SKIP) {
@@ -498,18 +499,33 @@ static void json_begin(sml_jw *w, sml_out_file *jout, const check_args *a, int t
     sml_jw_array(w);
 }
 
+/* Jobs the engine itself could not run (out of memory for a case: sml_prop_run's status),
+ * each named with the reason; how many. They are no verdict on their kernel. */
+static int engine_failures(const sml_prop_job *jobs, int njobs) {
+    int n = 0;
+    for (int j = 0; j < njobs; j++) {
+        if (jobs[j].status == SML_OK) continue;
+        printf("check: %s %s %s not checked: %s%s%s\n", jobs[j].k->name, sml_op_name(jobs[j].op),
+               sml_dtype_name(jobs[j].dtype), sml_strerror(jobs[j].status), jobs[j].res.note[0] ? ": " : "",
+               jobs[j].res.note);
+        n++;
+    }
+    return n;
+}
+
 /* The verdict: the table, the JSON, the last lines; the exit status. */
 static int report(const check_args *a, const sml_prop_job *jobs, int njobs, const unsigned char *chosen,
                   const unsigned char *named, size_t nk, ksum *sum, sml_out_file *jout, int threads, double wall) {
     sml_jw w;
     if (a->json) json_begin(&w, jout, a, threads);
     int failed = sum_jobs(jobs, njobs, sum, a->json ? &w : NULL);
+    int engine = engine_failures(jobs, njobs);
     print_table(sum, chosen, nk);
     int64_t all = 0;
     for (size_t i = 0; i < nk; i++) all += sum[i].cases;
     char unrun[512] = "", skipped[512] = "";
     int any_checked = not_checked(sum, chosen, named, nk, unrun, skipped, sizeof unrun);
-    int rc = failed ? 1 : (unrun[0] || !any_checked) ? 3 : 0;
+    int rc = failed ? 1 : (unrun[0] || !any_checked || engine) ? 3 : 0;
     if (a->json) {
         int bad = json_finish(&w, jout, a->json, sum, chosen, nk, rc);
         if (bad) return bad;
@@ -519,6 +535,9 @@ static int report(const check_args *a, const sml_prop_job *jobs, int njobs, cons
     if (skipped[0]) printf("check: not run here (skipped): %s\n", skipped);
     if (rc == 1)
         printf("check: FAILED (see the FAIL lines above for the commands that replay each)\n");
+    else if (engine)
+        printf("check: NOT CHECKED: the engine could not run %d job%s (above); no verdict on %s; exit 3\n", engine,
+               engine == 1 ? "" : "s", engine == 1 ? "its kernel" : "their kernels");
     else if (unrun[0])
         printf("check: NOT CHECKED: %s could not run here (see the status column); exit 3\n", unrun);
     else if (rc == 3)

@@ -94,9 +94,12 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
         if (cfg->hooks.case_begin)
             cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_SHRINK, index, level, (int)p,
                                   (double)sml_prop_case_elems(c));
+        int checked = env->stream_check;
+        env->stream_check = 1; /* every smaller case is held to the same checks */
         if (sml_prop_shrink(env, p, v->outcome, c, v, cfg->shrink_max_evals, cfg->shrink_max_seconds,
                             &small, &sv, &st) == SML_OK)
             shrunk = 1;
+        env->stream_check = checked;
     }
     f->s_rows = small.rows;
     f->s_cols = small.cols;
@@ -166,8 +169,9 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
 }
 
 /* Replay every saved reproducer for this op and dtype on kernel k: each is a hard input
- * that once broke some kernel, and must pass here. */
-static void replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op op, sml_dtype dt,
+ * that once broke some kernel, and must pass here. -1 (res->note says why) when the engine
+ * could not allocate what one needs: no verdict, the run ends. */
+static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op op, sml_dtype dt,
                           sml_prop_result *res) {
     char **paths;
     size_t n = sml_prop_repro_list(cfg->regressions_dir, &paths);
@@ -188,9 +192,18 @@ static void replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op 
             if (cfg->hooks.case_begin)
                 cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_REGRESSION, (int64_t)i, 0, (int)m.prop,
                                       (double)sml_prop_case_elems(&c));
+            env->stream_check = 1;
             sml_prop_eval_begin(&e, env, &c);
             sml_prop_eval_check(&e, m.prop, &v);
+            int oom = e.engine_status == SML_ERR_OUT_OF_MEMORY;
             sml_prop_eval_end(&e);
+            if (oom) {
+                snprintf(res->note, sizeof res->note, "engine: out of memory for the reproducer %.120s; not judged",
+                         paths[i]);
+                sml_prop_case_free(&c);
+                sml_prop_repro_list_free(paths, n);
+                return -1;
+            }
             res->regressions++;
             if (v.outcome == SML_PROP_FAIL || v.outcome == SML_PROP_ERROR) {
                 res->regressions_failed++;
@@ -223,6 +236,7 @@ static void replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op 
         sml_prop_case_free(&c);
     }
     sml_prop_repro_list_free(paths, n);
+    return 0;
 }
 
 int sml_prop_case_level(const sml_prop_config *cfg, int64_t i) {
@@ -281,11 +295,13 @@ static void acc_finish(acc_log *a, const sml_prop_config *cfg, sml_prop_result *
 
 /* Check every property still standing on case c (index i, size level `level`): count the
  * results, note its agreement figures, handle each property's first failure. 1 if some
- * property failed or errored on it. */
+ * property failed or errored on it; -1 when the engine could not allocate what the case
+ * needs (res->note says so; nothing about the kernel is concluded from it). */
 static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res, acc_log *acc,
                       progress *pg, const sml_prop_case *c, int64_t i, int level, unsigned *retired, int *stop) {
     sml_op op = c->op;
     sml_prop_eval e;
+    env->stream_check = i % SML_PROP_STREAM_EVERY == 0;
     sml_prop_eval_begin(&e, env, c);
     int case_failed = 0;
     for (int p = 0; p < SML_PROP_COUNT && !*stop; p++) {
@@ -295,6 +311,17 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
         if (cfg->hooks.case_begin)
             cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_CASE, i, level, p, (double)(c->rows * c->cols));
         sml_prop_eval_check(&e, (sml_prop_id)p, &v);
+        if (e.engine_status == SML_ERR_OUT_OF_MEMORY) {
+            /* No verdict on the kernel: the run ends with the reason (sml_prop_run). */
+            char shape[96];
+            sml_prop_case_shape_str(c, shape, sizeof shape);
+            int said = e.main_state < 0 && e.main.status == SML_OK && e.main.where[0];
+            snprintf(res->note, sizeof res->note, "engine: out of memory for case %lld (%.40s)%s%.76s; not judged",
+                     (long long)i, shape, said ? ": " : "", said ? e.main.where : "");
+            case_failed = -1;
+            *stop = 1;
+            break;
+        }
         if (v.outcome == SML_PROP_SKIP) {
             res->skips[p]++;
             continue;
@@ -363,10 +390,10 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     }
     double t0 = sml_prop_now();
     progress pg = {t0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
-    if (cfg->regressions_dir && cfg->shard.index <= 1) replay_corpus(&env, cfg, op, dt, res);
-
     unsigned retired = 0;
-    int stop = 0;
+    int stop = 0, oom = 0;
+    if (cfg->regressions_dir && cfg->shard.index <= 1 && replay_corpus(&env, cfg, op, dt, res) < 0)
+        stop = oom = 1;
     acc_log acc = {0};
     /* -1 after INT64_MAX: --case 9223372036854775807 must not overflow i++. */
     for (int64_t i = cfg->only_case >= 0 ? cfg->only_case : cfg->first_case > 0 ? cfg->first_case : 0; !stop;
@@ -389,14 +416,17 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         s = sml_prop_gen_case(k, op, dt, sml_derive_seed(cfg->seed, (uint64_t)i), level, &cfg->sizes, &c);
         if (s != SML_OK) {
             res->outcome = SML_PROP_ERROR;
-            snprintf(res->note, sizeof res->note, "engine: cannot draw case %lld: %s", (long long)i,
-                     sml_strerror(s));
+            snprintf(res->note, sizeof res->note, "engine: cannot draw case %lld: %s%s", (long long)i,
+                     sml_strerror(s), s == SML_ERR_OUT_OF_MEMORY ? "; not judged" : "");
+            if (s == SML_ERR_OUT_OF_MEMORY) oom = 1;
             break;
         }
         if (!acc_grow(&acc, res->cases + 1)) {
             sml_prop_case_free(&c);
             res->outcome = SML_PROP_ERROR;
-            snprintf(res->note, sizeof res->note, "engine: out of memory");
+            snprintf(res->note, sizeof res->note, "engine: out of memory for the run's records at case %lld; not judged",
+                     (long long)i);
+            oom = 1;
             break;
         }
         acc.ratio[res->cases] = acc.ulps[res->cases] = NAN;
@@ -408,7 +438,14 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         res->elements += (double)(c.rows * c.cols);
         res->tall += c.tall;
         int case_failed = check_case(&env, cfg, res, &acc, &pg, &c, i, level, &retired, &stop);
+        if (case_failed < 0) { /* not judged: counted as no case */
+            oom = 1;
+            res->cases--;
+            res->elements -= (double)(c.rows * c.cols);
+            res->tall -= c.tall;
+        }
         sml_prop_case_free(&c);
+        if (oom) break;
         if (case_failed) res->failed_cases++;
         if (cfg->hooks.case_done) cfg->hooks.case_done(cfg->hooks.ctx, case_failed);
         unsigned live = 0;
@@ -428,7 +465,10 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     if (any_fail) res->outcome = SML_PROP_FAIL;
     else if (any_error || res->outcome == SML_PROP_ERROR) res->outcome = SML_PROP_ERROR;
     sml_prop_env_free(&env);
-    return SML_OK;
+    /* Memory the engine could not get is no verdict on the kernel: the caller reports the
+     * run as not checked, with res->note (failures found before it stay in res). */
+    if (oom && res->outcome != SML_PROP_FAIL) res->outcome = SML_PROP_ERROR;
+    return oom ? SML_ERR_OUT_OF_MEMORY : SML_OK;
 }
 
 sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_lookup_fn lookup,
@@ -486,6 +526,7 @@ sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_
     sml_prop_env env;
     s = sml_prop_env_init(&env, k);
     if (s == SML_OK) {
+        env.stream_check = 1; /* a reproducer replays with every check the suite may make */
         sml_prop_eval e;
         sml_prop_verdict v;
         sml_prop_eval_begin(&e, &env, &c);

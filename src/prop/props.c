@@ -100,6 +100,13 @@ static void verdict(sml_prop_verdict *v, sml_prop_outcome o, int64_t row, int64_
     va_end(ap);
 }
 
+/* The engine could not allocate what the case needs: an error verdict for this property, and
+ * engine_status says so, so that the run ends without judging the kernel (engine.c). */
+static void engine_oom(sml_prop_eval *e, sml_prop_verdict *v) {
+    e->engine_status = SML_ERR_OUT_OF_MEMORY;
+    verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory");
+}
+
 /* A kernel this project does not control (sml_kernel.known_deviation: the vendor baseline)
  * is measured, not gated: a property miss is counted and shown as a known deviation instead
  * of failing. Writes outside the output are never excused (sml_prop_eval_check). */
@@ -144,7 +151,7 @@ static int ensure_want(sml_prop_eval *e) {
         return 0;
     }
     sml_status s = sml_ref_run(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy, e->want);
-    e->engine_status = s;
+    if (s != SML_OK) e->engine_status = s;
     e->want_state = s == SML_OK ? 1 : -1;
     return s == SML_OK;
 }
@@ -185,6 +192,7 @@ static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_pro
                     sml_prop_verdict *v) {
     sml_status s = sml_prop_exec_run(&e->env->ex, e->env->k, e->env->h, c, 0, out, rep);
     if (s != SML_OK) {
+        if (s == SML_ERR_OUT_OF_MEMORY) e->engine_status = s;
         verdict(v, SML_PROP_ERROR, -1, -1, "engine: %s", sml_strerror(s));
         return 0;
     }
@@ -196,6 +204,21 @@ static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_pro
         verdict(v, SML_PROP_ERROR, -1, -1, "%s", rep->where);
         return 0;
     }
+    return 1;
+}
+
+/* After the main run: did the kernel run outside the stream it was given (exec.h)? The
+ * answer goes with the main run's report; 0 (with an error verdict) when the engine failed. */
+static int stream_check(sml_prop_eval *e, sml_prop_verdict *v) {
+    int ran = -1;
+    sml_status s = sml_prop_exec_stream_check(&e->env->ex, e->env->k, e->env->h, e->c, &ran);
+    if (s != SML_OK) {
+        e->engine_status = s;
+        e->main_state = -1;
+        verdict(v, SML_PROP_ERROR, -1, -1, "engine: the stream check failed: %s", sml_strerror(s));
+        return 0;
+    }
+    e->main.off_stream = ran == 1;
     return 1;
 }
 
@@ -215,13 +238,14 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
     if (!e->out) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         e->main_state = -1;
-        verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory");
+        engine_oom(e, v);
         return 0;
     }
     sml_status s = sml_prop_exec_run(&e->env->ex, e->env->k, e->env->h, e->c, 1, e->out, &e->main);
     if (s != SML_OK) e->engine_status = s;
     e->main_state = (s == SML_OK && e->main.status == SML_OK) ? 1 : -1;
     if (e->main_state < 0) return ensure_main(e, v);
+    if (e->env->stream_check && !stream_check(e, v)) return 0;
     return 1;
 }
 
@@ -373,7 +397,7 @@ static double exact_int_limit(sml_dtype dt) {
 
 static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_inputs(e)) { verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory"); return; }
+    if (!ensure_inputs(e)) { engine_oom(e, v); return; }
     size_t n = n_elems(c);
     double lim = exact_int_limit(c->dtype);
     /* The case's logits made integer (rounded, clamped to half the exact range) unless they
@@ -386,7 +410,7 @@ static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
     shifted.x = malloc(n_bytes(c));
     void *out_base = malloc(n_bytes(c)), *out_shift = malloc(n_bytes(c));
     if (!xi || !base.x || !shifted.x || !out_base || !out_shift) {
-        verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory");
+        engine_oom(e, v);
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
@@ -459,7 +483,7 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
         return;
     }
     xy *t = malloc((size_t)c->cols * sizeof *t);
-    if (!t) { verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory"); return; }
+    if (!t) { engine_oom(e, v); return; }
     for (int64_t r = 0; r < c->rows; r++) {
         if (row_is_nan(e->want + r * c->cols, c->cols)) continue;
         for (int64_t j = 0; j < c->cols; j++) {
@@ -502,7 +526,7 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     pc.logits = NULL;
     void *out = malloc(n_bytes(c));
     if (!perm || !want || !pc.x || (c->dy && !pc.dy) || !out) {
-        verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory");
+        engine_oom(e, v);
         goto done;
     }
     sml_rng rng = prop_rng(c, SML_PROP_PERMUTATION);
@@ -560,7 +584,7 @@ static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
     rc.logits = one.logits = NULL;
     void *out = malloc(n_bytes(c));
     if (!rc.x || (c->dy && !rc.dy) || !out) {
-        verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory");
+        engine_oom(e, v);
         goto done;
     }
     /* (a) the rows in reverse order: each row's output moves with it, bit for bit. */
@@ -624,7 +648,7 @@ static void p_determinism(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     if (!ensure_main(e, v)) return;
     void *out = malloc(n_bytes(c));
-    if (!out) { verdict(v, SML_PROP_ERROR, -1, -1, "engine: out of memory"); return; }
+    if (!out) { engine_oom(e, v); return; }
     sml_prop_run_report rep;
     if (run_into(e, c, out, &rep, v)) {
         size_t esz = sml_dtype_size(c->dtype);
@@ -655,6 +679,10 @@ static void p_canaries(sml_prop_eval *e, sml_prop_verdict *v) {
                 (long long)e->main.canary_bad);
     else if (e->main.input_modified)
         verdict(v, SML_PROP_FAIL, -1, -1, "%s", e->main.where);
+    else if (e->main.off_stream)
+        verdict(v, SML_PROP_FAIL, -1, -1,
+                "ran outside the stream it was given: its output changed while that stream was held "
+                "(a launch on the legacy default stream or a stream of its own)");
     else
         verdict(v, SML_PROP_PASS, -1, -1, "canaries intact, inputs unchanged");
 }

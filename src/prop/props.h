@@ -12,12 +12,19 @@
 #include "prop/prop.h"
 #include "reference/check.h"
 
-/* What stays the same over a run: the kernel, its handle, its buffers. */
+/* What stays the same over a run: the kernel, its handle, its buffers. stream_check: the
+ * main run of the cases evaluated now is followed by the stream check (exec.h; GPU kernels
+ * only), which the canaries property reports. The engine sets it on every
+ * SML_PROP_STREAM_EVERY-th case of a run (by case index, so a rerun of the case checks it
+ * again), while shrinking, and on every reproducer it replays. */
 typedef struct sml_prop_env {
     const sml_kernel *k;
     sml_handle *h;
     sml_prop_exec ex;
+    int stream_check;
 } sml_prop_env;
+
+#define SML_PROP_STREAM_EVERY 8
 
 sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k);
 void sml_prop_env_free(sml_prop_env *env);

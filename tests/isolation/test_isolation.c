@@ -136,8 +136,16 @@ static void command_test(const char *plant, const char *cause) {
     expect(rc == 1 && strstr(OUT, want), "%s: softmax-lab-edge-shapes: exit %d (want 1) and '%s'", name, rc, want);
 }
 
-/* GPU plants beside plug_cuda: the fault as a CUDA error of that kernel (illegal, write1m,
- * defstream) or as compute-sanitizer's hazard (race: racecheck; uninit: initcheck). */
+/* GPU plants beside plug_cuda: the fault as a CUDA error of that kernel (illegal), a changed
+ * device guard zone (write1m), the stream check (defstream), or compute-sanitizer's hazard
+ * (race: racecheck; uninit: initcheck). Where the cause is the engine's own words, the check
+ * and the reproducer's replay both print it. */
+static const struct {
+    const char *plant, *cause;
+} GPU_CAUSES[] = {
+    {"write1m", "wrote past the end of out: bytes 1048576..1048579 after it changed"},
+    {"defstream", "ran outside the stream it was given"},
+};
 static int gpu_plant_test(const char *plant) {
     if (!sml_gpu_available()) {
         printf("skipped: no CUDA device\n");
@@ -148,6 +156,9 @@ static int gpu_plant_test(const char *plant) {
     snprintf(ok, sizeof ok, "%s/plug_cuda.so", SML_PLUGIN_DIR);
     snprintf(name, sizeof name, "planted_gpu_%s", plant);
     const char *tool = !strcmp(plant, "race") ? "racecheck" : !strcmp(plant, "uninit") ? "initcheck" : NULL;
+    const char *cause = NULL;
+    for (size_t i = 0; i < sizeof GPU_CAUSES / sizeof GPU_CAUSES[0]; i++)
+        if (!strcmp(plant, GPU_CAUSES[i].plant)) cause = GPU_CAUSES[i].cause;
     char extra[64] = "";
     if (tool) snprintf(extra, sizeof extra, "--sanitize %s", tool);
     int rc = run("cd '%s' && rm -rf saved && %s check --load %s --load %s --kernel %s,plug_cuda --op softmax "
@@ -161,11 +172,20 @@ static int gpu_plant_test(const char *plant) {
         snprintf(want, sizeof want, "compute-sanitizer %s reported a hazard", tool);
         expect(strstr(OUT, want) != NULL, "%s: no '%s'", name, want);
     }
+    if (cause) {
+        snprintf(want, sizeof want, "FAIL %s softmax fp32: property canaries failed at case 0 ", name);
+        expect(strstr(OUT, want) != NULL, "%s: no line '%s'", name, want);
+        expect(strstr(OUT, cause) != NULL, "%s: the cause '%s' is not printed", name, cause);
+    }
     expect(strstr(OUT, "plug_cuda") && strstr(strstr(OUT, "\nplug_cuda "), "pass"), "%s: plug_cuda did not pass", name);
     char repro[1024];
     if (!tool && after("  reproducer: ", repro, sizeof repro)) {
         rc = run("cd '%s' && %s replay --load %s %s", TMP, SML_CLI_PATH, lib, repro);
         expect(rc == 1, "%s: replay exit %d, want 1", name, rc);
+        if (cause)
+            expect(strstr(OUT, "STILL FAILS") && strstr(OUT, cause), "%s: replay does not fail with '%s'", name, cause);
+    } else if (!tool) {
+        expect(0, "%s: no reproducer printed", name);
     }
     return 0;
 }
