@@ -66,9 +66,7 @@ sml_status sml_prop_gpu_copy(void *dst, const void *src, size_t n, int to_device
 sml_status sml_prop_gpu_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows,
                                int to_device, void *stream);
 #define SML_PROP_PITCH_MAX ((size_t)2147483647) /* cudaMemcpy2D's pitch limit */
-/* Wait for `stream`, then for the legacy default stream (which every blocking stream is
- * ordered with): a kernel that launched outside its stream has finished too, so what is
- * read back next is what it wrote, not a race with it. */
+/* Wait for `stream`. */
 sml_status sml_prop_gpu_wait(sml_prop_gpu *g, void *stream);
 
 /* Page-locked host memory (the exec's image and read-back on the GPU, so their copies are

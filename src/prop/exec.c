@@ -266,7 +266,7 @@ static sml_problem problem_of(const sml_prop_exec *e, const layout *L, const sml
     return p;
 }
 
-/* Wait for the kernel's work: its stream, and on the GPU the legacy default stream too. */
+/* Wait for the kernel's work: its stream. */
 static sml_status wait_kernel(sml_prop_exec *e) {
     return e->device == SML_DEVICE_CPU ? SML_OK : sml_prop_gpu_wait(&e->gpu, e->stream);
 }

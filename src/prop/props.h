@@ -14,17 +14,18 @@
 
 /* What stays the same over a run: the kernel, its handle, its buffers. stream_check: the
  * main run of the cases evaluated now is followed by the stream check (exec.h; GPU kernels
- * only), which the canaries property reports. The engine sets it on every
- * SML_PROP_STREAM_EVERY-th case of a run (by case index, so a rerun of the case checks it
- * again), while shrinking, and on every reproducer it replays. */
+ * only), which the canaries property reports. The engine sets it while shrinking and on every
+ * reproducer it replays, not on the suite's own cases: a held stream in a context that many
+ * suite threads share stalls their device-wide work (a kernel's first, lazy load waits for
+ * the device to idle), which made the suite 3 to 4 times slower on an H100. A kernel that
+ * launches elsewhere races the read-back of the suite's cases and fails some property there;
+ * its shrinking and its reproducer then name the cause. */
 typedef struct sml_prop_env {
     const sml_kernel *k;
     sml_handle *h;
     sml_prop_exec ex;
     int stream_check;
 } sml_prop_env;
-
-#define SML_PROP_STREAM_EVERY 8
 
 sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k);
 void sml_prop_env_free(sml_prop_env *env);
