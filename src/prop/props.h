@@ -14,8 +14,8 @@
 
 /* What stays the same over a run: the kernel, its handle, its buffers. stream_check: the
  * main run of the cases evaluated now is followed by the stream check (exec.h; GPU kernels
- * only), which the canaries property reports. The engine sets it while shrinking and on every
- * reproducer it replays, not on the suite's own cases: a held stream in a context that many
+ * only), which the canaries property reports. The engine sets it while shrinking and on a
+ * reproducer replayed by itself (replay), not on the suite's cases or its regression corpus: a held stream in a context that many
  * suite threads share stalls their device-wide work (a kernel's first, lazy load waits for
  * the device to idle), which made the suite 3 to 4 times slower on an H100. A kernel that
  * launches elsewhere races the read-back of the suite's cases and fails some property there;

@@ -142,9 +142,14 @@ static attempt_end attempt(sml_worker_pool *p, sml_prop_job *job, int slot, int 
     sml_wk_slot_reset(bs);
     sml_wk_text hold = {0};
     double t0 = sml_prop_now(), limit = 0.0;
+    /* No shrinking beside other jobs: its checks hold the kernel's stream, which stalls the
+     * context's other threads; a job that does not pass runs again alone and shrinks there. */
+    int shrink = job->cfg.shrink;
+    job->cfg.shrink = 0;
     sml_wk_end e = sml_wk_send_job(s->w.sock[slot], job) == 0
                        ? sml_wk_await(s->w.sock[slot], bs, job, p->deadline, 1.0, &hold, &limit)
                        : SML_WK_DIED;
+    job->cfg.shrink = shrink;
     pthread_mutex_lock(&S->mu);
     beside |= s->starts != mine || s->users > 1;
     pthread_mutex_unlock(&S->mu);
@@ -157,7 +162,7 @@ static attempt_end attempt(sml_worker_pool *p, sml_prop_job *job, int slot, int 
     if (!passed) s->retired = 1;
     release(s);
     pthread_mutex_unlock(&S->mu);
-    if (!passed && beside) {
+    if (!passed && (beside || shrink)) {
         snprintf(cause, n, "%s", job->res.note[0] ? job->res.note : "did not pass");
         sml_wk_text_drop(&hold);
         return ALONE;
@@ -177,8 +182,8 @@ static sml_status run_alone(sml_worker_pool *p, sml_prop_job *job, int device, c
         const sml_prop_hooks *h = &job->cfg.hooks;
         FILE *L = job->cfg.log ? job->cfg.log : stdout;
         if (h->report_begin && h->report_end) h->report_begin(h->ctx);
-        fprintf(L, "note: %s %s %s: beside other jobs in a shared worker it ended with \"%s\"; run again alone in "
-                   "a fresh worker it passed, and that run is its verdict\n",
+        fprintf(L, "note: %s %s %s: in a shared worker it ended with \"%s\"; run again alone in a fresh worker "
+                   "it passed, and that run is its verdict\n",
                 job->k->name, sml_op_name(job->op), sml_dtype_name(job->dtype), cause);
         fflush(L);
         if (h->report_begin && h->report_end) h->report_end(h->ctx);

@@ -84,10 +84,13 @@ int sml_worker_main(int argc, char **argv);
  * processes take turns on a GPU; many of them run the suite several times slower). A job
  * that ends a shared worker is a FAIL when the worker can say whose it was (the thread
  * that faulted, called exit() or passed its case's deadline); the jobs beside it run again
- * in a fresh worker. Where it cannot say (an _exit(), a kill from outside), and where a job
- * does not pass while others ran beside it (a sticky CUDA error shows in every job of the
- * context), each of those jobs runs again alone in a fresh worker and that run is its
- * verdict. A worker in which a job did not pass takes no new job.
+ * in a fresh worker. Where it cannot say (an _exit(), a kill from outside), each job that
+ * was in it runs again alone in a fresh worker and that run is its verdict. Jobs do not
+ * shrink in a shared worker (shrinking holds the kernel's stream, which stalls the other
+ * threads of the context): a job that does not pass there runs again alone, where it
+ * shrinks, and that run is its verdict (a sticky CUDA error, which shows in every job of the
+ * context, so lands on the kernel that caused it). A worker in which a job did not pass
+ * takes no new job.
  *
  * With `share` 0 (a tool wraps the worker, whose verdict is its exit status, or
  * SML_WORKER_SHARE=0) every suite thread has a worker of its own, one job at a time. */
