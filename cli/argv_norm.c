@@ -23,7 +23,8 @@ int sml_cli_args_normalize(int argc, char **argv, int *out_argc, char ***out, in
         if (options && !strcmp(a, "--")) {
             options = 0;
         } else if (eq) {
-            bad = !(v[n++] = dup_n(a, (size_t)(eq - a))) || !(v[n++] = dup_n(eq + 1, strlen(eq + 1)));
+            bad =
+                !(v[n++] = dup_n(a, (size_t)(eq - a))) || !(v[n++] = dup_n(eq + 1, strlen(eq + 1)));
         } else if (!options && a[0] == '-' && a[1]) {
             char *p = malloc(strlen(a) + 3);
             if (p) {

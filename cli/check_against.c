@@ -58,7 +58,8 @@ static void json_row(sml_jw *w, const sml_prop_against *a) {
 int sml_check_against_cli(const sml_check_against_args *x) {
     const sml_kernel *base = sml_kernel_find(x->base);
     if (!base) {
-        fprintf(stderr, ME ": --against: no kernel '%s' in the registry (softmax-lab list)\n", x->base);
+        fprintf(stderr, ME ": --against: no kernel '%s' in the registry (softmax-lab list)\n",
+                x->base);
         return 2;
     }
     if (base == x->cand) {
@@ -78,14 +79,17 @@ int sml_check_against_cli(const sml_check_against_args *x) {
     cfg.rerun_cmd = rerun;
     int threads = sml_prop_threads(&cfg, SML_OP_COUNT * SML_DTYPE_COUNT);
     printf("check: %s against %s on the same cases: seed 0x%016llx, up to %lld cases per op/dtype, "
-           "%d host thread%s\n", x->cand->name, base->name, (unsigned long long)cfg.seed,
-           (long long)cfg.max_cases, threads, threads == 1 ? "" : "s");
+           "%d host thread%s\n",
+           x->cand->name, base->name, (unsigned long long)cfg.seed, (long long)cfg.max_cases,
+           threads, threads == 1 ? "" : "s");
     fflush(stdout);
     sml_prop_against *a = NULL;
     int n = 0;
-    sml_status s = sml_prop_against_run(x->cand, base, x->ops, x->dtypes, &cfg, threads, stderr, &a, &n);
+    sml_status s =
+        sml_prop_against_run(x->cand, base, x->ops, x->dtypes, &cfg, threads, stderr, &a, &n);
     if (s == SML_ERR_INVALID_ARG) {
-        fprintf(stderr, ME ": %s and %s share no selected op and dtype\n", x->cand->name, base->name);
+        fprintf(stderr, ME ": %s and %s share no selected op and dtype\n", x->cand->name,
+                base->name);
         if (x->json) sml_out_abort(&jout);
         return 2;
     }
@@ -95,29 +99,33 @@ int sml_check_against_cli(const sml_check_against_args *x) {
         return 2;
     }
     int failed = 0, less = 0, judged = 0;
-    printf("\n%-10s %-10s %-16s %-5s %7s %8s  %-15s %s\n", "kernel", "base", "op", "dtype", "cases", "suite",
-           "accuracy", "err/bound: base -> kernel");
+    printf("\n%-10s %-10s %-16s %-5s %7s %8s  %-15s %s\n", "kernel", "base", "op", "dtype", "cases",
+           "suite", "accuracy", "err/bound: base -> kernel");
     for (int i = 0; i < n; i++) {
         const sml_prop_against *y = &a[i];
         const sml_prop_result *r = &y->cand.res;
         if (r->outcome == SML_PROP_FAIL || r->outcome == SML_PROP_ERROR) failed = 1;
         if (y->verdict == SML_ACC_LESS) less++;
         if (y->verdict != SML_ACC_NOT_COMPARABLE) judged++;
-        printf("%-10s %-10s %-16s %-5s %7lld %8s  %-15s %s\n", y->cand_k.name, y->base_k.name, sml_op_name(y->op),
-               sml_dtype_name(y->dtype), (long long)r->cases, sml_prop_outcome_name(r->outcome),
-               sml_acc_verdict_name(y->verdict), y->why);
+        printf("%-10s %-10s %-16s %-5s %7lld %8s  %-15s %s\n", y->cand_k.name, y->base_k.name,
+               sml_op_name(y->op), sml_dtype_name(y->dtype), (long long)r->cases,
+               sml_prop_outcome_name(r->outcome), sml_acc_verdict_name(y->verdict), y->why);
         if (y->verdict == SML_ACC_LESS && y->loss_case >= 0) {
-            printf("%-10s largest loss: case %lld (level %d), %.3g of the bound on %s, %.3g on %s\n", "",
-                   (long long)y->loss_case, y->loss_level, y->loss_cand, y->cand_k.name, y->loss_base,
-                   y->base_k.name);
+            printf(
+                "%-10s largest loss: case %lld (level %d), %.3g of the bound on %s, %.3g on %s\n",
+                "", (long long)y->loss_case, y->loss_level, y->loss_cand, y->cand_k.name,
+                y->loss_base, y->base_k.name);
             if (y->repro[0])
-                printf("%-10s reproducer: %s\n%-10s replay: softmax-lab replay %s (--kernel %s for the base)\n", "",
-                       y->repro, "", y->repro, y->base_k.name);
+                printf("%-10s reproducer: %s\n%-10s replay: softmax-lab replay %s (--kernel %s for "
+                       "the base)\n",
+                       "", y->repro, "", y->repro, y->base_k.name);
             else
-                printf("%-10s keep it: softmax-lab check --kernel %s --against %s --op %s --dtype %s --seed 0x%016llx "
-                       "--case %lld --level %d --save DIR\n", "", y->cand_k.name, y->base_k.name, sml_op_name(y->op),
-                       sml_dtype_name(y->dtype), (unsigned long long)cfg.seed, (long long)y->loss_case,
-                       y->loss_level);
+                printf("%-10s keep it: softmax-lab check --kernel %s --against %s --op %s --dtype "
+                       "%s --seed 0x%016llx "
+                       "--case %lld --level %d --save DIR\n",
+                       "", y->cand_k.name, y->base_k.name, sml_op_name(y->op),
+                       sml_dtype_name(y->dtype), (unsigned long long)cfg.seed,
+                       (long long)y->loss_case, y->loss_level);
         }
     }
     int write_failed = 0;

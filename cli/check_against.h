@@ -10,7 +10,7 @@ typedef struct sml_check_against_args {
     unsigned ops, dtypes;
     const sml_prop_config *cfg;
     const char *json;
-    int allow_less;  /* --allow-less-accurate: report LESS ACCURATE, exit 0 for it */
+    int allow_less; /* --allow-less-accurate: report LESS ACCURATE, exit 0 for it */
 } sml_check_against_args;
 
 int sml_check_against_cli(const sml_check_against_args *x);

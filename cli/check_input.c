@@ -29,7 +29,7 @@
 typedef struct kres {
     const sml_kernel *k;
     sml_op op;
-    const char *verdict;  /* PASS FAIL ERROR SKIP */
+    const char *verdict; /* PASS FAIL ERROR SKIP */
     char why[320];
     sml_check_report rep;
     sml_check_elem worst[SML_CHECK_SHOW_WORST];
@@ -45,9 +45,12 @@ static void count_special(sml_dtype dt, const void *v, int64_t n, int64_t *nan, 
     *nan = *pinf = *ninf = 0;
     for (int64_t i = 0; i < n; i++) {
         double d = sml_load(dt, v, i);
-        if (isnan(d)) (*nan)++;
-        else if (d == INFINITY) (*pinf)++;
-        else if (d == -INFINITY) (*ninf)++;
+        if (isnan(d))
+            (*nan)++;
+        else if (d == INFINITY)
+            (*pinf)++;
+        else if (d == -INFINITY)
+            (*ninf)++;
     }
 }
 
@@ -86,8 +89,8 @@ static int parse_ops(const char *s, int have_dy, unsigned *mask) {
     return 1;
 }
 
-static void write_json(sml_jw *w, const sml_check_input_args *a, const sml_npy *x, const char *verdict,
-                       const kres *res, size_t nres) {
+static void write_json(sml_jw *w, const sml_check_input_args *a, const sml_npy *x,
+                       const char *verdict, const kres *res, size_t nres) {
     sml_jw_object(w);
     sml_jw_check_head(w);
     sml_jw_kstr(w, "mode", "kernels");
@@ -131,8 +134,8 @@ static void write_json(sml_jw *w, const sml_check_input_args *a, const sml_npy *
 
 /* The report into the opened --json file, put in place; 0, or -1 after a message (nothing
  * written). No file asked for: 0. */
-static int json_report(sml_out_file *jf, const sml_check_input_args *a, const sml_npy *x, const char *verdict,
-                       const kres *res, size_t nres) {
+static int json_report(sml_out_file *jf, const sml_check_input_args *a, const sml_npy *x,
+                       const char *verdict, const kres *res, size_t nres) {
     if (!jf->f) return 0;
     sml_jw w;
     sml_jw_init(&w, jf->f);
@@ -141,8 +144,9 @@ static int json_report(sml_out_file *jf, const sml_check_input_args *a, const sm
 }
 
 static void print_table(const sml_npy *x, const kres *res, size_t nres) {
-    printf("\n%-10s %-15s %-6s %9s %10s %10s %10s  %-22s %-20s %s\n", "kernel", "op", "verdict", "bad",
-           "worst ulp", "worst rel", "err/bound", "NaN/+inf/-inf out", "row sums", "worst at: got vs want");
+    printf("\n%-10s %-15s %-6s %9s %10s %10s %10s  %-22s %-20s %s\n", "kernel", "op", "verdict",
+           "bad", "worst ulp", "worst rel", "err/bound", "NaN/+inf/-inf out", "row sums",
+           "worst at: got vs want");
     for (size_t i = 0; i < nres; i++) {
         const kres *r = &res[i];
         if (!strcmp(r->verdict, "SKIP") || !strcmp(r->verdict, "ERROR")) {
@@ -150,24 +154,28 @@ static void print_table(const sml_npy *x, const kres *res, size_t nres) {
             continue;
         }
         char specials[48], sums[48], where[300], at[200];
-        snprintf(specials, sizeof specials, "%lld/%lld/%lld", (long long)r->out_nan, (long long)r->out_pinf,
-                 (long long)r->out_ninf);
-        if (r->sum_rows) snprintf(sums, sizeof sums, "[%.9g, %.9g]", r->sum_lo, r->sum_hi);
-        else snprintf(sums, sizeof sums, "(no finite row)");
+        snprintf(specials, sizeof specials, "%lld/%lld/%lld", (long long)r->out_nan,
+                 (long long)r->out_pinf, (long long)r->out_ninf);
+        if (r->sum_rows)
+            snprintf(sums, sizeof sums, "[%.9g, %.9g]", r->sum_lo, r->sum_hi);
+        else
+            snprintf(sums, sizeof sums, "(no finite row)");
         if (r->rep.worst_row >= 0) {
             sml_index_tuple(x, r->rep.worst_row, r->rep.worst_col, at, sizeof at);
             snprintf(where, sizeof where, "%s: %.9g vs %.9g", at, r->rep.got, r->rep.want);
         } else {
             snprintf(where, sizeof where, "-");
         }
-        printf("%-10s %-15s %-6s %9lld %10.3g %10.3g %10.3g  %-22s %-20s %s%s%s\n", r->k->name, sml_op_name(r->op),
-               r->verdict, (long long)r->rep.bad, r->rep.worst_ulps, r->rep.worst_rel, r->rep.worst_ratio, specials,
-               sums, where, r->why[0] ? "  " : "", r->why);
+        printf("%-10s %-15s %-6s %9lld %10.3g %10.3g %10.3g  %-22s %-20s %s%s%s\n", r->k->name,
+               sml_op_name(r->op), r->verdict, (long long)r->rep.bad, r->rep.worst_ulps,
+               r->rep.worst_rel, r->rep.worst_ratio, specials, sums, where, r->why[0] ? "  " : "",
+               r->why);
         if (!strcmp(r->verdict, "FAIL") && r->rep.bad) {
-            printf("%-10s %-15s FAIL: %lld of %lld elements break the numerics contract (%lld NaN, %lld inf "
+            printf("%-10s %-15s FAIL: %lld of %lld elements break the numerics contract (%lld NaN, "
+                   "%lld inf "
                    "mismatches); the worst %d:\n",
-                   "", "", (long long)r->rep.bad, (long long)r->rep.checked, (long long)r->rep.nan_mismatch,
-                   (long long)r->rep.inf_mismatch, r->nworst);
+                   "", "", (long long)r->rep.bad, (long long)r->rep.checked,
+                   (long long)r->rep.nan_mismatch, (long long)r->rep.inf_mismatch, r->nworst);
             sml_print_worst(stdout, "                             ", x, r->worst, r->nworst);
         }
         if (r->saved[0]) printf("%-10s %-15s        output saved to %s\n", "", "", r->saved);
@@ -203,7 +211,8 @@ static int parse_kernels(ci_state *st) {
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         const sml_kernel *k = sml_kernel_find(t);
         if (!k) {
-            fprintf(stderr, ME ": --kernel: no kernel '%s' in the registry (softmax-lab list)\n", t);
+            fprintf(stderr, ME ": --kernel: no kernel '%s' in the registry (softmax-lab list)\n",
+                    t);
             return -1;
         }
         if (st->nonly < MAX_ONLY) st->only[st->nonly++] = k;
@@ -223,7 +232,9 @@ static int wanted(const ci_state *st, const sml_kernel *k) {
 /* An output (--json, or a --save file) that names an input or the other output: -1 after
  * the message, else 0. */
 static int refuse_clash(const sml_check_input_args *a, const char *saved) {
-    const sml_path_arg paths[] = {{"--input", a->input, 0}, {"--dy", a->dy, 0}, {"--json", a->json, 1},
+    const sml_path_arg paths[] = {{"--input", a->input, 0},
+                                  {"--dy", a->dy, 0},
+                                  {"--json", a->json, 1},
                                   {"the --save file", saved, 1}};
     char err[1200];
     if (!sml_paths_clash(paths, 4, err, sizeof err)) return 0;
@@ -242,7 +253,9 @@ static int prepare(ci_state *st) {
         return SML_EXIT_UNUSABLE;
     }
     if (!parse_ops(a->op, a->dy != NULL, &st->ops)) {
-        fprintf(stderr, ME ": unknown op '%s' (softmax, log_softmax, softmax_bwd, log_softmax_bwd, all)\n", a->op);
+        fprintf(stderr,
+                ME ": unknown op '%s' (softmax, log_softmax, softmax_bwd, log_softmax_bwd, all)\n",
+                a->op);
         return SML_EXIT_UNUSABLE;
     }
     if ((st->ops & ~SML_OPS_FWD) && !a->dy) {
@@ -250,7 +263,8 @@ static int prepare(ci_state *st) {
         return SML_EXIT_UNUSABLE;
     }
     if (a->dy && !(st->ops & ~SML_OPS_FWD)) {
-        fprintf(stderr, ME ": --dy applies to backward ops only (--op softmax_bwd, log_softmax_bwd or all)\n");
+        fprintf(stderr, ME
+                ": --dy applies to backward ops only (--op softmax_bwd, log_softmax_bwd or all)\n");
         return SML_EXIT_UNUSABLE;
     }
     if (a->dy && sml_read_companion(a->dy, "--dy", &st->x, a->input, a->dtype, &st->dy) != 0)
@@ -279,25 +293,28 @@ static void print_input(const ci_state *st) {
     }
     char shape[200];
     sml_shape_text(x, shape, sizeof shape);
-    printf("input %s: %s %s (%lld rows of %lld), finite logits in [%.6g, %.6g], %lld NaN, %lld +inf, %lld -inf\n",
-           st->a->input, shape, sml_dtype_name(x->dtype), (long long)x->rows, (long long)x->cols, lo, hi,
-           (long long)in_nan, (long long)in_pinf, (long long)in_ninf);
+    printf("input %s: %s %s (%lld rows of %lld), finite logits in [%.6g, %.6g], %lld NaN, %lld "
+           "+inf, %lld -inf\n",
+           st->a->input, shape, sml_dtype_name(x->dtype), (long long)x->rows, (long long)x->cols,
+           lo, hi, (long long)in_nan, (long long)in_pinf, (long long)in_ninf);
     if (hi > 88.72)
-        printf("  note: logits above 88.72 overflow exp() in fp32 unless the row max is subtracted first\n");
+        printf("  note: logits above 88.72 overflow exp() in fp32 unless the row max is subtracted "
+               "first\n");
 }
 
 /* The kernel's output, staged under --save (put in place after the report): 0, or -1 after
  * the message. */
 static int stage_output(ci_state *st, kres *r, const sml_prop_case *c) {
     char err[1200];
-    snprintf(r->saved, sizeof r->saved, "%s/%s.%s.npy", st->a->save_dir, r->k->name, sml_op_name(c->op));
+    snprintf(r->saved, sizeof r->saved, "%s/%s.%s.npy", st->a->save_dir, r->k->name,
+             sml_op_name(c->op));
     if (refuse_clash(st->a, r->saved)) return -1;
     if (sml_mkdir_p(st->a->save_dir) != SML_OK) {
         fprintf(stderr, ME ": cannot create the output directory %s\n", st->a->save_dir);
         return -1;
     }
-    if (sml_npy_stage(&st->saves[st->nsaves], r->saved, c->dtype, st->x.ndim, st->x.shape, st->out, err,
-                      sizeof err) != SML_OK) {
+    if (sml_npy_stage(&st->saves[st->nsaves], r->saved, c->dtype, st->x.ndim, st->x.shape, st->out,
+                      err, sizeof err) != SML_OK) {
         fprintf(stderr, ME ": cannot write the --save output (nothing written): %s\n", err);
         return -1;
     }
@@ -338,8 +355,8 @@ static int run_kernel(ci_state *st, kres *r, const sml_prop_case *c) {
     }
     st->judged++;
     int64_t n = c->rows * c->cols;
-    sml_check_against_worst(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy, st->want, st->out, &r->rep,
-                            r->worst, SML_CHECK_SHOW_WORST, &r->nworst);
+    sml_check_against_worst(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy, st->want,
+                            st->out, &r->rep, r->worst, SML_CHECK_SHOW_WORST, &r->nworst);
     count_special(c->dtype, st->out, n, &r->out_nan, &r->out_pinf, &r->out_ninf);
     row_sums(c->op, c->dtype, st->out, st->want, c->rows, c->cols, r);
     int ok = r->rep.pass && !run.canary_bad && !run.input_modified;
@@ -352,7 +369,9 @@ static int run_kernel(ci_state *st, kres *r, const sml_prop_case *c) {
 /* The case of one op: its inputs and the reference. 0, or -1 after the message. */
 static int make_case(ci_state *st, sml_prop_case *c) {
     if (sml_prop_case_alloc(c) != SML_OK) {
-        fprintf(stderr, ME ": out of memory for the %s case (a resource failure, not a verdict on a kernel)\n",
+        fprintf(stderr,
+                ME
+                ": out of memory for the %s case (a resource failure, not a verdict on a kernel)\n",
                 sml_op_name(c->op));
         st->oom = 1;
         return -1;
@@ -417,8 +436,12 @@ static int report(ci_state *st) {
      * cut short by memory (exit 3, as replay: a resource failure is no verdict). */
     int nothing = !st->broken && (st->judged == 0 || (st->nonly && st->unchecked) || st->oom);
     int rc = st->broken ? SML_EXIT_BROKEN : nothing ? SML_EXIT_UNCHECKED : SML_EXIT_HOLDS;
-    const char *verdict = st->broken ? "FAIL" : st->oom ? "OUT_OF_MEMORY" : nothing ? "NOTHING_CHECKED" : "PASS";
-    if (json_report(&st->jf, st->a, &st->x, verdict, st->res, st->nres) != 0) return SML_EXIT_UNUSABLE;
+    const char *verdict = st->broken ? "FAIL"
+                          : st->oom  ? "OUT_OF_MEMORY"
+                          : nothing  ? "NOTHING_CHECKED"
+                                     : "PASS";
+    if (json_report(&st->jf, st->a, &st->x, verdict, st->res, st->nres) != 0)
+        return SML_EXIT_UNUSABLE;
     for (size_t i = 0; i < st->nsaves; i++)
         if (sml_npy_stage_place(&st->saves[i], err, sizeof err) != SML_OK) {
             fprintf(stderr, ME ": cannot write the --save output: %s\n", err);
@@ -427,16 +450,23 @@ static int report(ci_state *st) {
     if (st->broken)
         printf("\nverdict: some kernel breaks the numerics contract on this input (exit %d)\n", rc);
     else if (st->oom)
-        printf("\nverdict: NOT CHECKED: out of memory (a resource failure, not a verdict on a kernel; see above) "
-               "(exit %d)\n", rc);
+        printf("\nverdict: NOT CHECKED: out of memory (a resource failure, not a verdict on a "
+               "kernel; see above) "
+               "(exit %d)\n",
+               rc);
     else if (nothing && st->nonly)
-        printf("\nverdict: NOTHING CHECKED: a kernel named with --kernel could not run here (see SKIP above) "
-               "(exit %d)\n", rc);
+        printf("\nverdict: NOTHING CHECKED: a kernel named with --kernel could not run here (see "
+               "SKIP above) "
+               "(exit %d)\n",
+               rc);
     else if (nothing)
-        printf("\nverdict: NOTHING CHECKED: no kernel could run here (see SKIP above) (exit %d)\n", rc);
+        printf("\nverdict: NOTHING CHECKED: no kernel could run here (see SKIP above) (exit %d)\n",
+               rc);
     else if (st->unchecked)
-        printf("\nverdict: every kernel that ran meets the numerics contract on this input; %d kernel/op pairs "
-               "skipped (see SKIP above)\n", st->unchecked);
+        printf("\nverdict: every kernel that ran meets the numerics contract on this input; %d "
+               "kernel/op pairs "
+               "skipped (see SKIP above)\n",
+               st->unchecked);
     else
         printf("\nverdict: every kernel meets the numerics contract on this input\n");
     return rc;
@@ -446,7 +476,8 @@ static int run_all(ci_state *st) {
     if (st->x.rows == 0 || st->x.cols == 0) {
         char shape[200];
         sml_shape_text(&st->x, shape, sizeof shape);
-        if (json_report(&st->jf, st->a, &st->x, "NOTHING_CHECKED", NULL, 0) != 0) return SML_EXIT_UNUSABLE;
+        if (json_report(&st->jf, st->a, &st->x, "NOTHING_CHECKED", NULL, 0) != 0)
+            return SML_EXIT_UNUSABLE;
         printf("%s: empty tensor %s: nothing to check\n", st->a->input, shape);
         printf("\nverdict: NOTHING CHECKED (exit %d)\n", SML_EXIT_UNCHECKED);
         return SML_EXIT_UNCHECKED;
@@ -463,7 +494,8 @@ static int run_all(ci_state *st) {
         return SML_EXIT_UNCHECKED;
     }
     for (int op = 0; op < SML_OP_COUNT; op++)
-        if ((st->ops >> op & 1) && run_op(st, (sml_op)op) != 0) return st->oom ? SML_EXIT_UNCHECKED : SML_EXIT_UNUSABLE;
+        if ((st->ops >> op & 1) && run_op(st, (sml_op)op) != 0)
+            return st->oom ? SML_EXIT_UNCHECKED : SML_EXIT_UNUSABLE;
     return report(st);
 }
 
@@ -478,7 +510,8 @@ int sml_check_input(const sml_check_input_args *a) {
     if (rc < 0) rc = run_all(&st);
     if (st.jf.f) sml_out_abort(&st.jf);
     for (size_t i = 0; i < st.nsaves; i++) sml_npy_stage_abort(&st.saves[i]);
-    if (a->save_dir && !had_dir && rc != SML_EXIT_HOLDS && rc != SML_EXIT_BROKEN) rmdir(a->save_dir); /* if empty */
+    if (a->save_dir && !had_dir && rc != SML_EXIT_HOLDS && rc != SML_EXIT_BROKEN)
+        rmdir(a->save_dir); /* if empty */
     free(st.saves);
     free(st.want);
     free(st.out);

@@ -5,14 +5,14 @@
 #define SML_CLI_CHECK_INPUT_H
 
 typedef struct sml_check_input_args {
-    const char *input;     /* .npy logits (with --output and a backward op: the forward output y) */
-    const char *output;    /* .npy output to judge (made elsewhere), or NULL: run kernels */
-    const char *dy;        /* .npy upstream gradient (backward ops), or NULL */
-    const char *kernel;    /* a kernel name, or NULL / "all" */
-    const char *op;        /* op name, "all", or NULL (softmax) */
-    int dtype;             /* -1, or the dtype raw 16-bit data holds (--dtype bf16) */
-    const char *save_dir;  /* write each kernel's output here, or NULL */
-    const char *json;      /* write the report as JSON here, or NULL */
+    const char *input;    /* .npy logits (with --output and a backward op: the forward output y) */
+    const char *output;   /* .npy output to judge (made elsewhere), or NULL: run kernels */
+    const char *dy;       /* .npy upstream gradient (backward ops), or NULL */
+    const char *kernel;   /* a kernel name, or NULL / "all" */
+    const char *op;       /* op name, "all", or NULL (softmax) */
+    int dtype;            /* -1, or the dtype raw 16-bit data holds (--dtype bf16) */
+    const char *save_dir; /* write each kernel's output here, or NULL */
+    const char *json;     /* write the report as JSON here, or NULL */
 } sml_check_input_args;
 
 /* Exit code: 0 everything checked meets the contract, 1 something breaks it (a kernel

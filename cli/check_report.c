@@ -43,17 +43,20 @@ int sml_read_companion(const char *path, const char *flag, const sml_npy *x, con
     /* Raw 16-bit bits with no sidecar and no --dtype: typed like the input they go with. */
     if (s == SML_ERR_BAD_DTYPE && want < 0 && x->dtype != SML_F32) {
         char err2[1024];
-        if (sml_npy_read(path, (int)x->dtype, out, err2, sizeof err2) == SML_OK && out->raw_bits) s = SML_OK;
-        else sml_npy_free(out);
+        if (sml_npy_read(path, (int)x->dtype, out, err2, sizeof err2) == SML_OK && out->raw_bits)
+            s = SML_OK;
+        else
+            sml_npy_free(out);
     }
     if (s != SML_OK) {
         fprintf(stderr, ME ": %s %s\n", flag, err);
         return -1;
     }
     if (out->dtype != x->dtype) {
-        fprintf(stderr, ME ": dtype mismatch (header field 'descr'%s): %s %s is %s, --input %s is %s\n",
-                out->raw_bits || x->raw_bits ? " with the .dtype sidecar or --dtype" : "", flag, path,
-                sml_dtype_name(out->dtype), xpath, sml_dtype_name(x->dtype));
+        fprintf(stderr,
+                ME ": dtype mismatch (header field 'descr'%s): %s %s is %s, --input %s is %s\n",
+                out->raw_bits || x->raw_bits ? " with the .dtype sidecar or --dtype" : "", flag,
+                path, sml_dtype_name(out->dtype), xpath, sml_dtype_name(x->dtype));
         sml_npy_free(out);
         return -1;
     }
@@ -63,8 +66,9 @@ int sml_read_companion(const char *path, const char *flag, const sml_npy *x, con
         char a[200], b[200];
         sml_shape_text(out, a, sizeof a);
         sml_shape_text(x, b, sizeof b);
-        fprintf(stderr, ME ": shape mismatch (header field 'shape'): %s %s has %s, --input %s has %s\n", flag,
-                path, a, xpath, b);
+        fprintf(stderr,
+                ME ": shape mismatch (header field 'shape'): %s %s has %s, --input %s has %s\n",
+                flag, path, a, xpath, b);
         sml_npy_free(out);
         return -1;
     }
@@ -72,7 +76,8 @@ int sml_read_companion(const char *path, const char *flag, const sml_npy *x, con
 }
 
 sml_check_elem sml_report_worst(const sml_check_report *r) {
-    sml_check_elem e = {r->worst_row, r->worst_col, r->got, r->want, r->worst_ratio, r->worst_ulps, NAN, NAN};
+    sml_check_elem e = {r->worst_row,   r->worst_col,  r->got, r->want,
+                        r->worst_ratio, r->worst_ulps, NAN,    NAN};
     if (r->worst_ratio > 0.0 && isfinite(r->worst_ratio) && isfinite(r->worst_abs)) {
         e.allowed = r->worst_abs / r->worst_ratio;
         e.allowed_ulps = r->worst_ulps / r->worst_ratio;
@@ -88,10 +93,12 @@ void sml_print_worst(FILE *f, const char *indent, const sml_npy *x, const sml_ch
     for (int i = 0; i < n; i++) {
         char at[200], bound[32];
         sml_index_tuple(x, w[i].row, w[i].col, at, sizeof at);
-        if (isnan(w[i].allowed_ulps)) snprintf(bound, sizeof bound, "special");
-        else snprintf(bound, sizeof bound, "%.3g", w[i].allowed_ulps);
-        fprintf(f, "%s%-22s %16.9g %16.9g %11.3g %11s %11.3g\n", indent, at, w[i].got, w[i].want, w[i].ulps,
-                bound, w[i].ratio);
+        if (isnan(w[i].allowed_ulps))
+            snprintf(bound, sizeof bound, "special");
+        else
+            snprintf(bound, sizeof bound, "%.3g", w[i].allowed_ulps);
+        fprintf(f, "%s%-22s %16.9g %16.9g %11.3g %11s %11.3g\n", indent, at, w[i].got, w[i].want,
+                w[i].ulps, bound, w[i].ratio);
     }
 }
 

@@ -14,10 +14,11 @@
 #include "io/out_file.h"
 
 /* Exit codes of `check --input` (and commands.h): */
-#define SML_EXIT_HOLDS 0       /* everything checked meets the contract */
-#define SML_EXIT_BROKEN 1      /* something breaks it (or a kernel errored) */
-#define SML_EXIT_UNUSABLE 2    /* bad usage or input, or a failed write */
-#define SML_EXIT_UNCHECKED 3   /* nothing was checked: a named kernel could not run, an empty tensor */
+#define SML_EXIT_HOLDS    0 /* everything checked meets the contract */
+#define SML_EXIT_BROKEN   1 /* something breaks it (or a kernel errored) */
+#define SML_EXIT_UNUSABLE 2 /* bad usage or input, or a failed write */
+#define SML_EXIT_UNCHECKED \
+    3 /* nothing was checked: a named kernel could not run, an empty tensor */
 
 /* How many violations are listed, worst first. */
 #define SML_CHECK_SHOW_WORST 5
@@ -42,8 +43,7 @@ sml_check_elem sml_report_worst(const sml_check_report *r);
 
 /* The worst violations as a table, one line each: index, got, want, error and bound in ulps,
  * error / bound. */
-void sml_print_worst(FILE *f, const char *indent, const sml_npy *x, const sml_check_elem *w,
-                     int n);
+void sml_print_worst(FILE *f, const char *indent, const sml_npy *x, const sml_check_elem *w, int n);
 
 /* JSON: "schema" and "softmax_lab_version" (call first inside the top object); one element
  * as an inline object; the worst violations as an array under `key`. */

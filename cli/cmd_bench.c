@@ -23,7 +23,8 @@
 #include "worker/worker.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
+    fprintf(
+        f,
         "usage: softmax-lab bench [options]\n"
         "  --backend all|gpu|cpu|K[,K...]  backends (default all: the GPU kernels, or the CPU\n"
         "                          backends when there is no GPU); cudnn and naive (cpu_naive)\n"
@@ -33,17 +34,20 @@ static void usage(FILE *f) {
         "  --rows R --cols C       one shape instead of a sweep\n"
         "  --dtype D[,D...]|all    fp32, fp16, bf16 (default: each shape's own dtypes)\n"
         "  --json FILE --md FILE   write the ledger to these files (directories are made)\n"
-        "  --ledger DIR            also write DIR/<sweep>_<ops>.json and .md (default: build/ledger\n"
+        "  --ledger DIR            also write DIR/<sweep>_<ops>.json and .md (default: "
+        "build/ledger\n"
         "                          for a build tree's ./build/softmax-lab, else ./ledger in the\n"
         "                          current directory; none when --json or --md is given)\n"
         "  --svg FILE              plot GB/s against cols from this run's ledger\n"
         "  --min-samples N         at least N samples per measurement (default 10)\n"
         "  --max-seconds S         per measurement, once N samples are in (default 0.5)\n"
-        "  --time-limit S          start no case after S seconds of the run (the first case always\n"
+        "  --time-limit S          start no case after S seconds of the run (the first case "
+        "always\n"
         "                          runs, a started one finishes: leave headroom); the ledger is\n"
         "                          then partial, says which cases ran, calls no claim Supported,\n"
         "                          and --gate fails (default: none)\n"
-        "  --min-batch N           GPU launches per sample at least N (default 4; 1: single launches)\n"
+        "  --min-batch N           GPU launches per sample at least N (default 4; 1: single "
+        "launches)\n"
         "  --in-process            run the kernels in this process (for a debugger); by default\n"
         "                          the bench runs in a worker process, and a kernel that crashes,\n"
         "                          exits or hangs there is a FAIL naming it\n"
@@ -64,9 +68,11 @@ static void usage(FILE *f) {
         "                          PyTorch, the seeds' decision matrix\n"
         "  --shard K/N             measure the K-th of N slices of the cases (every N-th case\n"
         "                          from K-1), for softmax-lab merge; env SML_SHARD\n"
-        "  --devices D[,D]         the GPUs to use (default: every visible GPU): with several, one\n"
+        "  --devices D[,D]         the GPUs to use (default: every visible GPU): with several, "
+        "one\n"
         "                          worker process per GPU measures its slice of the cases (never\n"
-        "                          two measurements on one GPU at once) and the slices' ledgers are\n"
+        "                          two measurements on one GPU at once) and the slices' ledgers "
+        "are\n"
         "                          merged into one\n"
         "  --gate                  exit 1 if a kernel with a claim is not Supported, or if a\n"
         "                          kernel is LESS ACCURATE than its baseline in this run\n"
@@ -75,8 +81,10 @@ static void usage(FILE *f) {
         "exit: 0 done, 1 a kernel was WRONG or failed, a write failed, or --gate missed, 2 bad\n"
         "      usage or a case that cannot fit in memory (nothing written), 3 a backend named in\n"
         "      --backend could not run here, nothing was measured, or memory ran out mid-run\n"
-        "sweeps:\n", sml_sweep_names());
-    const char *names[] = {"seeds", "seed-row-fusion", "seed-cutedsl", "cols", "long", "short", "standard"};
+        "sweeps:\n",
+        sml_sweep_names());
+    const char *names[] = {"seeds", "seed-row-fusion", "seed-cutedsl", "cols",
+                           "long",  "short",           "standard"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char d[1024];
         sml_sweep_describe(names[i], d, sizeof d);
@@ -127,9 +135,12 @@ static int dir_ok(const char *dir) {
 static void parent_of(const char *path, char *dir, size_t n) {
     snprintf(dir, n, "%s", path);
     char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, n, ".");
-    else if (slash == dir) slash[1] = 0;
-    else *slash = 0;
+    if (!slash)
+        snprintf(dir, n, ".");
+    else if (slash == dir)
+        slash[1] = 0;
+    else
+        *slash = 0;
 }
 
 /* An output file's directory: as for the ledger directory; a path ending in '/' is refused. */
@@ -180,8 +191,10 @@ static int write_svg(const sml_bench_run *run, const sml_ledger *l, const char *
     sml_out_file o;
     if (s == SML_OK && (s = sml_out_open(&o, svg, err, sizeof err)) == SML_OK) {
         s = sml_plot_svg(doc, NULL, o.f, info, sizeof info, err, sizeof err);
-        if (s == SML_OK) s = sml_out_commit(&o, err, sizeof err);
-        else sml_out_abort(&o);
+        if (s == SML_OK)
+            s = sml_out_commit(&o, err, sizeof err);
+        else
+            sml_out_abort(&o);
     }
     sml_json_free(doc);
     if (s != SML_OK) {
@@ -256,16 +269,24 @@ static int parse_value(bench_opts *o, const char *a, const char *v) {
     } else if (!strcmp(a, "--dtype")) {
         if (!sml_cli_parse_mask(v, 0, &o->dtypes)) return bad("bad --dtype '%s'", v);
         o->dtypes_given = 1;
-    } else if (!strcmp(a, "--sweep")) o->sweep = v;
+    } else if (!strcmp(a, "--sweep"))
+        o->sweep = v;
     else if (!strcmp(a, "--rows")) {
-        if (!parse_i64(v, 1, (int64_t)1 << 31, &o->rows)) return bad("bad --rows '%s' (1 to 2^31)", v);
+        if (!parse_i64(v, 1, (int64_t)1 << 31, &o->rows))
+            return bad("bad --rows '%s' (1 to 2^31)", v);
     } else if (!strcmp(a, "--cols")) {
-        if (!parse_i64(v, 1, (int64_t)1 << 31, &o->cols)) return bad("bad --cols '%s' (1 to 2^31)", v);
-    } else if (!strcmp(a, "--json")) o->json = v;
-    else if (!strcmp(a, "--md")) o->md = v;
-    else if (!strcmp(a, "--ledger")) o->ledger = v;
-    else if (!strcmp(a, "--svg")) o->svg = v;
-    else if (!strcmp(a, "--versus")) o->versus = v;
+        if (!parse_i64(v, 1, (int64_t)1 << 31, &o->cols))
+            return bad("bad --cols '%s' (1 to 2^31)", v);
+    } else if (!strcmp(a, "--json"))
+        o->json = v;
+    else if (!strcmp(a, "--md"))
+        o->md = v;
+    else if (!strcmp(a, "--ledger"))
+        o->ledger = v;
+    else if (!strcmp(a, "--svg"))
+        o->svg = v;
+    else if (!strcmp(a, "--versus"))
+        o->versus = v;
     else if (!strcmp(a, "--min-samples")) {
         if (!parse_i64(v, 1, 100000, &n)) return bad("bad --min-samples '%s' (1 to 100000)", v);
         cfg->stop.min_samples = (int)n;
@@ -276,21 +297,27 @@ static int parse_value(bench_opts *o, const char *a, const char *v) {
         if (!parse_dbl(v, 0, 3600, &d)) return bad("bad --max-seconds '%s' (0 to 3600)", v);
         cfg->stop.max_seconds = d;
     } else if (!strcmp(a, "--time-limit")) {
-        if (!parse_dbl(v, 1e-3, 1e6, &d)) return bad("bad --time-limit '%s' (0.001 to 1e6 seconds)", v);
+        if (!parse_dbl(v, 1e-3, 1e6, &d))
+            return bad("bad --time-limit '%s' (0.001 to 1e6 seconds)", v);
         cfg->time_limit_s = d;
     } else if (!strcmp(a, "--noise")) {
         if (!parse_dbl(v, 0, 1, &d)) return bad("bad --noise '%s' (0 to 1)", v);
         cfg->stop.noise = d;
     } else if (!strcmp(a, "--margin")) {
         if (!parse_dbl(v, 0, SML_MAX_MARGIN, &d) || !sml_margin_ok(d))
-            return bad("bad --margin '%s' (0 to 0.10: a tolerance for timing noise, not a discount)", v);
+            return bad(
+                "bad --margin '%s' (0 to 0.10: a tolerance for timing noise, not a discount)", v);
         cfg->margin = d;
     } else if (!strcmp(a, "--l2")) {
-        if (!strcmp(v, "cold")) cfg->l2_warm = 0;
-        else if (!strcmp(v, "warm")) cfg->l2_warm = 1;
-        else return bad("bad --l2 '%s' (cold or warm)", v);
+        if (!strcmp(v, "cold"))
+            cfg->l2_warm = 0;
+        else if (!strcmp(v, "warm"))
+            cfg->l2_warm = 1;
+        else
+            return bad("bad --l2 '%s' (cold or warm)", v);
     } else if (!strcmp(a, "--seed")) {
-        if (!parse_seed(v, &cfg->seed)) return bad("bad --seed '%s' (0 to 2^64 - 1, decimal or 0x hex)", v);
+        if (!parse_seed(v, &cfg->seed))
+            return bad("bad --seed '%s' (0 to 2^64 - 1, decimal or 0x hex)", v);
     } else if (!strcmp(a, "--check-elems")) {
         if (!sml_bench_parse_check_elems(v, &cfg->check_max_elems))
             return bad("bad --check-elems '%s' (N >= 1 or all)", v);
@@ -303,7 +330,8 @@ static int parse_value(bench_opts *o, const char *a, const char *v) {
     } else if (!strcmp(a, "--threads")) {
         if (!parse_i64(v, 1, 64, &n)) return bad("bad --threads '%s' (1 to 64)", v);
         cfg->threads = (int)n;
-    } else return bad("unknown option '%s'", a);
+    } else
+        return bad("unknown option '%s'", a);
     return 0;
 }
 
@@ -321,18 +349,37 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
             usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "--no-shrink")) { o->no_shrink = 1; continue; }
-        if (!strcmp(a, "--gate")) { o->gate = 1; continue; }
-        if (!strcmp(a, "--allow-less-accurate")) { o->allow_less = 1; continue; }
-        if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
-        if (!strcmp(a, "--no-hold")) { o->cfg.gpu_hold = 0; continue; }
-        if (!strcmp(a, "--in-process")) { o->in_process = 1; continue; }
+        if (!strcmp(a, "--no-shrink")) {
+            o->no_shrink = 1;
+            continue;
+        }
+        if (!strcmp(a, "--gate")) {
+            o->gate = 1;
+            continue;
+        }
+        if (!strcmp(a, "--allow-less-accurate")) {
+            o->allow_less = 1;
+            continue;
+        }
+        if (!strcmp(a, "--quiet")) {
+            o->quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--no-hold")) {
+            o->cfg.gpu_hold = 0;
+            continue;
+        }
+        if (!strcmp(a, "--in-process")) {
+            o->in_process = 1;
+            continue;
+        }
         if (strncmp(a, "--", 2) != 0) return bad("unexpected argument '%s'", a);
         if (i + 1 >= argc) return bad("%s needs a value", a);
         int rc = parse_value(o, a, argv[++i]);
         if (rc) return rc;
     }
-    if (o->cfg.stop.max_samples < o->cfg.stop.min_samples) o->cfg.stop.max_samples = o->cfg.stop.min_samples;
+    if (o->cfg.stop.max_samples < o->cfg.stop.min_samples)
+        o->cfg.stop.max_samples = o->cfg.stop.min_samples;
     o->cfg.progress = !o->quiet;
     o->cfg.ended = getenv("SML_WORKER_ENDED"); /* set by the supervisor of this worker only */
     return -1;
@@ -351,7 +398,8 @@ static int plan_shapes_and_outputs(bench_opts *o, sml_bench_plan *plan) {
     } else {
         if (!o->sweep) o->sweep = "seeds";
         if (sml_sweep_get(o->sweep, &plan->shapes) != SML_OK)
-            return bad("unknown --sweep '%s' (softmax-lab bench --help lists the sweeps)", o->sweep);
+            return bad("unknown --sweep '%s' (softmax-lab bench --help lists the sweeps)",
+                       o->sweep);
         snprintf(plan->sweep, sizeof plan->sweep, "%s", o->sweep);
     }
     plan->ops = o->ops;
@@ -370,7 +418,8 @@ static int plan_shapes_and_outputs(bench_opts *o, sml_bench_plan *plan) {
         default_ledger_dir(o->ledger_default, sizeof o->ledger_default);
         o->ledger = o->ledger_default;
     }
-    if (o->to_dir && !dir_ok(o->ledger)) return bad("cannot create or write the --ledger directory '%s'", o->ledger);
+    if (o->to_dir && !dir_ok(o->ledger))
+        return bad("cannot create or write the --ledger directory '%s'", o->ledger);
     return -1;
 }
 
@@ -379,15 +428,17 @@ static int plan_kernels(bench_opts *o, int gpu, sml_bench_plan *plan, const sml_
                         int *baseline_only, char *notes, size_t notes_len) {
     char err[512];
     size_t nk = 0;
-    sml_status s = sml_bench_select(o->backend, gpu, kernels, baseline_only, &nk, notes, notes_len, err, sizeof err);
+    sml_status s = sml_bench_select(o->backend, gpu, kernels, baseline_only, &nk, notes, notes_len,
+                                    err, sizeof err);
     if (s != SML_OK) {
         /* With no GPU and only GPU backends asked for, say so and do nothing: not a usage
          * error, and not a pass either (3: nothing was checked). */
         if (!gpu && s == SML_ERR_INVALID_ARG) {
-            printf("GPU backends are unavailable on this machine (no CUDA device, or built without "
-                   "CUDA); nothing to run for --backend %s. The CPU backends run with --backend cpu.\n"
-                   "NOTHING CHECKED: no ledger written%s; exit 3\n",
-                   o->backend, o->gate ? ", and --gate cannot pass what did not run" : "");
+            printf(
+                "GPU backends are unavailable on this machine (no CUDA device, or built without "
+                "CUDA); nothing to run for --backend %s. The CPU backends run with --backend cpu.\n"
+                "NOTHING CHECKED: no ledger written%s; exit 3\n",
+                o->backend, o->gate ? ", and --gate cannot pass what did not run" : "");
             return 3;
         }
         return bad("%s", err);
@@ -395,7 +446,8 @@ static int plan_kernels(bench_opts *o, int gpu, sml_bench_plan *plan, const sml_
     if (o->versus) {
         /* The claims' common baseline is timed like the other baselines. */
         const sml_kernel *v = sml_kernel_find(o->versus);
-        if (!v) return bad("--versus: no kernel '%s' in the registry (softmax-lab list)", o->versus);
+        if (!v)
+            return bad("--versus: no kernel '%s' in the registry (softmax-lab list)", o->versus);
         size_t i = 0;
         while (i < nk && kernels[i] != v) i++;
         if (i == nk) {
@@ -414,9 +466,11 @@ static int plan_kernels(bench_opts *o, int gpu, sml_bench_plan *plan, const sml_
 }
 
 /* A CPU-only run keeps each shape's cols (its class) and cuts rows to time in seconds. */
-static void shrink_for_cpu(const bench_opts *o, sml_bench_plan *plan, char *notes, size_t notes_len) {
+static void shrink_for_cpu(const bench_opts *o, sml_bench_plan *plan, char *notes,
+                           size_t notes_len) {
     int any_gpu = 0;
-    for (size_t i = 0; i < plan->nkernels; i++) any_gpu |= plan->kernels[i]->device == SML_DEVICE_GPU;
+    for (size_t i = 0; i < plan->nkernels; i++)
+        any_gpu |= plan->kernels[i]->device == SML_DEVICE_GPU;
     if (any_gpu || o->no_shrink || o->rows || o->cols) return;
     int cut = 0;
     for (size_t i = 0; i < plan->shapes.n; i++) {
@@ -439,7 +493,8 @@ static void shrink_for_cpu(const bench_opts *o, sml_bench_plan *plan, char *note
 
 /* ---- report ---- */
 
-static int save_file(const sml_bench_run *run, const sml_ledger *l, const char *path, int json, const char *lead) {
+static int save_file(const sml_bench_run *run, const sml_ledger *l, const char *path, int json,
+                     const char *lead) {
     char err[1200];
     if (sml_ledger_save_file(run, l, path, json, err, sizeof err) != SML_OK) {
         fprintf(stderr, "softmax-lab bench: %s\n", err);
@@ -453,7 +508,8 @@ static int save_file(const sml_bench_run *run, const sml_ledger *l, const char *
 static int write_outputs(const bench_opts *o, const sml_bench_run *run, const sml_ledger *l) {
     char stem[sizeof run->plan.sweep + 80 + 1], jp[1200], mp[1200], err[1200];
     char opstag[80] = "";
-    if (o->ops == SML_OPS_ALL) snprintf(opstag, sizeof opstag, "all");
+    if (o->ops == SML_OPS_ALL)
+        snprintf(opstag, sizeof opstag, "all");
     else
         for (int op = 0; op < SML_OP_COUNT; op++)
             if (o->ops & (1u << op)) {
@@ -462,13 +518,15 @@ static int write_outputs(const bench_opts *o, const sml_bench_run *run, const sm
             }
     snprintf(stem, sizeof stem, "%s_%s", run->plan.sweep, opstag);
     if (o->to_dir) {
-        if (sml_ledger_save(run, l, o->ledger, stem, jp, mp, sizeof jp, err, sizeof err) != SML_OK) {
+        if (sml_ledger_save(run, l, o->ledger, stem, jp, mp, sizeof jp, err, sizeof err) !=
+            SML_OK) {
             fprintf(stderr, "softmax-lab bench: %s\n", err);
             return 1;
         }
         printf("\nledger: %s and %s\n", jp, mp);
     }
-    if ((o->json && !make_parent(o->json, err, sizeof err)) || (o->md && !make_parent(o->md, err, sizeof err)) ||
+    if ((o->json && !make_parent(o->json, err, sizeof err)) ||
+        (o->md && !make_parent(o->md, err, sizeof err)) ||
         (o->svg && !make_parent(o->svg, err, sizeof err))) {
         fprintf(stderr, "softmax-lab bench: %s\n", err);
         return 1;
@@ -484,9 +542,11 @@ static int less_accurate(const sml_ledger *l) {
     int n = 0;
     for (size_t j = 0; j < l->n; j++) {
         const sml_ledger_accuracy *row = NULL;
-        if (l->rec[j].baseline_only || sml_ledger_accuracy_verdict(&l->rec[j], &row) != SML_ACC_LESS) continue;
-        printf("gate: %s is LESS ACCURATE than %s (%s)\n", l->rec[j].kernel, row ? row->baseline : "its baseline",
-               row ? row->why : "");
+        if (l->rec[j].baseline_only ||
+            sml_ledger_accuracy_verdict(&l->rec[j], &row) != SML_ACC_LESS)
+            continue;
+        printf("gate: %s is LESS ACCURATE than %s (%s)\n", l->rec[j].kernel,
+               row ? row->baseline : "its baseline", row ? row->why : "");
         n++;
     }
     return n;
@@ -509,24 +569,30 @@ static int gate_status(const bench_opts *o, const sml_bench_run *run, const sml_
     }
     /* A faster kernel that got less accurate is no pass, as with check --against. */
     int less = less_accurate(l);
-    if (less && !o->allow_less) rc = 1;
-    else if (less) printf("gate: LESS ACCURATE allowed by --allow-less-accurate\n");
+    if (less && !o->allow_less)
+        rc = 1;
+    else if (less)
+        printf("gate: LESS ACCURATE allowed by --allow-less-accurate\n");
     return rc;
 }
 
 /* The exit status after the outputs were written (rc: 1 if one failed). */
-static int run_status(const bench_opts *o, const sml_bench_run *run, const sml_ledger *l, const char *unrun, int rc) {
+static int run_status(const bench_opts *o, const sml_bench_run *run, const sml_ledger *l,
+                      const char *unrun, int rc) {
     /* Exit 1 for a kernel that was asked for and broke the contract; baselines added only for
      * the speedup columns are reported but do not fail the run. */
     int broken = 0, broken_baselines = 0;
     for (size_t i = 0; i < run->nresults; i++) {
         if (!sml_bench_verdict_failed(run->results[i].verdict)) continue;
-        if (run->results[i].baseline_only) broken_baselines++;
-        else broken++;
+        if (run->results[i].baseline_only)
+            broken_baselines++;
+        else
+            broken++;
     }
     if (broken_baselines)
         printf("%d measurement(s) of baselines added for the speedup columns were WRONG or failed "
-               "(reported, not counted in the exit status)\n", broken_baselines);
+               "(reported, not counted in the exit status)\n",
+               broken_baselines);
     if (broken) {
         printf("%d measurement(s) WRONG or failed: see the check column\n", broken);
         rc = 1;
@@ -562,7 +628,8 @@ static int execute(const bench_opts *o, sml_bench_plan *plan, const char *unrun)
         return s == SML_ERR_OUT_OF_MEMORY ? 3 : 1;
     }
     if (!pc.header_done) sml_bench_print_header(stdout, &run);
-    if (run.nresults == 0) printf("\nnothing was measured: no selected backend supports these shapes\n");
+    if (run.nresults == 0)
+        printf("\nnothing was measured: no selected backend supports these shapes\n");
     sml_ledger l;
     if (sml_ledger_build(&run, &l) != SML_OK) {
         fprintf(stderr, "softmax-lab bench: out of memory building the ledger\n");
@@ -599,7 +666,8 @@ int sml_cmd_bench(int argc, char **argv) {
     char notes[512] = "", err[1024];
     const sml_kernel *kernels[SML_MAX_KERNELS];
     int baseline_only[SML_MAX_KERNELS];
-    if ((rc = plan_kernels(&o, gpu, &plan, kernels, baseline_only, notes, sizeof notes)) >= 0) return rc;
+    if ((rc = plan_kernels(&o, gpu, &plan, kernels, baseline_only, notes, sizeof notes)) >= 0)
+        return rc;
     char unrun[256] = "";
     named_unrunnable(o.backend, gpu, unrun, sizeof unrun);
     shrink_for_cpu(&o, &plan, notes, sizeof notes);
@@ -609,13 +677,15 @@ int sml_cmd_bench(int argc, char **argv) {
     /* The kernels run in a worker process running this command again (src/worker/command.c):
      * one that crashes, exits or hangs is a FAIL naming it, not the bench's verdict. A kernel
      * call may take 10 times a property case's deadline (a cell is timed many times). */
-    if (!o.in_process && sml_worker_command_available()) return sml_worker_command("bench", 10.0, 0.0, 1, sml_cli_stdout());
+    if (!o.in_process && sml_worker_command_available())
+        return sml_worker_command("bench", 10.0, 0.0, 1, sml_cli_stdout());
     sml_bench_estimate est;
     sml_bench_estimate_plan(&plan, &o.cfg, gpu, &est);
     if (!o.quiet)
-        fprintf(stderr, "plan: sweep %s, %zu cases (%zu runnable), %zu measurements; timing at most "
-                        "%.0f s (%.2f s each), host work ~%.0f s on %d threads (inputs, reference, "
-                        "checks)\n",
+        fprintf(stderr,
+                "plan: sweep %s, %zu cases (%zu runnable), %zu measurements; timing at most "
+                "%.0f s (%.2f s each), host work ~%.0f s on %d threads (inputs, reference, "
+                "checks)\n",
                 plan.sweep, est.cases, est.cases_run, est.measurements, est.timing_bound_s,
                 o.cfg.stop.max_seconds, est.host_s, est.threads);
     plan.notes = notes;

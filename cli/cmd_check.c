@@ -36,60 +36,62 @@
 #define ME "softmax-lab check"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: softmax-lab check [--kernel K|all] [--op OP|all] [--dtype D|all] [--cases N]\n"
-            "                         [--seconds S] [--seed S] [--save DIR] [--json FILE] [...]\n"
-            "       softmax-lab check --input logits.npy [--kernel K|all] [--op OP|all] [--dy grad.npy]\n"
-            "                         [--dtype bf16] [--save DIR] [--json FILE]\n"
-            "       softmax-lab check --input x.npy --output y.npy [--op OP] [--dy dy.npy]\n"
-            "                         [--dtype bf16] [--save DIR] [--json FILE]\n\n"
-            "The first form runs the property suite (11 properties, shrinking, reproducers) on\n"
-            "each selected kernel, op and dtype; the saved reproducers under tests/regressions/\n"
-            "and tests/mutants/corpus/ are replayed first. The second runs the kernels on your\n"
-            "own tensor (numpy.save; fp32, fp16, or bf16 bits as uint16 with --dtype bf16;\n"
-            "softmax over the last axis) and judges each against the double-precision reference;\n"
-            "--save writes each kernel's output as .npy. For backward ops --input holds the\n"
-            "logits: y is the reference forward output of them, rounded to the dtype, and --dy\n"
-            "the upstream gradient.\n"
-            "The third judges an output made elsewhere (PyTorch, JAX, Triton): --output holds what\n"
-            "the op gave for --input (forward: the logits; backward: the forward output y, with\n"
-            "--dy the upstream gradient and --output the dx), all of one dtype and shape. It prints\n"
-            "the verdict, the number of elements outside the contract and the worst %d with their\n"
-            "index, got, want, error and bound in ulps; --save DIR writes the reference rounded to\n"
-            "the dtype as DIR/reference.<op>.npy. --dtype takes numpy/PyTorch names (float32,\n"
-            "torch.bfloat16, ...).\n\n"
-            "Exit (--input): 0 the contract holds, 1 it is broken, 2 bad usage or input or a failed\n"
-            "write (nothing written), 3 nothing was checked (empty tensor, or a kernel named with\n"
-            "--kernel could not run here; --kernel all says what it skipped and exits 0).\n\n"
-            "Suite options:\n"
-            "  --kernel K[,K]   registered kernels (softmax-lab list), or all (default)\n"
-            "  --op OP          softmax, log_softmax, softmax_bwd, log_softmax_bwd, or all (default)\n"
-            "  --dtype D        fp32, fp16, bf16, or all (default)\n"
-            "  --json FILE      write the results as JSON (softmax-lab-check/1; with each run's\n"
-            "                   accuracy: err/bound worst, p99, median, worst ulps, seed, cases and\n"
-            "                   the cases' digest)\n"
-            "  --against BASE   with --kernel K: run BASE on the very cases K runs and judge K's\n"
-            "                   accuracy against it per op and dtype: MORE ACCURATE / LESS ACCURATE /\n"
-            "                   SAME (docs/NUMERICS.md, section 8); --save DIR keeps the case of the\n"
-            "                   largest loss as a reproducer; exit 1 on LESS ACCURATE. K stops at\n"
-            "                   --seconds, BASE runs the same cases; with a GPU kernel and no\n"
-            "                   --seconds, the GPU profile's 10,000 cases and 540 s budget\n"
-            "  --allow-less-accurate  report LESS ACCURATE without failing the run\n"
-            "  --skip-bad-regressions  skip reproducers under --regressions that cannot be read\n"
-            "                   (without it they fail the run, exit 2)\n"
-            "  --sanitize T[,T] run each GPU kernel's first 20 cases per op and dtype (or --cases)\n"
-            "                   under compute-sanitizer --tool T (memcheck, racecheck, synccheck,\n"
-            "                   initcheck) in worker processes: a reported hazard is a FAIL with\n"
-            "                   the tool's report; exit 77 where compute-sanitizer is absent\n"
-            "  --in-process     run the kernels in this process (for a debugger); by default each\n"
-            "                   runs in a worker process, and a crash, an exit, a hang past the\n"
-            "                   case's deadline or the run's --seconds is a FAIL of that kernel\n"
-            "%s%s"
-            "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
-            "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
-            "     input, or --json could not be written (the old file, or none, is left), 3 a\n"
-            "     kernel named with --kernel could not run here, or nothing at all was checked\n",
-            SML_CHECK_SHOW_WORST, sml_prop_flags_help(), sml_cli_devices_help());
+    fprintf(
+        f,
+        "usage: softmax-lab check [--kernel K|all] [--op OP|all] [--dtype D|all] [--cases N]\n"
+        "                         [--seconds S] [--seed S] [--save DIR] [--json FILE] [...]\n"
+        "       softmax-lab check --input logits.npy [--kernel K|all] [--op OP|all] [--dy "
+        "grad.npy]\n"
+        "                         [--dtype bf16] [--save DIR] [--json FILE]\n"
+        "       softmax-lab check --input x.npy --output y.npy [--op OP] [--dy dy.npy]\n"
+        "                         [--dtype bf16] [--save DIR] [--json FILE]\n\n"
+        "The first form runs the property suite (11 properties, shrinking, reproducers) on\n"
+        "each selected kernel, op and dtype; the saved reproducers under tests/regressions/\n"
+        "and tests/mutants/corpus/ are replayed first. The second runs the kernels on your\n"
+        "own tensor (numpy.save; fp32, fp16, or bf16 bits as uint16 with --dtype bf16;\n"
+        "softmax over the last axis) and judges each against the double-precision reference;\n"
+        "--save writes each kernel's output as .npy. For backward ops --input holds the\n"
+        "logits: y is the reference forward output of them, rounded to the dtype, and --dy\n"
+        "the upstream gradient.\n"
+        "The third judges an output made elsewhere (PyTorch, JAX, Triton): --output holds what\n"
+        "the op gave for --input (forward: the logits; backward: the forward output y, with\n"
+        "--dy the upstream gradient and --output the dx), all of one dtype and shape. It prints\n"
+        "the verdict, the number of elements outside the contract and the worst %d with their\n"
+        "index, got, want, error and bound in ulps; --save DIR writes the reference rounded to\n"
+        "the dtype as DIR/reference.<op>.npy. --dtype takes numpy/PyTorch names (float32,\n"
+        "torch.bfloat16, ...).\n\n"
+        "Exit (--input): 0 the contract holds, 1 it is broken, 2 bad usage or input or a failed\n"
+        "write (nothing written), 3 nothing was checked (empty tensor, or a kernel named with\n"
+        "--kernel could not run here; --kernel all says what it skipped and exits 0).\n\n"
+        "Suite options:\n"
+        "  --kernel K[,K]   registered kernels (softmax-lab list), or all (default)\n"
+        "  --op OP          softmax, log_softmax, softmax_bwd, log_softmax_bwd, or all (default)\n"
+        "  --dtype D        fp32, fp16, bf16, or all (default)\n"
+        "  --json FILE      write the results as JSON (softmax-lab-check/1; with each run's\n"
+        "                   accuracy: err/bound worst, p99, median, worst ulps, seed, cases and\n"
+        "                   the cases' digest)\n"
+        "  --against BASE   with --kernel K: run BASE on the very cases K runs and judge K's\n"
+        "                   accuracy against it per op and dtype: MORE ACCURATE / LESS ACCURATE /\n"
+        "                   SAME (docs/NUMERICS.md, section 8); --save DIR keeps the case of the\n"
+        "                   largest loss as a reproducer; exit 1 on LESS ACCURATE. K stops at\n"
+        "                   --seconds, BASE runs the same cases; with a GPU kernel and no\n"
+        "                   --seconds, the GPU profile's 10,000 cases and 540 s budget\n"
+        "  --allow-less-accurate  report LESS ACCURATE without failing the run\n"
+        "  --skip-bad-regressions  skip reproducers under --regressions that cannot be read\n"
+        "                   (without it they fail the run, exit 2)\n"
+        "  --sanitize T[,T] run each GPU kernel's first 20 cases per op and dtype (or --cases)\n"
+        "                   under compute-sanitizer --tool T (memcheck, racecheck, synccheck,\n"
+        "                   initcheck) in worker processes: a reported hazard is a FAIL with\n"
+        "                   the tool's report; exit 77 where compute-sanitizer is absent\n"
+        "  --in-process     run the kernels in this process (for a debugger); by default each\n"
+        "                   runs in a worker process, and a crash, an exit, a hang past the\n"
+        "                   case's deadline or the run's --seconds is a FAIL of that kernel\n"
+        "%s%s"
+        "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
+        "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
+        "     input, or --json could not be written (the old file, or none, is left), 3 a\n"
+        "     kernel named with --kernel could not run here, or nothing at all was checked\n",
+        SML_CHECK_SHOW_WORST, sml_prop_flags_help(), sml_cli_devices_help());
 }
 
 static int dir_exists(const char *p) {
@@ -184,9 +186,11 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
  * bad reproducer, unless --skip-bad-regressions (then a warning, and they are skipped). */
 static int regressions_unreadable(const sml_prop_config *cfg, int skip_bad) {
     char err[1024];
-    size_t bad = cfg->regressions_dir ? sml_prop_repro_unreadable(cfg->regressions_dir, err, sizeof err) : 0;
+    size_t bad =
+        cfg->regressions_dir ? sml_prop_repro_unreadable(cfg->regressions_dir, err, sizeof err) : 0;
     if (!bad) return 0;
-    fprintf(stderr, ME ": %s%zu reproducer(s) under --regressions cannot be read; the first: %s%s\n",
+    fprintf(stderr,
+            ME ": %s%zu reproducer(s) under --regressions cannot be read; the first: %s%s\n",
             skip_bad ? "warning: skipping " : "", bad, err,
             skip_bad ? "" : " (fix or remove them, or --skip-bad-regressions)");
     return !skip_bad;
@@ -195,7 +199,7 @@ static int regressions_unreadable(const sml_prop_config *cfg, int skip_bad) {
 typedef struct check_args {
     const char *kernel, *op_s, *dt_s, *json, *input, *dy, *output, *against, *sanitize;
     int allow_less, in_process, seconds_given, gpu_only, skip_bad;
-    const char *const *wrap;  /* the tool workers run under (--sanitize), or NULL */
+    const char *const *wrap; /* the tool workers run under (--sanitize), or NULL */
     int64_t default_cases;
     unsigned ops, dts;
     sml_prop_config cfg;
@@ -212,19 +216,24 @@ static int parse_args(int argc, char **argv, check_args *a) {
     a->seconds_given = getenv("SML_PROP_SECONDS") != NULL;
     a->cfg.replay_cmd = "softmax-lab replay";
     /* The reproducers of real bugs, and the inputs that killed the mutants. */
-    a->cfg.regressions_dir = dir_exists("tests/regressions") ? "tests/regressions:tests/mutants/corpus" : NULL;
+    a->cfg.regressions_dir =
+        dir_exists("tests/regressions") ? "tests/regressions:tests/mutants/corpus" : NULL;
     for (int i = 0; i < argc;) {
         const char *s = argv[i];
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
             usage(stdout);
             return 0;
         }
-        const char **slot = !strcmp(s, "--kernel") ? &a->kernel : !strcmp(s, "--op") ? &a->op_s
-                          : !strcmp(s, "--dtype") ? &a->dt_s : !strcmp(s, "--json") ? &a->json
-                          : !strcmp(s, "--input") ? &a->input : !strcmp(s, "--dy") ? &a->dy
-                          : !strcmp(s, "--output") ? &a->output
-                          : !strcmp(s, "--against") ? &a->against
-                          : !strcmp(s, "--sanitize") ? &a->sanitize : NULL;
+        const char **slot = !strcmp(s, "--kernel")     ? &a->kernel
+                            : !strcmp(s, "--op")       ? &a->op_s
+                            : !strcmp(s, "--dtype")    ? &a->dt_s
+                            : !strcmp(s, "--json")     ? &a->json
+                            : !strcmp(s, "--input")    ? &a->input
+                            : !strcmp(s, "--dy")       ? &a->dy
+                            : !strcmp(s, "--output")   ? &a->output
+                            : !strcmp(s, "--against")  ? &a->against
+                            : !strcmp(s, "--sanitize") ? &a->sanitize
+                                                       : NULL;
         if (!strcmp(s, "--allow-less-accurate") || !strcmp(s, "--in-process") ||
             !strcmp(s, "--skip-bad-regressions")) {
             *(s[2] == 'a' ? &a->allow_less : s[2] == 'i' ? &a->in_process : &a->skip_bad) = 1;
@@ -250,11 +259,14 @@ static int parse_args(int argc, char **argv, check_args *a) {
     }
     if (a->cfg.shard.count && (a->input || a->against || a->cfg.only_case >= 0)) {
         fprintf(stderr, ME ": --shard (or SML_SHARD) goes with the suite, not with %s\n",
-                a->input ? "--input" : a->against ? "--against" : "--case");
+                a->input     ? "--input"
+                : a->against ? "--against"
+                             : "--case");
         return 2;
     }
     if (a->input && (a->against || a->allow_less)) {
-        fprintf(stderr, ME ": --against and --allow-less-accurate go with the suite, not with --input\n");
+        fprintf(stderr,
+                ME ": --against and --allow-less-accurate go with the suite, not with --input\n");
         return 2;
     }
     return -1;
@@ -293,14 +305,17 @@ static int run_input(check_args *a) {
         }
         dt = d;
     }
-    sml_check_input_args ia = {a->input, a->output, a->dy, a->kernel, a->op_s, dt, a->cfg.save_dir, a->json};
+    sml_check_input_args ia = {a->input, a->output, a->dy,           a->kernel,
+                               a->op_s,  dt,        a->cfg.save_dir, a->json};
     return sml_check_input(&ia);
 }
 
 static int run_against(check_args *a) {
     const sml_kernel *cand = a->kernel ? sml_kernel_find(a->kernel) : NULL;
     if (!a->against || !cand) {
-        fprintf(stderr, ME ": --against BASE goes with --kernel K (one registered kernel, the candidate)%s\n",
+        fprintf(stderr,
+                ME
+                ": --against BASE goes with --kernel K (one registered kernel, the candidate)%s\n",
                 a->against ? "" : "; --allow-less-accurate with --against");
         return 2;
     }
@@ -323,8 +338,8 @@ static int run_against(check_args *a) {
 
 /* The jobs of the chosen kernels, ops and dtypes: those that can run here first (their
  * count in *runnable), then the rest, which only report why they are skipped. */
-static int build_jobs(const check_args *a, const unsigned char *chosen, size_t nk, sml_prop_job *jobs,
-                      int *runnable) {
+static int build_jobs(const check_args *a, const unsigned char *chosen, size_t nk,
+                      sml_prop_job *jobs, int *runnable) {
     /* GPU kernels get the GPU profile's sizes (and its case count unless --cases was given). */
     sml_prop_config gcfg;
     sml_prop_config_init(&gcfg, SML_PROP_PROFILE_GPU);
@@ -335,7 +350,8 @@ static int build_jobs(const check_args *a, const unsigned char *chosen, size_t n
         if (!chosen[i] || (a->gpu_only && k->device != SML_DEVICE_GPU)) continue;
         for (int op = 0; op < SML_OP_COUNT; op++) {
             for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
-                if (!(a->ops >> op & 1) || !(a->dts >> dt & 1) || !(k->ops >> op & 1) || !(k->dtypes >> dt & 1))
+                if (!(a->ops >> op & 1) || !(a->dts >> dt & 1) || !(k->ops >> op & 1) ||
+                    !(k->dtypes >> dt & 1))
                     continue;
                 sml_prop_config c = a->cfg;
                 if (k->device == SML_DEVICE_GPU) {
@@ -343,7 +359,8 @@ static int build_jobs(const check_args *a, const unsigned char *chosen, size_t n
                     c.ramp_by_time = gcfg.ramp_by_time;
                     if (a->cfg.max_cases == a->default_cases) c.max_cases = gcfg.max_cases;
                 }
-                jobs[njobs++] = (sml_prop_job){.k = k, .op = (sml_op)op, .dtype = (sml_dtype)dt, .cfg = c};
+                jobs[njobs++] =
+                    (sml_prop_job){.k = k, .op = (sml_op)op, .dtype = (sml_dtype)dt, .cfg = c};
                 /* Kernels that cannot run here go last and outside the suite: they must not
                  * take a share of the time budget. */
                 if (k->launch && (k->device == SML_DEVICE_CPU || gpu)) {
@@ -362,21 +379,25 @@ static void print_header(const check_args *a, int threads) {
     sml_prop_config gcfg;
     sml_prop_config_init(&gcfg, SML_PROP_PROFILE_GPU);
     const sml_prop_config *cfg = &a->cfg;
-    printf("check: seed 0x%016llx, up to %lld cases per kernel/op/dtype (GPU kernels %lld), ", (unsigned long long)cfg->seed,
-           (long long)cfg->max_cases, (long long)(cfg->max_cases == a->default_cases ? gcfg.max_cases : cfg->max_cases));
-    if (cfg->total_seconds > 0) printf("%.0f s budget", cfg->total_seconds);
-    else printf("no time budget");
+    printf("check: seed 0x%016llx, up to %lld cases per kernel/op/dtype (GPU kernels %lld), ",
+           (unsigned long long)cfg->seed, (long long)cfg->max_cases,
+           (long long)(cfg->max_cases == a->default_cases ? gcfg.max_cases : cfg->max_cases));
+    if (cfg->total_seconds > 0)
+        printf("%.0f s budget", cfg->total_seconds);
+    else
+        printf("no time budget");
     printf(", %d host thread%s", threads, threads == 1 ? "" : "s");
     if (cfg->shard.count) printf(", shard %d/%d", cfg->shard.index, cfg->shard.count);
-    if (cfg->regressions_dir) printf(", replaying the reproducers under %s first", cfg->regressions_dir);
+    if (cfg->regressions_dir)
+        printf(", replaying the reproducers under %s first", cfg->regressions_dir);
     printf("\n");
     fflush(stdout);
 }
 
 /* Run the suite's jobs (in worker processes unless --in-process): SML_OK, or the suite
  * could not start. The wall time in *wall. */
-static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, int runnable, int threads,
-                           double *wall) {
+static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, int runnable,
+                           int threads, double *wall) {
     sml_prop_suite suite = {threads, a->cfg.total_seconds, "check", stderr, NULL, NULL, NULL, NULL};
     /* Kernels run in worker processes (src/worker): a crash, an exit or a hang is a FAIL of
      * that kernel, never the end of the check. --in-process: in this process (gdb). */
@@ -391,8 +412,10 @@ static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, i
     sml_status srun = sml_prop_suite_run(&suite, jobs, runnable);
     sml_worker_pool_close(&pool);
     *wall = sml_prop_now() - t0;
-    for (int j = runnable; j < njobs && srun == SML_OK; j++) /* each answers SKIP at once, with the reason */
-        jobs[j].status = sml_prop_run(jobs[j].k, jobs[j].op, jobs[j].dtype, &jobs[j].cfg, &jobs[j].res);
+    for (int j = runnable; j < njobs && srun == SML_OK;
+         j++) /* each answers SKIP at once, with the reason */
+        jobs[j].status =
+            sml_prop_run(jobs[j].k, jobs[j].op, jobs[j].dtype, &jobs[j].cfg, &jobs[j].res);
     return srun;
 }
 
@@ -426,27 +449,28 @@ static int sum_jobs(const sml_prop_job *jobs, int njobs, ksum *sum, sml_jw *w) {
 }
 
 static void print_table(const ksum *sum, const unsigned char *chosen, size_t nk) {
-    printf("\n%-10s %-4s %8s %8s %6s %12s %10s %8s  %s\n", "kernel", "dev", "cases", "failures", "regr",
-           "worst/bound", "worst ulp", "seconds", "status");
+    printf("\n%-10s %-4s %8s %8s %6s %12s %10s %8s  %s\n", "kernel", "dev", "cases", "failures",
+           "regr", "worst/bound", "worst ulp", "seconds", "status");
     for (size_t i = 0; i < nk; i++) {
         const sml_kernel *k = sml_kernel_at(i);
         const ksum *s = &sum[i];
         if (!chosen[i] || !s->runs) continue;
         const char *status = s->failed ? "FAIL" : s->skipped == s->runs ? "skipped" : "pass";
         printf("%-10s %-4s %8lld %8lld %6lld %12.3g %10.3g %8.1f  %s%s%s\n", k->name,
-               k->device == SML_DEVICE_GPU ? "gpu" : "cpu", (long long)s->cases, (long long)s->failed,
-               (long long)s->regressions, s->worst_ratio, s->worst_ulps, s->seconds, status,
-               s->skipped ? ": " : "", s->skipped ? s->skip_note : "");
+               k->device == SML_DEVICE_GPU ? "gpu" : "cpu", (long long)s->cases,
+               (long long)s->failed, (long long)s->regressions, s->worst_ratio, s->worst_ulps,
+               s->seconds, status, s->skipped ? ": " : "", s->skipped ? s->skip_note : "");
         if (s->deviations)
-            printf("%-10s      KNOWN DEVIATION: %lld checks missed the value bounds and were excused (%s)\n", "",
-                   (long long)s->deviations, k->known_deviation);
+            printf("%-10s      KNOWN DEVIATION: %lld checks missed the value bounds and were "
+                   "excused (%s)\n",
+                   "", (long long)s->deviations, k->known_deviation);
     }
 }
 
 /* What was not checked: a kernel named with --kernel that could not run (or ran nothing
  * but skips) goes into unrun (exit 3); under --kernel all into skipped. 1 if any was checked. */
-static int not_checked(const ksum *sum, const unsigned char *chosen, const unsigned char *named, size_t nk,
-                       char *unrun, char *skipped, size_t n) {
+static int not_checked(const ksum *sum, const unsigned char *chosen, const unsigned char *named,
+                       size_t nk, char *unrun, char *skipped, size_t n) {
     int any_checked = 0;
     for (size_t i = 0; i < nk; i++) {
         if (!chosen[i]) continue;
@@ -469,7 +493,8 @@ static int json_finish(sml_jw *w, sml_out_file *jout, const char *json, const ks
     sml_jw_key(w, "not_run");
     sml_jw_array_inline(w);
     for (size_t i = 0; i < nk; i++)
-        if (chosen[i] && sum[i].runs && sum[i].runs == sum[i].skipped) sml_jw_str(w, sml_kernel_at(i)->name);
+        if (chosen[i] && sum[i].runs && sum[i].runs == sum[i].skipped)
+            sml_jw_str(w, sml_kernel_at(i)->name);
     sml_jw_end(w);
     sml_jw_kstr(w, "result", rc == 1 ? "failed" : rc == 3 ? "not-checked" : "passed");
     sml_jw_kbool(w, "passed", rc == 0);
@@ -506,16 +531,17 @@ static int engine_failures(const sml_prop_job *jobs, int njobs) {
     for (int j = 0; j < njobs; j++) {
         if (jobs[j].status == SML_OK) continue;
         printf("check: %s %s %s not checked: %s%s%s\n", jobs[j].k->name, sml_op_name(jobs[j].op),
-               sml_dtype_name(jobs[j].dtype), sml_strerror(jobs[j].status), jobs[j].res.note[0] ? ": " : "",
-               jobs[j].res.note);
+               sml_dtype_name(jobs[j].dtype), sml_strerror(jobs[j].status),
+               jobs[j].res.note[0] ? ": " : "", jobs[j].res.note);
         n++;
     }
     return n;
 }
 
 /* The verdict: the table, the JSON, the last lines; the exit status. */
-static int report(const check_args *a, const sml_prop_job *jobs, int njobs, const unsigned char *chosen,
-                  const unsigned char *named, size_t nk, ksum *sum, sml_out_file *jout, int threads, double wall) {
+static int report(const check_args *a, const sml_prop_job *jobs, int njobs,
+                  const unsigned char *chosen, const unsigned char *named, size_t nk, ksum *sum,
+                  sml_out_file *jout, int threads, double wall) {
     sml_jw w;
     if (a->json) json_begin(&w, jout, a, threads);
     int failed = sum_jobs(jobs, njobs, sum, a->json ? &w : NULL);
@@ -530,16 +556,19 @@ static int report(const check_args *a, const sml_prop_job *jobs, int njobs, cons
         int bad = json_finish(&w, jout, a->json, sum, chosen, nk, rc);
         if (bad) return bad;
     }
-    printf("\n%lld cases in %.1f s of wall time on %d host thread%s (the seconds column adds up each kernel's runs)\n",
+    printf("\n%lld cases in %.1f s of wall time on %d host thread%s (the seconds column adds up "
+           "each kernel's runs)\n",
            (long long)all, wall, threads, threads == 1 ? "" : "s");
     if (skipped[0]) printf("check: not run here (skipped): %s\n", skipped);
     if (rc == 1)
         printf("check: FAILED (see the FAIL lines above for the commands that replay each)\n");
     else if (engine)
-        printf("check: NOT CHECKED: the engine could not run %d job%s (above); no verdict on %s; exit 3\n", engine,
-               engine == 1 ? "" : "s", engine == 1 ? "its kernel" : "their kernels");
+        printf("check: NOT CHECKED: the engine could not run %d job%s (above); no verdict on %s; "
+               "exit 3\n",
+               engine, engine == 1 ? "" : "s", engine == 1 ? "its kernel" : "their kernels");
     else if (unrun[0])
-        printf("check: NOT CHECKED: %s could not run here (see the status column); exit 3\n", unrun);
+        printf("check: NOT CHECKED: %s could not run here (see the status column); exit 3\n",
+               unrun);
     else if (rc == 3)
         printf("check: NOTHING CHECKED: no selected kernel ran on this machine; exit 3\n");
     else
@@ -602,7 +631,8 @@ static int find_sanitizer(char *path, size_t n) {
     const char *env = getenv("PATH");
     char dirs[8192];
     const char *home = getenv("CUDA_HOME");
-    snprintf(dirs, sizeof dirs, "%s:%s/bin:/usr/local/cuda/bin", env ? env : "", home ? home : "/nonexistent");
+    snprintf(dirs, sizeof dirs, "%s:%s/bin:/usr/local/cuda/bin", env ? env : "",
+             home ? home : "/nonexistent");
     for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
         snprintf(path, n, "%s/compute-sanitizer", d);
         if (access(path, X_OK) == 0) return 1;
@@ -622,16 +652,21 @@ static int run_sanitize(check_args *a) {
         int ok = 0;
         for (size_t i = 0; i < sizeof TOOLS / sizeof TOOLS[0]; i++) ok |= !strcmp(t, TOOLS[i]);
         if (!ok) {
-            fprintf(stderr, ME ": --sanitize: unknown tool '%s' (memcheck, racecheck, synccheck, initcheck)\n", t);
+            fprintf(stderr,
+                    ME
+                    ": --sanitize: unknown tool '%s' (memcheck, racecheck, synccheck, initcheck)\n",
+                    t);
             return 2;
         }
     }
     if (!sml_worker_available()) {
-        fprintf(stderr, ME ": --sanitize runs kernels in worker processes, which this program cannot start\n");
+        fprintf(stderr, ME
+                ": --sanitize runs kernels in worker processes, which this program cannot start\n");
         return 2;
     }
     if (!find_sanitizer(tool_path, sizeof tool_path)) {
-        printf("check: compute-sanitizer not found (PATH, CUDA_HOME/bin, /usr/local/cuda/bin): not checked; exit 77\n");
+        printf("check: compute-sanitizer not found (PATH, CUDA_HOME/bin, /usr/local/cuda/bin): not "
+               "checked; exit 77\n");
         return 77;
     }
     if (a->cfg.max_cases == a->default_cases) a->cfg.max_cases = SANITIZE_CASES;
@@ -643,7 +678,8 @@ static int run_sanitize(check_args *a) {
     for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         /* The first hazards of each kind say what is wrong; thousands of copies of them bury
          * the verdict (and a test's capture of it). */
-        const char *wrap[] = {tool_path, "--tool", t, "--error-exitcode", "86", "--print-limit", "12", NULL};
+        const char *wrap[] = {tool_path, "--tool",        t,    "--error-exitcode",
+                              "86",      "--print-limit", "12", NULL};
         a->wrap = wrap;
         printf("check --sanitize %s: %lld cases per GPU kernel, op and dtype under %s\n", t,
                (long long)a->cfg.max_cases, tool_path);
@@ -662,7 +698,8 @@ int sml_cmd_check(int argc, char **argv) {
     if (rc >= 0) return rc;
     /* Outside the suite's jobs the kernels run in a worker process running this command
      * again (src/worker/command.c): a crash, an exit or a hang is a FAIL naming the kernel. */
-    if ((a.input || a.against || a.allow_less) && !a.in_process && !a.sanitize && sml_worker_command_available())
+    if ((a.input || a.against || a.allow_less) && !a.in_process && !a.sanitize &&
+        sml_worker_command_available())
         return sml_worker_command("check", 1.0, 0.0, 0, sml_cli_stdout());
     if (a.input) return run_input(&a);
     if (a.dy || a.output) {

@@ -14,8 +14,10 @@
 #include "compare_accuracy.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-        "usage: softmax-lab compare OLD.json NEW.json [--threshold X] [--changes] [--allow-less-accurate]\n"
+    fprintf(
+        f,
+        "usage: softmax-lab compare OLD.json NEW.json [--threshold X] [--changes] "
+        "[--allow-less-accurate]\n"
         "                           [--allow-different-gpu]\n"
         "  OLD/NEW      ledger JSON written by `softmax-lab bench` (--json or --ledger DIR), or\n"
         "               `softmax-lab check --json` files (accuracy only)\n"
@@ -27,19 +29,24 @@ static void usage(FILE *f) {
         "  SAME         |change| <= threshold and noise <= threshold\n"
         "  UNCLEAR      otherwise (the noise hides the answer), or a side was not timed\n"
         "Per kernel, op and dtype, on the same cases (same seed, case count and case digest, else\n"
-        "NOT COMPARABLE): MORE ACCURATE / LESS ACCURATE / SAME by worst and p99 err/bound, a factor\n"
+        "NOT COMPARABLE): MORE ACCURATE / LESS ACCURATE / SAME by worst and p99 err/bound, a "
+        "factor\n"
         "of 1.25 beyond a floor of 0.05 of the bound (docs/NUMERICS.md, section 8)\n"
         "  --allow-less-accurate  report LESS ACCURATE without failing\n"
-        "  --allow-different-gpu  compare ledgers timed on different GPUs (refused otherwise: their\n"
+        "  --allow-different-gpu  compare ledgers timed on different GPUs (refused otherwise: "
+        "their\n"
         "                         timings say nothing about a change in the code)\n"
         "exit: 0 no SLOW and nothing LESS ACCURATE, 1 a SLOW case, a check that broke or a LESS\n"
-        "      ACCURATE one, 2 bad usage or input (ledgers of two GPUs without --allow-different-gpu), 3 nothing compared: no case is in both files\n"
+        "      ACCURATE one, 2 bad usage or input (ledgers of two GPUs without "
+        "--allow-different-gpu), 3 nothing compared: no case is in both files\n"
         "      with a time on both sides (check JSONs: no run on the same cases)\n");
 }
 
 static void fmt_time(char *buf, size_t n, int timed, double ms, double spread) {
-    if (timed) snprintf(buf, n, "%.5f (%.1f%%)", ms, spread * 100);
-    else snprintf(buf, n, "-");
+    if (timed)
+        snprintf(buf, n, "%.5f (%.1f%%)", ms, spread * 100);
+    else
+        snprintf(buf, n, "-");
 }
 
 static void print_rows(const sml_cmp_report *r, int changes_only) {
@@ -47,11 +54,14 @@ static void print_rows(const sml_cmp_report *r, int changes_only) {
            "old ms", "new ms", "change", "verdict");
     for (size_t i = 0; i < r->n; i++) {
         const sml_cmp_row *x = &r->rows[i];
-        if (changes_only && x->presence == SML_CMP_BOTH && x->verdict == SML_CMP_SAME && !x->broke) continue;
+        if (changes_only && x->presence == SML_CMP_BOTH && x->verdict == SML_CMP_SAME && !x->broke)
+            continue;
         char shape[32], a[32], b[32], ch[16];
         snprintf(shape, sizeof shape, "%lldx%lld", (long long)x->rows, (long long)x->cols);
-        fmt_time(a, sizeof a, x->presence != SML_CMP_ONLY_NEW && x->old_timed, x->old_ms, x->old_spread);
-        fmt_time(b, sizeof b, x->presence != SML_CMP_ONLY_OLD && x->new_timed, x->new_ms, x->new_spread);
+        fmt_time(a, sizeof a, x->presence != SML_CMP_ONLY_NEW && x->old_timed, x->old_ms,
+                 x->old_spread);
+        fmt_time(b, sizeof b, x->presence != SML_CMP_ONLY_OLD && x->new_timed, x->new_ms,
+                 x->new_spread);
         if (x->presence == SML_CMP_BOTH && x->old_timed && x->new_timed)
             snprintf(ch, sizeof ch, "%+.1f%%", (x->new_ms / x->old_ms - 1) * 100);
         else
@@ -59,9 +69,10 @@ static void print_rows(const sml_cmp_report *r, int changes_only) {
         const char *v = x->presence == SML_CMP_ONLY_OLD   ? "only in OLD"
                         : x->presence == SML_CMP_ONLY_NEW ? "only in NEW"
                                                           : sml_compare_name(x->verdict);
-        printf("%-10s %-16s %-5s %-15s %-18s %-18s %8s  %s", x->kernel, x->op, x->dtype, shape, a, b,
-               ch, v);
-        if (x->broke) printf("  check broke: %s -> %s", x->old_check, x->new_check);
+        printf("%-10s %-16s %-5s %-15s %-18s %-18s %8s  %s", x->kernel, x->op, x->dtype, shape, a,
+               b, ch, v);
+        if (x->broke)
+            printf("  check broke: %s -> %s", x->old_check, x->new_check);
         else if (x->presence == SML_CMP_BOTH && strcmp(x->new_check, "ok"))
             printf("  (check %s in both)", x->new_check);
         printf("\n");
@@ -92,7 +103,8 @@ int sml_cmd_compare(int argc, char **argv) {
             errno = 0;
             threshold = strtod(argv[++i], &end);
             if (*end || errno || !(threshold >= 0 && threshold < 1)) {
-                fprintf(stderr, "softmax-lab compare: bad --threshold '%s' (0 <= X < 1)\n", argv[i]);
+                fprintf(stderr, "softmax-lab compare: bad --threshold '%s' (0 <= X < 1)\n",
+                        argv[i]);
                 return 2;
             }
         } else if (!strncmp(argv[i], "--", 2)) {
@@ -123,9 +135,11 @@ int sml_cmd_compare(int argc, char **argv) {
     }
     if (strcmp(r.old_gpu, r.new_gpu)) {
         if (!allow_gpu) {
-            fprintf(stderr, "softmax-lab compare: %s was timed on %s, %s on %s: timings of two devices are not "
-                    "comparable (--allow-different-gpu compares them anyway)\n", paths[0], r.old_gpu, paths[1],
-                    r.new_gpu);
+            fprintf(
+                stderr,
+                "softmax-lab compare: %s was timed on %s, %s on %s: timings of two devices are not "
+                "comparable (--allow-different-gpu compares them anyway)\n",
+                paths[0], r.old_gpu, paths[1], r.new_gpu);
             sml_cmp_report_free(&r);
             return 2;
         }
@@ -133,10 +147,11 @@ int sml_cmd_compare(int argc, char **argv) {
                r.old_gpu, r.new_gpu);
     }
     print_rows(&r, changes_only);
-    printf("\n%d SLOW, %d FAST, %d SAME, %d UNCLEAR; %d only in OLD, %d only in NEW; %d checks broke "
-           "(threshold %.1f%%)\n",
-           r.count[SML_CMP_SLOW], r.count[SML_CMP_FAST], r.count[SML_CMP_SAME],
-           r.count[SML_CMP_UNCLEAR], r.only_old, r.only_new, r.broke, threshold * 100);
+    printf(
+        "\n%d SLOW, %d FAST, %d SAME, %d UNCLEAR; %d only in OLD, %d only in NEW; %d checks broke "
+        "(threshold %.1f%%)\n",
+        r.count[SML_CMP_SLOW], r.count[SML_CMP_FAST], r.count[SML_CMP_SAME],
+        r.count[SML_CMP_UNCLEAR], r.only_old, r.only_new, r.broke, threshold * 100);
     int rc = sml_cmp_failed(&r) ? 1 : 0;
     if (rc == 0 && r.compared == 0) {
         printf("NOTHING COMPARED: no case is in both files with a time on both sides; exit 3\n");

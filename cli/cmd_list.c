@@ -16,9 +16,12 @@ static void json_str(const char *s) {
     putchar('"');
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
     }
     putchar('"');
 }
@@ -48,13 +51,15 @@ static const char *availability(const sml_kernel *k, int gpu) {
 int sml_cmd_list(int argc, char **argv) {
     int json = 0;
     for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: softmax-lab list [--json]\n"
-                   "The kernel registry: each kernel's device, whether it can run here, ops, dtypes,\n"
-                   "row lengths, claim and summary, built-in kernels first, then plugin kernels with\n"
-                   "the library each came from; --json as an array of objects.\n"
-                   "exit: 0, or 2 on bad usage\n");
+            printf(
+                "usage: softmax-lab list [--json]\n"
+                "The kernel registry: each kernel's device, whether it can run here, ops, dtypes,\n"
+                "row lengths, claim and summary, built-in kernels first, then plugin kernels with\n"
+                "the library each came from; --json as an array of objects.\n"
+                "exit: 0, or 2 on bad usage\n");
             return 0;
         } else {
             fprintf(stderr, "softmax-lab list: unknown option '%s'\n", argv[i]);
@@ -63,21 +68,26 @@ int sml_cmd_list(int argc, char **argv) {
     }
     int gpu = sml_gpu_available();
     char ops[96], dts[32], claim[64];
-    if (json) printf("[\n");
-    else printf("%-10s %-4s %-9s %-22s %-14s %-9s %-24s %s\n", "kernel", "dev", "status", "ops",
-                "dtypes", "cols", "claim", "summary");
+    if (json)
+        printf("[\n");
+    else
+        printf("%-10s %-4s %-9s %-22s %-14s %-9s %-24s %s\n", "kernel", "dev", "status", "ops",
+               "dtypes", "cols", "claim", "summary");
     for (size_t i = 0; i < sml_kernel_count(); i++) {
         const sml_kernel *k = sml_kernel_at(i);
         mask_names(ops, sizeof ops, k->ops, 1, !json);
         mask_names(dts, sizeof dts, k->dtypes, 0, !json);
         if (k->claim.baseline)
-            snprintf(claim, sizeof claim, ">=%.2fx %s (%s)", k->claim.min_speedup, k->claim.baseline,
-                     k->claim.shapes);
+            snprintf(claim, sizeof claim, ">=%.2fx %s (%s)", k->claim.min_speedup,
+                     k->claim.baseline, k->claim.shapes);
         else
             snprintf(claim, sizeof claim, "none");
         char cols[32];
-        if (k->max_cols) snprintf(cols, sizeof cols, "%lld-%lld", (long long)k->min_cols, (long long)k->max_cols);
-        else snprintf(cols, sizeof cols, "%lld-", (long long)k->min_cols);
+        if (k->max_cols)
+            snprintf(cols, sizeof cols, "%lld-%lld", (long long)k->min_cols,
+                     (long long)k->max_cols);
+        else
+            snprintf(cols, sizeof cols, "%lld-", (long long)k->min_cols);
         if (json) {
             printf("  {\"name\": \"%s\", \"device\": \"%s\", \"status\": \"%s\", \"ops\": \"%s\", "
                    "\"dtypes\": \"%s\", \"min_cols\": %lld, \"max_cols\": %lld, \"file\": ",
@@ -94,8 +104,8 @@ int sml_cmd_list(int argc, char **argv) {
                    i + 1 < sml_kernel_count() ? "," : "");
         } else {
             printf("%-10s %-4s %-9s %-22s %-14s %-9s %-24s %s\n", k->name,
-                   k->device == SML_DEVICE_GPU ? "gpu" : "cpu", availability(k, gpu), ops, dts, cols,
-                   claim, k->summary ? k->summary : "");
+                   k->device == SML_DEVICE_GPU ? "gpu" : "cpu", availability(k, gpu), ops, dts,
+                   cols, claim, k->summary ? k->summary : "");
         }
     }
     if (json) {
@@ -110,18 +120,23 @@ int sml_cmd_list(int argc, char **argv) {
     for (size_t i = 0; i < sml_kernel_count(); i++)
         if (sml_kernel_at(i)->flags & SML_KERNEL_FRAMEWORK) {
             size_t used = strlen(field);
-            snprintf(field + used, sizeof field - used, "%s%s", used ? ", " : "", sml_kernel_at(i)->name);
+            snprintf(field + used, sizeof field - used, "%s%s", used ? ", " : "",
+                     sml_kernel_at(i)->name);
         }
-    if (field[0]) printf("framework baselines (targets measures the others against them): %s\n", field);
+    if (field[0])
+        printf("framework baselines (targets measures the others against them): %s\n", field);
     for (size_t i = 0; i < sml_kernel_count(); i++)
         if (sml_kernel_origin(sml_kernel_at(i)))
-            printf("plugin kernel %s from %s\n", sml_kernel_at(i)->name, sml_kernel_origin(sml_kernel_at(i)));
+            printf("plugin kernel %s from %s\n", sml_kernel_at(i)->name,
+                   sml_kernel_origin(sml_kernel_at(i)));
 #ifdef SML_HAVE_CUDA
     printf("build: softmax-lab %s with the CUDA kernels; %s\n", sml_version(),
            gpu ? "a GPU is visible" : "no GPU visible: the GPU kernels cannot run here");
 #else
-    printf("build: softmax-lab %s, CPU only (built without nvcc, or with SML_WITH_CUDA=OFF): the GPU "
-           "kernels are not built\n", sml_version());
+    printf(
+        "build: softmax-lab %s, CPU only (built without nvcc, or with SML_WITH_CUDA=OFF): the GPU "
+        "kernels are not built\n",
+        sml_version());
 #endif
     return 0;
 }

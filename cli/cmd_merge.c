@@ -15,24 +15,28 @@
 #define ME "softmax-lab merge"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: softmax-lab merge SHARD.json SHARD.json... [--json OUT.json] [--md OUT.md] [--partial]\n\n"
-            "Joins the results of the shards of one run into the result of the whole run: check --json\n"
-            "files of `softmax-lab check --shard K/N`, or ledgers of `softmax-lab bench --shard K/N`.\n"
-            "Per kernel, op and dtype the merge gives the unsharded run's case counts, outcome, first\n"
-            "failure of each property (with its reproducer), accuracy (worst, p99, median over every\n"
-            "judged case) and case digest; for ledgers every row, and the decisions and accuracy made\n"
-            "again from them by the bench's rule.\n"
-            "The shards must be of one run: the same seed, softmax-lab version, kernels, ops and\n"
-            "dtypes and case settings (check), sweep and GPU model (ledger); each shard once.\n\n"
-            "  --json FILE   the merged result as check --json (or a ledger) writes it\n"
-            "  --md FILE     the merged result as Markdown\n"
-            "  --partial     merge although shards are missing: the result says which, and is not\n"
-            "                a pass (exit 3 unless something failed)\n\n"
-            "exit: 0 every shard given and every property held (or every measurement checked), 1 a\n"
-            "     kernel failed in some shard, 2 bad usage, an unreadable file, shards that are not of\n"
-            "     one run, a shard given twice or missing without --partial, or a failed write (the\n"
-            "     old file, or none, is left), 3 nothing (or not all) was checked\n");
+    fprintf(
+        f,
+        "usage: softmax-lab merge SHARD.json SHARD.json... [--json OUT.json] [--md OUT.md] "
+        "[--partial]\n\n"
+        "Joins the results of the shards of one run into the result of the whole run: check "
+        "--json\n"
+        "files of `softmax-lab check --shard K/N`, or ledgers of `softmax-lab bench --shard K/N`.\n"
+        "Per kernel, op and dtype the merge gives the unsharded run's case counts, outcome, first\n"
+        "failure of each property (with its reproducer), accuracy (worst, p99, median over every\n"
+        "judged case) and case digest; for ledgers every row, and the decisions and accuracy made\n"
+        "again from them by the bench's rule.\n"
+        "The shards must be of one run: the same seed, softmax-lab version, kernels, ops and\n"
+        "dtypes and case settings (check), sweep and GPU model (ledger); each shard once.\n\n"
+        "  --json FILE   the merged result as check --json (or a ledger) writes it\n"
+        "  --md FILE     the merged result as Markdown\n"
+        "  --partial     merge although shards are missing: the result says which, and is not\n"
+        "                a pass (exit 3 unless something failed)\n\n"
+        "exit: 0 every shard given and every property held (or every measurement checked), 1 a\n"
+        "     kernel failed in some shard, 2 bad usage, an unreadable file, shards that are not "
+        "of\n"
+        "     one run, a shard given twice or missing without --partial, or a failed write (the\n"
+        "     old file, or none, is left), 3 nothing (or not all) was checked\n");
 }
 
 static int write_check(const sml_merge *m, const char *const *paths, const char *path, int json) {
@@ -69,7 +73,8 @@ static int write_one(const sml_merge *m, const char *const *paths, const char *p
 }
 
 static const char *verdict_line(int rc) {
-    return rc == 1   ? "FAILED (see the FAIL lines and each shard's output for the commands that replay each)"
+    return rc == 1   ? "FAILED (see the FAIL lines and each shard's output for the commands that "
+                       "replay each)"
            : rc == 3 ? "NOT (ALL) CHECKED: shards missing, or a named kernel could not run; exit 3"
                      : "every shard given; every property held on every kernel that ran";
 }
@@ -86,7 +91,8 @@ int sml_cmd_merge(int argc, char **argv) {
             free(files);
             return 0;
         }
-        if (!strcmp(a, "--partial")) partial = 1;
+        if (!strcmp(a, "--partial"))
+            partial = 1;
         else if (!strcmp(a, "--json") || !strcmp(a, "--md")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, ME ": %s needs a file name\n", a);
@@ -98,7 +104,8 @@ int sml_cmd_merge(int argc, char **argv) {
             fprintf(stderr, ME ": unknown option '%s' (softmax-lab merge --help)\n", a);
             free(files);
             return 2;
-        } else files[n++] = a;
+        } else
+            files[n++] = a;
     }
     sml_merge m;
     char err[2048];
@@ -108,14 +115,19 @@ int sml_cmd_merge(int argc, char **argv) {
         free(files);
         return 2;
     }
-    if (m.kind == SML_MERGE_CHECK) sml_merge_print(&m, stdout);
-    else sml_bench_print_decisions(stdout, &m.run, &m.ledger);
+    if (m.kind == SML_MERGE_CHECK)
+        sml_merge_print(&m, stdout);
+    else
+        sml_bench_print_decisions(stdout, &m.run, &m.ledger);
     if (m.missing[0]) printf("merge: PARTIAL: shard(s) %s of %d missing\n", m.missing, m.count);
     int rc = m.exit_code;
     if (!write_one(&m, files, json, 1) || !write_one(&m, files, md, 0)) rc = rc == 1 ? 1 : 2;
-    if (m.kind == SML_MERGE_CHECK) printf("merge: %s\n", verdict_line(m.exit_code));
-    else printf("merge: %s\n", m.exit_code == 1 ? "a kernel was WRONG or failed in some shard"
-                               : m.exit_code == 3 ? "NOT (ALL) CHECKED; exit 3" : "every shard given and checked");
+    if (m.kind == SML_MERGE_CHECK)
+        printf("merge: %s\n", verdict_line(m.exit_code));
+    else
+        printf("merge: %s\n", m.exit_code == 1   ? "a kernel was WRONG or failed in some shard"
+                              : m.exit_code == 3 ? "NOT (ALL) CHECKED; exit 3"
+                                                 : "every shard given and checked");
     sml_merge_free(&m);
     free(files);
     return rc;

@@ -11,7 +11,8 @@
 #include "io/path_same.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
+    fprintf(
+        f,
         "usage: softmax-lab plot LEDGER.json OUT.svg [--op OP] [--dtype D] [--rows R]\n"
         "  one line per backend, log2 columns on x, GB/s on y; the run's device copy bandwidth\n"
         "  dashed, the copy kernel on the same bytes dashed grey. Defaults: op softmax, the\n"

@@ -27,14 +27,16 @@ static int needs_code(const char *p) {
     sml_prop_case c;
     sml_prop_repro m;
     char err[512];
-    if (sml_prop_repro_load(p, &c, &m, err, sizeof err) != SML_OK) return 0; /* reported by the replay */
+    if (sml_prop_repro_load(p, &c, &m, err, sizeof err) != SML_OK)
+        return 0; /* reported by the replay */
     sml_prop_case_free(&c);
     if (!m.load[0] || sml_kernel_find(m.kernel)) return 0;
     char load[4400];
     sml_prop_load_arg(m.load, load, sizeof load);
     fprintf(stderr,
-            ME ": %s: kernel '%s' comes from %s, which a reproducer does not load by itself (it is data);\n"
-            "  if you trust that library, run: %s%s %s\n  (or pass --trust-reproducer)\n",
+            ME ": %s: kernel '%s' comes from %s, which a reproducer does not load by itself (it is "
+               "data);\n"
+               "  if you trust that library, run: %s%s %s\n  (or pass --trust-reproducer)\n",
             p, m.kernel, m.load, sml_prop_replay_prefix(m.load, ME), load, p);
     return 1;
 }
@@ -48,17 +50,22 @@ int sml_cmd_replay(int argc, char **argv) {
             continue;
         }
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: softmax-lab replay FILE.json|DIR [--kernel K]\n"
-                   "Re-runs a saved reproducer (or every one under DIR) on the kernel it names, or\n"
-                   "on K, and says whether the property still fails. A plugin kernel's reproducer\n"
-                   "records its library, loaded again here unless a --load library already has a\n"
-                   "kernel of that name (a rebuilt plugin, say). The kernel runs in a worker\n"
-                   "process: a crash, an exit or a hang is a failure with its cause (--in-process:\n"
-                   "in this process, for a debugger).\n"
-                   "A reproducer is data: the library (or Python module) it names is loaded only with\n"
-                   "--load LIB, or with --trust-reproducer; else replay prints the command and exits 2.\n"
-                   "exit: 0 none fails now, 1 some still fails, 2 bad usage or a reproducer could not\n"
-                   "     be read, 3 none fails but some could not run here (skipped: nothing checked)\n");
+            printf(
+                "usage: softmax-lab replay FILE.json|DIR [--kernel K]\n"
+                "Re-runs a saved reproducer (or every one under DIR) on the kernel it names, or\n"
+                "on K, and says whether the property still fails. A plugin kernel's reproducer\n"
+                "records its library, loaded again here unless a --load library already has a\n"
+                "kernel of that name (a rebuilt plugin, say). The kernel runs in a worker\n"
+                "process: a crash, an exit or a hang is a failure with its cause (--in-process:\n"
+                "in this process, for a debugger).\n"
+                "A reproducer is data: the library (or Python module) it names is loaded only "
+                "with\n"
+                "--load LIB, or with --trust-reproducer; else replay prints the command and exits "
+                "2.\n"
+                "exit: 0 none fails now, 1 some still fails, 2 bad usage or a reproducer could "
+                "not\n"
+                "     be read, 3 none fails but some could not run here (skipped: nothing "
+                "checked)\n");
             return 0;
         }
         if (!strcmp(argv[i], "--kernel") && i + 1 < argc) {
@@ -82,7 +89,8 @@ int sml_cmd_replay(int argc, char **argv) {
     }
     struct stat st;
     if (stat(path, &st) != 0) {
-        fprintf(stderr, ME ": %s: %s\n", path, errno == ENOENT ? "no such file or directory" : strerror(errno));
+        fprintf(stderr, ME ": %s: %s\n", path,
+                errno == ENOENT ? "no such file or directory" : strerror(errno));
         return 2;
     }
     char **paths = NULL;
@@ -116,19 +124,25 @@ int sml_cmd_replay(int argc, char **argv) {
                               : r.outcome == SML_PROP_ERROR ? "STILL ERRORS"
                               : r.outcome == SML_PROP_PASS  ? "passes now"
                                                             : "skipped";
-        printf("%s: %s %s %s %lldx%lld (ld %lld, offset %lld%s), property %s: %s (recorded: %s)\n  %s\n",
+        printf("%s: %s %s %s %lldx%lld (ld %lld, offset %lld%s), property %s: %s (recorded: %s)\n  "
+               "%s\n",
                p, r.kernel, sml_op_name(r.op), sml_dtype_name(r.dtype), (long long)r.rows,
-               (long long)r.cols, (long long)r.ld, (long long)r.offset, r.inplace ? ", in place" : "",
-               sml_prop_name(r.prop), verdict, r.recorded[0] ? r.recorded : "?", r.message);
+               (long long)r.cols, (long long)r.ld, (long long)r.offset,
+               r.inplace ? ", in place" : "", sml_prop_name(r.prop), verdict,
+               r.recorded[0] ? r.recorded : "?", r.message);
         if (r.library[0]) printf("  kernel %s from %s\n", r.kernel, r.library);
-        if (r.outcome == SML_PROP_FAIL || r.outcome == SML_PROP_ERROR) still++;
-        else if (r.outcome == SML_PROP_PASS) passed++;
-        else skipped++;
+        if (r.outcome == SML_PROP_FAIL || r.outcome == SML_PROP_ERROR)
+            still++;
+        else if (r.outcome == SML_PROP_PASS)
+            passed++;
+        else
+            skipped++;
     }
     if (paths) sml_prop_repro_list_free(paths, n);
     if (n > 1)
-        printf("replay: %zu reproducers: %d still fail, %d pass now, %d skipped%s\n", n, still, passed,
-               skipped, bad ? ", some unreadable" : "");
-    if (!still && !bad && skipped) printf("replay: %d reproducer(s) could not run here: not checked; exit 3\n", skipped);
+        printf("replay: %zu reproducers: %d still fail, %d pass now, %d skipped%s\n", n, still,
+               passed, skipped, bad ? ", some unreadable" : "");
+    if (!still && !bad && skipped)
+        printf("replay: %d reproducer(s) could not run here: not checked; exit 3\n", skipped);
     return still ? 1 : bad ? 2 : skipped ? 3 : 0;
 }

@@ -22,7 +22,8 @@ typedef struct opts {
 } opts;
 
 static void usage(FILE *f) {
-    fprintf(f,
+    fprintf(
+        f,
         "usage: softmax-lab targets LEDGER.json [--kernel NAME] [--json OUT.json] [--md OUT.md]\n"
         "  LEDGER.json  a ledger written by `softmax-lab bench --json` (or --ledger DIR)\n"
         "  --kernel     the kernel whose record is evaluated (default auto)\n"
@@ -35,14 +36,17 @@ static void usage(FILE *f) {
         "  T5  frac_copy_kernel >= 1/1.3 on rows of 128 to 512 columns\n"
         "  T6  the kernel's status is Supported\n"
         "Against the field and the limit, timed in the same run:\n"
-        "  vs-field        time(fastest framework baseline) / time >= 1.00 on rows moving >= 64 MiB\n"
+        "  vs-field        time(fastest framework baseline) / time >= 1.00 on rows moving >= 64 "
+        "MiB\n"
         "  at-limit        frac_limit >= 0.97 on rows moving >= 64 MiB (the limit moves the same\n"
         "                  bytes with the op's own pattern: 1 read + 1 write forward, 2 reads +\n"
         "                  1 write backward)\n"
-        "  short-vs-field  time(fastest framework baseline) / time >= 1.00 on rows moving < 64 MiB\n"
+        "  short-vs-field  time(fastest framework baseline) / time >= 1.00 on rows moving < 64 "
+        "MiB\n"
         "  The framework baselines are the ledger's records with \"framework\": true (the bench\n"
         "  writes it from the kernel's registry line); a softmax-lab-ledger/1 ledger has no such\n"
-        "  field, and there they are the records of torch, triton, triton_online, liger and cudnn.\n"
+        "  field, and there they are the records of torch, triton, triton_online, liger and "
+        "cudnn.\n"
         "  A row with no baseline timed on its cell, or no limit in the ledger, is NOT MEASURED,\n"
         "  and so is a target with such a row or no row: never met.\n"
         "A row that passes T3, T4 or a field target while a kernel it is compared with on its\n"
@@ -69,7 +73,9 @@ static int parse_args(int argc, char **argv, opts *o) {
                 fprintf(stderr, "softmax-lab targets: %s needs a value\n", a);
                 return 2;
             }
-            const char **dst = !strcmp(a, "--kernel") ? &o->kernel : !strcmp(a, "--json") ? &o->json : &o->md;
+            const char **dst = !strcmp(a, "--kernel") ? &o->kernel
+                               : !strcmp(a, "--json") ? &o->json
+                                                      : &o->md;
             *dst = argv[++i];
         } else if (!strncmp(a, "--", 2) || (a[0] == '-' && a[1])) {
             fprintf(stderr, "softmax-lab targets: unknown option '%s'\n", a);
@@ -88,7 +94,8 @@ static int parse_args(int argc, char **argv, opts *o) {
         return 2;
     }
     /* An output over the ledger (or over the other output) would lose what was just read. */
-    const sml_path_arg paths[] = {{"the ledger", o->ledger, 0}, {"--json", o->json, 1}, {"--md", o->md, 1}};
+    const sml_path_arg paths[] = {
+        {"the ledger", o->ledger, 0}, {"--json", o->json, 1}, {"--md", o->md, 1}};
     char err[1024];
     if (sml_paths_clash(paths, 3, err, sizeof err)) {
         fprintf(stderr, "softmax-lab targets: %s\n", err);
@@ -100,14 +107,17 @@ static int parse_args(int argc, char **argv, opts *o) {
 /* ---- shared formatting ---- */
 
 static const char *num(char *buf, size_t n, const char *fmt, double v) {
-    if (isnan(v)) snprintf(buf, n, "-");
-    else snprintf(buf, n, fmt, v);
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, fmt, v);
     return buf;
 }
 
 /* A missed row's cells, formatted once for the text and the Markdown tables. */
 typedef struct row_cells {
-    char shape[32], gbps[24], memcpy[24], copyk[24], limit[24], cudnn[24], best[24], other[64], field[64];
+    char shape[32], gbps[24], memcpy[24], copyk[24], limit[24], cudnn[24], best[24], other[64],
+        field[64];
 } row_cells;
 
 static void cells(row_cells *c, const sml_tgt_row *x) {
@@ -118,9 +128,12 @@ static void cells(row_cells *c, const sml_tgt_row *x) {
     num(c->limit, sizeof c->limit, "%.1f%%", x->frac_limit * 100);
     num(c->cudnn, sizeof c->cudnn, "%.3fx", x->vs_cudnn);
     num(c->best, sizeof c->best, "%.3fx", x->vs_best_other);
-    snprintf(c->other, sizeof c->other, "%s%s", x->best_other, sml_tgt_own_kernel(x) ? ", which auto ran" : "");
-    if (x->field[0]) snprintf(c->field, sizeof c->field, "%.3fx %s", x->vs_field, x->field);
-    else snprintf(c->field, sizeof c->field, "-");
+    snprintf(c->other, sizeof c->other, "%s%s", x->best_other,
+             sml_tgt_own_kernel(x) ? ", which auto ran" : "");
+    if (x->field[0])
+        snprintf(c->field, sizeof c->field, "%.3fx %s", x->vs_field, x->field);
+    else
+        snprintf(c->field, sizeof c->field, "-");
 }
 
 /* w: the width of the counts, so the text summary lines up (0 in Markdown). */
@@ -134,17 +147,18 @@ static void met_words(char *buf, size_t n, const sml_tgt_report *r, int id, int 
             strcat(none, " record");
         }
         snprintf(buf, n, "NOT MEASURED (%s)",
-                 !t->not_measured                ? "no row in it"
-                 : id == SML_TGT_AT_LIMIT        ? "no traffic-matched limit in the ledger"
-                 : r->field[0]                   ? "no framework baseline timed on these rows"
-                                                 : strcat(none, " in the ledger"));
+                 !t->not_measured         ? "no row in it"
+                 : id == SML_TGT_AT_LIMIT ? "no traffic-matched limit in the ledger"
+                 : r->field[0]            ? "no framework baseline timed on these rows"
+                                          : strcat(none, " in the ledger"));
         return;
     }
     int used = id == SML_TGT_STATE ? snprintf(buf, n, "%s (%s)", t->met ? "yes" : "no", r->status)
                                    : snprintf(buf, n, "%*d of %*d rows", w, t->met, w, t->counted);
     if (id == SML_TGT_BEST && used > 0 && (size_t)used < n) {
         if (t->own_kernel)
-            used += snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x; %d miss%s against the kernel auto ran)",
+            used += snprintf(buf + used, n - (size_t)used,
+                             " (%d at >= 1.00x; %d miss%s against the kernel auto ran)",
                              t->at_parity, t->own_kernel, t->own_kernel == 1 ? "" : "es");
         else
             used += snprintf(buf + used, n - (size_t)used, " (%d at >= 1.00x)", t->at_parity);
@@ -153,8 +167,8 @@ static void met_words(char *buf, size_t n, const sml_tgt_report *r, int id, int 
         used += snprintf(buf + used, n - (size_t)used, "; %d NOT MEASURED (%s)", t->not_measured,
                          id == SML_TGT_AT_LIMIT ? "no limit" : "no framework baseline timed there");
     if (t->nundecided && used > 0 && (size_t)used < n)
-        snprintf(buf + used, n - (size_t)used, "; %zu NOT DECIDED (compared with a kernel timed unheld)",
-                 t->nundecided);
+        snprintf(buf + used, n - (size_t)used,
+                 "; %zu NOT DECIDED (compared with a kernel timed unheld)", t->nundecided);
 }
 
 /* ---- text ---- */
@@ -163,47 +177,55 @@ static void text_header(FILE *f, const sml_tgt_report *r, const char *path) {
     char mc[32];
     fprintf(f, "softmax-lab targets: kernel %s\n", r->kernel);
     fprintf(f, "  ledger  %s\n", path);
-    fprintf(f, "  sweep   %s%s%s%s\n", r->sweep, r->ops[0] ? " (" : "", r->ops, r->ops[0] ? ")" : "");
+    fprintf(f, "  sweep   %s%s%s%s\n", r->sweep, r->ops[0] ? " (" : "", r->ops,
+            r->ops[0] ? ")" : "");
     fprintf(f, "  GPU     %s, memcpy %s GB/s, decision margin %.0f%%\n", r->gpu,
             num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100);
     fprintf(f, "  status  %s\n", r->status);
-    fprintf(f, "  field   %s\n", r->field[0] ? r->field : "none (no framework baseline in the ledger)");
+    fprintf(f, "  field   %s\n",
+            r->field[0] ? r->field : "none (no framework baseline in the ledger)");
     if (r->cases_planned > 0)
-        fprintf(f, "  PARTIAL %lld of %lld cases measured (time limit): every count is of the rows present\n",
+        fprintf(f,
+                "  PARTIAL %lld of %lld cases measured (time limit): every count is of the rows "
+                "present\n",
                 (long long)r->cases_measured, (long long)r->cases_planned);
     fprintf(f, "\n");
 }
 
 static void text_misses(FILE *f, const sml_tgt_report *r, int id) {
     const sml_tgt_result *t = &r->t[id];
-    fprintf(f, "\n%s misses: %zu of %d rows, furthest first\n  rule: %s\n", t->name, t->nmiss, t->counted, t->rule);
-    fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %7s %8s  %-24s %s\n", "op", "dtype", "shape", "GB/s", "memcpy",
-            "copy-k", "limit", "vs cuDNN", "vs field", "vs best other");
+    fprintf(f, "\n%s misses: %zu of %d rows, furthest first\n  rule: %s\n", t->name, t->nmiss,
+            t->counted, t->rule);
+    fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %7s %8s  %-24s %s\n", "op", "dtype", "shape", "GB/s",
+            "memcpy", "copy-k", "limit", "vs cuDNN", "vs field", "vs best other");
     for (size_t k = 0; k < t->nmiss; k++) {
         const sml_tgt_row *x = &r->rows[t->miss[k]];
         row_cells c;
         cells(&c, x);
         const int ok = sml_tgt_row_ok(x);
-        fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %7s %8s  %-24s %s (%s)%s%s\n", x->op, x->dtype, c.shape, c.gbps,
-                c.memcpy, c.copyk, c.limit, c.cudnn, c.field, c.best, c.other, ok ? "" : "  check ", ok ? "" : x->check);
+        fprintf(f, "  %-15s %-5s %-11s %7s %7s %7s %7s %8s  %-24s %s (%s)%s%s\n", x->op, x->dtype,
+                c.shape, c.gbps, c.memcpy, c.copyk, c.limit, c.cudnn, c.field, c.best, c.other,
+                ok ? "" : "  check ", ok ? "" : x->check);
     }
 }
 
 /* The rows a target could not decide (sml_tgt_undecided), with the kernels timed unheld on each. */
-static const char UNDECIDED_WHY[] =
-    "At or past the threshold, but a kernel it is compared with on the cell was timed without the launch "
-    "hold (`held`: 0 in the ledger): that time includes the host's launch calls, so the pass is not shown";
+static const char UNDECIDED_WHY[] = "At or past the threshold, but a kernel it is compared with on "
+                                    "the cell was timed without the launch "
+                                    "hold (`held`: 0 in the ledger): that time includes the host's "
+                                    "launch calls, so the pass is not shown";
 
 static void text_undecided(FILE *f, const sml_tgt_report *r, int id) {
     const sml_tgt_result *t = &r->t[id];
-    fprintf(f, "\n%s not decided: %zu row%s\n  %s\n", t->name, t->nundecided, t->nundecided == 1 ? "" : "s",
-            UNDECIDED_WHY);
+    fprintf(f, "\n%s not decided: %zu row%s\n  %s\n", t->name, t->nundecided,
+            t->nundecided == 1 ? "" : "s", UNDECIDED_WHY);
     for (size_t k = 0; k < t->nundecided; k++) {
         const sml_tgt_row *x = &r->rows[t->undecided[k]];
         row_cells c;
         cells(&c, x);
-        fprintf(f, "  %-15s %-5s %-11s %7s  vs field %-24s vs best other %s (%s)  unheld: %s\n", x->op, x->dtype,
-                c.shape, c.gbps, c.field, c.best, c.other, sml_tgt_unheld_for((sml_target_id)id, x));
+        fprintf(f, "  %-15s %-5s %-11s %7s  vs field %-24s vs best other %s (%s)  unheld: %s\n",
+                x->op, x->dtype, c.shape, c.gbps, c.field, c.best, c.other,
+                sml_tgt_unheld_for((sml_target_id)id, x));
     }
 }
 
@@ -273,7 +295,8 @@ static void json_target(sml_jw *w, const sml_tgt_report *r, int id) {
     sml_jw_key(w, "not_decided");
     sml_jw_array(w);
     for (size_t k = 0; k < t->nundecided; k++)
-        json_row(w, &r->rows[t->undecided[k]], sml_tgt_value((sml_target_id)id, &r->rows[t->undecided[k]]));
+        json_row(w, &r->rows[t->undecided[k]],
+                 sml_tgt_value((sml_target_id)id, &r->rows[t->undecided[k]]));
     sml_jw_end(w);
     sml_jw_end(w);
 }
@@ -315,44 +338,53 @@ static int write_json(FILE *f, const sml_tgt_report *r, const char *path) {
 
 static void md_misses(FILE *f, const sml_tgt_report *r, int id) {
     const sml_tgt_result *t = &r->t[id];
-    fprintf(f, "\n## %s misses: %zu of %d rows\n\n`%s`; furthest first.\n\n", t->name, t->nmiss, t->counted, t->rule);
-    fprintf(f, "| op | dtype | shape | GB/s | %% of memcpy | %% of copy kernel | %% of limit | vs cuDNN | vs field | "
+    fprintf(f, "\n## %s misses: %zu of %d rows\n\n`%s`; furthest first.\n\n", t->name, t->nmiss,
+            t->counted, t->rule);
+    fprintf(f, "| op | dtype | shape | GB/s | %% of memcpy | %% of copy kernel | %% of limit | vs "
+               "cuDNN | vs field | "
                "vs best other | check |\n");
     fprintf(f, "|---|---|---|---:|---:|---:|---:|---:|---|---|---|\n");
     for (size_t k = 0; k < t->nmiss; k++) {
         const sml_tgt_row *x = &r->rows[t->miss[k]];
         row_cells c;
         cells(&c, x);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", x->op, x->dtype, c.shape, c.gbps,
-                c.memcpy, c.copyk, c.limit, c.cudnn, c.field, c.best, c.other, x->check);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", x->op,
+                x->dtype, c.shape, c.gbps, c.memcpy, c.copyk, c.limit, c.cudnn, c.field, c.best,
+                c.other, x->check);
     }
 }
 
 static void md_undecided(FILE *f, const sml_tgt_report *r, int id) {
     const sml_tgt_result *t = &r->t[id];
-    fprintf(f, "\n## %s not decided: %zu row%s\n\n%s.\n\n", t->name, t->nundecided, t->nundecided == 1 ? "" : "s",
-            UNDECIDED_WHY);
-    fprintf(f, "| op | dtype | shape | GB/s | vs cuDNN | vs field | vs best other | timed unheld |\n"
-               "|---|---|---|---:|---:|---|---|---|\n");
+    fprintf(f, "\n## %s not decided: %zu row%s\n\n%s.\n\n", t->name, t->nundecided,
+            t->nundecided == 1 ? "" : "s", UNDECIDED_WHY);
+    fprintf(f,
+            "| op | dtype | shape | GB/s | vs cuDNN | vs field | vs best other | timed unheld |\n"
+            "|---|---|---|---:|---:|---|---|---|\n");
     for (size_t k = 0; k < t->nundecided; k++) {
         const sml_tgt_row *x = &r->rows[t->undecided[k]];
         row_cells c;
         cells(&c, x);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", x->op, x->dtype, c.shape, c.gbps, c.cudnn,
-                c.field, c.best, c.other, sml_tgt_unheld_for((sml_target_id)id, x));
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", x->op, x->dtype, c.shape,
+                c.gbps, c.cudnn, c.field, c.best, c.other,
+                sml_tgt_unheld_for((sml_target_id)id, x));
     }
 }
 
 static int write_md(FILE *f, const sml_tgt_report *r, const char *path) {
     char mc[32];
     fprintf(f, "# Targets: `%s`\n\n", r->kernel);
-    fprintf(f, "Ledger `%s`; sweep %s%s%s%s; %s, memcpy %s GB/s; decision margin %.0f%%; status %s.\n\n", path,
-            r->sweep, r->ops[0] ? " (" : "", r->ops, r->ops[0] ? ")" : "", r->gpu,
-            num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100, r->status);
+    fprintf(
+        f,
+        "Ledger `%s`; sweep %s%s%s%s; %s, memcpy %s GB/s; decision margin %.0f%%; status %s.\n\n",
+        path, r->sweep, r->ops[0] ? " (" : "", r->ops, r->ops[0] ? ")" : "", r->gpu,
+        num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100, r->status);
     fprintf(f, "Framework baselines in the ledger: %s.\n\n", r->field[0] ? r->field : "none");
     if (r->cases_planned > 0)
-        fprintf(f, "**Partial ledger:** %lld of %lld cases measured (time limit); every count below is of the "
-                   "rows present.\n\n",
+        fprintf(f,
+                "**Partial ledger:** %lld of %lld cases measured (time limit); every count below "
+                "is of the "
+                "rows present.\n\n",
                 (long long)r->cases_measured, (long long)r->cases_planned);
     fprintf(f, "| target | what | rule | met |\n|---|---|---|---|\n");
     for (int id = 0; id < SML_TGT_COUNT; id++) {
@@ -392,8 +424,10 @@ static int write_outputs(const opts *o, const sml_tgt_report *r) {
     }
     for (int i = 0; i < 2; i++) {
         if (!open[i]) continue;
-        if (!ok) sml_out_abort(&out[i]);
-        else ok = sml_out_commit(&out[i], err, sizeof err) == SML_OK;
+        if (!ok)
+            sml_out_abort(&out[i]);
+        else
+            ok = sml_out_commit(&out[i], err, sizeof err) == SML_OK;
     }
     if (!ok) fprintf(stderr, "softmax-lab targets: %s\n", err);
     return ok;

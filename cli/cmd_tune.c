@@ -16,27 +16,29 @@
 #define ME "softmax-lab tune"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: softmax-lab tune [--sweep S] [--op OP[,OP]|all] [--dtype D[,D]|all] [--out FILE]\n"
-            "                        [--min-gain X] [--quiet]\n\n"
-            "Times the candidate plans of `auto` (each kernel family's launcher default and a small\n"
-            "grid of its knobs: threads, K, R, cluster size C, stages) on every cell of the sweep on\n"
-            "the GPU at hand, with the bench's method (CUDA events, warm-up, medians, cold L2),\n"
-            "keeps the fastest per cell (the rules' own plan unless another is faster by --min-gain),\n"
-            "merges neighbouring cells into column and row bands, and writes a plan table keyed by\n"
-            "this GPU (name, SMs, DRAM bytes per SM clock). `auto` reads it with --plans FILE or\n"
-            "SML_PLANS=FILE; copied into data/plans/ it ships with the library.\n\n"
-            "  --sweep S        %s (default standard)\n"
-            "  --op OP          softmax, log_softmax, softmax_bwd, log_softmax_bwd, or all (default)\n"
-            "  --dtype D        fp32, fp16, bf16, or all (default: each shape's own dtypes)\n"
-            "  --out FILE       write the table here (default: stdout)\n"
-            "  --min-gain X     keep the rules' plan unless the best is X faster (default 0.01)\n"
-            "  --quiet          no progress lines on stderr\n"
-            "exit: 0 written, 1 a measurement or the write failed (the old file, or none, is left), or\n"
-            "      a candidate's launch failed other than as unsupported (the table is written\n"
-            "      without it),\n"
-            "      2 bad usage (nothing written), 3 no GPU (nothing measured)\n",
-            sml_sweep_names());
+    fprintf(
+        f,
+        "usage: softmax-lab tune [--sweep S] [--op OP[,OP]|all] [--dtype D[,D]|all] [--out FILE]\n"
+        "                        [--min-gain X] [--quiet]\n\n"
+        "Times the candidate plans of `auto` (each kernel family's launcher default and a small\n"
+        "grid of its knobs: threads, K, R, cluster size C, stages) on every cell of the sweep on\n"
+        "the GPU at hand, with the bench's method (CUDA events, warm-up, medians, cold L2),\n"
+        "keeps the fastest per cell (the rules' own plan unless another is faster by --min-gain),\n"
+        "merges neighbouring cells into column and row bands, and writes a plan table keyed by\n"
+        "this GPU (name, SMs, DRAM bytes per SM clock). `auto` reads it with --plans FILE or\n"
+        "SML_PLANS=FILE; copied into data/plans/ it ships with the library.\n\n"
+        "  --sweep S        %s (default standard)\n"
+        "  --op OP          softmax, log_softmax, softmax_bwd, log_softmax_bwd, or all (default)\n"
+        "  --dtype D        fp32, fp16, bf16, or all (default: each shape's own dtypes)\n"
+        "  --out FILE       write the table here (default: stdout)\n"
+        "  --min-gain X     keep the rules' plan unless the best is X faster (default 0.01)\n"
+        "  --quiet          no progress lines on stderr\n"
+        "exit: 0 written, 1 a measurement or the write failed (the old file, or none, is left), "
+        "or\n"
+        "      a candidate's launch failed other than as unsupported (the table is written\n"
+        "      without it),\n"
+        "      2 bad usage (nothing written), 3 no GPU (nothing measured)\n",
+        sml_sweep_names());
 }
 
 static int bad(const char *what, const char *v) {
@@ -102,7 +104,8 @@ static int write_table(const tune_args *a, const sml_plan_table *t, size_t ncell
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
     snprintf(comment, sizeof comment,
              "softmax-lab tune %s, %s: sweep %s, %zu cells, min gain %g.\n"
-             "Each band's plan was the fastest measured in its cells (the rules' own where within the gain).",
+             "Each band's plan was the fastest measured in its cells (the rules' own where within "
+             "the gain).",
              SML_VERSION, when, a->o.sweep, ncells, a->o.min_gain);
     if (!a->out) return sml_plan_table_write(t, comment, stdout) ? 1 : 0;
     sml_out_file o;
@@ -128,7 +131,8 @@ int sml_cmd_tune(int argc, char **argv) {
     const int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
     char err[1024];
-    sml_out_file probe; /* an --out that cannot be written is bad usage, found before minutes of timing */
+    sml_out_file
+        probe; /* an --out that cannot be written is bad usage, found before minutes of timing */
     if (a.out && sml_out_open(&probe, a.out, err, sizeof err) != SML_OK) {
         fprintf(stderr, ME ": --out: %s\n", err);
         return 2;
@@ -146,16 +150,19 @@ int sml_cmd_tune(int argc, char **argv) {
     sml_plan_table t;
     s = sml_tune_bands(cells, n, &key, &t, err, sizeof err);
     size_t differ = 0;
-    for (size_t i = 0; i < n; i++) differ += memcmp(&cells[i].best, &cells[i].rules, sizeof cells[i].best) != 0;
+    for (size_t i = 0; i < n; i++)
+        differ += memcmp(&cells[i].best, &cells[i].rules, sizeof cells[i].best) != 0;
     free(cells);
     if (s != SML_OK) {
         fprintf(stderr, ME ": the bands: %s\n", err);
         return 1;
     }
-    fprintf(stderr, ME ": %zu cells, %zu where the table's plan is not the rules' own\n", n, differ);
+    fprintf(stderr, ME ": %zu cells, %zu where the table's plan is not the rules' own\n", n,
+            differ);
     const int wrc = write_table(&a, &t, n);
     sml_plan_table_free(&t);
     if (failed)
-        fprintf(stderr, ME ": %d candidate launches failed (above); the table holds none of them\n", failed);
+        fprintf(stderr, ME ": %d candidate launches failed (above); the table holds none of them\n",
+                failed);
     return wrc ? wrc : failed ? 1 : 0;
 }

@@ -11,8 +11,8 @@
 
 #define ME "softmax-lab compare"
 
-int sml_compare_accuracy_cli(const char *old_path, const char *new_path, int allow_less, int only_check_json,
-                             int *check_json) {
+int sml_compare_accuracy_cli(const char *old_path, const char *new_path, int allow_less,
+                             int only_check_json, int *check_json) {
     *check_json = 0;
     sml_json *d[2] = {NULL, NULL};
     char err[512];
@@ -41,26 +41,37 @@ int sml_compare_accuracy_cli(const char *old_path, const char *new_path, int all
     for (size_t i = 0; i < r.n; i++) {
         const sml_acc_row *x = &r.rows[i];
         char k[140];
-        if (strcmp(x->old_kernel, x->new_kernel)) snprintf(k, sizeof k, "%s->%s", x->old_kernel, x->new_kernel);
-        else snprintf(k, sizeof k, "%s", x->new_kernel);
-        printf("%-10s %-16s %-5s %-15s %s\n", k, x->op, x->dtype, sml_acc_verdict_name(x->verdict), x->why);
+        if (strcmp(x->old_kernel, x->new_kernel))
+            snprintf(k, sizeof k, "%s->%s", x->old_kernel, x->new_kernel);
+        else
+            snprintf(k, sizeof k, "%s", x->new_kernel);
+        printf("%-10s %-16s %-5s %-15s %s\n", k, x->op, x->dtype, sml_acc_verdict_name(x->verdict),
+               x->why);
         if (x->verdict == SML_ACC_LESS && x->new_a.worst_case >= 0)
-            printf("%-10s worst case in NEW: case %lld at level %d; its err/bound on each build: softmax-lab check "
-                   "--kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d --props agreement "
-                   "--regressions none (with --against BASE --save DIR in one build: a reproducer)\n",
-                   "", (long long)x->new_a.worst_case, x->new_a.worst_level, x->new_kernel, x->op, x->dtype,
-                   (unsigned long long)x->new_a.seed, (long long)x->new_a.worst_case, x->new_a.worst_level);
+            printf(
+                "%-10s worst case in NEW: case %lld at level %d; its err/bound on each build: "
+                "softmax-lab check "
+                "--kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d --props "
+                "agreement "
+                "--regressions none (with --against BASE --save DIR in one build: a reproducer)\n",
+                "", (long long)x->new_a.worst_case, x->new_a.worst_level, x->new_kernel, x->op,
+                x->dtype, (unsigned long long)x->new_a.seed, (long long)x->new_a.worst_case,
+                x->new_a.worst_level);
     }
     int judged = r.count[SML_ACC_SAME] + r.count[SML_ACC_MORE] + r.count[SML_ACC_LESS];
-    printf("\n%d LESS ACCURATE, %d MORE ACCURATE, %d SAME, %d NOT COMPARABLE; %d only in OLD, %d only in NEW\n",
-           r.count[SML_ACC_LESS], r.count[SML_ACC_MORE], r.count[SML_ACC_SAME], r.count[SML_ACC_NOT_COMPARABLE],
-           r.only_old, r.only_new);
+    printf("\n%d LESS ACCURATE, %d MORE ACCURATE, %d SAME, %d NOT COMPARABLE; %d only in OLD, %d "
+           "only in NEW\n",
+           r.count[SML_ACC_LESS], r.count[SML_ACC_MORE], r.count[SML_ACC_SAME],
+           r.count[SML_ACC_NOT_COMPARABLE], r.only_old, r.only_new);
     int rc = 0;
     if (r.count[SML_ACC_LESS]) {
-        if (allow_less) printf("compare: LESS ACCURATE allowed by --allow-less-accurate\n");
-        else rc = 1;
+        if (allow_less)
+            printf("compare: LESS ACCURATE allowed by --allow-less-accurate\n");
+        else
+            rc = 1;
     } else if (!judged) {
-        printf("compare: accuracy not judged: no kernel, op and dtype ran on the same cases in both files "
+        printf("compare: accuracy not judged: no kernel, op and dtype ran on the same cases in "
+               "both files "
                "(same seed, case count and cases needed; see NOT COMPARABLE above)\n");
         rc = 3;
     }

@@ -8,7 +8,7 @@
  * ACCURATE (or allow_less), 1 something is, 2 a malformed file, 3 nothing could be judged.
  * *check_json is set to 1 when OLD is a check JSON (which has no timings to compare); with
  * only_check_json, nothing is done (-1) for any other file. */
-int sml_compare_accuracy_cli(const char *old_path, const char *new_path, int allow_less, int only_check_json,
-                             int *check_json);
+int sml_compare_accuracy_cli(const char *old_path, const char *new_path, int allow_less,
+                             int only_check_json, int *check_json);
 
 #endif

@@ -17,9 +17,11 @@
 #include "softmax_lab_plugin.h"
 
 const char *sml_cli_devices_help(void) {
-    return "  --devices D[,D]  the GPUs to use (indices as CUDA_VISIBLE_DEVICES shows them; default:\n"
+    return "  --devices D[,D]  the GPUs to use (indices as CUDA_VISIBLE_DEVICES shows them; "
+           "default:\n"
            "                   every visible GPU): with several, one worker process per GPU runs\n"
-           "                   its slice of the cases (--shard i/n) and the slices are merged into\n"
+           "                   its slice of the cases (--shard i/n) and the slices are merged "
+           "into\n"
            "                   the 1-GPU run's result (softmax-lab merge)\n";
 }
 
@@ -32,10 +34,12 @@ static int has(int argc, char **argv, const char *flag) {
 /* A form of the command that splits into slices: a suite or sweep, not already a slice. */
 static int splittable(const char *cmd, int argc, char **argv) {
     const char *env = getenv("SML_SHARD");
-    if (has(argc, argv, "--help") || has(argc, argv, "-h") || has(argc, argv, "--shard") || (env && *env)) return 0;
+    if (has(argc, argv, "--help") || has(argc, argv, "-h") || has(argc, argv, "--shard") ||
+        (env && *env))
+        return 0;
     if (!strcmp(cmd, "check"))
-        return !has(argc, argv, "--input") && !has(argc, argv, "--against") && !has(argc, argv, "--case") &&
-               !has(argc, argv, "--allow-less-accurate");
+        return !has(argc, argv, "--input") && !has(argc, argv, "--against") &&
+               !has(argc, argv, "--case") && !has(argc, argv, "--allow-less-accurate");
     return 1;
 }
 
@@ -66,7 +70,7 @@ typedef struct split {
     const char *json, *md, *ledger; /* the user's outputs, written by the parent */
     char **args;                    /* the worker's arguments but --shard and --json */
     int nargs;
-    char seed[24], threads[16];     /* given to every worker when set */
+    char seed[24], threads[16]; /* given to every worker when set */
     int n, dev[SML_MAX_DEVICES];
     char *json_at[SML_MAX_DEVICES], *log_at[SML_MAX_DEVICES];
 } split;
@@ -78,8 +82,10 @@ static int worker_args(split *sp, int argc, char **argv, int keep_outputs) {
     sp->args = calloc((size_t)argc + 2 * nk + 8, sizeof *sp->args);
     if (!sp->args) return 0;
     for (int i = 0; i < argc; i++) {
-        const char **out = !strcmp(argv[i], "--json") ? &sp->json : !strcmp(argv[i], "--md") && !strcmp(sp->cmd, "bench")
-                                                                    ? &sp->md : !strcmp(argv[i], "--ledger") ? &sp->ledger : NULL;
+        const char **out = !strcmp(argv[i], "--json")                              ? &sp->json
+                           : !strcmp(argv[i], "--md") && !strcmp(sp->cmd, "bench") ? &sp->md
+                           : !strcmp(argv[i], "--ledger")                          ? &sp->ledger
+                                                                                   : NULL;
         if (out && i + 1 < argc && !keep_outputs) {
             *out = argv[++i];
             continue;
@@ -89,7 +95,8 @@ static int worker_args(split *sp, int argc, char **argv, int keep_outputs) {
     for (size_t k = 0; k < nk; k++) {
         const char *lib = sml_kernel_library(sml_kernel_at(k));
         int seen = !lib;
-        for (int j = 0; j < sp->nargs && !seen; j++) seen = !strcmp(sp->args[j], "--load") && !strcmp(sp->args[j + 1], lib);
+        for (int j = 0; j < sp->nargs && !seen; j++)
+            seen = !strcmp(sp->args[j], "--load") && !strcmp(sp->args[j + 1], lib);
         if (seen) continue;
         if (sml_source_is_python(lib)) return 0; /* a Python host's kernels: not in a new process */
         sp->args[sp->nargs++] = "--load";
@@ -122,18 +129,23 @@ static int write_check(const sml_merge *m, const char *const *paths, const char 
 static int write_ledger(const split *sp, const sml_merge *m) {
     char err[1200], jp[1300], mp[1300], stem[160], ops[96] = "", dir[4200];
     int ok = 1;
-    if (sp->json) ok &= sml_ledger_save_file(&m->run, &m->ledger, sp->json, 1, err, sizeof err) == SML_OK;
-    if (ok && sp->md) ok &= sml_ledger_save_file(&m->run, &m->ledger, sp->md, 0, err, sizeof err) == SML_OK;
+    if (sp->json)
+        ok &= sml_ledger_save_file(&m->run, &m->ledger, sp->json, 1, err, sizeof err) == SML_OK;
+    if (ok && sp->md)
+        ok &= sml_ledger_save_file(&m->run, &m->ledger, sp->md, 0, err, sizeof err) == SML_OK;
     if (ok && (sp->ledger || (!sp->json && !sp->md))) {
         for (int o = 0; o < SML_OP_COUNT; o++)
             if (m->run.plan.ops & (1u << o))
-                snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", ops[0] ? "-" : "", sml_op_name((sml_op)o));
-        snprintf(stem, sizeof stem, "%s_%s", m->run.plan.sweep, m->run.plan.ops == SML_OPS_ALL ? "all" : ops);
+                snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", ops[0] ? "-" : "",
+                         sml_op_name((sml_op)o));
+        snprintf(stem, sizeof stem, "%s_%s", m->run.plan.sweep,
+                 m->run.plan.ops == SML_OPS_ALL ? "all" : ops);
         snprintf(dir, sizeof dir, "%s", sp->exe);
         char *slash = strrchr(dir, '/');
-        snprintf(slash ? slash + 1 : dir, sizeof dir - (size_t)(slash ? slash + 1 - dir : 0), "ledger");
-        ok = sml_ledger_save(&m->run, &m->ledger, sp->ledger ? sp->ledger : dir, stem, jp, mp, sizeof jp, err,
-                             sizeof err) == SML_OK;
+        snprintf(slash ? slash + 1 : dir, sizeof dir - (size_t)(slash ? slash + 1 - dir : 0),
+                 "ledger");
+        ok = sml_ledger_save(&m->run, &m->ledger, sp->ledger ? sp->ledger : dir, stem, jp, mp,
+                             sizeof jp, err, sizeof err) == SML_OK;
         if (ok) printf("\nledger: %s and %s\n", jp, mp);
     }
     if (!ok) fprintf(stderr, "softmax-lab bench: %s\n", err);
@@ -147,7 +159,8 @@ static int workers_status(const split *sp, const int *codes) {
         if (codes[i] == 2) return 2;
     for (int i = 0; i < sp->n; i++)
         if (codes[i] != 0 && codes[i] != 1 && codes[i] != 3) {
-            printf("softmax-lab %s: the worker on GPU %d (slice %d/%d) exited with %d: the run is not whole\n",
+            printf("softmax-lab %s: the worker on GPU %d (slice %d/%d) exited with %d: the run is "
+                   "not whole\n",
                    sp->cmd, sp->dev[i], i + 1, sp->n, codes[i]);
             return 1;
         }
@@ -175,14 +188,15 @@ static int run_split(split *sp) {
         a[k++] = "--shard", a[k++] = shard[i], a[k++] = "--json", a[k++] = sp->json_at[i];
         argvs[i] = a;
     }
-    printf("softmax-lab %s: %d GPUs, one worker each (slice i/%d on the i-th)%s%s\n", sp->cmd, sp->n, sp->n,
-           sp->seed[0] ? ", seed " : "", sp->seed);
+    printf("softmax-lab %s: %d GPUs, one worker each (slice i/%d on the i-th)%s%s\n", sp->cmd,
+           sp->n, sp->n, sp->seed[0] ? ", seed " : "", sp->seed);
     char why[256];
-    int rc = sml_per_device_run((char *const *const *)argvs, sp->dev, sp->n, (const char *const *)sp->log_at, codes,
-                             why, sizeof why);
+    int rc = sml_per_device_run((char *const *const *)argvs, sp->dev, sp->n,
+                                (const char *const *)sp->log_at, codes, why, sizeof why);
     for (int i = 0; i < sp->n; i++) {
         char label[96];
-        snprintf(label, sizeof label, "worker %d/%d, GPU %d, exit %d", i + 1, sp->n, sp->dev[i], codes[i]);
+        snprintf(label, sizeof label, "worker %d/%d, GPU %d, exit %d", i + 1, sp->n, sp->dev[i],
+                 codes[i]);
         sml_per_device_print_log(stdout, label, sp->log_at[i]);
         free(argvs[i]);
     }
@@ -194,7 +208,8 @@ static int run_split(split *sp) {
     if (st >= 0) return st;
     sml_merge m;
     char err[2048];
-    if (sml_merge_files((const char *const *)sp->json_at, sp->n, 0, &m, err, sizeof err) != SML_OK) {
+    if (sml_merge_files((const char *const *)sp->json_at, sp->n, 0, &m, err, sizeof err) !=
+        SML_OK) {
         printf("softmax-lab %s: the workers' results do not join: %s\n", sp->cmd, err);
         sml_merge_free(&m);
         return 1;
@@ -213,7 +228,11 @@ static int run_split(split *sp) {
     rc = m.exit_code;
     for (int i = 0; i < sp->n; i++)
         if (codes[i] == 1 || (codes[i] == 3 && rc == 0)) rc = codes[i];
-    printf("softmax-lab %s: %s on %d GPUs\n", sp->cmd, rc == 0 ? "passed" : rc == 1 ? "FAILED" : "NOT (ALL) CHECKED", sp->n);
+    printf("softmax-lab %s: %s on %d GPUs\n", sp->cmd,
+           rc == 0   ? "passed"
+           : rc == 1 ? "FAILED"
+                     : "NOT (ALL) CHECKED",
+           sp->n);
     sml_merge_free(&m);
     return out_ok ? rc : rc == 1 ? 1 : 2;
 }
@@ -228,8 +247,9 @@ static int exec_on(split *sp, int argc, char **argv) {
     memcpy(a + 2, sp->args, (size_t)sp->nargs * sizeof *a);
     sml_device_env(sp->dev[0], vis, sizeof vis);
     setenv("CUDA_VISIBLE_DEVICES", vis, 1);
-    if (getenv("SML_WORKERS_TEST_COUNT")) setenv("SML_WORKERS_TEST_COUNT", "1", 1); /* it sees one */
-    unsetenv("CTEST_RESOURCE_GROUP_0_GPUS"); /* taken care of */
+    if (getenv("SML_WORKERS_TEST_COUNT"))
+        setenv("SML_WORKERS_TEST_COUNT", "1", 1); /* it sees one */
+    unsetenv("CTEST_RESOURCE_GROUP_0_GPUS");      /* taken care of */
     unsetenv("SML_LOAD");
     fflush(NULL);
     execv(sp->exe, a);
@@ -254,18 +274,24 @@ static int choose(split *sp, const char *spec, int can) {
     }
     char why[160] = "no CUDA device on this host (or a build without CUDA)";
     if (!count || !sml_devices_parse(spec, count, sp->dev, &sp->n, why, sizeof why)) {
-        fprintf(stderr, "softmax-lab %s: bad value for --devices: '%.40s' (%s)\n", sp->cmd, spec, why);
+        fprintf(stderr, "softmax-lab %s: bad value for --devices: '%.40s' (%s)\n", sp->cmd, spec,
+                why);
         return 2;
     }
     if (sp->n == 1 && count == 1) return -1;
     if (sp->n > 1 && !can) {
-        fprintf(stderr, "softmax-lab %s: --devices with several GPUs splits the run into slices: not with --shard, "
-                "SML_SHARD, --input, --against or --case (name one GPU)\n", sp->cmd);
+        fprintf(stderr,
+                "softmax-lab %s: --devices with several GPUs splits the run into slices: not with "
+                "--shard, "
+                "SML_SHARD, --input, --against or --case (name one GPU)\n",
+                sp->cmd);
         return 2;
     }
     if (!cli) {
-        fprintf(stderr, "softmax-lab %s: --devices needs the softmax-lab executable (this program runs the "
-                "command line as a library; set CUDA_VISIBLE_DEVICES instead)\n", sp->cmd);
+        fprintf(stderr,
+                "softmax-lab %s: --devices needs the softmax-lab executable (this program runs the "
+                "command line as a library; set CUDA_VISIBLE_DEVICES instead)\n",
+                sp->cmd);
         return 2;
     }
     return 0;
@@ -312,20 +338,22 @@ int sml_cli_devices(const char *cmd, int *argc, char **argv) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             uint64_t x = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
-            snprintf(sp->seed, sizeof sp->seed, "0x%016llx", (unsigned long long)sml_splitmix64(&x));
+            snprintf(sp->seed, sizeof sp->seed, "0x%016llx",
+                     (unsigned long long)sml_splitmix64(&x));
         }
         /* The host's cores shared among the workers, unless the user chose (a GPU case is
          * mostly host work: n workers with all cores each would fight over them). */
         const char *te = getenv("SML_PROP_THREADS");
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        if (!has(n, argv, "--threads") && !(te && *te && !strcmp(cmd, "check")))
-        {
-            int t = (int)(cores / sp->n > 1 ? cores / sp->n : 1), most = strcmp(cmd, "check") ? 64 : 16;
+        if (!has(n, argv, "--threads") && !(te && *te && !strcmp(cmd, "check"))) {
+            int t = (int)(cores / sp->n > 1 ? cores / sp->n : 1),
+                most = strcmp(cmd, "check") ? 64 : 16;
             snprintf(sp->threads, sizeof sp->threads, "%d", t < most ? t : most);
         }
         rc = run_split(sp);
         const char *files[2 * SML_MAX_DEVICES];
-        for (int i = 0; i < sp->n; i++) files[2 * i] = sp->json_at[i], files[2 * i + 1] = sp->log_at[i];
+        for (int i = 0; i < sp->n; i++)
+            files[2 * i] = sp->json_at[i], files[2 * i + 1] = sp->log_at[i];
         sml_per_device_cleanup(sp->dir, files, 2 * sp->n);
     }
     for (int i = 0; i < sp->n; i++) {

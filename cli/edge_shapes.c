@@ -20,7 +20,8 @@ int main(int argc, char **argv) {
         sml_worker_command_done(rc);
         return rc;
     }
-    if (!has(argc, argv, "--in-process") && !has(argc, argv, "--list-cases") && sml_worker_command_available())
+    if (!has(argc, argv, "--in-process") && !has(argc, argv, "--list-cases") &&
+        sml_worker_command_available())
         return sml_worker_command(name, 1.0, 0.0, 0, -1);
     return sml_edge_main(name, argc, argv);
 }

@@ -79,8 +79,11 @@ static int json_report(sml_out_file *jf, const sml_check_input_args *a, sml_op o
 /* An output (--json, or the --save file `saved`) that names an input or the other output:
  * -1 after the message, else 0. */
 static int refuse_clash(const sml_check_input_args *a, const char *saved) {
-    const sml_path_arg paths[] = {{"--input", a->input, 0}, {"--output", a->output, 0}, {"--dy", a->dy, 0},
-                                  {"--json", a->json, 1}, {"the --save file", saved, 1}};
+    const sml_path_arg paths[] = {{"--input", a->input, 0},
+                                  {"--output", a->output, 0},
+                                  {"--dy", a->dy, 0},
+                                  {"--json", a->json, 1},
+                                  {"the --save file", saved, 1}};
     char err[1200];
     if (!sml_paths_clash(paths, 5, err, sizeof err)) return 0;
     fprintf(stderr, ME ": %s\n", err);
@@ -90,22 +93,28 @@ static int refuse_clash(const sml_check_input_args *a, const char *saved) {
 int sml_judge_output(const sml_check_input_args *a) {
     sml_op op = SML_SOFTMAX;
     if (a->op && sml_op_parse(a->op, &op) != SML_OK) {
-        fprintf(stderr, ME ": --output judges one op: softmax, log_softmax, softmax_bwd or log_softmax_bwd, not '%s'\n",
+        fprintf(stderr,
+                ME ": --output judges one op: softmax, log_softmax, softmax_bwd or "
+                   "log_softmax_bwd, not '%s'\n",
                 a->op);
         return SML_EXIT_UNUSABLE;
     }
     if (a->kernel) {
-        fprintf(stderr, ME ": --output judges a given output; --kernel runs kernels on --input: use one or the other\n");
+        fprintf(stderr, ME ": --output judges a given output; --kernel runs kernels on --input: "
+                           "use one or the other\n");
         return SML_EXIT_UNUSABLE;
     }
     int bwd = sml_op_is_backward(op);
     if (bwd && !a->dy) {
-        fprintf(stderr, ME ": %s needs the upstream gradient: --dy dy.npy (--input is the forward output y)\n",
+        fprintf(stderr,
+                ME
+                ": %s needs the upstream gradient: --dy dy.npy (--input is the forward output y)\n",
                 sml_op_name(op));
         return SML_EXIT_UNUSABLE;
     }
     if (!bwd && a->dy) {
-        fprintf(stderr, ME ": --dy applies to backward ops only (--op softmax_bwd or log_softmax_bwd)\n");
+        fprintf(stderr,
+                ME ": --dy applies to backward ops only (--op softmax_bwd or log_softmax_bwd)\n");
         return SML_EXIT_UNUSABLE;
     }
     char err[1200];
@@ -133,9 +142,10 @@ int sml_judge_output(const sml_check_input_args *a) {
     char shape[200];
     sml_shape_text(&x, shape, sizeof shape);
     int64_t n = x.rows * x.cols;
-    printf("judging %s: %s of %s%s%s, %s, shape %s (%lld rows of %lld), against the double-precision reference\n",
-           a->output, sml_op_name(op), a->input, bwd ? " (y) and " : "", bwd ? a->dy : "", sml_dtype_name(x.dtype),
-           shape, (long long)x.rows, (long long)x.cols);
+    printf("judging %s: %s of %s%s%s, %s, shape %s (%lld rows of %lld), against the "
+           "double-precision reference\n",
+           a->output, sml_op_name(op), a->input, bwd ? " (y) and " : "", bwd ? a->dy : "",
+           sml_dtype_name(x.dtype), shape, (long long)x.rows, (long long)x.cols);
     if (n == 0) {
         if (json_report(&jf, a, op, &x, "NOTHING_CHECKED", NULL, NULL, 0, NULL) != 0) goto done;
         printf("verdict: NOTHING CHECKED: the tensor is empty (exit %d)\n", SML_EXIT_UNCHECKED);
@@ -143,36 +153,42 @@ int sml_judge_output(const sml_check_input_args *a) {
         goto done;
     }
     want = malloc((size_t)n * sizeof *want);
-    if (!want || sml_ref_run(op, x.dtype, x.rows, x.cols, x.cols, x.data, bwd ? dy.data : NULL, want) != SML_OK) {
+    if (!want || sml_ref_run(op, x.dtype, x.rows, x.cols, x.cols, x.data, bwd ? dy.data : NULL,
+                             want) != SML_OK) {
         fprintf(stderr, ME ": out of memory\n");
         goto done;
     }
     sml_check_report r;
     sml_check_elem worst[SML_CHECK_SHOW_WORST];
     int nworst = 0;
-    if (sml_check_against_worst(op, x.dtype, x.rows, x.cols, x.cols, x.data, bwd ? dy.data : NULL, want, y.data,
-                                &r, worst, SML_CHECK_SHOW_WORST, &nworst) != SML_OK) {
+    if (sml_check_against_worst(op, x.dtype, x.rows, x.cols, x.cols, x.data, bwd ? dy.data : NULL,
+                                want, y.data, &r, worst, SML_CHECK_SHOW_WORST, &nworst) != SML_OK) {
         fprintf(stderr, ME ": out of memory\n");
         goto done;
     }
     if (r.pass) {
         char at[200];
         sml_index_tuple(&x, r.worst_row, r.worst_col, at, sizeof at);
-        printf("PASS: all %lld elements within the numerics contract; worst at %s: got %.9g want %.9g, %.3g ulp, "
+        printf("PASS: all %lld elements within the numerics contract; worst at %s: got %.9g want "
+               "%.9g, %.3g ulp, "
                "%.3g of the bound\n",
                (long long)r.checked, at, r.got, r.want, r.worst_ulps, r.worst_ratio);
     } else {
-        printf("FAIL: %lld of %lld elements break the numerics contract (%lld NaN, %lld inf mismatches); the worst %d:\n",
-               (long long)r.bad, (long long)r.checked, (long long)r.nan_mismatch, (long long)r.inf_mismatch, nworst);
+        printf("FAIL: %lld of %lld elements break the numerics contract (%lld NaN, %lld inf "
+               "mismatches); the worst %d:\n",
+               (long long)r.bad, (long long)r.checked, (long long)r.nan_mismatch,
+               (long long)r.inf_mismatch, nworst);
         sml_print_worst(stdout, "  ", &x, worst, nworst);
     }
     char saved[4200] = "";
     if (a->save_dir) {
         snprintf(saved, sizeof saved, "%s/reference.%s.npy", a->save_dir, sml_op_name(op));
-        if (refuse_clash(a, saved) || save_reference(a->save_dir, op, &x, want, saved, sizeof saved, ref) != 0)
+        if (refuse_clash(a, saved) ||
+            save_reference(a->save_dir, op, &x, want, saved, sizeof saved, ref) != 0)
             goto done;
     }
-    if (json_report(&jf, a, op, &x, r.pass ? "PASS" : "FAIL", &r, worst, nworst, saved) != 0) goto done;
+    if (json_report(&jf, a, op, &x, r.pass ? "PASS" : "FAIL", &r, worst, nworst, saved) != 0)
+        goto done;
     if (a->save_dir) {
         if (sml_npy_stage_place(ref, err, sizeof err) != SML_OK) {
             fprintf(stderr, ME ": cannot write the --save output: %s\n", err);
@@ -181,12 +197,15 @@ int sml_judge_output(const sml_check_input_args *a) {
         printf("reference (rounded to %s) saved to %s\n", sml_dtype_name(x.dtype), saved);
     }
     rc = r.pass ? SML_EXIT_HOLDS : SML_EXIT_BROKEN;
-    printf("verdict: %s (exit %d)\n", r.pass ? "PASS: the output meets the numerics contract"
-                                             : "FAIL: the output breaks the numerics contract", rc);
+    printf("verdict: %s (exit %d)\n",
+           r.pass ? "PASS: the output meets the numerics contract"
+                  : "FAIL: the output breaks the numerics contract",
+           rc);
 done:
     if (jf.f) sml_out_abort(&jf);
     if (ref) sml_npy_stage_abort(ref);
-    if (a->save_dir && !had_dir && rc == SML_EXIT_UNUSABLE) rmdir(a->save_dir); /* made here, left empty */
+    if (a->save_dir && !had_dir && rc == SML_EXIT_UNUSABLE)
+        rmdir(a->save_dir); /* made here, left empty */
     free(ref);
     free(want);
     sml_npy_free(&x);

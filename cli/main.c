@@ -19,17 +19,22 @@
 static const struct {
     const char *name;
     int (*run)(int, char **);
-    int takes_load;  /* --load PATH: plugin kernels (plugins.c); 2: SML_LOAD too (it runs kernels) */
+    int takes_load; /* --load PATH: plugin kernels (plugins.c); 2: SML_LOAD too (it runs kernels) */
     int takes_plans; /* --plans PATH|off and SML_PLANS: auto's plan table (plans_flag.c) */
     const char *help;
 } COMMANDS[] = {
-    {"bench", sml_cmd_bench, 2, 1, "time backends on shapes or named sweeps; write the decision ledger"},
-    {"check", sml_cmd_check, 2, 1, "run the property suite, or check kernels on your own .npy logits"},
+    {"bench", sml_cmd_bench, 2, 1,
+     "time backends on shapes or named sweeps; write the decision ledger"},
+    {"check", sml_cmd_check, 2, 1,
+     "run the property suite, or check kernels on your own .npy logits"},
     {"replay", sml_cmd_replay, 2, 1, "re-run a saved reproducer and say whether it still fails"},
-    {"compare", sml_cmd_compare, 1, 0, "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
+    {"compare", sml_cmd_compare, 1, 0,
+     "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
     {"plot", sml_cmd_plot, 0, 0, "SVG of GB/s against columns per backend from a ledger JSON"},
-    {"targets", sml_cmd_targets, 1, 0, "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
-    {"merge", sml_cmd_merge, 0, 0, "join the results of a run's shards (--shard K/N) into one report"},
+    {"targets", sml_cmd_targets, 1, 0,
+     "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
+    {"merge", sml_cmd_merge, 0, 0,
+     "join the results of a run's shards (--shard K/N) into one report"},
     {"tune", sml_cmd_tune, 0, 0, "time auto's candidate plans on this GPU; write its plan table"},
     {"list", sml_cmd_list, 2, 0, "print the kernel registry"},
 };
@@ -45,20 +50,25 @@ static const char *prog_name(const char *argv0) {
 }
 
 static void usage(FILE *f, const char *prog) {
-    fprintf(f, "usage: %s COMMAND [options]   (%s help COMMAND, or COMMAND --help)\n"
-               "       %s --version\n\n", prog, prog, prog);
-    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].help);
-    fprintf(f, "\nexit status: 0 ok; 1 a failure was found (a kernel broke the contract, a gate or\n"
-               "target was missed, a case got slower); 2 bad usage or input; 3 nothing was checked\n"
-               "(a kernel or backend named on the command line could not run here, or nothing\n"
-               "matched). An output that could not be written is never 0 and leaves the old file\n"
-               "or none. Each command's --help gives its own codes.\n");
-    fprintf(f, "\nCommands that take a kernel also take --load PATH (plugin kernels; env SML_LOAD).\n"
-               "check, bench and replay take --plans PATH|off (auto's plan table; env SML_PLANS).\n"
-               "Options are also written --name=value; -- ends the options (later words are files);\n"
-               "--json - and --md - write to standard output (the report goes to standard error).\n"
-               "--json-nan null writes NaN and the infinities as JSON null (default: the strings\n"
-               "\"nan\", \"inf\", \"-inf\"; softmax-lab's own readers take the strings).\n");
+    fprintf(f,
+            "usage: %s COMMAND [options]   (%s help COMMAND, or COMMAND --help)\n"
+            "       %s --version\n\n",
+            prog, prog, prog);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].help);
+    fprintf(f,
+            "\nexit status: 0 ok; 1 a failure was found (a kernel broke the contract, a gate or\n"
+            "target was missed, a case got slower); 2 bad usage or input; 3 nothing was checked\n"
+            "(a kernel or backend named on the command line could not run here, or nothing\n"
+            "matched). An output that could not be written is never 0 and leaves the old file\n"
+            "or none. Each command's --help gives its own codes.\n");
+    fprintf(f,
+            "\nCommands that take a kernel also take --load PATH (plugin kernels; env SML_LOAD).\n"
+            "check, bench and replay take --plans PATH|off (auto's plan table; env SML_PLANS).\n"
+            "Options are also written --name=value; -- ends the options (later words are files);\n"
+            "--json - and --md - write to standard output (the report goes to standard error).\n"
+            "--json-nan null writes NaN and the infinities as JSON null (default: the strings\n"
+            "\"nan\", \"inf\", \"-inf\"; softmax-lab's own readers take the strings).\n");
 }
 
 /* "--json -" and "--md -": the document goes to standard output, and what the command prints
@@ -69,7 +79,8 @@ static void usage(FILE *f, const char *prog) {
 static int dash_to_stdout(int argc, char **argv, int *saved) {
     *saved = -1;
     for (int i = 0; i + 1 < argc; i++) {
-        if ((strcmp(argv[i], "--json") && strcmp(argv[i], "--md")) || strcmp(argv[i + 1], "-")) continue;
+        if ((strcmp(argv[i], "--json") && strcmp(argv[i], "--md")) || strcmp(argv[i + 1], "-"))
+            continue;
         if (*saved < 0) {
             fflush(stdout);
             if ((*saved = dup(1)) < 0 || dup2(2, 1) < 0) return -1;
@@ -109,7 +120,8 @@ static int run_table_entry(size_t i, int argc, char **argv) {
         if (rc) return rc;
     }
     if (!COMMANDS[i].takes_load) return COMMANDS[i].run(argc, argv);
-    const int rc = sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv, COMMANDS[i].takes_load == 2);
+    const int rc =
+        sml_cli_run_with_plugins(name, COMMANDS[i].run, argc, argv, COMMANDS[i].takes_load == 2);
     if (help && COMMANDS[i].takes_plans) sml_cli_plans_help();
     return rc;
 }
@@ -122,7 +134,8 @@ static int take_json_nan(const char *name, int *n, char **args) {
         if (strcmp(args[i], "--json-nan")) continue;
         const char *v = i + 1 < *n ? args[i + 1] : "";
         if (strcmp(v, "null") && strcmp(v, "string")) {
-            fprintf(stderr, "softmax-lab %s: --json-nan takes null or string, not '%.40s'\n", name, v);
+            fprintf(stderr, "softmax-lab %s: --json-nan takes null or string, not '%.40s'\n", name,
+                    v);
             return 2;
         }
         setenv("SML_JSON_NAN", v, 1);
@@ -186,17 +199,22 @@ int sml_cli_main(int argc, char **argv) {
         sml_worker_command_done(rc);
         return rc;
     }
-    if (argc < 2) { usage(stderr, prog); return 2; }
+    if (argc < 2) {
+        usage(stderr, prog);
+        return 2;
+    }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
         printf("softmax-lab %s\n", SML_VERSION);
         return 0;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || (!strcmp(argv[1], "help") && argc == 2)) {
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        (!strcmp(argv[1], "help") && argc == 2)) {
         usage(stdout, prog);
         return 0;
     }
     /* A worker process judged kernels run in (src/worker/worker.h), started by a supervisor. */
-    if (!strcmp(argv[1], "__worker")) return sml_cli_run_with_plugins("__worker", sml_worker_main, argc - 2, argv + 2, 1);
+    if (!strcmp(argv[1], "__worker"))
+        return sml_cli_run_with_plugins("__worker", sml_worker_main, argc - 2, argv + 2, 1);
     if (!strcmp(argv[1], "help")) {
         if (argc > 3) {
             fprintf(stderr, "%s help: one command at a time\n", prog);

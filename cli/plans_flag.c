@@ -9,13 +9,13 @@
 
 #include "core/plan_cache.h"
 
-
 void sml_cli_plans_help(void) {
-    printf("\nPlan tables (what `auto` runs on a GPU it was tuned on; softmax-lab tune writes them):\n"
-           "  --plans PATH     auto uses the plan table at PATH (it must be for this GPU), or\n"
-           "                   none with --plans off (the rules everywhere); a bad table exits 2\n"
-           "  SML_PLANS=PATH   the same from the environment; without either, the shipped table\n"
-           "                   of this GPU, if there is one\n");
+    printf(
+        "\nPlan tables (what `auto` runs on a GPU it was tuned on; softmax-lab tune writes them):\n"
+        "  --plans PATH     auto uses the plan table at PATH (it must be for this GPU), or\n"
+        "                   none with --plans off (the rules everywhere); a bad table exits 2\n"
+        "  SML_PLANS=PATH   the same from the environment; without either, the shipped table\n"
+        "                   of this GPU, if there is one\n");
 }
 
 /* Remove --plans PATH / --plans=PATH; *path the last one given, "" when one had no value. */
@@ -51,9 +51,11 @@ static int check_table(const char *name, const char *what, const char *path) {
         const char *field = sml_plan_key_mismatch(&t.key, &gpu);
         if (field) {
             fprintf(stderr,
-                    "softmax-lab %s: %s: %s: %s: the table is for '%s' (%d SMs, %.1f DRAM bytes per SM clock), this "
+                    "softmax-lab %s: %s: %s: %s: the table is for '%s' (%d SMs, %.1f DRAM bytes "
+                    "per SM clock), this "
                     "GPU is '%s' (%d SMs, %.1f)\n",
-                    name, what, path, field, t.key.name, t.key.sms, t.key.dram, gpu.name, gpu.sms, gpu.dram);
+                    name, what, path, field, t.key.name, t.key.sms, t.key.dram, gpu.name, gpu.sms,
+                    gpu.dram);
             rc = 2;
         }
     }

@@ -19,17 +19,23 @@ static int writable_by_others(const char *path, char *why, size_t n) {
     struct stat st;
     if (stat(path, &st) != 0) return 0; /* the loader reports a missing file */
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        snprintf(why, n, "%.400s: the library is writable by %s (chmod go-w it, or pass --allow-writable-plugin)",
+        snprintf(why, n,
+                 "%.400s: the library is writable by %s (chmod go-w it, or pass "
+                 "--allow-writable-plugin)",
                  path, st.st_mode & S_IWOTH ? "others" : "its group");
         return 1;
     }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
-    if (slash) *(slash == dir ? slash + 1 : slash) = 0;
-    else snprintf(dir, sizeof dir, ".");
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = 0;
+    else
+        snprintf(dir, sizeof dir, ".");
     if (stat(dir, &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-        snprintf(why, n, "%.400s: its folder %.400s is writable by %s (chmod go-w it, or pass --allow-writable-plugin)",
+        snprintf(why, n,
+                 "%.400s: its folder %.400s is writable by %s (chmod go-w it, or pass "
+                 "--allow-writable-plugin)",
                  path, dir, st.st_mode & S_IWOTH ? "others" : "its group");
         return 1;
     }
@@ -38,7 +44,8 @@ static int writable_by_others(const char *path, char *why, size_t n) {
 
 static int load(const char *name, const char *path, const char *from, int allow_writable) {
     char msg[1024];
-    if (!allow_writable && !sml_source_is_python(path) && writable_by_others(path, msg, sizeof msg)) {
+    if (!allow_writable && !sml_source_is_python(path) &&
+        writable_by_others(path, msg, sizeof msg)) {
         fprintf(stderr, "softmax-lab %s: %s%s\n", name, msg, from);
         return 2;
     }
@@ -58,10 +65,13 @@ static int load_env(const char *name, int allow_writable) {
     }
     strcpy(copy, env);
     int rc = 0;
-    for (char *save = NULL, *p = strtok_r(copy, ":", &save); p && !rc; p = strtok_r(NULL, ":", &save)) {
+    for (char *save = NULL, *p = strtok_r(copy, ":", &save); p && !rc;
+         p = strtok_r(NULL, ":", &save)) {
         /* A path, never a name: dlopen would look a bare name up in the library path. */
         if (!strchr(p, '/') && !sml_source_is_python(p)) {
-            fprintf(stderr, "softmax-lab %s: SML_LOAD entry '%s' is not a path (write ./%s or an absolute path)\n",
+            fprintf(stderr,
+                    "softmax-lab %s: SML_LOAD entry '%s' is not a path (write ./%s or an absolute "
+                    "path)\n",
                     name, p, p);
             rc = 2;
             break;
@@ -73,13 +83,14 @@ static int load_env(const char *name, int allow_writable) {
 }
 
 static void help(void) {
-    printf("\nPlugin kernels (shared libraries exporting sml_plugin_kernels, softmax_lab_plugin.h):\n"
-           "  --load PATH      load the kernels of the library at PATH first (repeatable); they are\n"
-           "                   listed, checked, benchmarked and replayed like built-in ones\n"
-           "  SML_LOAD=P1:P2   the same from the environment (loaded before --load; paths only;\n"
-           "                   ignored by compare and targets, which run no kernel)\n"
-           "  --allow-writable-plugin  load a library even when it or its folder is writable by\n"
-           "                   group or others (refused by default)\n");
+    printf(
+        "\nPlugin kernels (shared libraries exporting sml_plugin_kernels, softmax_lab_plugin.h):\n"
+        "  --load PATH      load the kernels of the library at PATH first (repeatable); they are\n"
+        "                   listed, checked, benchmarked and replayed like built-in ones\n"
+        "  SML_LOAD=P1:P2   the same from the environment (loaded before --load; paths only;\n"
+        "                   ignored by compare and targets, which run no kernel)\n"
+        "  --allow-writable-plugin  load a library even when it or its folder is writable by\n"
+        "                   group or others (refused by default)\n");
 }
 
 int sml_cli_run_with_plugins(const char *name, int (*cmd)(int, char **), int argc, char **argv,

@@ -25,12 +25,12 @@ extern "C" {
 
 typedef enum sml_status {
     SML_OK = 0,
-    SML_ERR_NULL_POINTER,   /* a required pointer is NULL */
-    SML_ERR_BAD_SHAPE,      /* rows or cols negative, or rows*ld overflows 64 bits */
-    SML_ERR_BAD_STRIDE,     /* ld < cols */
-    SML_ERR_BAD_DTYPE,      /* dtype outside sml_dtype */
-    SML_ERR_BAD_OP,         /* op outside sml_op */
-    SML_ERR_BAD_ALIAS,      /* output partly overlaps an input (only out == x for forward is allowed) */
+    SML_ERR_NULL_POINTER, /* a required pointer is NULL */
+    SML_ERR_BAD_SHAPE,    /* rows or cols negative, or rows*ld overflows 64 bits */
+    SML_ERR_BAD_STRIDE,   /* ld < cols */
+    SML_ERR_BAD_DTYPE,    /* dtype outside sml_dtype */
+    SML_ERR_BAD_OP,       /* op outside sml_op */
+    SML_ERR_BAD_ALIAS, /* output partly overlaps an input (only out == x for forward is allowed) */
     SML_ERR_UNSUPPORTED,    /* the kernel does not support this op, dtype or row length */
     SML_ERR_UNKNOWN_KERNEL, /* no kernel of that name in the registry */
     SML_ERR_NO_DEVICE,      /* a GPU kernel, but no CUDA device (or built without CUDA) */
@@ -41,8 +41,8 @@ typedef enum sml_status {
     SML_ERR_FORMAT,         /* a file is not in the expected format */
     SML_ERR_INVALID_ARG,    /* any other bad argument (bad flag value, ...) */
     SML_ERR_INTERNAL,       /* a bug in softmax-lab */
-    SML_ERR_PLUGIN,         /* a plugin library or kernel table was refused (softmax_lab_plugin.h) */
-    SML_ERR_KERNEL_FAILED,  /* a kernel from outside softmax-lab (plugin, Python) reported a failure */
+    SML_ERR_PLUGIN,        /* a plugin library or kernel table was refused (softmax_lab_plugin.h) */
+    SML_ERR_KERNEL_FAILED, /* a kernel from outside softmax-lab (plugin, Python) reported a failure */
     SML_STATUS_COUNT
 } sml_status;
 
@@ -61,9 +61,9 @@ typedef enum sml_op {
 
 typedef enum sml_device { SML_DEVICE_CPU = 0, SML_DEVICE_GPU = 1 } sml_device;
 
-const char *sml_dtype_name(sml_dtype d);  /* "fp32", "fp16", "bf16"; "?" if out of range */
-size_t sml_dtype_size(sml_dtype d);       /* bytes per element; 0 if out of range */
-const char *sml_op_name(sml_op op);       /* "softmax", "log_softmax", "softmax_bwd", "log_softmax_bwd" */
+const char *sml_dtype_name(sml_dtype d); /* "fp32", "fp16", "bf16"; "?" if out of range */
+size_t sml_dtype_size(sml_dtype d);      /* bytes per element; 0 if out of range */
+const char *sml_op_name(sml_op op); /* "softmax", "log_softmax", "softmax_bwd", "log_softmax_bwd" */
 /* Parse the names above (also "float32", "float16", "bfloat16", "f32", ..., and PyTorch's
  * "torch.bfloat16"; a "numpy.", "np." or "jnp." prefix is accepted too). */
 sml_status sml_dtype_parse(const char *s, sml_dtype *out);
@@ -98,8 +98,8 @@ typedef struct sml_claim {
     const char *shapes;   /* shape class it holds on: "all", "short", "mid", "long" */
 } sml_claim;
 
-#define SML_OPS_ALL ((1u << SML_OP_COUNT) - 1u)
-#define SML_OPS_FWD ((1u << SML_SOFTMAX) | (1u << SML_LOG_SOFTMAX))
+#define SML_OPS_ALL    ((1u << SML_OP_COUNT) - 1u)
+#define SML_OPS_FWD    ((1u << SML_SOFTMAX) | (1u << SML_LOG_SOFTMAX))
 #define SML_DTYPES_ALL ((1u << SML_DTYPE_COUNT) - 1u)
 
 /* sml_kernel.flags: what a kernel is, beyond what it runs. */
@@ -111,15 +111,15 @@ typedef struct sml_claim {
 #define SML_KERNEL_FLAGS_ALL SML_KERNEL_FRAMEWORK
 
 typedef struct sml_kernel {
-    const char *name;       /* unique: "warp", "block", "cudnn", "auto", "cpu_naive", ... */
-    const char *file;       /* the source file that implements it, from the repository root */
+    const char *name; /* unique: "warp", "block", "cudnn", "auto", "cpu_naive", ... */
+    const char *file; /* the source file that implements it, from the repository root */
     sml_device device;
-    unsigned ops;           /* bit (1u << op) per supported op */
-    unsigned dtypes;        /* bit (1u << dtype) per supported dtype */
-    int64_t min_cols;       /* shortest supported row (>= 1) */
-    int64_t max_cols;       /* longest supported row; 0: no limit */
-    sml_launch_fn launch;   /* NULL when this build cannot run it (no CUDA, no cuDNN) */
-    const char *summary;    /* one line: what it does differently */
+    unsigned ops;         /* bit (1u << op) per supported op */
+    unsigned dtypes;      /* bit (1u << dtype) per supported dtype */
+    int64_t min_cols;     /* shortest supported row (>= 1) */
+    int64_t max_cols;     /* longest supported row; 0: no limit */
+    sml_launch_fn launch; /* NULL when this build cannot run it (no CUDA, no cuDNN) */
+    const char *summary;  /* one line: what it does differently */
     sml_claim claim;
     /* Non-NULL only for a kernel this project does not control (the vendor baseline) that is
      * measured to miss the numerics contract; the text says how. Such a kernel is measured,
@@ -132,7 +132,7 @@ typedef struct sml_kernel {
 
 /* The built-in kernels, then any registered from plugins (softmax_lab_plugin.h). */
 size_t sml_kernel_count(void);
-const sml_kernel *sml_kernel_at(size_t i);          /* NULL past the end */
+const sml_kernel *sml_kernel_at(size_t i);           /* NULL past the end */
 const sml_kernel *sml_kernel_find(const char *name); /* NULL if absent */
 
 /* Validate p against the API rules and k's limits without running anything. */

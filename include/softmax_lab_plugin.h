@@ -50,14 +50,14 @@ extern "C" {
 /* Bumped whenever sml_kernel, sml_problem, sml_claim or the launch signature change.
  * Version 2 added sml_kernel.flags at the end; version 1 tables are still taken. */
 #define SML_PLUGIN_ABI_VERSION 2u
-#define SML_PLUGIN_ABI_OLDEST 1u /* the oldest version sml_register_kernels still takes */
+#define SML_PLUGIN_ABI_OLDEST  1u /* the oldest version sml_register_kernels still takes */
 
 /* Kernels registered from Python give an origin "python:MODULE (versions)". Their source,
  * "python:MODULE", is what `list` shows, a reproducer records and `--load` may name; only the
  * Python binding (python3 -m softmax_lab) loads it, by importing MODULE, and it replays
  * such reproducers with SML_PYTHON_REPLAY. */
 #define SML_PYTHON_SOURCE_PREFIX "python:"
-#define SML_PYTHON_REPLAY "python3 -m softmax_lab replay"
+#define SML_PYTHON_REPLAY        "python3 -m softmax_lab replay"
 
 /* The name a plugin exports, and its type. */
 #define SML_PLUGIN_SYMBOL "sml_plugin_kernels"

@@ -14,8 +14,9 @@
 /* The table entry for the shape on the current device; tmp holds a table loaded for a NULL
  * handle (freed by the caller). Tables are measured on rows that take 16-byte vectors: other
  * rows keep the rules. */
-static const sml_plan_entry *table_entry(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
-                                         int vectors, sml_plan_slot *tmp, const char **source) {
+static const sml_plan_entry *table_entry(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows,
+                                         int64_t cols, int vectors, sml_plan_slot *tmp,
+                                         const char **source) {
     if (source) *source = NULL;
     if (!vectors) return NULL;
     const int dev = sml_gpu_current();
@@ -24,8 +25,8 @@ static const sml_plan_entry *table_entry(sml_handle *h, sml_op op, sml_dtype dt,
     return t ? sml_plan_table_find(t, op, dt, rows, cols) : NULL;
 }
 
-int sml_auto_table_plan(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
-                        sml_plan *plan) {
+int sml_auto_table_plan(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                        int vectors, sml_plan *plan) {
     if (h) { /* a launch: the handle's table, nothing zeroed or freed per call */
         const sml_plan_entry *e = table_entry(h, op, dt, rows, cols, vectors, NULL, NULL);
         if (e) *plan = e->plan;
@@ -39,8 +40,8 @@ int sml_auto_table_plan(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, in
     return e != NULL;
 }
 
-sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
-                           sml_auto_path *out) {
+sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                           int vectors, sml_auto_path *out) {
     sml_gpu_facts g = {0, 0, 0, 0, 0, 0.0f};
     if (sml_auto_needs_sms(op, dt, cols) || sml_auto_needs_clusters(op, dt, cols, vectors)) {
         const sml_status s = sml_gpu_facts_get(h, &g);
@@ -71,11 +72,13 @@ sml_status sml_auto_choice(sml_handle *h, sml_op op, sml_dtype dtype, int64_t ro
 }
 
 size_t sml_auto_col_thresholds(int64_t *out, size_t cap) {
-    for (int i = 0; i < SML_AUTO_N_COL_THRESHOLDS && (size_t)i < cap; i++) out[i] = sml_auto_col_threshold(i);
+    for (int i = 0; i < SML_AUTO_N_COL_THRESHOLDS && (size_t)i < cap; i++)
+        out[i] = sml_auto_col_threshold(i);
     return SML_AUTO_N_COL_THRESHOLDS;
 }
 
-sml_status sml_auto_explain(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, char *buf, size_t n) {
+sml_status sml_auto_explain(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                            char *buf, size_t n) {
     if (!buf || !n) return SML_ERR_NULL_POINTER;
     buf[0] = 0;
     sml_status s = sml_validate_kind(op, dt, rows, cols);
@@ -87,7 +90,8 @@ sml_status sml_auto_explain(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows
     const sml_plan_entry *e = table_entry(h, op, dt, rows, cols, vectors, &tmp, &source);
     if (e) {
         char d[160];
-        snprintf(buf, n, "%s (plans %s, line %d)", sml_plan_describe(&e->plan, d, sizeof d), source, e->line);
+        snprintf(buf, n, "%s (plans %s, line %d)", sml_plan_describe(&e->plan, d, sizeof d), source,
+                 e->line);
         sml_plan_slot_free(&tmp);
         return SML_OK;
     }

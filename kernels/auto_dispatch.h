@@ -46,15 +46,16 @@
 
 #include "softmax_lab.h"
 
-#define SML_AUTO_WARP_MAX_COLS 128
-#define SML_AUTO_WARP_MAX_COLS_16BIT 256
-#define SML_AUTO_WARP_FWD_MAX_COLS 256
+#define SML_AUTO_WARP_MAX_COLS           128
+#define SML_AUTO_WARP_MAX_COLS_16BIT     256
+#define SML_AUTO_WARP_FWD_MAX_COLS       256
 #define SML_AUTO_WARP_FWD_MAX_COLS_16BIT 512
-#define SML_AUTO_WARP_FWD_ROWS_PER_SM 64 /* resident warps of `warp`'s grid per SM */
-#define SML_AUTO_BLOCK_MAX_COLS 16384
-#define SML_AUTO_BLOCK_WIDE_MAX_COLS 32768 /* fp32 forward, 16-bit backward */
-#define SML_AUTO_COOP_MIN_BWD_ROW_BYTES (2 << 20) /* y and dy of one row together */
-#define SML_AUTO_COOP_16BIT_MAX_DRAM 15.0 /* DRAM bytes per SM clock from which 16-bit stays in split */
+#define SML_AUTO_WARP_FWD_ROWS_PER_SM    64 /* resident warps of `warp`'s grid per SM */
+#define SML_AUTO_BLOCK_MAX_COLS          16384
+#define SML_AUTO_BLOCK_WIDE_MAX_COLS     32768     /* fp32 forward, 16-bit backward */
+#define SML_AUTO_COOP_MIN_BWD_ROW_BYTES  (2 << 20) /* y and dy of one row together */
+#define SML_AUTO_COOP_16BIT_MAX_DRAM \
+    15.0 /* DRAM bytes per SM clock from which 16-bit stays in split */
 
 typedef enum sml_auto_path {
     SML_AUTO_WARP = 0,
@@ -84,7 +85,8 @@ static inline int64_t sml_auto_coop_min_cols(sml_dtype dt) {
  * only place where the decision reads the row and SM counts. */
 static inline int sml_auto_fwd_warp_band(sml_op op, sml_dtype dt, int64_t cols) {
     const int f32 = dt == SML_F32;
-    return !sml_op_is_backward(op) && cols > (f32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT) &&
+    return !sml_op_is_backward(op) &&
+           cols > (f32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT) &&
            cols <= (f32 ? SML_AUTO_WARP_FWD_MAX_COLS : SML_AUTO_WARP_FWD_MAX_COLS_16BIT);
 }
 
@@ -100,10 +102,12 @@ static inline int64_t sml_auto_block_max_cols(sml_op op, sml_dtype dt, int vecto
  * supports cluster launch (sm_90+), which also stands for the cooperative launch coop needs
  * (every sm_90 device has both); dram: its peak DRAM bytes per SM clock (0 when unknown:
  * coop's side). */
-static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
-                                          int sms, int has_clusters, double dram) {
-    if (cols <= (dt == SML_F32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT)) return SML_AUTO_WARP;
-    if (sml_auto_fwd_warp_band(op, dt, cols) && rows <= (int64_t)SML_AUTO_WARP_FWD_ROWS_PER_SM * sms)
+static inline sml_auto_path sml_auto_pick(sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                                          int vectors, int sms, int has_clusters, double dram) {
+    if (cols <= (dt == SML_F32 ? SML_AUTO_WARP_MAX_COLS : SML_AUTO_WARP_MAX_COLS_16BIT))
+        return SML_AUTO_WARP;
+    if (sml_auto_fwd_warp_band(op, dt, cols) &&
+        rows <= (int64_t)SML_AUTO_WARP_FWD_ROWS_PER_SM * sms)
         return SML_AUTO_WARP;
     if (cols <= sml_auto_block_max_cols(op, dt, vectors)) return SML_AUTO_BLOCK;
     if (sml_op_is_backward(op) && has_clusters && cols >= sml_auto_coop_min_cols(dt) &&
@@ -129,15 +133,15 @@ static inline int sml_auto_needs_clusters(sml_op op, sml_dtype dt, int64_t cols,
 #ifdef __cplusplus
 extern "C" {
 #endif
-sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
-                           sml_auto_path *out);
+sml_status sml_auto_decide(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                           int vectors, sml_auto_path *out);
 /* The plan table's plan for the shape on the current device (kernels/auto_choice.c): 1 and
  * *plan where the device has a table (core/plan_cache.h) with an entry for it and the rows
  * take 16-byte vectors, else 0 (the rules decide). The launcher runs that plan and falls back
  * to the rules where the kernel answers SML_ERR_UNSUPPORTED. */
 struct sml_plan;
-int sml_auto_table_plan(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int vectors,
-                        struct sml_plan *plan);
+int sml_auto_table_plan(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                        int vectors, struct sml_plan *plan);
 #ifdef __cplusplus
 }
 #endif
@@ -152,7 +156,7 @@ static inline int64_t sml_auto_col_threshold(int i) {
     case 2: return SML_AUTO_WARP_FWD_MAX_COLS_16BIT;
     case 3: return SML_AUTO_BLOCK_MAX_COLS;
     case 4: return SML_AUTO_BLOCK_WIDE_MAX_COLS;
-    case 5: return sml_auto_coop_min_cols(SML_F32) - 1;  /* the last column before coop */
+    case 5: return sml_auto_coop_min_cols(SML_F32) - 1; /* the last column before coop */
     default: return sml_auto_coop_min_cols(SML_F16) - 1;
     }
 }

@@ -29,9 +29,9 @@
  * Each thread then has as many bytes in flight as the forward's, and a finished block's SM
  * takes the next row at once; both parts gain, at every row length of the band
  * (docs/KERNELS.md, "Measurements behind the design notes"). */
-#define SML_BLOCK_PREF_THREADS 256
-#define SML_BLOCK_BWD_WIDE_COLS 8192
-#define SML_BLOCK_MANY_ROWS_PER_SM 48
+#define SML_BLOCK_PREF_THREADS           256
+#define SML_BLOCK_BWD_WIDE_COLS          8192
+#define SML_BLOCK_MANY_ROWS_PER_SM       48
 /* Forward rows longer than SML_BLOCK_SHORT_COLS (vector loads): a fixed K per row length, so the
  * threads grow with the row up to 256 (fp32: K = 4 to 2,048 columns, 8 to 8,192, 16 to
  * 16,384; 16-bit: 4 to 8,192, 8 to 16,384), and a grid of up to SML_BLOCK_ROW_GRID_BLOCKS_PER_SM
@@ -41,7 +41,7 @@
  * registers, one block per row); it is faster than 1,024 threads x 4 with one block per SM
  * on every row of the band. The grid matters on its own: the same K with twice the resident
  * blocks is slower (docs/KERNELS.md, "Measurements behind the design notes"). */
-#define SML_BLOCK_SHORT_COLS 1024
+#define SML_BLOCK_SHORT_COLS             1024
 #define SML_BLOCK_ROW_GRID_BLOCKS_PER_SM 64
 /* The most threads a block of the kernel built for V elements per chunk and K chunks per thread
  * may have (its launch bounds, kernels/softmax_block.cu), by direction and op: forward K = 8
@@ -52,12 +52,12 @@
  * backward K = 4 is also built for at most SML_BLOCK_BWD16_LEAN_THREADS threads (96 registers,
  * no spill), which launches of that many threads or fewer (rows to 16,384 columns) take: the
  * 64-register build is slower on those rows (docs/KERNELS.md, "Measurements behind the design notes"). */
-#define SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)                                                      \
-    ((V) == 1      ? 1024                                                                          \
-     : (BWD)       ? (((V) == 4 && (K) >= 8) ? 512 : 1024)                                         \
-     : (K) >= 16   ? 512                                                                           \
-     : (K) >= 8    ? 256                                                                           \
-                   : 1024)
+#define SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)            \
+    ((V) == 1    ? 1024                                  \
+     : (BWD)     ? (((V) == 4 && (K) >= 8) ? 512 : 1024) \
+     : (K) >= 16 ? 512                                   \
+     : (K) >= 8  ? 256                                   \
+                 : 1024)
 #define SML_BLOCK_BWD16_LEAN_THREADS 512
 
 /* Forward one-wave plans (above) whose block has at most SML_BLOCK_LEAN_THREADS threads of 16
@@ -65,7 +65,7 @@
  * that an SM holds SML_SM_BLOCKS of those blocks as the rule counts: the default build takes 48
  * registers, 21 blocks of 64 threads per SM, and 4096 rows ran in 1.5 waves. */
 #define SML_BLOCK_LEAN_THREADS 64
-#define SML_BLOCK_LEAN_ELEMS 16
+#define SML_BLOCK_LEAN_ELEMS   16
 
 typedef struct sml_block_cfg {
     int K;             /* chunks (or elements when scalar) per thread */
@@ -109,8 +109,10 @@ static inline sml_block_cfg sml_block_plan(int64_t chunks, int V, int bwd, int64
         return c;
     }
     if (!bwd && V > 1 && chunks * V > SML_BLOCK_SHORT_COLS) {
-        if (V == 4) c.K = chunks <= 512 ? 4 : chunks <= 2048 ? 8 : 16;
-        else c.K = chunks <= 1024 ? 4 : 8;
+        if (V == 4)
+            c.K = chunks <= 512 ? 4 : chunks <= 2048 ? 8 : 16;
+        else
+            c.K = chunks <= 1024 ? 4 : 8;
         c.blocks_per_sm = SML_BLOCK_ROW_GRID_BLOCKS_PER_SM;
         return c;
     }
@@ -119,13 +121,17 @@ static inline sml_block_cfg sml_block_plan(int64_t chunks, int V, int bwd, int64
     const int nk = V > 1 ? (V == 8 && bwd ? 2 : 3) : 2;
     int k = ks[nk - 1];
     for (int i = 0; i < nk; i++)
-        if ((chunks + ks[i] - 1) / ks[i] <= SML_BLOCK_PREF_THREADS) { k = ks[i]; break; }
+        if ((chunks + ks[i] - 1) / ks[i] <= SML_BLOCK_PREF_THREADS) {
+            k = ks[i];
+            break;
+        }
     const int kmax = V == 8 ? 2 : 4;
     if (V > 1 && rows >= (int64_t)SML_BLOCK_MANY_ROWS_PER_SM * sms) {
         while (k < kmax && (chunks + 2 * k - 1) / (2 * k) >= 32) k *= 2;
     } else if (V > 1 && !bwd) {
         k = sml_block_fwd_one_wave_k(chunks, k, kmax, rows, sms);
-        c.lean = k * V == SML_BLOCK_LEAN_ELEMS && sml_block_threads(chunks, k) <= SML_BLOCK_LEAN_THREADS;
+        c.lean =
+            k * V == SML_BLOCK_LEAN_ELEMS && sml_block_threads(chunks, k) <= SML_BLOCK_LEAN_THREADS;
     }
     c.K = k;
     return c;

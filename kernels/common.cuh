@@ -38,10 +38,18 @@ static __device__ __forceinline__ float sml_f(float v) { return v; }
 static __device__ __forceinline__ float sml_f(__half v) { return __half2float(v); }
 static __device__ __forceinline__ float sml_f(__nv_bfloat16 v) { return __bfloat162float(v); }
 
-template <typename T> __device__ __forceinline__ T sml_from_f(float v);
-template <> __device__ __forceinline__ float sml_from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half sml_from_f<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 sml_from_f<__nv_bfloat16>(float v) {
+template <typename T>
+__device__ __forceinline__ T sml_from_f(float v);
+template <>
+__device__ __forceinline__ float sml_from_f<float>(float v) {
+    return v;
+}
+template <>
+__device__ __forceinline__ __half sml_from_f<__half>(float v) {
+    return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 sml_from_f<__nv_bfloat16>(float v) {
     return __float2bfloat16_rn(v);
 }
 
@@ -63,13 +71,18 @@ static __device__ __forceinline__ float sml_exp2(float a) {
  * compiler gave every element its own register, doubled the register footprint of a row
  * and cut the resident blocks per SM in half (block, online: 1 instead of 2). V == 1 (the
  * scalar path for misaligned rows) holds one element. */
-template <typename T, int V> struct alignas(16) sml_chunk {
+template <typename T, int V>
+struct alignas(16) sml_chunk {
     static_assert(sizeof(T) * V == 16, "vectors are 16 bytes");
     unsigned int w[4];
 };
-template <typename T> struct sml_chunk<T, 1> { T v[1]; };
+template <typename T>
+struct sml_chunk<T, 1> {
+    T v[1];
+};
 
-template <typename T> __device__ __forceinline__ unsigned int sml_bits(T v) {
+template <typename T>
+__device__ __forceinline__ unsigned int sml_bits(T v) {
     if constexpr (sizeof(T) == 4) {
         unsigned int b;
         memcpy(&b, &v, 4);
@@ -80,7 +93,8 @@ template <typename T> __device__ __forceinline__ unsigned int sml_bits(T v) {
         return b;
     }
 }
-template <typename T> __device__ __forceinline__ T sml_from_bits(unsigned int b) {
+template <typename T>
+__device__ __forceinline__ T sml_from_bits(unsigned int b) {
     T v;
     if constexpr (sizeof(T) == 4) {
         memcpy(&v, &b, 4);
@@ -91,12 +105,14 @@ template <typename T> __device__ __forceinline__ T sml_from_bits(unsigned int b)
     return v;
 }
 /* A word holding `pad` in every element. */
-template <typename T> __device__ __forceinline__ unsigned int sml_pad_word(T pad) {
+template <typename T>
+__device__ __forceinline__ unsigned int sml_pad_word(T pad) {
     return sizeof(T) == 4 ? sml_bits(pad) : sml_bits(pad) * 0x10001u;
 }
 
 /* Element j (a compile-time constant after unrolling) of a chunk, as fp32. */
-template <typename T, int V> __device__ __forceinline__ float sml_cv(const sml_chunk<T, V> &r, int j) {
+template <typename T, int V>
+__device__ __forceinline__ float sml_cv(const sml_chunk<T, V> &r, int j) {
     if constexpr (V == 1) {
         return sml_f(r.v[0]);
     } else if constexpr (sizeof(T) == 4) {
@@ -111,8 +127,10 @@ template <typename T, int V> __device__ __forceinline__ float sml_cv(const sml_c
     }
 }
 
-template <typename T> __device__ __forceinline__ T sml_neg_inf();
-template <typename T> __device__ __forceinline__ T sml_zero();
+template <typename T>
+__device__ __forceinline__ T sml_neg_inf();
+template <typename T>
+__device__ __forceinline__ T sml_zero();
 
 /* Row accesses, in two steps so that a group of loads issues back to back:
  *   sml_cld     the whole-chunk part: one predicated 16-byte load (pad where the chunk is
@@ -131,7 +149,10 @@ template <typename T> __device__ __forceinline__ T sml_zero();
  * that mixes int and int64_t arguments converts them instead of failing to compile, and a
  * caller that names int while passing int64_t values narrows them: name int only where the
  * values are known to fit. */
-template <typename I> struct sml_idx { typedef I type; };
+template <typename I>
+struct sml_idx {
+    typedef I type;
+};
 template <typename T, int V, typename I = int64_t>
 __device__ __forceinline__ sml_chunk<T, V> sml_cld(const T *row, typename sml_idx<I>::type col,
                                                    typename sml_idx<I>::type cols, T pad) {
@@ -142,7 +163,8 @@ __device__ __forceinline__ sml_chunk<T, V> sml_cld(const T *row, typename sml_id
         const unsigned int p = sml_pad_word(pad);
         unsigned int w0 = p, w1 = p, w2 = p, w3 = p;
         const int full = col + V <= cols;
-        asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+        asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q ld.global.v4.u32 {%0, %1, "
+                     "%2, %3}, [%4];\n\t}"
                      : "+r"(w0), "+r"(w1), "+r"(w2), "+r"(w3)
                      : "l"(row + col), "r"(full)
                      : "memory");
@@ -154,8 +176,8 @@ __device__ __forceinline__ sml_chunk<T, V> sml_cld(const T *row, typename sml_id
     return r;
 }
 template <typename T, int V, typename I = int64_t>
-__device__ __forceinline__ void sml_cld_fix(const T *row, typename sml_idx<I>::type col, typename sml_idx<I>::type cols,
-                                            sml_chunk<T, V> &r) {
+__device__ __forceinline__ void sml_cld_fix(const T *row, typename sml_idx<I>::type col,
+                                            typename sml_idx<I>::type cols, sml_chunk<T, V> &r) {
     if constexpr (V > 1) {
         if (col < cols && col + V > cols) {
             constexpr int E = 4 / sizeof(T); /* elements per word */
@@ -166,7 +188,8 @@ __device__ __forceinline__ void sml_cld_fix(const T *row, typename sml_idx<I>::t
                 for (int e = 0; e < E; e++) {
                     const int j = q * E + e;
                     if (col + j < cols) {
-                        const unsigned int sh = 16u * (unsigned)e * (E - 1), mask = E == 1 ? 0xffffffffu : 0xffffu << sh;
+                        const unsigned int sh = 16u * (unsigned)e * (E - 1),
+                                           mask = E == 1 ? 0xffffffffu : 0xffffu << sh;
                         w = (w & ~mask) | (sml_bits(row[col + j]) << sh);
                     }
                 }
@@ -181,7 +204,8 @@ __device__ __forceinline__ void sml_cld_fix(const T *row, typename sml_idx<I>::t
  * fill the block). Volatile asm with a "memory" clobber, ordered like sml_cld and sml_cst.
  * STREAM: an evict-first store, as sml_cst's (split's fused loop wants L2 to keep the
  * uncached tail for its second read). */
-template <typename T, int V> __device__ __forceinline__ sml_chunk<T, V> sml_ld_whole(const T *p) {
+template <typename T, int V>
+__device__ __forceinline__ sml_chunk<T, V> sml_ld_whole(const T *p) {
     static_assert(V > 1, "16-byte chunks only");
     sml_chunk<T, V> r;
     asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -194,12 +218,12 @@ template <typename T, int V, bool STREAM = false>
 __device__ __forceinline__ void sml_st_whole(T *p, const sml_chunk<T, V> &r) {
     static_assert(V > 1, "16-byte chunks only");
     if (STREAM)
-        asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]),
-                     "r"(r.w[3])
+        asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(r.w[0]),
+                     "r"(r.w[1]), "r"(r.w[2]), "r"(r.w[3])
                      : "memory");
     else
-        asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]),
-                     "r"(r.w[3])
+        asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(r.w[0]), "r"(r.w[1]),
+                     "r"(r.w[2]), "r"(r.w[3])
                      : "memory");
 }
 
@@ -207,31 +231,41 @@ __device__ __forceinline__ void sml_st_whole(T *p, const sml_chunk<T, V> &r) {
  * chunk element by element. STREAM: evict-first (st.global.cs), for kernels that want L2 to
  * keep their input for a second read rather than their output. */
 template <typename T, int V, bool STREAM = false, typename I = int64_t>
-__device__ __forceinline__ void sml_cst(T *row, typename sml_idx<I>::type col, typename sml_idx<I>::type cols,
-                                        const sml_chunk<T, V> &r) {
+__device__ __forceinline__ void sml_cst(T *row, typename sml_idx<I>::type col,
+                                        typename sml_idx<I>::type cols, const sml_chunk<T, V> &r) {
     if constexpr (V == 1) {
         if (col < cols) row[col] = r.v[0];
     } else {
         const int full = col + V <= cols;
         if (STREAM)
-            asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q st.global.cs.v4.u32 [%4], {%0, %1, %2, %3};\n\t}"
-                         :: "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]), "r"(r.w[3]), "l"(row + col), "r"(full)
+            asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q st.global.cs.v4.u32 "
+                         "[%4], {%0, %1, %2, %3};\n\t}" ::"r"(r.w[0]),
+                         "r"(r.w[1]), "r"(r.w[2]), "r"(r.w[3]), "l"(row + col), "r"(full)
                          : "memory");
         else
-            asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q st.global.v4.u32 [%4], {%0, %1, %2, %3};\n\t}"
-                         :: "r"(r.w[0]), "r"(r.w[1]), "r"(r.w[2]), "r"(r.w[3]), "l"(row + col), "r"(full)
+            asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t@q st.global.v4.u32 [%4], "
+                         "{%0, %1, %2, %3};\n\t}" ::"r"(r.w[0]),
+                         "r"(r.w[1]), "r"(r.w[2]), "r"(r.w[3]), "l"(row + col), "r"(full)
                          : "memory");
         if (col < cols && col + V > cols) {
             constexpr int E = 4 / sizeof(T);
 #pragma unroll
             for (int j = 0; j < V; j++)
-                if (col + j < cols) row[col + j] = sml_from_bits<T>(r.w[j / E] >> (16u * (unsigned)(j % E) * (E - 1)));
+                if (col + j < cols)
+                    row[col + j] =
+                        sml_from_bits<T>(r.w[j / E] >> (16u * (unsigned)(j % E) * (E - 1)));
         }
     }
 }
 
-template <typename T> __device__ __forceinline__ T sml_neg_inf() { return sml_from_f<T>(-INFINITY); }
-template <typename T> __device__ __forceinline__ T sml_zero() { return sml_from_f<T>(0.0f); }
+template <typename T>
+__device__ __forceinline__ T sml_neg_inf() {
+    return sml_from_f<T>(-INFINITY);
+}
+template <typename T>
+__device__ __forceinline__ T sml_zero() {
+    return sml_from_f<T>(0.0f);
+}
 
 /* ---- reductions ------------------------------------------------------------------------ */
 
@@ -301,7 +335,10 @@ static __device__ __forceinline__ float sml_block_sum(float v, float *red) {
 static __device__ __forceinline__ void sml_block_merge(float &m, float &s, float *red) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
     sml_warp_merge(m, s, 32);
-    if (lane == 0) { red[warp] = m; red[32 + warp] = s; }
+    if (lane == 0) {
+        red[warp] = m;
+        red[32 + warp] = s;
+    }
     __syncthreads();
     m = lane < nw ? red[lane] : -FLT_MAX;
     s = lane < nw ? red[32 + lane] : 0.0f;
@@ -312,7 +349,9 @@ static __device__ __forceinline__ void sml_block_merge(float &m, float &s, float
  * stays O(1) roundings however long the row. The __f*_rn intrinsics keep the compiler from
  * contracting the correction away. An infinite or NaN total stops the correction so that
  * inf stays inf instead of becoming inf - inf = NaN. */
-struct sml_ksum { float s, c; };
+struct sml_ksum {
+    float s, c;
+};
 static __device__ __forceinline__ void sml_kadd(sml_ksum &k, float v) {
     float y = __fsub_rn(v, k.c);
     float t = __fadd_rn(k.s, y);
@@ -357,7 +396,8 @@ static __device__ __forceinline__ float sml_bwd_out(float y, float dy, float sum
 
 /* V fp32 values to one chunk of T; 16-bit pairs convert with one instruction (each value
  * still rounded to nearest even on its own) straight into a word. */
-template <typename T, int V> __device__ __forceinline__ sml_chunk<T, V> sml_cpack(const float *f) {
+template <typename T, int V>
+__device__ __forceinline__ sml_chunk<T, V> sml_cpack(const float *f) {
     sml_chunk<T, V> r;
     if constexpr (V == 1) {
         r.v[0] = sml_from_f<T>(f[0]);
@@ -387,7 +427,9 @@ static __device__ __forceinline__ void sml_cp16(void *dst, const void *src) {
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
 }
-static __device__ __forceinline__ void sml_cp_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+static __device__ __forceinline__ void sml_cp_commit(void) {
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
 /* Wait until at most n (0..3) of this thread's copy groups are pending; the count is an
  * immediate of the instruction. */
 static __device__ __forceinline__ void sml_cp_wait(int n) {
@@ -406,8 +448,8 @@ static __device__ __forceinline__ void sml_cp_wait(int n) {
  * flagged the bytes past the row (memcheck at the end of an allocation, initcheck in the
  * stride padding). */
 template <typename T, int V, bool BWD>
-__device__ __forceinline__ void sml_slot_async(const T *xs, const T *ds, int i, int nval, sml_chunk<T, V> *sx,
-                                               sml_chunk<T, V> *sd) {
+__device__ __forceinline__ void sml_slot_async(const T *xs, const T *ds, int i, int nval,
+                                               sml_chunk<T, V> *sx, sml_chunk<T, V> *sd) {
     if constexpr (V > 1) {
         if ((i + 1) * V <= nval) {
             sml_cp16(&sx[i], xs + (int64_t)i * V);
@@ -434,8 +476,8 @@ __device__ __forceinline__ void sml_slot_async(const T *xs, const T *ds, int i, 
 /* One tile of U chunks (per tensor) into the running statistics of a row (online, split):
  * the online (max, compensated sum) forward, the compensated sum of dy * y (or dy) backward. */
 template <typename T, int V, int U, bool BWD, bool LOG>
-__device__ __forceinline__ void sml_tile_acc(const sml_chunk<T, V> *a, const sml_chunk<T, V> *b, float &m,
-                                          sml_ksum &acc) {
+__device__ __forceinline__ void sml_tile_acc(const sml_chunk<T, V> *a, const sml_chunk<T, V> *b,
+                                             float &m, sml_ksum &acc) {
     /* Each sum starts from its first term, not from 0.0f, which saves an add per chunk
      * (softmax_bwd: 0 + dy * y was an fma, now a mul, so one add per tile). The bits are the
      * same: starting from 0.0f only turns a sum of all -0 terms (dy, or dy * y) into +0, and
@@ -474,8 +516,8 @@ __device__ __forceinline__ void sml_tile_acc(const sml_chunk<T, V> *a, const sml
 
 /* One output chunk from its input chunk(s) and the row statistics (online, split). */
 template <typename T, int V, bool BWD, bool LOG>
-__device__ __forceinline__ sml_chunk<T, V> sml_chunk_out(const sml_chunk<T, V> &a, const sml_chunk<T, V> &b, float M,
-                                                   float post) {
+__device__ __forceinline__ sml_chunk<T, V>
+sml_chunk_out(const sml_chunk<T, V> &a, const sml_chunk<T, V> &b, float M, float post) {
     float o[V];
 #pragma unroll
     for (int j = 0; j < V; j++)
@@ -506,23 +548,23 @@ static inline sml_status sml_device_sms(sml_handle *h, int *sms) {
  * take vectors of v elements: W = 16 bytes of T where v is that, else 1 (scalar loads); BWD
  * and LOG from p's op. */
 #define SML_LOG_OP(op) ((op) == SML_LOG_SOFTMAX || (op) == SML_LOG_SOFTMAX_BWD)
-#define SML_DISPATCH_VARIANT(T, p, v, GO, ...)                                                  \
-    ((v) == (int)(16 / sizeof(T))                                                                \
-         ? (sml_op_is_backward((p)->op)                                                          \
-                ? (SML_LOG_OP((p)->op) ? GO<T, (int)(16 / sizeof(T)), true, true>(__VA_ARGS__)   \
-                                       : GO<T, (int)(16 / sizeof(T)), true, false>(__VA_ARGS__)) \
-                : (SML_LOG_OP((p)->op) ? GO<T, (int)(16 / sizeof(T)), false, true>(__VA_ARGS__)  \
-                                       : GO<T, (int)(16 / sizeof(T)), false, false>(__VA_ARGS__)))\
-         : (sml_op_is_backward((p)->op)                                                          \
-                ? (SML_LOG_OP((p)->op) ? GO<T, 1, true, true>(__VA_ARGS__)                       \
-                                       : GO<T, 1, true, false>(__VA_ARGS__))                     \
-                : (SML_LOG_OP((p)->op) ? GO<T, 1, false, true>(__VA_ARGS__)                      \
+#define SML_DISPATCH_VARIANT(T, p, v, GO, ...)                                                     \
+    ((v) == (int)(16 / sizeof(T))                                                                  \
+         ? (sml_op_is_backward((p)->op)                                                            \
+                ? (SML_LOG_OP((p)->op) ? GO<T, (int)(16 / sizeof(T)), true, true>(__VA_ARGS__)     \
+                                       : GO<T, (int)(16 / sizeof(T)), true, false>(__VA_ARGS__))   \
+                : (SML_LOG_OP((p)->op) ? GO<T, (int)(16 / sizeof(T)), false, true>(__VA_ARGS__)    \
+                                       : GO<T, (int)(16 / sizeof(T)), false, false>(__VA_ARGS__))) \
+         : (sml_op_is_backward((p)->op)                                                            \
+                ? (SML_LOG_OP((p)->op) ? GO<T, 1, true, true>(__VA_ARGS__)                         \
+                                       : GO<T, 1, true, false>(__VA_ARGS__))                       \
+                : (SML_LOG_OP((p)->op) ? GO<T, 1, false, true>(__VA_ARGS__)                        \
                                        : GO<T, 1, false, false>(__VA_ARGS__))))
 
 /* Run FN<T>(args...) for the problem's dtype. */
-#define SML_DISPATCH_DTYPE(dt, FN, ...)                                                     \
-    ((dt) == SML_F32   ? FN<float>(__VA_ARGS__)                                             \
-     : (dt) == SML_F16 ? FN<__half>(__VA_ARGS__)                                            \
+#define SML_DISPATCH_DTYPE(dt, FN, ...)          \
+    ((dt) == SML_F32   ? FN<float>(__VA_ARGS__)  \
+     : (dt) == SML_F16 ? FN<__half>(__VA_ARGS__) \
                        : FN<__nv_bfloat16>(__VA_ARGS__))
 
 #endif

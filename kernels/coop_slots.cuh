@@ -47,8 +47,8 @@ static __device__ __forceinline__ float coop_wait_word(const unsigned long long 
 
 /* A cooperative launch of grid x threads with smem bytes of dynamic shared memory on stream;
  * attr is the one attribute cfg points to, so it must live until the launch. */
-static inline void coop_launch_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr, void *stream,
-                                      unsigned grid, unsigned threads, size_t smem) {
+static inline void coop_launch_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr,
+                                      void *stream, unsigned grid, unsigned threads, size_t smem) {
     *cfg = cudaLaunchConfig_t{};
     *attr = cudaLaunchAttribute{};
     attr->id = cudaLaunchAttributeCooperative;

@@ -65,7 +65,9 @@ static float row_max(const float *x, int64_t n) {
 }
 
 /* Online softmax state: the max seen and the sum of exp(x - max). */
-typedef struct online { float m, d; } online;
+typedef struct online {
+    float m, d;
+} online;
 
 static online online_leaf(const float *x, int64_t n) {
     online s = {-INFINITY, 0.0f};

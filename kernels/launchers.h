@@ -15,14 +15,14 @@ sml_status sml_launch_cpu_naive(sml_handle *h, const sml_problem *p);
 sml_status sml_launch_cpu_online(sml_handle *h, const sml_problem *p);
 
 /* GPU kernels, one file each in kernels/; only built when CUDA is found. */
-sml_status sml_launch_gpu_naive(sml_handle *h, const sml_problem *p);  /* softmax_naive.cu */
-sml_status sml_launch_warp(sml_handle *h, const sml_problem *p);       /* softmax_warp.cu */
-sml_status sml_launch_block(sml_handle *h, const sml_problem *p);      /* softmax_block.cu */
-sml_status sml_launch_online(sml_handle *h, const sml_problem *p);     /* softmax_online.cu */
-sml_status sml_launch_split(sml_handle *h, const sml_problem *p);      /* softmax_split.cu */
-sml_status sml_launch_coop(sml_handle *h, const sml_problem *p);       /* softmax_coop.cu */
-sml_status sml_launch_cudnn(sml_handle *h, const sml_problem *p);      /* softmax_cudnn.cu */
-sml_status sml_launch_auto(sml_handle *h, const sml_problem *p);       /* softmax_auto.cu */
+sml_status sml_launch_gpu_naive(sml_handle *h, const sml_problem *p); /* softmax_naive.cu */
+sml_status sml_launch_warp(sml_handle *h, const sml_problem *p);      /* softmax_warp.cu */
+sml_status sml_launch_block(sml_handle *h, const sml_problem *p);     /* softmax_block.cu */
+sml_status sml_launch_online(sml_handle *h, const sml_problem *p);    /* softmax_online.cu */
+sml_status sml_launch_split(sml_handle *h, const sml_problem *p);     /* softmax_split.cu */
+sml_status sml_launch_coop(sml_handle *h, const sml_problem *p);      /* softmax_coop.cu */
+sml_status sml_launch_cudnn(sml_handle *h, const sml_problem *p);     /* softmax_cudnn.cu */
+sml_status sml_launch_auto(sml_handle *h, const sml_problem *p);      /* softmax_auto.cu */
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,8 @@ sml_status sml_plan_run(sml_handle *h, const sml_problem *p, const sml_plan *pla
     case SML_PLAN_BLOCK: return sml_block_run(h, p, plan->threads, plan->K, plan->blocks);
     case SML_PLAN_SPLIT: return sml_split_run(h, p, plan->C, plan->threads, plan->blocks, NULL);
     case SML_PLAN_ONLINE: return sml_online_run(h, p, plan->threads, plan->blocks);
-    case SML_PLAN_COOP: return sml_coop_run(h, p, plan->threads, plan->stages, plan->blocks, plan->slices, NULL);
+    case SML_PLAN_COOP:
+        return sml_coop_run(h, p, plan->threads, plan->stages, plan->blocks, plan->slices, NULL);
     case SML_PLAN_FAMILY_COUNT: break;
     }
     return SML_ERR_INVALID_ARG;

@@ -5,6 +5,6 @@
 #define SML_KERNELS_SM_LIMITS_H
 
 #define SML_SM_THREADS 2048 /* resident threads per SM */
-#define SML_SM_BLOCKS 32    /* resident blocks per SM */
+#define SML_SM_BLOCKS  32   /* resident blocks per SM */
 
 #endif

@@ -28,7 +28,7 @@
 #include "kernels/tuning.h"
 
 #define BLOCK_MAX_THREADS 1024
-#define BLOCK_MAX_COLS 32768
+#define BLOCK_MAX_COLS    32768
 /* Launch bounds: SML_BLOCK_MAX_THREADS (block_plan.h) threads, and three resident blocks for the
  * forward K = 8 variant (at most 85 registers; 75-80 used); the lean build (MAXT =
  * SML_BLOCK_LEAN_THREADS) 32 blocks, so 32 registers. Forward K = 16 (fp32 only) gets
@@ -36,13 +36,16 @@
  * K = 16 spills 108-372 bytes at 128 registers and is not built. Backward K = 8 is built for
  * fp32 only (16-bit: 32-160 bytes of spill at 128 registers); 16-bit softmax backward K = 4 is
  * built twice (the MAXT argument): for 1,024 threads and for SML_BLOCK_BWD16_LEAN_THREADS. */
-#define BLOCK_WIDE_K 8
+#define BLOCK_WIDE_K      8
 template <int V, int K, bool BWD, int MAXT>
 constexpr int block_min_blocks() {
-    return MAXT == SML_BLOCK_LEAN_THREADS ? SML_SM_BLOCKS : V > 1 && !BWD && K == BLOCK_WIDE_K ? 3 : 1;
+    return MAXT == SML_BLOCK_LEAN_THREADS       ? SML_SM_BLOCKS
+           : V > 1 && !BWD && K == BLOCK_WIDE_K ? 3
+                                                : 1;
 }
 
-template <typename T, int V, int K, bool BWD, bool LOG, int MAXT = SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)>
+template <typename T, int V, int K, bool BWD, bool LOG,
+          int MAXT = SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)>
 __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD, MAXT>()))
     sml_block_kernel(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld) {
     __shared__ float red[2][32];
@@ -60,16 +63,18 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD, MAXT>()))
             if (whole) {
                 if constexpr (V > 1) {
 #pragma unroll
-                    for (int k = 0; k < K; k++) r[k] = sml_ld_whole<T, V>(x + off + (k * nt + tid) * V);
+                    for (int k = 0; k < K; k++)
+                        r[k] = sml_ld_whole<T, V>(x + off + (k * nt + tid) * V);
                 }
             } else {
-            /* 32-bit columns (a row is at most 32,768): with 64-bit ones the K = 16 variant
+                /* 32-bit columns (a row is at most 32,768): with 64-bit ones the K = 16 variant
              * needed 128 registers and spilled 12-20 bytes. */
 #pragma unroll
                 for (int k = 0; k < K; k++)
                     r[k] = sml_cld<T, V>(x + off, (k * nt + tid) * V, cols, sml_neg_inf<T>());
 #pragma unroll
-                for (int k = 0; k < K; k++) sml_cld_fix<T, V>(x + off, (k * nt + tid) * V, cols, r[k]);
+                for (int k = 0; k < K; k++)
+                    sml_cld_fix<T, V>(x + off, (k * nt + tid) * V, cols, r[k]);
             }
             float m = -FLT_MAX;
 #pragma unroll
@@ -141,7 +146,8 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD, MAXT>()))
             for (int k = 0; k < K; k++) {
                 float t = 0.0f;
 #pragma unroll
-                for (int j = 0; j < V; j++) t += sml_bwd_term(sml_cv(ry[k], j), sml_cv(rd[k], j), LOG);
+                for (int j = 0; j < V; j++)
+                    t += sml_bwd_term(sml_cv(ry[k], j), sml_cv(rd[k], j), LOG);
                 s += t;
             }
             /* One reduction per row: alternate the two buffers between rows. The store loop
@@ -153,7 +159,8 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD, MAXT>()))
             for (int k = 0; k < K; k++) {
                 float o[V];
 #pragma unroll
-                for (int j = 0; j < V; j++) o[j] = sml_bwd_out(sml_cv(ry[k], j), sml_cv(rd[k], j), s, LOG);
+                for (int j = 0; j < V; j++)
+                    o[j] = sml_bwd_out(sml_cv(ry[k], j), sml_cv(rd[k], j), s, LOG);
                 if constexpr (V > 1) {
                     if (whole) {
                         sml_st_whole<T, V>(out + off + (k * nt + tid) * V, sml_cpack<T, V>(o));
@@ -196,8 +203,12 @@ static sml_status block_go(const sml_problem *p, int K, int threads, int sms, in
                 }
             kern = sml_block_kernel<T, V, 4, BWD, LOG>;
             break;
-        case 8: if constexpr (!BWD || V == 4) kern = sml_block_kernel<T, V, 8, BWD, LOG>; break;
-        case 16: if constexpr (!BWD && V == 4) kern = sml_block_kernel<T, V, 16, BWD, LOG>; break;
+        case 8:
+            if constexpr (!BWD || V == 4) kern = sml_block_kernel<T, V, 8, BWD, LOG>;
+            break;
+        case 16:
+            if constexpr (!BWD && V == 4) kern = sml_block_kernel<T, V, 16, BWD, LOG>;
+            break;
         }
         if (threads > SML_BLOCK_MAX_THREADS(V, K, BWD, LOG)) kern = NULL; /* its launch bounds */
     } else {
@@ -218,7 +229,8 @@ static sml_status block_go(const sml_problem *p, int K, int threads, int sms, in
 }
 
 template <typename T>
-static sml_status block_typed(const sml_problem *p, int V, int K, int threads, int sms, int bps, bool lean) {
+static sml_status block_typed(const sml_problem *p, int V, int K, int threads, int sms, int bps,
+                              bool lean) {
     return SML_DISPATCH_VARIANT(T, p, V, block_go, p, K, threads, sms, bps, lean);
 }
 
@@ -230,7 +242,8 @@ extern "C" sml_status sml_block_run(sml_handle *h, const sml_problem *p, int thr
     if (s != SML_OK) return s;
     const int V = sml_vec_elems(p);
     const int64_t chunks = (p->cols + V - 1) / V;
-    bool lean = false; /* only the plan picks the lean build; an explicit K (tools/tune) gets the default one */
+    bool lean =
+        false; /* only the plan picks the lean build; an explicit K (tools/tune) gets the default one */
     if (K <= 0) {
         const sml_block_cfg c = sml_block_plan(chunks, V, sml_op_is_backward(p->op), p->rows, sms);
         K = c.K;

@@ -58,14 +58,14 @@
 #include "kernels/tuning.h"
 #include "core/internal.h"
 
-#define COOP_MAX_THREADS 1024
+#define COOP_MAX_THREADS   1024
 /* The launcher's plan: one block of 512 threads per SM and 3 stages, the best of the plans
  * measured (4 or 5 stages of smaller slices, 2 blocks per SM, 1,024 threads), with the
  * slot-by-slot refill too (docs/KERNELS.md, "Measurements behind the design notes"). */
-#define COOP_THREADS 512
-#define COOP_STAGES 3
-#define COOP_MIN_STAGES 3 /* one awaiting output, one being reduced, one or more in flight */
-#define COOP_MAX_STAGES 5
+#define COOP_THREADS       512
+#define COOP_STAGES        3
+#define COOP_MIN_STAGES    3 /* one awaiting output, one being reduced, one or more in flight */
+#define COOP_MAX_STAGES    5
 #define COOP_BLOCKS_PER_SM 1
 #define COOP_ITEM_OVERHEAD 256 /* chunks: what one more item costs in the slice-count choice */
 
@@ -73,13 +73,14 @@
 typedef struct coop_item {
     int64_t row;
     int64_t sl;
-    int mine; /* chunks in the slice */
-    int nval; /* valid elements in the slice */
+    int mine;    /* chunks in the slice */
+    int nval;    /* valid elements in the slice */
     int64_t off; /* element offset of the slice's first element */
 } coop_item;
 
-static __device__ __forceinline__ coop_item coop_locate(int64_t it, int64_t S, int64_t per, int64_t nch, int64_t cols,
-                                                       int64_t ld, int V) {
+static __device__ __forceinline__ coop_item coop_locate(int64_t it, int64_t S, int64_t per,
+                                                        int64_t nch, int64_t cols, int64_t ld,
+                                                        int V) {
     coop_item r;
     /* 32-bit division where it fits: the 64-bit one is a long software sequence, per item. */
     r.row = (uint64_t)it <= 0xffffffffu ? (int64_t)((unsigned)it / (unsigned)S) : it / S;
@@ -93,8 +94,9 @@ static __device__ __forceinline__ coop_item coop_locate(int64_t it, int64_t S, i
 
 /* Start the copies of one slice (x, and dy backward) into a stage (sml_slot_async per slot). */
 template <typename T, int V, bool BWD>
-__device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_item &c, sml_chunk<T, V> *sx,
-                                           sml_chunk<T, V> *sd, int tid, int nt) {
+__device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_item &c,
+                                           sml_chunk<T, V> *sx, sml_chunk<T, V> *sd, int tid,
+                                           int nt) {
     for (int i = tid; i < c.mine; i += nt) sml_slot_async<T, V, BWD>(xs, ds, i, c.nval, sx, sd);
 }
 
@@ -106,8 +108,9 @@ __device__ __forceinline__ void coop_issue(const T *xs, const T *ds, const coop_
  * sums, by far; docs/KERNELS.md). Both passes read shared memory, not
  * global. red: two reduction buffers. */
 template <typename T, int V, bool BWD, bool LOG>
-__device__ __forceinline__ void coop_stats(const sml_chunk<T, V> *sx, const sml_chunk<T, V> *sd, const coop_item &c,
-                                           int tid, int nt, float &m, float &s, float (*red)[64]) {
+__device__ __forceinline__ void coop_stats(const sml_chunk<T, V> *sx, const sml_chunk<T, V> *sd,
+                                           const coop_item &c, int tid, int nt, float &m, float &s,
+                                           float (*red)[64]) {
     m = -FLT_MAX;
     sml_ksum acc = {0.0f, 0.0f};
     if (!BWD) {
@@ -140,14 +143,16 @@ __device__ __forceinline__ void coop_stats(const sml_chunk<T, V> *sx, const sml_
  * block of the row, so all of them get the same bits. A slice of -inf only (m_j = -FLT_MAX,
  * s_j = 0) adds 0; a +inf anywhere makes the max +inf and its own term exp(inf - inf) = NaN. */
 template <bool BWD>
-__device__ __forceinline__ void coop_gather(const coop_slot *rs, int64_t S, unsigned gen, int tid, int nt, float &m,
-                                            float &s, float (*red)[64]) {
+__device__ __forceinline__ void coop_gather(const coop_slot *rs, int64_t S, unsigned gen, int tid,
+                                            int nt, float &m, float &s, float (*red)[64]) {
     float pm = -FLT_MAX, ps = 0.0f;
     for (int64_t j = tid; j < S; j += nt) { /* S <= G: one slot per thread unless G > threads */
         const float vm = BWD ? 0.0f : coop_wait_word(&rs[j].m, gen);
         const float vs = coop_wait_word(&rs[j].s, gen);
-        if (!BWD) sml_merge(pm, ps, vm, vs);
-        else ps += vs;
+        if (!BWD)
+            sml_merge(pm, ps, vm, vs);
+        else
+            ps += vs;
     }
     if (!BWD) {
         m = sml_block_max(pm, red[0]);
@@ -168,8 +173,8 @@ __device__ __forceinline__ void coop_gather(const coop_slot *rs, int64_t S, unsi
  * ones are pending. */
 template <typename T, int V, bool BWD, bool LOG>
 __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
-    sml_coop_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t S, int64_t per,
-                    int nst, coop_slot *slots, unsigned gen) {
+    sml_coop_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld,
+                    int64_t S, int64_t per, int nst, coop_slot *slots, unsigned gen) {
     typedef sml_chunk<T, V> VT;
     extern __shared__ __align__(16) unsigned char sml_coop_smem[];
     VT *stage0 = reinterpret_cast<VT *>(sml_coop_smem);
@@ -196,7 +201,7 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
     coop_item prev = {0, 0, 0, 0, 0};
     float pm = 0.0f, ps = 0.0f; /* item k - 1's own partial (used when S == 1) */
     for (int64_t k = 0, it = blockIdx.x;; k++, it += G) {
-        const bool have = it < items, had = k > 0;
+        const bool have = it<items, had = k> 0;
         if (!have && !had) break;
         /* The reduction buffers' reuse (a thread's own slots need no barrier). */
         __syncthreads();
@@ -224,7 +229,8 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
          * is empty). */
         const int wmine = had ? prev.mine : 0;
         const int64_t fill = it + (int64_t)(nst - 1) * G;
-        const coop_item f = fill < items ? coop_locate(fill, S, per, nch, cols, ld, V) : coop_item{0, 0, 0, 0, 0};
+        const coop_item f =
+            fill < items ? coop_locate(fill, S, per, nch, cols, ld, V) : coop_item{0, 0, 0, 0, 0};
         const T *fx = x + f.off, *fd = dsrc + f.off;
         int i = tid;
         for (; i < wmine && i < f.mine; i += nt) {
@@ -262,7 +268,8 @@ static void coop_state_release(void *ptr) {
 }
 
 /* Slots for n slices, all older than the generation returned. */
-static sml_status coop_slots(sml_handle *h, int64_t n, cudaStream_t stream, coop_slot **slots, unsigned *gen) {
+static sml_status coop_slots(sml_handle *h, int64_t n, cudaStream_t stream, coop_slot **slots,
+                             unsigned *gen) {
     if (!h->coop) {
         coop_state *cs = (coop_state *)calloc(1, sizeof *cs);
         if (!cs) return SML_ERR_OUT_OF_MEMORY;
@@ -315,7 +322,8 @@ static int64_t coop_slices(int64_t rows, int64_t nch, int64_t cap, int64_t G, in
     double tbest = 0.0;
     for (int64_t S = smin; S <= 2 * smin; S++) {
         const int64_t per = (nch + S - 1) / S;
-        const double t = (double)((rows * S + G - 1) / G) * (double)(per + (S > 1 ? COOP_ITEM_OVERHEAD : 0));
+        const double t =
+            (double)((rows * S + G - 1) / G) * (double)(per + (S > 1 ? COOP_ITEM_OVERHEAD : 0));
         if (S == smin || t < tbest) {
             tbest = t;
             best = S;
@@ -325,24 +333,25 @@ static int64_t coop_slices(int64_t rows, int64_t nch, int64_t cap, int64_t G, in
 }
 
 template <typename T, int V, bool BWD, bool LOG>
-static sml_status coop_go(sml_handle *h, const sml_problem *p, const sml_gpu_facts *g, int threads, int nst, int bps,
-                          int64_t force_S, int64_t *plan) {
-    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t, int64_t, int, coop_slot *, unsigned) =
-        sml_coop_kernel<T, V, BWD, LOG>;
+static sml_status coop_go(sml_handle *h, const sml_problem *p, const sml_gpu_facts *g, int threads,
+                          int nst, int bps, int64_t force_S, int64_t *plan) {
+    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t, int64_t, int,
+                 coop_slot *, unsigned) = sml_coop_kernel<T, V, BWD, LOG>;
     const int sms = g->sms, optin = g->smem_optin;
     cudaFuncAttributes fa;
     sml_status s = sml_cuda_ok(cudaFuncGetAttributes(&fa, kern));
     if (s != SML_OK) return s;
     const size_t avail = (size_t)optin - fa.sharedSizeBytes - 1024;
     /* The device's limit, the same on every call and thread (see softmax_split.cu). */
-    s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)avail));
+    s = sml_cuda_ok(
+        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)avail));
     if (s != SML_OK) return s;
 
     coop_plan pl;
     pl.threads = threads > 0 ? threads : COOP_THREADS;
     pl.bps = bps > 0 ? bps : COOP_BLOCKS_PER_SM;
-    if (pl.threads % 32 || pl.threads > COOP_MAX_THREADS || nst > COOP_MAX_STAGES || (nst > 0 && nst < COOP_MIN_STAGES) ||
-        pl.bps > 32)
+    if (pl.threads % 32 || pl.threads > COOP_MAX_THREADS || nst > COOP_MAX_STAGES ||
+        (nst > 0 && nst < COOP_MIN_STAGES) || pl.bps > 32)
         return SML_ERR_UNSUPPORTED;
     const size_t chunk_bytes = sizeof(sml_chunk<T, V>) * (BWD ? 2 : 1);
     const int64_t nch = (p->cols + V - 1) / V;
@@ -354,10 +363,12 @@ static sml_status coop_go(sml_handle *h, const sml_problem *p, const sml_gpu_fac
         if (pl.S >= 1) {
             pl.per = (nch + pl.S - 1) / pl.S;
             pl.S = (nch + pl.per - 1) / pl.per;
-            if (pl.per <= cap && pl.per * V < INT32_MAX && pl.S <= G && p->rows <= INT64_MAX / pl.S) break;
+            if (pl.per <= cap && pl.per * V < INT32_MAX && pl.S <= G && p->rows <= INT64_MAX / pl.S)
+                break;
         }
         if (nst > 0 || pl.nst <= COOP_MIN_STAGES) /* no plan: a row too long to stay on chip */
-            return threads > 0 || nst > 0 || bps > 0 || force_S > 0 ? SML_ERR_UNSUPPORTED : sml_launch_split(h, p);
+            return threads > 0 || nst > 0 || bps > 0 || force_S > 0 ? SML_ERR_UNSUPPORTED
+                                                                    : sml_launch_split(h, p);
     }
     pl.smem = (size_t)pl.nst * (size_t)pl.per * chunk_bytes;
 
@@ -382,26 +393,30 @@ static sml_status coop_go(sml_handle *h, const sml_problem *p, const sml_gpu_fac
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr;
     coop_launch_config(&cfg, &attr, p->stream, (unsigned)pl.grid, (unsigned)pl.threads, pl.smem);
-    s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows, p->cols,
-                                       p->ld, pl.S, pl.per, pl.nst, slots, gen));
+    s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out,
+                                       p->rows, p->cols, p->ld, pl.S, pl.per, pl.nst, slots, gen));
     if (s != SML_OK) return s;
     return sml_launch_ok();
 }
 
 template <typename T>
-static sml_status coop_typed(sml_handle *h, const sml_problem *p, const sml_gpu_facts *g, int threads, int nst, int bps,
-                             int64_t S, int64_t *plan) {
-    return SML_DISPATCH_VARIANT(T, p, sml_vec_elems(p), coop_go, h, p, g, threads, nst, bps, S, plan);
+static sml_status coop_typed(sml_handle *h, const sml_problem *p, const sml_gpu_facts *g,
+                             int threads, int nst, int bps, int64_t S, int64_t *plan) {
+    return SML_DISPATCH_VARIANT(T, p, sml_vec_elems(p), coop_go, h, p, g, threads, nst, bps, S,
+                                plan);
 }
 
-extern "C" sml_status sml_coop_run(sml_handle *h, const sml_problem *p, int threads, int stages, int blocks_per_sm,
-                                   int64_t slices, int64_t plan[4]) {
+extern "C" sml_status sml_coop_run(sml_handle *h, const sml_problem *p, int threads, int stages,
+                                   int blocks_per_sm, int64_t slices, int64_t plan[4]) {
     sml_gpu_facts g;
     const sml_status s = sml_gpu_facts_get(h, &g);
     if (s != SML_OK) return s;
-    if (!g.coop) return threads > 0 || stages > 0 || blocks_per_sm > 0 || slices > 0 ? SML_ERR_UNSUPPORTED
-                                                                                  : sml_launch_online(h, p);
-    return SML_DISPATCH_DTYPE(p->dtype, coop_typed, h, p, &g, threads, stages, blocks_per_sm, slices, plan);
+    if (!g.coop)
+        return threads > 0 || stages > 0 || blocks_per_sm > 0 || slices > 0
+                   ? SML_ERR_UNSUPPORTED
+                   : sml_launch_online(h, p);
+    return SML_DISPATCH_DTYPE(p->dtype, coop_typed, h, p, &g, threads, stages, blocks_per_sm,
+                              slices, plan);
 }
 
 extern "C" sml_status sml_launch_coop(sml_handle *h, const sml_problem *p) {

@@ -72,8 +72,9 @@ extern "C" sml_status sml_launch_cudnn(sml_handle *h, const sml_problem *p) {
     cudnn_state *cs = NULL;
     sml_status s = cudnn_state_get(h, &cs);
     if (s != SML_OK) return s;
-    if (cudnnSetStream(cs->handle, (cudaStream_t)p->stream) != CUDNN_STATUS_SUCCESS) return SML_ERR_CUDNN;
-    const cudnnDataType_t dt = p->dtype == SML_F32 ? CUDNN_DATA_FLOAT
+    if (cudnnSetStream(cs->handle, (cudaStream_t)p->stream) != CUDNN_STATUS_SUCCESS)
+        return SML_ERR_CUDNN;
+    const cudnnDataType_t dt = p->dtype == SML_F32   ? CUDNN_DATA_FLOAT
                                : p->dtype == SML_F16 ? CUDNN_DATA_HALF
                                                      : CUDNN_DATA_BFLOAT16;
     const cudnnSoftmaxAlgorithm_t algo =
@@ -86,17 +87,19 @@ extern "C" sml_status sml_launch_cudnn(sml_handle *h, const sml_problem *p) {
     for (int64_t r0 = 0; r0 < p->rows; r0 += max_rows) {
         const int n = (int)sml_min64(max_rows, p->rows - r0);
         const size_t off = (size_t)r0 * (size_t)p->cols * esz;
-        if (cudnnSetTensor4dDescriptorEx(cs->desc, dt, n, (int)p->cols, 1, 1, (int)p->cols, 1, 1, 1) !=
-            CUDNN_STATUS_SUCCESS)
+        if (cudnnSetTensor4dDescriptorEx(cs->desc, dt, n, (int)p->cols, 1, 1, (int)p->cols, 1, 1,
+                                         1) != CUDNN_STATUS_SUCCESS)
             return SML_ERR_CUDNN;
         cudnnStatus_t cst;
         if (!sml_op_is_backward(p->op)) {
             cst = cudnnSoftmaxForward(cs->handle, algo, CUDNN_SOFTMAX_MODE_INSTANCE, &one, cs->desc,
-                                      (const char *)p->x + off, &zero, cs->desc, (char *)p->out + off);
+                                      (const char *)p->x + off, &zero, cs->desc,
+                                      (char *)p->out + off);
         } else {
-            cst = cudnnSoftmaxBackward(cs->handle, algo, CUDNN_SOFTMAX_MODE_INSTANCE, &one, cs->desc,
-                                       (const char *)p->x + off, cs->desc, (const char *)p->dy + off, &zero,
-                                       cs->desc, (char *)p->out + off);
+            cst =
+                cudnnSoftmaxBackward(cs->handle, algo, CUDNN_SOFTMAX_MODE_INSTANCE, &one, cs->desc,
+                                     (const char *)p->x + off, cs->desc, (const char *)p->dy + off,
+                                     &zero, cs->desc, (char *)p->out + off);
         }
         if (cst != CUDNN_STATUS_SUCCESS) {
             (void)cudaGetLastError();

@@ -37,7 +37,8 @@ __global__ void __launch_bounds__(NAIVE_THREADS)
     __shared__ float red[32];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         sml_ksum acc = {0.0f, 0.0f};
-        for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) sml_kadd(acc, sml_f(v[r * ld + c]));
+        for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+            sml_kadd(acc, sml_f(v[r * ld + c]));
         const float s = sml_block_sum(sml_kval(acc), red);
         if (threadIdx.x == 0) sum[r] = s;
         __syncthreads();
@@ -49,7 +50,8 @@ template <typename T>
 __global__ void sml_naive_exp(const T *x, const float *mx, float *e, int64_t rows, int64_t cols,
                               int64_t ld) {
     const int64_t n = rows * cols;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t r = i / cols, c = i - r * cols;
         e[i] = sml_exp_shift(sml_f(x[r * ld + c]), mx[r]);
     }
@@ -59,7 +61,8 @@ template <typename T>
 __global__ void sml_naive_divide(const float *e, const float *sum, T *y, int64_t rows, int64_t cols,
                                  int64_t ld) {
     const int64_t n = rows * cols;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t r = i / cols, c = i - r * cols;
         y[r * ld + c] = sml_from_f<T>(e[i] / sum[r]);
     }
@@ -69,16 +72,19 @@ template <typename T>
 __global__ void sml_naive_log_out(const T *x, const float *mx, const float *sum, T *y, int64_t rows,
                                   int64_t cols, int64_t ld) {
     const int64_t n = rows * cols;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t r = i / cols, c = i - r * cols;
         y[r * ld + c] = sml_from_f<T>(sml_fwd_out(sml_f(x[r * ld + c]), mx[r], logf(sum[r]), 1));
     }
 }
 
 template <typename T>
-__global__ void sml_naive_mul(const T *y, const T *dy, float *p, int64_t rows, int64_t cols, int64_t ld) {
+__global__ void sml_naive_mul(const T *y, const T *dy, float *p, int64_t rows, int64_t cols,
+                              int64_t ld) {
     const int64_t n = rows * cols;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t r = i / cols, c = i - r * cols;
         p[i] = sml_f(dy[r * ld + c]) * sml_f(y[r * ld + c]);
     }
@@ -88,7 +94,8 @@ template <typename T>
 __global__ void sml_naive_bwd_out(const T *y, const T *dy, const float *sum, T *dx, int64_t rows,
                                   int64_t cols, int64_t ld, int log_op) {
     const int64_t n = rows * cols;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t r = i / cols, c = i - r * cols, o = r * ld + c;
         dx[o] = sml_from_f<T>(sml_bwd_out(sml_f(y[o]), sml_f(dy[o]), sum[r], log_op));
     }
@@ -106,36 +113,45 @@ static sml_status naive_typed(sml_handle *h, const sml_problem *p, int sms) {
     float *sum = mx + rows;
     cudaStream_t st = (cudaStream_t)p->stream;
     const unsigned row_grid = (unsigned)sml_min64(rows, (int64_t)sms * 8);
-    const unsigned el_grid = (unsigned)sml_max64(1, sml_min64((n + NAIVE_THREADS - 1) / NAIVE_THREADS, (int64_t)sms * 32));
+    const unsigned el_grid = (unsigned)sml_max64(
+        1, sml_min64((n + NAIVE_THREADS - 1) / NAIVE_THREADS, (int64_t)sms * 32));
     const T *x = (const T *)p->x, *dy = (const T *)p->dy;
     T *out = (T *)p->out;
 
-#define NAIVE_STEP(launch)               \
-    do {                                 \
-        launch;                          \
-        s = sml_launch_ok();             \
-        if (s != SML_OK) return s;       \
+#define NAIVE_STEP(launch)         \
+    do {                           \
+        launch;                    \
+        s = sml_launch_ok();       \
+        if (s != SML_OK) return s; \
     } while (0)
 
     switch (p->op) {
     case SML_SOFTMAX:
     case SML_LOG_SOFTMAX:
-        NAIVE_STEP((sml_naive_row_max<T><<<row_grid, NAIVE_THREADS, 0, st>>>(x, rows, cols, ld, mx)));
+        NAIVE_STEP(
+            (sml_naive_row_max<T><<<row_grid, NAIVE_THREADS, 0, st>>>(x, rows, cols, ld, mx)));
         NAIVE_STEP((sml_naive_exp<T><<<el_grid, NAIVE_THREADS, 0, st>>>(x, mx, e, rows, cols, ld)));
-        NAIVE_STEP((sml_naive_row_sum<float><<<row_grid, NAIVE_THREADS, 0, st>>>(e, rows, cols, cols, sum)));
+        NAIVE_STEP((sml_naive_row_sum<float>
+                    <<<row_grid, NAIVE_THREADS, 0, st>>>(e, rows, cols, cols, sum)));
         if (p->op == SML_SOFTMAX)
-            NAIVE_STEP((sml_naive_divide<T><<<el_grid, NAIVE_THREADS, 0, st>>>(e, sum, out, rows, cols, ld)));
+            NAIVE_STEP((sml_naive_divide<T>
+                        <<<el_grid, NAIVE_THREADS, 0, st>>>(e, sum, out, rows, cols, ld)));
         else
-            NAIVE_STEP((sml_naive_log_out<T><<<el_grid, NAIVE_THREADS, 0, st>>>(x, mx, sum, out, rows, cols, ld)));
+            NAIVE_STEP((sml_naive_log_out<T>
+                        <<<el_grid, NAIVE_THREADS, 0, st>>>(x, mx, sum, out, rows, cols, ld)));
         break;
     case SML_SOFTMAX_BWD:
         NAIVE_STEP((sml_naive_mul<T><<<el_grid, NAIVE_THREADS, 0, st>>>(x, dy, e, rows, cols, ld)));
-        NAIVE_STEP((sml_naive_row_sum<float><<<row_grid, NAIVE_THREADS, 0, st>>>(e, rows, cols, cols, sum)));
-        NAIVE_STEP((sml_naive_bwd_out<T><<<el_grid, NAIVE_THREADS, 0, st>>>(x, dy, sum, out, rows, cols, ld, 0)));
+        NAIVE_STEP((sml_naive_row_sum<float>
+                    <<<row_grid, NAIVE_THREADS, 0, st>>>(e, rows, cols, cols, sum)));
+        NAIVE_STEP((sml_naive_bwd_out<T>
+                    <<<el_grid, NAIVE_THREADS, 0, st>>>(x, dy, sum, out, rows, cols, ld, 0)));
         break;
     case SML_LOG_SOFTMAX_BWD:
-        NAIVE_STEP((sml_naive_row_sum<T><<<row_grid, NAIVE_THREADS, 0, st>>>(dy, rows, cols, ld, sum)));
-        NAIVE_STEP((sml_naive_bwd_out<T><<<el_grid, NAIVE_THREADS, 0, st>>>(x, dy, sum, out, rows, cols, ld, 1)));
+        NAIVE_STEP(
+            (sml_naive_row_sum<T><<<row_grid, NAIVE_THREADS, 0, st>>>(dy, rows, cols, ld, sum)));
+        NAIVE_STEP((sml_naive_bwd_out<T>
+                    <<<el_grid, NAIVE_THREADS, 0, st>>>(x, dy, sum, out, rows, cols, ld, 1)));
         break;
     default: return SML_ERR_BAD_OP;
     }

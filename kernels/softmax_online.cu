@@ -51,8 +51,10 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
         }
         float s = sml_kval(acc);
         /* Alternate the reduction buffers between rows: one barrier per reduction. */
-        if (!BWD) sml_block_merge(m, s, red[parity]);
-        else s = sml_block_sum(s, red[parity]);
+        if (!BWD)
+            sml_block_merge(m, s, red[parity]);
+        else
+            s = sml_block_sum(s, red[parity]);
         const float post = BWD ? s : sml_fwd_post(s, LOG);
         for (int64_t j0 = tid; j0 < nch; j0 += (int64_t)ONLINE_UNROLL(BWD) * nt) {
             sml_chunk<T, V> a[ONLINE_UNROLL(BWD)], b[ONLINE_UNROLL(BWD)];
@@ -88,7 +90,8 @@ static sml_status online_typed(const sml_problem *p, int V, int threads, int64_t
     return SML_DISPATCH_VARIANT(T, p, V, online_go, p, threads, blocks);
 }
 
-extern "C" sml_status sml_online_run(sml_handle *h, const sml_problem *p, int threads, int blocks_per_sm) {
+extern "C" sml_status sml_online_run(sml_handle *h, const sml_problem *p, int threads,
+                                     int blocks_per_sm) {
     int sms = 0;
     sml_status s = sml_device_sms(h, &sms);
     if (s != SML_OK) return s;
@@ -96,8 +99,9 @@ extern "C" sml_status sml_online_run(sml_handle *h, const sml_problem *p, int th
     const int64_t chunks = (p->cols + V - 1) / V;
     /* Enough threads for one tile to cover the row when it is short; 512 otherwise. */
     if (threads <= 0)
-        threads = (int)sml_min64(ONLINE_MAX_THREADS,
-                                 sml_max64(32, sml_pow2_ceil((chunks + ONLINE_UNROLL(0) - 1) / ONLINE_UNROLL(0))));
+        threads = (int)sml_min64(
+            ONLINE_MAX_THREADS,
+            sml_max64(32, sml_pow2_ceil((chunks + ONLINE_UNROLL(0) - 1) / ONLINE_UNROLL(0))));
     if (threads > ONLINE_MAX_THREADS || threads % 32) return SML_ERR_UNSUPPORTED;
     if (blocks_per_sm <= 0) blocks_per_sm = (2048 / threads) * 2;
     const int64_t blocks = sml_min64(p->rows, (int64_t)sms * blocks_per_sm);

@@ -53,20 +53,24 @@
 
 namespace cg = cooperative_groups;
 
-#define SPLIT_UNROLL(bwd) ((bwd) ? 1 : 2) /* fused loop: chunks per tensor in a tile; two tiles in flight */
-#define SPLIT_PASS_UNROLL(bwd) ((bwd) ? 2 : 4) /* a slice read on its own: chunks per tensor in flight */
+#define SPLIT_UNROLL(bwd) \
+    ((bwd) ? 1 : 2) /* fused loop: chunks per tensor in a tile; two tiles in flight */
+#define SPLIT_PASS_UNROLL(bwd) \
+    ((bwd) ? 2 : 4) /* a slice read on its own: chunks per tensor in flight */
 
 /* One tile: U chunks per tensor at slots i0 + u * nt of this block's slice (xs, ds point at
  * the slice's first element; nval elements of it are valid), loaded with pad where a slot is
  * not wanted (past `upto`, or `want` false), all loads issued back to back. Slice-relative
  * 32-bit indices keep the address arithmetic (and the registers it needs) small. */
 template <typename T, int V, int U, bool BWD>
-__device__ __forceinline__ void split_load(const T *xs, const T *ds, int i0, int nt, int upto, int nval, bool want,
-                                           T pad, sml_chunk<T, V> *a, sml_chunk<T, V> *b) {
+__device__ __forceinline__ void split_load(const T *xs, const T *ds, int i0, int nt, int upto,
+                                           int nval, bool want, T pad, sml_chunk<T, V> *a,
+                                           sml_chunk<T, V> *b) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
         const int i = i0 + u * nt;
-        const int l = want && i < upto ? nval : 0; /* not wanted: reads as past the end, no access */
+        const int l =
+            want && i < upto ? nval : 0; /* not wanted: reads as past the end, no access */
         a[u] = sml_cld<T, V, int>(xs, i * V, l, pad);
         b[u] = BWD ? sml_cld<T, V, int>(ds, i * V, l, pad) : a[u];
     }
@@ -85,9 +89,9 @@ __device__ __forceinline__ void split_load(const T *xs, const T *ds, int i0, int
  * load tile, none that starts at or past upto (an all-pad tile is not a no-op: sml_kadd of 0
  * can move the compensation into the sum). U = UP is one pass over a slice as 2' reads it. */
 template <typename T, int V, int UP, int U, bool BWD, bool LOG>
-__device__ __forceinline__ void split_read_range(const T *xs, const T *ds, int from, int upto, int nt, int ncache,
-                                                 int nval, T pad, sml_chunk<T, V> *cx, sml_chunk<T, V> *cd, float &m,
-                                                 sml_ksum &acc) {
+__device__ __forceinline__ void
+split_read_range(const T *xs, const T *ds, int from, int upto, int nt, int ncache, int nval, T pad,
+                 sml_chunk<T, V> *cx, sml_chunk<T, V> *cd, float &m, sml_ksum &acc) {
     static_assert(UP % U == 0, "a load tile must hold whole accumulation tiles");
     for (int i0 = from; i0 < upto; i0 += UP * nt) {
         sml_chunk<T, V> a[UP], b[UP];
@@ -109,8 +113,9 @@ __device__ __forceinline__ void split_read_range(const T *xs, const T *ds, int f
 /* The statistics of a slice's uncached tail (chunks ncache .. mine), read from global memory in
  * tiles of U chunks per tensor; nothing is kept. */
 template <typename T, int V, int U, bool BWD, bool LOG>
-__device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
-                                                 int nval, T pad, float &m, sml_ksum &acc) {
+__device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int tid, int nt,
+                                                 int mine, int ncache, int nval, T pad, float &m,
+                                                 sml_ksum &acc) {
     for (int i0 = ncache + tid; i0 < mine; i0 += U * nt) {
         sml_chunk<T, V> a[U], b[U];
         split_load<T, V, U, BWD>(xs, ds, i0, nt, mine, nval, true, pad, a, b);
@@ -129,11 +134,12 @@ __device__ __forceinline__ void split_tail_stats(const T *xs, const T *ds, int t
  * tiles of U, as the fused loop reads it (tile i0 holds i0 + u * nt; i0 = tid + k * U * nt
  * while i0 < mine). */
 template <typename T, int V, int UP, int U, bool BWD, bool LOG>
-__device__ __forceinline__ void split_read_first(const T *xs, const T *ds, int tid, int nt, int mine, int ncache,
-                                                 int nval, T pad, sml_chunk<T, V> *cx, sml_chunk<T, V> *cd,
-                                                 float &m, sml_ksum &acc) {
+__device__ __forceinline__ void
+split_read_first(const T *xs, const T *ds, int tid, int nt, int mine, int ncache, int nval, T pad,
+                 sml_chunk<T, V> *cx, sml_chunk<T, V> *cd, float &m, sml_ksum &acc) {
     split_tail_stats<T, V, U, BWD, LOG>(xs, ds, tid, nt, mine, ncache, nval, pad, m, acc);
-    split_read_range<T, V, UP, U, BWD, LOG>(xs, ds, tid, ncache, nt, ncache, nval, pad, cx, cd, m, acc);
+    split_read_range<T, V, UP, U, BWD, LOG>(xs, ds, tid, ncache, nt, ncache, nval, pad, cx, cd, m,
+                                            acc);
 }
 
 /* Backward in clusters of at least this many blocks refills its slots while writing them
@@ -156,17 +162,26 @@ static __device__ __forceinline__ void split_xbar_init(uint64_t *bar) {
 }
 /* The one arrival a phase expects (this block's thread 0) plus the bytes its C partials bring. */
 static __device__ __forceinline__ void split_xbar_expect(uint64_t *bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(split_smem_addr(bar)), "r"(bytes)
-                 : "memory");
+    asm volatile(
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(split_smem_addr(bar)),
+        "r"(bytes)
+        : "memory");
 }
 /* (m, s) into slot `slot` of block `to`'s copy of the array, counted on `to`'s copy of bar. */
-static __device__ __forceinline__ void split_xsend(float2 *slot, uint64_t *bar, unsigned to, float m, float s) {
+static __device__ __forceinline__ void split_xsend(float2 *slot, uint64_t *bar, unsigned to,
+                                                   float m, float s) {
     unsigned ra, rb;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(split_smem_addr(slot)), "r"(to));
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(split_smem_addr(bar)), "r"(to));
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(ra),
-                 "f"(m), "f"(s), "r"(rb)
-                 : "memory");
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(ra)
+                 : "r"(split_smem_addr(slot)), "r"(to));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(rb)
+                 : "r"(split_smem_addr(bar)), "r"(to));
+    asm volatile(
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(
+            ra),
+        "f"(m), "f"(s), "r"(rb)
+        : "memory");
 }
 static __device__ __forceinline__ void split_xwait(uint64_t *bar, unsigned phase) {
     asm volatile("{\n\t.reg .pred done;\n"
@@ -187,9 +202,10 @@ static __device__ __forceinline__ void split_xwait(uint64_t *bar, unsigned phase
  * unpredicated and without bounds, pad words or fix-up branches, which took about 5 of the
  * loop's 20 instructions per element at fp16. */
 template <typename T, int V, bool LOG, bool WHOLE>
-__device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<T, V> *cx, int i0, int nt, int ncache,
-                                                 int mine, int nval, bool more, T pad, float M, float post,
-                                                 sml_chunk<T, V> *cur, sml_chunk<T, V> *nxt, float &m, sml_ksum &acc) {
+__device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<T, V> *cx, int i0,
+                                                 int nt, int ncache, int mine, int nval, bool more,
+                                                 T pad, float M, float post, sml_chunk<T, V> *cur,
+                                                 sml_chunk<T, V> *nxt, float &m, sml_ksum &acc) {
     constexpr int U = SPLIT_UNROLL(false);
     const int step = U * nt;
     if constexpr (WHOLE) {
@@ -201,8 +217,12 @@ __device__ __forceinline__ void split_fused_step(const T *nxs, T *os, sml_chunk<
 #pragma unroll
     for (int u = 0; u < U; u++) {
         const int i = i0 + u * nt;
-        if constexpr (WHOLE) sml_st_whole<T, V, true>(os + i * V, sml_chunk_out<T, V, false, LOG>(cx[i], cx[i], M, post));
-        else if (i < ncache) sml_cst<T, V, true, int>(os, i * V, nval, sml_chunk_out<T, V, false, LOG>(cx[i], cx[i], M, post));
+        if constexpr (WHOLE)
+            sml_st_whole<T, V, true>(os + i * V,
+                                     sml_chunk_out<T, V, false, LOG>(cx[i], cx[i], M, post));
+        else if (i < ncache)
+            sml_cst<T, V, true, int>(os, i * V, nval,
+                                     sml_chunk_out<T, V, false, LOG>(cx[i], cx[i], M, post));
     }
     if (WHOLE || more) {
 #pragma unroll
@@ -231,18 +251,21 @@ __device__ __forceinline__ void split_prefetch_tile(const T *nxs, int i0, int nt
  * found the block alone on its SM (forward; see split_prefetch_tile). */
 template <typename T, int V, bool BWD, bool LOG, bool FUSED>
 __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
-    sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld, int64_t cap,
-                     int prefetch) {
+    sml_split_kernel(const T *x, const T *dy, T *out, int64_t rows, int64_t cols, int64_t ld,
+                     int64_t cap, int prefetch) {
     typedef sml_chunk<T, V> VT;
     constexpr int U = SPLIT_UNROLL(BWD);
-    static_assert(!(BWD && FUSED), "split_fused_step is forward only: it neither reads nor writes dy's slots");
-    static_assert(!BWD || U == 1, "2'' accumulates its cached slots one at a time, as split_read_first's tiles of U");
+    static_assert(!(BWD && FUSED),
+                  "split_fused_step is forward only: it neither reads nor writes dy's slots");
+    static_assert(
+        !BWD || U == 1,
+        "2'' accumulates its cached slots one at a time, as split_read_first's tiles of U");
     extern __shared__ __align__(16) unsigned char sml_split_smem[];
     VT *cx = reinterpret_cast<VT *>(sml_split_smem);
     VT *cd = cx + cap;
     __shared__ float red[2][64];
     __shared__ float2 part[2][SML_SPLIT_MAX_CLUSTER]; /* [row parity][sender's rank] */
-    __shared__ __align__(8) uint64_t xbar[2];         /* [row parity]: the partials of a row have arrived */
+    __shared__ __align__(8) uint64_t xbar[2]; /* [row parity]: the partials of a row have arrived */
     __shared__ float total[2];
 
     cg::cluster_group cluster = cg::this_cluster();
@@ -282,15 +305,18 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
         constexpr int UP = SPLIT_PASS_UNROLL(BWD);
         const T *xr = xs0 + row * ld, *dr = ds0 + row * ld;
         if (FUSED) /* as the fused loop (2.) accumulates the next row */
-            split_read_range<T, V, UP, U, BWD, LOG>(xr, dr, tid, mine, nt, ncache, nval, pad, cx, cd, m, acc);
+            split_read_range<T, V, UP, U, BWD, LOG>(xr, dr, tid, mine, nt, ncache, nval, pad, cx,
+                                                    cd, m, acc);
         else if (V > 1 && C >= SPLIT_REFILL_MIN_C) /* as 2'' does */
-            split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, cx, cd, m, acc);
+            split_read_first<T, V, UP, U, BWD, LOG>(xr, dr, tid, nt, mine, ncache, nval, pad, cx,
+                                                    cd, m, acc);
         else /* as 2' does */
-            split_read_range<T, V, UP, UP, BWD, LOG>(xr, dr, tid, mine, nt, ncache, nval, pad, cx, cd, m, acc);
+            split_read_range<T, V, UP, UP, BWD, LOG>(xr, dr, tid, mine, nt, ncache, nval, pad, cx,
+                                                     cd, m, acc);
     }
     if (FUSED)
-        split_load<T, V, U, BWD>(xs0 + (row + ncl) * ld, ds0 + (row + ncl) * ld, tid, nt, mine, nval,
-                                 row + ncl < rows, pad, a, b);
+        split_load<T, V, U, BWD>(xs0 + (row + ncl) * ld, ds0 + (row + ncl) * ld, tid, nt, mine,
+                                 nval, row + ncl < rows, pad, a, b);
 
     int parity = 0;
     unsigned phase = 0; /* bit p: the phase of xbar[p] to wait for */
@@ -306,8 +332,10 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
          * block's partial of the row in between, which this block sends after the
          * __syncthreads that follows its reads of the slot. */
         float s = sml_kval(acc);
-        if (!BWD) sml_block_merge(m, s, red[parity]);
-        else s = sml_block_sum(s, red[parity]);
+        if (!BWD)
+            sml_block_merge(m, s, red[parity]);
+        else
+            s = sml_block_sum(s, red[parity]);
         if (C == 1) { /* st.async needs a cluster of two or more (compute-sanitizer memcheck) */
             if (tid == 0) part[parity][0] = make_float2(m, s);
         } else {
@@ -322,8 +350,10 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                 pm = v.x;
                 ps = v.y;
             }
-            if (!BWD) sml_warp_merge(pm, ps, 32);
-            else ps = sml_warp_sum(ps, 32);
+            if (!BWD)
+                sml_warp_merge(pm, ps, 32);
+            else
+                ps = sml_warp_sum(ps, 32);
             if (tid == 0) {
                 total[0] = pm;
                 total[1] = ps;
@@ -347,7 +377,8 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
             split_load<T, V, U, BWD>(xs, ds, i0, nt, mine, nval, true, pad, ta, tb);
 #pragma unroll
             for (int u = 0; u < U; u++)
-                sml_cst<T, V, true, int>(os, (i0 + u * nt) * V, nval, sml_chunk_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
+                sml_cst<T, V, true, int>(os, (i0 + u * nt) * V, nval,
+                                         sml_chunk_out<T, V, BWD, LOG>(ta[u], tb[u], M, post));
         }
         if constexpr (!FUSED) {
             if (V > 1 && C >= SPLIT_REFILL_MIN_C) { /* scalar rows keep 2': no 16-byte copies */
@@ -362,7 +393,8 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                 }
                 sml_cp_commit();
                 if (more) {
-                    split_tail_stats<T, V, U, BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad, m, acc);
+                    split_tail_stats<T, V, U, BWD, LOG>(nxs, nds, tid, nt, mine, ncache, nval, pad,
+                                                        m, acc);
                     sml_cp_wait(0);
 #pragma unroll 1 /* unrolled, bf16 softmax_bwd and log_softmax_bwd spilled 4 bytes */
                     for (int i = tid; i < ncache; i += nt) {
@@ -373,11 +405,13 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
             } else {
                 /* 2'. The cached slots from shared memory; then the next row's slice. */
                 for (int i = tid; i < ncache; i += nt)
-                    sml_cst<T, V, true, int>(os, i * V, nval,
-                                        sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
+                    sml_cst<T, V, true, int>(
+                        os, i * V, nval,
+                        sml_chunk_out<T, V, BWD, LOG>(cx[i], BWD ? cd[i] : cx[i], M, post));
                 if (more)
-                    split_read_range<T, V, SPLIT_PASS_UNROLL(BWD), SPLIT_PASS_UNROLL(BWD), BWD, LOG>(
-                        nxs, nds, tid, mine, nt, ncache, nval, pad, cx, cd, m, acc);
+                    split_read_range<T, V, SPLIT_PASS_UNROLL(BWD), SPLIT_PASS_UNROLL(BWD), BWD,
+                                     LOG>(nxs, nds, tid, mine, nt, ncache, nval, pad, cx, cd, m,
+                                          acc);
             }
         } else {
             /* 2. The cached slots, one tile at a time: the following tile of the next row is
@@ -392,11 +426,14 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                 const int nwhole = (int)sml_min64(ncache, nval / V);
                 if (more) {
                     for (; i0 + 2 * step + (U - 1) * nt < nwhole; i0 += 2 * step) {
-                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, mine, nval, true, pad, M, post, a, b, m, acc);
-                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0 + step, nt, ncache, mine, nval, true, pad, M, post, b, a, m, acc);
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, mine, nval,
+                                                          true, pad, M, post, a, b, m, acc);
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0 + step, nt, ncache, mine,
+                                                          nval, true, pad, M, post, b, a, m, acc);
                     }
                     if (i0 + step + (U - 1) * nt < nwhole) { /* one more whole step, unpaired */
-                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, mine, nval, true, pad, M, post, a, b, m, acc);
+                        split_fused_step<T, V, LOG, true>(nxs, os, cx, i0, nt, ncache, mine, nval,
+                                                          true, pad, M, post, a, b, m, acc);
 #pragma unroll
                         for (int u = 0; u < U; u++) a[u] = b[u];
                         i0 += step;
@@ -404,13 +441,14 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                 }
             }
             for (; i0 < mine; i0 += step) { /* the rest of the cached chunks, then the tail */
-                split_fused_step<T, V, LOG, false>(nxs, os, cx, i0, nt, ncache, mine, nval, more, pad, M, post, a, b, m, acc);
+                split_fused_step<T, V, LOG, false>(nxs, os, cx, i0, nt, ncache, mine, nval, more,
+                                                   pad, M, post, a, b, m, acc);
 #pragma unroll
                 for (int u = 0; u < U; u++) a[u] = b[u];
             }
             /* 3. The first tile of the row after next, in flight through the next exchange. */
-            split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt, mine, nval,
-                                     next + ncl < rows, pad, a, b);
+            split_load<T, V, U, BWD>(xs0 + (next + ncl) * ld, ds0 + (next + ncl) * ld, tid, nt,
+                                     mine, nval, next + ncl < rows, pad, a, b);
         }
     }
     /* Every partial a block was sent has arrived (it waited for each row's), but keep the
@@ -419,9 +457,10 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
 }
 
 template <typename T, int V, bool BWD, bool LOG>
-static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int force_C, int force_threads, int bps,
-                           int64_t *plan) {
-    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t, int) = sml_split_kernel<T, V, BWD, LOG, !BWD>;
+static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int force_C,
+                           int force_threads, int bps, int64_t *plan) {
+    void (*kern)(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t, int) =
+        sml_split_kernel<T, V, BWD, LOG, !BWD>;
     const int64_t nch = (p->cols + V - 1) / V;
     const size_t chunk_bytes = sizeof(T) * V * (BWD ? 2 : 1);
     /* By dtype size and direction; the measurements behind them are in kernels/split_plan.h. */
@@ -447,20 +486,25 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
      * the device's limit, the same value on every call and for every plan tried below, never
      * to one plan's size (a thread with a smaller plan would lower it under another thread's
      * launch: "invalid argument", found by the threaded property suite; test_gpu_threads). */
-    s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)avail));
+    s = sml_cuda_ok(
+        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)avail));
     if (s != SML_OK) return s;
 
     int active = 0;
     sml_split_cfg pl;
     for (int cmax = SML_SPLIT_MAX_CLUSTER; cmax >= 1; cmax /= 2) {
         /* Backward keeps one block per SM unless asked: two were measured on forward only. */
-        pl = sml_split_size(p->rows, nch, chunk_bytes, fit, per_thread, sms, cmax, avail, share, force_C,
-                            force_threads, bps > 0 ? bps : BWD ? 1 : 0);
-        if (pl.C > SML_SPLIT_MAX_CLUSTER || (pl.C & (pl.C - 1)) || pl.threads > SML_SPLIT_MAX_THREADS ||
-            pl.threads < 32 || pl.threads % 32)
+        pl = sml_split_size(p->rows, nch, chunk_bytes, fit, per_thread, sms, cmax, avail, share,
+                            force_C, force_threads,
+                            bps > 0 ? bps
+                            : BWD   ? 1
+                                    : 0);
+        if (pl.C > SML_SPLIT_MAX_CLUSTER || (pl.C & (pl.C - 1)) ||
+            pl.threads > SML_SPLIT_MAX_THREADS || pl.threads < 32 || pl.threads % 32)
             return SML_ERR_UNSUPPORTED;
         if (pl.C > 8) {
-            s = sml_cuda_ok(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+            s = sml_cuda_ok(
+                cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
             if (s != SML_OK) return s;
         }
         cfg.blockDim = dim3(pl.threads, 1, 1);
@@ -474,7 +518,8 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
             (void)cudaGetLastError();
             active = 0;
         }
-        if (active > 0 || pl.C < cmax || force_C > 0) break; /* schedulable, or cmax was not the limit */
+        if (active > 0 || pl.C < cmax || force_C > 0)
+            break; /* schedulable, or cmax was not the limit */
     }
     if (active <= 0 && force_C > 0) return SML_ERR_UNSUPPORTED;
     if (active <= 0) active = (int)sml_max64(1, sms / pl.C);
@@ -489,20 +534,22 @@ static sml_status split_go(const sml_problem *p, const sml_gpu_facts *g, int for
         plan[3] = active;
     }
     cfg.gridDim = dim3((unsigned)(clusters * pl.C), 1, 1);
-    const int prefetch = sml_split_prefetch(&pl, BWD, ((size_t)optin + 1024) / 2 - fa.sharedSizeBytes - 1024);
-    s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows,
-                                       p->cols, p->ld, pl.cap, prefetch));
+    const int prefetch =
+        sml_split_prefetch(&pl, BWD, ((size_t)optin + 1024) / 2 - fa.sharedSizeBytes - 1024);
+    s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const T *)p->x, (const T *)p->dy, (T *)p->out,
+                                       p->rows, p->cols, p->ld, pl.cap, prefetch));
     if (s != SML_OK) return s;
     return sml_launch_ok();
 }
 
 template <typename T>
-static sml_status split_typed(const sml_problem *p, const sml_gpu_facts *g, int C, int threads, int bps, int64_t *plan) {
+static sml_status split_typed(const sml_problem *p, const sml_gpu_facts *g, int C, int threads,
+                              int bps, int64_t *plan) {
     return SML_DISPATCH_VARIANT(T, p, sml_vec_elems(p), split_go, p, g, C, threads, bps, plan);
 }
 
-extern "C" sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads, int blocks_per_sm,
-                                    int64_t plan[4]) {
+extern "C" sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads,
+                                    int blocks_per_sm, int64_t plan[4]) {
     sml_gpu_facts g;
     const sml_status s = sml_gpu_facts_get(h, &g);
     if (s != SML_OK) return s;

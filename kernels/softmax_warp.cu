@@ -24,7 +24,7 @@
 #include "kernels/sm_limits.h"
 #include "kernels/tuning.h"
 
-#define WARP_THREADS 128
+#define WARP_THREADS  128
 #define WARP_MAX_COLS 1024
 
 /* Resident blocks per SM a variant is built for: the second argument of its launch bounds,
@@ -72,11 +72,13 @@ __global__ void __launch_bounds__(WARP_THREADS, (warp_min_blocks<V, K, R, BWD>()
             for (int i = 0; i < R; i++)
 #pragma unroll
                 for (int k = 0; k < K; k++)
-                    r[i][k] = sml_cld<T, V>(x + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_neg_inf<T>());
+                    r[i][k] = sml_cld<T, V>(x + off[i], (int64_t)(k * width + lr) * V, lim[i],
+                                            sml_neg_inf<T>());
 #pragma unroll
             for (int i = 0; i < R; i++)
 #pragma unroll
-                for (int k = 0; k < K; k++) sml_cld_fix<T, V>(x + off[i], (int64_t)(k * width + lr) * V, lim[i], r[i][k]);
+                for (int k = 0; k < K; k++)
+                    sml_cld_fix<T, V>(x + off[i], (int64_t)(k * width + lr) * V, lim[i], r[i][k]);
             float m[R], s[R];
 #pragma unroll
             for (int i = 0; i < R; i++) {
@@ -111,7 +113,8 @@ __global__ void __launch_bounds__(WARP_THREADS, (warp_min_blocks<V, K, R, BWD>()
                         const float xf = sml_cv(r[i][k], j);
                         o[j] = sml_fwd_out(xf, m[i], s[i], LOG);
                     }
-                    sml_cst<T, V>(out + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_cpack<T, V>(o));
+                    sml_cst<T, V>(out + off[i], (int64_t)(k * width + lr) * V, lim[i],
+                                  sml_cpack<T, V>(o));
                 }
         } else {
             sml_chunk<T, V> ry[R][K], rd[R][K];
@@ -139,7 +142,8 @@ __global__ void __launch_bounds__(WARP_THREADS, (warp_min_blocks<V, K, R, BWD>()
                 for (int k = 0; k < K; k++) {
                     float t = 0.0f;
 #pragma unroll
-                    for (int j = 0; j < V; j++) t += sml_bwd_term(sml_cv(ry[i][k], j), sml_cv(rd[i][k], j), LOG);
+                    for (int j = 0; j < V; j++)
+                        t += sml_bwd_term(sml_cv(ry[i][k], j), sml_cv(rd[i][k], j), LOG);
                     s[i] += t;
                 }
             }
@@ -151,8 +155,10 @@ __global__ void __launch_bounds__(WARP_THREADS, (warp_min_blocks<V, K, R, BWD>()
                 for (int k = 0; k < K; k++) {
                     float o[V];
 #pragma unroll
-                    for (int j = 0; j < V; j++) o[j] = sml_bwd_out(sml_cv(ry[i][k], j), sml_cv(rd[i][k], j), s[i], LOG);
-                    sml_cst<T, V>(out + off[i], (int64_t)(k * width + lr) * V, lim[i], sml_cpack<T, V>(o));
+                    for (int j = 0; j < V; j++)
+                        o[j] = sml_bwd_out(sml_cv(ry[i][k], j), sml_cv(rd[i][k], j), s[i], LOG);
+                    sml_cst<T, V>(out + off[i], (int64_t)(k * width + lr) * V, lim[i],
+                                  sml_cpack<T, V>(o));
                 }
         }
     }
@@ -188,7 +194,8 @@ static sml_status warp_go(const sml_problem *p, int K, int R, int width, int sms
      * 16-bit backward at K = 1; docs/KERNELS.md). */
     if (bps <= 0) bps = SML_SM_THREADS / WARP_THREADS;
     const int64_t rows_per_block = (int64_t)(WARP_THREADS / 32) * (32 / width) * R;
-    const int64_t blocks = sml_min64((p->rows + rows_per_block - 1) / rows_per_block, (int64_t)sms * bps);
+    const int64_t blocks =
+        sml_min64((p->rows + rows_per_block - 1) / rows_per_block, (int64_t)sms * bps);
     int lw = 0;
     while ((1 << lw) < width) lw++;
     kern<<<(unsigned)blocks, WARP_THREADS, 0, (cudaStream_t)p->stream>>>(
@@ -197,7 +204,8 @@ static sml_status warp_go(const sml_problem *p, int K, int R, int width, int sms
 }
 
 template <typename T>
-static sml_status warp_typed(const sml_problem *p, int V, int K, int R, int width, int sms, int bps) {
+static sml_status warp_typed(const sml_problem *p, int V, int K, int R, int width, int sms,
+                             int bps) {
     return SML_DISPATCH_VARIANT(T, p, V, warp_go, p, K, R, width, sms, bps);
 }
 
@@ -211,7 +219,8 @@ static sml_status warp_typed(const sml_problem *p, int V, int K, int R, int widt
 #define WARP_FWD_NARROW(p, V, chunks) \
     (!sml_op_is_backward((p)->op) && (V) == 4 && (p)->cols > 64 && (chunks) <= 32)
 
-extern "C" sml_status sml_warp_run(sml_handle *h, const sml_problem *p, int K, int R, int blocks_per_sm) {
+extern "C" sml_status sml_warp_run(sml_handle *h, const sml_problem *p, int K, int R,
+                                   int blocks_per_sm) {
     if (p->cols > WARP_MAX_COLS) return SML_ERR_UNSUPPORTED;
     int sms = 0;
     sml_status s = sml_device_sms(h, &sms);
@@ -225,8 +234,10 @@ extern "C" sml_status sml_warp_run(sml_handle *h, const sml_problem *p, int K, i
     } else {
         width = 32;
         const int64_t need = (chunks + 31) / 32;
-        if (V > 1) kmin = need <= 1 ? 1 : need <= 2 ? 2 : need <= 4 ? 4 : 8;
-        else kmin = need <= 4 ? 4 : 32;
+        if (V > 1)
+            kmin = need <= 1 ? 1 : need <= 2 ? 2 : need <= 4 ? 4 : 8;
+        else
+            kmin = need <= 4 ? 4 : 32;
     }
     if (K <= 0) K = WARP_FWD_NARROW(p, V, chunks) ? WARP_FWD_NARROW_K : kmin;
     if (K < kmin) return SML_ERR_UNSUPPORTED;

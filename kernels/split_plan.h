@@ -10,21 +10,22 @@
 
 #include "kernels/int_math.h"
 
-#define SML_SPLIT_MAX_THREADS 1024
-#define SML_SPLIT_FIT_BYTES (96 * 1024)
-#define SML_SPLIT_MIN_CACHED 0.85 /* of a slice, for a smaller cluster to be preferred */
-#define SML_SPLIT_MAX_CLUSTER 16
-#define SML_SPLIT_FWD_CHUNKS_PER_THREAD 8
+#define SML_SPLIT_MAX_THREADS                 1024
+#define SML_SPLIT_FIT_BYTES                   (96 * 1024)
+#define SML_SPLIT_MIN_CACHED                  0.85 /* of a slice, for a smaller cluster to be preferred */
+#define SML_SPLIT_MAX_CLUSTER                 16
+#define SML_SPLIT_FWD_CHUNKS_PER_THREAD       8
 #define SML_SPLIT_FWD_CHUNKS_PER_THREAD_16BIT 16
-#define SML_SPLIT_BWD_CHUNKS_PER_THREAD 4
-#define SML_SPLIT_MIN_CHUNKS 512 /* a slice this short is not split further: the exchange of
+#define SML_SPLIT_BWD_CHUNKS_PER_THREAD       4
+#define SML_SPLIT_MIN_CHUNKS \
+    512 /* a slice this short is not split further: the exchange of
                                     partials would cost more than the slice's loads */
 
 typedef struct sml_split_cfg {
     int C, threads;
-    int bps;       /* blocks per SM the cache is sized for: 2 by the two-block rule, else 1 or as forced */
-    int64_t cap;   /* cached chunks per block */
-    size_t smem;   /* dynamic shared memory per block */
+    int bps; /* blocks per SM the cache is sized for: 2 by the two-block rule, else 1 or as forced */
+    int64_t cap; /* cached chunks per block */
+    size_t smem; /* dynamic shared memory per block */
 } sml_split_cfg;
 
 /* The bytes a slice should fit in, by element size and direction. 16-bit forward slices are
@@ -40,24 +41,28 @@ static inline size_t sml_split_fit_bytes(size_t elem_size, int bwd) {
  * takes twice as many as fp32, so half the threads. fp32 loses with 16, and 16-bit with 32
  * (docs/KERNELS.md, "Measurements behind the design notes"). */
 static inline int sml_split_chunks_per_thread(size_t elem_size, int bwd) {
-    return bwd ? SML_SPLIT_BWD_CHUNKS_PER_THREAD
-               : elem_size == 2 ? SML_SPLIT_FWD_CHUNKS_PER_THREAD_16BIT : SML_SPLIT_FWD_CHUNKS_PER_THREAD;
+    return bwd              ? SML_SPLIT_BWD_CHUNKS_PER_THREAD
+           : elem_size == 2 ? SML_SPLIT_FWD_CHUNKS_PER_THREAD_16BIT
+                            : SML_SPLIT_FWD_CHUNKS_PER_THREAD;
 }
 
 /* Smallest C whose slice fits `fit` bytes with rows * C >= SMs (or slices already down to
  * SML_SPLIT_MIN_CHUNKS); else cmax with the largest cache the device allows. smem1 is what a
  * block may cache alone on its SM, smemb its share with force_bps blocks per SM (two when not
  * forced). force_* > 0 take that value as given (tuning). */
-static inline sml_split_cfg sml_split_size(int64_t rows, int64_t nch, size_t chunk_bytes, size_t fit, int per_thread,
-                                           int sms, int cmax, size_t smem1, size_t smemb, int force_C,
+static inline sml_split_cfg sml_split_size(int64_t rows, int64_t nch, size_t chunk_bytes,
+                                           size_t fit, int per_thread, int sms, int cmax,
+                                           size_t smem1, size_t smemb, int force_C,
                                            int force_threads, int force_bps) {
     sml_split_cfg pl;
     int C = 1;
-    if (force_C > 0) C = force_C;
+    if (force_C > 0)
+        C = force_C;
     else
         while (C < cmax) {
             const int64_t per = (nch + C - 1) / C;
-            if ((size_t)per * chunk_bytes <= fit && (rows * C >= sms || per <= SML_SPLIT_MIN_CHUNKS))
+            if ((size_t)per * chunk_bytes <= fit &&
+                (rows * C >= sms || per <= SML_SPLIT_MIN_CHUNKS))
                 break;
             C *= 2;
         }
@@ -82,7 +87,8 @@ static inline sml_split_cfg sml_split_size(int64_t rows, int64_t nch, size_t chu
      * re-read from L2, not a large one. */
     if (force_C <= 0 && bps == 1 && !whole_alone)
         while (C > 1 && (size_t)((nch + C - 1) / C) * chunk_bytes > SML_SPLIT_FIT_BYTES &&
-               (double)smem1 >= SML_SPLIT_MIN_CACHED * (double)((nch + C / 2 - 1) / (C / 2)) * (double)chunk_bytes &&
+               (double)smem1 >= SML_SPLIT_MIN_CACHED * (double)((nch + C / 2 - 1) / (C / 2)) *
+                                    (double)chunk_bytes &&
                rows * (C / 2) >= sms / 2)
             C /= 2;
     const size_t avail = bps > 1 ? smemb : smem1;
@@ -93,10 +99,13 @@ static inline sml_split_cfg sml_split_size(int64_t rows, int64_t nch, size_t chu
     pl.bps = bps;
     pl.cap = (int64_t)(have / chunk_bytes);
     pl.smem = have;
-    if (force_threads > 0) pl.threads = force_threads;
-    else if (have > SML_SPLIT_FIT_BYTES) pl.threads = SML_SPLIT_MAX_THREADS / bps;
+    if (force_threads > 0)
+        pl.threads = force_threads;
+    else if (have > SML_SPLIT_FIT_BYTES)
+        pl.threads = SML_SPLIT_MAX_THREADS / bps;
     else
-        pl.threads = (int)sml_min64(512, sml_max64(64, sml_pow2_ceil((per + per_thread - 1) / per_thread)));
+        pl.threads =
+            (int)sml_min64(512, sml_max64(64, sml_pow2_ceil((per + per_thread - 1) / per_thread)));
     return pl;
 }
 

@@ -15,7 +15,8 @@ extern "C" {
 
 /* threads per block, K 16-byte chunks (or K elements when scalar) per thread, resident
  * blocks per SM the persistent grid is sized for. */
-sml_status sml_block_run(sml_handle *h, const sml_problem *p, int threads, int K, int blocks_per_sm);
+sml_status sml_block_run(sml_handle *h, const sml_problem *p, int threads, int K,
+                         int blocks_per_sm);
 /* K chunks per lane, R rows per lane group in flight, blocks per SM (a grid of
  * sms * blocks_per_sm blocks walks the rows). */
 sml_status sml_warp_run(sml_handle *h, const sml_problem *p, int K, int R, int blocks_per_sm);
@@ -28,8 +29,8 @@ sml_status sml_split_run(sml_handle *h, const sml_problem *p, int C, int threads
                          int64_t plan[4]);
 /* threads per block, copy stages per block (2..4), blocks per SM, slices per row; *plan (may
  * be NULL) receives slices, threads, elements per slice, grid size, as chosen. */
-sml_status sml_coop_run(sml_handle *h, const sml_problem *p, int threads, int stages, int blocks_per_sm,
-                        int64_t slices, int64_t plan[4]);
+sml_status sml_coop_run(sml_handle *h, const sml_problem *p, int threads, int stages,
+                        int blocks_per_sm, int64_t slices, int64_t plan[4]);
 
 /* A plan table's plan (core/plan_table.h) through the entry point of its family above (C,
  * threads, ... as the plan gives them); SML_ERR_UNSUPPORTED, nothing launched, where the

@@ -46,8 +46,8 @@ static void keep_bad(const row_ctx *c, int64_t j, double got, double want, doubl
     *c->ntop = n + 1;
 }
 
-static void record_worst(sml_check_report *r, const row_ctx *c, int64_t j, double got,
-                         double want, double ratio) {
+static void record_worst(sml_check_report *r, const row_ctx *c, int64_t j, double got, double want,
+                         double ratio) {
     if (!(ratio > r->worst_ratio) && r->worst_row >= 0) return;
     double err = fabs(got - want);
     r->worst_ratio = ratio;
@@ -82,8 +82,10 @@ static void check_row(sml_check_report *r, row_ctx *c) {
                 r->overflow_ok++;
                 continue;
             }
-            if (isnan(want) || isnan(got)) r->nan_mismatch++;
-            else r->inf_mismatch++;
+            if (isnan(want) || isnan(got))
+                r->nan_mismatch++;
+            else
+                r->inf_mismatch++;
             r->bad++;
             record_worst(r, c, j, got, want, INFINITY);
             keep_bad(c, j, got, want, INFINITY, NAN);
@@ -98,8 +100,10 @@ static void check_row(sml_check_report *r, row_ctx *c) {
                 r->overflow_ok++;
                 continue;
             }
-            if (isnan(got)) r->nan_mismatch++;
-            else r->inf_mismatch++;
+            if (isnan(got))
+                r->nan_mismatch++;
+            else
+                r->inf_mismatch++;
             r->bad++;
             record_worst(r, c, j, got, want, INFINITY);
             keep_bad(c, j, got, want, INFINITY, NAN);
@@ -120,8 +124,8 @@ static void write_message(sml_check_report *r, sml_op op, sml_dtype dt, int64_t 
                           int64_t cols) {
     const char *verdict = r->pass ? "PASS" : "FAIL";
     if (r->worst_row < 0) {
-        snprintf(r->message, sizeof r->message, "%s %s %s %lldx%lld: nothing to compare",
-                 verdict, sml_op_name(op), sml_dtype_name(dt), (long long)rows, (long long)cols);
+        snprintf(r->message, sizeof r->message, "%s %s %s %lldx%lld: nothing to compare", verdict,
+                 sml_op_name(op), sml_dtype_name(dt), (long long)rows, (long long)cols);
         return;
     }
     snprintf(r->message, sizeof r->message,
@@ -130,9 +134,8 @@ static void write_message(sml_check_report *r, sml_op op, sml_dtype dt, int64_t 
              "row max %.6g sum %.6g",
              verdict, sml_op_name(op), sml_dtype_name(dt), (long long)rows, (long long)cols,
              (long long)r->bad, (long long)r->checked, (long long)r->nan_mismatch,
-             (long long)r->inf_mismatch, (long long)r->worst_row, (long long)r->worst_col,
-             r->got, r->want, r->worst_ulps, r->worst_rel, r->worst_ratio, r->row_max,
-             r->row_sum);
+             (long long)r->inf_mismatch, (long long)r->worst_row, (long long)r->worst_col, r->got,
+             r->want, r->worst_ulps, r->worst_rel, r->worst_ratio, r->row_max, r->row_sum);
     /* Finite errors past the bound on a long row: the usual cause is a sum deeper than the
      * contract's model allows (one thread adding the row serially); say where the rule is. */
     if (!r->pass && cols >= SML_CHECK_LONG_ROW && r->nan_mismatch == 0 && r->inf_mismatch == 0) {
@@ -143,8 +146,7 @@ static void write_message(sml_check_report *r, sml_op op, sml_dtype dt, int64_t 
 }
 
 static sml_status check_args(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
-                             const void *x, const void *dy, const void *out,
-                             sml_check_report *r) {
+                             const void *x, const void *dy, const void *out, sml_check_report *r) {
     if (!r) return SML_ERR_NULL_POINTER;
     if ((unsigned)op >= SML_OP_COUNT) return SML_ERR_BAD_OP;
     if ((unsigned)dt >= SML_DTYPE_COUNT) return SML_ERR_BAD_DTYPE;
@@ -163,9 +165,8 @@ static void report_init(sml_check_report *r) {
 /* Shared by both entry points: want_all is the dense reference, or NULL to compute it
  * row by row. */
 static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
-                             const void *x, const void *dy, const double *want_all,
-                             const void *out, sml_check_report *r, sml_check_elem *top,
-                             int k, int *ntop) {
+                             const void *x, const void *dy, const double *want_all, const void *out,
+                             sml_check_report *r, sml_check_elem *top, int k, int *ntop) {
     sml_status s = check_args(op, dt, rows, cols, ld, x, dy, out, r);
     if (s != SML_OK) return s;
     if (k > 0 && (!top || !ntop)) return SML_ERR_NULL_POINTER;
@@ -196,8 +197,9 @@ static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
                 default: sml_ref_log_softmax_backward(xr, dyr, wr, cols); break;
                 }
             }
-            row_ctx c = {op, dt, row, cols, xr, dyr, want,
-                         (const char *)out + (size_t)(row * ld) * esz, {0}, top, k, ntop};
+            row_ctx c = {op,  dt,  row,  cols,
+                         xr,  dyr, want, (const char *)out + (size_t)(row * ld) * esz,
+                         {0}, top, k,    ntop};
             check_row(r, &c);
         }
         free(xr);
@@ -209,22 +211,22 @@ static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
     return SML_OK;
 }
 
-sml_status sml_check(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
-                     const void *x, const void *dy, const void *out, sml_check_report *r) {
+sml_status sml_check(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld, const void *x,
+                     const void *dy, const void *out, sml_check_report *r) {
     return check_impl(op, dt, rows, cols, ld, x, dy, NULL, out, r, NULL, 0, NULL);
 }
 
 sml_status sml_check_against(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
-                             const void *x, const void *dy, const double *want,
-                             const void *out, sml_check_report *r) {
+                             const void *x, const void *dy, const double *want, const void *out,
+                             sml_check_report *r) {
     if (rows > 0 && cols > 0 && !want) return SML_ERR_NULL_POINTER;
     return check_impl(op, dt, rows, cols, ld, x, dy, want, out, r, NULL, 0, NULL);
 }
 
-sml_status sml_check_against_worst(sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
-                                   int64_t ld, const void *x, const void *dy,
-                                   const double *want, const void *out, sml_check_report *r,
-                                   sml_check_elem *worst, int k, int *nworst) {
+sml_status sml_check_against_worst(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
+                                   const void *x, const void *dy, const double *want,
+                                   const void *out, sml_check_report *r, sml_check_elem *worst,
+                                   int k, int *nworst) {
     if (rows > 0 && cols > 0 && !want) return SML_ERR_NULL_POINTER;
     if (k < 0) return SML_ERR_INVALID_ARG;
     return check_impl(op, dt, rows, cols, ld, x, dy, want, out, r, worst, k, nworst);

@@ -17,54 +17,54 @@ extern "C" {
 #endif
 
 typedef struct sml_check_report {
-    int pass;               /* 1: every element within the contract */
-    int64_t checked;        /* elements compared */
-    int64_t bad;            /* elements outside their bound (special-value mismatches included) */
-    int64_t nan_mismatch;   /* NaN where the reference has none, or the reverse */
-    int64_t inf_mismatch;   /* +-inf where the reference has none, or the reverse / wrong sign */
-    double worst_ratio;     /* max over elements of |got - want| / allowed (>1 fails) */
-    double worst_ulps;      /* at the worst element: error in ulps of the output dtype */
-    double worst_rel;       /* at the worst element: |got - want| / |want| (inf if want == 0) */
+    int pass;             /* 1: every element within the contract */
+    int64_t checked;      /* elements compared */
+    int64_t bad;          /* elements outside their bound (special-value mismatches included) */
+    int64_t nan_mismatch; /* NaN where the reference has none, or the reverse */
+    int64_t inf_mismatch; /* +-inf where the reference has none, or the reverse / wrong sign */
+    double worst_ratio;   /* max over elements of |got - want| / allowed (>1 fails) */
+    double worst_ulps;    /* at the worst element: error in ulps of the output dtype */
+    double worst_rel;     /* at the worst element: |got - want| / |want| (inf if want == 0) */
     double worst_abs;
     int64_t worst_row, worst_col; /* -1 when nothing was compared */
-    double got, want;       /* at the worst element */
-    double row_max, row_sum; /* of the worst row's input: forward: max and sum of exp(x - max);
+    double got, want;             /* at the worst element */
+    double row_max, row_sum;      /* of the worst row's input: forward: max and sum of exp(x - max);
                                 backward: max of y and sum of y (softmax_bwd) or exp(y) */
-    char message[320];      /* one line a person can read: verdict, worst error and where; on
+    char message[320];            /* one line a person can read: verdict, worst error and where; on
                                a row of SML_CHECK_LONG_ROW columns or more with finite errors,
                                the summation-depth rule (docs/NUMERICS.md, section 4.1) */
-    int64_t overflow_ok;    /* non-finite outputs accepted because fp32 intermediates of the
+    int64_t overflow_ok;          /* non-finite outputs accepted because fp32 intermediates of the
                                row can overflow (backward ops on huge values; see NUMERICS.md) */
 } sml_check_report;
 
 /* x, dy and out are host buffers of dtype dt with stride ld, as in sml_problem. */
-sml_status sml_check(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
-                     const void *x, const void *dy, const void *out, sml_check_report *r);
+sml_status sml_check(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld, const void *x,
+                     const void *dy, const void *out, sml_check_report *r);
 
 /* The same, against a reference already computed (dense rows*cols doubles from
  * sml_ref_run), for callers that check several kernels on one input. */
 sml_status sml_check_against(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
-                             const void *x, const void *dy, const double *want,
-                             const void *out, sml_check_report *r);
+                             const void *x, const void *dy, const double *want, const void *out,
+                             sml_check_report *r);
 
 /* One element outside its bound: where it is (row of the rows x cols view, column), what
  * it is, and how far off. */
 typedef struct sml_check_elem {
     int64_t row, col;
     double got, want;
-    double ratio;        /* |got - want| / allowed; inf for a special-value mismatch */
-    double ulps;         /* |got - want| in ulps of the dtype at want; inf if either is not finite */
-    double allowed;      /* the bound on |got - want| (sml_check_allowed); NaN for a special value */
+    double ratio;   /* |got - want| / allowed; inf for a special-value mismatch */
+    double ulps;    /* |got - want| in ulps of the dtype at want; inf if either is not finite */
+    double allowed; /* the bound on |got - want| (sml_check_allowed); NaN for a special value */
     double allowed_ulps; /* the same in ulps of the dtype at want; NaN for a special value */
 } sml_check_elem;
 
 /* sml_check_against, also listing the k worst elements outside their bound in worst[]
  * (worst first; equal ratios in row-major order) and their number in *nworst (at most k,
  * at most r->bad). */
-sml_status sml_check_against_worst(sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
-                                   int64_t ld, const void *x, const void *dy,
-                                   const double *want, const void *out, sml_check_report *r,
-                                   sml_check_elem *worst, int k, int *nworst);
+sml_status sml_check_against_worst(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
+                                   const void *x, const void *dy, const double *want,
+                                   const void *out, sml_check_report *r, sml_check_elem *worst,
+                                   int k, int *nworst);
 
 /* What the contract's bound needs to know about a row besides its length; computed from
  * the row's inputs (as doubles) by sml_row_facts_compute. */
@@ -80,31 +80,33 @@ typedef struct sml_row_facts {
                           are accepted in this row (docs/NUMERICS.md, "Overflow") */
 } sml_row_facts;
 
-void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const double *dy,
-                           int64_t cols, sml_row_facts *f);
+void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const double *dy, int64_t cols,
+                           sml_row_facts *f);
 
 /* The two parts of the bound on |got - want| for one element: `compute` for the fp32
  * computation (floor for flushed subnormals included), `rounding` for the final rounding to
  * a 16-bit output (0 for fp32). x_i is the logit (forward) or y_i (backward). want must be
  * finite. */
-typedef struct sml_bound { double compute, rounding; } sml_bound;
+typedef struct sml_bound {
+    double compute, rounding;
+} sml_bound;
 sml_bound sml_check_bound_parts(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
                                 double dy_i, double want);
 /* compute + rounding: the absolute amount an element near `want` may be off by (the nominal
  * bound; the checker's exact rule is sml_check_allowed). Exposed for the property engine,
  * the unit tests and the docs' worked examples. */
-double sml_check_bound(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
-                       double dy_i, double want);
+double sml_check_bound(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i, double dy_i,
+                       double want);
 /* What the checker allows for a finite output `got`: compute + half the gap from got to its
  * neighbour on want's side, for 16-bit outputs. That accepts got exactly when some value
  * within the compute bound of want rounds to got (tighter than compute + ulp(want)/2 at
  * binade edges). For fp32 outputs: compute. */
-double sml_check_allowed(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
-                         double dy_i, double want, double got);
+double sml_check_allowed(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i, double dy_i,
+                         double want, double got);
 /* 1 when an infinite output is acceptable for a finite reference value: the allowed
  * interval reaches the dtype's overflow threshold (same sign), or the row may overflow. */
-int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want,
-                          const sml_bound *b, double got);
+int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want, const sml_bound *b,
+                          double got);
 /* 1 when a NaN output is allowed where the reference is infinite: log_softmax_bwd with an
  * infinite sum(dy) at an element whose exp(y_i) underflows fp32 (docs/NUMERICS.md, 2). */
 int sml_check_nan_allowed(sml_op op, const sml_row_facts *row, double x_i);

@@ -13,21 +13,23 @@
 #include "reference/check.h"
 #include "core/dtype.h"
 
-#define U 0x1p-24          /* fp32 unit roundoff */
-#define C_ARG 2.25         /* exp argument: the subtraction (1), the log2 e scaling (1) and
+#define U 0x1p-24 /* fp32 unit roundoff */
+#define C_ARG \
+    2.25               /* exp argument: the subtraction (1), the log2 e scaling (1) and
                               log2 e rounded to fp32 (0.22), per unit of |x - max| */
-#define C_SCALE 1.25       /* exp(y) in log_softmax_bwd: the log2 e scaling only */
-#define C_EXP 4.0          /* exp / exp2 approximation: 2 ulp = 4 u relative */
-#define C_DIV 4.0          /* division, reciprocal + multiply, or __fdividef: 2 ulp */
-#define C_LOG_ABS 6.0      /* log on [0.5, 2]: 2^-21.41 absolute ~ 6 u */
-#define C_LOG_REL 7.0      /* log elsewhere: 3 ulp (6 u) relative, + 1 for the ln 2 scaling */
-#define C_LEVEL (2.0 + C_EXP) /* per summation level: the addition, and an online rescale
+#define C_SCALE   1.25 /* exp(y) in log_softmax_bwd: the log2 e scaling only */
+#define C_EXP     4.0  /* exp / exp2 approximation: 2 ulp = 4 u relative */
+#define C_DIV     4.0  /* division, reciprocal + multiply, or __fdividef: 2 ulp */
+#define C_LOG_ABS 6.0  /* log on [0.5, 2]: 2^-21.41 absolute ~ 6 u */
+#define C_LOG_REL 7.0  /* log elsewhere: 3 ulp (6 u) relative, + 1 for the ln 2 scaling */
+#define C_LEVEL \
+    (2.0 + C_EXP)                    /* per summation level: the addition, and an online rescale
                               (an approximate exp factor and its multiply) */
-#define K_SEQ 32           /* sequential additions a path may have beyond a binary tree */
-#define SLACK (1.0 + 0x1p-10) /* second-order terms: every first-order total used is < 2^-10 */
-#define FLUSH FLT_MIN      /* results below fp32's smallest normal may be flushed to zero */
-#define HEADROOM (FLT_MAX / 2) /* intermediates past this may overflow fp32 after rounding */
-#define EXP_OVERFLOW 88.0  /* exp(y) overflows fp32 a little above 88.72 */
+#define K_SEQ        32              /* sequential additions a path may have beyond a binary tree */
+#define SLACK        (1.0 + 0x1p-10) /* second-order terms: every first-order total used is < 2^-10 */
+#define FLUSH        FLT_MIN       /* results below fp32's smallest normal may be flushed to zero */
+#define HEADROOM     (FLT_MAX / 2) /* intermediates past this may overflow fp32 after rounding */
+#define EXP_OVERFLOW 88.0          /* exp(y) overflows fp32 a little above 88.72 */
 
 int sml_check_sum_depth(int64_t n) {
     if (n <= 1) return 0;
@@ -37,8 +39,8 @@ int sml_check_sum_depth(int64_t n) {
     return (int)(n - 1 < h ? n - 1 : h);
 }
 
-void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const double *dy,
-                           int64_t n, sml_row_facts *f) {
+void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const double *dy, int64_t n,
+                           sml_row_facts *f) {
     (void)dt; /* the rules are dtype-independent: fp32 does the work for every dtype */
     f->cols = n;
     f->max = -INFINITY;
@@ -70,8 +72,8 @@ void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const doubl
             big = fmax(big, m);
             worst_out = fmax(worst_out, fabs(x[j]) * (fabs(dy[j]) + f->dot_abs));
         }
-        f->may_overflow = f->dot_abs > HEADROOM || big + f->dot_abs > HEADROOM ||
-                          worst_out > HEADROOM;
+        f->may_overflow =
+            f->dot_abs > HEADROOM || big + f->dot_abs > HEADROOM || worst_out > HEADROOM;
     } else {
         for (int64_t j = 0; j < n; j++) {
             f->sum += exp(x[j]);
@@ -139,21 +141,21 @@ static double gap_toward(sml_dtype dt, double got, double want) {
     return fabs(next - got);
 }
 
-double sml_check_allowed(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
-                         double dy_i, double want, double got) {
+double sml_check_allowed(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i, double dy_i,
+                         double want, double got) {
     sml_bound b = sml_check_bound_parts(op, dt, row, x_i, dy_i, want);
     if (dt == SML_F32 || (b.compute == 0.0 && b.rounding == 0.0) || got == want) return b.compute;
     return b.compute + 0.5 * gap_toward(dt, got, want);
 }
 
-double sml_check_bound(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
-                       double dy_i, double want) {
+double sml_check_bound(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i, double dy_i,
+                       double want) {
     sml_bound b = sml_check_bound_parts(op, dt, row, x_i, dy_i, want);
     return b.compute + b.rounding;
 }
 
-int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want,
-                          const sml_bound *b, double got) {
+int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want, const sml_bound *b,
+                          double got) {
     if (row->may_overflow) return 1;
     if (!isinf(got) || signbit(got) != signbit(want)) return 0;
     /* Values at or past max + ulp(max)/2 round to infinity (the tie goes to the even, inf). */

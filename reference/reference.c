@@ -15,7 +15,9 @@
  * rounding. With an infinite or NaN term the compensation itself turns NaN (inf - inf), so
  * `plain` keeps the ordinary sum, which gives the IEEE answer (NaN if any NaN or both
  * infinities, else the infinity) whatever the order. */
-typedef struct csum { double s, c, plain; } csum;
+typedef struct csum {
+    double s, c, plain;
+} csum;
 
 static void csum_add(csum *a, double v) {
     double t = a->s + v;
@@ -85,7 +87,10 @@ static double log_sum_exp_shifted(const double *x, int64_t n, double m) {
     csum a = {0, 0, 0};
     int seen_max = 0;
     for (int64_t i = 0; i < n; i++) {
-        if (!seen_max && x[i] == m) { seen_max = 1; continue; }
+        if (!seen_max && x[i] == m) {
+            seen_max = 1;
+            continue;
+        }
         csum_add(&a, exp(x[i] - m));
     }
     return log1p(csum_value(&a));

@@ -26,13 +26,23 @@ int main(void) {
         fprintf(stderr, "launch_cost: no GPU or out of memory\n");
         return 1;
     }
-    const struct { const char *k; sml_op op; sml_dtype dt; int64_t rows, cols; } cs[] = {
-        {"split", SML_SOFTMAX, SML_F16, 128, 1 << 20},       {"split", SML_SOFTMAX, SML_F16, 1024, 131072},
-        {"split", SML_SOFTMAX, SML_F32, 4096, 32768},        {"split", SML_SOFTMAX_BWD, SML_F16, 4096, 32768},
-        {"coop", SML_SOFTMAX_BWD, SML_F32, 1024, 131072},    {"coop", SML_SOFTMAX_BWD, SML_F16, 128, 1 << 20},
-        {"block", SML_SOFTMAX, SML_F32, 4096, 4096},         {"warp", SML_SOFTMAX, SML_F32, 4096, 128},
-        {"online", SML_SOFTMAX, SML_F32, 4096, 4096},        {"cudnn", SML_SOFTMAX, SML_F32, 4096, 4096},
-        {"auto", SML_SOFTMAX, SML_F16, 128, 1 << 20},        {"auto", SML_SOFTMAX, SML_F32, 4096, 256}};
+    const struct {
+        const char *k;
+        sml_op op;
+        sml_dtype dt;
+        int64_t rows, cols;
+    } cs[] = {{"split", SML_SOFTMAX, SML_F16, 128, 1 << 20},
+              {"split", SML_SOFTMAX, SML_F16, 1024, 131072},
+              {"split", SML_SOFTMAX, SML_F32, 4096, 32768},
+              {"split", SML_SOFTMAX_BWD, SML_F16, 4096, 32768},
+              {"coop", SML_SOFTMAX_BWD, SML_F32, 1024, 131072},
+              {"coop", SML_SOFTMAX_BWD, SML_F16, 128, 1 << 20},
+              {"block", SML_SOFTMAX, SML_F32, 4096, 4096},
+              {"warp", SML_SOFTMAX, SML_F32, 4096, 128},
+              {"online", SML_SOFTMAX, SML_F32, 4096, 4096},
+              {"cudnn", SML_SOFTMAX, SML_F32, 4096, 4096},
+              {"auto", SML_SOFTMAX, SML_F16, 128, 1 << 20},
+              {"auto", SML_SOFTMAX, SML_F32, 4096, 256}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const sml_kernel *k = sml_kernel_find(cs[i].k);
         sml_problem p = {cs[i].op, cs[i].dt, cs[i].rows, cs[i].cols, cs[i].cols, x, dy, out, NULL};
@@ -50,8 +60,9 @@ int main(void) {
             cudaDeviceSynchronize();
             if ((t1 - t0) / 20 < best) best = (t1 - t0) / 20;
         }
-        printf("%-6s %-15s %s %lldx%lld: host %.2f us per launch call\n", cs[i].k, sml_op_name(cs[i].op),
-               sml_dtype_name(cs[i].dt), (long long)cs[i].rows, (long long)cs[i].cols, best * 1e6);
+        printf("%-6s %-15s %s %lldx%lld: host %.2f us per launch call\n", cs[i].k,
+               sml_op_name(cs[i].op), sml_dtype_name(cs[i].dt), (long long)cs[i].rows,
+               (long long)cs[i].cols, best * 1e6);
     }
     sml_handle_destroy(h);
     return 0;

@@ -25,11 +25,11 @@
 #include "softmax_lab.h"
 
 #ifdef TUNE_NO_V1 /* build_tune.sh without git: today's kernels stand in for v1 */
-#define v1_auto sml_launch_auto
-#define v1_warp sml_launch_warp
-#define v1_block sml_launch_block
+#define v1_auto   sml_launch_auto
+#define v1_warp   sml_launch_warp
+#define v1_block  sml_launch_block
 #define v1_online sml_launch_online
-#define v1_split sml_launch_split
+#define v1_split  sml_launch_split
 #else
 extern "C" sml_status v1_auto(sml_handle *, const sml_problem *);
 extern "C" sml_status v1_warp(sml_handle *, const sml_problem *);
@@ -38,13 +38,13 @@ extern "C" sml_status v1_online(sml_handle *, const sml_problem *);
 extern "C" sml_status v1_split(sml_handle *, const sml_problem *);
 #endif
 
-#define CK(x)                                                                                  \
-    do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__);    \
-            exit(3);                                                                           \
-        }                                                                                      \
+#define CK(x)                                                                               \
+    do {                                                                                    \
+        cudaError_t e_ = (x);                                                               \
+        if (e_ != cudaSuccess) {                                                            \
+            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
+            exit(3);                                                                        \
+        }                                                                                   \
     } while (0)
 
 static const size_t POOL = (size_t)800 << 20; // per tensor pool
@@ -57,29 +57,55 @@ __device__ __forceinline__ uint64_t mix(uint64_t z) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
-template <typename T> __device__ T cvt(float v);
-template <> __device__ float cvt<float>(float v) { return v; }
-template <> __device__ __half cvt<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __nv_bfloat16 cvt<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <typename T> __device__ float tof(T v);
-template <> __device__ float tof<float>(float v) { return v; }
-template <> __device__ float tof<__half>(__half v) { return __half2float(v); }
-template <> __device__ float tof<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T>
+__device__ T cvt(float v);
+template <>
+__device__ float cvt<float>(float v) {
+    return v;
+}
+template <>
+__device__ __half cvt<__half>(float v) {
+    return __float2half_rn(v);
+}
+template <>
+__device__ __nv_bfloat16 cvt<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
+template <typename T>
+__device__ float tof(T v);
+template <>
+__device__ float tof<float>(float v) {
+    return v;
+}
+template <>
+__device__ float tof<__half>(__half v) {
+    return __half2float(v);
+}
+template <>
+__device__ float tof<__nv_bfloat16>(__nv_bfloat16 v) {
+    return __bfloat162float(v);
+}
 
-template <typename T> __global__ void fill_normal(T *p, size_t n, uint64_t seed) {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+template <typename T>
+__global__ void fill_normal(T *p, size_t n, uint64_t seed) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
         uint64_t a = mix(seed ^ (i * 2)), b = mix(seed ^ (i * 2 + 1));
         float u1 = ((a >> 40) + 1) * (1.0f / 16777217.0f), u2 = (b >> 40) * (1.0f / 16777216.0f);
         p[i] = cvt<T>(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
     }
 }
 /* Elements of a (kernel) and b (reference) that disagree beyond a loose tolerance. */
-template <typename T> __global__ void diff_count(const T *a, const T *b, size_t n, float rel, float absf,
-                                                 unsigned long long *bad) {
+template <typename T>
+__global__ void diff_count(const T *a, const T *b, size_t n, float rel, float absf,
+                           unsigned long long *bad) {
     unsigned long long c = 0;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
         float x = tof<T>(a[i]), y = tof<T>(b[i]);
-        if (isnan(x) != isnan(y) || (!isnan(x) && !(fabsf(x - y) <= rel * fmaxf(fabsf(x), fabsf(y)) + absf))) c++;
+        if (isnan(x) != isnan(y) ||
+            (!isnan(x) && !(fabsf(x - y) <= rel * fmaxf(fabsf(x), fabsf(y)) + absf)))
+            c++;
     }
     if (c) atomicAdd(bad, c);
 }
@@ -99,15 +125,19 @@ struct Case {
 static size_t esz(sml_dtype d) { return d == SML_F32 ? 4 : 2; }
 
 static void fill(sml_dtype dt, void *p, size_t n, uint64_t seed) {
-    if (dt == SML_F32) fill_normal<float><<<1024, 256>>>((float *)p, n, seed);
-    else if (dt == SML_F16) fill_normal<__half><<<1024, 256>>>((__half *)p, n, seed);
-    else fill_normal<__nv_bfloat16><<<1024, 256>>>((__nv_bfloat16 *)p, n, seed);
+    if (dt == SML_F32)
+        fill_normal<float><<<1024, 256>>>((float *)p, n, seed);
+    else if (dt == SML_F16)
+        fill_normal<__half><<<1024, 256>>>((__half *)p, n, seed);
+    else
+        fill_normal<__nv_bfloat16><<<1024, 256>>>((__nv_bfloat16 *)p, n, seed);
     CK(cudaGetLastError());
 }
 
 typedef sml_status (*runner)(sml_handle *, const sml_problem *, const std::string &, int64_t *);
 
-static sml_status run_variant(sml_handle *h, const sml_problem *p, const std::string &v, int64_t *plan) {
+static sml_status run_variant(sml_handle *h, const sml_problem *p, const std::string &v,
+                              int64_t *plan) {
     int a = 0, b = 0, c = 0;
     if (v == "v1auto") return v1_auto(h, p);
     if (v == "v1warp") return v1_warp(h, p);
@@ -119,10 +149,12 @@ static sml_status run_variant(sml_handle *h, const sml_problem *p, const std::st
     if (sscanf(v.c_str(), "block:%d:%d:%d", &a, &b, &c) == 3) return sml_block_run(h, p, a, b, c);
     if (sscanf(v.c_str(), "warp:%d:%d:%d", &a, &b, &c) == 3) return sml_warp_run(h, p, a, b, c);
     if (sscanf(v.c_str(), "online:%d:%d", &a, &b) == 2) return sml_online_run(h, p, a, b);
-    if (sscanf(v.c_str(), "split:%d:%d:%d", &a, &b, &c) == 3) return sml_split_run(h, p, a, b, c, plan);
+    if (sscanf(v.c_str(), "split:%d:%d:%d", &a, &b, &c) == 3)
+        return sml_split_run(h, p, a, b, c, plan);
     if (sscanf(v.c_str(), "split:%d:%d", &a, &b) == 2) return sml_split_run(h, p, a, b, 0, plan);
     int d = 0;
-    if (sscanf(v.c_str(), "coop:%d:%d:%d:%d", &a, &b, &c, &d) == 4) return sml_coop_run(h, p, a, b, c, d, plan);
+    if (sscanf(v.c_str(), "coop:%d:%d:%d:%d", &a, &b, &c, &d) == 4)
+        return sml_coop_run(h, p, a, b, c, d, plan);
     return SML_ERR_INVALID_ARG;
 }
 
@@ -130,9 +162,7 @@ static sml_status run_variant(sml_handle *h, const sml_problem *p, const std::st
  * main() from the environment, which refuses bad values: TUNE_LD_PAD elements added to each
  * row's stride, TUNE_X_SHIFT and TUNE_OUT_SHIFT bytes (a multiple of 256) added to where x and
  * out start in their pools. */
-static struct {
-    long long ld_pad, x_shift, out_shift;
-} layout;
+static struct { long long ld_pad, x_shift, out_shift; } layout;
 /* A knob from the environment: 0 when unset; false unless a whole number in 0..2^30 that is a
  * multiple of `align`. */
 static bool env_knob(const char *name, long long align, long long *out) {
@@ -162,15 +192,22 @@ static sml_problem problem(const Case &c, int set) {
 /* Median over samples of the mean time of n back-to-back launches (buffer sets rotated);
  * *spread, when asked: (6th - 2nd of the 7 sorted samples) / median, so a line's median can be
  * read with its spread. TUNE_SAMPLE_MS (default 1.5) sets a sample's length. */
-template <typename F> static double time_it(F launch, int sets, double *spread = nullptr) {
+template <typename F>
+static double time_it(F launch, int sets, double *spread = nullptr) {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     int set = 0;
-    for (int i = 0; i < 2; i++) { launch(set); set = (set + 1) % sets; }
+    for (int i = 0; i < 2; i++) {
+        launch(set);
+        set = (set + 1) % sets;
+    }
     CK(cudaDeviceSynchronize());
     CK(cudaEventRecord(e0));
-    for (int i = 0; i < 3; i++) { launch(set); set = (set + 1) % sets; }
+    for (int i = 0; i < 3; i++) {
+        launch(set);
+        set = (set + 1) % sets;
+    }
     CK(cudaEventRecord(e1));
     CK(cudaEventSynchronize(e1));
     float ms = 0;
@@ -181,7 +218,10 @@ template <typename F> static double time_it(F launch, int sets, double *spread =
     std::vector<double> t;
     for (int s = 0; s < 7; s++) {
         CK(cudaEventRecord(e0));
-        for (int i = 0; i < n; i++) { launch(set); set = (set + 1) % sets; }
+        for (int i = 0; i < n; i++) {
+            launch(set);
+            set = (set + 1) % sets;
+        }
         CK(cudaEventRecord(e1));
         CK(cudaEventSynchronize(e1));
         CK(cudaEventElapsedTime(&ms, e0, e1));
@@ -203,8 +243,12 @@ static void run_case(sml_handle *h, Case c, const std::vector<std::string> &vars
     const int bwd = sml_op_is_backward(c.op);
     const size_t per_set = c.bytes * (bwd ? 3 : 2);
     const size_t shift = (size_t)std::max(layout.x_shift, layout.out_shift);
-    c.sets = (int)std::max<size_t>(1, std::min<size_t>((POOL - std::min(shift, POOL)) / c.bytes, ((size_t)220 << 20) / per_set + 1));
-    if (c.bytes + shift > POOL) { printf("skip %lldx%lld: too big\n", (long long)c.rows, (long long)c.cols); return; }
+    c.sets = (int)std::max<size_t>(1, std::min<size_t>((POOL - std::min(shift, POOL)) / c.bytes,
+                                                       ((size_t)220 << 20) / per_set + 1));
+    if (c.bytes + shift > POOL) {
+        printf("skip %lldx%lld: too big\n", (long long)c.rows, (long long)c.cols);
+        return;
+    }
     // inputs: x normal; backward: y = forward(x) by the old auto, dy normal
     for (int s = 0; s < c.sets; s++) {
         fill(c.dt, (char *)problem(c, s).x, n, 0x1234 + s * 7919 + c.cols);
@@ -214,7 +258,10 @@ static void run_case(sml_handle *h, Case c, const std::vector<std::string> &vars
             f.op = c.op == SML_SOFTMAX_BWD ? SML_SOFTMAX : SML_LOG_SOFTMAX;
             sml_problem p = problem(f, s);
             p.out = (void *)p.x; // in place
-            if (v1_auto(h, &p) != SML_OK) { printf("fwd for bwd inputs failed\n"); exit(3); }
+            if (v1_auto(h, &p) != SML_OK) {
+                printf("fwd for bwd inputs failed\n");
+                exit(3);
+            }
         }
     }
     CK(cudaDeviceSynchronize());
@@ -225,22 +272,29 @@ static void run_case(sml_handle *h, Case c, const std::vector<std::string> &vars
         sml_problem p = problem(c, 0);
         p.out = gref;
         CK(cudaMemset(gref, 0xFF, c.bytes));
-        if (v1_auto(h, &p) != SML_OK) { printf("reference failed\n"); exit(3); }
+        if (v1_auto(h, &p) != SML_OK) {
+            printf("reference failed\n");
+            exit(3);
+        }
         CK(cudaDeviceSynchronize());
     }
     // copy kernel moving the same bytes: traffic/2 read + traffic/2 written
     const size_t cbytes = (size_t)(traffic / 2) / 16 * 16;
-    const int csets = (int)std::max<size_t>(1, std::min<size_t>(POOL / cbytes, ((size_t)220 << 20) / (2 * cbytes) + 1));
-    double tc = time_it([&](int s) {
-        size_t v = cbytes / 16;
-        copy16<<<(unsigned)((v + 255) / 256), 256>>>((uint4 *)(gout + (size_t)s * cbytes),
-                                                      (const uint4 *)(gx + (size_t)s * cbytes), v);
-    }, csets);
+    const int csets = (int)std::max<size_t>(
+        1, std::min<size_t>(POOL / cbytes, ((size_t)220 << 20) / (2 * cbytes) + 1));
+    double tc = time_it(
+        [&](int s) {
+            size_t v = cbytes / 16;
+            copy16<<<(unsigned)((v + 255) / 256), 256>>>(
+                (uint4 *)(gout + (size_t)s * cbytes), (const uint4 *)(gx + (size_t)s * cbytes), v);
+        },
+        csets);
     CK(cudaGetLastError());
     char head[96];
-    snprintf(head, sizeof head, "%lldx%lld %s %s", (long long)c.rows, (long long)c.cols, DTN[c.dt], OPN[c.op]);
-    printf("%-26s %-16s %9.2f us %7.0f GB/s %5.1f%%mc\n", head, "copyk", tc * 1e3, traffic / tc / 1e6,
-           100.0 * traffic / tc / 1e6 / memcpy_gbs);
+    snprintf(head, sizeof head, "%lldx%lld %s %s", (long long)c.rows, (long long)c.cols, DTN[c.dt],
+             OPN[c.op]);
+    printf("%-26s %-16s %9.2f us %7.0f GB/s %5.1f%%mc\n", head, "copyk", tc * 1e3,
+           traffic / tc / 1e6, 100.0 * traffic / tc / 1e6 / memcpy_gbs);
     std::string best;
     double tbest = 1e30;
     unsigned long long *bad;
@@ -253,58 +307,82 @@ static void run_case(sml_handle *h, Case c, const std::vector<std::string> &vars
         cudaError_t ce = cudaDeviceSynchronize();
         if (st != SML_OK || ce != cudaSuccess) {
             if (st == SML_ERR_UNSUPPORTED) continue;
-            printf("%-26s %-16s FAILED %s / %s\n", head, v.c_str(), sml_strerror(st), cudaGetErrorString(ce));
+            printf("%-26s %-16s FAILED %s / %s\n", head, v.c_str(), sml_strerror(st),
+                   cudaGetErrorString(ce));
             if (ce != cudaSuccess) exit(4);
             continue;
         }
         CK(cudaMemset(bad, 0, sizeof *bad));
         const float rel = c.dt == SML_F32 ? 1e-4f : c.dt == SML_F16 ? 4e-3f : 3e-2f;
         const float absf = bwd ? 1e-4f : 1e-6f;
-        if (c.dt == SML_F32) diff_count<float><<<512, 256>>>((const float *)p0.out, (const float *)gref, n, rel, absf, bad);
-        else if (c.dt == SML_F16) diff_count<__half><<<512, 256>>>((const __half *)p0.out, (const __half *)gref, n, rel, absf, bad);
-        else diff_count<__nv_bfloat16><<<512, 256>>>((const __nv_bfloat16 *)p0.out, (const __nv_bfloat16 *)gref, n, rel, absf, bad);
+        if (c.dt == SML_F32)
+            diff_count<float>
+                <<<512, 256>>>((const float *)p0.out, (const float *)gref, n, rel, absf, bad);
+        else if (c.dt == SML_F16)
+            diff_count<__half>
+                <<<512, 256>>>((const __half *)p0.out, (const __half *)gref, n, rel, absf, bad);
+        else
+            diff_count<__nv_bfloat16><<<512, 256>>>((const __nv_bfloat16 *)p0.out,
+                                                    (const __nv_bfloat16 *)gref, n, rel, absf, bad);
         unsigned long long nb = 0;
         CK(cudaMemcpy(&nb, bad, sizeof nb, cudaMemcpyDeviceToHost));
         double spread = 0;
-        double t = time_it([&](int s) {
-            sml_problem p = problem(c, s);
-            run_variant(h, &p, v, NULL);
-        }, c.sets, &spread);
+        double t = time_it(
+            [&](int s) {
+                sml_problem p = problem(c, s);
+                run_variant(h, &p, v, NULL);
+            },
+            c.sets, &spread);
         CK(cudaGetLastError());
         char extra[96] = "";
-        if (plan[0]) snprintf(extra, sizeof extra, v.compare(0, 4, "coop") == 0 ? " [S=%lld thr=%lld slice=%lld grid=%lld]"
-                                                                                : " [C=%lld thr=%lld cap=%lld act=%lld]", (long long)plan[0],
-                              (long long)plan[1], (long long)plan[2], (long long)plan[3]);
-        printf("%-26s %-16s %9.2f us %7.0f GB/s %5.1f%%mc %5.1f%%ck +-%.1f%%%s%s\n", head, v.c_str(), t * 1e3,
-               traffic / t / 1e6, 100.0 * traffic / t / 1e6 / memcpy_gbs, 100.0 * tc / t, 50.0 * spread, extra,
+        if (plan[0])
+            snprintf(extra, sizeof extra,
+                     v.compare(0, 4, "coop") == 0 ? " [S=%lld thr=%lld slice=%lld grid=%lld]"
+                                                  : " [C=%lld thr=%lld cap=%lld act=%lld]",
+                     (long long)plan[0], (long long)plan[1], (long long)plan[2],
+                     (long long)plan[3]);
+        printf("%-26s %-16s %9.2f us %7.0f GB/s %5.1f%%mc %5.1f%%ck +-%.1f%%%s%s\n", head,
+               v.c_str(), t * 1e3, traffic / t / 1e6, 100.0 * traffic / t / 1e6 / memcpy_gbs,
+               100.0 * tc / t, 50.0 * spread, extra,
                nb > (unsigned long long)(n / 1000) ? "  DIFF!" : "");
-        if (v != "cudnn" && t < tbest && nb <= n / 1000) { tbest = t; best = v; }
+        if (v != "cudnn" && t < tbest && nb <= n / 1000) {
+            tbest = t;
+            best = v;
+        }
     }
     CK(cudaFree(bad));
-    printf("%-26s BEST %-16s %9.2f us %7.0f GB/s %5.1f%%mc %5.1f%%ck\n\n", head, best.c_str(), tbest * 1e3,
-           traffic / tbest / 1e6, 100.0 * traffic / tbest / 1e6 / memcpy_gbs, 100.0 * tc / tbest);
+    printf("%-26s BEST %-16s %9.2f us %7.0f GB/s %5.1f%%mc %5.1f%%ck\n\n", head, best.c_str(),
+           tbest * 1e3, traffic / tbest / 1e6, 100.0 * traffic / tbest / 1e6 / memcpy_gbs,
+           100.0 * tc / tbest);
     fflush(stdout);
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: tune PLANFILE\n"); return 2; }
+    if (argc < 2) {
+        fprintf(stderr, "usage: tune PLANFILE\n");
+        return 2;
+    }
     const bool pad_ok = env_knob("TUNE_LD_PAD", 1, &layout.ld_pad);
     const bool x_ok = env_knob("TUNE_X_SHIFT", 256, &layout.x_shift);
     const bool out_ok = env_knob("TUNE_OUT_SHIFT", 256, &layout.out_shift);
     if (!pad_ok || !x_ok || !out_ok) {
-        fprintf(stderr, "tune: TUNE_LD_PAD, TUNE_X_SHIFT and TUNE_OUT_SHIFT must be whole numbers from 0 to 2^30, "
+        fprintf(stderr, "tune: TUNE_LD_PAD, TUNE_X_SHIFT and TUNE_OUT_SHIFT must be whole numbers "
+                        "from 0 to 2^30, "
                         "the shifts multiples of 256\n");
         return 2;
     }
     FILE *f = fopen(argv[1], "r");
-    if (!f) { perror(argv[1]); return 2; }
+    if (!f) {
+        perror(argv[1]);
+        return 2;
+    }
     CK(cudaMalloc(&gx, POOL));
     CK(cudaMalloc(&gdy, POOL));
     CK(cudaMalloc(&gout, POOL));
     CK(cudaMalloc(&gref, POOL));
     sml_handle *h;
     sml_handle_create(&h);
-    {   // memcpy bandwidth, 512 MiB
+    { // memcpy bandwidth, 512 MiB
         const size_t mb = (size_t)512 << 20;
         cudaEvent_t e0, e1;
         CK(cudaEventCreate(&e0));
@@ -324,8 +402,8 @@ int main(int argc, char **argv) {
         memcpy_gbs = 2.0 * mb / t[3] / 1e6;
         cudaDeviceProp pr;
         CK(cudaGetDeviceProperties(&pr, 0));
-        printf("device %s, %d SMs, L2 %d MiB; cudaMemcpy D2D 512 MiB: %.0f GB/s\n\n", pr.name, pr.multiProcessorCount,
-               pr.l2CacheSize >> 20, memcpy_gbs);
+        printf("device %s, %d SMs, L2 %d MiB; cudaMemcpy D2D 512 MiB: %.0f GB/s\n\n", pr.name,
+               pr.multiProcessorCount, pr.l2CacheSize >> 20, memcpy_gbs);
     }
     char line[4096];
     while (fgets(line, sizeof line, f)) {
@@ -337,14 +415,19 @@ int main(int argc, char **argv) {
         char dts[64], ops[128];
         if (sscanf(line, "%lldx%lld %63s %127s", &r, &cc, dts, ops) != 4) continue;
         std::vector<std::string> vars;
-        for (char *t = strtok(colon + 1, " \t\r\n"); t; t = strtok(NULL, " \t\r\n")) vars.push_back(t);
+        for (char *t = strtok(colon + 1, " \t\r\n"); t; t = strtok(NULL, " \t\r\n"))
+            vars.push_back(t);
         for (int d = 0; d < 3; d++) {
-            if (strcmp(dts, "all") && !strstr((std::string(",") + dts + ",").c_str(), (std::string(",") + DTN[d] + ",").c_str()))
+            if (strcmp(dts, "all") && !strstr((std::string(",") + dts + ",").c_str(),
+                                              (std::string(",") + DTN[d] + ",").c_str()))
                 continue;
             for (int o = 0; o < 4; o++) {
-                static const char *ON[] = {"softmax", "log_softmax", "softmax_bwd", "log_softmax_bwd"};
-                bool take = !strcmp(ops, "all") || (!strcmp(ops, "fwd") && o < 2) || (!strcmp(ops, "bwd") && o >= 2) ||
-                            strstr((std::string(",") + ops + ",").c_str(), (std::string(",") + ON[o] + ",").c_str());
+                static const char *ON[] = {"softmax", "log_softmax", "softmax_bwd",
+                                           "log_softmax_bwd"};
+                bool take = !strcmp(ops, "all") || (!strcmp(ops, "fwd") && o < 2) ||
+                            (!strcmp(ops, "bwd") && o >= 2) ||
+                            strstr((std::string(",") + ops + ",").c_str(),
+                                   (std::string(",") + ON[o] + ",").c_str());
                 if (!take) continue;
                 Case c = {r, cc, (sml_dtype)d, (sml_op)o, 0, 0};
                 run_case(h, c, vars);

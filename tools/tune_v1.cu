@@ -17,10 +17,20 @@ namespace v1 {
 #include "v1/softmax_online.cu"
 #include "v1/softmax_split.cu"
 #include "v1/softmax_auto.cu"
-}
+} // namespace v1
 
-extern "C" sml_status v1_auto(sml_handle *h, const sml_problem *p) { return v1::v1_launch_auto(h, p); }
-extern "C" sml_status v1_warp(sml_handle *h, const sml_problem *p) { return v1::v1_launch_warp(h, p); }
-extern "C" sml_status v1_block(sml_handle *h, const sml_problem *p) { return v1::v1_launch_block(h, p); }
-extern "C" sml_status v1_online(sml_handle *h, const sml_problem *p) { return v1::v1_launch_online(h, p); }
-extern "C" sml_status v1_split(sml_handle *h, const sml_problem *p) { return v1::v1_launch_split(h, p); }
+extern "C" sml_status v1_auto(sml_handle *h, const sml_problem *p) {
+    return v1::v1_launch_auto(h, p);
+}
+extern "C" sml_status v1_warp(sml_handle *h, const sml_problem *p) {
+    return v1::v1_launch_warp(h, p);
+}
+extern "C" sml_status v1_block(sml_handle *h, const sml_problem *p) {
+    return v1::v1_launch_block(h, p);
+}
+extern "C" sml_status v1_online(sml_handle *h, const sml_problem *p) {
+    return v1::v1_launch_online(h, p);
+}
+extern "C" sml_status v1_split(sml_handle *h, const sml_problem *p) {
+    return v1::v1_launch_split(h, p);
+}

@@ -47,9 +47,18 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
 }
 
 static const sml_kernel KERNELS[] = {
-    {"ext_cpu", "examples/external-kernel/cpu_kernel.c", SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32,
-     1, 0, launch, "example plugin, CPU fp32: max, pairwise sum of exp, divide", {NULL, 0.0, NULL},
-     NULL, 0},
+    {"ext_cpu",
+     "examples/external-kernel/cpu_kernel.c",
+     SML_DEVICE_CPU,
+     SML_OPS_FWD,
+     1u << SML_F32,
+     1,
+     0,
+     launch,
+     "example plugin, CPU fp32: max, pairwise sum of exp, divide",
+     {NULL, 0.0, NULL},
+     NULL,
+     0},
 };
 
 const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

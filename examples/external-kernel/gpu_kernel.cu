@@ -9,8 +9,8 @@
 #include <cuda_runtime.h>
 #include <softmax_lab_plugin.h>
 
-#define MAX_COLS 1024
-#define PER_LANE (MAX_COLS / 32)
+#define MAX_COLS       1024
+#define PER_LANE       (MAX_COLS / 32)
 #define ROWS_PER_BLOCK 4
 
 __global__ void ext_warp_kernel(const float *x, float *y, int64_t rows, int64_t cols, int64_t ld,
@@ -54,10 +54,18 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
 }
 
 static const sml_kernel KERNELS[] = {
-    {"ext_warp", "examples/external-kernel/gpu_kernel.cu", SML_DEVICE_GPU, SML_OPS_FWD,
-     1u << SML_F32, 1, MAX_COLS, launch,
+    {"ext_warp",
+     "examples/external-kernel/gpu_kernel.cu",
+     SML_DEVICE_GPU,
+     SML_OPS_FWD,
+     1u << SML_F32,
+     1,
+     MAX_COLS,
+     launch,
      "example plugin, CUDA fp32: one warp per row, row in registers, shuffle reductions",
-     {"naive", 2.0, "short"}, NULL, 0},
+     {"naive", 2.0, "short"},
+     NULL,
+     0},
 };
 
 extern "C" const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

@@ -19,7 +19,6 @@ typedef struct acc_list {
     size_t n, cap;
 } acc_list;
 
-
 static acc_entry *add(acc_list *l) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;
@@ -34,15 +33,17 @@ static acc_entry *add(acc_list *l) {
 }
 
 /* One {kernel?, op, dtype, accuracy} item: kernel from `kernel` when given. */
-static int read_item(acc_list *l, const sml_json *x, const char *kernel, const sml_json *acc, const char *where,
-                     char *err, size_t errlen) {
+static int read_item(acc_list *l, const sml_json *x, const char *kernel, const sml_json *acc,
+                     const char *where, char *err, size_t errlen) {
     acc_entry *e = add(l);
     if (!e) {
         snprintf(err, errlen, "out of memory");
         return 0;
     }
-    if (kernel) snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
-    else if (!sml_json_req_str(x, "kernel", e->kernel, sizeof e->kernel, where, err, errlen)) return 0;
+    if (kernel)
+        snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
+    else if (!sml_json_req_str(x, "kernel", e->kernel, sizeof e->kernel, where, err, errlen))
+        return 0;
     if (!sml_json_req_str(x, "op", e->op, sizeof e->op, where, err, errlen) ||
         !sml_json_req_str(x, "dtype", e->dtype, sizeof e->dtype, where, err, errlen))
         return 0;
@@ -62,7 +63,8 @@ static sml_status read_doc(const sml_json *doc, acc_list *l, char *err, size_t e
         for (size_t i = 0; i < runs->n; i++) {
             const sml_json *x = runs->items[i];
             snprintf(where, sizeof where, "runs[%zu]", i);
-            if (!read_item(l, x, NULL, sml_json_get(x, "accuracy"), where, err, errlen)) return SML_ERR_FORMAT;
+            if (!read_item(l, x, NULL, sml_json_get(x, "accuracy"), where, err, errlen))
+                return SML_ERR_FORMAT;
         }
         return SML_OK;
     }
@@ -75,7 +77,8 @@ static sml_status read_doc(const sml_json *doc, acc_list *l, char *err, size_t e
         const sml_json *r = recs->items[i];
         char kernel[64];
         snprintf(where, sizeof where, "records[%zu]", i);
-        if (!sml_json_req_str(r, "kernel", kernel, sizeof kernel, where, err, errlen)) return SML_ERR_FORMAT;
+        if (!sml_json_req_str(r, "kernel", kernel, sizeof kernel, where, err, errlen))
+            return SML_ERR_FORMAT;
         const sml_json *acc = sml_json_get(r, "accuracy");
         if (!acc) continue; /* a ledger written before accuracy was recorded */
         if (acc->type != SML_JSON_ARRAY) {
@@ -84,7 +87,8 @@ static sml_status read_doc(const sml_json *doc, acc_list *l, char *err, size_t e
         }
         for (size_t j = 0; j < acc->n; j++) {
             snprintf(where, sizeof where, "records[%zu].accuracy[%zu]", i, j);
-            if (!read_item(l, acc->items[j], kernel, acc->items[j], where, err, errlen)) return SML_ERR_FORMAT;
+            if (!read_item(l, acc->items[j], kernel, acc->items[j], where, err, errlen))
+                return SML_ERR_FORMAT;
         }
     }
     return SML_OK;
@@ -99,14 +103,15 @@ static int one_kernel(const acc_list *l, const char **name) {
     return 1;
 }
 
-sml_status sml_acc_compare_docs(const sml_json *old_doc, const sml_json *new_doc, sml_acc_report *out,
-                                char *err, size_t errlen) {
+sml_status sml_acc_compare_docs(const sml_json *old_doc, const sml_json *new_doc,
+                                sml_acc_report *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     acc_list lo = {0}, ln = {0};
     char e2[400];
     sml_status s = read_doc(old_doc, &lo, e2, sizeof e2);
     if (s != SML_OK) snprintf(err, errlen, "OLD: %s", e2);
-    if (s == SML_OK && (s = read_doc(new_doc, &ln, e2, sizeof e2)) != SML_OK) snprintf(err, errlen, "NEW: %s", e2);
+    if (s == SML_OK && (s = read_doc(new_doc, &ln, e2, sizeof e2)) != SML_OK)
+        snprintf(err, errlen, "NEW: %s", e2);
     const char *ko = NULL, *kn = NULL;
     int by_op = s == SML_OK && one_kernel(&lo, &ko) && one_kernel(&ln, &kn) && strcmp(ko, kn);
     if (s == SML_OK) out->rows = calloc(lo.n + ln.n + 1, sizeof *out->rows);
@@ -114,8 +119,8 @@ sml_status sml_acc_compare_docs(const sml_json *old_doc, const sml_json *new_doc
     for (size_t i = 0; s == SML_OK && i < ln.n; i++) {
         acc_entry *n = &ln.e[i], *o = NULL;
         for (size_t j = 0; j < lo.n && !o; j++)
-            if (!lo.e[j].used && (by_op || !strcmp(lo.e[j].kernel, n->kernel)) && !strcmp(lo.e[j].op, n->op) &&
-                !strcmp(lo.e[j].dtype, n->dtype))
+            if (!lo.e[j].used && (by_op || !strcmp(lo.e[j].kernel, n->kernel)) &&
+                !strcmp(lo.e[j].op, n->op) && !strcmp(lo.e[j].dtype, n->dtype))
                 o = &lo.e[j];
         if (!o) {
             out->only_new++;

@@ -26,8 +26,8 @@ typedef struct sml_acc_report {
 } sml_acc_report;
 
 /* SML_ERR_FORMAT with the field's path in err on a malformed document. */
-sml_status sml_acc_compare_docs(const sml_json *old_doc, const sml_json *new_doc, sml_acc_report *out,
-                                char *err, size_t errlen);
+sml_status sml_acc_compare_docs(const sml_json *old_doc, const sml_json *new_doc,
+                                sml_acc_report *out, char *err, size_t errlen);
 void sml_acc_report_free(sml_acc_report *r);
 
 #endif

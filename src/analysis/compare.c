@@ -33,7 +33,8 @@ static sml_status read_doc(const sml_json *doc, entries *out, char *gpu, size_t 
     }
     const char *schema = sml_json_str(sml_json_get(doc, "schema"));
     if (!sml_ledger_schema_ok(schema, err, errlen)) return SML_ERR_FORMAT;
-    const char *name = sml_json_str(sml_json_get(sml_json_get(sml_json_get(doc, "environment"), "gpu"), "name"));
+    const char *name =
+        sml_json_str(sml_json_get(sml_json_get(sml_json_get(doc, "environment"), "gpu"), "name"));
     snprintf(gpu, gpulen, "%s", name ? name : "no GPU");
     sml_printable(gpu);
     const sml_json *recs = sml_json_get(doc, "records");
@@ -42,7 +43,8 @@ static sml_status read_doc(const sml_json *doc, entries *out, char *gpu, size_t 
         return SML_ERR_FORMAT;
     }
     size_t total = 0;
-    for (size_t i = 0; i < recs->n; i++) total += sml_json_len(sml_json_get(recs->items[i], "evidence"));
+    for (size_t i = 0; i < recs->n; i++)
+        total += sml_json_len(sml_json_get(recs->items[i], "evidence"));
     out->e = calloc(total ? total : 1, sizeof *out->e);
     if (!out->e) return SML_ERR_OUT_OF_MEMORY;
     char where[96];
@@ -164,9 +166,10 @@ sml_status sml_compare_docs(const sml_json *old_doc, const sml_json *new_doc, do
         snprintf(r->new_check, sizeof r->new_check, "%s", nw->check);
         r->broke = !strcmp(o->check, "ok") && strcmp(nw->check, "ok") != 0;
         if (r->broke) out->broke++;
-        r->verdict = r->old_timed && r->new_timed
-                         ? sml_compare_verdict(r->old_ms, r->old_spread, r->new_ms, r->new_spread, threshold)
-                         : SML_CMP_UNCLEAR;
+        r->verdict =
+            r->old_timed && r->new_timed
+                ? sml_compare_verdict(r->old_ms, r->old_spread, r->new_ms, r->new_spread, threshold)
+                : SML_CMP_UNCLEAR;
         out->count[r->verdict]++;
         out->compared += r->old_timed && r->new_timed;
     }

@@ -14,7 +14,11 @@
 extern "C" {
 #endif
 
-typedef enum sml_cmp_presence { SML_CMP_BOTH = 0, SML_CMP_ONLY_OLD, SML_CMP_ONLY_NEW } sml_cmp_presence;
+typedef enum sml_cmp_presence {
+    SML_CMP_BOTH = 0,
+    SML_CMP_ONLY_OLD,
+    SML_CMP_ONLY_NEW
+} sml_cmp_presence;
 
 typedef struct sml_cmp_row {
     char kernel[32], op[24], dtype[8];
@@ -23,16 +27,16 @@ typedef struct sml_cmp_row {
     int old_timed, new_timed;
     double old_ms, old_spread, new_ms, new_spread;
     char old_check[16], new_check[16]; /* "ok", "WRONG", "ERROR", "KNOWN-DEV" */
-    int broke;                       /* the check went from ok to WRONG or ERROR */
-    sml_compare_result verdict;      /* meaningful when presence == BOTH */
+    int broke;                         /* the check went from ok to WRONG or ERROR */
+    sml_compare_result verdict;        /* meaningful when presence == BOTH */
 } sml_cmp_row;
 
 typedef struct sml_cmp_report {
     sml_cmp_row *rows;
     size_t n;
-    int count[4];  /* by sml_compare_result, over rows present in both */
+    int count[4]; /* by sml_compare_result, over rows present in both */
     int only_old, only_new, broke;
-    int compared;  /* cases in both files timed on both sides: 0 means nothing was compared */
+    int compared; /* cases in both files timed on both sides: 0 means nothing was compared */
     char old_gpu[128], new_gpu[128];
 } sml_cmp_report;
 

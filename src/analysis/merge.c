@@ -19,12 +19,13 @@ static const char *str_or(const sml_json *v, const char *dflt) {
 }
 
 /* What says which run and which shard a document is. */
-static int read_id(const sml_json *doc, sml_merge_kind kind, const char *path, shard_id *id, char *err,
-                   size_t errlen) {
+static int read_id(const sml_json *doc, sml_merge_kind kind, const char *path, shard_id *id,
+                   char *err, size_t errlen) {
     const sml_json *sh = sml_json_get(doc, "shard");
     memset(id, 0, sizeof *id);
     if (!sh || sh->type != SML_JSON_OBJECT) {
-        snprintf(err, errlen, "%s: not the result of a shard (no 'shard': made without --shard K/N)", path);
+        snprintf(err, errlen,
+                 "%s: not the result of a shard (no 'shard': made without --shard K/N)", path);
         return 0;
     }
     if (!sml_json_int(sml_json_get(sh, "count"), 1, 4096, &id->count) ||
@@ -37,27 +38,34 @@ static int read_id(const sml_json *doc, sml_merge_kind kind, const char *path, s
         snprintf(id->seed, sizeof id->seed, "%s", str_or(sml_json_get(doc, "seed"), "?"));
         snprintf(id->version, sizeof id->version, "%s", str_or(sml_json_get(doc, "version"), "?"));
     } else {
-        snprintf(id->seed, sizeof id->seed, "%s", str_or(sml_json_get(sml_json_get(doc, "config"), "seed"), "?"));
-        snprintf(id->version, sizeof id->version, "%s", str_or(sml_json_get(env, "softmax_lab_version"), "?"));
-        snprintf(id->gpu, sizeof id->gpu, "%s", str_or(sml_json_get(sml_json_get(env, "gpu"), "name"), "no GPU"));
+        snprintf(id->seed, sizeof id->seed, "%s",
+                 str_or(sml_json_get(sml_json_get(doc, "config"), "seed"), "?"));
+        snprintf(id->version, sizeof id->version, "%s",
+                 str_or(sml_json_get(env, "softmax_lab_version"), "?"));
+        snprintf(id->gpu, sizeof id->gpu, "%s",
+                 str_or(sml_json_get(sml_json_get(env, "gpu"), "name"), "no GPU"));
         snprintf(id->sweep, sizeof id->sweep, "%s", str_or(sml_json_get(doc, "sweep"), "?"));
     }
     return 1;
 }
 
 /* The first field in which b differs from a, as "field (A: x, B: y)", or 0. */
-static int differs(const shard_id *a, const shard_id *b, const char *pa, const char *pb, char *err, size_t errlen) {
+static int differs(const shard_id *a, const shard_id *b, const char *pa, const char *pb, char *err,
+                   size_t errlen) {
     const char *names[] = {"seed", "softmax-lab version", "GPU model", "sweep"};
-    const char *va[] = {a->seed, a->version, a->gpu, a->sweep}, *vb[] = {b->seed, b->version, b->gpu, b->sweep};
+    const char *va[] = {a->seed, a->version, a->gpu, a->sweep},
+               *vb[] = {b->seed, b->version, b->gpu, b->sweep};
     if (a->count != b->count) {
-        snprintf(err, errlen, "shards of different splits: %s is shard %lld/%lld, %s is shard %lld/%lld", pa,
-                 (long long)a->index, (long long)a->count, pb, (long long)b->index, (long long)b->count);
+        snprintf(err, errlen,
+                 "shards of different splits: %s is shard %lld/%lld, %s is shard %lld/%lld", pa,
+                 (long long)a->index, (long long)a->count, pb, (long long)b->index,
+                 (long long)b->count);
         return 1;
     }
     for (int i = 0; i < 4; i++)
         if (strcmp(va[i], vb[i])) {
-            snprintf(err, errlen, "shards of different runs: %s differs (%s: %s, %s: %s)", names[i], pa, va[i], pb,
-                     vb[i]);
+            snprintf(err, errlen, "shards of different runs: %s differs (%s: %s, %s: %s)", names[i],
+                     pa, va[i], pb, vb[i]);
             return 1;
         }
     return 0;
@@ -75,10 +83,13 @@ static sml_status load(const char *const *paths, int n, sml_merge *m, char *err,
             return s;
         }
         const char *schema = sml_json_str(sml_json_get(m->docs[i], "schema"));
-        sml_merge_kind kind = schema && !strcmp(schema, CHECK_SCHEMA) ? SML_MERGE_CHECK : SML_MERGE_LEDGER;
-        if (!schema || (kind == SML_MERGE_LEDGER && !sml_ledger_schema_ok(schema, why, sizeof why))) {
-            snprintf(err, errlen, "%s: not a check --json result (%s) or a ledger (%s): 'schema' is %s", paths[i],
-                     CHECK_SCHEMA, SML_LEDGER_SCHEMA, schema ? schema : "missing");
+        sml_merge_kind kind =
+            schema && !strcmp(schema, CHECK_SCHEMA) ? SML_MERGE_CHECK : SML_MERGE_LEDGER;
+        if (!schema ||
+            (kind == SML_MERGE_LEDGER && !sml_ledger_schema_ok(schema, why, sizeof why))) {
+            snprintf(err, errlen,
+                     "%s: not a check --json result (%s) or a ledger (%s): 'schema' is %s",
+                     paths[i], CHECK_SCHEMA, SML_LEDGER_SCHEMA, schema ? schema : "missing");
             return SML_ERR_FORMAT;
         }
         if (i > 0 && kind != m->kind) {
@@ -93,11 +104,12 @@ static sml_status load(const char *const *paths, int n, sml_merge *m, char *err,
 }
 
 /* Every shard once, of one run: docs and paths by shard index into by_index / path_at. */
-static sml_status place(const char *const *paths, int n, int partial, sml_merge *m, const sml_json **by_index,
-                        const char **path_at, char *err, size_t errlen) {
+static sml_status place(const char *const *paths, int n, int partial, sml_merge *m,
+                        const sml_json **by_index, const char **path_at, char *err, size_t errlen) {
     shard_id first, id;
     for (int i = 0; i < n; i++) {
-        if (!read_id(m->docs[i], m->kind, paths[i], i ? &id : &first, err, errlen)) return SML_ERR_FORMAT;
+        if (!read_id(m->docs[i], m->kind, paths[i], i ? &id : &first, err, errlen))
+            return SML_ERR_FORMAT;
         if (i == 0) {
             m->count = (int)first.count;
             by_index[first.index - 1] = m->docs[0];
@@ -119,12 +131,14 @@ static sml_status place(const char *const *paths, int n, int partial, sml_merge 
     for (int k = 0; k < m->count; k++) {
         if (by_index[k]) continue;
         size_t used = strlen(m->missing);
-        if (used + 16 < sizeof m->missing) snprintf(m->missing + used, sizeof m->missing - used, "%s%d", used ? ", " : "", k + 1);
+        if (used + 16 < sizeof m->missing)
+            snprintf(m->missing + used, sizeof m->missing - used, "%s%d", used ? ", " : "", k + 1);
     }
     if (m->missing[0] && !partial) {
-        snprintf(err, errlen, "shard%s %s of %d missing (give %s file%s, or --partial to merge what there is)",
-                 strchr(m->missing, ',') ? "s" : "", m->missing, m->count, strchr(m->missing, ',') ? "their" : "its",
-                 strchr(m->missing, ',') ? "s" : "");
+        snprintf(err, errlen,
+                 "shard%s %s of %d missing (give %s file%s, or --partial to merge what there is)",
+                 strchr(m->missing, ',') ? "s" : "", m->missing, m->count,
+                 strchr(m->missing, ',') ? "their" : "its", strchr(m->missing, ',') ? "s" : "");
         return SML_ERR_INVALID_ARG;
     }
     return SML_OK;
@@ -134,7 +148,8 @@ sml_status sml_merge_files(const char *const *paths, int n, int partial, sml_mer
                            size_t errlen) {
     memset(out, 0, sizeof *out);
     if (n < 2) {
-        snprintf(err, errlen, "merge joins the results of at least 2 shards; %s", n ? "one file given" : "no file given");
+        snprintf(err, errlen, "merge joins the results of at least 2 shards; %s",
+                 n ? "one file given" : "no file given");
         return SML_ERR_INVALID_ARG;
     }
     sml_status s = load(paths, n, out, err, errlen);

@@ -45,31 +45,31 @@ typedef struct sml_merge_run {
     uint64_t plan;
     sml_merge_failure failures[16];
     int nfail;
-    float *ratios;      /* every case's err/bound over every shard (NaN: not judged) */
-    int64_t *index;     /* its case index */
+    float *ratios;  /* every case's err/bound over every shard (NaN: not judged) */
+    int64_t *index; /* its case index */
     int64_t nratios;
 } sml_merge_run;
 
 typedef struct sml_merge {
     sml_merge_kind kind;
-    int count;               /* N of K/N */
-    int given;               /* shards given */
-    char missing[256];       /* "2, 4" of N: the shards not given ("" none) */
+    int count;         /* N of K/N */
+    int given;         /* shards given */
+    char missing[256]; /* "2, 4" of N: the shards not given ("" none) */
     char version[32];
     uint64_t seed;
-    int exit_code;           /* of the whole run: 0 held, 1 failed, 3 not (all) checked */
+    int exit_code; /* of the whole run: 0 held, 1 failed, 3 not (all) checked */
     /* check */
     sml_merge_run *runs;
     size_t nruns;
-    char not_run[512];       /* kernels every shard skipped, "a, b" */
+    char not_run[512]; /* kernels every shard skipped, "a, b" */
     int64_t threads;
     /* ledger */
-    sml_bench_run run;       /* rebuilt from the shards' rows */
+    sml_bench_run run; /* rebuilt from the shards' rows */
     sml_ledger ledger;
-    sml_kernel *kernels;     /* what the ledger needs of each kernel (name, file, device, claim) */
+    sml_kernel *kernels; /* what the ledger needs of each kernel (name, file, device, claim) */
     int *baseline_only;
-    char *strings;           /* storage the kernels' names and claims point into */
-    sml_json **docs;         /* the shards' documents, kept while the above point into them */
+    char *strings;   /* storage the kernels' names and claims point into */
+    sml_json **docs; /* the shards' documents, kept while the above point into them */
     int ndocs;
 } sml_merge;
 
@@ -91,8 +91,8 @@ void sml_merge_print(const sml_merge *m, FILE *f);
  * missing), paths likewise. */
 sml_status sml_merge_check_docs(sml_merge *m, const sml_json *const *docs, const char *const *paths,
                                 char *err, size_t errlen);
-sml_status sml_merge_ledger_docs(sml_merge *m, const sml_json *const *docs, const char *const *paths,
-                                 char *err, size_t errlen);
+sml_status sml_merge_ledger_docs(sml_merge *m, const sml_json *const *docs,
+                                 const char *const *paths, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

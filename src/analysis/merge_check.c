@@ -8,20 +8,25 @@
 #include "prop/accuracy_json.h"
 #include "prop/prop.h"
 
-static void copy_str(char *dst, size_t n, const sml_json *v) { snprintf(dst, n, "%s", sml_json_str(v) ? sml_json_str(v) : ""); }
+static void copy_str(char *dst, size_t n, const sml_json *v) {
+    snprintf(dst, n, "%s", sml_json_str(v) ? sml_json_str(v) : "");
+}
 
-static int read_failures(const sml_json *arr, sml_merge_run *r, const char *where, char *err, size_t errlen) {
+static int read_failures(const sml_json *arr, sml_merge_run *r, const char *where, char *err,
+                         size_t errlen) {
     const char *ints[] = {"case", "level", "rows", "cols", "shrunk_rows", "shrunk_cols"};
     for (size_t i = 0; i < sml_json_len(arr) && r->nfail < 16; i++) {
         const sml_json *f = sml_json_at(arr, i);
         sml_merge_failure *x = &r->failures[r->nfail++];
-        int64_t *dst[] = {&x->case_index, &x->level, &x->rows, &x->cols, &x->shrunk_rows, &x->shrunk_cols};
+        int64_t *dst[] = {&x->case_index, &x->level,       &x->rows,
+                          &x->cols,       &x->shrunk_rows, &x->shrunk_cols};
         copy_str(x->property, sizeof x->property, sml_json_get(f, "property"));
         copy_str(x->outcome, sizeof x->outcome, sml_json_get(f, "outcome"));
         copy_str(x->reproducer, sizeof x->reproducer, sml_json_get(f, "reproducer"));
         for (int k = 0; k < 6; k++)
             if (!sml_json_int(sml_json_get(f, ints[k]), -1, INT64_MAX, dst[k])) {
-                snprintf(err, errlen, "%s: failures[%zu]: '%s' missing or not a whole number", where, i, ints[k]);
+                snprintf(err, errlen, "%s: failures[%zu]: '%s' missing or not a whole number",
+                         where, i, ints[k]);
                 return 0;
             }
     }
@@ -29,8 +34,8 @@ static int read_failures(const sml_json *arr, sml_merge_run *r, const char *wher
 }
 
 /* Each case's err/bound, 8 hex digits of float32 bits each; the j-th is case j * N + K - 1. */
-static int read_ratios(const sml_json *mg, int k, int n, sml_merge_run *r, const char *where, char *err,
-                       size_t errlen) {
+static int read_ratios(const sml_json *mg, int k, int n, sml_merge_run *r, const char *where,
+                       char *err, size_t errlen) {
     const char *hex = sml_json_str(sml_json_get(mg, "ratios"));
     size_t len = hex ? strlen(hex) : 1;
     if (len % 8) {
@@ -64,7 +69,8 @@ static int read_run(const sml_json *o, int k, int n, sml_merge_run *r, const cha
                     size_t errlen) {
     memset(r, 0, sizeof *r);
     const char *ints[] = {"cases", "failed_cases", "regressions", "regressions_failed", "ramp"};
-    int64_t *dst[] = {&r->cases, &r->failed_cases, &r->regressions, &r->regressions_failed, &r->ramp};
+    int64_t *dst[] = {&r->cases, &r->failed_cases, &r->regressions, &r->regressions_failed,
+                      &r->ramp};
     if (!sml_json_req_str(o, "kernel", r->kernel, sizeof r->kernel, where, err, errlen) ||
         !sml_json_req_str(o, "op", r->op, sizeof r->op, where, err, errlen) ||
         !sml_json_req_str(o, "dtype", r->dtype, sizeof r->dtype, where, err, errlen) ||
@@ -84,7 +90,9 @@ static int read_run(const sml_json *o, int k, int n, sml_merge_run *r, const cha
     const char *plan = sml_json_str(sml_json_get(mg, "plan"));
     if (!mg || !plan || !sml_json_req_int(mg, "max_cases", &r->max_cases, where, err, errlen) ||
         !sml_json_req_int(mg, "planned", &r->planned, where, err, errlen)) {
-        snprintf(err, errlen, "%s: 'merge' (max_cases, planned, plan, ratios) missing: not written with --shard", where);
+        snprintf(err, errlen,
+                 "%s: 'merge' (max_cases, planned, plan, ratios) missing: not written with --shard",
+                 where);
         return 0;
     }
     r->plan = strtoull(plan, NULL, 16);
@@ -110,9 +118,12 @@ static void join_failures(sml_merge_run *d, const sml_merge_run *s) {
         const sml_merge_failure *f = &s->failures[i];
         int at = -1;
         for (int j = 0; j < d->nfail && f->case_index >= 0; j++)
-            if (d->failures[j].case_index >= 0 && !strcmp(d->failures[j].property, f->property)) at = j;
-        if (at < 0 && d->nfail < 16) d->failures[d->nfail++] = *f;
-        else if (at >= 0 && f->case_index < d->failures[at].case_index) d->failures[at] = *f;
+            if (d->failures[j].case_index >= 0 && !strcmp(d->failures[j].property, f->property))
+                at = j;
+        if (at < 0 && d->nfail < 16)
+            d->failures[d->nfail++] = *f;
+        else if (at >= 0 && f->case_index < d->failures[at].case_index)
+            d->failures[at] = *f;
     }
     qsort(d->failures, (size_t)d->nfail, sizeof *d->failures, fail_cmp);
 }
@@ -121,16 +132,22 @@ static int outcome_rank(const char *o) {
     return !strcmp(o, "fail") ? 3 : !strcmp(o, "error") ? 2 : !strcmp(o, "pass") ? 1 : 0;
 }
 
-static int join_run(sml_merge_run *d, sml_merge_run *s, const char *pd, const char *ps, char *err, size_t errlen) {
+static int join_run(sml_merge_run *d, sml_merge_run *s, const char *pd, const char *ps, char *err,
+                    size_t errlen) {
     if (strcmp(d->kernel, s->kernel) || strcmp(d->op, s->op) || strcmp(d->dtype, s->dtype)) {
-        snprintf(err, errlen, "shards of different runs: kernels differ (%s runs %s %s %s where %s runs %s %s %s)", pd,
-                 d->kernel, d->op, d->dtype, ps, s->kernel, s->op, s->dtype);
+        snprintf(
+            err, errlen,
+            "shards of different runs: kernels differ (%s runs %s %s %s where %s runs %s %s %s)",
+            pd, d->kernel, d->op, d->dtype, ps, s->kernel, s->op, s->dtype);
         return 0;
     }
     if (d->plan != s->plan || d->max_cases != s->max_cases) {
-        snprintf(err, errlen, "shards of different runs: %s %s %s has other case settings in %s than in %s "
-                 "(%lld vs %lld cases%s)", d->kernel, d->op, d->dtype, ps, pd, (long long)s->max_cases,
-                 (long long)d->max_cases, d->plan != s->plan ? "; or other sizes, properties or shrinking" : "");
+        snprintf(err, errlen,
+                 "shards of different runs: %s %s %s has other case settings in %s than in %s "
+                 "(%lld vs %lld cases%s)",
+                 d->kernel, d->op, d->dtype, ps, pd, (long long)s->max_cases,
+                 (long long)d->max_cases,
+                 d->plan != s->plan ? "; or other sizes, properties or shrinking" : "");
         return 0;
     }
     int rd = outcome_rank(d->outcome), rs = outcome_rank(s->outcome);
@@ -153,7 +170,8 @@ static int join_run(sml_merge_run *d, sml_merge_run *s, const char *pd, const ch
     a->cases += b->cases;
     a->digest = sml_accuracy_digest_join(a->digest, b->digest);
     if (b->judged && !(b->worst_ulps <= a->worst_ulps)) a->worst_ulps = b->worst_ulps;
-    if (b->judged && (!a->judged || b->worst > a->worst || (b->worst == a->worst && b->worst_case < a->worst_case))) {
+    if (b->judged && (!a->judged || b->worst > a->worst ||
+                      (b->worst == a->worst && b->worst_case < a->worst_case))) {
         a->worst = b->worst;
         a->worst_case = b->worst_case;
         a->worst_level = b->worst_level;
@@ -183,7 +201,8 @@ static void finish_run(sml_merge_run *d) {
     int64_t cut = INT64_MAX, distinct = 0;
     for (int i = 0; i < d->nfail; i++) {
         const sml_merge_failure *f = &d->failures[i];
-        if (f->case_index >= 0 && !strcmp(f->property, "agreement") && f->case_index < cut) cut = f->case_index;
+        if (f->case_index >= 0 && !strcmp(f->property, "agreement") && f->case_index < cut)
+            cut = f->case_index;
         int seen = 0;
         for (int j = 0; j < i; j++) seen |= d->failures[j].case_index == f->case_index;
         distinct += f->case_index >= 0 && !seen;
@@ -193,7 +212,8 @@ static void finish_run(sml_merge_run *d) {
     a->worst_case = -1;
     for (int64_t i = 0; i < d->nratios; i++) {
         if (d->index[i] > cut || isnan(d->ratios[i])) continue;
-        if (a->worst_case < 0 || d->ratios[i] > a->worst || (d->ratios[i] == a->worst && d->index[i] < a->worst_case)) {
+        if (a->worst_case < 0 || d->ratios[i] > a->worst ||
+            (d->ratios[i] == a->worst && d->index[i] < a->worst_case)) {
             a->worst = d->ratios[i];
             a->worst_case = d->index[i];
         }
@@ -204,7 +224,8 @@ static void finish_run(sml_merge_run *d) {
         a->p99 = sml_accuracy_quantile(d->ratios, m, 0.99);
         a->median = sml_accuracy_quantile(d->ratios, m, 0.5);
         /* the engine's size level of that case (sml_prop_case_level: sizes ramp by case count) */
-        int level = (int)(100.0 * (d->max_cases > 0 ? (double)a->worst_case / (double)d->max_cases : 0.0));
+        int level =
+            (int)(100.0 * (d->max_cases > 0 ? (double)a->worst_case / (double)d->max_cases : 0.0));
         a->worst_level = level > 100 ? 100 : level;
     } else {
         a->worst = a->p99 = a->median = a->worst_ulps = NAN;
@@ -221,9 +242,11 @@ static void finish(sml_merge *m, const sml_json *const *docs) {
     }
     for (int k = 0; k < m->count; k++) {
         int64_t e = 0;
-        if (docs[k] && sml_json_int(sml_json_get(docs[k], "exit"), 0, 255, &e) && e == 3) unchecked = 1;
+        if (docs[k] && sml_json_int(sml_json_get(docs[k], "exit"), 0, 255, &e) && e == 3)
+            unchecked = 1;
         int64_t t = 0;
-        if (docs[k] && sml_json_int(sml_json_get(docs[k], "threads"), 0, 1 << 20, &t)) m->threads += t;
+        if (docs[k] && sml_json_int(sml_json_get(docs[k], "threads"), 0, 1 << 20, &t))
+            m->threads += t;
     }
     m->exit_code = failed ? 1 : unchecked ? 3 : 0;
     for (size_t i = 0; i < m->nruns; i++) {
@@ -251,7 +274,9 @@ sml_status sml_merge_check_docs(sml_merge *m, const sml_json *const *docs, const
             m->runs = calloc(n ? n : 1, sizeof *m->runs);
             if (!m->runs) return SML_ERR_OUT_OF_MEMORY;
         } else if (n != m->nruns) {
-            snprintf(err, errlen, "shards of different runs: kernels differ (%s has %zu kernel/op/dtype runs, %s %zu)",
+            snprintf(err, errlen,
+                     "shards of different runs: kernels differ (%s has %zu kernel/op/dtype runs, "
+                     "%s %zu)",
                      paths[first], m->nruns, paths[k], n);
             return SML_ERR_INVALID_ARG;
         }

@@ -8,7 +8,9 @@
 
 #include "analysis/merge.h"
 
-static double num(const sml_json *o, const char *key) { return sml_json_num(sml_json_get(o, key), NAN); }
+static double num(const sml_json *o, const char *key) {
+    return sml_json_num(sml_json_get(o, key), NAN);
+}
 static int64_t whole(const sml_json *o, const char *key) {
     int64_t v = 0;
     sml_json_int(sml_json_get(o, key), INT64_MIN, INT64_MAX, &v);
@@ -20,7 +22,8 @@ static void copy_str(char *dst, size_t n, const sml_json *o, const char *key) {
 }
 
 static int parse_op(const sml_json *o, sml_op *op, sml_dtype *dt) {
-    const char *a = sml_json_str(sml_json_get(o, "op")), *b = sml_json_str(sml_json_get(o, "dtype"));
+    const char *a = sml_json_str(sml_json_get(o, "op")),
+               *b = sml_json_str(sml_json_get(o, "dtype"));
     return a && b && sml_op_parse(a, op) == SML_OK && sml_dtype_parse(b, dt) == SML_OK;
 }
 
@@ -48,7 +51,9 @@ static void read_case(const sml_json *e, sml_bench_case *c) {
     c->rows = whole(e, "rows");
     c->cols = whole(e, "cols");
     c->requested_rows = whole(e, "requested_rows");
-    c->seed = strtoull(sml_json_str(sml_json_get(e, "seed")) ? sml_json_str(sml_json_get(e, "seed")) : "0", NULL, 16);
+    c->seed = strtoull(sml_json_str(sml_json_get(e, "seed")) ? sml_json_str(sml_json_get(e, "seed"))
+                                                             : "0",
+                       NULL, 16);
     c->checked_rows = whole(e, "checked_rows");
     c->tensor_bytes = (size_t)c->rows * (size_t)c->cols * sml_dtype_size(c->dtype);
     c->bytes_moved = (size_t)whole(e, "bytes_moved");
@@ -71,14 +76,16 @@ static void read_result(const sml_json *rec, const sml_json *e, size_t ci, sml_b
     copy_str(x->kernel, sizeof x->kernel, rec, "kernel");
     const char *dev = sml_json_str(sml_json_get(rec, "device"));
     x->device = dev && !strcmp(dev, "gpu") ? SML_DEVICE_GPU : SML_DEVICE_CPU;
-    x->baseline_only = sml_json_get(rec, "baseline_only") && sml_json_get(rec, "baseline_only")->boolean;
+    x->baseline_only =
+        sml_json_get(rec, "baseline_only") && sml_json_get(rec, "baseline_only")->boolean;
     x->case_index = ci;
     parse_op(e, &x->op, &x->dtype);
     x->rows = whole(e, "rows");
     x->cols = whole(e, "cols");
     const char *v = sml_json_str(sml_json_get(e, "check"));
     for (int i = 0; v && i <= SML_VERDICT_KNOWN_DEVIATION; i++)
-        if (!strcmp(v, sml_bench_verdict_name((sml_bench_verdict)i))) x->verdict = (sml_bench_verdict)i;
+        if (!strcmp(v, sml_bench_verdict_name((sml_bench_verdict)i)))
+            x->verdict = (sml_bench_verdict)i;
     copy_str(x->check, sizeof x->check, e, "check_detail");
     x->worst_ulps = num(e, "worst_ulps");
     x->worst_ratio = num(e, "worst_ratio");
@@ -152,7 +159,8 @@ static void read_config(const sml_json *doc, sml_bench_run *run) {
     copy_str(run->plan.sweep, sizeof run->plan.sweep, doc, "sweep");
     for (size_t i = 0; i < sml_json_len(ops); i++) {
         sml_op op;
-        if (sml_json_str(sml_json_at(ops, i)) && sml_op_parse(sml_json_str(sml_json_at(ops, i)), &op) == SML_OK)
+        if (sml_json_str(sml_json_at(ops, i)) &&
+            sml_op_parse(sml_json_str(sml_json_at(ops, i)), &op) == SML_OK)
             run->plan.ops |= 1u << op;
     }
     const sml_json *shrunk = sml_json_get(doc, "shrunk_for_cpu");
@@ -164,20 +172,24 @@ static void read_config(const sml_json *doc, sml_bench_run *run) {
 }
 
 /* The kernels the shards measured: the same list in every shard, each as its record says. */
-static sml_status read_kernels(sml_merge *m, const sml_json *const *docs, const char *const *paths, int first,
-                               char *err, size_t errlen) {
+static sml_status read_kernels(sml_merge *m, const sml_json *const *docs, const char *const *paths,
+                               int first, char *err, size_t errlen) {
     const sml_json *kl = sml_json_get(sml_json_get(docs[first], "shard"), "kernels");
     size_t nk = sml_json_len(kl);
     for (int k = 0; k < m->count; k++) {
-        const sml_json *other = docs[k] ? sml_json_get(sml_json_get(docs[k], "shard"), "kernels") : kl;
+        const sml_json *other =
+            docs[k] ? sml_json_get(sml_json_get(docs[k], "shard"), "kernels") : kl;
         int same = sml_json_len(other) == nk;
         for (size_t i = 0; same && i < nk; i++) {
-            const char *a = sml_json_str(sml_json_at(kl, i)), *b = sml_json_str(sml_json_at(other, i));
+            const char *a = sml_json_str(sml_json_at(kl, i)),
+                       *b = sml_json_str(sml_json_at(other, i));
             same = a && b && !strcmp(a, b);
         }
         if (!same) {
-            snprintf(err, errlen, "shards of different runs: kernels differ (%s and %s measured other backends; "
-                     "see their 'shard'.'kernels')", paths[first], paths[k]);
+            snprintf(err, errlen,
+                     "shards of different runs: kernels differ (%s and %s measured other backends; "
+                     "see their 'shard'.'kernels')",
+                     paths[first], paths[k]);
             return SML_ERR_INVALID_ARG;
         }
     }
@@ -190,8 +202,10 @@ static sml_status read_kernels(sml_merge *m, const sml_json *const *docs, const 
         for (int d = 0; d < m->count && !kk->file; d++) {
             const sml_json *recs = docs[d] ? sml_json_get(docs[d], "records") : NULL;
             /* merge.c took only ledger versions this build reads */
-            const int version = docs[d] ? sml_ledger_schema_version(sml_json_str(sml_json_get(docs[d], "schema")),
-                                                                    err, errlen) : 0;
+            const int version =
+                docs[d] ? sml_ledger_schema_version(sml_json_str(sml_json_get(docs[d], "schema")),
+                                                    err, errlen)
+                        : 0;
             for (size_t r = 0; r < sml_json_len(recs) && !kk->file; r++) {
                 const sml_json *rec = sml_json_at(recs, r), *cl = sml_json_get(rec, "claim");
                 const char *name = sml_json_str(sml_json_get(rec, "kernel"));
@@ -204,10 +218,12 @@ static sml_status read_kernels(sml_merge *m, const sml_json *const *docs, const 
                 kk->file = sml_json_str(sml_json_get(rec, "file"));
                 const char *dev = sml_json_str(sml_json_get(rec, "device"));
                 kk->device = dev && !strcmp(dev, "gpu") ? SML_DEVICE_GPU : SML_DEVICE_CPU;
-                m->baseline_only[i] = sml_json_get(rec, "baseline_only") && sml_json_get(rec, "baseline_only")->boolean;
+                m->baseline_only[i] = sml_json_get(rec, "baseline_only") &&
+                                      sml_json_get(rec, "baseline_only")->boolean;
                 if (cl && cl->type == SML_JSON_OBJECT)
                     kk->claim = (sml_claim){sml_json_str(sml_json_get(cl, "baseline")),
-                                            num(cl, "min_speedup"), sml_json_str(sml_json_get(cl, "shapes"))};
+                                            num(cl, "min_speedup"),
+                                            sml_json_str(sml_json_get(cl, "shapes"))};
             }
         }
     }
@@ -220,8 +236,9 @@ static sml_status read_kernels(sml_merge *m, const sml_json *const *docs, const 
 }
 
 /* Every shard's evidence rows by kernel and case of the sweep: row[k * in_sweep + case]. */
-static sml_status index_rows(sml_merge *m, const sml_json *const *docs, const char *const *paths, size_t in_sweep,
-                             const sml_json **rec_of, const sml_json **row, char *err, size_t errlen) {
+static sml_status index_rows(sml_merge *m, const sml_json *const *docs, const char *const *paths,
+                             size_t in_sweep, const sml_json **rec_of, const sml_json **row,
+                             char *err, size_t errlen) {
     size_t nk = m->run.plan.nkernels;
     for (int d = 0; d < m->count; d++) {
         const sml_json *recs = docs[d] ? sml_json_get(docs[d], "records") : NULL;
@@ -231,8 +248,9 @@ static sml_status index_rows(sml_merge *m, const sml_json *const *docs, const ch
             size_t k = 0;
             while (k < nk && name && strcmp(m->kernels[k].name, name)) k++;
             if (k == nk) {
-                snprintf(err, errlen, "%s: records[%zu]: kernel '%s' is not in the shard's 'kernels'", paths[d], r,
-                         name ? name : "?");
+                snprintf(err, errlen,
+                         "%s: records[%zu]: kernel '%s' is not in the shard's 'kernels'", paths[d],
+                         r, name ? name : "?");
                 return SML_ERR_FORMAT;
             }
             for (size_t i = 0; i < sml_json_len(ev); i++) {
@@ -240,9 +258,13 @@ static sml_status index_rows(sml_merge *m, const sml_json *const *docs, const ch
                 sml_op op;
                 sml_dtype dt;
                 const sml_json *e = sml_json_at(ev, i);
-                if (!sml_json_int(sml_json_get(e, "case"), 0, (int64_t)in_sweep - 1, &c) || !parse_op(e, &op, &dt)) {
-                    snprintf(err, errlen, "%s: records[%zu].evidence[%zu]: 'case' (0 to %zu), 'op' or 'dtype' missing "
-                             "or out of range", paths[d], r, i, in_sweep - 1);
+                if (!sml_json_int(sml_json_get(e, "case"), 0, (int64_t)in_sweep - 1, &c) ||
+                    !parse_op(e, &op, &dt)) {
+                    snprintf(err, errlen,
+                             "%s: records[%zu].evidence[%zu]: 'case' (0 to %zu), 'op' or 'dtype' "
+                             "missing "
+                             "or out of range",
+                             paths[d], r, i, in_sweep - 1);
                     return SML_ERR_FORMAT;
                 }
                 row[k * in_sweep + (size_t)c] = e;
@@ -255,7 +277,8 @@ static sml_status index_rows(sml_merge *m, const sml_json *const *docs, const ch
 
 /* Cases in the sweep's order; each case's results as run_case makes them: the CPU backends,
  * then the GPU kernels, each in the plan's order. */
-static sml_status rebuild(sml_merge *m, size_t in_sweep, const sml_json **rec_of, const sml_json **row) {
+static sml_status rebuild(sml_merge *m, size_t in_sweep, const sml_json **rec_of,
+                          const sml_json **row) {
     size_t nk = m->run.plan.nkernels, nrows = 0;
     for (size_t i = 0; i < nk * in_sweep; i++) nrows += row[i] != NULL;
     m->run.cases = calloc(in_sweep + 1, sizeof *m->run.cases);
@@ -276,8 +299,8 @@ static sml_status rebuild(sml_merge *m, size_t in_sweep, const sml_json **rec_of
     return SML_OK;
 }
 
-sml_status sml_merge_ledger_docs(sml_merge *m, const sml_json *const *docs, const char *const *paths,
-                                 char *err, size_t errlen) {
+sml_status sml_merge_ledger_docs(sml_merge *m, const sml_json *const *docs,
+                                 const char *const *paths, char *err, size_t errlen) {
     int first = 0;
     while (!docs[first]) first++;
     int64_t in_sweep = 0;
@@ -292,7 +315,8 @@ sml_status sml_merge_ledger_docs(sml_merge *m, const sml_json *const *docs, cons
     read_config(docs[first], &m->run);
     size_t nk = m->run.plan.nkernels, cells = nk * (size_t)in_sweep + 1;
     const sml_json **row = calloc(cells, sizeof *row), **rec_of = calloc(nk + 1, sizeof *rec_of);
-    s = !row || !rec_of ? SML_ERR_OUT_OF_MEMORY : index_rows(m, docs, paths, (size_t)in_sweep, rec_of, row, err, errlen);
+    s = !row || !rec_of ? SML_ERR_OUT_OF_MEMORY
+                        : index_rows(m, docs, paths, (size_t)in_sweep, rec_of, row, err, errlen);
     if (s == SML_OK) s = rebuild(m, (size_t)in_sweep, rec_of, row);
     free(row);
     free(rec_of);
@@ -304,15 +328,18 @@ sml_status sml_merge_ledger_docs(sml_merge *m, const sml_json *const *docs, cons
     for (int k = 0; k < m->count; k++) {
         const sml_json *part = docs[k] ? sml_json_get(docs[k], "partial") : NULL;
         sml_shard one = {k + 1, m->count};
-        if (!docs[k]) m->run.ncases_planned += (size_t)sml_shard_size(&one, in_sweep);
+        if (!docs[k])
+            m->run.ncases_planned += (size_t)sml_shard_size(&one, in_sweep);
         else if (part && part->type == SML_JSON_OBJECT)
-            m->run.ncases_planned += (size_t)(whole(part, "cases_planned") - whole(part, "cases_measured"));
+            m->run.ncases_planned +=
+                (size_t)(whole(part, "cases_planned") - whole(part, "cases_measured"));
         if (docs[k]) m->run.seconds += num(docs[k], "seconds");
     }
     if (sml_ledger_build(&m->run, &m->ledger) != SML_OK) return SML_ERR_OUT_OF_MEMORY;
     int broken = 0;
     for (size_t i = 0; i < m->run.nresults; i++)
-        broken |= !m->run.results[i].baseline_only && sml_bench_verdict_failed(m->run.results[i].verdict);
+        broken |=
+            !m->run.results[i].baseline_only && sml_bench_verdict_failed(m->run.results[i].verdict);
     m->exit_code = broken ? 1 : (m->missing[0] || m->run.nresults == 0) ? 3 : 0;
     return SML_OK;
 }

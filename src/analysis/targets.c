@@ -27,7 +27,8 @@ int sml_tgt_in(sml_target_id id, const sml_tgt_row *r) {
     case SML_TGT_LONG: return is_long_shape(r);
     case SML_TGT_CUDNN:
     case SML_TGT_BEST: return 1;
-    case SML_TGT_SHORT: return r->cols >= SML_TGT_SHORT_MIN_COLS && r->cols <= SML_TGT_SHORT_MAX_COLS;
+    case SML_TGT_SHORT:
+        return r->cols >= SML_TGT_SHORT_MIN_COLS && r->cols <= SML_TGT_SHORT_MAX_COLS;
     case SML_TGT_VS_FIELD:
     case SML_TGT_AT_LIMIT: return r->bytes >= SML_TGT_BIG_BYTES;
     case SML_TGT_SHORT_FIELD: return r->bytes < SML_TGT_BIG_BYTES;
@@ -67,7 +68,9 @@ double sml_tgt_threshold(sml_target_id id, double margin) {
 
 int sml_tgt_row_ok(const sml_tgt_row *r) { return !strcmp(r->check, "ok"); }
 
-int sml_tgt_own_kernel(const sml_tgt_row *r) { return r->auto_path[0] && !strcmp(r->auto_path, r->best_other); }
+int sml_tgt_own_kernel(const sml_tgt_row *r) {
+    return r->auto_path[0] && !strcmp(r->auto_path, r->best_other);
+}
 
 int sml_tgt_measured(sml_target_id id, const sml_tgt_row *r) {
     switch (id) {
@@ -100,8 +103,8 @@ int sml_tgt_undecided(sml_target_id id, const sml_tgt_row *r, double margin) {
 
 const char *sml_tgt_unheld_for(sml_target_id id, const sml_tgt_row *r) {
     return id == SML_TGT_VS_FIELD || id == SML_TGT_SHORT_FIELD ? r->field_unheld
-           : id == SML_TGT_CUDNN                                ? "cudnn"
-                                                                : r->unheld;
+           : id == SML_TGT_CUDNN                               ? "cudnn"
+                                                               : r->unheld;
 }
 
 int sml_tgt_met(sml_target_id id, const sml_tgt_row *r, double margin) {
@@ -118,9 +121,10 @@ int sml_tgt_status_met(const char *status) { return status && !strcmp(status, SM
 
 /* The words each target prints, built from the same numbers the rules use. */
 static void describe(sml_tgt_result *t, sml_target_id id, double margin, int version) {
-    static const char *const NAMES[SML_TGT_COUNT] = {"T1", "T2", "T3", "T4", "T5", "T6",
-                                                     "vs-field", "at-limit", "short-vs-field"};
-    const double f = SML_TGT_FRAC_MEMCPY * 100, c = SML_TGT_VS_CUDNN, th = sml_tgt_threshold(id, margin);
+    static const char *const NAMES[SML_TGT_COUNT] = {
+        "T1", "T2", "T3", "T4", "T5", "T6", "vs-field", "at-limit", "short-vs-field"};
+    const double f = SML_TGT_FRAC_MEMCPY * 100, c = SML_TGT_VS_CUDNN,
+                 th = sml_tgt_threshold(id, margin);
     const int lo = SML_TGT_SHORT_MIN_COLS, hi = SML_TGT_SHORT_MAX_COLS;
     const long long big = (long long)SML_TGT_BIG_BYTES;
     char *title = t->title, *rule = t->rule;
@@ -134,9 +138,10 @@ static void describe(sml_tgt_result *t, sml_target_id id, double margin, int ver
         break;
     case SML_TGT_LONG:
         snprintf(title, tn, ">= %.0f%% of memcpy, long rows", f);
-        snprintf(rule, rn, "frac_memcpy >= %.2f on rows (rows, cols) = (%lld, %lld) or (%lld, %lld)", th,
-                 (long long)LONG_SHAPES[0][0], (long long)LONG_SHAPES[0][1], (long long)LONG_SHAPES[1][0],
-                 (long long)LONG_SHAPES[1][1]);
+        snprintf(rule, rn,
+                 "frac_memcpy >= %.2f on rows (rows, cols) = (%lld, %lld) or (%lld, %lld)", th,
+                 (long long)LONG_SHAPES[0][0], (long long)LONG_SHAPES[0][1],
+                 (long long)LONG_SHAPES[1][0], (long long)LONG_SHAPES[1][1]);
         break;
     case SML_TGT_CUDNN:
         snprintf(title, tn, ">= %.2fx cuDNN", c);
@@ -147,7 +152,8 @@ static void describe(sml_tgt_result *t, sml_target_id id, double margin, int ver
         snprintf(rule, rn, "vs_best_other >= 1 - decision_margin = %.2f on every row", th);
         break;
     case SML_TGT_SHORT:
-        snprintf(title, tn, "within %.1fx of the copy kernel, %d-%d cols", 1 / SML_TGT_SHORT_FRAC_COPY, lo, hi);
+        snprintf(title, tn, "within %.1fx of the copy kernel, %d-%d cols",
+                 1 / SML_TGT_SHORT_FRAC_COPY, lo, hi);
         snprintf(rule, rn, "frac_copy_kernel >= 1/%.1f = %.4f on rows with %d <= cols <= %d",
                  1 / SML_TGT_SHORT_FRAC_COPY, th, lo, hi);
         break;
@@ -155,18 +161,20 @@ static void describe(sml_tgt_result *t, sml_target_id id, double margin, int ver
     case SML_TGT_SHORT_FIELD:
         snprintf(title, tn, "traffic %s %lld MiB: >= %.2fx the fastest framework baseline",
                  id == SML_TGT_VS_FIELD ? ">=" : "<", big >> 20, th);
-    {
-        char field[64] = "record with \"framework\": true";
-        if (version == 1) { /* a version 1 ledger's baselines go by name */
-            memcpy(field, "of ", 4);
-            sml_ledger_v1_framework_list(", ", field + 3, sizeof field - 3);
+        {
+            char field[64] = "record with \"framework\": true";
+            if (version == 1) { /* a version 1 ledger's baselines go by name */
+                memcpy(field, "of ", 4);
+                sml_ledger_v1_framework_list(", ", field + 3, sizeof field - 3);
+            }
+            snprintf(rule, rn,
+                     "median_ms(fastest %s) / median_ms >= %.2f on rows with bytes_moved %s %lld",
+                     field, th, id == SML_TGT_VS_FIELD ? ">=" : "<", big);
+            break;
         }
-        snprintf(rule, rn, "median_ms(fastest %s) / median_ms >= %.2f on rows with bytes_moved %s %lld", field, th,
-                 id == SML_TGT_VS_FIELD ? ">=" : "<", big);
-        break;
-    }
     case SML_TGT_AT_LIMIT:
-        snprintf(title, tn, "traffic >= %lld MiB: >= %.2f of the traffic-matched limit", big >> 20, th);
+        snprintf(title, tn, "traffic >= %lld MiB: >= %.2f of the traffic-matched limit", big >> 20,
+                 th);
         snprintf(rule, rn, "frac_limit >= %.2f on rows with bytes_moved >= %lld", th, big);
         break;
     default:
@@ -179,8 +187,8 @@ static void describe(sml_tgt_result *t, sml_target_id id, double margin, int ver
 /* ---- Reading the ledger ---- */
 
 /* A metric: required on a row whose check is ok; a row that is not ok may leave it out or null. */
-static int get_metric(const sml_json *o, const char *key, int required, double *dst, const char *where,
-                      char *err, size_t errlen) {
+static int get_metric(const sml_json *o, const char *key, int required, double *dst,
+                      const char *where, char *err, size_t errlen) {
     const sml_json *v = sml_json_get(o, key);
     *dst = NAN;
     /* Finite only: a fraction or a time of "inf" would meet every threshold, and a time of
@@ -190,13 +198,15 @@ static int get_metric(const sml_json *o, const char *key, int required, double *
         return 1;
     }
     if (!required && (!v || v->type == SML_JSON_NULL)) return 1;
-    if (!required && v->type == SML_JSON_STRING && !strcmp(v->string, "nan") && strcmp(key, "median_ms"))
+    if (!required && v->type == SML_JSON_STRING && !strcmp(v->string, "nan") &&
+        strcmp(key, "median_ms"))
         return 1;
     snprintf(err, errlen, "%s: '%s' missing or not a finite number", where, key);
     return 0;
 }
 
-static int read_row(const sml_json *x, sml_tgt_row *r, const char *where, char *err, size_t errlen) {
+static int read_row(const sml_json *x, sml_tgt_row *r, const char *where, char *err,
+                    size_t errlen) {
     if (!x || x->type != SML_JSON_OBJECT) {
         snprintf(err, errlen, "%s: not an object", where);
         return 0;
@@ -244,7 +254,8 @@ static void read_environment(const sml_json *doc, sml_tgt_report *out) {
     snprintf(out->sweep, sizeof out->sweep, "%s", sweep ? sweep : "-");
     sml_printable(out->gpu);
     sml_printable(out->sweep);
-    out->memcpy_gbps = sml_json_num(sml_json_get(sml_json_get(env, "copy"), "memcpy_d2d_gbps"), NAN);
+    out->memcpy_gbps =
+        sml_json_num(sml_json_get(sml_json_get(env, "copy"), "memcpy_d2d_gbps"), NAN);
     const sml_json *part = sml_json_get(doc, "partial");
     /* Counts out of range read as absent (0): a cast of such a double would be undefined. */
     if (!sml_json_int(sml_json_get(part, "cases_measured"), 0, INT32_MAX, &out->cases_measured))
@@ -269,7 +280,8 @@ static int read_header(const sml_json *doc, sml_tgt_report *out, char *err, size
     if (!(out->version = sml_ledger_schema_version(schema, err, errlen))) return 0;
     const sml_json *m = sml_json_get(sml_json_get(doc, "config"), "decision_margin");
     if (!sml_json_is_num(m) || !sml_margin_ok(m->number)) {
-        snprintf(err, errlen, "'config.decision_margin' missing or not a number in [0, %.2f]", SML_MAX_MARGIN);
+        snprintf(err, errlen, "'config.decision_margin' missing or not a number in [0, %.2f]",
+                 SML_MAX_MARGIN);
         return 0;
     }
     out->margin = m->number;
@@ -304,18 +316,22 @@ static const sml_json *find_record(const sml_json *doc, const char *kernel, size
         found = recs->items[i];
         *at = i;
     }
-    if (!found) snprintf(err, errlen, "no record for kernel '%s' (the ledger has: %s)", kernel, names);
+    if (!found)
+        snprintf(err, errlen, "no record for kernel '%s' (the ledger has: %s)", kernel, names);
     return found;
 }
 
 static int same_cell(const sml_tgt_row *a, const sml_tgt_row *b) {
-    return a->rows == b->rows && a->cols == b->cols && !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
+    return a->rows == b->rows && a->cols == b->cols && !strcmp(a->op, b->op) &&
+           !strcmp(a->dtype, b->dtype);
 }
 
-static int read_record(const sml_json *rec, size_t at, sml_tgt_report *out, char *err, size_t errlen) {
+static int read_record(const sml_json *rec, size_t at, sml_tgt_report *out, char *err,
+                       size_t errlen) {
     char where[96];
     snprintf(where, sizeof where, "records[%zu]", at);
-    if (!sml_json_req_str(rec, "status", out->status, sizeof out->status, where, err, errlen)) return 0;
+    if (!sml_json_req_str(rec, "status", out->status, sizeof out->status, where, err, errlen))
+        return 0;
     const sml_json *ev = sml_json_get(rec, "evidence");
     if (!ev || ev->type != SML_JSON_ARRAY) {
         snprintf(err, errlen, "%s: 'evidence' missing or not an array", where);
@@ -332,7 +348,8 @@ static int read_record(const sml_json *rec, size_t at, sml_tgt_report *out, char
         /* A cell counted twice would count twice toward every target. */
         for (size_t i = 0; i < j; i++)
             if (same_cell(&out->rows[i], &out->rows[j])) {
-                snprintf(err, errlen, "%s: a second row for %s %s %lldx%lld (the first is evidence[%zu])", where,
+                snprintf(err, errlen,
+                         "%s: a second row for %s %s %lldx%lld (the first is evidence[%zu])", where,
                          out->rows[j].op, out->rows[j].dtype, (long long)out->rows[j].rows,
                          (long long)out->rows[j].cols, i);
                 return 0;
@@ -355,8 +372,8 @@ static void add_name(char *list, size_t n, const char *name) {
  * beat: each of the kernel's rows on a cell it timed gets its time when it is the fastest so
  * far. A baseline row that failed its own check still sets the time to beat, as a claim's
  * baseline does; an untimed one (no median_ms) sets none. */
-static int read_other_record(const sml_json *rec, size_t at, const char *name, int field, sml_tgt_report *out,
-                             char *err, size_t errlen) {
+static int read_other_record(const sml_json *rec, size_t at, const char *name, int field,
+                             sml_tgt_report *out, char *err, size_t errlen) {
     char where[96];
     snprintf(where, sizeof where, "records[%zu]", at);
     const sml_json *ev = sml_json_get(rec, "evidence");
@@ -409,14 +426,16 @@ static int read_other_record(const sml_json *rec, size_t at, const char *name, i
 /* Every other kernel's record: the framework baselines (the records that say so, or in a
  * version 1 ledger the names of sml_ledger_v1_framework) set the time to beat, and any row
  * timed unheld is noted; then each row's speedup over the fastest baseline on its cell. */
-static int read_field(const sml_json *doc, const char *kernel, sml_tgt_report *out, char *err, size_t errlen) {
+static int read_field(const sml_json *doc, const char *kernel, sml_tgt_report *out, char *err,
+                      size_t errlen) {
     const sml_json *recs = sml_json_get(doc, "records"); /* an array: find_record checked */
     for (size_t i = 0; i < recs->n; i++) {
         const char *k = sml_json_str(sml_json_get(recs->items[i], "kernel"));
         if (!k || !strcmp(k, kernel)) continue; /* find_record refused a record without a name */
         char where[48];
         snprintf(where, sizeof where, "records[%zu]", i);
-        const int field = sml_ledger_record_framework(out->version, recs->items[i], where, err, errlen);
+        const int field =
+            sml_ledger_record_framework(out->version, recs->items[i], where, err, errlen);
         if (field < 0) return 0;
         if (!field) {
             if (!read_other_record(recs->items[i], i, k, 0, out, err, errlen)) return 0;
@@ -447,7 +466,8 @@ static int by_key(const void *a, const void *b) {
 }
 
 /* Misses sorted by value / threshold, smallest first; a row that is not ok leads. */
-static void sort_misses(sml_tgt_result *t, const sml_tgt_report *r, sml_target_id id, miss_key *keys) {
+static void sort_misses(sml_tgt_result *t, const sml_tgt_report *r, sml_target_id id,
+                        miss_key *keys) {
     for (size_t k = 0; k < t->nmiss; k++) {
         const sml_tgt_row *x = &r->rows[t->miss[k]];
         keys[k].idx = t->miss[k];
@@ -485,10 +505,12 @@ static int count_target(sml_tgt_report *r, sml_target_id id, miss_key *keys) {
     sort_misses(t, r, id, keys);
     /* A target measured against another kernel or the limit says NOT MEASURED unless every one
      * of its rows had that to be measured against; the older targets count what they find. */
-    const int needs_other = id == SML_TGT_VS_FIELD || id == SML_TGT_AT_LIMIT || id == SML_TGT_SHORT_FIELD;
-    t->state = t->nmiss                                                        ? SML_TGT_MISSED
-               : t->nundecided || (needs_other && (t->not_measured || !t->counted)) ? SML_TGT_NOT_MEASURED
-                                                                                    : SML_TGT_MET;
+    const int needs_other =
+        id == SML_TGT_VS_FIELD || id == SML_TGT_AT_LIMIT || id == SML_TGT_SHORT_FIELD;
+    t->state = t->nmiss ? SML_TGT_MISSED
+               : t->nundecided || (needs_other && (t->not_measured || !t->counted))
+                   ? SML_TGT_NOT_MEASURED
+                   : SML_TGT_MET;
     return 1;
 }
 
@@ -517,7 +539,8 @@ sml_status sml_targets_doc(const sml_json *doc, const char *kernel, sml_tgt_repo
     snprintf(out->kernel, sizeof out->kernel, "%s", kernel);
     size_t at = 0;
     const sml_json *rec = NULL;
-    if (!read_header(doc, out, err, errlen) || !(rec = find_record(doc, kernel, &at, err, errlen)) ||
+    if (!read_header(doc, out, err, errlen) ||
+        !(rec = find_record(doc, kernel, &at, err, errlen)) ||
         !read_record(rec, at, out, err, errlen) || !read_field(doc, kernel, out, err, errlen)) {
         sml_tgt_report_free(out);
         return SML_ERR_FORMAT;

@@ -18,16 +18,17 @@ extern "C" {
 
 /* The targets' numbers. T1's floor is 64 MiB (2^26 bytes) and inclusive: ten rows of the standard
  * sweep (fp32 4096x2048 and 16-bit 4096x4096 forward) move exactly 2^26 bytes and are in. */
-#define SML_TGT_FRAC_MEMCPY 0.90                 /* T1, T2: fraction of device memcpy GB/s */
-#define SML_TGT_BIG_BYTES ((int64_t)1 << 26)     /* T1: rows moving at least this many bytes */
-#define SML_TGT_VS_CUDNN 1.20                    /* T3: speedup over cuDNN on every row */
-#define SML_TGT_SHORT_MIN_COLS 128               /* T5: the short rows, both ends included */
-#define SML_TGT_SHORT_MAX_COLS 512
-#define SML_TGT_SHORT_FRAC_COPY (1.0 / 1.3)      /* T5: within 1.3x of the copy kernel's time */
-#define SML_TGT_STATUS "Supported"               /* T6: the kernel's record status */
+#define SML_TGT_FRAC_MEMCPY     0.90               /* T1, T2: fraction of device memcpy GB/s */
+#define SML_TGT_BIG_BYTES       ((int64_t)1 << 26) /* T1: rows moving at least this many bytes */
+#define SML_TGT_VS_CUDNN        1.20               /* T3: speedup over cuDNN on every row */
+#define SML_TGT_SHORT_MIN_COLS  128                /* T5: the short rows, both ends included */
+#define SML_TGT_SHORT_MAX_COLS  512
+#define SML_TGT_SHORT_FRAC_COPY (1.0 / 1.3) /* T5: within 1.3x of the copy kernel's time */
+#define SML_TGT_STATUS          "Supported" /* T6: the kernel's record status */
 /* Against the field, in the same run: the framework baselines are the records that say so
  * ("framework": true; in a version 1 ledger, by name: sml_ledger_record_framework). */
-#define SML_TGT_FIELD_SPEEDUP 1.00   /* time of the fastest framework baseline / time, on every cell */
+#define SML_TGT_FIELD_SPEEDUP \
+    1.00                        /* time of the fastest framework baseline / time, on every cell */
 #define SML_TGT_FRAC_LIMIT 0.97 /* limit time / time on cells of >= SML_TGT_BIG_BYTES */
 
 typedef enum sml_target_id {
@@ -50,12 +51,12 @@ typedef struct sml_tgt_row {
     char auto_path[16]; /* the kernel `auto` ran on the row (absent in older ledgers: "") */
     int64_t rows, cols, bytes;
     double gbps, frac_memcpy, frac_copy_kernel, vs_cudnn, vs_best_other;
-    double median_ms;   /* NaN where the row was not timed (or the ledger left it out) */
-    double frac_limit;  /* NaN where the row was not timed */
-    int has_limit;      /* the cell's traffic-matched limit is in the ledger (limit_gbps) */
-    char field[32];     /* the fastest framework baseline timed on the cell, "" if none */
-    double field_ms;    /* its median; NaN if none */
-    double vs_field;    /* field_ms / median_ms; NaN if either is missing */
+    double median_ms;  /* NaN where the row was not timed (or the ledger left it out) */
+    double frac_limit; /* NaN where the row was not timed */
+    int has_limit;     /* the cell's traffic-matched limit is in the ledger (limit_gbps) */
+    char field[32];    /* the fastest framework baseline timed on the cell, "" if none */
+    double field_ms;   /* its median; NaN if none */
+    double vs_field;   /* field_ms / median_ms; NaN if either is missing */
     /* The other kernels on the cell whose measurement was not held (the ledger's `held`: 0,
      * the launch hold lost): their times include the host's launch calls, so they may read
      * slower than the kernel is; field_unheld: those of them that are framework baselines.
@@ -70,17 +71,17 @@ typedef enum sml_tgt_state { SML_TGT_MET = 0, SML_TGT_MISSED, SML_TGT_NOT_MEASUR
 const char *sml_tgt_state_name(sml_tgt_state s);
 
 typedef struct sml_tgt_result {
-    const char *name;  /* "T1" */
-    char title[96];    /* ">= 90% of memcpy, traffic >= 64 MiB" */
-    char rule[160];    /* the rule in the ledger's field names */
-    double threshold;  /* T6: 1 (the status must match) */
+    const char *name; /* "T1" */
+    char title[96];   /* ">= 90% of memcpy, traffic >= 64 MiB" */
+    char rule[160];   /* the rule in the ledger's field names */
+    double threshold; /* T6: 1 (the status must match) */
     int counted, met;
-    int at_parity;     /* T4 only: rows at vs_best_other >= 1.00 with an ok check */
-    int own_kernel;    /* T4 only: misses whose best other is the kernel auto ran there */
-    int not_measured;  /* rows in the target with nothing to measure them against (no
+    int at_parity;    /* T4 only: rows at vs_best_other >= 1.00 with an ok check */
+    int own_kernel;   /* T4 only: misses whose best other is the kernel auto ran there */
+    int not_measured; /* rows in the target with nothing to measure them against (no
                           framework baseline timed on the cell, or no limit in the ledger) */
     sml_tgt_state state;
-    size_t *miss;      /* indexes into sml_tgt_report.rows, furthest miss first */
+    size_t *miss; /* indexes into sml_tgt_report.rows, furthest miss first */
     size_t nmiss;
     /* Rows at or past the threshold while a kernel they are compared with on their cell was
      * timed unheld (sml_tgt_undecided): neither met nor missed, and not counted. */
@@ -103,10 +104,11 @@ typedef struct sml_tgt_report {
 } sml_tgt_report;
 
 /* The rules, one row at a time (T1-T5; T6 is sml_tgt_status_met). */
-int sml_tgt_in(sml_target_id id, const sml_tgt_row *r);      /* is the row one of the target's? */
+int sml_tgt_in(sml_target_id id, const sml_tgt_row *r);       /* is the row one of the target's? */
 double sml_tgt_value(sml_target_id id, const sml_tgt_row *r); /* the number the rule compares */
 double sml_tgt_threshold(sml_target_id id, double margin);
-int sml_tgt_met(sml_target_id id, const sml_tgt_row *r, double margin); /* in, check ok, value >= threshold */
+int sml_tgt_met(sml_target_id id, const sml_tgt_row *r,
+                double margin); /* in, check ok, value >= threshold */
 int sml_tgt_status_met(const char *status);
 /* The row's result passed its check: only such a row can meet a target. */
 int sml_tgt_row_ok(const sml_tgt_row *r);

@@ -19,25 +19,25 @@ extern "C" {
 #endif
 
 typedef struct sml_bench_config {
-    sml_stop_rule stop;     /* min 10 samples; noise 0.02; max 0.5 s per measurement */
-    double gpu_sample_s;    /* a GPU sample batches launches until it lasts about this */
+    sml_stop_rule stop;  /* min 10 samples; noise 0.02; max 0.5 s per measurement */
+    double gpu_sample_s; /* a GPU sample batches launches until it lasts about this */
     double cpu_sample_s;
     double warmup_s;
     int max_batch;
-    int gpu_min_batch;      /* a GPU sample holds at least this many launches */
-    int gpu_hold;           /* 1: a GPU sample's launches are queued behind the launch hold */
-    int l2_warm;            /* 1: same buffers every call (small shapes then run from L2) */
-    double l2_multiple;     /* rotate buffers while the working set < this many L2 sizes */
+    int gpu_min_batch;  /* a GPU sample holds at least this many launches */
+    int gpu_hold;       /* 1: a GPU sample's launches are queued behind the launch hold */
+    int l2_warm;        /* 1: same buffers every call (small shapes then run from L2) */
+    double l2_multiple; /* rotate buffers while the working set < this many L2 sizes */
     int max_sets;
     uint64_t seed;
-    double margin;          /* noise floor of the decision rule (decide.h) */
-    int threads;            /* host threads for inputs, reference, checks; 0: all cores */
+    double margin;           /* noise floor of the decision rule (decide.h) */
+    int threads;             /* host threads for inputs, reference, checks; 0: all cores */
     int64_t check_max_elems; /* check at most this many elements per kernel and case (whole
                                 rows, spread over the tensor); <= 0: every element */
-    int progress;           /* 1: progress line on stderr */
-    double time_limit_s;    /* > 0: start no case once the run has taken this long; the
+    int progress;            /* 1: progress line on stderr */
+    double time_limit_s;     /* > 0: start no case once the run has taken this long; the
                                ledger is then partial (sml_bench_run.ncases_planned) */
-    const char *ended;      /* kernels whose worker process ended in an earlier run of this
+    const char *ended;       /* kernels whose worker process ended in an earlier run of this
                                bench, a line "kernel<TAB>cause" each: their rows say so and
                                they do not run again (NULL: none; src/worker/command.c) */
 } sml_bench_config;
@@ -47,9 +47,9 @@ void sml_bench_config_default(sml_bench_config *c);
 int sml_bench_parse_check_elems(const char *s, int64_t *out);
 
 typedef enum sml_bench_verdict {
-    SML_VERDICT_OK = 0, /* passed the correctness check on this input */
-    SML_VERDICT_WRONG,  /* ran, but broke the numerics contract: its time never counts */
-    SML_VERDICT_ERROR,  /* failed to run (launch error, unsupported at run time) */
+    SML_VERDICT_OK = 0,         /* passed the correctness check on this input */
+    SML_VERDICT_WRONG,          /* ran, but broke the numerics contract: its time never counts */
+    SML_VERDICT_ERROR,          /* failed to run (launch error, unsupported at run time) */
     SML_VERDICT_KNOWN_DEVIATION /* missed value bounds only, as its registry entry's
                                    known_deviation declares (no NaN/inf mismatch): reported,
                                    not a contract failure of the run, never a win */
@@ -74,8 +74,8 @@ typedef struct sml_bench_case {
     int has_copy;           /* copy reference (same bytes) measured */
     sml_measurement copy;
     double copy_gbps;
-    int has_limit;          /* traffic-matched limit measured (copy_ref.h) */
-    int limit_reads;        /* tensors its kernel reads: 1 forward, 2 backward; it writes one */
+    int has_limit;   /* traffic-matched limit measured (copy_ref.h) */
+    int limit_reads; /* tensors its kernel reads: 1 forward, 2 backward; it writes one */
     sml_measurement limit;
     double limit_gbps;
 } sml_bench_case;
@@ -83,16 +83,16 @@ typedef struct sml_bench_case {
 typedef struct sml_bench_result {
     char kernel[32];
     sml_device device;
-    int baseline_only;       /* not asked for: added because a speedup needs it */
+    int baseline_only; /* not asked for: added because a speedup needs it */
     size_t case_index;
     sml_op op;
     sml_dtype dtype;
     int64_t rows, cols;
     sml_bench_verdict verdict;
-    char check[448];         /* the checker's one line, or the error */
+    char check[448]; /* the checker's one line, or the error */
     double worst_ulps, worst_ratio;
     int timed;
-    sml_measurement m;       /* seconds per launch */
+    sml_measurement m; /* seconds per launch */
     double gbps;
     double frac_memcpy;      /* gbps / the device's large-buffer copy bandwidth */
     double frac_copy_kernel; /* time of the copy reference moving the same bytes / time */
@@ -100,7 +100,7 @@ typedef struct sml_bench_result {
                                 write, same bytes) / time; NaN if it was not measured */
     double vs_cudnn, vs_naive, vs_best_other; /* time(other) / time(this); NaN if absent */
     char best_other[32];
-    char auto_path[16];      /* `auto` only: the kernel it ran (sml_auto_choice); "" otherwise */
+    char auto_path[16]; /* `auto` only: the kernel it ran (sml_auto_choice); "" otherwise */
 } sml_bench_result;
 
 typedef struct sml_bench_env {
@@ -116,36 +116,36 @@ typedef struct sml_bench_env {
 } sml_bench_env;
 
 typedef struct sml_bench_plan {
-    char sweep[32];               /* a sweep name, or "custom" */
+    char sweep[32]; /* a sweep name, or "custom" */
     sml_sweep shapes;
-    unsigned ops;                 /* bit per sml_op */
-    unsigned dtypes;              /* bit per sml_dtype; filters the shapes' own dtypes */
-    const sml_kernel **kernels;   /* to measure (registry entries, or a test's own) */
-    const int *baseline_only;     /* per kernel, may be NULL */
+    unsigned ops;               /* bit per sml_op */
+    unsigned dtypes;            /* bit per sml_dtype; filters the shapes' own dtypes */
+    const sml_kernel **kernels; /* to measure (registry entries, or a test's own) */
+    const int *baseline_only;   /* per kernel, may be NULL */
     size_t nkernels;
-    int shrunk;                   /* 1: rows were cut for a CPU-only host */
-    const char *notes;            /* copied into the run's notes; may be NULL */
-    const char *versus;           /* non-NULL: every kernel's claim is ">= 1.00x versus, all
+    int shrunk;         /* 1: rows were cut for a CPU-only host */
+    const char *notes;  /* copied into the run's notes; may be NULL */
+    const char *versus; /* non-NULL: every kernel's claim is ">= 1.00x versus, all
                                      shapes" instead of its own (bench --versus) */
-    sml_shard shard;              /* measure only this slice of the plan's cases (prop/shard.h:
+    sml_shard shard;    /* measure only this slice of the plan's cases (prop/shard.h:
                                      case i of the fixed order when i mod N == K - 1); {0, 0}:
                                      all of them */
 } sml_bench_plan;
 
 typedef struct sml_bench_run {
-    sml_bench_plan plan;          /* a copy; kernels points at the caller's array */
+    sml_bench_plan plan; /* a copy; kernels points at the caller's array */
     sml_bench_config cfg;
     sml_bench_env env;
     sml_bench_case *cases;
-    size_t ncases;                /* cases measured */
-    size_t ncases_in_plan;        /* cases in the whole plan, every slice (bench --shard) */
-    size_t ncases_planned;        /* cases in the plan (in its slice): more than ncases when the time limit
+    size_t ncases;         /* cases measured */
+    size_t ncases_in_plan; /* cases in the whole plan, every slice (bench --shard) */
+    size_t ncases_planned; /* cases in the plan (in its slice): more than ncases when the time limit
                                      stopped the run (the ledger says so, and no kernel with
                                      a claim is called Supported on it) */
     sml_bench_result *results;
     size_t nresults, cap;
     double seconds;
-    char notes[512];              /* what a reader must know: shrunk sweep, no GPU, ... */
+    char notes[512]; /* what a reader must know: shrunk sweep, no GPU, ... */
 } sml_bench_run;
 
 /* 1 when the time limit stopped the run before every planned case was measured. */
@@ -176,9 +176,9 @@ int sml_bench_supports(const sml_kernel *k, sml_op op, sml_dtype dt, int64_t col
 
 typedef struct sml_bench_estimate {
     size_t cases, cases_run, measurements; /* cases_run: those some selected kernel supports */
-    int threads;             /* host threads the run will use */
-    double timing_bound_s;   /* measurements x (max seconds + warm-up) */
-    double host_s;           /* rough host time at `threads` threads */
+    int threads;                           /* host threads the run will use */
+    double timing_bound_s;                 /* measurements x (max seconds + warm-up) */
+    double host_s;                         /* rough host time at `threads` threads */
 } sml_bench_estimate;
 void sml_bench_estimate_plan(const sml_bench_plan *p, const sml_bench_config *c, int gpu,
                              sml_bench_estimate *e);

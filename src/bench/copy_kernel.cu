@@ -56,7 +56,8 @@ extern "C" sml_status sml_bench_read2_kernel(void *dst, const void *a, const voi
                                              void *stream) {
     const unsigned threads = 256;
     cudaStream_t st = (cudaStream_t)stream;
-    int aligned = ((uintptr_t)dst % 16 == 0) && ((uintptr_t)a % 16 == 0) && ((uintptr_t)b % 16 == 0);
+    int aligned =
+        ((uintptr_t)dst % 16 == 0) && ((uintptr_t)a % 16 == 0) && ((uintptr_t)b % 16 == 0);
     size_t vecs = aligned ? bytes / 16 : 0;
     if (vecs) {
         size_t blocks = (vecs + threads - 1) / threads;

@@ -41,8 +41,10 @@ static sml_status copy_launch(void *arg, int set) {
     const char *s = c->src + (size_t)set * c->stride;
     const char *s2 = c->src2 ? c->src2 + (size_t)set * c->stride : NULL;
     if (c->dev == SML_DEVICE_CPU) {
-        if (s2) host_read2(d, s, s2, c->bytes);
-        else memcpy(d, s, c->bytes);
+        if (s2)
+            host_read2(d, s, s2, c->bytes);
+        else
+            memcpy(d, s, c->bytes);
         return SML_OK;
     }
 #ifdef SML_HAVE_CUDA
@@ -82,9 +84,11 @@ static sml_status measure_copy(sml_device dev, size_t bytes, int nsets, int use_
         s = sml_buffer_fill(&buf[i], FILL[i]);
         if (s != SML_OK) snprintf(err, errlen, "filling the copy buffers: %s", sml_strerror(s));
     }
-    copy_ctx c = {dev, buf[0].ptr, buf[1].ptr, nbuf == 3 ? buf[2].ptr : NULL, bytes, stride, use_kernel};
+    copy_ctx c = {dev,   buf[0].ptr, buf[1].ptr, nbuf == 3 ? buf[2].ptr : NULL,
+                  bytes, stride,     use_kernel};
     if (s == SML_OK) s = sml_measure(dev, NULL, copy_launch, &c, nsets, o, m, err, errlen);
-    if (s == SML_OK && m->t.median > 0) *gbps = (double)(reads + 1) * (double)bytes / m->t.median * 1e-9;
+    if (s == SML_OK && m->t.median > 0)
+        *gbps = (double)(reads + 1) * (double)bytes / m->t.median * 1e-9;
     while (have-- > 0) sml_buffer_free(&buf[have]);
     return s;
 }
@@ -98,16 +102,17 @@ sml_status sml_bench_copy_same_bytes(sml_device dev, size_t bytes_moved, int nse
                                      const sml_measure_opts *o, sml_measurement *m, double *gbps,
                                      char *err, size_t errlen) {
     size_t half = bytes_moved / 2;
-    return measure_copy(dev, half ? half : 1, nsets, dev == SML_DEVICE_GPU, 1, o, m, gbps, err, errlen);
+    return measure_copy(dev, half ? half : 1, nsets, dev == SML_DEVICE_GPU, 1, o, m, gbps, err,
+                        errlen);
 }
 
 sml_status sml_bench_limit_same_traffic(sml_device dev, size_t tensor_bytes, int reads, int nsets,
-                                        const sml_measure_opts *o, sml_measurement *m,
-                                        double *gbps, char *err, size_t errlen) {
+                                        const sml_measure_opts *o, sml_measurement *m, double *gbps,
+                                        char *err, size_t errlen) {
     if (reads != 1 && reads != 2) {
         snprintf(err, errlen, "a traffic-matched limit reads 1 or 2 tensors, not %d", reads);
         return SML_ERR_INVALID_ARG;
     }
-    return measure_copy(dev, tensor_bytes ? tensor_bytes : 1, nsets, dev == SML_DEVICE_GPU, reads, o, m,
-                        gbps, err, errlen);
+    return measure_copy(dev, tensor_bytes ? tensor_bytes : 1, nsets, dev == SML_DEVICE_GPU, reads,
+                        o, m, gbps, err, errlen);
 }

@@ -31,8 +31,8 @@ sml_status sml_bench_copy_same_bytes(sml_device dev, size_t bytes_moved, int nse
  * 16-byte loads and stores (GPU) or 8-byte words (CPU), two reads and one write, what a
  * backward pass moves (y and dy in, dx out). *gbps = (reads + 1) * tensor_bytes / median. */
 sml_status sml_bench_limit_same_traffic(sml_device dev, size_t tensor_bytes, int reads, int nsets,
-                                        const sml_measure_opts *o, sml_measurement *m,
-                                        double *gbps, char *err, size_t errlen);
+                                        const sml_measure_opts *o, sml_measurement *m, double *gbps,
+                                        char *err, size_t errlen);
 
 #ifdef SML_HAVE_CUDA
 /* copy_kernel.cu: dst[0, bytes) = src[0, bytes) with 16-byte loads and stores where both
@@ -40,7 +40,8 @@ sml_status sml_bench_limit_same_traffic(sml_device dev, size_t tensor_bytes, int
 sml_status sml_bench_copy_kernel(void *dst, const void *src, size_t bytes, void *stream);
 /* copy_kernel.cu: dst[i] = a[i] ^ b[i] over [0, bytes), 16 bytes at a time where all three
  * pointers allow; asynchronous on `stream`. */
-sml_status sml_bench_read2_kernel(void *dst, const void *a, const void *b, size_t bytes, void *stream);
+sml_status sml_bench_read2_kernel(void *dst, const void *a, const void *b, size_t bytes,
+                                  void *stream);
 #endif
 
 #ifdef __cplusplus

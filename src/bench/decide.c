@@ -64,18 +64,26 @@ void sml_decide(const sml_claim *claim, const sml_decision_row *rows, size_t n, 
                 /* Noise can hide a miss as well as a win: it never turns a ratio below the
                  * claim (less the fixed floor) into a pass, only into UNCLEAR. */
                 double m = sml_row_margin(margin, r->kernel_spread, r->baseline_spread);
-                if (r->speedup >= claim->min_speedup * (1.0 - margin)) o = SML_ROW_MEETS;
-                else if (r->speedup >= claim->min_speedup * (1.0 - m)) o = SML_ROW_UNCLEAR;
-                else if (r->speedup > 1.0 + m) o = SML_ROW_ABOVE_PARITY;
-                else o = SML_ROW_LOSS;
+                if (r->speedup >= claim->min_speedup * (1.0 - margin))
+                    o = SML_ROW_MEETS;
+                else if (r->speedup >= claim->min_speedup * (1.0 - m))
+                    o = SML_ROW_UNCLEAR;
+                else if (r->speedup > 1.0 + m)
+                    o = SML_ROW_ABOVE_PARITY;
+                else
+                    o = SML_ROW_LOSS;
                 if (r->speedup < out->worst_speedup) out->worst_speedup = r->speedup;
                 if (r->speedup > out->best_speedup) out->best_speedup = r->speedup;
             }
         }
-        if (o == SML_ROW_MEETS) out->meets++;
-        else if (o == SML_ROW_ABOVE_PARITY) out->above_parity++;
-        else if (o == SML_ROW_LOSS) out->losses++;
-        else if (o == SML_ROW_UNCLEAR) out->unclear++;
+        if (o == SML_ROW_MEETS)
+            out->meets++;
+        else if (o == SML_ROW_ABOVE_PARITY)
+            out->above_parity++;
+        else if (o == SML_ROW_LOSS)
+            out->losses++;
+        else if (o == SML_ROW_UNCLEAR)
+            out->unclear++;
         if (o != SML_ROW_NOT_COUNTED) out->counted++;
         if (outcome) outcome[i] = o;
     }

@@ -21,7 +21,7 @@ extern "C" {
 /* Shape classes by row length: short cols <= 1024 (a row fits a warp's registers),
  * long cols >= 131072 (a row no longer fits one SM's on-chip memory in fp32), mid between. */
 #define SML_SHORT_MAX_COLS 1024
-#define SML_LONG_MIN_COLS 131072
+#define SML_LONG_MIN_COLS  131072
 const char *sml_shape_class(int64_t cols);
 /* 1 when a row of `cols` columns is in claim class `cls` ("all" matches every row);
  * 0 otherwise, and for an unknown class name. */
@@ -34,20 +34,20 @@ int sml_shape_in_class(int64_t cols, const char *cls);
  * is a tolerance for timing noise, not a discount: with a floor of 0.9 a kernel at 0.31x would
  * "meet" a 1.0x claim. Noisier timings than that widen each row's own margin (sml_row_margin),
  * which makes a row unclear, never met. */
-#define SML_MAX_MARGIN 0.10
+#define SML_MAX_MARGIN     0.10
 /* 1 when m is a valid floor: 0 <= m <= SML_MAX_MARGIN. The one rule for bench and targets. */
 int sml_margin_ok(double m);
 
 /* One shape (op, dtype, rows, cols) of a kernel's evidence, as the decision rule sees it. */
 typedef struct sml_decision_row {
     int64_t cols;
-    int kernel_ok;          /* 1: the kernel passed the correctness check on this input */
-    int baseline_ok;        /* 1: the claim's baseline ran and was timed on the same input. Its
+    int kernel_ok;        /* 1: the kernel passed the correctness check on this input */
+    int baseline_ok;      /* 1: the claim's baseline ran and was timed on the same input. Its
                                own check does not matter here: a baseline that misses the
                                contract (cuDNN's 16-bit outputs do) is still the time to beat;
                                the ledger flags such rows. */
-    double speedup;         /* median time of the baseline / median time of the kernel */
-    double kernel_spread;   /* relative spread (IQR / median) of each timing */
+    double speedup;       /* median time of the baseline / median time of the kernel */
+    double kernel_spread; /* relative spread (IQR / median) of each timing */
     double baseline_spread;
 } sml_decision_row;
 

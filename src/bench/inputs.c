@@ -39,7 +39,8 @@ static void gen_chunk(void *arg, int64_t chunk, int64_t r0, int64_t r1) {
     /* x holds logits now; replace them by the forward output the backward op expects. */
     sml_op fwd = g->op == SML_SOFTMAX_BWD ? SML_SOFTMAX : SML_LOG_SOFTMAX;
     double *y = malloc((size_t)n * sizeof *y);
-    sml_status s = y ? sml_ref_run(fwd, g->dt, r1 - r0, g->cols, g->cols, x, NULL, y) : SML_ERR_OUT_OF_MEMORY;
+    sml_status s =
+        y ? sml_ref_run(fwd, g->dt, r1 - r0, g->cols, g->cols, x, NULL, y) : SML_ERR_OUT_OF_MEMORY;
     if (s == SML_OK)
         for (int64_t i = 0; i < n; i++) sml_store(g->dt, x, i, y[i]);
     else
@@ -47,8 +48,8 @@ static void gen_chunk(void *arg, int64_t chunk, int64_t r0, int64_t r1) {
     free(y);
 }
 
-sml_status sml_bench_make_inputs(sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
-                                 uint64_t seed, int threads, void *x, void *dy) {
+sml_status sml_bench_make_inputs(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, uint64_t seed,
+                                 int threads, void *x, void *dy) {
     if (!x || (sml_op_is_backward(op) && !dy)) return SML_ERR_NULL_POINTER;
     gen_ctx g = {op, dt, cols, seed, x, dy, sml_dtype_size(dt), SML_OK};
     sml_parallel_rows(rows, sml_chunk_rows(cols), threads, gen_chunk, &g);
@@ -134,7 +135,8 @@ sml_status sml_bench_reference(sml_op op, sml_dtype dt, int64_t cols, const void
                                const sml_rowset *s, double *want, int threads) {
     chunk_list l;
     if (!chunks_make(s, cols, &l)) return SML_ERR_OUT_OF_MEMORY;
-    ref_ctx c = {op, dt, cols, x, sml_op_is_backward(op) ? dy : NULL, want, sml_dtype_size(dt), &l, SML_OK};
+    ref_ctx c = {op, dt,    cols, x, sml_op_is_backward(op) ? dy : NULL, want, sml_dtype_size(dt),
+                 &l, SML_OK};
     sml_parallel_rows(l.n, 1, threads, ref_chunk, &c);
     free(l.c);
     return c.status;
@@ -192,13 +194,15 @@ sml_status sml_bench_check(sml_op op, sml_dtype dt, int64_t cols, const void *x,
         free(l.c);
         return SML_ERR_OUT_OF_MEMORY;
     }
-    check_ctx c = {op, dt, cols, x, sml_op_is_backward(op) ? dy : NULL, out, want,
-                   sml_dtype_size(dt), &l, reports, status};
+    check_ctx c = {
+        op, dt,      cols,  x, sml_op_is_backward(op) ? dy : NULL, out, want, sml_dtype_size(dt),
+        &l, reports, status};
     sml_parallel_rows(nchunks, 1, threads, check_chunk, &c);
     free(l.c);
     char scope[128] = "";
     if (s->total_rows < s->rows)
-        snprintf(scope, sizeof scope, " (rows sampled: %lld of %lld in %d blocks, first and last included)",
+        snprintf(scope, sizeof scope,
+                 " (rows sampled: %lld of %lld in %d blocks, first and last included)",
                  (long long)s->total_rows, (long long)s->rows, s->nblocks);
     sml_status result = SML_OK;
     int64_t worst = -1;

@@ -15,8 +15,8 @@ extern "C" {
 /* Dense [rows, cols] host tensors of dtype dt. Forward: x = N(0, 1) logits. Backward:
  * x = y, the (rounded) reference forward output of N(0, 1) logits, so the kernel sees a real
  * softmax / log-softmax output, and dy = N(0, 1). */
-sml_status sml_bench_make_inputs(sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
-                                 uint64_t seed, int threads, void *x, void *dy);
+sml_status sml_bench_make_inputs(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, uint64_t seed,
+                                 int threads, void *x, void *dy);
 
 /* The rows a case is checked on: all of them, or, when rows * cols exceeds a budget, 64
  * evenly spaced blocks of whole rows that include the first and the last row. */

@@ -30,7 +30,8 @@ void sml_hold_release(sml_hold *h);
  * calls did not all return before the GPU started), then the count is cleared for the next. */
 int sml_hold_lost(sml_hold *h);
 
-#define SML_HOLD_MAX_NS 10000000ull /* 10 ms; a sample's launch calls take the host well under 1 ms */
+#define SML_HOLD_MAX_NS \
+    10000000ull /* 10 ms; a sample's launch calls take the host well under 1 ms */
 
 #ifdef __cplusplus
 }

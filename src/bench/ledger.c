@@ -51,7 +51,8 @@ static void list_where(const sml_bench_run *run, const sml_ledger_record *r, sml
         char label[64];
         sml_case_label(x->op, x->dtype, x->rows, x->cols, label, sizeof label);
         if (x->verdict != SML_VERDICT_OK)
-            append(buf, n, "%s%s (%s)", shown ? ", " : "", label, sml_bench_verdict_name(x->verdict));
+            append(buf, n, "%s%s (%s)", shown ? ", " : "", label,
+                   sml_bench_verdict_name(x->verdict));
         else
             append(buf, n, "%s%s (%.2fx)", shown ? ", " : "", label, r->vs_baseline[i]);
         shown++;
@@ -122,8 +123,9 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
             append(b, n, ".");
         }
         if (d->unclear) {
-            append(b, n, " Below the claim but within the timings' noise of it (unclear: measure again, "
-                         "more samples) at ");
+            append(b, n,
+                   " Below the claim but within the timings' noise of it (unclear: measure again, "
+                   "more samples) at ");
             list_where(run, r, SML_ROW_UNCLEAR, b, n);
             append(b, n, ".");
         }
@@ -136,11 +138,13 @@ static void explain(const sml_bench_run *run, sml_ledger_record *r) {
     }
     if (d->no_baseline) append(b, n, " %d shapes had no timed baseline.", d->no_baseline);
     if (r->baseline_wrong)
-        append(b, n, " %s missed the contract on %d of these shapes (WRONG or a documented "
-                     "deviation); its time still counts as the time to beat.",
+        append(b, n,
+               " %s missed the contract on %d of these shapes (WRONG or a documented "
+               "deviation); its time still counts as the time to beat.",
                r->claim.baseline, r->baseline_wrong);
     /* Last, so that a long reason loses this sentence to the buffer before the evidence. */
-    if (partial) append(b, n, " Partial run: %s, and a partial run never calls a claim Supported.", part);
+    if (partial)
+        append(b, n, " Partial run: %s, and a partial run never calls a claim Supported.", part);
 }
 
 /* ---- accuracy ------------------------------------------------------------------------ */
@@ -179,7 +183,8 @@ static void summarize_cases(const sml_bench_run *run, sml_op op, sml_dtype dt, c
 /* The kernel the accuracy is judged against: the claim's baseline, else cudnn, else the
  * naive form on the kernel's device; the first the run measured that is not the kernel. */
 static const char *accuracy_baseline(const sml_bench_run *run, const sml_ledger_record *r) {
-    const char *names[] = {r->claim.baseline, "cudnn", r->device == SML_DEVICE_GPU ? "naive" : "cpu_naive"};
+    const char *names[] = {r->claim.baseline, "cudnn",
+                           r->device == SML_DEVICE_GPU ? "naive" : "cpu_naive"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (!names[i] || !strcmp(names[i], r->kernel)) continue;
         for (size_t j = 0; j < run->nresults; j++)
@@ -190,7 +195,8 @@ static const char *accuracy_baseline(const sml_bench_run *run, const sml_ledger_
 
 static int build_accuracy(const sml_bench_run *run, sml_ledger_record *r) {
     size_t n = run->ncases ? run->ncases : 1;
-    float *mine = malloc(n * sizeof *mine), *ulps = malloc(n * sizeof *ulps), *base = malloc(n * sizeof *base);
+    float *mine = malloc(n * sizeof *mine), *ulps = malloc(n * sizeof *ulps),
+          *base = malloc(n * sizeof *base);
     float *pm = malloc(n * sizeof *pm), *pb = malloc(n * sizeof *pb), *bu = malloc(n * sizeof *bu);
     float *pmu = malloc(n * sizeof *pmu), *pbu = malloc(n * sizeof *pbu);
     int *has = malloc(n * sizeof *has), *both = malloc(n * sizeof *both);
@@ -249,9 +255,10 @@ static int build_accuracy(const sml_bench_run *run, sml_ledger_record *r) {
     return ok;
 }
 
-sml_acc_verdict sml_ledger_accuracy_verdict(const sml_ledger_record *r, const sml_ledger_accuracy **row) {
-    static const int RANK[] = {[SML_ACC_LESS] = 3, [SML_ACC_MORE] = 2, [SML_ACC_SAME] = 1,
-                               [SML_ACC_NOT_COMPARABLE] = 0};
+sml_acc_verdict sml_ledger_accuracy_verdict(const sml_ledger_record *r,
+                                            const sml_ledger_accuracy **row) {
+    static const int RANK[] = {
+        [SML_ACC_LESS] = 3, [SML_ACC_MORE] = 2, [SML_ACC_SAME] = 1, [SML_ACC_NOT_COMPARABLE] = 0};
     const sml_ledger_accuracy *best = NULL;
     for (size_t i = 0; i < r->nacc; i++) {
         const sml_ledger_accuracy *a = &r->acc[i];
@@ -266,21 +273,26 @@ sml_acc_verdict sml_ledger_accuracy_verdict(const sml_ledger_record *r, const sm
     return best ? best->verdict : SML_ACC_NOT_COMPARABLE;
 }
 
-void sml_ledger_side_by_side(const sml_ledger_record *r, char *speed, size_t sn, char *acc, size_t an) {
+void sml_ledger_side_by_side(const sml_ledger_record *r, char *speed, size_t sn, char *acc,
+                             size_t an) {
     double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < r->n; i++)
         if (isfinite(r->vs_baseline[i])) {
             lo = fmin(lo, r->vs_baseline[i]);
             hi = fmax(hi, r->vs_baseline[i]);
         }
-    if (r->claim.baseline && isfinite(lo)) snprintf(speed, sn, "%.2fx to %.2fx vs %s", lo, hi, r->claim.baseline);
-    else snprintf(speed, sn, "-");
+    if (r->claim.baseline && isfinite(lo))
+        snprintf(speed, sn, "%.2fx to %.2fx vs %s", lo, hi, r->claim.baseline);
+    else
+        snprintf(speed, sn, "-");
     const sml_ledger_accuracy *a = NULL;
     sml_acc_verdict v = sml_ledger_accuracy_verdict(r, &a);
-    if (!a || v == SML_ACC_NOT_COMPARABLE) snprintf(acc, an, "-");
+    if (!a || v == SML_ACC_NOT_COMPARABLE)
+        snprintf(acc, an, "-");
     else
-        snprintf(acc, an, "%s vs %s (%s %s: worst %.3g -> %.3g)", sml_acc_verdict_name(v), a->baseline,
-                 sml_op_name(a->op), sml_dtype_name(a->dtype), a->base.worst, a->mine.worst);
+        snprintf(acc, an, "%s vs %s (%s %s: worst %.3g -> %.3g)", sml_acc_verdict_name(v),
+                 a->baseline, sml_op_name(a->op), sml_dtype_name(a->dtype), a->base.worst,
+                 a->mine.worst);
 }
 
 sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
@@ -300,13 +312,16 @@ sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
             r->device = x->device;
             const sml_kernel *k = plan_kernel(run, x->kernel, &r->baseline_only);
             /* A plugin kernel may leave file NULL: its library says where it is. */
-            r->file = k && k->file ? k->file : k && sml_kernel_origin(k) ? sml_kernel_origin(k) : "";
+            r->file = k && k->file                ? k->file
+                      : k && sml_kernel_origin(k) ? sml_kernel_origin(k)
+                                                  : "";
             r->origin = k ? sml_kernel_origin(k) : NULL;
             if (k) r->claim = k->claim;
             r->framework = k && (k->flags & SML_KERNEL_FRAMEWORK);
             if (k && run->plan.versus)
-                r->claim = strcmp(k->name, run->plan.versus) ? (sml_claim){run->plan.versus, 1.0, "all"}
-                                                             : (sml_claim){NULL, 0.0, NULL};
+                r->claim = strcmp(k->name, run->plan.versus)
+                               ? (sml_claim){run->plan.versus, 1.0, "all"}
+                               : (sml_claim){NULL, 0.0, NULL};
             r->result = calloc(run->nresults, sizeof *r->result);
             r->outcome = calloc(run->nresults, sizeof *r->outcome);
             r->vs_baseline = calloc(run->nresults, sizeof *r->vs_baseline);
@@ -331,7 +346,8 @@ sml_status sml_ledger_build(const sml_bench_run *run, sml_ledger *out) {
             rows[i].cols = x->cols;
             rows[i].kernel_ok = x->verdict == SML_VERDICT_OK && x->timed;
             rows[i].baseline_ok = b && b->timed;
-            if (b && b->timed && b->verdict != SML_VERDICT_OK && sml_shape_in_class(x->cols, r->claim.shapes))
+            if (b && b->timed && b->verdict != SML_VERDICT_OK &&
+                sml_shape_in_class(x->cols, r->claim.shapes))
                 r->baseline_wrong++;
             r->vs_baseline[i] = NAN;
             if (x->timed && b && b->timed && x->m.t.median > 0)
@@ -373,4 +389,3 @@ const sml_ledger_record *sml_ledger_find(const sml_ledger *l, const char *kernel
         if (!strcmp(l->rec[j].kernel, kernel)) return &l->rec[j];
     return NULL;
 }
-

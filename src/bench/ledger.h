@@ -18,7 +18,7 @@ extern "C" {
 
 /* The version this build writes. Version 2 added each record's "framework"; version 1
  * ledgers (records without it) are still read (ledger_schema.c). */
-#define SML_LEDGER_SCHEMA "softmax-lab-ledger/2"
+#define SML_LEDGER_SCHEMA  "softmax-lab-ledger/2"
 #define SML_LEDGER_VERSION 2
 
 /* The version of a ledger this build reads (1 or 2); else 0, with err saying what was found
@@ -32,7 +32,8 @@ int sml_ledger_schema_ok(const char *schema, char *err, size_t errlen);
  * be true or false (else -1, with err naming `where` and the field). Version 1 ledgers have
  * no such field: the record's kernel name decides, by the one compatibility table of the
  * names those ledgers' framework baselines had (sml_ledger_v1_framework). */
-int sml_ledger_record_framework(int version, const sml_json *rec, const char *where, char *err, size_t errlen);
+int sml_ledger_record_framework(int version, const sml_json *rec, const char *where, char *err,
+                                size_t errlen);
 /* 1 when `kernel` was a framework baseline in version 1 ledgers (the compatibility table). */
 int sml_ledger_v1_framework(const char *kernel);
 /* The table's names joined by ", ", the last by `last` (", " or " or "), into buf. */
@@ -44,9 +45,9 @@ typedef struct sml_ledger_accuracy {
     sml_op op;
     sml_dtype dtype;
     sml_accuracy a;
-    char baseline[32];         /* "" when there is none in the run */
-    sml_accuracy mine, base;   /* over the cases both judged */
-    sml_acc_verdict verdict;   /* this kernel against the baseline */
+    char baseline[32];       /* "" when there is none in the run */
+    sml_accuracy mine, base; /* over the cases both judged */
+    sml_acc_verdict verdict; /* this kernel against the baseline */
     char why[512];
 } sml_ledger_accuracy;
 
@@ -57,16 +58,16 @@ typedef struct sml_ledger_record {
     const char *origin; /* where a kernel from outside the build came from (plugin library, or
                            Python module with the versions it ran on); NULL: built in */
     int baseline_only;
-    int framework;             /* the kernel is a framework baseline (SML_KERNEL_FRAMEWORK) */
+    int framework; /* the kernel is a framework baseline (SML_KERNEL_FRAMEWORK) */
     sml_claim claim;
     sml_decision decision;
-    size_t n;                  /* evidence rows */
-    size_t *result;            /* index into run->results per row */
-    sml_row_outcome *outcome;  /* per row */
-    double *vs_baseline;       /* per row: the claim baseline's time / this kernel's; NaN if none */
-    int baseline_wrong;        /* counted rows where the baseline failed its own check */
-    char reason[1024];         /* the status in one paragraph, with where it won and lost */
-    sml_ledger_accuracy *acc;  /* per op and dtype measured */
+    size_t n;                 /* evidence rows */
+    size_t *result;           /* index into run->results per row */
+    sml_row_outcome *outcome; /* per row */
+    double *vs_baseline;      /* per row: the claim baseline's time / this kernel's; NaN if none */
+    int baseline_wrong;       /* counted rows where the baseline failed its own check */
+    char reason[1024];        /* the status in one paragraph, with where it won and lost */
+    sml_ledger_accuracy *acc; /* per op and dtype measured */
     size_t nacc;
 } sml_ledger_record;
 
@@ -89,11 +90,13 @@ void sml_case_label(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, char *b
 
 /* The verdict a record's accuracy rows add up to (LESS if any, else MORE if any, else SAME;
  * NOT COMPARABLE with no baseline), and the row that decided it (NULL: none). */
-sml_acc_verdict sml_ledger_accuracy_verdict(const sml_ledger_record *r, const sml_ledger_accuracy **row);
+sml_acc_verdict sml_ledger_accuracy_verdict(const sml_ledger_record *r,
+                                            const sml_ledger_accuracy **row);
 
 /* The two numbers a gate reader wants beside each other: "1.31x to 2.07x vs naive" (the
  * claim's speedups, "-" without a claim) and "SAME vs naive (softmax fp32: worst 0.4 -> 0.41)". */
-void sml_ledger_side_by_side(const sml_ledger_record *r, char *speed, size_t sn, char *acc, size_t an);
+void sml_ledger_side_by_side(const sml_ledger_record *r, char *speed, size_t sn, char *acc,
+                             size_t an);
 
 #ifdef __cplusplus
 }

@@ -29,13 +29,14 @@ typedef struct timer {
     cudaEvent_t start, stop;
     sml_hold hold;
 #endif
-    int lost;      /* the last sample's hold ran out of time */
-    int nlost;     /* samples whose hold ran out; at SML_HOLD_MAX_LOST the holds stop */
-    int unheld;    /* the next sample only: no hold (the lazy-initialising first launch) */
+    int lost;   /* the last sample's hold ran out of time */
+    int nlost;  /* samples whose hold ran out; at SML_HOLD_MAX_LOST the holds stop */
+    int unheld; /* the next sample only: no hold (the lazy-initialising first launch) */
     double t0;
 } timer;
 
-static sml_status timer_init(timer *t, sml_device dev, void *stream, int hold, char *err, size_t errlen) {
+static sml_status timer_init(timer *t, sml_device dev, void *stream, int hold, char *err,
+                             size_t errlen) {
     t->dev = dev;
     t->stream = stream;
     t->lost = 0;
@@ -56,7 +57,8 @@ static sml_status timer_init(timer *t, sml_device dev, void *stream, int hold, c
     if (hold) {
         const sml_status s = sml_hold_init(&t->hold);
         if (s != SML_OK) {
-            snprintf(err, errlen, "the launch hold's pinned flag: %s", cudaGetErrorString(cudaGetLastError()));
+            snprintf(err, errlen, "the launch hold's pinned flag: %s",
+                     cudaGetErrorString(cudaGetLastError()));
             cudaEventDestroy(t->start);
             cudaEventDestroy(t->stop);
             return s;
@@ -89,7 +91,8 @@ static sml_status timer_begin(timer *t, char *err, size_t errlen) {
     }
 #ifdef SML_HAVE_CUDA
     if (!t->unheld && sml_hold_stream(&t->hold, t->stream) != SML_OK) {
-        snprintf(err, errlen, "launching the hold kernel: %s", cudaGetErrorString(cudaGetLastError()));
+        snprintf(err, errlen, "launching the hold kernel: %s",
+                 cudaGetErrorString(cudaGetLastError()));
         return SML_ERR_CUDA;
     }
     cudaError_t e = cudaEventRecord(t->start, (cudaStream_t)t->stream);

@@ -20,8 +20,8 @@ typedef struct sml_measure_opts {
     double sample_seconds; /* launches are batched until one sample takes about this long */
     double warmup_seconds; /* run at least this long before the first sample */
     int max_batch;
-    int min_batch;         /* launches per sample at least this many (<= 1: no minimum) */
-    int hold;              /* GPU: queue each sample behind the launch hold (launch_hold.h) */
+    int min_batch; /* launches per sample at least this many (<= 1: no minimum) */
+    int hold;      /* GPU: queue each sample behind the launch hold (launch_hold.h) */
 } sml_measure_opts;
 
 typedef struct sml_measurement {

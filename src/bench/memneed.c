@@ -10,8 +10,9 @@
 #include <cuda_runtime_api.h>
 #endif
 
-void sml_bench_case_need(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t check_max_elems,
-                         int cpu_kernels, int gpu_kernels, double *host, double *device) {
+void sml_bench_case_need(sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                         int64_t check_max_elems, int cpu_kernels, int gpu_kernels, double *host,
+                         double *device) {
     const double tensors = sml_op_is_backward(op) ? 3.0 : 2.0; /* x (and dy), out */
     const double t = (double)rows * (double)cols * (double)sml_dtype_size(dt);
     double checked = (double)rows * (double)cols;
@@ -71,11 +72,14 @@ static double gpu_free_bytes(void) {
 }
 
 static void gib(double b, char *buf, size_t n) {
-    if (b >= 1073741824.0) snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
-    else snprintf(buf, n, "%.1f MiB", b / 1048576.0);
+    if (b >= 1073741824.0)
+        snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
+    else
+        snprintf(buf, n, "%.1f MiB", b / 1048576.0);
 }
 
-int sml_bench_memory_check(const sml_bench_plan *p, const sml_bench_config *c, int gpu, char *err, size_t errlen) {
+int sml_bench_memory_check(const sml_bench_plan *p, const sml_bench_config *c, int gpu, char *err,
+                           size_t errlen) {
     sml_gpu_info info;
     memset(&info, 0, sizeof info);
     if (gpu) sml_gpu_query(&info);
@@ -102,10 +106,14 @@ int sml_bench_memory_check(const sml_bench_plan *p, const sml_bench_config *c, i
                 char need[32], have[32];
                 gib(host_short ? host : dev, need, sizeof need);
                 gib(host_short ? host_avail : dev_avail, have, sizeof have);
-                snprintf(err, errlen, "%s %s %lldx%lld needs %s of %s memory, and %s %s (--rows/--cols or "
-                         "--sweep: a smaller shape)", sml_op_name((sml_op)o), sml_dtype_name((sml_dtype)d),
-                         (long long)sh->rows, (long long)sh->cols, need, host_short ? "host" : "GPU", have,
-                         host_short ? "is available" : dev_free > 0 ? "is free on the GPU" : "is the GPU's total");
+                snprintf(err, errlen,
+                         "%s %s %lldx%lld needs %s of %s memory, and %s %s (--rows/--cols or "
+                         "--sweep: a smaller shape)",
+                         sml_op_name((sml_op)o), sml_dtype_name((sml_dtype)d), (long long)sh->rows,
+                         (long long)sh->cols, need, host_short ? "host" : "GPU", have,
+                         host_short     ? "is available"
+                         : dev_free > 0 ? "is free on the GPU"
+                                        : "is the GPU's total");
                 return 0;
             }
         }

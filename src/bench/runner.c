@@ -55,8 +55,8 @@ void sml_bench_config_default(sml_bench_config *c) {
 int sml_bench_partial(const sml_bench_run *run) { return run->ncases < run->ncases_planned; }
 
 const char *sml_bench_partial_text(const sml_bench_run *run, char *buf, size_t n) {
-    snprintf(buf, n, "the time limit (%g s) stopped the run after %zu of %zu cases", run->cfg.time_limit_s,
-             run->ncases, run->ncases_planned);
+    snprintf(buf, n, "the time limit (%g s) stopped the run after %zu of %zu cases",
+             run->cfg.time_limit_s, run->ncases, run->ncases_planned);
     return buf;
 }
 
@@ -70,7 +70,9 @@ const char *sml_bench_verdict_name(sml_bench_verdict v) {
     return "?";
 }
 
-int sml_bench_verdict_failed(sml_bench_verdict v) { return v == SML_VERDICT_WRONG || v == SML_VERDICT_ERROR; }
+int sml_bench_verdict_failed(sml_bench_verdict v) {
+    return v == SML_VERDICT_WRONG || v == SML_VERDICT_ERROR;
+}
 
 int sml_bench_parse_check_elems(const char *s, int64_t *out) {
     if (!strcmp(s, "all")) {
@@ -129,8 +131,10 @@ sml_status sml_bench_select(const char *spec, int gpu, const sml_kernel **out, i
     char buf[512];
     snprintf(buf, sizeof buf, "%s", spec && spec[0] ? spec : "all");
     int dropped_gpu = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int any = !strcmp(tok, "all"), want_gpu = !strcmp(tok, "gpu"), want_cpu = !strcmp(tok, "cpu");
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        int any = !strcmp(tok, "all"), want_gpu = !strcmp(tok, "gpu"),
+            want_cpu = !strcmp(tok, "cpu");
         if (any || want_gpu || want_cpu) {
             for (size_t i = 0; i < sml_kernel_count(); i++) {
                 const sml_kernel *k = sml_kernel_at(i);
@@ -148,12 +152,15 @@ sml_status sml_bench_select(const char *spec, int gpu, const sml_kernel **out, i
         }
         const sml_kernel *k = sml_kernel_find(tok);
         if (!k) {
-            snprintf(err, errlen, "unknown backend '%s' (softmax-lab list shows the registry)", tok);
+            snprintf(err, errlen, "unknown backend '%s' (softmax-lab list shows the registry)",
+                     tok);
             return SML_ERR_UNKNOWN_KERNEL;
         }
         if (!runnable(k, gpu)) {
-            if (k->device == SML_DEVICE_GPU) dropped_gpu = 1;
-            else note(notes, notes_len, "Backend %s is not built; skipped.", k->name);
+            if (k->device == SML_DEVICE_GPU)
+                dropped_gpu = 1;
+            else
+                note(notes, notes_len, "Backend %s is not built; skipped.", k->name);
             continue;
         }
         if (!add_kernel(k, 0, out, baseline_only, n)) {
@@ -292,9 +299,9 @@ static void progress_line(progress *pg, size_t ci, const sml_bench_case *c, cons
     char eta[32] = "";
     if (pg->done_weight > 0 && pg->total_weight > pg->done_weight)
         snprintf(eta, sizeof eta, ", ~%.0f s left", el * (pg->total_weight / pg->done_weight - 1));
-    fprintf(stderr, "%s[%zu/%zu %.0f s%s] %s %s %lldx%lld: %s%s", pg->tty ? "\r\033[K" : "",
-            ci + 1, pg->ncases, el, eta, sml_op_name(c->op), sml_dtype_name(c->dtype),
-            (long long)c->rows, (long long)c->cols, what, pg->tty ? "" : "\n");
+    fprintf(stderr, "%s[%zu/%zu %.0f s%s] %s %s %lldx%lld: %s%s", pg->tty ? "\r\033[K" : "", ci + 1,
+            pg->ncases, el, eta, sml_op_name(c->op), sml_dtype_name(c->dtype), (long long)c->rows,
+            (long long)c->cols, what, pg->tty ? "" : "\n");
     fflush(stderr);
 }
 
@@ -326,7 +333,8 @@ static sml_status dev_bufs_make(dev_bufs *b, sml_device dev, int nsets, const sm
     if (s == SML_OK && bwd) s = sml_buffer_alloc(&b->dy, dev, total);
     for (int i = 0; s == SML_OK && i < nsets; i++) {
         s = sml_buffer_upload(&b->x, b->stride * (size_t)i, hx, c->tensor_bytes);
-        if (s == SML_OK && bwd) s = sml_buffer_upload(&b->dy, b->stride * (size_t)i, hdy, c->tensor_bytes);
+        if (s == SML_OK && bwd)
+            s = sml_buffer_upload(&b->dy, b->stride * (size_t)i, hdy, c->tensor_bytes);
     }
     if (s != SML_OK) dev_bufs_free(b);
     return s;
@@ -374,8 +382,11 @@ static int choose_sets(const sml_bench_config *cfg, const sml_bench_env *env, si
     }
     double want = ceil(target / (double)(ws ? ws : 1));
     int sets = want > cfg->max_sets ? cfg->max_sets : (int)want;
-    if ((double)sets * (double)ws >= target) snprintf(label, n, "cold (rotating %d sets)", sets);
-    else snprintf(label, n, "L2-warm (%d sets span only %.1fx L2)", sets, (double)sets * (double)ws / l2);
+    if ((double)sets * (double)ws >= target)
+        snprintf(label, n, "cold (rotating %d sets)", sets);
+    else
+        snprintf(label, n, "L2-warm (%d sets span only %.1fx L2)", sets,
+                 (double)sets * (double)ws / l2);
     return sets;
 }
 
@@ -413,7 +424,8 @@ static void run_kernel(sml_bench_run *run, size_t ci, const sml_kernel *k, int b
     r->cols = c->cols;
     /* The kernel `auto` runs here, so that its rows can be read against that kernel's own. */
     const char *path = NULL;
-    if (!strcmp(k->name, "auto") && sml_auto_choice(h, c->op, c->dtype, c->rows, c->cols, &path) == SML_OK)
+    if (!strcmp(k->name, "auto") &&
+        sml_auto_choice(h, c->op, c->dtype, c->rows, c->cols, &path) == SML_OK)
         snprintf(r->auto_path, sizeof r->auto_path, "%s", path);
     char cause[200];
     if (ended_cause(run->cfg.ended, k->name, cause, sizeof cause)) {
@@ -421,7 +433,8 @@ static void run_kernel(sml_bench_run *run, size_t ci, const sml_kernel *k, int b
         return;
     }
     if (!ref_ok) {
-        fail_result(r, "%s%s", "not checked, not timed: the inputs or the reference failed: ", ref_err);
+        fail_result(r, "%s%s",
+                    "not checked, not timed: the inputs or the reference failed: ", ref_err);
         return;
     }
     if (!b) {
@@ -449,7 +462,8 @@ static void run_kernel(sml_bench_run *run, size_t ci, const sml_kernel *k, int b
     }
     s = sml_buffer_download(&b->out, 0, hout, c->tensor_bytes);
     sml_check_report rep;
-    if (s == SML_OK) s = sml_bench_check(c->op, c->dtype, c->cols, hx, hdy, rs, want, hout, threads, &rep);
+    if (s == SML_OK)
+        s = sml_bench_check(c->op, c->dtype, c->cols, hx, hdy, rs, want, hout, threads, &rep);
     if (s != SML_OK) {
         fail_result(r, "could not check the output: %s%s", sml_strerror(s), "");
         free(p);
@@ -461,7 +475,8 @@ static void run_kernel(sml_bench_run *run, size_t ci, const sml_kernel *k, int b
      * reference has none (or the reverse) is still WRONG. */
     if (!rep.pass && k->known_deviation && rep.nan_mismatch == 0 && rep.inf_mismatch == 0) {
         r->verdict = SML_VERDICT_KNOWN_DEVIATION;
-        snprintf(r->check, sizeof r->check, "known deviation (%.80s): %.340s", k->known_deviation, rep.message);
+        snprintf(r->check, sizeof r->check, "known deviation (%.80s): %.340s", k->known_deviation,
+                 rep.message);
     }
     r->worst_ulps = rep.worst_ulps;
     r->worst_ratio = rep.worst_ratio;
@@ -490,7 +505,8 @@ static void derive_metrics(sml_bench_run *run, size_t ci, size_t first, size_t l
         if (!r->timed || !(r->m.t.median > 0)) continue;
         double t = r->m.t.median;
         r->gbps = (double)c->bytes_moved / t * 1e-9;
-        double dev_copy = r->device == SML_DEVICE_GPU ? run->env.memcpy_gbps : run->env.host_memcpy_gbps;
+        double dev_copy =
+            r->device == SML_DEVICE_GPU ? run->env.memcpy_gbps : run->env.host_memcpy_gbps;
         if (dev_copy > 0) r->frac_memcpy = r->gbps / dev_copy;
         const char *naive = r->device == SML_DEVICE_GPU ? "naive" : "cpu_naive";
         double best = INFINITY;
@@ -550,8 +566,10 @@ static void run_case(sml_bench_run *run, size_t ci, sml_handle *h, int threads, 
     int ref_ok = hx && hout && want && (!bwd || hdy);
     if (!ref_ok) snprintf(ref_err, sizeof ref_err, "out of host memory");
     if (ref_ok) {
-        sml_status s = sml_bench_make_inputs(c->op, c->dtype, c->rows, c->cols, c->seed, threads, hx, hdy);
-        if (s == SML_OK) s = sml_bench_reference(c->op, c->dtype, c->cols, hx, hdy, &rs, want, threads);
+        sml_status s =
+            sml_bench_make_inputs(c->op, c->dtype, c->rows, c->cols, c->seed, threads, hx, hdy);
+        if (s == SML_OK)
+            s = sml_bench_reference(c->op, c->dtype, c->cols, hx, hdy, &rs, want, threads);
         if (s != SML_OK) {
             ref_ok = 0;
             snprintf(ref_err, sizeof ref_err, "%s", sml_strerror(s));
@@ -563,7 +581,8 @@ static void run_case(sml_bench_run *run, size_t ci, sml_handle *h, int threads, 
         if (!use[dev]) continue;
         int nsets = 1;
         char label[64] = "host (caches not controlled)";
-        if (dev == SML_DEVICE_GPU) nsets = choose_sets(&run->cfg, &run->env, c->bytes_moved, label, sizeof label);
+        if (dev == SML_DEVICE_GPU)
+            nsets = choose_sets(&run->cfg, &run->env, c->bytes_moved, label, sizeof label);
         /* A case's label is the GPU's when it has GPU kernels. */
         if (dev == SML_DEVICE_GPU || !use[SML_DEVICE_GPU]) {
             snprintf(c->cache, sizeof c->cache, "%s", label);
@@ -580,10 +599,10 @@ static void run_case(sml_bench_run *run, size_t ci, sml_handle *h, int threads, 
         }
         for (size_t k = 0; k < p->nkernels; k++) {
             const sml_kernel *kk = p->kernels[k];
-            if ((int)kk->device != dev || !sml_bench_supports(kk, c->op, c->dtype, c->cols, gpu)) continue;
-            run_kernel(run, ci, kk, p->baseline_only ? p->baseline_only[k] : 0, h,
-                       have ? &b : NULL, hout, hx, hdy, &rs, want, ref_ok,
-                       ref_ok ? alloc_err : ref_err, threads, pg);
+            if ((int)kk->device != dev || !sml_bench_supports(kk, c->op, c->dtype, c->cols, gpu))
+                continue;
+            run_kernel(run, ci, kk, p->baseline_only ? p->baseline_only[k] : 0, h, have ? &b : NULL,
+                       hout, hx, hdy, &rs, want, ref_ok, ref_ok ? alloc_err : ref_err, threads, pg);
         }
         if (have) dev_bufs_free(&b);
     }
@@ -593,22 +612,25 @@ static void run_case(sml_bench_run *run, size_t ci, sml_handle *h, int threads, 
      * itself; a backward case's (two reads, one write) is timed on its own. */
     for (int dev = 0; dev < 2; dev++) {
         if (!use[dev]) continue;
-        progress_line(pg, ci, c, dev ? "timing the copy kernel (same bytes)" : "timing memcpy (same bytes)", 0);
+        progress_line(pg, ci, c,
+                      dev ? "timing the copy kernel (same bytes)" : "timing memcpy (same bytes)",
+                      0);
         sml_measure_opts o;
         measure_opts(&run->cfg, (sml_device)dev, &o);
         char err[256];
         sml_measurement m, lm;
         double gbps, lgbps = 0;
-        int have_copy = sml_bench_copy_same_bytes((sml_device)dev, c->bytes_moved, copy_sets[dev], &o, &m,
-                                                  &gbps, err, sizeof err) == SML_OK;
+        int have_copy = sml_bench_copy_same_bytes((sml_device)dev, c->bytes_moved, copy_sets[dev],
+                                                  &o, &m, &gbps, err, sizeof err) == SML_OK;
         int have_limit = have_copy && !bwd;
         if (have_limit) {
             lm = m;
             lgbps = gbps;
         } else if (bwd) {
             progress_line(pg, ci, c, "timing the limit (2 reads + 1 write)", 0);
-            have_limit = sml_bench_limit_same_traffic((sml_device)dev, c->tensor_bytes, 2, copy_sets[dev], &o,
-                                                      &lm, &lgbps, err, sizeof err) == SML_OK;
+            have_limit =
+                sml_bench_limit_same_traffic((sml_device)dev, c->tensor_bytes, 2, copy_sets[dev],
+                                             &o, &lm, &lgbps, err, sizeof err) == SML_OK;
         }
         /* Stored per device: CPU backends compare against memcpy, GPU ones the kernel. */
         if (dev == SML_DEVICE_GPU || !use[SML_DEVICE_GPU]) {
@@ -743,8 +765,9 @@ sml_status sml_bench_execute(const sml_bench_plan *plan, const sml_bench_config 
     if (sml_bench_partial(run))
         fprintf(stderr, "time limit: %g s reached after %zu of %zu cases; the ledger is partial\n",
                 cfg->time_limit_s, run->ncases, run->ncases_planned);
-    if (pg.on) fprintf(stderr, "done: %zu cases, %zu measurements in %.1f s\n", run->ncases,
-                       run->nresults, sml_now() - t0);
+    if (pg.on)
+        fprintf(stderr, "done: %zu cases, %zu measurements in %.1f s\n", run->ncases, run->nresults,
+                sml_now() - t0);
     sml_handle_destroy(h);
     run->seconds = sml_now() - t0;
     return SML_OK;

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define F32 (1u << SML_F32)
-#define F16 (1u << SML_F16)
+#define F32  (1u << SML_F32)
+#define F16  (1u << SML_F16)
 #define BF16 (1u << SML_BF16)
-#define ALL (F32 | F16 | BF16)
+#define ALL  (F32 | F16 | BF16)
 
 static void add(sml_sweep *s, int64_t rows, int64_t cols, unsigned dtypes) {
     for (size_t i = 0; i < s->n; i++)
@@ -50,11 +50,11 @@ static const struct {
     const char *name;
     void (*fill)(sml_sweep *);
 } SWEEPS[] = {{"seeds", add_seeds},
-               {"seed-row-fusion", add_seed_row_fusion},
-               {"seed-cutedsl", add_seed_cutedsl},
-               {"cols", add_cols},
-               {"long", add_long},
-               {"short", add_short}};
+              {"seed-row-fusion", add_seed_row_fusion},
+              {"seed-cutedsl", add_seed_cutedsl},
+              {"cols", add_cols},
+              {"long", add_long},
+              {"short", add_short}};
 
 sml_status sml_sweep_get(const char *name, sml_sweep *out) {
     if (!name || !out) return SML_ERR_NULL_POINTER;
@@ -72,7 +72,9 @@ sml_status sml_sweep_get(const char *name, sml_sweep *out) {
     return SML_ERR_INVALID_ARG;
 }
 
-const char *sml_sweep_names(void) { return "seeds, seed-row-fusion, seed-cutedsl, cols, long, short, standard"; }
+const char *sml_sweep_names(void) {
+    return "seeds, seed-row-fusion, seed-cutedsl, cols, long, short, standard";
+}
 
 void sml_sweep_describe(const char *name, char *buf, size_t n) {
     sml_sweep s;

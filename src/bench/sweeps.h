@@ -13,7 +13,7 @@ extern "C" {
 
 typedef struct sml_sweep_shape {
     int64_t rows, cols;
-    unsigned dtypes; /* bit (1u << dtype) of the dtypes this shape is measured in */
+    unsigned dtypes;        /* bit (1u << dtype) of the dtypes this shape is measured in */
     int64_t requested_rows; /* the sweep's rows before a CPU-only shrink; 0: not shrunk */
 } sml_sweep_shape;
 

@@ -76,10 +76,13 @@ sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
     }
     sml_gpu_facts g = {dev, 0, 0, 0, 0, 0.0f};
     s = gpu_status(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, dev));
-    if (s == SML_OK) s = gpu_status(cudaDeviceGetAttribute(&g.clusters, cudaDevAttrClusterLaunch, dev));
-    if (s == SML_OK) s = gpu_status(cudaDeviceGetAttribute(&g.coop, cudaDevAttrCooperativeLaunch, dev));
     if (s == SML_OK)
-        s = gpu_status(cudaDeviceGetAttribute(&g.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        s = gpu_status(cudaDeviceGetAttribute(&g.clusters, cudaDevAttrClusterLaunch, dev));
+    if (s == SML_OK)
+        s = gpu_status(cudaDeviceGetAttribute(&g.coop, cudaDevAttrCooperativeLaunch, dev));
+    if (s == SML_OK)
+        s = gpu_status(
+            cudaDeviceGetAttribute(&g.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     if (s != SML_OK) return s;
     g.dram = dram_per_sm_clock(dev, g.sms);
     if (h) {
@@ -120,7 +123,10 @@ sml_status sml_buffer_alloc(sml_buffer *b, sml_device d, size_t bytes) {
 #ifdef SML_HAVE_CUDA
         if (!sml_gpu_available()) return SML_ERR_NO_DEVICE;
         sml_status s = gpu_status(cudaMalloc(&b->ptr, n));
-        if (s != SML_OK) { b->ptr = NULL; return s; }
+        if (s != SML_OK) {
+            b->ptr = NULL;
+            return s;
+        }
 #else
         return SML_ERR_NO_DEVICE;
 #endif
@@ -133,19 +139,25 @@ void sml_buffer_free(sml_buffer *b) {
     if (!b || !b->ptr) return;
     if (b->device == SML_DEVICE_CPU) free(b->ptr);
 #ifdef SML_HAVE_CUDA
-    else cudaFree(b->ptr);
+    else
+        cudaFree(b->ptr);
 #endif
     b->ptr = NULL;
     b->bytes = 0;
 }
 
-sml_status sml_buffer_upload_on(sml_buffer *b, size_t offset, const void *host, size_t n, void *stream) {
+sml_status sml_buffer_upload_on(sml_buffer *b, size_t offset, const void *host, size_t n,
+                                void *stream) {
     if (!b || !b->ptr || !host) return SML_ERR_NULL_POINTER;
     if (offset > b->bytes || n > b->bytes - offset) return SML_ERR_INVALID_ARG;
-    if (b->device == SML_DEVICE_CPU) { memcpy((char *)b->ptr + offset, host, n); return SML_OK; }
+    if (b->device == SML_DEVICE_CPU) {
+        memcpy((char *)b->ptr + offset, host, n);
+        return SML_OK;
+    }
 #ifdef SML_HAVE_CUDA
     cudaStream_t st = (cudaStream_t)stream;
-    sml_status s = gpu_status(cudaMemcpyAsync((char *)b->ptr + offset, host, n, cudaMemcpyHostToDevice, st));
+    sml_status s =
+        gpu_status(cudaMemcpyAsync((char *)b->ptr + offset, host, n, cudaMemcpyHostToDevice, st));
     return s != SML_OK ? s : gpu_status(cudaStreamSynchronize(st));
 #else
     (void)stream;
@@ -153,13 +165,18 @@ sml_status sml_buffer_upload_on(sml_buffer *b, size_t offset, const void *host, 
 #endif
 }
 
-sml_status sml_buffer_download_on(const sml_buffer *b, size_t offset, void *host, size_t n, void *stream) {
+sml_status sml_buffer_download_on(const sml_buffer *b, size_t offset, void *host, size_t n,
+                                  void *stream) {
     if (!b || !b->ptr || !host) return SML_ERR_NULL_POINTER;
     if (offset > b->bytes || n > b->bytes - offset) return SML_ERR_INVALID_ARG;
-    if (b->device == SML_DEVICE_CPU) { memcpy(host, (char *)b->ptr + offset, n); return SML_OK; }
+    if (b->device == SML_DEVICE_CPU) {
+        memcpy(host, (char *)b->ptr + offset, n);
+        return SML_OK;
+    }
 #ifdef SML_HAVE_CUDA
     cudaStream_t st = (cudaStream_t)stream;
-    sml_status s = gpu_status(cudaMemcpyAsync(host, (char *)b->ptr + offset, n, cudaMemcpyDeviceToHost, st));
+    sml_status s =
+        gpu_status(cudaMemcpyAsync(host, (char *)b->ptr + offset, n, cudaMemcpyDeviceToHost, st));
     return s != SML_OK ? s : gpu_status(cudaStreamSynchronize(st));
 #else
     (void)stream;
@@ -222,7 +239,10 @@ void sml_stream_destroy(sml_device d, void *stream) {
 
 sml_status sml_buffer_fill_on(sml_buffer *b, unsigned char byte, void *stream) {
     if (!b || !b->ptr) return SML_ERR_NULL_POINTER;
-    if (b->device == SML_DEVICE_CPU) { memset(b->ptr, byte, b->bytes); return SML_OK; }
+    if (b->device == SML_DEVICE_CPU) {
+        memset(b->ptr, byte, b->bytes);
+        return SML_OK;
+    }
 #ifdef SML_HAVE_CUDA
     cudaStream_t st = (cudaStream_t)stream;
     sml_status s = gpu_status(cudaMemsetAsync(b->ptr, byte, b->bytes, st));
@@ -235,7 +255,10 @@ sml_status sml_buffer_fill_on(sml_buffer *b, unsigned char byte, void *stream) {
 
 sml_status sml_buffer_fill(sml_buffer *b, unsigned char byte) {
     if (!b || !b->ptr) return SML_ERR_NULL_POINTER;
-    if (b->device == SML_DEVICE_CPU) { memset(b->ptr, byte, b->bytes); return SML_OK; }
+    if (b->device == SML_DEVICE_CPU) {
+        memset(b->ptr, byte, b->bytes);
+        return SML_OK;
+    }
 #ifdef SML_HAVE_CUDA
     sml_status s = gpu_status(cudaMemset(b->ptr, byte, b->bytes));
     return s != SML_OK ? s : gpu_status(cudaDeviceSynchronize());
@@ -269,8 +292,10 @@ sml_status sml_gpu_query(sml_gpu_info *out) {
     out->cc_major = prop.major;
     out->cc_minor = prop.minor;
     int khz = 0;
-    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) == cudaSuccess) out->sm_clock_mhz = khz / 1000;
-    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess) out->mem_clock_mhz = khz / 1000;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) == cudaSuccess)
+        out->sm_clock_mhz = khz / 1000;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess)
+        out->mem_clock_mhz = khz / 1000;
     (void)cudaGetLastError();
     cudaDriverGetVersion(&out->driver_version);
     cudaRuntimeGetVersion(&out->runtime_version);

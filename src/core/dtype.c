@@ -13,7 +13,10 @@
 #include <string.h>
 
 /* An IEEE binary format with `mbits` stored mantissa bits and `ebits` exponent bits. */
-typedef struct fmt16 { int mbits, ebits; uint16_t qnan; } fmt16;
+typedef struct fmt16 {
+    int mbits, ebits;
+    uint16_t qnan;
+} fmt16;
 
 static const fmt16 HALF = {10, 5, 0x7E00};
 static const fmt16 BF16 = {7, 8, 0x7FC0};
@@ -42,7 +45,7 @@ static uint16_t encode16(const fmt16 *f, double d) {
     if (isinf(a)) return sign | inf_bits;
     if (a == 0.0) return sign;
     int e2;
-    (void)frexp(a, &e2);          /* a = m * 2^e2, m in [0.5, 1): binade exponent e2 - 1 */
+    (void)frexp(a, &e2); /* a = m * 2^e2, m in [0.5, 1): binade exponent e2 - 1 */
     int e = e2 - 1;
     if (e < fmt_emin(f)) e = fmt_emin(f); /* subnormals share the smallest binade's quantum */
     /* a / quantum is exact (power-of-two scaling of a double far from double's limits). */

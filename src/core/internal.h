@@ -23,15 +23,15 @@ typedef struct sml_gpu_facts {
 } sml_gpu_facts;
 
 struct sml_handle {
-    sml_gpu_facts gpu;              /* the facts of the last device launched on */
-    int gpu_known;                  /* gpu holds them */
-    void *cudnn;                    /* the cuDNN kernel's private state, made on its first call */
-    void (*cudnn_release)(void *);  /* set by the cuDNN kernel with the handle */
-    void *coop;                     /* the coop kernel's partial slots, made on its first call */
-    void (*coop_release)(void *);   /* set by the coop kernel with them */
-    void *scratch;                  /* device workspace (the naive kernel's intermediates) */
+    sml_gpu_facts gpu;             /* the facts of the last device launched on */
+    int gpu_known;                 /* gpu holds them */
+    void *cudnn;                   /* the cuDNN kernel's private state, made on its first call */
+    void (*cudnn_release)(void *); /* set by the cuDNN kernel with the handle */
+    void *coop;                    /* the coop kernel's partial slots, made on its first call */
+    void (*coop_release)(void *);  /* set by the coop kernel with them */
+    void *scratch;                 /* device workspace (the naive kernel's intermediates) */
     size_t scratch_bytes;
-    struct sml_plan_cache *plans;   /* `auto`'s plan table per device, found on first use
+    struct sml_plan_cache *plans; /* `auto`'s plan table per device, found on first use
                                        (core/plan_cache.h) */
 };
 
@@ -58,7 +58,8 @@ size_t sml_auto_col_thresholds(int64_t *out, size_t cap);
  * where the device's plan table has an entry, "block (rules)" where the rules decide. The
  * table's plan is what is tried first; a plan the kernel refuses (SML_ERR_UNSUPPORTED) at
  * launch falls back to the rules' kernel. h may be NULL (the table is then read for this call). */
-sml_status sml_auto_explain(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols, char *buf, size_t n);
+sml_status sml_auto_explain(sml_handle *h, sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                            char *buf, size_t n);
 
 /* A device workspace of at least `bytes`, kept in the handle and grown on demand. */
 sml_status sml_handle_scratch(sml_handle *h, size_t bytes, void **out);
@@ -77,8 +78,10 @@ sml_status sml_buffer_download(const sml_buffer *b, size_t offset, void *host, s
 /* The same on a stream (GPU; NULL: the legacy default stream), returning once the copy is
  * done. Several host threads that each copy and launch on their own non-blocking stream
  * do not wait for one another's work, as they would on the default stream. */
-sml_status sml_buffer_upload_on(sml_buffer *b, size_t offset, const void *host, size_t n, void *stream);
-sml_status sml_buffer_download_on(const sml_buffer *b, size_t offset, void *host, size_t n, void *stream);
+sml_status sml_buffer_upload_on(sml_buffer *b, size_t offset, const void *host, size_t n,
+                                void *stream);
+sml_status sml_buffer_download_on(const sml_buffer *b, size_t offset, void *host, size_t n,
+                                  void *stream);
 /* The calling thread's current CUDA device (-1 without one), and making `dev` current on
  * this thread: a new host thread starts on device 0, not on the one ctest assigned. */
 int sml_gpu_current(void);
@@ -100,7 +103,7 @@ typedef struct sml_gpu_info {
     char name[128];
     int sm_count;
     int cc_major, cc_minor;
-    int sm_clock_mhz, mem_clock_mhz;   /* as the runtime reports them (maximum clocks) */
+    int sm_clock_mhz, mem_clock_mhz; /* as the runtime reports them (maximum clocks) */
     int driver_version, runtime_version;
     size_t l2_bytes, global_mem_bytes;
     int max_smem_per_block_optin;

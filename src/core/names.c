@@ -13,11 +13,14 @@ const char *sml_strerror(sml_status s) {
     case SML_ERR_BAD_SHAPE: return "rows and cols must be >= 0 and rows * ld must fit in 64 bits";
     case SML_ERR_BAD_STRIDE: return "the row stride ld must be >= cols";
     case SML_ERR_BAD_DTYPE: return "unknown dtype (expected fp32, fp16 or bf16)";
-    case SML_ERR_BAD_OP: return "unknown op (expected softmax, log_softmax, softmax_bwd or log_softmax_bwd)";
-    case SML_ERR_BAD_ALIAS: return "the output overlaps an input (only forward out == x is allowed)";
+    case SML_ERR_BAD_OP:
+        return "unknown op (expected softmax, log_softmax, softmax_bwd or log_softmax_bwd)";
+    case SML_ERR_BAD_ALIAS:
+        return "the output overlaps an input (only forward out == x is allowed)";
     case SML_ERR_UNSUPPORTED: return "this kernel does not support that op, dtype or row length";
     case SML_ERR_UNKNOWN_KERNEL: return "no kernel of that name in the registry";
-    case SML_ERR_NO_DEVICE: return "GPU kernel unavailable: no CUDA device, or built without CUDA/cuDNN";
+    case SML_ERR_NO_DEVICE:
+        return "GPU kernel unavailable: no CUDA device, or built without CUDA/cuDNN";
     case SML_ERR_CUDA: return "a CUDA call or kernel launch failed";
     case SML_ERR_CUDNN: return "a cuDNN call failed";
     case SML_ERR_OUT_OF_MEMORY: return "out of memory";
@@ -26,7 +29,8 @@ const char *sml_strerror(sml_status s) {
     case SML_ERR_INVALID_ARG: return "invalid argument";
     case SML_ERR_INTERNAL: return "internal error (a bug in softmax-lab)";
     case SML_ERR_PLUGIN: return "plugin refused (cannot be loaded, or its kernel table is invalid)";
-    case SML_ERR_KERNEL_FAILED: return "the kernel reported a failure (a plugin's or a Python kernel's own error)";
+    case SML_ERR_KERNEL_FAILED:
+        return "the kernel reported a failure (a plugin's or a Python kernel's own error)";
     case SML_STATUS_COUNT: break;
     }
     return "unknown status code";
@@ -59,9 +63,12 @@ int sml_shape_class_valid(const char *cls) {
 int sml_op_is_backward(sml_op op) { return op == SML_SOFTMAX_BWD || op == SML_LOG_SOFTMAX_BWD; }
 
 sml_status sml_dtype_parse(const char *s, sml_dtype *out) {
-    static const struct { const char *name; sml_dtype d; } ALIASES[] = {
-        {"fp32", SML_F32}, {"f32", SML_F32}, {"float32", SML_F32}, {"float", SML_F32},
-        {"fp16", SML_F16}, {"f16", SML_F16}, {"float16", SML_F16}, {"half", SML_F16},
+    static const struct {
+        const char *name;
+        sml_dtype d;
+    } ALIASES[] = {
+        {"fp32", SML_F32},  {"f32", SML_F32},       {"float32", SML_F32}, {"float", SML_F32},
+        {"fp16", SML_F16},  {"f16", SML_F16},       {"float16", SML_F16}, {"half", SML_F16},
         {"bf16", SML_BF16}, {"bfloat16", SML_BF16},
     };
     /* str(tensor.dtype) in PyTorch, and the module-qualified names of numpy and JAX. */
@@ -73,20 +80,32 @@ sml_status sml_dtype_parse(const char *s, sml_dtype *out) {
             break;
         }
     for (size_t i = 0; i < sizeof ALIASES / sizeof ALIASES[0]; i++)
-        if (strcmp(s, ALIASES[i].name) == 0) { *out = ALIASES[i].d; return SML_OK; }
+        if (strcmp(s, ALIASES[i].name) == 0) {
+            *out = ALIASES[i].d;
+            return SML_OK;
+        }
     return SML_ERR_BAD_DTYPE;
 }
 
 sml_status sml_op_parse(const char *s, sml_op *out) {
-    static const struct { const char *name; sml_op op; } ALIASES[] = {
-        {"softmax", SML_SOFTMAX}, {"log_softmax", SML_LOG_SOFTMAX},
-        {"logsoftmax", SML_LOG_SOFTMAX}, {"softmax_bwd", SML_SOFTMAX_BWD},
-        {"softmax_backward", SML_SOFTMAX_BWD}, {"log_softmax_bwd", SML_LOG_SOFTMAX_BWD},
+    static const struct {
+        const char *name;
+        sml_op op;
+    } ALIASES[] = {
+        {"softmax", SML_SOFTMAX},
+        {"log_softmax", SML_LOG_SOFTMAX},
+        {"logsoftmax", SML_LOG_SOFTMAX},
+        {"softmax_bwd", SML_SOFTMAX_BWD},
+        {"softmax_backward", SML_SOFTMAX_BWD},
+        {"log_softmax_bwd", SML_LOG_SOFTMAX_BWD},
         {"log_softmax_backward", SML_LOG_SOFTMAX_BWD},
     };
     if (!s || !out) return SML_ERR_NULL_POINTER;
     for (size_t i = 0; i < sizeof ALIASES / sizeof ALIASES[0]; i++)
-        if (strcmp(s, ALIASES[i].name) == 0) { *out = ALIASES[i].op; return SML_OK; }
+        if (strcmp(s, ALIASES[i].name) == 0) {
+            *out = ALIASES[i].op;
+            return SML_OK;
+        }
     return SML_ERR_BAD_OP;
 }
 

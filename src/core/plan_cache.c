@@ -38,8 +38,10 @@ int sml_plans_data_dir(char *buf, size_t n) {
     char lib[1024];
     if (snprintf(lib, sizeof lib, "%s", info.dli_fname) >= (int)sizeof lib) return 0;
     char *slash = strrchr(lib, '/');
-    if (slash) *slash = 0;
-    else snprintf(lib, sizeof lib, ".");
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(lib, sizeof lib, ".");
     static const char *const REL[] = {SML_PLANS_RELDIR, SML_PLANS_BUILD_RELDIR};
     for (size_t i = 0; i < sizeof REL / sizeof REL[0]; i++) {
         if (snprintf(buf, n, "%s/%s", lib, REL[i]) >= (int)n) continue;
@@ -64,7 +66,9 @@ static int try_table(const char *path, const sml_plan_key *gpu, sml_plan_slot *s
     return 1;
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 /* The *.plans files of dir in name order: the first for gpu. */
 static int try_dir(const char *dir, const sml_plan_key *gpu, sml_plan_slot *slot) {
@@ -99,7 +103,8 @@ void sml_plans_lookup(const sml_plan_key *gpu, const char *dir, sml_plan_slot *s
     if (dir) try_dir(dir, gpu, slot);
 }
 
-const sml_plan_table *sml_plans_for(sml_handle *h, int dev, sml_plan_slot *tmp, const char **source) {
+const sml_plan_table *sml_plans_for(sml_handle *h, int dev, sml_plan_slot *tmp,
+                                    const char **source) {
     if (source) *source = NULL;
     if (dev < 0 || dev >= SML_PLAN_MAX_DEVICES) return NULL;
     sml_plan_slot *slot = tmp;

@@ -19,11 +19,11 @@ extern "C" {
 #endif
 
 #define SML_PLAN_MAX_DEVICES 16
-#define SML_PLAN_SOURCE_LEN 512
+#define SML_PLAN_SOURCE_LEN  512
 
 /* The lookup's result for one device. */
 typedef struct sml_plan_slot {
-    int state;                        /* 0 not looked up yet, 1 `table` is in use, 2 no table */
+    int state; /* 0 not looked up yet, 1 `table` is in use, 2 no table */
     sml_plan_table table;
     char source[SML_PLAN_SOURCE_LEN]; /* the file the table came from */
 } sml_plan_slot;
@@ -35,7 +35,8 @@ struct sml_plan_cache {
 /* The table for device `dev` (the current one), looked up on the handle's first ask and then
  * kept there; NULL when there is none (or no GPU). h may be NULL: then `tmp` holds the table,
  * which the caller frees with sml_plan_slot_free. *source (may be NULL) receives its path. */
-const sml_plan_table *sml_plans_for(sml_handle *h, int dev, sml_plan_slot *tmp, const char **source);
+const sml_plan_table *sml_plans_for(sml_handle *h, int dev, sml_plan_slot *tmp,
+                                    const char **source);
 void sml_plan_slot_free(sml_plan_slot *s);
 void sml_plan_cache_free(struct sml_plan_cache *c);
 

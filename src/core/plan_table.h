@@ -33,13 +33,13 @@
 extern "C" {
 #endif
 
-#define SML_PLAN_FORMAT "softmax-lab-plans 1"
-#define SML_PLAN_MAX_LINE 512           /* characters a line may have, its newline excluded */
+#define SML_PLAN_FORMAT      "softmax-lab-plans 1"
+#define SML_PLAN_MAX_LINE    512 /* characters a line may have, its newline excluded */
 #define SML_PLAN_MAX_ENTRIES 4096
-#define SML_PLAN_MAX_FILE (1u << 20)    /* bytes a table file may have */
-#define SML_PLAN_NAME_LEN 96            /* the GPU name, its NUL included */
-#define SML_PLAN_MAX_SMS 1024
-#define SML_PLAN_MAX_BAND ((int64_t)1 << 62) /* `max` */
+#define SML_PLAN_MAX_FILE    (1u << 20) /* bytes a table file may have */
+#define SML_PLAN_NAME_LEN    96         /* the GPU name, its NUL included */
+#define SML_PLAN_MAX_SMS     1024
+#define SML_PLAN_MAX_BAND    ((int64_t)1 << 62) /* `max` */
 
 typedef enum sml_plan_family {
     SML_PLAN_WARP = 0,
@@ -78,14 +78,15 @@ typedef struct sml_plan_table {
     sml_plan_key key;
     size_t n;
     sml_plan_entry *e;
-    size_t first[SML_OP_COUNT][SML_DTYPE_COUNT], end[SML_OP_COUNT][SML_DTYPE_COUNT]; /* per op, dtype */
+    size_t first[SML_OP_COUNT][SML_DTYPE_COUNT],
+        end[SML_OP_COUNT][SML_DTYPE_COUNT]; /* per op, dtype */
 } sml_plan_table;
 
 /* Parse a table from text (len bytes, need not be NUL-terminated). `where` names it in
  * messages (a path). SML_ERR_FORMAT with "WHERE:LINE: FIELD: problem" in err on any bad
  * line; the table is then empty. Free with sml_plan_table_free. */
-sml_status sml_plan_table_parse(const char *text, size_t len, const char *where, sml_plan_table *t, char *err,
-                                size_t errlen);
+sml_status sml_plan_table_parse(const char *text, size_t len, const char *where, sml_plan_table *t,
+                                char *err, size_t errlen);
 /* The same from a file: SML_ERR_IO when it cannot be read, SML_ERR_FORMAT past
  * SML_PLAN_MAX_FILE bytes or on a bad line. */
 sml_status sml_plan_table_load(const char *path, sml_plan_table *t, char *err, size_t errlen);
@@ -93,8 +94,8 @@ void sml_plan_table_free(sml_plan_table *t);
 
 /* Check entries made in memory as the loader checks a file's (order, overlaps, knobs) and
  * build the index; the table takes e (malloc'ed) on success and on failure. */
-sml_status sml_plan_table_adopt(sml_plan_table *t, const sml_plan_key *key, sml_plan_entry *e, size_t n,
-                                char *err, size_t errlen);
+sml_status sml_plan_table_adopt(sml_plan_table *t, const sml_plan_key *key, sml_plan_entry *e,
+                                size_t n, char *err, size_t errlen);
 
 /* Write the table in the format above (a header comment first, when not NULL). 0 on success. */
 int sml_plan_table_write(const sml_plan_table *t, const char *comment, FILE *f);
@@ -102,8 +103,8 @@ int sml_plan_table_write(const sml_plan_table *t, const char *comment, FILE *f);
 const char *sml_plan_describe(const sml_plan *p, char *buf, size_t n);
 
 /* The entry whose bands hold (rows, cols) for op and dtype, or NULL. */
-const sml_plan_entry *sml_plan_table_find(const sml_plan_table *t, sml_op op, sml_dtype dt, int64_t rows,
-                                          int64_t cols);
+const sml_plan_entry *sml_plan_table_find(const sml_plan_table *t, sml_op op, sml_dtype dt,
+                                          int64_t rows, int64_t cols);
 
 /* 1 when a table keyed `table` is for the GPU `gpu`: the same name and SM count, and DRAM
  * figures equal to one decimal. */

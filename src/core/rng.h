@@ -7,7 +7,9 @@
 #include <math.h>
 #include <stdint.h>
 
-typedef struct sml_rng { uint64_t s[4]; } sml_rng;
+typedef struct sml_rng {
+    uint64_t s[4];
+} sml_rng;
 
 static inline uint64_t sml_splitmix64(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
@@ -32,7 +34,10 @@ static inline uint64_t sml_rng_u64(sml_rng *r) {
     uint64_t *s = r->s;
     uint64_t result = sml_rotl64(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
-    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
     s[2] ^= t;
     s[3] = sml_rotl64(s[3], 45);
     return result;

@@ -21,7 +21,9 @@ static sml_status dev_copy(sml_buffer *dst, size_t dst_off, const sml_buffer *sr
     }
 #ifdef SML_HAVE_CUDA
     return cudaMemcpy((char *)dst->ptr + dst_off, (const char *)src->ptr + src_off, n,
-                      cudaMemcpyDeviceToDevice) == cudaSuccess ? SML_OK : SML_ERR_CUDA;
+                      cudaMemcpyDeviceToDevice) == cudaSuccess
+               ? SML_OK
+               : SML_ERR_CUDA;
 #else
     return SML_ERR_NO_DEVICE;
 #endif
@@ -42,8 +44,9 @@ sml_status sml_edge_dev_fill(sml_buffer *b, size_t off, unsigned char byte, size
 
 /* First byte outside the rows where `got` differs from `image`; -1 if none. The rows are
  * elements [base + r*ld, base + r*ld + cols) of a buffer of `total` elements. */
-int64_t sml_edge_changed_outside_rows(const unsigned char *got, const unsigned char *image, size_t esz,
-                                    int64_t total, int64_t base, const sml_edge_case *t) {
+int64_t sml_edge_changed_outside_rows(const unsigned char *got, const unsigned char *image,
+                                      size_t esz, int64_t total, int64_t base,
+                                      const sml_edge_case *t) {
     int64_t from = 0;
     for (int64_t r = 0; r <= t->rows; r++) {
         int64_t to = r < t->rows ? base + r * t->ld : total;
@@ -89,7 +92,8 @@ sml_status sml_edge_make_inputs(const sml_edge_case *t, uint64_t seed, void *x, 
 /* The output image of a sampled case, built on the device (run_input builds it on the host and
  * uploads it; these tensors are too big to): rows poisoned, stride padding and guard canaries. */
 sml_status sml_edge_dev_poison_rows(sml_buffer *b, const sml_edge_case *t, size_t bytes) {
-    const size_t esz = sml_dtype_size(t->dt), span = (size_t)((t->rows - 1) * t->ld + t->cols) * esz;
+    const size_t esz = sml_dtype_size(t->dt),
+                 span = (size_t)((t->rows - 1) * t->ld + t->cols) * esz;
     if (t->ld == t->cols) { /* the rows are one run of elements */
         sml_status s = sml_edge_dev_fill(b, 0, POISON, span);
         return s == SML_OK ? sml_edge_dev_fill(b, span, CANARY, bytes - span) : s;
@@ -102,7 +106,8 @@ sml_status sml_edge_dev_poison_rows(sml_buffer *b, const sml_edge_case *t, size_
         return SML_OK;
     }
 #ifdef SML_HAVE_CUDA
-    if (cudaMemset2D(b->ptr, (size_t)t->ld * esz, POISON, (size_t)t->cols * esz, (size_t)t->rows) != cudaSuccess)
+    if (cudaMemset2D(b->ptr, (size_t)t->ld * esz, POISON, (size_t)t->cols * esz, (size_t)t->rows) !=
+        cudaSuccess)
         return SML_ERR_CUDA;
     return cudaDeviceSynchronize() == cudaSuccess ? SML_OK : SML_ERR_CUDA;
 #else
@@ -112,7 +117,8 @@ sml_status sml_edge_dev_poison_rows(sml_buffer *b, const sml_edge_case *t, size_
 
 /* A sampled case's input on the device: the nb-row host block uploaded, then doubled by device
  * copies until it fills the tensor (row r holds block row r % nb). */
-sml_status sml_edge_sampled_upload(sml_buffer *b, const sml_edge_case *t, int64_t nb, const unsigned char *block) {
+sml_status sml_edge_sampled_upload(sml_buffer *b, const sml_edge_case *t, int64_t nb,
+                                   const unsigned char *block) {
     const size_t esz = sml_dtype_size(t->dt);
     sml_status s = sml_buffer_upload(b, 0, block, (size_t)(nb * t->ld) * esz);
     for (int64_t done_rows = nb; s == SML_OK && done_rows < t->rows;) {

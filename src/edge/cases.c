@@ -6,25 +6,27 @@
 #include "core/rng.h"
 #include "kernels/auto_dispatch.h"
 
-#define BIG_ROWS 65537     /* past the 65,535 limit of a grid's y and z dimensions */
-#define MANY_ROWS 7001     /* past 48 rows per SM on GPUs of up to 145 SMs: block's many-row plan */
-#define WARP_ROWS 9281     /* past 64 rows per SM on GPUs of up to 145 SMs: auto's forward rows of
+#define BIG_ROWS  65537 /* past the 65,535 limit of a grid's y and z dimensions */
+#define MANY_ROWS 7001  /* past 48 rows per SM on GPUs of up to 145 SMs: block's many-row plan */
+#define WARP_ROWS \
+    9281 /* past 64 rows per SM on GPUs of up to 145 SMs: auto's forward rows of
                               129-256 fp32 columns go to block, not warp (auto_dispatch.h) */
 #define WARP_ROWS_COLS 255
-#define WAVE_ROWS 4099     /* 28-53 rows per SM on GPUs of 78-145 SMs: more than one wave of K = 1
+#define WAVE_ROWS \
+    4099 /* 28-53 rows per SM on GPUs of 78-145 SMs: more than one wave of K = 1
                               blocks, fewer than the many-row plan: block's forward one-wave plan
                               in its lean build (block_plan.h; 1,000 and 1,024 columns: fp32
                               64 x 4, 16-bit 64 x 2; 1,024 fp32 columns fill the block: the
                               lean build's whole-row path) */
-#define WAVE_ROWS_COLS 1000
+#define WAVE_ROWS_COLS       1000
 #define WAVE_ROWS_COLS_WHOLE 1024
 /* Backward rows long enough for `split` clusters of 8-16 blocks and `coop` slices, and more of
  * them than resident clusters (or than two rounds of `coop` items): the only shapes where
  * those kernels refill shared memory with the next row or slice while writing the current
  * one (docs/KERNELS.md, `split` and `coop`). Padded, so rows are 16-byte aligned and the last chunk is
  * partial. */
-#define LONG_ROWS 48
-#define LONG_ROWS_COLS 131077
+#define LONG_ROWS            48
+#define LONG_ROWS_COLS       131077
 
 /* The tall cases: more rows than `split` has resident clusters (up to 16 blocks per SM of 64
  * threads, so thousands on short slices), so that every cluster carries a next row while it
@@ -44,25 +46,48 @@ typedef struct tall_shape {
     int fwd_only;
 } tall_shape;
 static const tall_shape TALL[] = {
-    {8192, 16384, 16384, 0},   /* fp32: a pair of whole steps, one unpaired, one bounded; 16-bit: three pairs */
-    {8192, 10641, 10648, 0},   /* partial last chunk; fp32 (512 threads, 2,660 whole chunks): a pair
+    {8192, 16384, 16384,
+     0}, /* fp32: a pair of whole steps, one unpaired, one bounded; 16-bit: three pairs */
+    {8192, 10641, 10648, 0}, /* partial last chunk; fp32 (512 threads, 2,660 whole chunks): a pair
                                   of thread 100 would end exactly on the partial chunk */
-    {8192, 9603, 9608, 0},     /* the same for 16-bit (128 threads, 1,200 whole chunks): thread 48 */
-    {512, 131075, 131080, 0},  /* clusters of 8 (forward) or 8-16 (backward), rows in several rounds */
+    {8192, 9603, 9608, 0},   /* the same for 16-bit (128 threads, 1,200 whole chunks): thread 48 */
+    {512, 131075, 131080,
+     0}, /* clusters of 8 (forward) or 8-16 (backward), rows in several rounds */
     {128, ((int64_t)1 << 20) + 3, ((int64_t)1 << 20) + 8, 1}, /* clusters of 16, uncached tails */
-    {66, 105812, 105820, 0},   /* fp32 backward in clusters of 16 refills by cp.async (2''), rows in a
+    {66, 105812, 105820, 0}, /* fp32 backward in clusters of 16 refills by cp.async (2''), rows in a
                                   few rounds: the property suite's shape of its first-row bug.
                                   16-bit: ld * 2 bytes is not a multiple of 16, so scalar loads (2');
                                   512 x 131,075 carries 16-bit 2'' */
 };
-#define N_TALL (sizeof TALL / sizeof TALL[0])
-#define HUGE_BLOCK 64      /* distinct rows replicated over a > 2^31-element tensor */
+#define N_TALL     (sizeof TALL / sizeof TALL[0])
+#define HUGE_BLOCK 64 /* distinct rows replicated over a > 2^31-element tensor */
 
 /* Edge columns (1-3, each side of a warp, of 128, 1,024, 4,096, 8,192, 2^16 and past 2^20), plus
  * where `block` changes its plan (1023-1025: short rows to the forward plan), its chunks per thread or its block size (2048/2049, 8191-8193; 4096/4097 are in
  * the list). */
-static const int64_t BASE_COLS[] = {1, 2, 3, 31, 32, 33, 127, 128, 129, 1000, 1023, 1024, 1025, 2048, 2049,
-                                    4096, 4097, 8191, 8192, 8193, 12345, 65536, ((int64_t)1 << 20) + 3};
+static const int64_t BASE_COLS[] = {1,
+                                    2,
+                                    3,
+                                    31,
+                                    32,
+                                    33,
+                                    127,
+                                    128,
+                                    129,
+                                    1000,
+                                    1023,
+                                    1024,
+                                    1025,
+                                    2048,
+                                    2049,
+                                    4096,
+                                    4097,
+                                    8191,
+                                    8192,
+                                    8193,
+                                    12345,
+                                    65536,
+                                    ((int64_t)1 << 20) + 3};
 #define N_BASE_COLS (sizeof BASE_COLS / sizeof BASE_COLS[0])
 static const int64_t BIG_ROWS_COLS[] = {3, 33};
 static const int64_t MANY_ROWS_COLS = 1000; /* fp32: 4 chunks x 63 threads; 16-bit: 2 x 63 */
@@ -107,9 +132,11 @@ static int admit(int64_t rows, int64_t cols, sml_edge_layout v, sml_op op) {
         return 0;
     }
     if (rows == MANY_ROWS) return v == SML_EDGE_DENSE && cols == MANY_ROWS_COLS;
-    if (rows == WARP_ROWS) return v == SML_EDGE_DENSE && cols == WARP_ROWS_COLS && !sml_op_is_backward(op);
+    if (rows == WARP_ROWS)
+        return v == SML_EDGE_DENSE && cols == WARP_ROWS_COLS && !sml_op_is_backward(op);
     if (rows == WAVE_ROWS)
-        return v == SML_EDGE_DENSE && (cols == WAVE_ROWS_COLS || cols == WAVE_ROWS_COLS_WHOLE) && !sml_op_is_backward(op);
+        return v == SML_EDGE_DENSE && (cols == WAVE_ROWS_COLS || cols == WAVE_ROWS_COLS_WHOLE) &&
+               !sml_op_is_backward(op);
     if (cols > 65536) {
         if (rows != 1) return 0;
         if (v == SML_EDGE_MISALIGNED) return op == SML_SOFTMAX || op == SML_SOFTMAX_BWD;
@@ -120,15 +147,19 @@ static int admit(int64_t rows, int64_t cols, sml_edge_layout v, sml_op op) {
     return 1;
 }
 
-static sml_edge_case make_case(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, sml_edge_layout v) {
+static sml_edge_case make_case(sml_op op, sml_dtype dt, int64_t rows, int64_t cols,
+                               sml_edge_layout v) {
     sml_edge_case t = {op, dt, rows, cols, cols, 0, 0, v, 0};
-    if (v == SML_EDGE_PADDED || v == SML_EDGE_MISALIGNED || v == SML_EDGE_INPLACE) t.ld = padded_ld(cols);
+    if (v == SML_EDGE_PADDED || v == SML_EDGE_MISALIGNED || v == SML_EDGE_INPLACE)
+        t.ld = padded_ld(cols);
     if (v == SML_EDGE_MISALIGNED) t.offset = 1;
     if (v == SML_EDGE_INPLACE) t.inplace = 1;
     return t;
 }
 
-int sml_edge_huge_case(const sml_edge_case *t) { return (t->rows - 1) * t->ld + t->cols > ((int64_t)1 << 31); }
+int sml_edge_huge_case(const sml_edge_case *t) {
+    return (t->rows - 1) * t->ld + t->cols > ((int64_t)1 << 31);
+}
 
 /* Huge and tall cases run through run_sampled.c. */
 int sml_edge_sampled_case(const sml_edge_case *t) { return sml_edge_huge_case(t) || t->sampled; }
@@ -149,10 +180,10 @@ uint64_t sml_edge_case_seed(uint64_t run_seed, const sml_edge_case *t) {
  * that reads the row k rows away is seen unless k is a multiple of it, and fewer on long rows,
  * whose host reference is the cost. */
 int64_t sml_edge_sampled_block(const sml_edge_case *t) {
-    const int64_t nb = sml_edge_huge_case(t) ? HUGE_BLOCK
+    const int64_t nb = sml_edge_huge_case(t)           ? HUGE_BLOCK
                        : t->cols <= ((int64_t)1 << 15) ? 61
                        : t->cols <= ((int64_t)1 << 18) ? 7
-                                                        : 3;
+                                                       : 3;
     return t->rows < nb ? t->rows : nb;
 }
 
@@ -206,7 +237,8 @@ static int case_matches(const sml_edge_opts *o, const sml_edge_case *t) {
 /* The huge case per direction: fp16, 1,000 columns, rows so that the tensor passes 2^31
  * elements and one row straddles element 2^31. */
 static sml_edge_case huge_tcase(sml_op op) {
-    sml_edge_case t = {op, SML_F16, (((int64_t)1 << 31) / 1000) + 3, 1000, 1000, 0, 0, SML_EDGE_DENSE, 0};
+    sml_edge_case t = {
+        op, SML_F16, (((int64_t)1 << 31) / 1000) + 3, 1000, 1000, 0, 0, SML_EDGE_DENSE, 0};
     return t;
 }
 
@@ -214,11 +246,21 @@ void sml_edge_cases(const sml_edge_opts *o, sml_edge_visit_fn visit, void *arg) 
     if (o->rows > 0 && o->cols > 0) { /* one explicit case, as a reproduce line gives it */
         for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
             for (int op = 0; op < SML_OP_COUNT; op++) {
-                sml_edge_case t = {(sml_op)op, (sml_dtype)dt, o->rows, o->cols, o->ld > 0 ? o->ld : o->cols,
-                           o->offset > 0 ? o->offset : 0, o->inplace > 0, SML_EDGE_DENSE, o->sampled};
-                if (t.offset) t.var = SML_EDGE_MISALIGNED;
-                else if (t.inplace) t.var = SML_EDGE_INPLACE;
-                else if (t.ld > t.cols) t.var = SML_EDGE_PADDED;
+                sml_edge_case t = {(sml_op)op,
+                                   (sml_dtype)dt,
+                                   o->rows,
+                                   o->cols,
+                                   o->ld > 0 ? o->ld : o->cols,
+                                   o->offset > 0 ? o->offset : 0,
+                                   o->inplace > 0,
+                                   SML_EDGE_DENSE,
+                                   o->sampled};
+                if (t.offset)
+                    t.var = SML_EDGE_MISALIGNED;
+                else if (t.inplace)
+                    t.var = SML_EDGE_INPLACE;
+                else if (t.ld > t.cols)
+                    t.var = SML_EDGE_PADDED;
                 if (t.inplace && sml_op_is_backward(t.op)) continue;
                 if (case_matches(o, &t)) visit(arg, &t);
             }
@@ -233,14 +275,17 @@ void sml_edge_cases(const sml_edge_opts *o, sml_edge_visit_fn visit, void *arg) 
                 for (size_t ri = 0; ri < sizeof rows_set / sizeof rows_set[0]; ri++)
                     for (int v = 0; v < SML_EDGE_LAYOUT_COUNT; v++) {
                         if (v == SML_EDGE_INPLACE && sml_op_is_backward((sml_op)op)) continue;
-                        if (!admit(rows_set[ri], cols[ci], (sml_edge_layout)v, (sml_op)op)) continue;
-                        sml_edge_case t = make_case((sml_op)op, (sml_dtype)dt, rows_set[ri], cols[ci], (sml_edge_layout)v);
+                        if (!admit(rows_set[ri], cols[ci], (sml_edge_layout)v, (sml_op)op))
+                            continue;
+                        sml_edge_case t = make_case((sml_op)op, (sml_dtype)dt, rows_set[ri],
+                                                    cols[ci], (sml_edge_layout)v);
                         if (case_matches(o, &t)) visit(arg, &t);
                     }
     for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
         for (int op = 0; op < SML_OP_COUNT; op++) {
             if (!sml_op_is_backward((sml_op)op)) continue;
-            sml_edge_case t = make_case((sml_op)op, (sml_dtype)dt, LONG_ROWS, LONG_ROWS_COLS, SML_EDGE_PADDED);
+            sml_edge_case t =
+                make_case((sml_op)op, (sml_dtype)dt, LONG_ROWS, LONG_ROWS_COLS, SML_EDGE_PADDED);
             if (case_matches(o, &t)) visit(arg, &t);
         }
     if (!o->cpu) /* as the huge cases: the CPU kernels would take minutes on them */
@@ -248,7 +293,8 @@ void sml_edge_cases(const sml_edge_opts *o, sml_edge_visit_fn visit, void *arg) 
             for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
                 for (int op = 0; op < SML_OP_COUNT; op++) {
                     if (TALL[i].fwd_only && sml_op_is_backward((sml_op)op)) continue;
-                    sml_edge_case t = make_case((sml_op)op, (sml_dtype)dt, TALL[i].rows, TALL[i].cols, SML_EDGE_DENSE);
+                    sml_edge_case t = make_case((sml_op)op, (sml_dtype)dt, TALL[i].rows,
+                                                TALL[i].cols, SML_EDGE_DENSE);
                     t.ld = TALL[i].ld;
                     t.var = t.ld > t.cols ? SML_EDGE_PADDED : SML_EDGE_DENSE;
                     t.sampled = 1;

@@ -48,14 +48,18 @@ static void visit(void *arg, const sml_edge_case *t) {
             const sml_kernel *k = sml_kernel_at(ki);
             if (sml_edge_kernel_selected(c, k) && sml_edge_kernel_supports(k, t)) {
                 c->n_runs++;
-                c->n_checked += sampled ? sml_edge_sampled_rows(t, sml_edge_sampled_block(t), pick) * t->cols : el;
+                c->n_checked +=
+                    sampled ? sml_edge_sampled_rows(t, sml_edge_sampled_block(t), pick) * t->cols
+                            : el;
             }
         }
         return;
     }
     if (c->dead) return;
-    if (sml_edge_sampled_case(t)) sml_edge_run_sampled(c, t);
-    else sml_edge_run_input(c, t);
+    if (sml_edge_sampled_case(t))
+        sml_edge_run_sampled(c, t);
+    else
+        sml_edge_run_input(c, t);
 }
 
 /* auto's view of the device, as the harness prints and describes it. */
@@ -87,18 +91,20 @@ int sml_edge_main(const char *name, int argc, char **argv) {
     c.dev = c.o.cpu ? SML_DEVICE_CPU : SML_DEVICE_GPU;
     if (c.o.list) {
         sml_edge_cases(&c.o, visit, &c);
-        printf("%s: %" PRId64 " inputs, %" PRId64 " kernel runs, %" PRId64 " reference elements, %" PRId64
-               " checked elements\n", name, c.n_inputs, c.n_runs, c.n_elems, c.n_checked);
+        printf("%s: %" PRId64 " inputs, %" PRId64 " kernel runs, %" PRId64
+               " reference elements, %" PRId64 " checked elements\n",
+               name, c.n_inputs, c.n_runs, c.n_elems, c.n_checked);
         return 0;
     }
     rc = sml_edge_split(name, &c.o, argc, argv);
     if (rc >= 0) return rc;
     rc = open_device(&c);
     if (rc) return rc;
-    printf("%s: seed 0x%" PRIx64 "%s\n", name, c.o.seed, c.o.cpu ? " (CPU kernels: harness check)" : "");
+    printf("%s: seed 0x%" PRIx64 "%s\n", name, c.o.seed,
+           c.o.cpu ? " (CPU kernels: harness check)" : "");
     if (!c.o.cpu)
-        printf("%s: auto's device facts: %d SMs, cluster launch %s, %.1f DRAM bytes per SM clock\n", name, c.sms,
-               c.has_clusters ? "yes" : "no", c.dram);
+        printf("%s: auto's device facts: %d SMs, cluster launch %s, %.1f DRAM bytes per SM clock\n",
+               name, c.sms, c.has_clusters ? "yes" : "no", c.dram);
     fflush(stdout);
     sml_edge_cases(&c.o, visit, &c);
     sml_handle_destroy(c.h);

@@ -92,8 +92,8 @@ typedef struct sml_edge_opts {
     const char *plant;      /* --plant: a harness self-check (sampled cases) */
     const char *loads[8];   /* --load: plugin libraries whose kernels join the registry */
     int nloads;
-    sml_shard shard;        /* --shard K/N: every N-th case from K-1 (a worker's slice) */
-    const char *devices;    /* --devices D[,D]: the GPUs to split over (default: all visible) */
+    sml_shard shard;     /* --shard K/N: every N-th case from K-1 (a worker's slice) */
+    const char *devices; /* --devices D[,D]: the GPUs to split over (default: all visible) */
 } sml_edge_opts;
 
 /* Parse argv into o (loading --load plugins into the registry). 0, or 2 after printing the

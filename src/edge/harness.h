@@ -11,13 +11,13 @@
 #include "edge/edge.h"
 #include "reference/check.h"
 
-#define GUARD 64           /* canary elements before and after every tensor */
-#define CANARY 0x77        /* fp32 5.0e33, fp16 30576, bf16 5.0e33: poisons a max if read */
-#define POISON 0xFF        /* NaN in every dtype */
-#define MAX_PICK 8         /* rows checked of a sampled (huge or tall) case */
-#define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
-#define MAX_KERNELS 64
-#define PRINT_CAP 8        /* failures printed per kernel and dtype; the rest are counted */
+#define GUARD                    64 /* canary elements before and after every tensor */
+#define CANARY                   0x77 /* fp32 5.0e33, fp16 30576, bf16 5.0e33: poisons a max if read */
+#define POISON                   0xFF /* NaN in every dtype */
+#define MAX_PICK                 8    /* rows checked of a sampled (huge or tall) case */
+#define INPUT_CHECK_BYTES        ((size_t)64 << 20) /* re-read inputs after a run up to this size */
+#define MAX_KERNELS              64
+#define PRINT_CAP                8 /* failures printed per kernel and dtype; the rest are counted */
 /* Measured for cuDNN 9.14 on an H100: worst 1.47 ulp from exact (2.91 x the bound). One ulp
  * off the correctly rounded value is under 1.5 ulp from exact; past 2 ulp it is not the
  * deviation that was measured but a new bug, and fails. */
@@ -45,8 +45,8 @@ typedef struct sml_edge_ctx {
     float dram; /* what auto's decision reads of the device (src/core/internal.h) */
     sml_edge_cell stats[MAX_KERNELS][SML_DTYPE_COUNT];
     int64_t n_inputs, n_runs, n_elems, n_checked; /* --list-cases */
-    int dead;                          /* a CUDA error: the context may be unusable, stop */
-    int64_t visited;                   /* cases enumerated so far: the index --shard slices */
+    int dead;        /* a CUDA error: the context may be unusable, stop */
+    int64_t visited; /* cases enumerated so far: the index --shard slices */
 } sml_edge_ctx;
 
 /* tally.c */
@@ -66,8 +66,9 @@ int64_t sml_edge_sampled_twin(const sml_edge_case *t, int64_t nb, int64_t i);
 
 /* buffers.c: host images and device buffers */
 sml_status sml_edge_dev_fill(sml_buffer *b, size_t off, unsigned char byte, size_t n);
-int64_t sml_edge_changed_outside_rows(const unsigned char *got, const unsigned char *image, size_t esz,
-                                      int64_t total, int64_t base, const sml_edge_case *t);
+int64_t sml_edge_changed_outside_rows(const unsigned char *got, const unsigned char *image,
+                                      size_t esz, int64_t total, int64_t base,
+                                      const sml_edge_case *t);
 unsigned char *sml_edge_canary_image(size_t bytes);
 sml_status sml_edge_make_inputs(const sml_edge_case *t, uint64_t seed, void *x, void *dy);
 sml_status sml_edge_dev_poison_rows(sml_buffer *b, const sml_edge_case *t, size_t bytes);
@@ -84,8 +85,8 @@ void sml_edge_fail_run(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sm
  * Returns 1 when the context may be unusable (a CUDA error), after marking c->dead. */
 int sml_edge_fail_status(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
                          sml_status s);
-void sml_edge_judge(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t, sml_status s,
-                    const sml_check_report *rep, const char *detail);
+void sml_edge_judge(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
+                    sml_status s, const sml_check_report *rep, const char *detail);
 
 /* run_input.c, run_sampled.c: one case on every selected kernel */
 void sml_edge_run_input(sml_edge_ctx *c, const sml_edge_case *t);

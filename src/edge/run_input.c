@@ -49,16 +49,19 @@ static int dense_setup(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r) {
     r->hgot = malloc(bytes);
     r->want = malloc((size_t)(t->rows * t->cols) * sizeof *r->want);
     if (!r->hx || (r->bwd && !r->hdy) || !r->hout0 || !r->hgot || !r->want) {
-        printf("FAIL %s: out of host memory for rows=%" PRId64 " cols=%" PRId64 "\n", c->tally.name, t->rows, t->cols);
+        printf("FAIL %s: out of host memory for rows=%" PRId64 " cols=%" PRId64 "\n", c->tally.name,
+               t->rows, t->cols);
         c->tally.failed++;
         return 1;
     }
     unsigned char *dy = r->bwd ? r->hdy + data : NULL;
     sml_status s = sml_edge_make_inputs(t, sml_edge_case_seed(c->o.seed, t), r->hx + data, dy);
-    if (s == SML_OK) s = sml_ref_run(t->op, t->dt, t->rows, t->cols, t->ld, r->hx + data, dy, r->want);
+    if (s == SML_OK)
+        s = sml_ref_run(t->op, t->dt, t->rows, t->cols, t->ld, r->hx + data, dy, r->want);
     if (s != SML_OK) {
-        printf("FAIL %s: reference failed (%s) for %s %s rows=%" PRId64 " cols=%" PRId64 "\n", c->tally.name,
-               sml_strerror(s), sml_op_name(t->op), sml_dtype_name(t->dt), t->rows, t->cols);
+        printf("FAIL %s: reference failed (%s) for %s %s rows=%" PRId64 " cols=%" PRId64 "\n",
+               c->tally.name, sml_strerror(s), sml_op_name(t->op), sml_dtype_name(t->dt), t->rows,
+               t->cols);
         c->tally.failed++;
         return 1;
     }
@@ -96,11 +99,19 @@ static int inputs_changed(const sml_edge_case *t, dense_run *r) {
 }
 
 /* Kernel k on the input; returns 1 when the run must stop (a CUDA error). */
-static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r, size_t ki, const sml_kernel *k) {
+static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r, size_t ki,
+                      const sml_kernel *k) {
     const size_t data = r->data;
     sml_buffer *out = t->inplace ? &r->bx : &r->bout;
-    sml_problem p = {t->op, t->dt, t->rows, t->cols, t->ld, (char *)r->bx.ptr + data,
-                     r->bwd ? (char *)r->bdy.ptr + data : NULL, (char *)out->ptr + data, NULL};
+    sml_problem p = {t->op,
+                     t->dt,
+                     t->rows,
+                     t->cols,
+                     t->ld,
+                     (char *)r->bx.ptr + data,
+                     r->bwd ? (char *)r->bdy.ptr + data : NULL,
+                     (char *)out->ptr + data,
+                     NULL};
     sml_status s = sml_validate(k, &p);
     if (s == SML_ERR_UNSUPPORTED || (s == SML_ERR_NO_DEVICE && !k->launch)) {
         c->tally.skipped++;
@@ -126,8 +137,9 @@ static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r, siz
     if (at >= 0) {
         char msg[160];
         int64_t rel = at - r->base, row = rel >= 0 ? rel / t->ld : -1;
-        snprintf(msg, sizeof msg, "element %" PRId64 " from the base (row %" PRId64 ", col %" PRId64
-                                  ") outside the rows was overwritten",
+        snprintf(msg, sizeof msg,
+                 "element %" PRId64 " from the base (row %" PRId64 ", col %" PRId64
+                 ") outside the rows was overwritten",
                  rel, row, rel >= 0 ? rel % t->ld : rel);
         sml_edge_fail_run(c, ki, k, t, "", msg);
         return 0;
@@ -138,8 +150,8 @@ static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r, siz
     }
     sml_check_report rep;
     memset(&rep, 0, sizeof rep);
-    s = sml_check_against(t->op, t->dt, t->rows, t->cols, t->ld, r->hx + data, r->bwd ? r->hdy + data : NULL,
-                          r->want, r->hgot + data, &rep);
+    s = sml_check_against(t->op, t->dt, t->rows, t->cols, t->ld, r->hx + data,
+                          r->bwd ? r->hdy + data : NULL, r->want, r->hgot + data, &rep);
     sml_edge_judge(c, ki, k, t, s, &rep, s != SML_OK ? sml_strerror(s) : rep.message);
     return 0;
 }

@@ -15,8 +15,8 @@
 
 /* Each of the nb distinct rows against its twin, bit for bit; 0, or 1 with msg filled. `a`, `b`:
  * row buffers of cols elements. */
-static int twins_differ(const sml_edge_case *t, int64_t nb, sml_buffer *bout, unsigned char *a, unsigned char *b,
-                        char *msg, size_t msg_n) {
+static int twins_differ(const sml_edge_case *t, int64_t nb, sml_buffer *bout, unsigned char *a,
+                        unsigned char *b, char *msg, size_t msg_n) {
     const size_t esz = sml_dtype_size(t->dt), n = (size_t)t->cols * esz;
     for (int64_t i = 0; i < nb; i++) {
         const int64_t twin = sml_edge_sampled_twin(t, nb, i);
@@ -24,15 +24,17 @@ static int twins_differ(const sml_edge_case *t, int64_t nb, sml_buffer *bout, un
         sml_status s = sml_buffer_download(bout, (size_t)(i * t->ld) * esz, a, n);
         if (s == SML_OK) s = sml_buffer_download(bout, (size_t)(twin * t->ld) * esz, b, n);
         if (s != SML_OK) {
-            snprintf(msg, msg_n, "downloading rows %" PRId64 " and %" PRId64 ": %s", i, twin, sml_strerror(s));
+            snprintf(msg, msg_n, "downloading rows %" PRId64 " and %" PRId64 ": %s", i, twin,
+                     sml_strerror(s));
             return 1;
         }
         if (!memcmp(a, b, n)) continue;
         int64_t d = 0;
         while (memcmp(a + (size_t)d * esz, b + (size_t)d * esz, esz) == 0) d++;
         snprintf(msg, msg_n,
-                 "row %" PRId64 ", the same input as row %" PRId64 ", gives other bits at col %" PRId64
-                 " (%.9g, row %" PRId64 " %.9g): a row's output depends on its place in the batch",
+                 "row %" PRId64 ", the same input as row %" PRId64
+                 ", gives other bits at col %" PRId64 " (%.9g, row %" PRId64
+                 " %.9g): a row's output depends on its place in the batch",
                  twin, i, d, sml_load(t->dt, b, d), i, sml_load(t->dt, a, d));
         return 1;
     }
@@ -44,7 +46,8 @@ static int twins_differ(const sml_edge_case *t, int64_t nb, sml_buffer *bout, un
  * other element -inf (masked). The first and the last checked rows stay normal; a block row
  * gets at most one pattern; the patterns rotate with the op and dtype, so each tall shape meets
  * several across its cases. The reference is computed after, from the same values. */
-static void tall_extremes(const sml_edge_case *t, unsigned char *hx, int64_t nb, const int64_t *pick, int np) {
+static void tall_extremes(const sml_edge_case *t, unsigned char *hx, int64_t nb,
+                          const int64_t *pick, int np) {
     int k = (int)t->op + (int)t->dt;
     for (int i = 1; i + 1 < np; i++) {
         const int64_t src = pick[i] % nb, o = src * t->ld;
@@ -58,7 +61,8 @@ static void tall_extremes(const sml_edge_case *t, unsigned char *hx, int64_t nb,
             break;
         case 2: sml_store(t->dt, hx, o + 2 * t->cols / 3, NAN); break;
         case 3:
-            for (int64_t j = 0; j < t->cols; j++) sml_store(t->dt, hx, o + j, -1e4 + (double)(j % 7));
+            for (int64_t j = 0; j < t->cols; j++)
+                sml_store(t->dt, hx, o + j, -1e4 + (double)(j % 7));
             sml_store(t->dt, hx, o + t->cols / 2, 1e4);
             break;
         default:
@@ -70,16 +74,21 @@ static void tall_extremes(const sml_edge_case *t, unsigned char *hx, int64_t nb,
 
 /* --plant: after each kernel run of a sampled case, the harness itself damages what the checks
  * look at, as a kernel bug would, so that a test of this harness can show each check fails. */
-static sml_status plant(const sml_edge_ctx *c, const sml_edge_case *t, const int64_t *pick, int np, sml_buffer *bx,
-                        sml_buffer *bout, size_t bytes) {
+static sml_status plant(const sml_edge_ctx *c, const sml_edge_case *t, const int64_t *pick, int np,
+                        sml_buffer *bx, sml_buffer *bout, size_t bytes) {
     const size_t esz = sml_dtype_size(t->dt);
     const char *w = c->o.plant;
     if (!w) return SML_OK;
-    if (!strcmp(w, "padding") && t->ld > t->cols) /* one element of the first checked row's padding */
+    if (!strcmp(w, "padding") &&
+        t->ld > t->cols) /* one element of the first checked row's padding */
         return sml_edge_dev_fill(bout, (size_t)(pick[0] * t->ld + t->cols) * esz, 0, esz);
-    if (!strcmp(w, "input")) return sml_edge_dev_fill(bx, (size_t)(pick[np - 1] * t->ld) * esz, 0, esz);
-    if (!strcmp(w, "guard")) return sml_edge_dev_fill(bout, bytes - esz, 0, esz); /* the guard's last element */
-    if (!strcmp(w, "value")) return sml_edge_dev_fill(bout, (size_t)(pick[np - 1] * t->ld + t->cols / 2) * esz, POISON, esz);
+    if (!strcmp(w, "input"))
+        return sml_edge_dev_fill(bx, (size_t)(pick[np - 1] * t->ld) * esz, 0, esz);
+    if (!strcmp(w, "guard"))
+        return sml_edge_dev_fill(bout, bytes - esz, 0, esz); /* the guard's last element */
+    if (!strcmp(w, "value"))
+        return sml_edge_dev_fill(bout, (size_t)(pick[np - 1] * t->ld + t->cols / 2) * esz, POISON,
+                                 esz);
     const int64_t twin = sml_edge_sampled_twin(t, sml_edge_sampled_block(t), 0);
     if (!strcmp(w, "twin") && twin > 0) { /* row 0's twin's last element: its lowest bit flipped */
         const size_t at = (size_t)(twin * t->ld + t->cols - 1) * esz;
@@ -90,7 +99,6 @@ static sml_status plant(const sml_edge_ctx *c, const sml_edge_case *t, const int
     }
     return SML_OK;
 }
-
 
 /* One sampled case's host block, its checked rows and the device tensors. */
 typedef struct sampled_run {
@@ -136,16 +144,20 @@ static sml_status sampled_host(sml_edge_ctx *c, const sml_edge_case *t, sampled_
     r->twin_row = malloc(r->row_bytes);
     r->guard = malloc(r->gbytes);
     r->pwant = malloc((size_t)(r->np * t->cols) * sizeof *r->pwant);
-    sml_status s = (r->hx && (!r->bwd || r->hdy) && r->want && r->px && r->pdy && r->pgot && r->pwant && r->row &&
-                    r->twin_row && r->guard) ? SML_OK : SML_ERR_OUT_OF_MEMORY;
+    sml_status s = (r->hx && (!r->bwd || r->hdy) && r->want && r->px && r->pdy && r->pgot &&
+                    r->pwant && r->row && r->twin_row && r->guard)
+                       ? SML_OK
+                       : SML_ERR_OUT_OF_MEMORY;
     unsigned char *hdy = r->bwd ? r->hdy : NULL;
     if (s == SML_OK) s = sml_edge_make_inputs(&blk, sml_edge_case_seed(c->o.seed, t), r->hx, hdy);
-    if (s == SML_OK && !r->bwd && !sml_edge_huge_case(t)) tall_extremes(t, r->hx, nb, r->pick, r->np);
+    if (s == SML_OK && !r->bwd && !sml_edge_huge_case(t))
+        tall_extremes(t, r->hx, nb, r->pick, r->np);
     if (s == SML_OK) s = sml_ref_run(t->op, t->dt, nb, t->cols, t->ld, r->hx, hdy, r->want);
     if (s != SML_OK) return s;
     for (int i = 0; i < r->np; i++) {
         int64_t src = r->pick[i] % nb;
-        memcpy(r->px + (size_t)(i * t->cols) * esz, r->hx + (size_t)(src * t->ld) * esz, (size_t)t->cols * esz);
+        memcpy(r->px + (size_t)(i * t->cols) * esz, r->hx + (size_t)(src * t->ld) * esz,
+               (size_t)t->cols * esz);
         if (r->bwd)
             memcpy(r->pdy + (size_t)(i * t->cols) * esz, r->hdy + (size_t)(src * t->ld) * esz,
                    (size_t)t->cols * esz);
@@ -174,7 +186,8 @@ static int sampled_setup(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r
     if (s == SML_OK && r->bwd) s = sml_buffer_alloc(&r->bdy, c->dev, r->bytes);
     if (s == SML_OK) s = sml_buffer_alloc(&r->bout, c->dev, r->bytes);
     if (s == SML_ERR_OUT_OF_MEMORY) {
-        printf("SKIP %s: %s rows=%" PRId64 " cols=%" PRId64 ": not enough device memory for 2-3 x %zu bytes\n",
+        printf("SKIP %s: %s rows=%" PRId64 " cols=%" PRId64
+               ": not enough device memory for 2-3 x %zu bytes\n",
                c->tally.name, sml_op_name(t->op), t->rows, t->cols, r->bytes);
         c->tally.skipped++;
         return 1;
@@ -193,7 +206,8 @@ static int sampled_setup(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r
  * the guard follows), its inputs compared with the block's, then the guard downloaded. *bad
  * names the first damage seen (in row *bad_row); inputs a kernel wrote are uploaded again, so
  * that it does not fail the kernels after it. */
-static sml_status read_checked_rows(const sml_edge_case *t, sampled_run *r, const char **bad, int64_t *bad_row) {
+static sml_status read_checked_rows(const sml_edge_case *t, sampled_run *r, const char **bad,
+                                    int64_t *bad_row) {
     const size_t esz = r->esz;
     int inputs_changed = 0;
     sml_status s = SML_OK;
@@ -224,12 +238,13 @@ static sml_status read_checked_rows(const sml_edge_case *t, sampled_run *r, cons
 }
 
 /* The checked rows' values under the contract, and the twins bit for bit. */
-static void judge_values(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r, size_t ki, const sml_kernel *k) {
+static void judge_values(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r, size_t ki,
+                         const sml_kernel *k) {
     char msg[512];
     sml_check_report rep;
     memset(&rep, 0, sizeof rep);
-    sml_status s = sml_check_against(t->op, t->dt, r->np, t->cols, t->cols, r->px, r->bwd ? r->pdy : NULL, r->pwant,
-                                     r->pgot, &rep);
+    sml_status s = sml_check_against(t->op, t->dt, r->np, t->cols, t->cols, r->px,
+                                     r->bwd ? r->pdy : NULL, r->pwant, r->pgot, &rep);
     /* rep's row r is checked row pick[r] of the tensor */
     int len = snprintf(msg, sizeof msg, "%s [checked-row index -> tensor row:",
                        s != SML_OK ? sml_strerror(s) : rep.message);
@@ -249,8 +264,11 @@ static void judge_values(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r
 }
 
 /* Kernel k on the case; returns 1 when the run must stop (a CUDA error). */
-static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r, size_t ki, const sml_kernel *k) {
-    sml_problem p = {t->op, t->dt, t->rows, t->cols, t->ld, r->bx.ptr, r->bwd ? r->bdy.ptr : NULL, r->bout.ptr, NULL};
+static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r, size_t ki,
+                      const sml_kernel *k) {
+    sml_problem p = {
+        t->op,       t->dt, t->rows, t->cols, t->ld, r->bx.ptr, r->bwd ? r->bdy.ptr : NULL,
+        r->bout.ptr, NULL};
     sml_status s = sml_validate(k, &p);
     if (s == SML_ERR_UNSUPPORTED || (s == SML_ERR_NO_DEVICE && !k->launch)) {
         c->tally.skipped++;

@@ -46,7 +46,8 @@ int sml_edge_split(const char *name, const sml_edge_opts *o, int argc, char **ar
     int dev[SML_MAX_DEVICES], n = 0, codes[SML_MAX_DEVICES];
     int rc = choose(name, o, dev, &n);
     char exe[4096], dir[4300], seed[24], shard[SML_MAX_DEVICES][24], why[160];
-    if (rc != 0 || !sml_self_exe(exe, sizeof exe) || sml_per_device_dir(dir, sizeof dir)) return rc ? rc : -1;
+    if (rc != 0 || !sml_self_exe(exe, sizeof exe) || sml_per_device_dir(dir, sizeof dir))
+        return rc ? rc : -1;
     snprintf(seed, sizeof seed, "0x%" PRIx64, o->seed);
     char **argvs[SML_MAX_DEVICES], logs[SML_MAX_DEVICES][4400];
     const char *logp[SML_MAX_DEVICES];

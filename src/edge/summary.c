@@ -18,29 +18,32 @@ static void known_lines(const sml_edge_ctx *c) {
             if (!s->known) continue;
             n += s->known;
             size_t len = strlen(worst);
-            snprintf(worst + len, sizeof worst - len, "%s%s %" PRId64 " cases, worst %.3g ulp / %.3g x bound",
-                     len ? "; " : "", sml_dtype_name((sml_dtype)dt), s->known, s->known_ulps, s->known_ratio);
+            snprintf(worst + len, sizeof worst - len,
+                     "%s%s %" PRId64 " cases, worst %.3g ulp / %.3g x bound", len ? "; " : "",
+                     sml_dtype_name((sml_dtype)dt), s->known, s->known_ulps, s->known_ratio);
         }
         if (n)
-            printf("KNOWN DEVIATION %s: %s: %" PRId64 " cases outside the value bound, not failed (%s); registry: %s\n",
+            printf("KNOWN DEVIATION %s: %s: %" PRId64
+                   " cases outside the value bound, not failed (%s); registry: %s\n",
                    c->tally.name, k->name, n, worst, sml_edge_known_deviation(c, k));
     }
 }
 
 void sml_edge_summary(const sml_edge_ctx *c) {
-    printf("%-10s %-5s %8s %6s %6s %8s %12s %10s\n", "kernel", "dtype", "cases", "fails", "known", "refused",
-           "worst_ratio", "worst_ulps");
+    printf("%-10s %-5s %8s %6s %6s %8s %12s %10s\n", "kernel", "dtype", "cases", "fails", "known",
+           "refused", "worst_ratio", "worst_ulps");
     int64_t known_total = 0;
     for (size_t ki = 0; ki < sml_kernel_count() && ki < MAX_KERNELS; ki++)
         for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
             const sml_edge_cell *s = &c->stats[ki][dt];
             if (!s->cases && !s->refused) continue;
             printf("%-10s %-5s %8" PRId64 " %6" PRId64 " %6" PRId64 " %8" PRId64 " %12.4g %10.4g\n",
-                   sml_kernel_at(ki)->name, sml_dtype_name((sml_dtype)dt), s->cases, s->fails, s->known,
-                   s->refused, s->worst_ratio, s->worst_ulps);
+                   sml_kernel_at(ki)->name, sml_dtype_name((sml_dtype)dt), s->cases, s->fails,
+                   s->known, s->refused, s->worst_ratio, s->worst_ulps);
             known_total += s->known;
         }
     known_lines(c);
     if (known_total)
-        printf("%s: %" PRId64 " known deviations (neither passed nor failed below)\n", c->tally.name, known_total);
+        printf("%s: %" PRId64 " known deviations (neither passed nor failed below)\n",
+               c->tally.name, known_total);
 }

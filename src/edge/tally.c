@@ -24,6 +24,7 @@ int sml_edge_tally_finish(const sml_edge_tally *t) {
         printf("%s: %lld passed, %lld failed, %lld skipped\n", t->name, (long long)t->passed,
                (long long)t->failed, (long long)t->skipped);
     else
-        printf("%s: %lld passed, %lld failed\n", t->name, (long long)t->passed, (long long)t->failed);
+        printf("%s: %lld passed, %lld failed\n", t->name, (long long)t->passed,
+               (long long)t->failed);
     return t->failed ? 1 : 0;
 }

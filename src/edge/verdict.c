@@ -10,33 +10,40 @@
 #include "kernels/auto_dispatch.h"
 #include "kernels/vector_width.h"
 
-static const char *const VARIANT_NAMES[SML_EDGE_LAYOUT_COUNT] = {"dense", "padded-ld", "misaligned", "in-place"};
+static const char *const VARIANT_NAMES[SML_EDGE_LAYOUT_COUNT] = {"dense", "padded-ld", "misaligned",
+                                                                 "in-place"};
 
 /* The command that re-runs one case of one kernel, with this run's plugins and seed. */
-static void repro_line(const sml_edge_ctx *c, const char *kernel, const sml_edge_case *t, char *buf, size_t n) {
+static void repro_line(const sml_edge_ctx *c, const char *kernel, const sml_edge_case *t, char *buf,
+                       size_t n) {
     char loads[2048] = "";
     for (int i = 0; i < c->o.nloads; i++) {
         size_t used = strlen(loads);
         snprintf(loads + used, sizeof loads - used, " --load %s", c->o.loads[i]);
     }
-    int len = snprintf(buf, n, "%s%s%s --kernel %s --op %s --dtype %s --rows %" PRId64 " --cols %" PRId64
-                               " --ld %" PRId64 " --offset %" PRId64 " --inplace %d --seed 0x%" PRIx64,
-                       c->o.argv0, loads, c->o.cpu ? " --cpu" : "", kernel, sml_op_name(t->op),
-                       sml_dtype_name(t->dt), t->rows, t->cols, t->ld, t->offset, t->inplace, c->o.seed);
-    if (t->sampled && len > 0 && (size_t)len < n) len += snprintf(buf + len, n - (size_t)len, " --sampled");
+    int len =
+        snprintf(buf, n,
+                 "%s%s%s --kernel %s --op %s --dtype %s --rows %" PRId64 " --cols %" PRId64
+                 " --ld %" PRId64 " --offset %" PRId64 " --inplace %d --seed 0x%" PRIx64,
+                 c->o.argv0, loads, c->o.cpu ? " --cpu" : "", kernel, sml_op_name(t->op),
+                 sml_dtype_name(t->dt), t->rows, t->cols, t->ld, t->offset, t->inplace, c->o.seed);
+    if (t->sampled && len > 0 && (size_t)len < n)
+        len += snprintf(buf + len, n - (size_t)len, " --sampled");
     if (c->o.mark_known && len > 0 && (size_t)len < n)
         snprintf(buf + len, n - (size_t)len, " --known-deviation %s", c->o.mark_known);
 }
 
-static void describe(const sml_edge_ctx *c, const sml_kernel *k, const sml_edge_case *t, char *buf, size_t n) {
+static void describe(const sml_edge_ctx *c, const sml_kernel *k, const sml_edge_case *t, char *buf,
+                     size_t n) {
     int len = snprintf(buf, n, "%s %s %s rows=%" PRId64 " cols=%" PRId64 " ld=%" PRId64 " (%s)",
                        k->name, sml_op_name(t->op), sml_dtype_name(t->dt), t->rows, t->cols, t->ld,
                        VARIANT_NAMES[t->var]);
     if (len > 0 && (size_t)len < n && !strcmp(k->name, "auto"))
         snprintf(buf + len, n - (size_t)len, " auto->%s",
-                 sml_auto_path_name(sml_auto_pick(t->op, t->dt, t->rows, t->cols,
-                                                  t->offset == 0 && sml_stride_takes_vectors(t->ld, t->dt),
-                                                  c->sms, c->has_clusters, c->dram)));
+                 sml_auto_path_name(
+                     sml_auto_pick(t->op, t->dt, t->rows, t->cols,
+                                   t->offset == 0 && sml_stride_takes_vectors(t->ld, t->dt), c->sms,
+                                   c->has_clusters, c->dram)));
 }
 
 int sml_edge_kernel_selected(const sml_edge_ctx *c, const sml_kernel *k) {
@@ -79,7 +86,8 @@ static void report_fail(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const s
         describe(c, k, t, what, sizeof what);
         sml_edge_tally_fail(&c->tally, repro, "%s: %s", what, detail);
         if (cl->fails + 1 == PRINT_CAP)
-            printf("  (further failures of %s %s are counted, not printed)\n", k->name, sml_dtype_name(t->dt));
+            printf("  (further failures of %s %s are counted, not printed)\n", k->name,
+                   sml_dtype_name(t->dt));
     } else {
         c->tally.failed++;
     }
@@ -87,8 +95,8 @@ static void report_fail(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const s
 }
 
 /* A failure of the run itself (validation, launch, an overwritten canary, a changed input). */
-void sml_edge_fail_run(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t, const char *what,
-                     const char *detail) {
+void sml_edge_fail_run(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
+                       const char *what, const char *detail) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s%s", what, detail);
     report_fail(c, ki, k, t, NULL, msg);
@@ -97,8 +105,8 @@ void sml_edge_fail_run(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sm
 /* The verdict on a checked output: pass, KNOWN DEVIATION (a value-bound miss of a kernel
  * with a known deviation: no NaN or inf mismatch, worst error within
  * KNOWN_DEVIATION_MAX_ULPS), or fail. `detail` is the checker's message. */
-void sml_edge_judge(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t, sml_status s,
-                  const sml_check_report *rep, const char *detail) {
+void sml_edge_judge(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
+                    sml_status s, const sml_check_report *rep, const char *detail) {
     if (s == SML_OK && rep->pass) {
         sml_edge_tally_pass(&c->tally);
         record(c, ki, t->dt, 0, rep);
@@ -112,8 +120,9 @@ void sml_edge_judge(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_e
             char what[256], repro[512];
             describe(c, k, t, what, sizeof what);
             repro_line(c, k->name, t, repro, sizeof repro);
-            printf("KNOWN DEVIATION %s: %s: worst %.3g ulp (%.3g x the bound): %s\n  reproduce: %s\n", c->tally.name,
-                   what, rep->worst_ulps, rep->worst_ratio, detail, repro);
+            printf(
+                "KNOWN DEVIATION %s: %s: worst %.3g ulp (%.3g x the bound): %s\n  reproduce: %s\n",
+                c->tally.name, what, rep->worst_ulps, rep->worst_ratio, detail, repro);
             if (cl->known + 1 == PRINT_CAP)
                 printf("  (further known deviations of %s %s are counted, not printed)\n", k->name,
                        sml_dtype_name(t->dt));

@@ -13,7 +13,8 @@
 
 static const char *kind_of(mode_t m) {
     if (S_ISDIR(m)) return "a directory, not a file";
-    if (S_ISFIFO(m)) return "a FIFO (named pipe), not a regular file: save the data to a file first";
+    if (S_ISFIFO(m))
+        return "a FIFO (named pipe), not a regular file: save the data to a file first";
     if (S_ISSOCK(m)) return "a socket, not a regular file";
     if (S_ISCHR(m) || S_ISBLK(m)) return "a device, not a regular file";
     return "not a regular file";
@@ -74,7 +75,11 @@ sml_status sml_file_read_all(const char *path, size_t max, char **buf, size_t *l
         if (got < cap || cap > max) break;
         size_t ncap = cap * 2 > max + 1 ? max + 1 : cap * 2;
         char *nb = realloc(b, ncap + 1);
-        if (!nb) { free(b); b = NULL; break; }
+        if (!nb) {
+            free(b);
+            b = NULL;
+            break;
+        }
         b = nb;
         cap = ncap;
     }
@@ -95,7 +100,8 @@ sml_status sml_file_read_all(const char *path, size_t max, char **buf, size_t *l
     return SML_OK;
 }
 
-sml_status sml_file_errorf(sml_status s, char *err, size_t n, const char *path, const char *fmt, ...) {
+sml_status sml_file_errorf(sml_status s, char *err, size_t n, const char *path, const char *fmt,
+                           ...) {
     if (!err || !n) return s;
     char reason[1024];
     va_list ap;
@@ -106,7 +112,9 @@ sml_status sml_file_errorf(sml_status s, char *err, size_t n, const char *path, 
     /* Room for the path: what the reason and ": " leave, and never under 24 characters. */
     size_t room = n > rl + 3 ? n - rl - 3 : 0;
     if (room < 24) room = 24;
-    if (pl <= room) snprintf(err, n, "%s: %s", path, reason);
-    else snprintf(err, n, "...%s: %s", path + pl - (room - 3), reason);
+    if (pl <= room)
+        snprintf(err, n, "%s: %s", path, reason);
+    else
+        snprintf(err, n, "...%s: %s", path + pl - (room - 3), reason);
     return s;
 }

@@ -27,8 +27,8 @@ sml_status sml_file_read_all(const char *path, size_t max, char **buf, size_t *l
                              size_t n);
 
 /* err := "<path>: <reason>", the path cut to "...<its end>" so that the reason fits. */
-sml_status sml_file_errorf(sml_status s, char *err, size_t n, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+sml_status sml_file_errorf(sml_status s, char *err, size_t n, const char *path, const char *fmt,
+                           ...) __attribute__((format(printf, 5, 6)));
 
 #ifdef __cplusplus
 }

@@ -32,7 +32,7 @@ typedef struct sml_npy {
     int64_t rows, cols; /* leading axes flattened, last axis */
     void *data;         /* rows * cols elements of dtype, dense, C order (malloc) */
     size_t bytes;
-    int raw_bits;       /* 1: the file held 16-bit raw bits, typed by the sidecar or the caller */
+    int raw_bits; /* 1: the file held 16-bit raw bits, typed by the sidecar or the caller */
 } sml_npy;
 
 /* Read `path`. `want` is the dtype the caller expects, or -1 to take the file's own; raw
@@ -55,8 +55,8 @@ typedef struct sml_npy_staged {
     int n;                /* files staged */
     int stale_sidecar;    /* 1: remove an old sidecar of that name when placed */
 } sml_npy_staged;
-sml_status sml_npy_stage(sml_npy_staged *st, const char *path, sml_dtype dt, int ndim, const int64_t *shape,
-                         const void *data, char *err, size_t errlen);
+sml_status sml_npy_stage(sml_npy_staged *st, const char *path, sml_dtype dt, int ndim,
+                         const int64_t *shape, const void *data, char *err, size_t errlen);
 sml_status sml_npy_stage_place(sml_npy_staged *st, char *err, size_t errlen);
 void sml_npy_stage_abort(sml_npy_staged *st);
 

@@ -13,8 +13,10 @@
 
 static sml_status fail(const char *name, const char *what, int e, char *err, size_t errlen) {
     if (err && errlen) {
-        if (e) snprintf(err, errlen, "%.1024s: %s: %s", name, what, strerror(e));
-        else snprintf(err, errlen, "%.1024s: %s", name, what);
+        if (e)
+            snprintf(err, errlen, "%.1024s: %s: %s", name, what, strerror(e));
+        else
+            snprintf(err, errlen, "%.1024s: %s", name, what);
     }
     return SML_ERR_IO;
 }
@@ -37,7 +39,8 @@ static char live_path[LIVE_MAX][4096];
 static volatile sig_atomic_t live_used[LIVE_MAX];
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t live_once = PTHREAD_ONCE_INIT;
-static const int live_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGABRT, SIGFPE};
+static const int live_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
+                                   SIGSEGV, SIGBUS,  SIGABRT, SIGFPE};
 
 static void live_unlink_all(void) {
     for (int i = 0; i < LIVE_MAX; i++)
@@ -118,8 +121,10 @@ static sml_status open_in_place(sml_out_file *o, char *err, size_t errlen) {
      * an open descriptor (/dev/fd/N, /proc/self/fd/N: a pipe this process already holds, such
      * as the copy of stdout `--json -` writes to) has its reader already. */
     if (stat(o->path, &st) == 0 && S_ISFIFO(st.st_mode) && !system_path(o->path))
-        return fail(o->name, "is a FIFO: outputs are regular files, a character device such as "
-                    "/dev/null, or - for stdout", 0, err, errlen);
+        return fail(o->name,
+                    "is a FIFO: outputs are regular files, a character device such as "
+                    "/dev/null, or - for stdout",
+                    0, err, errlen);
     o->f = fopen(o->path, "w");
     if (!o->f) return fail(o->name, "cannot open for writing", errno, err, errlen);
     return SML_OK;
@@ -132,7 +137,8 @@ sml_status sml_out_open(sml_out_file *o, const char *path, char *err, size_t err
     if (!path || !path[0]) return fail(o->name, "empty output path", 0, err, errlen);
     if (!strcmp(path, "-")) return open_fd_copy(o, 1, err, errlen);
     size_t len = strlen(path);
-    if (len >= sizeof o->path) return fail("output path", "longer than 4095 characters", 0, err, errlen);
+    if (len >= sizeof o->path)
+        return fail("output path", "longer than 4095 characters", 0, err, errlen);
     if (path[len - 1] == '/') return fail(o->name, "names a directory, not a file", 0, err, errlen);
     memcpy(o->path, path, len + 1);
     struct stat st, lst;
@@ -167,8 +173,10 @@ sml_status sml_out_open(sml_out_file *o, const char *path, char *err, size_t err
     int dirlen = slash ? (int)(slash - o->path) + 1 : 0;
     const char *base = o->path + dirlen;
     for (int n = 0; n < 100; n++) {
-        int w = snprintf(o->tmp, sizeof o->tmp, "%.*s.%.180s.%ld.%d.tmp", dirlen, o->path, base, (long)getpid(), n);
-        if (w < 0 || (size_t)w >= sizeof o->tmp) return fail(o->name, "path too long", 0, err, errlen);
+        int w = snprintf(o->tmp, sizeof o->tmp, "%.*s.%.180s.%ld.%d.tmp", dirlen, o->path, base,
+                         (long)getpid(), n);
+        if (w < 0 || (size_t)w >= sizeof o->tmp)
+            return fail(o->name, "path too long", 0, err, errlen);
         int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno == EEXIST) continue;
         if (fd < 0) {
@@ -192,8 +200,9 @@ sml_status sml_out_open(sml_out_file *o, const char *path, char *err, size_t err
             o->tmp[0] = 0;
             live_remove(o->live);
             o->live = -1;
-            return fail(o->name, e ? "cannot open for writing" : "too many files open for writing at once", e,
-                        err, errlen);
+            return fail(o->name,
+                        e ? "cannot open for writing" : "too many files open for writing at once",
+                        e, err, errlen);
         }
         return SML_OK;
     }
@@ -241,9 +250,12 @@ sml_status sml_out_place(sml_out_file *o, char *err, size_t errlen) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", o->path);
     char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) slash[1] = 0;
-    else *slash = 0;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        slash[1] = 0;
+    else
+        *slash = 0;
     int fd = open(dir, O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         (void)fsync(fd);

@@ -15,11 +15,14 @@ static void real_new_path(const char *p, char *out, size_t n) {
     snprintf(dir, sizeof dir, "%s", p);
     char *slash = strrchr(dir, '/');
     const char *base = p;
-    if (!slash) snprintf(dir, sizeof dir, ".");
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
     else {
         base = p + (slash - dir) + 1;
-        if (slash == dir) slash[1] = 0;
-        else *slash = 0;
+        if (slash == dir)
+            slash[1] = 0;
+        else
+            *slash = 0;
     }
     char *real = realpath(dir, NULL);
     if (!real) {

@@ -20,7 +20,8 @@ int sml_devices_parse(const char *s, int count, int *out, int *n, char *why, siz
             return 0;
         }
         if (d >= count) {
-            snprintf(why, why_n, "device %ld: this host shows %d CUDA device%s", d, count, count == 1 ? "" : "s");
+            snprintf(why, why_n, "device %ld: this host shows %d CUDA device%s", d, count,
+                     count == 1 ? "" : "s");
             return 0;
         }
         for (int i = 0; i < *n; i++)
@@ -81,8 +82,8 @@ static pid_t start(char *const *argv, int dev, const char *log) {
     _exit(127);
 }
 
-int sml_per_device_run(char *const *const *argvs, const int *devices, int n, const char *const *logs, int *codes,
-                    char *why, size_t why_n) {
+int sml_per_device_run(char *const *const *argvs, const int *devices, int n,
+                       const char *const *logs, int *codes, char *why, size_t why_n) {
     pid_t pids[SML_MAX_DEVICES];
     int started = 0;
     for (int i = 0; i < n && i < SML_MAX_DEVICES; i++) {

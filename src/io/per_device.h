@@ -26,8 +26,8 @@ int sml_self_exe(char *buf, size_t n);
  * with --load), its stdout and stderr into logs[i]; wait for all. codes[i]: the exit status,
  * 128 + signal when killed, 127 when it could not start. 0, or -1 when no child could be
  * started (message in why). */
-int sml_per_device_run(char *const *const *argvs, const int *devices, int n, const char *const *logs, int *codes,
-                    char *why, size_t why_n);
+int sml_per_device_run(char *const *const *argvs, const int *devices, int n,
+                       const char *const *logs, int *codes, char *why, size_t why_n);
 
 /* A private directory for the workers' files (mkdtemp under TMPDIR or /tmp) into buf: 0, or
  * -1. sml_per_device_cleanup removes the files named and then the directory. */

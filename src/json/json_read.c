@@ -42,8 +42,11 @@ static void fail(parser *ps, const char *fmt, ...) {
     if (!ps->err || !ps->errlen) return;
     int line = 1, col = 1;
     for (const char *q = ps->s; q < ps->p && q < ps->end; q++) {
-        if (*q == '\n') { line++; col = 1; }
-        else col++;
+        if (*q == '\n') {
+            line++;
+            col = 1;
+        } else
+            col++;
     }
     int w = snprintf(ps->err, ps->errlen, "line %d, column %d: ", line, col);
     if (w < 0 || (size_t)w >= ps->errlen) return;
@@ -129,15 +132,24 @@ static int pop_members(parser *ps, sml_json *v, size_t base) {
 }
 
 static int hex4(parser *ps, unsigned *out) {
-    if (ps->end - ps->p < 4) { fail(ps, "truncated \\u escape"); return 0; }
+    if (ps->end - ps->p < 4) {
+        fail(ps, "truncated \\u escape");
+        return 0;
+    }
     unsigned v = 0;
     for (int i = 0; i < 4; i++) {
         char c = ps->p[i];
         v <<= 4;
-        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
-        else { fail(ps, "bad hex digit in \\u escape"); return 0; }
+        if (c >= '0' && c <= '9')
+            v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (unsigned)(c - 'A' + 10);
+        else {
+            fail(ps, "bad hex digit in \\u escape");
+            return 0;
+        }
     }
     ps->p += 4;
     *out = v;
@@ -145,7 +157,10 @@ static int hex4(parser *ps, unsigned *out) {
 }
 
 static size_t utf8_put(char *dst, unsigned cp) {
-    if (cp < 0x80) { dst[0] = (char)cp; return 1; }
+    if (cp < 0x80) {
+        dst[0] = (char)cp;
+        return 1;
+    }
     if (cp < 0x800) {
         dst[0] = (char)(0xC0 | (cp >> 6));
         dst[1] = (char)(0x80 | (cp & 0x3F));
@@ -169,7 +184,8 @@ size_t sml_utf8_len(const unsigned char *p, const unsigned char *end) {
     size_t n;
     unsigned lo = 0x80, hi = 0xBF;
     if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
     else if (c >= 0xE0 && c <= 0xEF) {
         n = 3;
         if (c == 0xE0) lo = 0xA0;
@@ -178,7 +194,8 @@ size_t sml_utf8_len(const unsigned char *p, const unsigned char *end) {
         n = 4;
         if (c == 0xF0) lo = 0x90;
         if (c == 0xF4) hi = 0x8F;
-    } else return 0;
+    } else
+        return 0;
     if ((size_t)(end - p) < n) return 0;
     if (p[1] < lo || p[1] > hi) return 0;
     for (size_t i = 2; i < n; i++)
@@ -209,14 +226,24 @@ static char *parse_string(parser *ps) {
         }
         if (c >= 0x80) {
             size_t k = sml_utf8_len((const unsigned char *)ps->p, (const unsigned char *)ps->end);
-            if (!k) { fail(ps, "invalid UTF-8 in a string"); break; }
+            if (!k) {
+                fail(ps, "invalid UTF-8 in a string");
+                break;
+            }
             memcpy(out + n, ps->p, k);
             n += k;
             ps->p += k;
             continue;
         }
-        if (c < 0x20) { fail(ps, "control character in a string"); break; }
-        if (c != '\\') { out[n++] = (char)c; ps->p++; continue; }
+        if (c < 0x20) {
+            fail(ps, "control character in a string");
+            break;
+        }
+        if (c != '\\') {
+            out[n++] = (char)c;
+            ps->p++;
+            continue;
+        }
         ps->p++;
         if (ps->p >= ps->end) break;
         char e = *ps->p++;
@@ -270,23 +297,37 @@ static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static sml_json *parse_number(parser *ps) {
     const char *q = ps->p;
     if (q < ps->end && *q == '-') q++;
-    if (q >= ps->end || !is_digit(*q)) { fail(ps, "bad number"); return NULL; }
-    if (*q == '0') q++;
-    else while (q < ps->end && is_digit(*q)) q++;
+    if (q >= ps->end || !is_digit(*q)) {
+        fail(ps, "bad number");
+        return NULL;
+    }
+    if (*q == '0')
+        q++;
+    else
+        while (q < ps->end && is_digit(*q)) q++;
     if (q < ps->end && *q == '.') {
         q++;
-        if (q >= ps->end || !is_digit(*q)) { fail(ps, "bad number: digits must follow '.'"); return NULL; }
+        if (q >= ps->end || !is_digit(*q)) {
+            fail(ps, "bad number: digits must follow '.'");
+            return NULL;
+        }
         while (q < ps->end && is_digit(*q)) q++;
     }
     if (q < ps->end && (*q == 'e' || *q == 'E')) {
         q++;
         if (q < ps->end && (*q == '+' || *q == '-')) q++;
-        if (q >= ps->end || !is_digit(*q)) { fail(ps, "bad number: bad exponent"); return NULL; }
+        if (q >= ps->end || !is_digit(*q)) {
+            fail(ps, "bad number: bad exponent");
+            return NULL;
+        }
         while (q < ps->end && is_digit(*q)) q++;
     }
     char buf[64];
     size_t len = (size_t)(q - ps->p);
-    if (len >= sizeof buf) { fail(ps, "number too long"); return NULL; }
+    if (len >= sizeof buf) {
+        fail(ps, "number too long");
+        return NULL;
+    }
     memcpy(buf, ps->p, len);
     buf[len] = 0;
     sml_json *v = new_value(ps, SML_JSON_NUMBER);
@@ -308,7 +349,10 @@ static int literal(parser *ps, const char *word) {
 static sml_json *parse_value(parser *ps);
 
 static sml_json *parse_container(parser *ps, int object) {
-    if (++ps->depth > MAX_DEPTH) { fail(ps, "nested deeper than %d", MAX_DEPTH); return NULL; }
+    if (++ps->depth > MAX_DEPTH) {
+        fail(ps, "nested deeper than %d", MAX_DEPTH);
+        return NULL;
+    }
     sml_json *v = new_value(ps, object ? SML_JSON_OBJECT : SML_JSON_ARRAY);
     if (!v) return NULL;
     ps->p++;
@@ -324,16 +368,25 @@ static sml_json *parse_container(parser *ps, int object) {
         char *key = NULL;
         skip_ws(ps);
         if (object) {
-            if (ps->p >= ps->end || *ps->p != '"') { fail(ps, "expected a member name in quotes"); return NULL; }
+            if (ps->p >= ps->end || *ps->p != '"') {
+                fail(ps, "expected a member name in quotes");
+                return NULL;
+            }
             if (!(key = parse_string(ps))) return NULL;
             skip_ws(ps);
-            if (ps->p >= ps->end || *ps->p != ':') { fail(ps, "expected ':' after a member name"); return NULL; }
+            if (ps->p >= ps->end || *ps->p != ':') {
+                fail(ps, "expected ':' after a member name");
+                return NULL;
+            }
             ps->p++;
         }
         sml_json *item = parse_value(ps);
         if (!item || !push(ps, item, key)) return NULL;
         skip_ws(ps);
-        if (ps->p < ps->end && *ps->p == ',') { ps->p++; continue; }
+        if (ps->p < ps->end && *ps->p == ',') {
+            ps->p++;
+            continue;
+        }
         if (ps->p < ps->end && *ps->p == close) {
             ps->p++;
             ps->depth--;
@@ -346,7 +399,10 @@ static sml_json *parse_container(parser *ps, int object) {
 
 static sml_json *parse_value(parser *ps) {
     skip_ws(ps);
-    if (ps->p >= ps->end) { fail(ps, "unexpected end of input"); return NULL; }
+    if (ps->p >= ps->end) {
+        fail(ps, "unexpected end of input");
+        return NULL;
+    }
     char c = *ps->p;
     if (c == '{') return parse_container(ps, 1);
     if (c == '[') return parse_container(ps, 0);
@@ -357,14 +413,20 @@ static sml_json *parse_value(parser *ps) {
         return v;
     }
     if (c == '-' || is_digit(c)) return parse_number(ps);
-    if (literal(ps, "true")) { sml_json *v = new_value(ps, SML_JSON_BOOL); if (v) v->boolean = 1; return v; }
+    if (literal(ps, "true")) {
+        sml_json *v = new_value(ps, SML_JSON_BOOL);
+        if (v) v->boolean = 1;
+        return v;
+    }
     if (literal(ps, "false")) return new_value(ps, SML_JSON_BOOL);
     if (literal(ps, "null")) return new_value(ps, SML_JSON_NULL);
     const unsigned char u = (unsigned char)c;
-    if (u == 0xEF && ps->end - ps->p >= 3 && (unsigned char)ps->p[1] == 0xBB && (unsigned char)ps->p[2] == 0xBF)
+    if (u == 0xEF && ps->end - ps->p >= 3 && (unsigned char)ps->p[1] == 0xBB &&
+        (unsigned char)ps->p[2] == 0xBF)
         fail(ps, "a UTF-8 byte order mark (EF BB BF): JSON has none; save the file without it");
     else if (u < 0x20 || u >= 0x7f)
-        fail(ps, "unexpected byte 0x%02X", u); /* never the raw byte: it could be half a character */
+        fail(ps, "unexpected byte 0x%02X",
+             u); /* never the raw byte: it could be half a character */
     else
         fail(ps, "unexpected character '%c'", c);
     return NULL;
@@ -419,7 +481,8 @@ const sml_json *sml_json_get(const sml_json *obj, const char *key) {
 }
 
 const sml_json *sml_json_at(const sml_json *arr, size_t i) {
-    if (!arr || (arr->type != SML_JSON_ARRAY && arr->type != SML_JSON_OBJECT) || i >= arr->n) return NULL;
+    if (!arr || (arr->type != SML_JSON_ARRAY && arr->type != SML_JSON_OBJECT) || i >= arr->n)
+        return NULL;
     return arr->items[i];
 }
 
@@ -427,7 +490,9 @@ size_t sml_json_len(const sml_json *arr) {
     return arr && (arr->type == SML_JSON_ARRAY || arr->type == SML_JSON_OBJECT) ? arr->n : 0;
 }
 
-const char *sml_json_str(const sml_json *v) { return v && v->type == SML_JSON_STRING ? v->string : NULL; }
+const char *sml_json_str(const sml_json *v) {
+    return v && v->type == SML_JSON_STRING ? v->string : NULL;
+}
 
 int sml_json_is_num(const sml_json *v) { return v && v->type == SML_JSON_NUMBER; }
 
@@ -452,8 +517,8 @@ int sml_json_int(const sml_json *v, int64_t lo, int64_t hi, int64_t *out) {
     return 1;
 }
 
-int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where, char *err,
-                     size_t errlen) {
+int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where,
+                     char *err, size_t errlen) {
     const char *s = sml_json_str(sml_json_get(o, key));
     if (!s || !s[0] || strlen(s) >= n) {
         snprintf(err, errlen, "%s: '%s' missing, not a string or too long", where, key);

@@ -13,7 +13,11 @@ extern "C" {
 #endif
 
 typedef enum sml_json_type {
-    SML_JSON_NULL = 0, SML_JSON_BOOL, SML_JSON_NUMBER, SML_JSON_STRING, SML_JSON_ARRAY,
+    SML_JSON_NULL = 0,
+    SML_JSON_BOOL,
+    SML_JSON_NUMBER,
+    SML_JSON_STRING,
+    SML_JSON_ARRAY,
     SML_JSON_OBJECT
 } sml_json_type;
 
@@ -41,8 +45,8 @@ void sml_json_free(sml_json *v);
 /* Lookups that tolerate NULL and wrong types, so readers can chain them. */
 const sml_json *sml_json_get(const sml_json *obj, const char *key); /* NULL if absent */
 const sml_json *sml_json_at(const sml_json *arr, size_t i);
-size_t sml_json_len(const sml_json *arr);      /* 0 unless an array or object */
-const char *sml_json_str(const sml_json *v);   /* NULL unless a string */
+size_t sml_json_len(const sml_json *arr);    /* 0 unless an array or object */
+const char *sml_json_str(const sml_json *v); /* NULL unless a string */
 int sml_json_is_num(const sml_json *v);
 /* A number, or the strings "inf", "-inf", "nan" the writers use for the non-finite values
  * JSON cannot hold (json_write.h); else fallback. */
@@ -63,8 +67,8 @@ size_t sml_utf8_len(const unsigned char *p, const unsigned char *end);
  * from a file cannot move the cursor, clear the screen or forge a line when it is printed.
  * Returns s. */
 char *sml_printable(char *s);
-int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where, char *err,
-                     size_t errlen);
+int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where,
+                     char *err, size_t errlen);
 int sml_json_req_int(const sml_json *o, const char *key, int64_t *dst, const char *where, char *err,
                      size_t errlen);
 

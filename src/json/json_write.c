@@ -85,8 +85,10 @@ static void write_escaped(FILE *f, const char *s) {
         case '\b': fputs("\\b", f); break;
         case '\f': fputs("\\f", f); break;
         default:
-            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
         }
     }
     fputc('"', f);
@@ -111,8 +113,10 @@ static void check_in_object_needs_key(sml_jw *w) {
 void sml_jw_str(sml_jw *w, const char *s) {
     check_in_object_needs_key(w);
     before_value(w);
-    if (s) write_escaped(w->f, s);
-    else fputs("null", w->f);
+    if (s)
+        write_escaped(w->f, s);
+    else
+        fputs("null", w->f);
 }
 
 void sml_jw_num(sml_jw *w, double v) {
@@ -148,10 +152,22 @@ void sml_jw_null(sml_jw *w) {
     fputs("null", w->f);
 }
 
-void sml_jw_kstr(sml_jw *w, const char *key, const char *s) { sml_jw_key(w, key); sml_jw_str(w, s); }
-void sml_jw_knum(sml_jw *w, const char *key, double v) { sml_jw_key(w, key); sml_jw_num(w, v); }
-void sml_jw_kint(sml_jw *w, const char *key, int64_t v) { sml_jw_key(w, key); sml_jw_int(w, v); }
-void sml_jw_kbool(sml_jw *w, const char *key, int v) { sml_jw_key(w, key); sml_jw_bool(w, v); }
+void sml_jw_kstr(sml_jw *w, const char *key, const char *s) {
+    sml_jw_key(w, key);
+    sml_jw_str(w, s);
+}
+void sml_jw_knum(sml_jw *w, const char *key, double v) {
+    sml_jw_key(w, key);
+    sml_jw_num(w, v);
+}
+void sml_jw_kint(sml_jw *w, const char *key, int64_t v) {
+    sml_jw_key(w, key);
+    sml_jw_int(w, v);
+}
+void sml_jw_kbool(sml_jw *w, const char *key, int v) {
+    sml_jw_key(w, key);
+    sml_jw_bool(w, v);
+}
 
 int sml_jw_finish(sml_jw *w) {
     if (w->depth != 0 || w->after_key || w->count[0] != 1) w->error = 1;

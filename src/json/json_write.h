@@ -15,11 +15,11 @@ extern "C" {
 typedef struct sml_jw {
     FILE *f;
     int depth;
-    int count[SML_JW_MAX_DEPTH];  /* values written so far in each open container */
+    int count[SML_JW_MAX_DEPTH];   /* values written so far in each open container */
     int inline_[SML_JW_MAX_DEPTH]; /* 1: this container is written on one line */
     int array[SML_JW_MAX_DEPTH];   /* 1: array, 0: object */
     int after_key;
-    int error; /* set on misuse (unbalanced calls, too deep); the output is then invalid */
+    int error;    /* set on misuse (unbalanced calls, too deep); the output is then invalid */
     int nan_null; /* NaN and the infinities as null (SML_JSON_NAN=null), else "nan"/"inf"/"-inf" */
 } sml_jw;
 

@@ -55,7 +55,8 @@ void sml_accuracy_summarize(const float *ratio, const float *ulps, int64_t n, sm
         }
         /* A case with no error at all reports the ulps of its first element, inf when that
          * element is a matching special value: only finite errors count. */
-        if (ulps && isfinite(ulps[i]) && ratio[i] > 0 && !(ulps[i] <= a->worst_ulps)) a->worst_ulps = ulps[i];
+        if (ulps && isfinite(ulps[i]) && ratio[i] > 0 && !(ulps[i] <= a->worst_ulps))
+            a->worst_ulps = ulps[i];
     }
     if (!a->judged) return;
     if (ulps && isnan(a->worst_ulps)) a->worst_ulps = 0.0;
@@ -85,7 +86,8 @@ sml_acc_verdict sml_accuracy_judge(const sml_accuracy *o, const sml_accuracy *n,
         return SML_ACC_NOT_COMPARABLE;
     }
     if (o->digest != n->digest) {
-        snprintf(why, why_n, "same seed and count but different cases (digest 0x%016llx vs 0x%016llx: "
+        snprintf(why, why_n,
+                 "same seed and count but different cases (digest 0x%016llx vs 0x%016llx: "
                  "other kernel limits, profile or registry)",
                  (unsigned long long)o->digest, (unsigned long long)n->digest);
         return SML_ACC_NOT_COMPARABLE;
@@ -95,17 +97,22 @@ sml_acc_verdict sml_accuracy_judge(const sml_accuracy *o, const sml_accuracy *n,
         return SML_ACC_NOT_COMPARABLE;
     }
     if (o->judged != n->judged) {
-        snprintf(why, why_n, "judged on different cases (old %lld, new %lld of %lld)", (long long)o->judged,
-                 (long long)n->judged, (long long)n->cases);
+        snprintf(why, why_n, "judged on different cases (old %lld, new %lld of %lld)",
+                 (long long)o->judged, (long long)n->judged, (long long)n->cases);
         return SML_ACC_NOT_COMPARABLE;
     }
     double rw = sml_accuracy_ratio(o->worst, n->worst), rp = sml_accuracy_ratio(o->p99, n->p99);
     sml_acc_verdict v = SML_ACC_SAME;
-    if (rw > SML_ACC_FACTOR || rp > SML_ACC_FACTOR) v = SML_ACC_LESS;
-    else if (rw < 1.0 / SML_ACC_FACTOR || rp < 1.0 / SML_ACC_FACTOR) v = SML_ACC_MORE;
-    snprintf(why, why_n, "worst %.3g -> %.3g (%.2fx), p99 %.3g -> %.3g (%.2fx), median %.3g -> %.3g of the bound; "
-             "worst %.3g -> %.3g ulp",
-             o->worst, n->worst, rw, o->p99, n->p99, rp, o->median, n->median, o->worst_ulps, n->worst_ulps);
+    if (rw > SML_ACC_FACTOR || rp > SML_ACC_FACTOR)
+        v = SML_ACC_LESS;
+    else if (rw < 1.0 / SML_ACC_FACTOR || rp < 1.0 / SML_ACC_FACTOR)
+        v = SML_ACC_MORE;
+    snprintf(
+        why, why_n,
+        "worst %.3g -> %.3g (%.2fx), p99 %.3g -> %.3g (%.2fx), median %.3g -> %.3g of the bound; "
+        "worst %.3g -> %.3g ulp",
+        o->worst, n->worst, rw, o->p99, n->p99, rp, o->median, n->median, o->worst_ulps,
+        n->worst_ulps);
     return v;
 }
 

@@ -23,17 +23,17 @@ extern "C" {
 /* Both sides' figures are raised to this before they are divided: errors under 5% of the
  * bound are too small to call a change (a factor of 3 between 0.001 and 0.003 of the bound
  * is no loss a user can see, and the ratio would flap). */
-#define SML_ACC_FLOOR 0.05
+#define SML_ACC_FLOOR  0.05
 
 typedef struct sml_accuracy {
-    uint64_t seed;        /* the run seed (check) or the input seed (bench) */
-    int64_t cases;        /* cases drawn */
-    int64_t judged;       /* of them, cases whose output the checker judged */
-    uint64_t digest;      /* of every case drawn: shape, layout, inputs (0: none recorded) */
+    uint64_t seed;             /* the run seed (check) or the input seed (bench) */
+    int64_t cases;             /* cases drawn */
+    int64_t judged;            /* of them, cases whose output the checker judged */
+    uint64_t digest;           /* of every case drawn: shape, layout, inputs (0: none recorded) */
     double worst, p99, median; /* err/bound over the judged cases (per case: its worst element) */
-    double worst_ulps;    /* the largest error in ulps of the output dtype at a case's worst element */
-    int64_t worst_case;   /* the case with the worst err/bound (-1: none) */
-    int worst_level;      /* its size level (check: --case I --level L redraws it) */
+    double worst_ulps; /* the largest error in ulps of the output dtype at a case's worst element */
+    int64_t worst_case; /* the case with the worst err/bound (-1: none) */
+    int worst_level;    /* its size level (check: --case I --level L redraws it) */
 } sml_accuracy;
 
 typedef enum sml_acc_verdict {

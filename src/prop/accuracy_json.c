@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_hex(const sml_json *o, const char *key, uint64_t *dst, const char *where, char *err,
-                     size_t errlen) {
+static int parse_hex(const sml_json *o, const char *key, uint64_t *dst, const char *where,
+                     char *err, size_t errlen) {
     const char *s = sml_json_str(sml_json_get(o, key));
     char *end = NULL;
     errno = 0;
@@ -24,8 +24,8 @@ static int parse_hex(const sml_json *o, const char *key, uint64_t *dst, const ch
 
 /* A figure: a non-negative number ("inf" where a case failed), or null when nothing was
  * judged. */
-static int parse_fig(const sml_json *o, const char *key, int judged, double *dst, const char *where, char *err,
-                     size_t errlen) {
+static int parse_fig(const sml_json *o, const char *key, int judged, double *dst, const char *where,
+                     char *err, size_t errlen) {
     const sml_json *v = sml_json_get(o, key);
     if (!judged && v && v->type == SML_JSON_NULL) {
         *dst = NAN;
@@ -57,8 +57,10 @@ void sml_acc_write_fields(sml_jw *w, const sml_accuracy *a) {
     const double vals[] = {a->worst, a->p99, a->median, a->worst_ulps};
     for (int i = 0; i < 4; i++) {
         sml_jw_key(w, keys[i]);
-        if (j) sml_jw_num(w, vals[i]);
-        else sml_jw_null(w);
+        if (j)
+            sml_jw_num(w, vals[i]);
+        else
+            sml_jw_null(w);
     }
     if (j) {
         sml_jw_kint(w, "worst_case", a->worst_case);
@@ -86,8 +88,8 @@ int sml_acc_read(const sml_json *o, const char *where, sml_accuracy *a, char *er
         !parse_hex(o, "digest", &a->digest, where, err, errlen))
         return 0;
     if (a->judged > a->cases) {
-        snprintf(err, errlen, "%s: 'judged' (%lld) is more than 'cases' (%lld)", where, (long long)a->judged,
-                 (long long)a->cases);
+        snprintf(err, errlen, "%s: 'judged' (%lld) is more than 'cases' (%lld)", where,
+                 (long long)a->judged, (long long)a->cases);
         return 0;
     }
     int j = a->judged > 0;

@@ -47,22 +47,23 @@ static double agreement_on(const sml_kernel *k, const sml_prop_case *c, char *ms
 static void save_loss(sml_prop_against *a, const sml_prop_config *cfg) {
     sml_prop_config at = a->cand.cfg;
     sml_prop_case c;
-    if (sml_prop_gen_case(&a->cand_k, a->op, a->dtype, sml_derive_seed(cfg->seed, (uint64_t)a->loss_case),
-                          a->loss_level, &at.sizes, &c) != SML_OK)
+    if (sml_prop_gen_case(&a->cand_k, a->op, a->dtype,
+                          sml_derive_seed(cfg->seed, (uint64_t)a->loss_case), a->loss_level,
+                          &at.sizes, &c) != SML_OK)
         return;
     char mc[384], mb[384];
     double rc = agreement_on(&a->cand_k, &c, mc, sizeof mc);
     double rb = agreement_on(&a->base_k, &c, mb, sizeof mb);
     char msg[sizeof mc + 128]; /* the message around mc, whole */
-    snprintf(msg, sizeof msg, "accuracy: %.3g of the bound on %s, %.3g on %s: %s", rc, a->cand_k.name, rb,
-             a->base_k.name, mc);
+    snprintf(msg, sizeof msg, "accuracy: %.3g of the bound on %s, %.3g on %s: %s", rc,
+             a->cand_k.name, rb, a->base_k.name, mc);
     sml_prop_repro m;
-    sml_prop_repro_describe(&m, a->cand_k.name, SML_PROP_AGREEMENT, SML_PROP_PASS, msg, cfg->seed, a->loss_case,
-                            a->loss_level, &c, 0);
+    sml_prop_repro_describe(&m, a->cand_k.name, SML_PROP_AGREEMENT, SML_PROP_PASS, msg, cfg->seed,
+                            a->loss_case, a->loss_level, &c, 0);
     snprintf(m.verdict, sizeof m.verdict, "less_accurate");
     char err[512];
-    if (sml_prop_repro_save(cfg->save_dir, &c, &m, cfg->replay_cmd, a->repro, sizeof a->repro, err, sizeof err) !=
-        SML_OK) {
+    if (sml_prop_repro_save(cfg->save_dir, &c, &m, cfg->replay_cmd, a->repro, sizeof a->repro, err,
+                            sizeof err) != SML_OK) {
         a->repro[0] = 0;
         fprintf(cfg->log ? cfg->log : stdout, "  (could not save the reproducer: %s)\n", err);
     }
@@ -80,13 +81,15 @@ static void judge(sml_prop_against *a, const sml_prop_config *cfg) {
     if (a->cand.status != SML_OK || a->base.status != SML_OK || rc->outcome == SML_PROP_SKIP ||
         rb->outcome == SML_PROP_SKIP) {
         a->verdict = SML_ACC_NOT_COMPARABLE;
-        snprintf(a->why, sizeof a->why, "not run here: %s", rc->outcome == SML_PROP_SKIP ? rc->note : rb->note);
+        snprintf(a->why, sizeof a->why, "not run here: %s",
+                 rc->outcome == SML_PROP_SKIP ? rc->note : rb->note);
         return;
     }
     int64_t n = a->cand.cfg.case_cap;
     /* The cases both judged: the others count in neither summary. */
     for (int64_t i = 0; i < n; i++)
-        if (isnan(a->cand_ratio[i]) || isnan(a->base_ratio[i])) a->cand_ratio[i] = a->base_ratio[i] = NAN;
+        if (isnan(a->cand_ratio[i]) || isnan(a->base_ratio[i]))
+            a->cand_ratio[i] = a->base_ratio[i] = NAN;
     sml_accuracy_summarize(a->cand_ratio, NULL, n, &a->acc_cand);
     sml_accuracy_summarize(a->base_ratio, NULL, n, &a->acc_base);
     const sml_prop_result *src[2] = {rc, rb};
@@ -96,7 +99,8 @@ static void judge(sml_prop_against *a, const sml_prop_config *cfg) {
         dst[s]->cases = src[s]->accuracy.cases;
         dst[s]->digest = src[s]->accuracy.digest;
         dst[s]->worst_ulps = src[s]->accuracy.worst_ulps;
-        dst[s]->worst_level = dst[s]->worst_case >= 0 ? level_of(&a->cand.cfg, dst[s]->worst_case) : 0;
+        dst[s]->worst_level =
+            dst[s]->worst_case >= 0 ? level_of(&a->cand.cfg, dst[s]->worst_case) : 0;
     }
     a->verdict = sml_accuracy_judge(&a->acc_base, &a->acc_cand, a->why, sizeof a->why);
     double best = 0.0;
@@ -131,7 +135,8 @@ sml_status sml_prop_against_run(const sml_kernel *cand, const sml_kernel *base, 
     }
     for (int op = 0; op < SML_OP_COUNT; op++)
         for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
-            unsigned both_ops = cand->ops & base->ops & ops, both_dts = cand->dtypes & base->dtypes & dtypes;
+            unsigned both_ops = cand->ops & base->ops & ops,
+                     both_dts = cand->dtypes & base->dtypes & dtypes;
             if (!(both_ops >> op & 1) || !(both_dts >> dt & 1)) continue;
             sml_prop_against *x = &a[m++];
             x->op = (sml_op)op;
@@ -159,7 +164,8 @@ sml_status sml_prop_against_run(const sml_kernel *cand, const sml_kernel *base, 
         free(jobs);
         return SML_ERR_INVALID_ARG;
     }
-    sml_prop_suite suite = {threads, cfg->total_seconds, "check (candidate)", progress, NULL, NULL, NULL, NULL};
+    sml_prop_suite suite = {
+        threads, cfg->total_seconds, "check (candidate)", progress, NULL, NULL, NULL, NULL};
     for (int i = 0; i < m; i++) jobs[i] = a[i].cand;
     sml_status s = sml_prop_suite_run(&suite, jobs, m);
     for (int i = 0; i < m && s == SML_OK; i++) {

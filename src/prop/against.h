@@ -18,16 +18,16 @@
 typedef struct sml_prop_against {
     sml_op op;
     sml_dtype dtype;
-    sml_kernel cand_k, base_k; /* the two kernels with the shared limits */
-    sml_prop_job cand, base;   /* their runs (cand: every property asked; base: agreement) */
-    float *cand_ratio, *base_ratio; /* per case index, NaN where not judged */
+    sml_kernel cand_k, base_k;       /* the two kernels with the shared limits */
+    sml_prop_job cand, base;         /* their runs (cand: every property asked; base: agreement) */
+    float *cand_ratio, *base_ratio;  /* per case index, NaN where not judged */
     sml_accuracy acc_cand, acc_base; /* over the cases both judged */
     sml_acc_verdict verdict;
-    char why[512];             /* the rule's figures, or why there is no verdict */
-    int64_t loss_case;         /* the case with the largest loss (-1: none) */
+    char why[512];     /* the rule's figures, or why there is no verdict */
+    int64_t loss_case; /* the case with the largest loss (-1: none) */
     int loss_level;
     double loss_cand, loss_base; /* its err/bound on each */
-    char repro[1024];          /* the saved reproducer, or "" */
+    char repro[1024];            /* the saved reproducer, or "" */
 } sml_prop_against;
 
 /* Run cand against base for every op in `ops` and dtype in `dtypes` (bit masks) that both

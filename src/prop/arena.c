@@ -25,7 +25,8 @@ static sml_status arena_grow(sml_prop_arena *a, size_t cap) {
     void *m = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return SML_ERR_OUT_OF_MEMORY;
     for (int i = 0; i < n; i++) {
-        unsigned char *slot = (unsigned char *)m + SML_PROP_ARENA_GUARD + (size_t)i * (cap + SML_PROP_ARENA_GUARD);
+        unsigned char *slot =
+            (unsigned char *)m + SML_PROP_ARENA_GUARD + (size_t)i * (cap + SML_PROP_ARENA_GUARD);
         if (mprotect(slot, cap, PROT_READ | PROT_WRITE) != 0) {
             munmap(m, bytes);
             return SML_ERR_OUT_OF_MEMORY;
@@ -46,7 +47,8 @@ sml_status sml_prop_arena_place(sml_prop_arena *a, size_t region, int n, unsigne
     if (n < 1 || n > 3) return SML_ERR_INVALID_ARG;
     size_t pg = page_size(), need = (region + pg - 1) / pg * pg;
     if (!a->map || a->cap < need) {
-        sml_status s = arena_grow(a, need + need / 2 > need ? (need + need / 2 + pg - 1) / pg * pg : need);
+        sml_status s =
+            arena_grow(a, need + need / 2 > need ? (need + need / 2 + pg - 1) / pg * pg : need);
         if (s != SML_OK) return s;
     }
     /* Regions are 256-byte multiples (exec.c), so the end placement keeps 256-byte alignment. */

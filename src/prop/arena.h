@@ -20,10 +20,10 @@
 
 typedef struct sml_prop_arena {
     unsigned char *map;
-    size_t bytes;       /* the whole mapping */
-    size_t cap;         /* bytes of one slot (a multiple of the page size) */
+    size_t bytes; /* the whole mapping */
+    size_t cap;   /* bytes of one slot (a multiple of the page size) */
     int nslots;
-    unsigned runs;      /* end or start placement alternates with it */
+    unsigned runs; /* end or start placement alternates with it */
 } sml_prop_arena;
 
 /* Place n regions of `region` bytes (n <= 3): base[i] is region i's first byte. */

@@ -25,19 +25,24 @@ int sml_prop_case_in_bounds(const sml_prop_case *c, char *why, size_t n) {
     if (c->cols < 1 || c->cols > max)
         return snprintf(why, n, "cols: %lld is not in [1, %lld]", (long long)c->cols, max), 0;
     if (c->offset < 0 || c->offset > SML_PROP_MAX_OFFSET)
-        return snprintf(why, n, "offset: %lld is not in [0, %d]", (long long)c->offset, SML_PROP_MAX_OFFSET), 0;
+        return snprintf(why, n, "offset: %lld is not in [0, %d]", (long long)c->offset,
+                        SML_PROP_MAX_OFFSET),
+               0;
     if (c->rows > max / c->cols)
-        return snprintf(why, n, "rows x cols: %lld x %lld is more than %lld elements", (long long)c->rows,
-                        (long long)c->cols, max), 0;
+        return snprintf(why, n, "rows x cols: %lld x %lld is more than %lld elements",
+                        (long long)c->rows, (long long)c->cols, max),
+               0;
     const long long span_max = (long long)SML_PROP_MAX_SPAN;
     if (c->ld < c->cols || c->ld > span_max)
-        return snprintf(why, n, "ld: %lld is not in [cols, %lld] (cols %lld)", (long long)c->ld, span_max,
-                        (long long)c->cols), 0;
+        return snprintf(why, n, "ld: %lld is not in [cols, %lld] (cols %lld)", (long long)c->ld,
+                        span_max, (long long)c->cols),
+               0;
     /* offset + cols <= 2^31 + 4096 < span_max, and (rows - 1) x ld is compared by division, so
      * nothing here overflows. */
     if (c->rows > 1 && c->rows - 1 > (span_max - c->offset - c->cols) / c->ld)
-        return snprintf(why, n, "ld: %lld rows at stride %lld span more than %lld elements", (long long)c->rows,
-                        (long long)c->ld, span_max), 0;
+        return snprintf(why, n, "ld: %lld rows at stride %lld span more than %lld elements",
+                        (long long)c->rows, (long long)c->ld, span_max),
+               0;
     return 1;
 }
 

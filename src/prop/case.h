@@ -22,15 +22,15 @@ typedef struct sml_prop_case {
     sml_op op;
     sml_dtype dtype;
     int64_t rows, cols;
-    int64_t ld;       /* >= cols */
-    int64_t offset;   /* elements between an aligned allocation and the tensor's start */
-    int inplace;      /* forward only: out == x */
-    uint64_t seed;    /* the case's own seed: properties draw their choices from it */
-    void *x;          /* the kernel's x: logits (forward) or y (backward), dense */
-    void *dy;         /* backward: the upstream gradient, dense; NULL for forward */
-    void *logits;     /* backward: the logits y came from (y = rounded reference forward) */
-    char family[64];  /* how the values were drawn, for reports */
-    int tall;         /* drawn as a tall case (gen.c): counted in the run's result */
+    int64_t ld;      /* >= cols */
+    int64_t offset;  /* elements between an aligned allocation and the tensor's start */
+    int inplace;     /* forward only: out == x */
+    uint64_t seed;   /* the case's own seed: properties draw their choices from it */
+    void *x;         /* the kernel's x: logits (forward) or y (backward), dense */
+    void *dy;        /* backward: the upstream gradient, dense; NULL for forward */
+    void *logits;    /* backward: the logits y came from (y = rounded reference forward) */
+    char family[64]; /* how the values were drawn, for reports */
+    int tall;        /* drawn as a tall case (gen.c): counted in the run's result */
 } sml_prop_case;
 
 /* The bounds of every case the engine lays out and of every reproducer it reads: rows and
@@ -41,8 +41,8 @@ typedef struct sml_prop_case {
  * 32-bit element offsets (the mutation test's 2 x 8 at ld 2^32 + 8, 16 GiB of fp16). Such a
  * case lays out its whole span on the GPU and on the host; where memory is short it fails
  * with out-of-memory. */
-#define SML_PROP_MAX_ELEMS ((int64_t)1 << 31)
-#define SML_PROP_MAX_SPAN ((int64_t)1 << 33)
+#define SML_PROP_MAX_ELEMS  ((int64_t)1 << 31)
+#define SML_PROP_MAX_SPAN   ((int64_t)1 << 33)
 #define SML_PROP_MAX_OFFSET 4096
 /* 1 when c is inside them; else 0 and why[n] names the first field that is not
  * ("ld: ..."). */

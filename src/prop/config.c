@@ -108,14 +108,19 @@ void sml_prop_config_env(sml_prop_config *cfg) {
         fprintf(stderr, "warning: SML_PROP_SEED='%s' is not a number or 'random'; ignored\n", v);
     int64_t cases;
     if ((v = getenv("SML_PROP_CASES")) && *v) {
-        if (parse_i64(v, &cases) && cases >= 1) cfg->max_cases = cases;
-        else fprintf(stderr, "warning: SML_PROP_CASES='%s' is not a count of at least 1; ignored\n", v);
+        if (parse_i64(v, &cases) && cases >= 1)
+            cfg->max_cases = cases;
+        else
+            fprintf(stderr, "warning: SML_PROP_CASES='%s' is not a count of at least 1; ignored\n",
+                    v);
     }
     if ((v = getenv("SML_PROP_THREADS")) && *v) {
         int64_t t;
-        if (parse_i64(v, &t) && t <= SML_PROP_MAX_THREADS) cfg->threads = (int)t;
-        else fprintf(stderr, "warning: SML_PROP_THREADS='%s' is not a count from 0 to %d; ignored\n", v,
-                     SML_PROP_MAX_THREADS);
+        if (parse_i64(v, &t) && t <= SML_PROP_MAX_THREADS)
+            cfg->threads = (int)t;
+        else
+            fprintf(stderr, "warning: SML_PROP_THREADS='%s' is not a count from 0 to %d; ignored\n",
+                    v, SML_PROP_MAX_THREADS);
     }
     if ((v = getenv("SML_PROP_SECONDS")) && *v) {
         if (parse_f(v, &cfg->total_seconds)) {
@@ -136,13 +141,17 @@ const char *sml_prop_flags_help(void) {
            "  --threads N      host threads running kernel/op/dtype runs side by side (0: one per\n"
            "                   core, at most 16); env SML_PROP_THREADS\n"
            "  --long           nightly profile: 100,000 cases, bigger shapes; env SML_PROP_LONG=1\n"
-           "  --props P[,P]    only these properties (docs/PROPERTIES.md):\n" SML_PROP_LIST(PROP_HELP_)
-           "  --case I --level L   run only case I at size level L (0..100), as a failure prints\n"
-           "  --no-shrink      report failures as drawn\n"
-           "  --save DIR       write reproducers of failures into DIR\n"
-           "  --shard K/N      run the K-th of N slices of the cases (1-based; every N-th case\n"
-           "                   index from K-1), for softmax-lab merge; env SML_SHARD\n"
-           "  --regressions DIR[:DIR]  replay the reproducers under each DIR first ('none': skip)\n";
+           "  --props P[,P]    only these properties (docs/PROPERTIES.md):\n" SML_PROP_LIST(
+               PROP_HELP_) "  --case I --level L   run only case I at size level L (0..100), as a "
+                           "failure prints\n"
+                           "  --no-shrink      report failures as drawn\n"
+                           "  --save DIR       write reproducers of failures into DIR\n"
+                           "  --shard K/N      run the K-th of N slices of the cases (1-based; "
+                           "every N-th case\n"
+                           "                   index from K-1), for softmax-lab merge; env "
+                           "SML_SHARD\n"
+                           "  --regressions DIR[:DIR]  replay the reproducers under each DIR first "
+                           "('none': skip)\n";
 }
 
 static int need(int argc, char **argv, int *i, const char **val) {
@@ -171,7 +180,11 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         *i += 1;
         return 1;
     }
-    if (!strcmp(a, "--no-shrink")) { cfg->shrink = 0; *i += 1; return 1; }
+    if (!strcmp(a, "--no-shrink")) {
+        cfg->shrink = 0;
+        *i += 1;
+        return 1;
+    }
     int known = !strcmp(a, "--seed") || !strcmp(a, "--cases") || !strcmp(a, "--seconds") ||
                 !strcmp(a, "--props") || !strcmp(a, "--case") || !strcmp(a, "--level") ||
                 !strcmp(a, "--save") || !strcmp(a, "--regressions") || !strcmp(a, "--threads") ||
@@ -180,14 +193,15 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
     if (!need(argc, argv, i, &v)) return -1;
     int ok = 1;
     char why[128] = "";
-    if (!strcmp(a, "--seed")) ok = parse_seed(v, &cfg->seed);
-    else if (!strcmp(a, "--shard")) ok = sml_shard_parse(v, &cfg->shard, why, sizeof why);
+    if (!strcmp(a, "--seed"))
+        ok = parse_seed(v, &cfg->seed);
+    else if (!strcmp(a, "--shard"))
+        ok = sml_shard_parse(v, &cfg->shard, why, sizeof why);
     else if (!strcmp(a, "--cases")) {
         int64_t n;
         ok = parse_i64(v, &n) && n >= 1; /* 0 cases would check nothing and call it a pass */
         if (ok) cfg->max_cases = n;
-    }
-    else if (!strcmp(a, "--seconds")) {
+    } else if (!strcmp(a, "--seconds")) {
         ok = parse_f(v, &cfg->total_seconds);
         if (ok && (cfg->max_seconds < cfg->total_seconds || cfg->total_seconds == 0.0))
             cfg->max_seconds = cfg->total_seconds;
@@ -195,7 +209,8 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         int64_t t;
         ok = parse_i64(v, &t) && t <= SML_PROP_MAX_THREADS;
         if (ok) cfg->threads = (int)t;
-    } else if (!strcmp(a, "--case")) ok = parse_i64(v, &cfg->only_case);
+    } else if (!strcmp(a, "--case"))
+        ok = parse_i64(v, &cfg->only_case);
     else if (!strcmp(a, "--level")) {
         int64_t l;
         ok = parse_i64(v, &l) && l <= 100;
@@ -203,8 +218,7 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
     } else if (!strcmp(a, "--save")) {
         ok = *v != 0; /* "" would lose every reproducer */
         if (ok) cfg->save_dir = v;
-    }
-    else if (!strcmp(a, "--regressions")) {
+    } else if (!strcmp(a, "--regressions")) {
         /* Each folder of DIR[:DIR] must be one: a wrong name replayed nothing, silently. */
         for (const char *d = v; strcmp(v, "none") && *d;) {
             size_t n = strcspn(d, ":");
@@ -218,7 +232,9 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
             }
             if (n == 0 || n >= sizeof dir || !found || !S_ISDIR(st.st_mode)) {
                 fprintf(stderr, "--regressions: %.*s: %s\n", (int)(n < 200 ? n : 200), d,
-                        n == 0 ? "an empty folder name" : found ? "not a directory" : "no such directory");
+                        n == 0  ? "an empty folder name"
+                        : found ? "not a directory"
+                                : "no such directory");
                 return -1;
             }
             d += n + (d[n] == ':');
@@ -228,11 +244,15 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         unsigned mask = 0;
         char buf[512];
         snprintf(buf, sizeof buf, "%s", v);
-        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && ok; t = strtok_r(NULL, ",", &save)) {
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && ok;
+             t = strtok_r(NULL, ",", &save)) {
             sml_prop_id p;
-            if (!strcmp(t, "all")) mask = SML_PROPS_ALL;
-            else if (sml_prop_parse(t, &p) == SML_OK) mask |= 1u << p;
-            else ok = 0;
+            if (!strcmp(t, "all"))
+                mask = SML_PROPS_ALL;
+            else if (sml_prop_parse(t, &p) == SML_OK)
+                mask |= 1u << p;
+            else
+                ok = 0;
         }
         if (!mask) ok = 0; /* no property: nothing would be checked */
         if (ok) cfg->props = mask;
@@ -242,9 +262,10 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
             fprintf(stderr, "bad value for %s: '%.40s' (%s)\n", a, v, why);
             return -1;
         }
-        const char *want = !strcmp(a, "--cases")   ? " (a count of at least 1: 0 cases would check nothing)"
-                           : !strcmp(a, "--props") ? " (property names, comma-separated, or all: see --help)"
-                                                   : "";
+        const char *want =
+            !strcmp(a, "--cases")   ? " (a count of at least 1: 0 cases would check nothing)"
+            : !strcmp(a, "--props") ? " (property names, comma-separated, or all: see --help)"
+                                    : "";
         fprintf(stderr, "bad value for %s: '%s'%s\n", a, v, want);
         return -1;
     }

@@ -26,8 +26,8 @@ double now_s() {
 }
 
 __global__ void guard_fill(zones z, int n, size_t words, unsigned long long *res) {
-    const uint4 pat = make_uint4(SML_PROP_GUARD_PATTERN, SML_PROP_GUARD_PATTERN, SML_PROP_GUARD_PATTERN,
-                                 SML_PROP_GUARD_PATTERN);
+    const uint4 pat = make_uint4(SML_PROP_GUARD_PATTERN, SML_PROP_GUARD_PATTERN,
+                                 SML_PROP_GUARD_PATTERN, SML_PROP_GUARD_PATTERN);
     size_t total = (size_t)n * words, step = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step)
         reinterpret_cast<uint4 *>(z.p[i / words])[i % words] = pat;
@@ -50,7 +50,8 @@ __global__ void guard_check(zones z, int n, size_t words, unsigned long long *re
         unsigned part[4] = {v.x, v.y, v.z, v.w};
         unsigned long long cnt = 0, lo = ~0ull, hi = 0;
         for (int b = 0; b < 16; b++) {
-            unsigned got = (part[b / 4] >> (8 * (b % 4))) & 0xFFu, want = (P >> (8 * (b % 4))) & 0xFFu;
+            unsigned got = (part[b / 4] >> (8 * (b % 4))) & 0xFFu,
+                     want = (P >> (8 * (b % 4))) & 0xFFu;
             if (got == want) continue;
             unsigned long long at = (unsigned long long)w * 16 + (unsigned long long)b;
             cnt++;
@@ -160,15 +161,18 @@ extern "C" void sml_prop_gpu_free(sml_prop_gpu *g) {
     memset(g, 0, sizeof *g);
 }
 
-extern "C" sml_status sml_prop_gpu_copy(void *dst, const void *src, size_t n, int to_device, void *stream) {
-    return st(cudaMemcpyAsync(dst, src, n, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+extern "C" sml_status sml_prop_gpu_copy(void *dst, const void *src, size_t n, int to_device,
+                                        void *stream) {
+    return st(cudaMemcpyAsync(dst, src, n,
+                              to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
                               (cudaStream_t)stream));
 }
 
-extern "C" sml_status sml_prop_gpu_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                                          size_t rows, int to_device, void *stream) {
+extern "C" sml_status sml_prop_gpu_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                          size_t width, size_t rows, int to_device, void *stream) {
     return st(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows,
-                                to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, (cudaStream_t)stream));
+                                to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                                (cudaStream_t)stream));
 }
 
 // One wait for the stream. (Not for the legacy stream too: that would order an off-stream
@@ -202,8 +206,8 @@ static zones zones_of(unsigned char *const *zone, int n) {
     return z;
 }
 
-extern "C" sml_status sml_prop_gpu_guard_fill(sml_prop_gpu *g, unsigned char *const *zone, int n, size_t len,
-                                              void *stream) {
+extern "C" sml_status sml_prop_gpu_guard_fill(sml_prop_gpu *g, unsigned char *const *zone, int n,
+                                              size_t len, void *stream) {
     if (n < 1 || n > SML_PROP_GUARD_ZONES_MAX || len % 16) return SML_ERR_INVALID_ARG;
     size_t words = len / 16;
     guard_fill<<<blocks_for(n * words), THREADS, 0, (cudaStream_t)stream>>>(
@@ -211,16 +215,16 @@ extern "C" sml_status sml_prop_gpu_guard_fill(sml_prop_gpu *g, unsigned char *co
     return st(cudaGetLastError());
 }
 
-extern "C" sml_status sml_prop_gpu_guard_check(sml_prop_gpu *g, unsigned char *const *zone, int n, size_t len,
-                                               void *stream) {
+extern "C" sml_status sml_prop_gpu_guard_check(sml_prop_gpu *g, unsigned char *const *zone, int n,
+                                               size_t len, void *stream) {
     if (n < 1 || n > SML_PROP_GUARD_ZONES_MAX || len % 16) return SML_ERR_INVALID_ARG;
     size_t words = len / 16;
     guard_check<<<blocks_for(n * words), THREADS, 0, (cudaStream_t)stream>>>(
         zones_of(zone, n), n, words, (unsigned long long *)g->res_dev);
     sml_status s = st(cudaGetLastError());
     if (s != SML_OK) return s;
-    return st(cudaMemcpyAsync(g->res_host, g->res_dev, 3 * (size_t)n * sizeof(uint64_t), cudaMemcpyDeviceToHost,
-                              (cudaStream_t)stream));
+    return st(cudaMemcpyAsync(g->res_host, g->res_dev, 3 * (size_t)n * sizeof(uint64_t),
+                              cudaMemcpyDeviceToHost, (cudaStream_t)stream));
 }
 
 extern "C" void sml_prop_gpu_guard_hits(const sml_prop_gpu *g, int n, sml_prop_zone_hit *hit) {
@@ -231,7 +235,8 @@ extern "C" void sml_prop_gpu_guard_hits(const sml_prop_gpu *g, int n, sml_prop_z
     }
 }
 
-extern "C" sml_status sml_prop_gpu_hold(sml_prop_gpu *g, const void *region, size_t bytes, void *stream) {
+extern "C" sml_status sml_prop_gpu_hold(sml_prop_gpu *g, const void *region, size_t bytes,
+                                        void *stream) {
     if (bytes % 16) return SML_ERR_INVALID_ARG;
     cudaStream_t sm = (cudaStream_t)stream;
     sml_status s = SML_OK;
@@ -239,7 +244,9 @@ extern "C" sml_status sml_prop_gpu_hold(sml_prop_gpu *g, const void *region, siz
         sml_buffer_free(&g->snap);
         if ((s = sml_buffer_alloc(&g->snap, SML_DEVICE_GPU, bytes + bytes / 2)) != SML_OK) return s;
     }
-    if ((s = st(cudaMemcpyAsync(g->snap.ptr, region, bytes, cudaMemcpyDeviceToDevice, sm))) != SML_OK) return s;
+    if ((s = st(cudaMemcpyAsync(g->snap.ptr, region, bytes, cudaMemcpyDeviceToDevice, sm))) !=
+        SML_OK)
+        return s;
     /* The comparison's flag cleared here too, before the hold: the side stream waits for this
      * event and for nothing the hold keeps back. */
     unsigned long long *flag = (unsigned long long *)(g->res_dev + 3 * SML_PROP_GUARD_ZONES_MAX);
@@ -262,7 +269,8 @@ extern "C" void sml_prop_gpu_release(sml_prop_gpu *g) {
 // then on the side stream, once the copy is made, the region compared with it. Conclusive
 // only while the hold certainly still holds: the hold kernel cannot give up before
 // SML_PROP_HOLD_NS after it was queued, and the comparison is read well inside that.
-extern "C" sml_status sml_prop_gpu_judge(sml_prop_gpu *g, const void *region, size_t bytes, int *ran) {
+extern "C" sml_status sml_prop_gpu_judge(sml_prop_gpu *g, const void *region, size_t bytes,
+                                         int *ran) {
     *ran = -1;
     cudaStream_t side = (cudaStream_t)g->side;
     sml_status s = st(cudaEventRecord((cudaEvent_t)g->ev_legacy, cudaStreamLegacy));
@@ -272,10 +280,12 @@ extern "C" sml_status sml_prop_gpu_judge(sml_prop_gpu *g, const void *region, si
     unsigned long long *flag = (unsigned long long *)(g->res_dev + 3 * SML_PROP_GUARD_ZONES_MAX);
     if ((s = st(cudaStreamWaitEvent(side, (cudaEvent_t)g->ev_snap, 0))) != SML_OK) return s;
     size_t words = bytes / 16;
-    differs<<<blocks_for(words), THREADS, 0, side>>>((const uint4 *)region, (const uint4 *)g->snap.ptr, words, flag);
+    differs<<<blocks_for(words), THREADS, 0, side>>>((const uint4 *)region,
+                                                     (const uint4 *)g->snap.ptr, words, flag);
     if ((s = st(cudaGetLastError())) != SML_OK) return s;
     uint64_t *out = g->res_host + 3 * SML_PROP_GUARD_ZONES_MAX;
-    if ((s = st(cudaMemcpyAsync(out, flag, sizeof *flag, cudaMemcpyDeviceToHost, side))) != SML_OK) return s;
+    if ((s = st(cudaMemcpyAsync(out, flag, sizeof *flag, cudaMemcpyDeviceToHost, side))) != SML_OK)
+        return s;
     if ((s = st(cudaEventRecord((cudaEvent_t)g->ev_side, side))) != SML_OK) return s;
     w = wait_event((cudaEvent_t)g->ev_side, SML_PROP_HOLD_WAIT_S, &s);
     if (w < 0) return s;

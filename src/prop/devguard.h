@@ -28,15 +28,16 @@
 extern "C" {
 #endif
 
-#define SML_PROP_DEVICE_GUARD ((size_t)1 << 20) /* bytes of guard zone before and after each region */
-#define SML_PROP_GUARD_ZONES_MAX 6              /* before and after each of 3 regions */
+#define SML_PROP_DEVICE_GUARD \
+    ((size_t)1 << 20)              /* bytes of guard zone before and after each region */
+#define SML_PROP_GUARD_ZONES_MAX 6 /* before and after each of 3 regions */
 /* The guard zones' 16-bit pattern, little-endian bytes A5 FF: NaN as fp32 (0xFFA5FFA5), fp16
  * and bf16 (0xFFA5), so a kernel that reads a zone as data makes NaN, and no NaN a kernel
  * computes (0x7FC00000, 0xFFC00000, 0x7E00, 0x7FC0, all ones), so a kernel that writes one
  * there is seen. */
-#define SML_PROP_GUARD_PATTERN 0xFFA5FFA5u
-#define SML_PROP_HOLD_NS 2000000000ull /* the hold kernel releases its stream by itself after 2 s */
-#define SML_PROP_HOLD_WAIT_S 0.5       /* the host's longest wait for each step of the stream check */
+#define SML_PROP_GUARD_PATTERN   0xFFA5FFA5u
+#define SML_PROP_HOLD_NS         2000000000ull /* the hold kernel releases its stream by itself after 2 s */
+#define SML_PROP_HOLD_WAIT_S     0.5 /* the host's longest wait for each step of the stream check */
 
 /* One zone's changed bytes: count, and the first and last changed byte's offset in the zone. */
 typedef struct sml_prop_zone_hit {
@@ -44,15 +45,15 @@ typedef struct sml_prop_zone_hit {
 } sml_prop_zone_hit;
 
 typedef struct sml_prop_gpu {
-    uint64_t *res_dev;          /* per zone {count, first, last}, then the stream check's flag */
-    uint64_t *res_host;         /* their pinned host copy */
-    volatile unsigned *hold;    /* mapped host words: [0] release generation, [1] hold timeouts */
-    unsigned *hold_dev;         /* the device's view of the same words */
+    uint64_t *res_dev;       /* per zone {count, first, last}, then the stream check's flag */
+    uint64_t *res_host;      /* their pinned host copy */
+    volatile unsigned *hold; /* mapped host words: [0] release generation, [1] hold timeouts */
+    unsigned *hold_dev;      /* the device's view of the same words */
     unsigned gen;
-    double held_at;             /* monotonic seconds just before the hold was queued */
-    void *side;                 /* the second non-blocking stream (stream check) */
+    double held_at; /* monotonic seconds just before the hold was queued */
+    void *side;     /* the second non-blocking stream (stream check) */
     void *ev_snap, *ev_legacy, *ev_side;
-    sml_buffer snap;            /* the output region's copy (stream check) */
+    sml_buffer snap; /* the output region's copy (stream check) */
 } sml_prop_gpu;
 
 /* Set up (on the current device) and tear down; free is safe on a zeroed struct. */
@@ -63,8 +64,8 @@ void sml_prop_gpu_free(sml_prop_gpu *g);
 sml_status sml_prop_gpu_copy(void *dst, const void *src, size_t n, int to_device, void *stream);
 /* The same for `rows` blocks of `width` bytes, `spitch` apart at src and `dpitch` apart at
  * dst (one DMA operation; pitches up to SML_PROP_PITCH_MAX). */
-sml_status sml_prop_gpu_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows,
-                               int to_device, void *stream);
+sml_status sml_prop_gpu_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+                               size_t width, size_t rows, int to_device, void *stream);
 #define SML_PROP_PITCH_MAX ((size_t)2147483647) /* cudaMemcpy2D's pitch limit */
 /* Wait for `stream`. */
 sml_status sml_prop_gpu_wait(sml_prop_gpu *g, void *stream);
@@ -76,10 +77,12 @@ void sml_prop_gpu_host_free(void *p);
 
 /* Poison zone[0..n) (each `len` bytes, 16-byte aligned, len a multiple of 16) and clear the
  * results, on `stream`. */
-sml_status sml_prop_gpu_guard_fill(sml_prop_gpu *g, unsigned char *const *zone, int n, size_t len, void *stream);
+sml_status sml_prop_gpu_guard_fill(sml_prop_gpu *g, unsigned char *const *zone, int n, size_t len,
+                                   void *stream);
 /* Compare the zones with the pattern and queue the results' copy to the host on `stream`;
  * read them with sml_prop_gpu_guard_hits once the stream has been waited for. */
-sml_status sml_prop_gpu_guard_check(sml_prop_gpu *g, unsigned char *const *zone, int n, size_t len, void *stream);
+sml_status sml_prop_gpu_guard_check(sml_prop_gpu *g, unsigned char *const *zone, int n, size_t len,
+                                    void *stream);
 void sml_prop_gpu_guard_hits(const sml_prop_gpu *g, int n, sml_prop_zone_hit *hit);
 
 /* The stream check's steps (exec.c runs the kernel between hold and judge). hold: copy

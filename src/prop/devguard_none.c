@@ -21,12 +21,14 @@ sml_status sml_prop_gpu_wait(sml_prop_gpu *g, void *stream) {
     return SML_ERR_NO_DEVICE;
 }
 
-sml_status sml_prop_gpu_guard_fill(sml_prop_gpu *g, unsigned char *const *zone, int n, size_t len, void *stream) {
+sml_status sml_prop_gpu_guard_fill(sml_prop_gpu *g, unsigned char *const *zone, int n, size_t len,
+                                   void *stream) {
     (void)g, (void)zone, (void)n, (void)len, (void)stream;
     return SML_ERR_NO_DEVICE;
 }
 
-sml_status sml_prop_gpu_guard_check(sml_prop_gpu *g, unsigned char *const *zone, int n, size_t len, void *stream) {
+sml_status sml_prop_gpu_guard_check(sml_prop_gpu *g, unsigned char *const *zone, int n, size_t len,
+                                    void *stream) {
     (void)g, (void)zone, (void)n, (void)len, (void)stream;
     return SML_ERR_NO_DEVICE;
 }
@@ -57,8 +59,9 @@ sml_status sml_prop_gpu_host_alloc(void **p, size_t n) {
 
 void sml_prop_gpu_host_free(void *p) { (void)p; }
 
-sml_status sml_prop_gpu_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows,
-                               int to_device, void *stream) {
-    (void)dst, (void)dpitch, (void)src, (void)spitch, (void)width, (void)rows, (void)to_device, (void)stream;
+sml_status sml_prop_gpu_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+                               size_t width, size_t rows, int to_device, void *stream) {
+    (void)dst, (void)dpitch, (void)src, (void)spitch, (void)width, (void)rows, (void)to_device,
+        (void)stream;
     return SML_ERR_NO_DEVICE;
 }

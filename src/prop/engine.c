@@ -20,17 +20,23 @@
 int sml_prop_result_killer(const sml_prop_result *res) {
     int best = -1;
     for (int p = 0; p < SML_PROP_COUNT; p++)
-        if (res->killed_at[p] > 0 && (best < 0 || res->killed_at[p] < res->killed_at[best])) best = p;
+        if (res->killed_at[p] > 0 && (best < 0 || res->killed_at[p] < res->killed_at[best]))
+            best = p;
     return best;
 }
 
 static FILE *log_of(const sml_prop_config *cfg) { return cfg->log ? cfg->log : stdout; }
 
 /* The progress line: rewritten in place on a terminal, one line every 10 s otherwise. */
-typedef struct progress { double last; int tty; int drawn; } progress;
+typedef struct progress {
+    double last;
+    int tty;
+    int drawn;
+} progress;
 
 static void progress_update(progress *pg, const sml_prop_config *cfg, const sml_kernel *k,
-                            sml_op op, sml_dtype dt, const sml_prop_result *res, double t0, int force) {
+                            sml_op op, sml_dtype dt, const sml_prop_result *res, double t0,
+                            int force) {
     if (!cfg->progress) return;
     double now = sml_prop_now();
     if (!force && now - pg->last < (pg->tty ? 0.25 : 10.0)) return;
@@ -58,13 +64,17 @@ static int report_hooked(const sml_prop_config *cfg) {
 }
 
 static void report_lock(const sml_prop_config *cfg, FILE *L) {
-    if (report_hooked(cfg)) cfg->hooks.report_begin(cfg->hooks.ctx);
-    else flockfile(L);
+    if (report_hooked(cfg))
+        cfg->hooks.report_begin(cfg->hooks.ctx);
+    else
+        flockfile(L);
 }
 
 static void report_unlock(const sml_prop_config *cfg, FILE *L) {
-    if (report_hooked(cfg)) cfg->hooks.report_end(cfg->hooks.ctx);
-    else funlockfile(L);
+    if (report_hooked(cfg))
+        cfg->hooks.report_end(cfg->hooks.ctx);
+    else
+        funlockfile(L);
 }
 /* Shrink, save and report the first failure of property p at case `index`. */
 static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
@@ -96,8 +106,8 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
                                   (double)sml_prop_case_elems(c));
         int checked = env->stream_check;
         env->stream_check = 1; /* every smaller case is held to the same checks */
-        if (sml_prop_shrink(env, p, v->outcome, c, v, cfg->shrink_max_evals, cfg->shrink_max_seconds,
-                            &small, &sv, &st) == SML_OK)
+        if (sml_prop_shrink(env, p, v->outcome, c, v, cfg->shrink_max_evals,
+                            cfg->shrink_max_seconds, &small, &sv, &st) == SML_OK)
             shrunk = 1;
         env->stream_check = checked;
     }
@@ -122,11 +132,12 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     sml_prop_case_shape_str(&small, b, sizeof b);
     if (cfg->save_dir) {
         sml_prop_repro m;
-        sml_prop_repro_describe(&m, k->name, p, sv.outcome, sv.msg, cfg->seed, index, level, c, st.steps);
+        sml_prop_repro_describe(&m, k->name, p, sv.outcome, sv.msg, cfg->seed, index, level, c,
+                                st.steps);
         if (sml_kernel_library(k)) snprintf(m.load, sizeof m.load, "%s", sml_kernel_library(k));
         char err[512] = "";
-        if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, f->repro, sizeof f->repro,
-                                err, sizeof err) != SML_OK) {
+        if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, f->repro,
+                                sizeof f->repro, err, sizeof err) != SML_OK) {
             f->repro[0] = 0;
             fprintf(L, "  (could not save the reproducer: %s)\n", err);
         }
@@ -145,24 +156,29 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     }
     if (f->repro[0]) {
         fprintf(L, "  reproducer: %s\n", f->repro);
-        fprintf(L, "  replay: %s%s %s\n", sml_prop_replay_prefix(sml_kernel_library(k), cfg->replay_cmd), load,
-                f->repro);
+        fprintf(L, "  replay: %s%s %s\n",
+                sml_prop_replay_prefix(sml_kernel_library(k), cfg->replay_cmd), load, f->repro);
     }
     /* A Python kernel reruns through the binding (which imports its module first), as it
      * replays: "softmax-lab check" becomes "python3 -m softmax_lab check". */
     const char *rerun = cfg->rerun_cmd, *rerun_tool = "";
-    if (rerun && !strncmp(rerun, "softmax-lab ", 12) && sml_source_is_python(sml_kernel_library(k))) {
+    if (rerun && !strncmp(rerun, "softmax-lab ", 12) &&
+        sml_source_is_python(sml_kernel_library(k))) {
         rerun_tool = "python3 -m softmax_lab ";
         rerun += 12;
     }
     if (rerun)
-        fprintf(L, "  rerun: %s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d --props %s\n",
+        fprintf(L,
+                "  rerun: %s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld "
+                "--level %d --props %s\n",
                 rerun_tool, rerun, load, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
                 (unsigned long long)cfg->seed, (long long)index, level, sml_prop_name(p));
     const char *lib = sml_kernel_library(k);
     if (lib && !strcmp(lib, SML_PYTHON_SOURCE_PREFIX "__main__"))
-        fprintf(L, "  (a kernel defined in __main__ cannot be imported again: define it in a module that "
-                   "registers it on import, e.g. mykernels.py, and pass --load python:mykernels)\n");
+        fprintf(
+            L,
+            "  (a kernel defined in __main__ cannot be imported again: define it in a module that "
+            "registers it on import, e.g. mykernels.py, and pass --load python:mykernels)\n");
     fflush(L);
     report_unlock(cfg, L);
     if (shrunk) sml_prop_case_free(&small);
@@ -172,7 +188,7 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
  * that once broke some kernel, and must pass here. -1 (res->note says why) when the engine
  * could not allocate what one needs: no verdict, the run ends. */
 static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op op, sml_dtype dt,
-                          sml_prop_result *res) {
+                         sml_prop_result *res) {
     char **paths;
     size_t n = sml_prop_repro_list(cfg->regressions_dir, &paths);
     const sml_kernel *k = env->k;
@@ -190,16 +206,16 @@ static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op o
             sml_prop_eval e;
             sml_prop_verdict v;
             if (cfg->hooks.case_begin)
-                cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_REGRESSION, (int64_t)i, 0, (int)m.prop,
-                                      (double)sml_prop_case_elems(&c));
+                cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_REGRESSION, (int64_t)i, 0,
+                                      (int)m.prop, (double)sml_prop_case_elems(&c));
             env->stream_check = 0; /* the suite's threads share the context: props.h */
             sml_prop_eval_begin(&e, env, &c);
             sml_prop_eval_check(&e, m.prop, &v);
             int oom = e.engine_status == SML_ERR_OUT_OF_MEMORY;
             sml_prop_eval_end(&e);
             if (oom) {
-                snprintf(res->note, sizeof res->note, "engine: out of memory for the reproducer %.120s; not judged",
-                         paths[i]);
+                snprintf(res->note, sizeof res->note,
+                         "engine: out of memory for the reproducer %.120s; not judged", paths[i]);
                 sml_prop_case_free(&c);
                 sml_prop_repro_list_free(paths, n);
                 return -1;
@@ -222,13 +238,15 @@ static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op o
                 }
                 FILE *L = log_of(cfg);
                 report_lock(cfg, L);
-                fprintf(L, "FAIL %s %s %s: saved reproducer %s (recorded on %s) fails %s again: %s\n",
+                fprintf(L,
+                        "FAIL %s %s %s: saved reproducer %s (recorded on %s) fails %s again: %s\n",
                         k->name, sml_op_name(op), sml_dtype_name(dt), paths[i], m.kernel,
                         sml_prop_name(m.prop), v.msg);
                 char load[4400];
                 sml_prop_load_arg(sml_kernel_library(k), load, sizeof load);
                 fprintf(L, "  replay: %s%s %s --kernel %s\n",
-                        sml_prop_replay_prefix(sml_kernel_library(k), cfg->replay_cmd), load, paths[i], k->name);
+                        sml_prop_replay_prefix(sml_kernel_library(k), cfg->replay_cmd), load,
+                        paths[i], k->name);
                 fflush(L);
                 report_unlock(cfg, L);
             }
@@ -297,27 +315,31 @@ static void acc_finish(acc_log *a, const sml_prop_config *cfg, sml_prop_result *
  * results, note its agreement figures, handle each property's first failure. 1 if some
  * property failed or errored on it; -1 when the engine could not allocate what the case
  * needs (res->note says so; nothing about the kernel is concluded from it). */
-static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res, acc_log *acc,
-                      progress *pg, const sml_prop_case *c, int64_t i, int level, unsigned *retired, int *stop) {
+static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
+                      acc_log *acc, progress *pg, const sml_prop_case *c, int64_t i, int level,
+                      unsigned *retired, int *stop) {
     sml_op op = c->op;
     sml_prop_eval e;
     env->stream_check = 0;
     sml_prop_eval_begin(&e, env, c);
     int case_failed = 0;
     for (int p = 0; p < SML_PROP_COUNT && !*stop; p++) {
-        if (!(cfg->props & (1u << p)) || (*retired & (1u << p)) || !sml_prop_applies((sml_prop_id)p, op))
+        if (!(cfg->props & (1u << p)) || (*retired & (1u << p)) ||
+            !sml_prop_applies((sml_prop_id)p, op))
             continue;
         sml_prop_verdict v;
         if (cfg->hooks.case_begin)
-            cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_CASE, i, level, p, (double)(c->rows * c->cols));
+            cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_CASE, i, level, p,
+                                  (double)(c->rows * c->cols));
         sml_prop_eval_check(&e, (sml_prop_id)p, &v);
         if (e.engine_status == SML_ERR_OUT_OF_MEMORY) {
             /* No verdict on the kernel: the run ends with the reason (sml_prop_run). */
             char shape[96];
             sml_prop_case_shape_str(c, shape, sizeof shape);
             int said = e.main_state < 0 && e.main.status == SML_OK && e.main.where[0];
-            snprintf(res->note, sizeof res->note, "engine: out of memory for case %lld (%.40s)%s%.76s; not judged",
-                     (long long)i, shape, said ? ": " : "", said ? e.main.where : "");
+            snprintf(res->note, sizeof res->note,
+                     "engine: out of memory for case %lld (%.40s)%s%.76s; not judged", (long long)i,
+                     shape, said ? ": " : "", said ? e.main.where : "");
             case_failed = -1;
             *stop = 1;
             break;
@@ -342,9 +364,11 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
         res->killed_at[p] = res->cases;
         *retired |= 1u << p;
         progress_clear(pg, cfg);
-        if (res->nfail < SML_PROP_COUNT) handle_failure(env, cfg, res, (sml_prop_id)p, c, &v, i, level);
+        if (res->nfail < SML_PROP_COUNT)
+            handle_failure(env, cfg, res, (sml_prop_id)p, c, &v, i, level);
         if (v.outcome == SML_PROP_ERROR && strstr(v.msg, "CUDA")) {
-            snprintf(res->note, sizeof res->note, "a CUDA error stopped the run (the context may be lost)");
+            snprintf(res->note, sizeof res->note,
+                     "a CUDA error stopped the run (the context may be lost)");
             *stop = 1;
         }
         if (cfg->stop_on_failure) *stop = 1;
@@ -374,7 +398,8 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     }
     if (!k->launch) {
         res->outcome = SML_PROP_SKIP;
-        snprintf(res->note, sizeof res->note, "%s is not built in this build (no CUDA or cuDNN)", k->name);
+        snprintf(res->note, sizeof res->note, "%s is not built in this build (no CUDA or cuDNN)",
+                 k->name);
         return SML_OK;
     }
     if (k->device == SML_DEVICE_GPU && !sml_gpu_available()) {
@@ -396,8 +421,10 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         stop = oom = 1;
     acc_log acc = {0};
     /* -1 after INT64_MAX: --case 9223372036854775807 must not overflow i++. */
-    for (int64_t i = cfg->only_case >= 0 ? cfg->only_case : cfg->first_case > 0 ? cfg->first_case : 0; !stop;
-         i = i < INT64_MAX ? i + 1 : -1) {
+    for (int64_t i = cfg->only_case >= 0   ? cfg->only_case
+                     : cfg->first_case > 0 ? cfg->first_case
+                                           : 0;
+         !stop; i = i < INT64_MAX ? i + 1 : -1) {
         int level;
         if (cfg->only_case >= 0) {
             if (i != cfg->only_case) break;
@@ -408,23 +435,27 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
             double spent = sml_prop_now() - t0;
             if (cfg->max_seconds > 0.0 && spent >= cfg->max_seconds) break;
             level = sml_prop_case_level(cfg, i);
-            if (cfg->ramp_by_time && !cfg->shard.count && cfg->max_seconds > 0.0 && spent / cfg->max_seconds > level / 100.0)
+            if (cfg->ramp_by_time && !cfg->shard.count && cfg->max_seconds > 0.0 &&
+                spent / cfg->max_seconds > level / 100.0)
                 level = (int)(100.0 * spent / cfg->max_seconds);
             if (level > 100) level = 100;
         }
         sml_prop_case c;
-        s = sml_prop_gen_case(k, op, dt, sml_derive_seed(cfg->seed, (uint64_t)i), level, &cfg->sizes, &c);
+        s = sml_prop_gen_case(k, op, dt, sml_derive_seed(cfg->seed, (uint64_t)i), level,
+                              &cfg->sizes, &c);
         if (s != SML_OK) {
             res->outcome = SML_PROP_ERROR;
-            snprintf(res->note, sizeof res->note, "engine: cannot draw case %lld: %s%s", (long long)i,
-                     sml_strerror(s), s == SML_ERR_OUT_OF_MEMORY ? "; not judged" : "");
+            snprintf(res->note, sizeof res->note, "engine: cannot draw case %lld: %s%s",
+                     (long long)i, sml_strerror(s),
+                     s == SML_ERR_OUT_OF_MEMORY ? "; not judged" : "");
             if (s == SML_ERR_OUT_OF_MEMORY) oom = 1;
             break;
         }
         if (!acc_grow(&acc, res->cases + 1)) {
             sml_prop_case_free(&c);
             res->outcome = SML_PROP_ERROR;
-            snprintf(res->note, sizeof res->note, "engine: out of memory for the run's records at case %lld; not judged",
+            snprintf(res->note, sizeof res->note,
+                     "engine: out of memory for the run's records at case %lld; not judged",
                      (long long)i);
             oom = 1;
             break;
@@ -459,11 +490,15 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     res->seconds = sml_prop_now() - t0;
     int any_fail = 0, any_error = 0;
     for (int i = 0; i < res->nfail; i++) {
-        if (res->failures[i].outcome == SML_PROP_ERROR) any_error = 1;
-        else any_fail = 1;
+        if (res->failures[i].outcome == SML_PROP_ERROR)
+            any_error = 1;
+        else
+            any_fail = 1;
     }
-    if (any_fail) res->outcome = SML_PROP_FAIL;
-    else if (any_error || res->outcome == SML_PROP_ERROR) res->outcome = SML_PROP_ERROR;
+    if (any_fail)
+        res->outcome = SML_PROP_FAIL;
+    else if (any_error || res->outcome == SML_PROP_ERROR)
+        res->outcome = SML_PROP_ERROR;
     sml_prop_env_free(&env);
     /* Memory the engine could not get is no verdict on the kernel: the caller reports the
      * run as not checked, with res->note (failures found before it stay in res). */
@@ -487,24 +522,28 @@ sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_
         char why[1024];
         if (sml_load_plugin(m.load, why, sizeof why) != SML_OK) {
             snprintf(r->kernel, sizeof r->kernel, "%s", m.kernel);
-            snprintf(r->message, sizeof r->message, "kernel '%s': the library the reproducer names (load): %.250s",
-                     m.kernel, why);
+            snprintf(r->message, sizeof r->message,
+                     "kernel '%s': the library the reproducer names (load): %.250s", m.kernel, why);
             sml_prop_case_free(&c);
             return SML_ERR_PLUGIN;
         }
         k = sml_kernel_find(m.kernel);
     }
     snprintf(r->kernel, sizeof r->kernel, "%s", k ? k->name : m.kernel);
-    if (k && sml_kernel_library(k)) snprintf(r->library, sizeof r->library, "%s", sml_kernel_library(k));
+    if (k && sml_kernel_library(k))
+        snprintf(r->library, sizeof r->library, "%s", sml_kernel_library(k));
     sml_prop_replay_describe(&c, &m, r);
     if (!k) {
         if (m.load[0])
-            snprintf(r->message, sizeof r->message, "kernel '%s' is not in the library the reproducer names (%.250s)",
-                     m.kernel, m.load);
-        else
             snprintf(r->message, sizeof r->message,
-                     "kernel '%s' is not in the registry (a mutant? replay it with --kernel NAME, or "
-                     "with the test binary that defines it; a plugin kernel: --load its library)", m.kernel);
+                     "kernel '%s' is not in the library the reproducer names (%.250s)", m.kernel,
+                     m.load);
+        else
+            snprintf(
+                r->message, sizeof r->message,
+                "kernel '%s' is not in the registry (a mutant? replay it with --kernel NAME, or "
+                "with the test binary that defines it; a plugin kernel: --load its library)",
+                m.kernel);
         sml_prop_case_free(&c);
         return SML_ERR_UNKNOWN_KERNEL;
     }
@@ -539,7 +578,8 @@ sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_
             /* The engine could not lay the case out or judge it (memory): that is no verdict
              * on the kernel, and the reproducer was not replayed. */
             s = engine;
-            snprintf(r->message, sizeof r->message, "not replayed: the engine cannot run this case here (%s%s%s)",
+            snprintf(r->message, sizeof r->message,
+                     "not replayed: the engine cannot run this case here (%s%s%s)",
                      sml_strerror(engine), why[0] ? ": " : "", why);
         } else {
             r->outcome = v.outcome;

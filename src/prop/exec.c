@@ -11,10 +11,10 @@
 
 /* Where each region and its tensor sit in the allocation (bytes). */
 typedef struct layout {
-    size_t esz, span;       /* element size, elements from a tensor's first to its last */
-    size_t region;          /* bytes of one region: guard, offset, span, guard */
-    size_t base;            /* a tensor's first byte within its region */
-    size_t x, dy, out;      /* region starts; dy/out are (size_t)-1 when absent */
+    size_t esz, span;  /* element size, elements from a tensor's first to its last */
+    size_t region;     /* bytes of one region: guard, offset, span, guard */
+    size_t base;       /* a tensor's first byte within its region */
+    size_t x, dy, out; /* region starts; dy/out are (size_t)-1 when absent */
     size_t total;
 } layout;
 
@@ -63,8 +63,10 @@ sml_status sml_prop_exec_init(sml_prop_exec *e, sml_device d) {
 }
 
 static void release_host(unsigned char *p, int pinned) {
-    if (pinned) sml_prop_gpu_host_free(p);
-    else free(p);
+    if (pinned)
+        sml_prop_gpu_host_free(p);
+    else
+        free(p);
 }
 
 void sml_prop_exec_free(sml_prop_exec *e) {
@@ -79,7 +81,8 @@ void sml_prop_exec_free(sml_prop_exec *e) {
 
 /* A host buffer of at least n bytes (its contents need not survive): on the GPU page-locked
  * up to SML_PROP_PIN_MAX, so the copies are asynchronous and unstaged, else malloc's. */
-static sml_status grow_host(const sml_prop_exec *e, unsigned char **p, size_t *cap, int *pinned, size_t n) {
+static sml_status grow_host(const sml_prop_exec *e, unsigned char **p, size_t *cap, int *pinned,
+                            size_t n) {
     if (*cap >= n) return SML_OK;
     size_t want = n + n / 2;
     release_host(*p, *pinned);
@@ -123,8 +126,8 @@ static const char *region_name(const layout *L, const sml_prop_case *c, size_t a
     return at == L->dy ? "dy" : at == L->out || c->inplace ? "out" : "x";
 }
 
-static void describe_byte(char *buf, size_t n, const layout *L, const sml_prop_case *c,
-                          size_t at, const char *what) {
+static void describe_byte(char *buf, size_t n, const layout *L, const sml_prop_case *c, size_t at,
+                          const char *what) {
     size_t end = L->base + L->span * L->esz;
     if (at < SML_PROP_GUARD)
         snprintf(buf, n, "%s: %zu bytes before the tensor's area (front guard)", what,
@@ -138,8 +141,8 @@ static void describe_byte(char *buf, size_t n, const layout *L, const sml_prop_c
         size_t el = (at - L->base) / L->esz;
         long long r = (long long)(el / (size_t)c->ld), j = (long long)(el % (size_t)c->ld);
         if (j >= c->cols)
-            snprintf(buf, n, "%s: stride padding of row %lld, element %lld (cols %lld, ld %lld)", what,
-                     r, j, (long long)c->cols, (long long)c->ld);
+            snprintf(buf, n, "%s: stride padding of row %lld, element %lld (cols %lld, ld %lld)",
+                     what, r, j, (long long)c->cols, (long long)c->ld);
         else
             snprintf(buf, n, "%s: row %lld, col %lld", what, r, j);
     }
@@ -190,8 +193,8 @@ static void zones_of(const layout *L, unsigned char *const *reg, int n, unsigned
 /* Where the kernel sees each region (reg[0..n-1], in layout order): the device buffer, each
  * region between guard zones (poisoned when `guard`), or for a CPU kernel the arena's
  * guarded slots, with the guard zones named for the fault handler. The image goes there. */
-static sml_status stage(sml_prop_exec *e, const layout *L, const sml_prop_case *c, unsigned char **reg, int *n,
-                        int guard) {
+static sml_status stage(sml_prop_exec *e, const layout *L, const sml_prop_case *c,
+                        unsigned char **reg, int *n, int guard) {
     *n = (int)(L->total / L->region);
     sml_status s;
     if (e->device != SML_DEVICE_CPU) {
@@ -200,13 +203,15 @@ static sml_status stage(sml_prop_exec *e, const layout *L, const sml_prop_case *
         for (int i = 0; i < *n; i++) reg[i] = (unsigned char *)e->buf.ptr + G + (size_t)i * stride;
         /* One copy for all regions where the pitch allows, else one per region. */
         if (stride <= SML_PROP_PITCH_MAX)
-            s = sml_prop_gpu_copy2d(reg[0], stride, e->img, L->region, L->region, (size_t)*n, 1, e->stream);
+            s = sml_prop_gpu_copy2d(reg[0], stride, e->img, L->region, L->region, (size_t)*n, 1,
+                                    e->stream);
         for (int i = 0; i < *n && stride > SML_PROP_PITCH_MAX && s == SML_OK; i++)
             s = sml_prop_gpu_copy(reg[i], e->img + (size_t)i * L->region, L->region, 1, e->stream);
         if (s != SML_OK) return s;
         unsigned char *zone[SML_PROP_GUARD_ZONES_MAX];
         zones_of(L, reg, *n, zone);
-        if (guard && (s = sml_prop_gpu_guard_fill(&e->gpu, zone, 2 * *n, G, e->stream)) != SML_OK) return s;
+        if (guard && (s = sml_prop_gpu_guard_fill(&e->gpu, zone, 2 * *n, G, e->stream)) != SML_OK)
+            return s;
         return sml_device_sync(e->device, e->stream);
     }
     if ((s = sml_prop_arena_place(&e->arena, L->region, *n, reg)) != SML_OK) return s;
@@ -216,34 +221,42 @@ static sml_status stage(sml_prop_exec *e, const layout *L, const sml_prop_case *
         const char *name = region_name(L, c, at);
         unsigned char *slot = sml_prop_arena_slot(&e->arena, i);
         sml_prop_guard_set(i, name, slot - SML_PROP_ARENA_GUARD, reg[i] + L->base,
-                           reg[i] + L->base + L->span * L->esz, slot + e->arena.cap + SML_PROP_ARENA_GUARD);
+                           reg[i] + L->base + L->span * L->esz,
+                           slot + e->arena.cap + SML_PROP_ARENA_GUARD);
     }
     return SML_OK;
 }
 
 /* Bytes [from, from + n) of the layout (whole regions) back into e->back. */
-static sml_status fetch(sml_prop_exec *e, const layout *L, unsigned char *const *reg, size_t from, size_t n) {
+static sml_status fetch(sml_prop_exec *e, const layout *L, unsigned char *const *reg, size_t from,
+                        size_t n) {
     if (e->device != SML_DEVICE_CPU) {
-        size_t stride = L->region + 2 * SML_PROP_DEVICE_GUARD, first = from / L->region, count = n / L->region;
+        size_t stride = L->region + 2 * SML_PROP_DEVICE_GUARD, first = from / L->region,
+               count = n / L->region;
         sml_status s = SML_OK;
         if (stride <= SML_PROP_PITCH_MAX)
-            s = sml_prop_gpu_copy2d(e->back + from, L->region, reg[first], stride, L->region, count, 0, e->stream);
+            s = sml_prop_gpu_copy2d(e->back + from, L->region, reg[first], stride, L->region, count,
+                                    0, e->stream);
         for (size_t i = 0; i < count && stride > SML_PROP_PITCH_MAX && s == SML_OK; i++)
-            s = sml_prop_gpu_copy(e->back + from + i * L->region, reg[first + i], L->region, 0, e->stream);
+            s = sml_prop_gpu_copy(e->back + from + i * L->region, reg[first + i], L->region, 0,
+                                  e->stream);
         return s != SML_OK ? s : sml_device_sync(e->device, e->stream);
     }
-    for (size_t at = from; at < from + n; at += L->region) memcpy(e->back + at, reg[at / L->region], L->region);
+    for (size_t at = from; at < from + n; at += L->region)
+        memcpy(e->back + at, reg[at / L->region], L->region);
     return SML_OK;
 }
 
 /* The case's layout and its host image in e->img (e->back sized for its return), held
  * against the machine's memory. */
-static sml_status prepare(sml_prop_exec *e, const sml_prop_case *c, layout *L, char *where, size_t wn) {
+static sml_status prepare(sml_prop_exec *e, const sml_prop_case *c, layout *L, char *where,
+                          size_t wn) {
     /* Sizes below are computed in size_t: only a case inside the bounds is laid out. */
     if (!sml_prop_case_in_bounds(c, where, wn)) return SML_ERR_INVALID_ARG;
     *L = layout_of(c);
     if (e->host_bytes && L->total > e->host_bytes / 2) {
-        snprintf(where, wn, "the layout needs 2 x %.1f GiB of host memory; this machine has %.1f GiB",
+        snprintf(where, wn,
+                 "the layout needs 2 x %.1f GiB of host memory; this machine has %.1f GiB",
                  (double)L->total / (double)(1u << 30), (double)e->host_bytes / (double)(1u << 30));
         return SML_ERR_OUT_OF_MEMORY;
     }
@@ -260,9 +273,15 @@ static size_t out_region_of(const layout *L) { return L->out != NONE ? L->out : 
 
 static sml_problem problem_of(const sml_prop_exec *e, const layout *L, const sml_prop_case *c,
                               unsigned char *const *reg) {
-    sml_problem p = {c->op, c->dtype, c->rows, c->cols, c->ld, reg[0] + L->base,
+    sml_problem p = {c->op,
+                     c->dtype,
+                     c->rows,
+                     c->cols,
+                     c->ld,
+                     reg[0] + L->base,
                      L->dy != NONE ? reg[L->dy / L->region] + L->base : NULL,
-                     reg[out_region_of(L) / L->region] + L->base, e->stream};
+                     reg[out_region_of(L) / L->region] + L->base,
+                     e->stream};
     return p;
 }
 
@@ -288,12 +307,14 @@ static void guard_report(const sml_prop_exec *e, const layout *L, const sml_prop
         if (said++) continue;
         const char *name = region_name(L, c, (size_t)(z / 2) * L->region);
         if (z % 2)
-            snprintf(rep->where, sizeof rep->where, "wrote past the end of %s: bytes %llu..%llu after it changed",
-                     name, (unsigned long long)(region - end + hit[z].first),
+            snprintf(rep->where, sizeof rep->where,
+                     "wrote past the end of %s: bytes %llu..%llu after it changed", name,
+                     (unsigned long long)(region - end + hit[z].first),
                      (unsigned long long)(region - end + hit[z].last));
         else
-            snprintf(rep->where, sizeof rep->where, "wrote before the start of %s: bytes %llu..%llu before it changed",
-                     name, (unsigned long long)(base + G - 1 - hit[z].last),
+            snprintf(rep->where, sizeof rep->where,
+                     "wrote before the start of %s: bytes %llu..%llu before it changed", name,
+                     (unsigned long long)(base + G - 1 - hit[z].last),
                      (unsigned long long)(base + G - 1 - hit[z].first));
     }
 }
@@ -305,12 +326,14 @@ static void verify_run(const sml_prop_exec *e, const layout *L, const sml_prop_c
     rep->canary_bad = check_canaries(o, L, c, rep->where, sizeof rep->where);
     char w[192];
     int said = rep->canary_bad > 0;
-    if (!c->inplace && region_changed(e->back + L->x, e->img + L->x, L, c, "input x modified", w, sizeof w)) {
+    if (!c->inplace &&
+        region_changed(e->back + L->x, e->img + L->x, L, c, "input x modified", w, sizeof w)) {
         rep->input_modified = 1;
         if (!said) snprintf(rep->where, sizeof rep->where, "%s", w);
         said = 1;
     }
-    if (L->dy != NONE && region_changed(e->back + L->dy, e->img + L->dy, L, c, "input dy modified", w, sizeof w)) {
+    if (L->dy != NONE &&
+        region_changed(e->back + L->dy, e->img + L->dy, L, c, "input dy modified", w, sizeof w)) {
         rep->input_modified = 1;
         if (!said) snprintf(rep->where, sizeof rep->where, "%s", w);
     }
@@ -319,22 +342,26 @@ static void verify_run(const sml_prop_exec *e, const layout *L, const sml_prop_c
 
 /* A refused run (SML_ERR_UNSUPPORTED) must have written nothing: its output region as
  * uploaded and, on a GPU main run, the guard zones as poisoned. */
-static sml_status refusal_check(sml_prop_exec *e, const layout *L, const sml_prop_case *c, unsigned char *const *reg,
-                                int nreg, int guarded, sml_prop_run_report *rep) {
+static sml_status refusal_check(sml_prop_exec *e, const layout *L, const sml_prop_case *c,
+                                unsigned char *const *reg, int nreg, int guarded,
+                                sml_prop_run_report *rep) {
     size_t out_region = out_region_of(L);
     sml_status s = fetch(e, L, reg, out_region, L->region);
     if (s != SML_OK) return s;
-    rep->canary_bad = region_changed(e->back + out_region, e->img + out_region, L, c,
-                                     "refused with SML_ERR_UNSUPPORTED yet wrote", rep->where, sizeof rep->where);
+    rep->canary_bad =
+        region_changed(e->back + out_region, e->img + out_region, L, c,
+                       "refused with SML_ERR_UNSUPPORTED yet wrote", rep->where, sizeof rep->where);
     if (guarded) {
         int64_t before = rep->canary_bad;
         char keep[sizeof rep->where], zone[sizeof rep->where];
         memcpy(keep, rep->where, sizeof keep);
         guard_report(e, L, c, nreg, rep);
         memcpy(zone, rep->where, sizeof zone);
-        if (before) memcpy(rep->where, keep, sizeof keep); /* the region's own change first */
+        if (before)
+            memcpy(rep->where, keep, sizeof keep); /* the region's own change first */
         else if (rep->canary_bad)
-            snprintf(rep->where, sizeof rep->where, "refused with SML_ERR_UNSUPPORTED yet %.150s", zone);
+            snprintf(rep->where, sizeof rep->where, "refused with SML_ERR_UNSUPPORTED yet %.150s",
+                     zone);
     }
     return SML_OK;
 }
@@ -356,14 +383,16 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     /* The guard zones are compared on the device; the result comes back with the copy below. */
     zones_of(&L, reg, nreg, zone);
     if (guarded && (rep->status == SML_OK || rep->status == SML_ERR_UNSUPPORTED) &&
-        (s = sml_prop_gpu_guard_check(&e->gpu, zone, 2 * nreg, SML_PROP_DEVICE_GUARD, e->stream)) != SML_OK)
+        (s = sml_prop_gpu_guard_check(&e->gpu, zone, 2 * nreg, SML_PROP_DEVICE_GUARD, e->stream)) !=
+            SML_OK)
         return s;
     if (rep->status != SML_OK) {
         snprintf(rep->where, sizeof rep->where, "%s returned %s%s%s", k->name,
                  sml_strerror(rep->status), rep->status == SML_ERR_CUDA ? ": " : "",
                  rep->status == SML_ERR_CUDA ? sml_last_cuda_error() : "");
         /* A refusal must write nothing (the API's promise). */
-        if (rep->status == SML_ERR_UNSUPPORTED) return refusal_check(e, &L, c, reg, nreg, guarded, rep);
+        if (rep->status == SML_ERR_UNSUPPORTED)
+            return refusal_check(e, &L, c, reg, nreg, guarded, rep);
         return SML_OK;
     }
     /* Only the output region comes back, unless everything is to be verified. */
@@ -373,8 +402,8 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     const unsigned char *o = e->back + out_region;
     size_t row_bytes = (size_t)c->cols * L.esz;
     for (int64_t r = 0; r < c->rows; r++)
-        memcpy((unsigned char *)out + (size_t)r * row_bytes, o + L.base + (size_t)(r * c->ld) * L.esz,
-               row_bytes);
+        memcpy((unsigned char *)out + (size_t)r * row_bytes,
+               o + L.base + (size_t)(r * c->ld) * L.esz, row_bytes);
     if (verify) verify_run(e, &L, c, nreg, rep);
     return SML_OK;
 }
@@ -394,7 +423,8 @@ sml_status sml_prop_exec_stream_check(sml_prop_exec *e, const sml_kernel *k, sml
     sml_problem p = problem_of(e, &L, c, reg);
     sml_status ks = SML_OK;
     s = sml_prop_gpu_hold(&e->gpu, o, L.region, e->stream);
-    if (s == SML_OK && (ks = sml_run(k, h, &p)) == SML_OK) s = sml_prop_gpu_judge(&e->gpu, o, L.region, ran);
+    if (s == SML_OK && (ks = sml_run(k, h, &p)) == SML_OK)
+        s = sml_prop_gpu_judge(&e->gpu, o, L.region, ran);
     sml_prop_gpu_release(&e->gpu);
     sml_status w = sml_prop_gpu_wait(&e->gpu, e->stream);
     /* A launch that did not return inside the hold waits for its own stream: every later check

@@ -30,31 +30,31 @@
 #include "prop/devguard.h"
 #include "softmax_lab.h"
 
-#define SML_PROP_GUARD 256      /* bytes before and after each tensor; keeps 256-byte alignment */
-#define SML_PROP_CANARY 0xA5    /* output-side canary byte (0xA5A5 is no plausible output) */
-#define SML_PROP_POISON 0xFF    /* output poison and input padding: NaN in every dtype */
+#define SML_PROP_GUARD   256  /* bytes before and after each tensor; keeps 256-byte alignment */
+#define SML_PROP_CANARY  0xA5 /* output-side canary byte (0xA5A5 is no plausible output) */
+#define SML_PROP_POISON  0xFF /* output poison and input padding: NaN in every dtype */
 #define SML_PROP_PIN_MAX ((size_t)256 << 20) /* the largest host buffer page-locked (GPU) */
 
 typedef struct sml_prop_exec {
     sml_device device;
-    void *stream;              /* its own non-blocking stream (GPU): engine runs on several
+    void *stream; /* its own non-blocking stream (GPU): engine runs on several
                                   host threads must not wait for one another's copies */
     sml_buffer buf;
     unsigned char *img, *back; /* host image uploaded, and what came back */
     size_t cap_img, cap_back;
     int img_pinned, back_pinned; /* page-locked (GPU, up to SML_PROP_PIN_MAX), else malloc's */
-    size_t host_bytes;         /* the machine's physical memory, asked once (0: unknown) */
-    sml_prop_arena arena;      /* CPU kernels: the guarded slots they run in (arena.h) */
-    sml_prop_gpu gpu;          /* GPU: guard zones and the stream check (devguard.h) */
-    int held_off;              /* the stream check stopped: a held launch did not return in time */
+    size_t host_bytes;           /* the machine's physical memory, asked once (0: unknown) */
+    sml_prop_arena arena;        /* CPU kernels: the guarded slots they run in (arena.h) */
+    sml_prop_gpu gpu;            /* GPU: guard zones and the stream check (devguard.h) */
+    int held_off; /* the stream check stopped: a held launch did not return in time */
 } sml_prop_exec;
 
 typedef struct sml_prop_run_report {
-    sml_status status;           /* what the kernel (or the device sync after it) returned */
-    int64_t canary_bad;          /* bytes of the output allocation changed outside the output */
-    int input_modified;          /* an input allocation changed (out-of-place runs) */
-    int off_stream;              /* the stream check saw the kernel run outside its stream */
-    char where[192];             /* the first such change, in words */
+    sml_status status;  /* what the kernel (or the device sync after it) returned */
+    int64_t canary_bad; /* bytes of the output allocation changed outside the output */
+    int input_modified; /* an input allocation changed (out-of-place runs) */
+    int off_stream;     /* the stream check saw the kernel run outside its stream */
+    char where[192];    /* the first such change, in words */
 } sml_prop_run_report;
 
 sml_status sml_prop_exec_init(sml_prop_exec *e, sml_device d);

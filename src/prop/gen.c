@@ -21,22 +21,33 @@
  * paths at some other row length adds it here: one place, so the generator, the docs and
  * the tests agree. */
 static const int64_t EDGE_COLS[] = {
-    1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257,
-    511, 512, 513, 1000, 1023, 1024, 1025, 2047, 2048, 2049, 3000, 4095, 4096, 4097, 8191,
-    8192, 8193, 12345, 16383, 16384, 16385, 32767, 32768, 32769, 65535, 65536, 65537, 131071,
-    131072, 131073, 262143, 262144, 262145, 524287, 524288, 524289, 1048575, 1048576, 1048577,
-    1048579,
+    1,      2,      3,      4,      5,      6,       7,       8,       9,       15,     16,
+    17,     31,     32,     33,     63,     64,      65,      127,     128,     129,    255,
+    256,    257,    511,    512,    513,    1000,    1023,    1024,    1025,    2047,   2048,
+    2049,   3000,   4095,   4096,   4097,   8191,    8192,    8193,    12345,   16383,  16384,
+    16385,  32767,  32768,  32769,  65535,  65536,   65537,   131071,  131072,  131073, 262143,
+    262144, 262145, 524287, 524288, 524289, 1048575, 1048576, 1048577, 1048579,
 };
 /* Row counts around the 65,535 limit of a grid's y and z dimensions. */
 static const int64_t EDGE_ROWS[] = {65535, 65536, 65537, 131073};
 
 enum {
-    FAM_NORMAL, FAM_UNIFORM, FAM_INTEGER, FAM_EQUAL, FAM_DOMINANT, FAM_TOP, FAM_OVERFLOW,
-    FAM_SPREAD, FAM_DYNAMIC, FAM_SUBNORMAL, FAM_RAMP, FAM_COUNT
+    FAM_NORMAL,
+    FAM_UNIFORM,
+    FAM_INTEGER,
+    FAM_EQUAL,
+    FAM_DOMINANT,
+    FAM_TOP,
+    FAM_OVERFLOW,
+    FAM_SPREAD,
+    FAM_DYNAMIC,
+    FAM_SUBNORMAL,
+    FAM_RAMP,
+    FAM_COUNT
 };
 static const char *const FAM_NAMES[FAM_COUNT] = {
-    "normal", "uniform", "integer", "equal", "dominant", "dtype_top", "exp_threshold",
-    "wide_spread", "dynamic_range", "subnormal", "ramp"};
+    "normal",        "uniform",     "integer",       "equal",     "dominant", "dtype_top",
+    "exp_threshold", "wide_spread", "dynamic_range", "subnormal", "ramp"};
 /* How often each family is drawn (per mille of the total below). */
 static const int FAM_WEIGHT[FAM_COUNT] = {210, 90, 140, 50, 90, 50, 100, 80, 80, 80, 60};
 
@@ -50,7 +61,9 @@ int sml_prop_family_find(const char *name) {
 
 static double unit(sml_rng *r) { return sml_rng_unit(r); }
 static double uni(sml_rng *r, double a, double b) { return a + (b - a) * unit(r); }
-static int64_t below(sml_rng *r, int64_t n) { return n <= 1 ? 0 : (int64_t)sml_rng_below(r, (uint64_t)n); }
+static int64_t below(sml_rng *r, int64_t n) {
+    return n <= 1 ? 0 : (int64_t)sml_rng_below(r, (uint64_t)n);
+}
 static int chance(sml_rng *r, double p) { return unit(r) < p; }
 /* Log-uniform integer in [lo, hi]. */
 static int64_t log_uniform(sml_rng *r, int64_t lo, int64_t hi) {
@@ -83,11 +96,12 @@ static int pick_family(sml_rng *r) {
 
 /* exp thresholds: fp16's overflow (exp(11.09) = 65504) and normal / subnormal limits, fp32's
  * (and bf16's) overflow at 88.72 and underflow near -87.3 and -103.3, double's at 709.78. */
-static const double EXP_EDGES[] = {11.0898664, 11.0, 11.5, -9.70406, -17.32868, 88.7228391,
-                                   88.0, 89.5, -87.3365448, -103.278929, 709.782712};
+static const double EXP_EDGES[] = {11.0898664,  11.0,        11.5,      -9.70406,
+                                   -17.32868,   88.7228391,  88.0,      89.5,
+                                   -87.3365448, -103.278929, 709.782712};
 
-void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int64_t n,
-                         char *name, size_t name_n) {
+void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int64_t n, char *name,
+                         size_t name_n) {
     if (family < 0 || family >= FAM_COUNT) family = pick_family(r);
     if (name && name_n) snprintf(name, name_n, "%s", FAM_NAMES[family]);
     double top = sml_dtype_max(dt), tiny = sml_dtype_min_normal(dt);
@@ -95,9 +109,12 @@ void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int6
     case FAM_NORMAL: {
         double sigma = pow(10.0, uni(r, -3.0, 4.0)), mu = 0.0;
         double u = unit(r);
-        if (u < 0.3) mu = sigma * 3.0 * sml_rng_normal(r);
-        else if (u < 0.5) mu = uni(r, -100.0, 100.0);
-        else if (u < 0.6) mu = uni(r, -1e4, 1e4);
+        if (u < 0.3)
+            mu = sigma * 3.0 * sml_rng_normal(r);
+        else if (u < 0.5)
+            mu = uni(r, -100.0, 100.0);
+        else if (u < 0.6)
+            mu = uni(r, -1e4, 1e4);
         for (int64_t i = 0; i < n; i++) row[i] = mu + sigma * sml_rng_normal(r);
         break;
     }
@@ -115,8 +132,9 @@ void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int6
         break;
     }
     case FAM_EQUAL: {
-        double choices[] = {0.0, 1.0, -1.0, -0.0, top, -top, 88.72, 11.09,
-                            sml_rng_normal(r) * pow(10.0, uni(r, -3.0, 4.0))};
+        double choices[] = {0.0,   1.0,   -1.0,
+                            -0.0,  top,   -top,
+                            88.72, 11.09, sml_rng_normal(r) * pow(10.0, uni(r, -3.0, 4.0))};
         double v = choices[below(r, sizeof choices / sizeof choices[0])];
         for (int64_t i = 0; i < n; i++) row[i] = v;
         break;
@@ -134,11 +152,16 @@ void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int6
         double eps = sml_dtype_eps(dt);
         for (int64_t i = 0; i < n; i++) {
             double u = unit(r);
-            if (u < 0.25) row[i] = top;
-            else if (u < 0.45) row[i] = top * (1.0 - eps * (double)(1 + below(r, 4)));
-            else if (u < 0.55) row[i] = top / 2.0;
-            else if (u < 0.75) row[i] = -top;
-            else row[i] = sml_rng_normal(r);
+            if (u < 0.25)
+                row[i] = top;
+            else if (u < 0.45)
+                row[i] = top * (1.0 - eps * (double)(1 + below(r, 4)));
+            else if (u < 0.55)
+                row[i] = top / 2.0;
+            else if (u < 0.75)
+                row[i] = -top;
+            else
+                row[i] = sml_rng_normal(r);
         }
         break;
     }
@@ -168,11 +191,16 @@ void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int6
     case FAM_SUBNORMAL: {
         for (int64_t i = 0; i < n; i++) {
             double u = unit(r);
-            if (u < 0.35) row[i] = (chance(r, 0.5) ? -1.0 : 1.0) * tiny * unit(r);
-            else if (u < 0.5) row[i] = -0.0;
-            else if (u < 0.6) row[i] = 0.0;
-            else if (u < 0.7) row[i] = tiny;
-            else row[i] = sml_rng_normal(r) * (chance(r, 0.5) ? 1.0 : 1e-3);
+            if (u < 0.35)
+                row[i] = (chance(r, 0.5) ? -1.0 : 1.0) * tiny * unit(r);
+            else if (u < 0.5)
+                row[i] = -0.0;
+            else if (u < 0.6)
+                row[i] = 0.0;
+            else if (u < 0.7)
+                row[i] = tiny;
+            else
+                row[i] = sml_rng_normal(r) * (chance(r, 0.5) ? 1.0 : 1e-3);
         }
         break;
     }
@@ -268,7 +296,8 @@ static int cmp_i64(const void *a, const void *b) {
 size_t sml_prop_edge_cols(const sml_kernel *k, int64_t *out, size_t cap) {
     int64_t tmp[256];
     size_t n = 0;
-    for (size_t i = 0; i < sizeof EDGE_COLS / sizeof EDGE_COLS[0] && n < 256; i++) tmp[n++] = EDGE_COLS[i];
+    for (size_t i = 0; i < sizeof EDGE_COLS / sizeof EDGE_COLS[0] && n < 256; i++)
+        tmp[n++] = EDGE_COLS[i];
     int64_t th[16];
     const size_t nth = sml_auto_col_thresholds(th, sizeof th / sizeof th[0]);
     for (size_t i = 0; i < nth && i < sizeof th / sizeof th[0]; i++)
@@ -327,8 +356,8 @@ static int64_t pick_edge(sml_rng *r, const sml_kernel *k, int64_t lo, int64_t hi
  *        more rows than clusters of 8 or 16 fit, on rows cut over them. */
 #define TALL_MIN_COLS 1536
 
-static void draw_tall(sml_rng *r, int64_t kmin, int64_t kmax, const sml_prop_sizes *sz, int64_t *rows,
-                      int64_t *cols) {
+static void draw_tall(sml_rng *r, int64_t kmin, int64_t kmax, const sml_prop_sizes *sz,
+                      int64_t *rows, int64_t *cols) {
     const int64_t cap = sz->tall_max_elems, many = 2113, some = 1057;
     const double u = unit(r);
     int64_t min_rows, max_rows = INT64_MAX, lo, hi;
@@ -353,7 +382,8 @@ static void draw_shape(sml_rng *r, const sml_kernel *k, int level, const sml_pro
     double ratio = (double)sz->small_max_elems / (double)sz->small_min_elems;
     int64_t cap = (int64_t)((double)sz->small_min_elems * pow(ratio, f));
     /* Drawn only when the profile has tall cases, so the CI profile's sequence is unchanged. */
-    int tall = sz->tall_prob > 0.0 && sz->tall_max_elems >= 2113 * TALL_MIN_COLS && chance(r, sz->tall_prob);
+    int tall = sz->tall_prob > 0.0 && sz->tall_max_elems >= 2113 * TALL_MIN_COLS &&
+               chance(r, sz->tall_prob);
     int big = !tall && chance(r, sz->big_prob * f) && sz->big_max_elems > sz->small_max_elems;
     int64_t rows = 1, cols = 1;
     if (tall) {
@@ -361,22 +391,23 @@ static void draw_shape(sml_rng *r, const sml_kernel *k, int level, const sml_pro
     } else if (big) {
         cap = sz->big_max_elems;
         double u = unit(r);
-        if (u < 0.5) {           /* a long row, often exactly at an edge */
+        if (u < 0.5) { /* a long row, often exactly at an edge */
             int64_t lo = sz->small_max_elems + 1, hi = kmax < cap ? kmax : cap;
             int64_t e = chance(r, 0.5) ? pick_edge(r, k, lo, hi) : -1;
             cols = e > 0 ? e : log_uniform(r, lo < hi ? lo : hi, hi);
             rows = 1 + below(r, clamp64(cap / cols, 1, 4));
-        } else if (u < 0.75) {   /* more rows than a grid dimension's 65,535 */
+        } else if (u < 0.75) { /* more rows than a grid dimension's 65,535 */
             rows = EDGE_ROWS[below(r, sizeof EDGE_ROWS / sizeof EDGE_ROWS[0])];
             cols = 1 + below(r, clamp64(cap / rows, 1, 8));
-        } else {                 /* just big */
+        } else { /* just big */
             cols = log_uniform(r, 1, clamp64(cap, 1, 4096));
             rows = log_uniform(r, 1, clamp64(cap / (cols < kmax ? cols : kmax), 1, INT64_MAX));
         }
     } else {
         int64_t hi = cap < kmax ? cap : kmax;
         double u = unit(r);
-        if (u < 0.35) cols = 1 + below(r, hi < 64 ? hi : 64);
+        if (u < 0.35)
+            cols = 1 + below(r, hi < 64 ? hi : 64);
         else if (u < 0.5) {
             int64_t e = pick_edge(r, k, 1, hi);
             cols = e > 0 ? e : 1 + below(r, hi);
@@ -392,9 +423,12 @@ static void draw_shape(sml_rng *r, const sml_kernel *k, int level, const sml_pro
         }
         int64_t rmax = clamp64(cap / (cols > 0 ? cols : 1), 1, INT64_MAX);
         u = unit(r);
-        if (u < 0.4) rows = 1;
-        else if (u < 0.7) rows = 1 + below(r, rmax < 8 ? rmax : 8);
-        else rows = log_uniform(r, 1, rmax);
+        if (u < 0.4)
+            rows = 1;
+        else if (u < 0.7)
+            rows = 1 + below(r, rmax < 8 ? rmax : 8);
+        else
+            rows = log_uniform(r, 1, rmax);
     }
     cols = clamp64(cols, kmin, kmax);
     if (rows < 1) rows = 1;
@@ -404,15 +438,16 @@ static void draw_shape(sml_rng *r, const sml_kernel *k, int level, const sml_pro
     c->ld = cols;
     if (chance(r, 0.3)) {
         static const int64_t PAD[] = {1, 2, 3, 4, 5, 7, 8, 16, 31, 64};
-        c->ld = cols + (chance(r, 0.8) ? PAD[below(r, sizeof PAD / sizeof PAD[0])] : 1 + below(r, 100));
+        c->ld =
+            cols + (chance(r, 0.8) ? PAD[below(r, sizeof PAD / sizeof PAD[0])] : 1 + below(r, 100));
     }
     c->offset = chance(r, 0.25) ? 1 + below(r, 15) : 0;
     c->inplace = !sml_op_is_backward(c->op) && chance(r, 0.12);
 }
 
 /* The first draws of a case, from a fresh generator: its shape. */
-static void begin_case(sml_rng *r, const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed, int level,
-                       const sml_prop_sizes *sz, sml_prop_case *c) {
+static void begin_case(sml_rng *r, const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed,
+                       int level, const sml_prop_sizes *sz, sml_prop_case *c) {
     memset(c, 0, sizeof *c);
     sml_rng_seed(r, case_seed);
     c->op = op;
@@ -452,7 +487,8 @@ sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint6
     for (int64_t i = 0; i < c->rows; i++) {
         sml_prop_gen_logits(&r, dt, mixed ? -1 : family, row, n, fam, sizeof fam);
         if (masked && chance(&r, 0.7))
-            mask_name = mask_row(&r, row, n, mask_kind == 0 && chance(&r, 0.2) ? (int)below(&r, 5) : mask_kind);
+            mask_name = mask_row(&r, row, n,
+                                 mask_kind == 0 && chance(&r, 0.2) ? (int)below(&r, 5) : mask_kind);
         if (specials && chance(&r, 0.3)) inject_specials(&r, row, n);
         for (int64_t j = 0; j < n; j++) sml_store(dt, src, i * n + j, row[j]);
     }
@@ -467,7 +503,8 @@ sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint6
     if (sml_op_is_backward(op)) {
         int kind = (int)below(&r, 20);
         kind = kind < 10 ? 0 : kind < 13 ? 1 : kind < 15 ? 2 : kind < 18 ? 3 : 4;
-        static const char *const DY[] = {"dy_normal", "dy_integer", "dy_const", "dy_onehot", "dy_huge"};
+        static const char *const DY[] = {"dy_normal", "dy_integer", "dy_const", "dy_onehot",
+                                         "dy_huge"};
         for (int64_t i = 0; i < c->rows; i++) {
             gen_dy(&r, dt, kind, row, n);
             for (int64_t j = 0; j < n; j++) sml_store(dt, c->dy, i * n + j, row[j]);

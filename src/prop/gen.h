@@ -27,8 +27,8 @@ size_t sml_prop_edge_cols(const sml_kernel *k, int64_t *out, size_t cap);
 /* A row of n values of dtype dt, drawn by logit family `family` (or a random one when
  * family < 0) into dense doubles already rounded to dt; writes the family's name. Used by
  * the generator and by the CLI test's input writer. */
-void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int64_t n,
-                         char *name, size_t name_n);
+void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int64_t n, char *name,
+                         size_t name_n);
 
 /* Number of logit families and the name of each. */
 int sml_prop_family_count(void);

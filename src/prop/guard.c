@@ -40,7 +40,8 @@ static size_t put(char *buf, size_t at, size_t n, const char *s) {
 static size_t put_u(char *buf, size_t at, size_t n, uint64_t v) {
     char d[24];
     int k = 0;
-    do d[k++] = (char)('0' + v % 10); while ((v /= 10) && k < 23);
+    do d[k++] = (char)('0' + v % 10);
+    while ((v /= 10) && k < 23);
     char s[24];
     for (int i = 0; i < k; i++) s[i] = d[k - 1 - i];
     s[k] = 0;
@@ -62,7 +63,10 @@ int sml_prop_guard_describe(const void *addr, int write, char *buf, size_t n) {
     if (best >= 0) {
         const zone *z = &zones[best];
         int after = a >= z->end;
-        size_t at = put(buf, 0, n, write == 1 ? "wrote " : write == 0 ? "read " : "touched memory ");
+        size_t at = put(buf, 0, n,
+                        write == 1   ? "wrote "
+                        : write == 0 ? "read "
+                                     : "touched memory ");
         at = put(buf, at, n, after ? "past the end of " : "before the start of ");
         at = put(buf, at, n, z->name);
         at = put(buf, at, n, " by ");

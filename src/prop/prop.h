@@ -28,17 +28,18 @@ extern "C" {
  * docs/PROPERTIES.md's table (row n for the n-th line: test_properties_cpu checks it); ops
  * is FWD, BWD or ALL, the ops it is checked for; help is its line in --props' help. A new
  * property is one line here, its function, and its docs row (CONTRIBUTING.md). */
-#define SML_PROP_LIST(X)                                                                          \
-    X(AGREEMENT, agreement, ALL, "within the numerics contract of the reference")                 \
-    X(ROW_SUM, row_sum, FWD, "forward rows sum to 1 (exp of log-softmax too)")                    \
-    X(RANGE, range, FWD, "0 <= softmax <= 1, log-softmax <= 0")                                   \
-    X(SHIFT, shift, FWD, "integer logits + integer constant: identical bits")                     \
-    X(MONOTONIC, monotonic, FWD, "x_i >= x_j implies y_i >= y_j")                                 \
-    X(PERMUTATION, permutation, ALL, "permuted columns give the permuted output")                 \
+#define SML_PROP_LIST(X)                                                                           \
+    X(AGREEMENT, agreement, ALL, "within the numerics contract of the reference")                  \
+    X(ROW_SUM, row_sum, FWD, "forward rows sum to 1 (exp of log-softmax too)")                     \
+    X(RANGE, range, FWD, "0 <= softmax <= 1, log-softmax <= 0")                                    \
+    X(SHIFT, shift, FWD, "integer logits + integer constant: identical bits")                      \
+    X(MONOTONIC, monotonic, FWD, "x_i >= x_j implies y_i >= y_j")                                  \
+    X(PERMUTATION, permutation, ALL, "permuted columns give the permuted output")                  \
     X(ROW_INDEPENDENCE, row_independence, ALL, "a row's output does not depend on the other rows") \
-    X(DETERMINISM, determinism, ALL, "two runs, identical bits")                                  \
-    X(CANARIES, canaries, ALL, "nothing written outside the output")                              \
-    X(SPECIAL_VALUES, special_values, ALL, "NaN, inf and exact zeros as the contract's table says") \
+    X(DETERMINISM, determinism, ALL, "two runs, identical bits")                                   \
+    X(CANARIES, canaries, ALL, "nothing written outside the output")                               \
+    X(SPECIAL_VALUES, special_values, ALL,                                                         \
+      "NaN, inf and exact zeros as the contract's table says")                                     \
     X(BWD_SUM, bwd_sum, BWD, "backward rows sum to what the reference's sum to (~0)")
 
 #define SML_PROP_ENUM_(id, name, ops, help) SML_PROP_##id,
@@ -47,15 +48,15 @@ typedef enum sml_prop_id { SML_PROP_LIST(SML_PROP_ENUM_) SML_PROP_COUNT } sml_pr
 
 #define SML_PROPS_ALL ((1u << SML_PROP_COUNT) - 1u)
 
-const char *sml_prop_name(sml_prop_id p);           /* "agreement", "row_sum", ... */
+const char *sml_prop_name(sml_prop_id p); /* "agreement", "row_sum", ... */
 sml_status sml_prop_parse(const char *s, sml_prop_id *out);
-int sml_prop_applies(sml_prop_id p, sml_op op);      /* 1 if p is checked for op */
+int sml_prop_applies(sml_prop_id p, sml_op op); /* 1 if p is checked for op */
 
 typedef enum sml_prop_outcome {
     SML_PROP_PASS = 0,
-    SML_PROP_FAIL,  /* the kernel broke the property */
-    SML_PROP_SKIP,  /* not applicable to this case, or the kernel cannot run here */
-    SML_PROP_ERROR  /* the kernel returned an error for a valid problem, or the engine failed */
+    SML_PROP_FAIL, /* the kernel broke the property */
+    SML_PROP_SKIP, /* not applicable to this case, or the kernel cannot run here */
+    SML_PROP_ERROR /* the kernel returned an error for a valid problem, or the engine failed */
 } sml_prop_outcome;
 const char *sml_prop_outcome_name(sml_prop_outcome o); /* "pass", "fail", "skip", "error" */
 
@@ -100,43 +101,49 @@ typedef struct sml_prop_hooks {
     void *ctx;
 } sml_prop_hooks;
 
-enum { SML_PROP_PHASE_IDLE = 0, SML_PROP_PHASE_CASE, SML_PROP_PHASE_SHRINK, SML_PROP_PHASE_REGRESSION };
+enum {
+    SML_PROP_PHASE_IDLE = 0,
+    SML_PROP_PHASE_CASE,
+    SML_PROP_PHASE_SHRINK,
+    SML_PROP_PHASE_REGRESSION
+};
 
 typedef struct sml_prop_config {
-    uint64_t seed;          /* the run seed; each case's seed is sml_derive_seed(seed, index) */
-    int64_t max_cases;      /* per kernel, op and dtype */
-    int64_t level_cases;    /* the case count the size ramp spreads over; 0: max_cases */
-    double max_seconds;     /* per kernel, op and dtype; 0: no limit */
-    double total_seconds;   /* for drivers running many: the whole run's budget; 0: none */
-    int ramp_by_time;       /* sizes ramp with time spent too, not only cases run: reaches the
+    uint64_t seed;        /* the run seed; each case's seed is sml_derive_seed(seed, index) */
+    int64_t max_cases;    /* per kernel, op and dtype */
+    int64_t level_cases;  /* the case count the size ramp spreads over; 0: max_cases */
+    double max_seconds;   /* per kernel, op and dtype; 0: no limit */
+    double total_seconds; /* for drivers running many: the whole run's budget; 0: none */
+    int ramp_by_time;     /* sizes ramp with time spent too, not only cases run: reaches the
                                big shapes when time cuts a run short, at the cost of a case
                                sequence that depends on speed (GPU and long profiles) */
-    unsigned props;         /* mask of sml_prop_id bits to check */
+    unsigned props;       /* mask of sml_prop_id bits to check */
     sml_prop_sizes sizes;
-    int shrink;             /* shrink failures before reporting them */
+    int shrink; /* shrink failures before reporting them */
     int64_t shrink_max_evals;
     double shrink_max_seconds;
-    int stop_on_failure;    /* end a kernel/op/dtype run at its first failure */
-    const char *save_dir;   /* write reproducers of failures here; NULL: do not */
+    int stop_on_failure;         /* end a kernel/op/dtype run at its first failure */
+    const char *save_dir;        /* write reproducers of failures here; NULL: do not */
     const char *regressions_dir; /* replay every reproducer under it first (several folders:
                                     separated by ':'); NULL: none */
-    const char *replay_cmd; /* prefix of the printed replay command ("./build/softmax-lab replay") */
-    const char *rerun_cmd;  /* prefix of the printed rerun-one-case command, or NULL */
-    int64_t only_case;      /* >= 0: run just this case index (with only_level) */
-    int64_t first_case;     /* the first case index of the run (a slice of the seeded
+    const char
+        *replay_cmd;       /* prefix of the printed replay command ("./build/softmax-lab replay") */
+    const char *rerun_cmd; /* prefix of the printed rerun-one-case command, or NULL */
+    int64_t only_case;     /* >= 0: run just this case index (with only_level) */
+    int64_t first_case;    /* the first case index of the run (a slice of the seeded
                                sequence: cases first_case .. max_cases - 1); 0: all */
-    int only_level;         /* 0..100: the size ramp's position for only_case */
-    FILE *log;              /* failure reports; NULL: stdout */
-    FILE *progress;         /* progress line; NULL: none */
-    int threads;            /* drivers (suite.h): host threads running kernel/op/dtype runs side
+    int only_level;        /* 0..100: the size ramp's position for only_case */
+    FILE *log;             /* failure reports; NULL: stdout */
+    FILE *progress;        /* progress line; NULL: none */
+    int threads;           /* drivers (suite.h): host threads running kernel/op/dtype runs side
                                by side; 0: one per online core, at most SML_PROP_MAX_THREADS */
     struct sml_prop_tally *tally; /* set by a suite for its runs: live counts for its progress
                                line, and the lock its output shares; NULL: none */
-    sml_prop_hooks hooks;   /* what the run tells its driver; all NULL: nothing */
-    float *case_ratio;      /* when set (case_cap entries): each case's agreement err/bound by
+    sml_prop_hooks hooks;         /* what the run tells its driver; all NULL: nothing */
+    float *case_ratio;            /* when set (case_cap entries): each case's agreement err/bound by
                                case index, NaN where not judged (the accuracy gate's pairing) */
     int64_t case_cap;
-    sml_shard shard;        /* run only this slice of the case indices (shard.h); the saved
+    sml_shard shard; /* run only this slice of the case indices (shard.h); the saved
                                reproducers are replayed by slice 1 only, and sizes ramp by case
                                count only (ramp_by_time is ignored): a slice's cases must be
                                those of the whole run. {0, 0}: the whole run */
@@ -167,45 +174,49 @@ int sml_prop_threads(const sml_prop_config *cfg, int jobs);
 /* The first failure of one property in a run, after shrinking. */
 typedef struct sml_prop_failure {
     sml_prop_id prop;
-    sml_prop_outcome outcome;      /* FAIL or ERROR */
-    int64_t case_index;            /* 0-based index of the case that first failed */
-    int level;                     /* the size ramp's position then (for --case/--level) */
+    sml_prop_outcome outcome; /* FAIL or ERROR */
+    int64_t case_index;       /* 0-based index of the case that first failed */
+    int level;                /* the size ramp's position then (for --case/--level) */
     uint64_t case_seed;
     union { /* the case as drawn (rows, cols, ld, offset also name its fields) */
         sml_layout drawn;
-        struct { int64_t rows, cols, ld, offset; };
+        struct {
+            int64_t rows, cols, ld, offset;
+        };
     };
     union { /* the shrunk case (s_rows, s_cols, s_ld, s_offset also name its fields) */
         sml_layout shrunk;
-        struct { int64_t s_rows, s_cols, s_ld, s_offset; };
+        struct {
+            int64_t s_rows, s_cols, s_ld, s_offset;
+        };
     };
     int inplace, s_inplace;
     int64_t shrink_steps, shrink_evals;
-    char family[64];               /* the logit generator that drew it */
-    char message[384];             /* what the shrunk case shows */
-    char repro[1024];              /* the reproducer's .json, or "" if not saved */
+    char family[64];   /* the logit generator that drew it */
+    char message[384]; /* what the shrunk case shows */
+    char repro[1024];  /* the reproducer's .json, or "" if not saved */
 } sml_prop_failure;
 
 typedef struct sml_prop_result {
     const sml_kernel *kernel;
     sml_op op;
     sml_dtype dtype;
-    sml_prop_outcome outcome;      /* PASS, FAIL, SKIP (could not run here: see note), ERROR */
+    sml_prop_outcome outcome; /* PASS, FAIL, SKIP (could not run here: see note), ERROR */
     char note[192];
-    int64_t cases;                 /* random cases run */
-    int64_t failed_cases;          /* cases where some property failed or errored */
-    int64_t refused;               /* cases the kernel refused (padded stride) and so skipped */
+    int64_t cases;        /* random cases run */
+    int64_t failed_cases; /* cases where some property failed or errored */
+    int64_t refused;      /* cases the kernel refused (padded stride) and so skipped */
     int64_t regressions, regressions_failed; /* saved reproducers replayed first */
     int64_t checks[SML_PROP_COUNT], fails[SML_PROP_COUNT], skips[SML_PROP_COUNT];
     int64_t deviations[SML_PROP_COUNT]; /* passes excused by the kernel's known_deviation */
-    int64_t killed_at[SML_PROP_COUNT]; /* cases run when the property first failed; 0: never */
-    double worst_ratio;            /* agreement: worst |error| / allowed over all cases */
-    double worst_ulps;             /* ... in ulps of the output dtype, at that element */
-    sml_accuracy accuracy;         /* agreement's err/bound over the cases (accuracy.h) */
+    int64_t killed_at[SML_PROP_COUNT];  /* cases run when the property first failed; 0: never */
+    double worst_ratio;                 /* agreement: worst |error| / allowed over all cases */
+    double worst_ulps;                  /* ... in ulps of the output dtype, at that element */
+    sml_accuracy accuracy;              /* agreement's err/bound over the cases (accuracy.h) */
     double seconds;
-    double elements;               /* input elements over all cases */
-    int64_t tall;                  /* cases drawn tall (gen.c), of cases */
-    int last_level;                /* the size ramp's position at the last case (100: the
+    double elements; /* input elements over all cases */
+    int64_t tall;    /* cases drawn tall (gen.c), of cases */
+    int last_level;  /* the size ramp's position at the last case (100: the
                                       run reached its biggest shapes) */
     int nfail;
     sml_prop_failure failures[SML_PROP_COUNT]; /* in the order found */
@@ -228,19 +239,21 @@ int sml_prop_result_killer(const sml_prop_result *res);
 typedef const sml_kernel *(*sml_prop_lookup_fn)(const char *name, void *ctx);
 
 typedef struct sml_prop_replay_result {
-    sml_prop_outcome outcome;      /* now: FAIL means the bug is still there */
+    sml_prop_outcome outcome; /* now: FAIL means the bug is still there */
     char kernel[64];
     sml_prop_id prop;
     sml_op op;
     sml_dtype dtype;
     union { /* the reproducer's layout (rows, cols, ld, offset also name its fields) */
         sml_layout layout;
-        struct { int64_t rows, cols, ld, offset; };
+        struct {
+            int64_t rows, cols, ld, offset;
+        };
     };
     int inplace;
-    char recorded[16];             /* the verdict when it was saved */
+    char recorded[16]; /* the verdict when it was saved */
     char message[384];
-    char library[4096];            /* the plugin library the kernel run came from; "" built-in */
+    char library[4096]; /* the plugin library the kernel run came from; "" built-in */
 } sml_prop_replay_result;
 
 /* Re-run the reproducer at json_path on `k` (NULL: the kernel it names; a plugin kernel not

@@ -19,21 +19,22 @@
 static const char *const NAMES[SML_PROP_COUNT] = {SML_PROP_LIST(NAME_)};
 #undef NAME_
 
-const char *sml_prop_name(sml_prop_id p) {
-    return (unsigned)p < SML_PROP_COUNT ? NAMES[p] : "?";
-}
+const char *sml_prop_name(sml_prop_id p) { return (unsigned)p < SML_PROP_COUNT ? NAMES[p] : "?"; }
 
 sml_status sml_prop_parse(const char *s, sml_prop_id *out) {
     if (!s || !out) return SML_ERR_NULL_POINTER;
     for (int i = 0; i < SML_PROP_COUNT; i++)
-        if (!strcmp(s, NAMES[i])) { *out = (sml_prop_id)i; return SML_OK; }
+        if (!strcmp(s, NAMES[i])) {
+            *out = (sml_prop_id)i;
+            return SML_OK;
+        }
     return SML_ERR_INVALID_ARG;
 }
 
 /* The ops column of SML_PROP_LIST as masks of sml_op_is_backward's two answers. */
-#define OPS_FWD 1u
-#define OPS_BWD 2u
-#define OPS_ALL 3u
+#define OPS_FWD                   1u
+#define OPS_BWD                   2u
+#define OPS_ALL                   3u
 #define OPS_(id, name, ops, help) OPS_##ops,
 static const unsigned OPS[SML_PROP_COUNT] = {SML_PROP_LIST(OPS_)};
 #undef OPS_
@@ -159,7 +160,10 @@ static int ensure_want(sml_prop_eval *e) {
 static int ensure_facts(sml_prop_eval *e) {
     if (e->facts_state) return e->facts_state > 0;
     const sml_prop_case *c = e->c;
-    if (!ensure_inputs(e)) { e->facts_state = -1; return 0; }
+    if (!ensure_inputs(e)) {
+        e->facts_state = -1;
+        return 0;
+    }
     e->facts = malloc((size_t)(c->rows ? c->rows : 1) * sizeof *e->facts);
     if (!e->facts) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
@@ -183,7 +187,8 @@ static int refused_legitimately(const sml_prop_case *c, const sml_prop_run_repor
 }
 
 int sml_prop_eval_refused(const sml_prop_eval *e) {
-    return e->main_state < 0 && e->main.status == SML_ERR_UNSUPPORTED && refused_legitimately(e->c, &e->main);
+    return e->main_state < 0 && e->main.status == SML_ERR_UNSUPPORTED &&
+           refused_legitimately(e->c, &e->main);
 }
 
 /* Run the kernel on case c into out; turn a refusal or engine failure into a verdict.
@@ -281,11 +286,17 @@ static sml_rng prop_rng(const sml_prop_case *c, sml_prop_id p) {
 static void p_agreement(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     if (!ensure_main(e, v)) return;
-    if (!ensure_want(e)) { verdict(v, SML_PROP_ERROR, -1, -1, "reference failed"); return; }
+    if (!ensure_want(e)) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
+        return;
+    }
     sml_check_report rep;
     sml_status s = sml_check_against(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy,
                                      e->want, e->out, &rep);
-    if (s != SML_OK) { verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s)); return; }
+    if (s != SML_OK) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
+        return;
+    }
     verdict(v, rep.pass ? SML_PROP_PASS : SML_PROP_FAIL, rep.worst_row, rep.worst_col, "%s",
             rep.message);
     v->ratio = rep.worst_ratio;
@@ -326,7 +337,8 @@ static int row_overflows_legally(const sml_prop_eval *e, int64_t r) {
             if (f->may_overflow) return 1;
             continue;
         }
-        sml_bound b = sml_check_bound_parts(c->op, c->dtype, f, e->xd[i], e->dyd ? e->dyd[i] : 0.0, w);
+        sml_bound b =
+            sml_check_bound_parts(c->op, c->dtype, f, e->xd[i], e->dyd ? e->dyd[i] : 0.0, w);
         if (sml_check_inf_allowed(c->dtype, f, w, &b, g)) return 1;
     }
     return 0;
@@ -362,8 +374,11 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
             return;
         }
     }
-    if (!judged) verdict(v, SML_PROP_SKIP, -1, -1, "every row is a special-value row");
-    else verdict(v, SML_PROP_PASS, -1, -1, "%lld rows sum to 1 within the contract", (long long)judged);
+    if (!judged)
+        verdict(v, SML_PROP_SKIP, -1, -1, "every row is a special-value row");
+    else
+        verdict(v, SML_PROP_PASS, -1, -1, "%lld rows sum to 1 within the contract",
+                (long long)judged);
 }
 
 /* ---- 3. range -------------------------------------------------------------------------- */
@@ -371,7 +386,10 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
 static void p_range(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     if (!ensure_main(e, v)) return;
-    if (!ensure_want(e)) { verdict(v, SML_PROP_ERROR, -1, -1, "reference failed"); return; }
+    if (!ensure_want(e)) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
+        return;
+    }
     int log = c->op == SML_LOG_SOFTMAX;
     for (int64_t r = 0; r < c->rows; r++) {
         if (row_is_nan(e->want + r * c->cols, c->cols)) continue;
@@ -379,8 +397,9 @@ static void p_range(sml_prop_eval *e, sml_prop_verdict *v) {
             double g = sml_load(c->dtype, e->out, r * c->cols + j);
             int ok = log ? g <= 0.0 : (g >= 0.0 && g <= 1.0);
             if (!ok) {
-                verdict(v, SML_PROP_FAIL, r, j, "row %lld col %lld: %s = %.9g, outside %s", (long long)r,
-                        (long long)j, sml_op_name(c->op), g, log ? "[-inf, 0]" : "[0, 1]");
+                verdict(v, SML_PROP_FAIL, r, j, "row %lld col %lld: %s = %.9g, outside %s",
+                        (long long)r, (long long)j, sml_op_name(c->op), g,
+                        log ? "[-inf, 0]" : "[0, 1]");
                 return;
             }
         }
@@ -397,7 +416,10 @@ static double exact_int_limit(sml_dtype dt) {
 
 static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_inputs(e)) { engine_oom(e, v); return; }
+    if (!ensure_inputs(e)) {
+        engine_oom(e, v);
+        return;
+    }
     size_t n = n_elems(c);
     double lim = exact_int_limit(c->dtype);
     /* The case's logits made integer (rounded, clamped to half the exact range) unless they
@@ -466,7 +488,10 @@ done:
 
 /* ---- 5. monotonicity ------------------------------------------------------------------ */
 
-typedef struct xy { double x, y; int64_t j; } xy;
+typedef struct xy {
+    double x, y;
+    int64_t j;
+} xy;
 
 static int cmp_xy(const void *a, const void *b) {
     const xy *p = a, *q = b;
@@ -483,7 +508,10 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
         return;
     }
     xy *t = malloc((size_t)c->cols * sizeof *t);
-    if (!t) { engine_oom(e, v); return; }
+    if (!t) {
+        engine_oom(e, v);
+        return;
+    }
     for (int64_t r = 0; r < c->rows; r++) {
         if (row_is_nan(e->want + r * c->cols, c->cols)) continue;
         for (int64_t j = 0; j < c->cols; j++) {
@@ -515,8 +543,14 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
 
 static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (c->cols < 2) { verdict(v, SML_PROP_SKIP, -1, -1, "one column"); return; }
-    if (!ensure_want(e)) { verdict(v, SML_PROP_ERROR, -1, -1, "reference failed"); return; }
+    if (c->cols < 2) {
+        verdict(v, SML_PROP_SKIP, -1, -1, "one column");
+        return;
+    }
+    if (!ensure_want(e)) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
+        return;
+    }
     size_t n = n_elems(c), esz = sml_dtype_size(c->dtype);
     int64_t *perm = malloc((size_t)c->cols * sizeof *perm);
     double *want = malloc(n * sizeof *want);
@@ -549,8 +583,8 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_prop_run_report rep;
     if (!run_into(e, &pc, out, &rep, v)) goto done;
     sml_check_report cr;
-    sml_status s = sml_check_against(c->op, c->dtype, c->rows, c->cols, c->cols, pc.x, pc.dy,
-                                     want, out, &cr);
+    sml_status s =
+        sml_check_against(c->op, c->dtype, c->rows, c->cols, c->cols, pc.x, pc.dy, want, out, &cr);
     if (s != SML_OK) {
         verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
         goto done;
@@ -558,8 +592,9 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     if (!cr.pass)
         verdict(v, SML_PROP_FAIL, cr.worst_row, cr.worst_row >= 0 ? perm[cr.worst_col] : -1,
                 "columns %s (column %lld of the case moved to %lld): %s",
-                reverse ? "reversed" : "permuted", (long long)(cr.worst_col >= 0 ? perm[cr.worst_col] : -1),
-                (long long)cr.worst_col, cr.message);
+                reverse ? "reversed" : "permuted",
+                (long long)(cr.worst_col >= 0 ? perm[cr.worst_col] : -1), (long long)cr.worst_col,
+                cr.message);
     else
         verdict(v, SML_PROP_PASS, -1, -1, "permuted output within the contract");
     v->ratio = cr.worst_ratio;
@@ -575,7 +610,10 @@ done:
 
 static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (c->rows < 2) { verdict(v, SML_PROP_SKIP, -1, -1, "one row"); return; }
+    if (c->rows < 2) {
+        verdict(v, SML_PROP_SKIP, -1, -1, "one row");
+        return;
+    }
     if (!ensure_main(e, v)) return;
     size_t esz = sml_dtype_size(c->dtype), row_bytes = (size_t)c->cols * esz;
     sml_prop_case rc = *c, one = *c;
@@ -648,7 +686,10 @@ static void p_determinism(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     if (!ensure_main(e, v)) return;
     void *out = malloc(n_bytes(c));
-    if (!out) { engine_oom(e, v); return; }
+    if (!out) {
+        engine_oom(e, v);
+        return;
+    }
     sml_prop_run_report rep;
     if (run_into(e, c, out, &rep, v)) {
         size_t esz = sml_dtype_size(c->dtype);
@@ -671,7 +712,8 @@ static void p_determinism(sml_prop_eval *e, sml_prop_verdict *v) {
 static void p_canaries(sml_prop_eval *e, sml_prop_verdict *v) {
     if (!ensure_main(e, v)) {
         if (e->main.status == SML_ERR_UNSUPPORTED && e->main.canary_bad)
-            verdict(v, SML_PROP_FAIL, -1, -1, "%s (%lld bytes)", e->main.where, (long long)e->main.canary_bad);
+            verdict(v, SML_PROP_FAIL, -1, -1, "%s (%lld bytes)", e->main.where,
+                    (long long)e->main.canary_bad);
         return;
     }
     if (e->main.canary_bad)
@@ -680,9 +722,10 @@ static void p_canaries(sml_prop_eval *e, sml_prop_verdict *v) {
     else if (e->main.input_modified)
         verdict(v, SML_PROP_FAIL, -1, -1, "%s", e->main.where);
     else if (e->main.off_stream)
-        verdict(v, SML_PROP_FAIL, -1, -1,
-                "ran outside the stream it was given: its output changed while that stream was held "
-                "(a launch on the legacy default stream or a stream of its own)");
+        verdict(
+            v, SML_PROP_FAIL, -1, -1,
+            "ran outside the stream it was given: its output changed while that stream was held "
+            "(a launch on the legacy default stream or a stream of its own)");
     else
         verdict(v, SML_PROP_PASS, -1, -1, "canaries intact, inputs unchanged");
 }
@@ -710,14 +753,15 @@ static void p_special_values(sml_prop_eval *e, sml_prop_verdict *v) {
             } else if (c->op == SML_SOFTMAX && x == -INFINITY) {
                 if (g != 0.0) why = "exactly 0 expected for a -inf logit";
             } else if (isnan(g) || isinf(g)) {
-                sml_bound b = sml_check_bound_parts(c->op, c->dtype, f, x, e->dyd ? e->dyd[i] : 0.0, w);
+                sml_bound b =
+                    sml_check_bound_parts(c->op, c->dtype, f, x, e->dyd ? e->dyd[i] : 0.0, w);
                 int ok = isnan(g) ? f->may_overflow : sml_check_inf_allowed(c->dtype, f, w, &b, g);
                 if (!ok) why = "a finite value expected";
             }
             if (why) {
-                verdict(v, SML_PROP_FAIL, r, j, "row %lld col %lld: %s: x %.9g%s, want %.9g, got %.9g",
-                        (long long)r, (long long)j, why, x, sml_op_is_backward(c->op) ? " (y)" : "",
-                        w, g);
+                verdict(v, SML_PROP_FAIL, r, j,
+                        "row %lld col %lld: %s: x %.9g%s, want %.9g, got %.9g", (long long)r,
+                        (long long)j, why, x, sml_op_is_backward(c->op) ? " (y)" : "", w, g);
                 return;
             }
         }
@@ -757,8 +801,10 @@ static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
             return;
         }
     }
-    if (!judged) verdict(v, SML_PROP_SKIP, -1, -1, "no finite row");
-    else verdict(v, SML_PROP_PASS, -1, -1, "%lld rows sum as the reference's do", (long long)judged);
+    if (!judged)
+        verdict(v, SML_PROP_SKIP, -1, -1, "no finite row");
+    else
+        verdict(v, SML_PROP_PASS, -1, -1, "%lld rows sum as the reference's do", (long long)judged);
 }
 
 typedef void (*prop_fn)(sml_prop_eval *, sml_prop_verdict *);

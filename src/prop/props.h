@@ -32,20 +32,20 @@ void sml_prop_env_free(sml_prop_env *env);
 
 typedef struct sml_prop_verdict {
     sml_prop_outcome outcome;
-    int deviation;        /* PASS only because the kernel's known_deviation excuses the miss:
+    int deviation;      /* PASS only because the kernel's known_deviation excuses the miss:
                              any property but canaries (docs/PROPERTIES.md, "Known deviations") */
-    double ratio, ulps;   /* agreement: the worst error against the bound; else 0 */
-    int64_t row, col;     /* where it broke; -1 when not about one element */
+    double ratio, ulps; /* agreement: the worst error against the bound; else 0 */
+    int64_t row, col;   /* where it broke; -1 when not about one element */
     char msg[384];
 } sml_prop_verdict;
 
 typedef struct sml_prop_eval {
     sml_prop_env *env;
     const sml_prop_case *c;
-    double *want;             /* the reference, dense */
-    double *xd, *dyd;         /* x and dy as doubles, dense */
-    sml_row_facts *facts;     /* per row, for the contract's bounds */
-    void *out;                /* the main run's output, dense, in the dtype */
+    double *want;         /* the reference, dense */
+    double *xd, *dyd;     /* x and dy as doubles, dense */
+    sml_row_facts *facts; /* per row, for the contract's bounds */
+    void *out;            /* the main run's output, dense, in the dtype */
     sml_prop_run_report main;
     int want_state, main_state, facts_state; /* 0 not yet, 1 done, -1 failed */
     sml_status engine_status;

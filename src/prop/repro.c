@@ -24,7 +24,6 @@
 #define SML_VERSION "unknown"
 #endif
 
-
 /* Copy with truncation (snprintf("%s") trips -Wformat-truncation on fixed-size fields). */
 static void cpy(char *d, size_t n, const char *s) {
     size_t L = strlen(s);
@@ -37,9 +36,12 @@ static void json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
     }
     fputc('"', f);
 }
@@ -67,8 +69,11 @@ void sml_prop_load_arg(const char *library, char *buf, size_t n) {
     }
     size_t k = (size_t)snprintf(buf, n, " --load '");
     for (const char *c = library; *c && k + 5 < n; c++) {
-        if (*c == '\'') { memcpy(buf + k, "'\\''", 4); k += 4; }
-        else buf[k++] = *c;
+        if (*c == '\'') {
+            memcpy(buf + k, "'\\''", 4);
+            k += 4;
+        } else
+            buf[k++] = *c;
     }
     if (k + 2 <= n) {
         buf[k++] = '\'';
@@ -96,14 +101,18 @@ void sml_prop_repro_describe(sml_prop_repro *m, const char *kernel, sml_prop_id 
 }
 
 /* The reproducer's .json (the inputs' file names are xp, dyp, lp; path is its own). */
-static void write_repro_json(FILE *f, const sml_prop_case *c, const sml_prop_repro *m, const char *replay_cmd,
-                             const char *path, const char *xp, const char *dyp, const char *lp) {
+static void write_repro_json(FILE *f, const sml_prop_case *c, const sml_prop_repro *m,
+                             const char *replay_cmd, const char *path, const char *xp,
+                             const char *dyp, const char *lp) {
     int bwd = sml_op_is_backward(c->op);
-    fprintf(f, "{\n  \"format\": \"%s\",\n  \"version\": \"%s\",\n  \"kernel\": ", SML_PROP_REPRO_FORMAT,
-            SML_VERSION);
+    fprintf(f, "{\n  \"format\": \"%s\",\n  \"version\": \"%s\",\n  \"kernel\": ",
+            SML_PROP_REPRO_FORMAT, SML_VERSION);
     json_str(f, m->kernel);
-    fprintf(f, ",\n  \"op\": \"%s\",\n  \"dtype\": \"%s\",\n", sml_op_name(c->op), sml_dtype_name(c->dtype));
-    fprintf(f, "  \"rows\": %lld,\n  \"cols\": %lld,\n  \"ld\": %lld,\n  \"offset\": %lld,\n  \"inplace\": %s,\n",
+    fprintf(f, ",\n  \"op\": \"%s\",\n  \"dtype\": \"%s\",\n", sml_op_name(c->op),
+            sml_dtype_name(c->dtype));
+    fprintf(f,
+            "  \"rows\": %lld,\n  \"cols\": %lld,\n  \"ld\": %lld,\n  \"offset\": %lld,\n  "
+            "\"inplace\": %s,\n",
             (long long)c->rows, (long long)c->cols, (long long)c->ld, (long long)c->offset,
             c->inplace ? "true" : "false");
     fprintf(f, "  \"property\": \"%s\",\n  \"verdict\": ", sml_prop_name(m->prop));
@@ -111,22 +120,30 @@ static void write_repro_json(FILE *f, const sml_prop_case *c, const sml_prop_rep
     fprintf(f, ",\n  \"message\": ");
     json_str(f, m->message);
     fprintf(f, ",\n  \"load\": ");
-    if (m->load[0]) json_str(f, m->load);
-    else fprintf(f, "null");
+    if (m->load[0])
+        json_str(f, m->load);
+    else
+        fprintf(f, "null");
     fprintf(f, ",\n  \"x\": ");
     json_str(f, base_name(xp));
     fprintf(f, ",\n  \"dy\": ");
-    if (bwd) json_str(f, base_name(dyp));
-    else fprintf(f, "null");
+    if (bwd)
+        json_str(f, base_name(dyp));
+    else
+        fprintf(f, "null");
     fprintf(f, ",\n  \"logits\": ");
-    if (bwd && c->logits) json_str(f, base_name(lp));
-    else fprintf(f, "null");
+    if (bwd && c->logits)
+        json_str(f, base_name(lp));
+    else
+        fprintf(f, "null");
     fprintf(f, ",\n  \"case_seed\": \"0x%016" PRIx64 "\",\n  \"run_seed\": \"0x%016" PRIx64 "\",\n",
             c->seed, m->run_seed);
-    fprintf(f, "  \"case\": %lld,\n  \"level\": %d,\n  \"family\": ", (long long)m->case_index, m->level);
+    fprintf(f, "  \"case\": %lld,\n  \"level\": %d,\n  \"family\": ", (long long)m->case_index,
+            m->level);
     json_str(f, m->family);
-    fprintf(f, ",\n  \"original_rows\": %lld,\n  \"original_cols\": %lld,\n  \"original_ld\": %lld,\n"
-               "  \"original_offset\": %lld,\n  \"shrink_steps\": %lld,\n  \"replay\": ",
+    fprintf(f,
+            ",\n  \"original_rows\": %lld,\n  \"original_cols\": %lld,\n  \"original_ld\": %lld,\n"
+            "  \"original_offset\": %lld,\n  \"shrink_steps\": %lld,\n  \"replay\": ",
             (long long)m->orig.rows, (long long)m->orig.cols, (long long)m->orig.ld,
             (long long)m->orig.offset, (long long)m->shrink_steps);
     char cmd[8192], load[4400];
@@ -151,13 +168,16 @@ sml_status sml_prop_repro_save(const char *dir, const sml_prop_case *c, const sm
     int bwd = sml_op_is_backward(c->op);
     /* Every file is written whole into a temporary first, and only then are they all put in
      * place: a full disk leaves none of them, never an .x.npy without its .json. */
-    sml_npy_staged *st = calloc(3, sizeof *st); /* large (two out files each): not on a worker's stack */
+    sml_npy_staged *st =
+        calloc(3, sizeof *st); /* large (two out files each): not on a worker's stack */
     if (!st) return sml_errorf(SML_ERR_OUT_OF_MEMORY, err, errlen, "%s: out of memory", path);
     int64_t shape[2] = {c->rows, c->cols};
     int ns = 0;
     sml_status s = sml_npy_stage(&st[ns++], xp, c->dtype, 2, shape, c->x, err, errlen);
-    if (s == SML_OK && bwd) s = sml_npy_stage(&st[ns++], dyp, c->dtype, 2, shape, c->dy, err, errlen);
-    if (s == SML_OK && bwd && c->logits) s = sml_npy_stage(&st[ns++], lp, c->dtype, 2, shape, c->logits, err, errlen);
+    if (s == SML_OK && bwd)
+        s = sml_npy_stage(&st[ns++], dyp, c->dtype, 2, shape, c->dy, err, errlen);
+    if (s == SML_OK && bwd && c->logits)
+        s = sml_npy_stage(&st[ns++], lp, c->dtype, 2, shape, c->logits, err, errlen);
     sml_out_file out;
     memset(&out, 0, sizeof out);
     if (s == SML_OK && (s = sml_out_open(&out, path, err, errlen)) == SML_OK) {
@@ -196,13 +216,14 @@ static int field(const sml_json *o, const char *key, const sml_json **v, char *e
 }
 
 /* A required string (copied, at most dn - 1 bytes, into dst when dst is not NULL). */
-static int req_str(const sml_json *o, const char *key, char *dst, size_t dn, const char **val, char *err,
-                   size_t n) {
+static int req_str(const sml_json *o, const char *key, char *dst, size_t dn, const char **val,
+                   char *err, size_t n) {
     const sml_json *v;
     if (!field(o, key, &v, err, n)) return 0;
     if (!v) return sml_errorf(SML_ERR_FORMAT, err, n, "%s: missing", key), 0;
     const char *str = sml_json_str(v);
-    if (!str || !str[0]) return sml_errorf(SML_ERR_FORMAT, err, n, "%s: not a non-empty string", key), 0;
+    if (!str || !str[0])
+        return sml_errorf(SML_ERR_FORMAT, err, n, "%s: not a non-empty string", key), 0;
     if (dst && strlen(str) >= dn)
         return sml_errorf(SML_ERR_FORMAT, err, n, "%s: longer than %zu characters", key, dn - 1), 0;
     if (dst) cpy(dst, dn, str);
@@ -222,8 +243,8 @@ static int opt_str(const sml_json *o, const char *key, char *dst, size_t dn, cha
 }
 
 /* A whole number in [lo, hi]: required, or optional (absent or null keeps *dst). */
-static int num(const sml_json *o, const char *key, int required, int64_t lo, int64_t hi, int64_t *dst,
-               char *err, size_t n) {
+static int num(const sml_json *o, const char *key, int required, int64_t lo, int64_t hi,
+               int64_t *dst, char *err, size_t n) {
     const sml_json *v;
     if (!field(o, key, &v, err, n)) return 0;
     if (!v || (!required && v->type == SML_JSON_NULL)) {
@@ -233,12 +254,15 @@ static int num(const sml_json *o, const char *key, int required, int64_t lo, int
     if (!sml_json_is_num(v)) return sml_errorf(SML_ERR_FORMAT, err, n, "%s: not a number", key), 0;
     if (sml_json_int(v, lo, hi, dst)) return 1;
     if (v->number != floor(v->number))
-        return sml_errorf(SML_ERR_FORMAT, err, n, "%s: %.6g is not a whole number", key, v->number), 0;
+        return sml_errorf(SML_ERR_FORMAT, err, n, "%s: %.6g is not a whole number", key, v->number),
+               0;
     if (fabs(v->number) < 1e18)
         return sml_errorf(SML_ERR_FORMAT, err, n, "%s: %.0f is not in [%lld, %lld]", key, v->number,
-                          (long long)lo, (long long)hi), 0;
-    return sml_errorf(SML_ERR_FORMAT, err, n, "%s: %.6g is not in [%lld, %lld]", key, v->number, (long long)lo,
-                      (long long)hi), 0;
+                          (long long)lo, (long long)hi),
+               0;
+    return sml_errorf(SML_ERR_FORMAT, err, n, "%s: %.6g is not in [%lld, %lld]", key, v->number,
+                      (long long)lo, (long long)hi),
+           0;
     return 1;
 }
 
@@ -254,26 +278,32 @@ static int seed(const sml_json *o, const char *key, uint64_t *dst, char *err, si
         errno = 0;
         unsigned long long x = strtoull(str, &end, 0);
         if (!isdigit((unsigned char)str[0]) || errno || *end)
-            return sml_errorf(SML_ERR_FORMAT, err, n, "%s: '%.40s' is not a 64-bit number", key, str), 0;
+            return sml_errorf(SML_ERR_FORMAT, err, n, "%s: '%.40s' is not a 64-bit number", key,
+                              str),
+                   0;
         *dst = x;
         return 1;
     }
     int64_t x;
     if (!sml_json_int(v, 0, (int64_t)1 << 53, &x))
-        return sml_errorf(SML_ERR_FORMAT, err, n, "%s: not a seed (a string such as \"0x1f\")", key), 0;
+        return sml_errorf(SML_ERR_FORMAT, err, n, "%s: not a seed (a string such as \"0x1f\")",
+                          key),
+               0;
     *dst = (uint64_t)x;
     return 1;
 }
 
 /* Read an .npy named in the reproducer (relative to the .json's folder) into dst. */
-static sml_status load_array(const char *json_path, const char *key, const char *name, const sml_prop_case *c,
-                             void *dst, char *err, size_t errlen) {
+static sml_status load_array(const char *json_path, const char *key, const char *name,
+                             const sml_prop_case *c, void *dst, char *err, size_t errlen) {
     char path[4096];
     const char *slash = strrchr(json_path, '/');
-    int w = name[0] == '/' || !slash ? snprintf(path, sizeof path, "%s", name)
-                                     : snprintf(path, sizeof path, "%.*s/%s", (int)(slash - json_path), json_path, name);
+    int w = name[0] == '/' || !slash
+                ? snprintf(path, sizeof path, "%s", name)
+                : snprintf(path, sizeof path, "%.*s/%s", (int)(slash - json_path), json_path, name);
     if (w < 0 || (size_t)w >= sizeof path)
-        return sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: the file's path is longer than %zu characters", key,
+        return sml_errorf(SML_ERR_FORMAT, err, errlen,
+                          "%s: the file's path is longer than %zu characters", key,
                           sizeof path - 1);
     sml_npy a;
     char why[512];
@@ -281,7 +311,8 @@ static sml_status load_array(const char *json_path, const char *key, const char 
     if (s != SML_OK) return sml_errorf(s, err, errlen, "%s: %s", key, why);
     if (a.rows != c->rows || a.cols != c->cols) {
         sml_npy_free(&a);
-        return sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: %s holds %lldx%lld, the reproducer says %lldx%lld", key,
+        return sml_errorf(SML_ERR_FORMAT, err, errlen,
+                          "%s: %s holds %lldx%lld, the reproducer says %lldx%lld", key,
                           base_name(path), (long long)a.rows, (long long)a.cols, (long long)c->rows,
                           (long long)c->cols);
     }
@@ -291,14 +322,15 @@ static sml_status load_array(const char *json_path, const char *key, const char 
 }
 
 /* An enum field: its text parsed by `parse`; `what` lists the accepted names. */
-#define ENUM_FIELD(o, key, parse, dst, what)                                                          \
-    do {                                                                                          \
-        const char *t_;                                                                           \
-        if (!req_str(o, key, NULL, 0, &t_, err, errlen)) goto bad;                                \
-        if (parse(t_, dst) != SML_OK) {                                                           \
-            sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: '%.40s' is not one of %s", key, t_, what); \
-            goto bad;                                                                             \
-        }                                                                                         \
+#define ENUM_FIELD(o, key, parse, dst, what)                                                 \
+    do {                                                                                     \
+        const char *t_;                                                                      \
+        if (!req_str(o, key, NULL, 0, &t_, err, errlen)) goto bad;                           \
+        if (parse(t_, dst) != SML_OK) {                                                      \
+            sml_errorf(SML_ERR_FORMAT, err, errlen, "%s: '%.40s' is not one of %s", key, t_, \
+                       what);                                                                \
+            goto bad;                                                                        \
+        }                                                                                    \
     } while (0)
 
 sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop_repro *m,
@@ -314,7 +346,8 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
     char why[256];
     s = sml_json_parse(text, len, &o, why, sizeof why);
     free(text);
-    if (s != SML_OK) return sml_errorf(s, err, errlen, "not a reproducer: the JSON does not parse (%s)", why);
+    if (s != SML_OK)
+        return sml_errorf(s, err, errlen, "not a reproducer: the JSON does not parse (%s)", why);
     const sml_json *v, *x, *dy, *lg;
     const char *fmt;
     int64_t lv = 0;
@@ -324,7 +357,8 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
     }
     if (!req_str(o, "format", NULL, 0, &fmt, err, errlen)) goto bad;
     if (strcmp(fmt, SML_PROP_REPRO_FORMAT)) {
-        sml_errorf(SML_ERR_FORMAT, err, errlen, "format: '%.40s' is not \"%s\"", fmt, SML_PROP_REPRO_FORMAT);
+        sml_errorf(SML_ERR_FORMAT, err, errlen, "format: '%.40s' is not \"%s\"", fmt,
+                   SML_PROP_REPRO_FORMAT);
         goto bad;
     }
     if (!req_str(o, "kernel", m->kernel, sizeof m->kernel, NULL, err, errlen)) goto bad;
@@ -344,7 +378,8 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
     }
     c->inplace = v && v->type == SML_JSON_BOOL && v->boolean && !sml_op_is_backward(c->op);
     m->case_index = -1;
-    if (!seed(o, "case_seed", &c->seed, err, errlen) || !seed(o, "run_seed", &m->run_seed, err, errlen) ||
+    if (!seed(o, "case_seed", &c->seed, err, errlen) ||
+        !seed(o, "run_seed", &m->run_seed, err, errlen) ||
         !num(o, "case", 0, -1, INT64_MAX / 2, &m->case_index, err, errlen) ||
         !num(o, "level", 0, 0, 100, &lv, err, errlen) ||
         !num(o, "original_rows", 0, 0, INT64_MAX / 2, &m->orig.rows, err, errlen) ||
@@ -363,7 +398,9 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
         const char *lib = sml_json_str(v);
         if (!lib || !lib[0] || strlen(lib) >= sizeof m->load) {
             sml_errorf(SML_ERR_FORMAT, err, errlen, "load: %s",
-                       !lib ? "not a library path or null" : !lib[0] ? "empty" : "a library path longer than 4095 characters");
+                       !lib      ? "not a library path or null"
+                       : !lib[0] ? "empty"
+                                 : "a library path longer than 4095 characters");
             goto bad;
         }
         cpy(m->load, sizeof m->load, lib);
@@ -387,14 +424,17 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
         goto bad;
     }
     if ((s = sml_prop_case_alloc(c)) != SML_OK) {
-        sml_errorf(s, err, errlen, "out of memory for %lldx%lld", (long long)c->rows, (long long)c->cols);
+        sml_errorf(s, err, errlen, "out of memory for %lldx%lld", (long long)c->rows,
+                   (long long)c->cols);
         goto out;
     }
     if ((s = load_array(json_path, "x", x->string, c, c->x, err, errlen)) != SML_OK) goto out_case;
     if (bwd) {
-        if ((s = load_array(json_path, "dy", dy->string, c, c->dy, err, errlen)) != SML_OK) goto out_case;
+        if ((s = load_array(json_path, "dy", dy->string, c, c->dy, err, errlen)) != SML_OK)
+            goto out_case;
         if (sml_json_str(lg)) {
-            if ((s = load_array(json_path, "logits", lg->string, c, c->logits, err, errlen)) != SML_OK)
+            if ((s = load_array(json_path, "logits", lg->string, c, c->logits, err, errlen)) !=
+                SML_OK)
                 goto out_case;
         } else {
             free(c->logits); /* y stands on its own; the shrinker is not used on replays */
@@ -414,7 +454,10 @@ out:
 
 /* ---- listing -------------------------------------------------------------------------- */
 
-typedef struct list { char **v; size_t n, cap; } list;
+typedef struct list {
+    char **v;
+    size_t n, cap;
+} list;
 
 static void push(list *l, const char *s) {
     if (l->n == l->cap) {
@@ -441,7 +484,8 @@ static void walk(const char *dir, list *l, int depth) {
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
         struct stat st;
         if (stat(p, &st) != 0) continue;
-        if (S_ISDIR(st.st_mode)) walk(p, l, depth + 1);
+        if (S_ISDIR(st.st_mode))
+            walk(p, l, depth + 1);
         else {
             size_t L = strlen(e->d_name);
             if (L > 5 && !strcmp(e->d_name + L - 5, ".json")) push(l, p);
@@ -493,7 +537,8 @@ size_t sml_prop_repro_unreadable(const char *dirs, char *err, size_t errlen) {
     return bad;
 }
 
-void sml_prop_replay_describe(const sml_prop_case *c, const sml_prop_repro *m, sml_prop_replay_result *r) {
+void sml_prop_replay_describe(const sml_prop_case *c, const sml_prop_repro *m,
+                              sml_prop_replay_result *r) {
     r->prop = m->prop;
     r->op = c->op;
     r->dtype = c->dtype;

@@ -16,15 +16,15 @@
 typedef struct sml_prop_repro {
     char kernel[64];
     sml_prop_id prop;
-    char verdict[16];        /* "fail" or "error", when saved */
+    char verdict[16]; /* "fail" or "error", when saved */
     char message[384];
     uint64_t run_seed;
-    int64_t case_index;      /* -1: not from a numbered case */
+    int64_t case_index; /* -1: not from a numbered case */
     int level;
-    sml_layout orig;         /* the case as drawn, before shrinking */
+    sml_layout orig; /* the case as drawn, before shrinking */
     int64_t shrink_steps;
     char family[64];
-    char load[4096];         /* the plugin library the kernel came from (`--load`); "" built-in */
+    char load[4096]; /* the plugin library the kernel came from (`--load`); "" built-in */
 } sml_prop_repro;
 
 /* " --load PATH" (PATH quoted for a POSIX shell where it needs it) for a kernel loaded from a
@@ -57,7 +57,8 @@ size_t sml_prop_repro_list(const char *dirs, char ***paths);
 void sml_prop_repro_list_free(char **paths, size_t n);
 /* What a loaded reproducer is, into a replay's result: its property, op, dtype, layout, in
  * place or not, and the verdict it recorded (the kernel and library are the caller's). */
-void sml_prop_replay_describe(const sml_prop_case *c, const sml_prop_repro *m, sml_prop_replay_result *r);
+void sml_prop_replay_describe(const sml_prop_case *c, const sml_prop_repro *m,
+                              sml_prop_replay_result *r);
 /* Loads every reproducer under dirs (as sml_prop_repro_list finds them): the number that
  * cannot be read, with the first one's path and reason in err. */
 size_t sml_prop_repro_unreadable(const char *dirs, char *err, size_t errlen);

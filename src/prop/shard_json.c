@@ -72,7 +72,8 @@ static char *ratios_hex(const sml_prop_job *job) {
     for (int64_t i = 0; i < n; i++) {
         float r = c->case_ratio[i];
         if (!sml_shard_has(&c->shard, i)) continue;
-        if (i >= job->res.cases * (int64_t)(c->shard.count > 0 ? c->shard.count : 1)) break; /* not run */
+        if (i >= job->res.cases * (int64_t)(c->shard.count > 0 ? c->shard.count : 1))
+            break; /* not run */
         uint32_t bits;
         memcpy(&bits, &r, sizeof bits);
         snprintf(s + used, 9, "%08x", (unsigned)bits);

@@ -59,14 +59,16 @@ static int try_case(shrinker *s, sml_prop_case *cand) {
 
 /* A case with the rows [r0, r0 + nr) of cur and either the columns [c0, c0 + nc) or
  * (drop >= 0) every column but [drop, drop + nc). */
-static sml_status sub_case(const sml_prop_case *cur, int64_t r0, int64_t nr, int64_t c0,
-                           int64_t nc, int64_t drop, sml_prop_case *out) {
+static sml_status sub_case(const sml_prop_case *cur, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                           int64_t drop, sml_prop_case *out) {
     *out = *cur;
     out->x = out->dy = out->logits = NULL;
     out->rows = nr;
     out->cols = drop >= 0 ? cur->cols - nc : nc;
-    if (out->ld == cur->cols) out->ld = out->cols;
-    else out->ld = out->cols + (cur->ld - cur->cols);
+    if (out->ld == cur->cols)
+        out->ld = out->cols;
+    else
+        out->ld = out->cols + (cur->ld - cur->cols);
     sml_status st = sml_prop_case_alloc(out);
     if (st != SML_OK) return st;
     size_t esz = sml_dtype_size(cur->dtype);
@@ -112,9 +114,18 @@ static int shrink_rows(shrinker *s) {
     int progress = 0;
     while (s->cur.rows > 1 && !out_of_budget(s)) {
         int64_t R = s->cur.rows, hint = s->verdict.row;
-        if (hint >= 0 && hint < R && try_rows(s, hint, 1)) { progress = 1; continue; }
-        if (try_rows(s, 0, 1) || try_rows(s, R - 1, 1)) { progress = 1; continue; }
-        if (try_rows(s, 0, R / 2) || try_rows(s, R / 2, R - R / 2)) { progress = 1; continue; }
+        if (hint >= 0 && hint < R && try_rows(s, hint, 1)) {
+            progress = 1;
+            continue;
+        }
+        if (try_rows(s, 0, 1) || try_rows(s, R - 1, 1)) {
+            progress = 1;
+            continue;
+        }
+        if (try_rows(s, 0, R / 2) || try_rows(s, R / 2, R - R / 2)) {
+            progress = 1;
+            continue;
+        }
         if (R <= 32) {
             int any = 0;
             for (int64_t r = R - 1; r >= 0 && !any; r--) {
@@ -130,12 +141,15 @@ static int shrink_rows(shrinker *s) {
                 for (int a = 0; a < 3; a++) {
                     if (!src[a] || !dst[a]) continue;
                     memcpy(dst[a], src[a], (size_t)r * rb);
-                    memcpy((char *)dst[a] + (size_t)r * rb, (const char *)src[a] + (size_t)(r + 1) * rb,
-                           (size_t)(R - r - 1) * rb);
+                    memcpy((char *)dst[a] + (size_t)r * rb,
+                           (const char *)src[a] + (size_t)(r + 1) * rb, (size_t)(R - r - 1) * rb);
                 }
                 any = try_case(s, &cand);
             }
-            if (any) { progress = 1; continue; }
+            if (any) {
+                progress = 1;
+                continue;
+            }
         }
         break;
     }
@@ -146,21 +160,31 @@ static int shrink_cols(shrinker *s) {
     int progress = 0;
     while (s->cur.cols > 1 && !out_of_budget(s)) {
         int64_t C = s->cur.cols, h = C / 2;
-        if (try_cols(s, 0, h, -1) || try_cols(s, h, C - h, -1)) { progress = 1; continue; }
+        if (try_cols(s, 0, h, -1) || try_cols(s, h, C - h, -1)) {
+            progress = 1;
+            continue;
+        }
         /* a window around the column the verdict named, for failures far from either end */
         int64_t col = s->verdict.col;
         if (col >= 0 && col < C && C >= 8) {
             int64_t q = C / 4, start = col - q / 2;
             if (start < 0) start = 0;
             if (start + q > C) start = C - q;
-            if (try_cols(s, start, q, -1)) { progress = 1; continue; }
+            if (try_cols(s, start, q, -1)) {
+                progress = 1;
+                continue;
+            }
         }
         /* Then ever smaller blocks of columns removed, down to single columns. */
         int any = 0;
         if (C <= 4096)
             for (int64_t w = C / 4 > 0 ? C / 4 : 1; w >= 1 && !any; w /= 2)
-                for (int64_t j = C - w; j >= 0 && !any && !out_of_budget(s); j -= w) any = try_cols(s, 0, w, j);
-        if (any) { progress = 1; continue; }
+                for (int64_t j = C - w; j >= 0 && !any && !out_of_budget(s); j -= w)
+                    any = try_cols(s, 0, w, j);
+        if (any) {
+            progress = 1;
+            continue;
+        }
         break;
     }
     return progress;
@@ -181,8 +205,10 @@ static int shrink_layout(shrinker *s) {
         cand.ld = cand.cols;
         if (!try_case(s, &cand) && sml_prop_case_copy(&cand, &s->cur) == SML_OK) {
             cand.ld = cand.cols + 1; /* keep a padding, the smallest one */
-            if (cand.ld < s->cur.ld) progress |= try_case(s, &cand);
-            else sml_prop_case_free(&cand);
+            if (cand.ld < s->cur.ld)
+                progress |= try_case(s, &cand);
+            else
+                sml_prop_case_free(&cand);
         } else {
             progress = 1;
         }
@@ -253,8 +279,14 @@ static int shrink_values(shrinker *s, int which) {
     for (int64_t i = 0; i < sml_prop_case_elems(&s->cur) && !out_of_budget(s); i++) {
         void *arr = which ? s->cur.dy : sml_prop_case_source(&s->cur);
         double v = sml_load(s->cur.dtype, arr, i);
-        if (try_value(s, which, i, 0.0)) { progress = 1; continue; }
-        if (value_class(v) == 3 && try_value(s, which, i, trunc(v))) { progress = 1; v = trunc(v); }
+        if (try_value(s, which, i, 0.0)) {
+            progress = 1;
+            continue;
+        }
+        if (value_class(v) == 3 && try_value(s, which, i, trunc(v))) {
+            progress = 1;
+            v = trunc(v);
+        }
         if (value_class(v) >= 4 && (try_value(s, which, i, 1.0) || try_value(s, which, i, -1.0))) {
             progress = 1;
             continue;
@@ -287,9 +319,10 @@ static void test_in_env(void *ctx, sml_prop_id p, const sml_prop_case *c, sml_pr
     sml_prop_eval_end(&e);
 }
 
-sml_status sml_prop_shrink_by(sml_prop_shrink_test test, void *ctx, sml_prop_id p, sml_prop_outcome want,
-                              const sml_prop_case *failing, const sml_prop_verdict *first, int64_t max_evals,
-                              double max_seconds, sml_prop_case *out, sml_prop_verdict *last,
+sml_status sml_prop_shrink_by(sml_prop_shrink_test test, void *ctx, sml_prop_id p,
+                              sml_prop_outcome want, const sml_prop_case *failing,
+                              const sml_prop_verdict *first, int64_t max_evals, double max_seconds,
+                              sml_prop_case *out, sml_prop_verdict *last,
                               sml_prop_shrink_stats *st) {
     memset(st, 0, sizeof *st);
     shrinker s = {test, ctx, p, want, max_evals, sml_prop_now() + max_seconds, {0}, *first, st};
@@ -314,5 +347,6 @@ sml_status sml_prop_shrink(sml_prop_env *env, sml_prop_id p, sml_prop_outcome wa
                            int64_t max_evals, double max_seconds, sml_prop_case *out,
                            sml_prop_verdict *last, sml_prop_shrink_stats *st) {
     env_test t = {env};
-    return sml_prop_shrink_by(test_in_env, &t, p, want, failing, first, max_evals, max_seconds, out, last, st);
+    return sml_prop_shrink_by(test_in_env, &t, p, want, failing, first, max_evals, max_seconds, out,
+                              last, st);
 }

@@ -11,9 +11,9 @@
 #include "prop/props.h"
 
 typedef struct sml_prop_shrink_stats {
-    int64_t steps;   /* accepted reductions */
-    int64_t evals;   /* property evaluations tried */
-    int exhausted;   /* stopped by the budget, not at a fixed point */
+    int64_t steps; /* accepted reductions */
+    int64_t evals; /* property evaluations tried */
+    int exhausted; /* stopped by the budget, not at a fixed point */
 } sml_prop_shrink_stats;
 
 /* `failing` fails property p with outcome `want` (FAIL or ERROR) and verdict `first`; out
@@ -25,10 +25,12 @@ sml_status sml_prop_shrink(sml_prop_env *env, sml_prop_id p, sml_prop_outcome wa
 
 /* The same with another test of a candidate: it fills v (outcome and message) for property
  * p on case c; the worker layer's runs each candidate in a fresh worker process. */
-typedef void (*sml_prop_shrink_test)(void *ctx, sml_prop_id p, const sml_prop_case *c, sml_prop_verdict *v);
-sml_status sml_prop_shrink_by(sml_prop_shrink_test test, void *ctx, sml_prop_id p, sml_prop_outcome want,
-                              const sml_prop_case *failing, const sml_prop_verdict *first, int64_t max_evals,
-                              double max_seconds, sml_prop_case *out, sml_prop_verdict *last,
+typedef void (*sml_prop_shrink_test)(void *ctx, sml_prop_id p, const sml_prop_case *c,
+                                     sml_prop_verdict *v);
+sml_status sml_prop_shrink_by(sml_prop_shrink_test test, void *ctx, sml_prop_id p,
+                              sml_prop_outcome want, const sml_prop_case *failing,
+                              const sml_prop_verdict *first, int64_t max_evals, double max_seconds,
+                              sml_prop_case *out, sml_prop_verdict *last,
                               sml_prop_shrink_stats *st);
 
 #endif

@@ -20,7 +20,7 @@ typedef struct suite_tally {
     atomic_llong cases, failed_cases;
     pthread_mutex_t out;
     FILE *progress;
-    int tty, drawn;  /* under `out` */
+    int tty, drawn; /* under `out` */
 } suite_tally;
 
 typedef struct suite_state {
@@ -29,10 +29,10 @@ typedef struct suite_state {
     sml_prop_job *jobs;
     int njobs, threads;
     pthread_mutex_t lock;
-    pthread_cond_t changed;   /* a job finished */
+    pthread_cond_t changed; /* a job finished */
     int next, finished;
-    int *running;    /* per thread: the job it runs, or -1 */
-    int device;      /* the caller's CUDA device, made current on every worker (-1: none) */
+    int *running; /* per thread: the job it runs, or -1 */
+    int device;   /* the caller's CUDA device, made current on every worker (-1: none) */
     double t0;
 } suite_state;
 
@@ -85,7 +85,10 @@ static void *worker(void *arg) {
             sml_prop_next_seconds(&shared, sml_prop_now() - st->t0, st->njobs - j, st->threads);
         pthread_mutex_unlock(&st->lock);
 
-        job->cfg.hooks = (sml_prop_hooks){.case_done = tally_case, .report_begin = tally_report_begin, .report_end = tally_report_end, .ctx = &st->tally};
+        job->cfg.hooks = (sml_prop_hooks){.case_done = tally_case,
+                                          .report_begin = tally_report_begin,
+                                          .report_end = tally_report_end,
+                                          .ctx = &st->tally};
         job->cfg.progress = NULL; /* the suite draws the one progress line */
         job->status = st->s->run ? st->s->run(job, w->id, st->s->run_ctx)
                                  : sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
@@ -111,7 +114,10 @@ static void draw_progress(suite_state *st, int finished, const int *running) {
     for (int i = 0; i < st->threads; i++) {
         if (running[i] < 0) continue;
         nrun++;
-        if (shown == 2) { more++; continue; }
+        if (shown == 2) {
+            more++;
+            continue;
+        }
         const sml_prop_job *j = &st->jobs[running[i]];
         size_t len = strlen(now);
         snprintf(now + len, sizeof now - len, "%s%s %s %s", shown ? ", " : "", j->k->name,
@@ -124,13 +130,14 @@ static void draw_progress(suite_state *st, int finished, const int *running) {
     }
     double spent = sml_prop_now() - st->t0;
     char budget[48] = "";
-    if (st->s->total_seconds > 0) snprintf(budget, sizeof budget, " of %.0f s", st->s->total_seconds);
+    if (st->s->total_seconds > 0)
+        snprintf(budget, sizeof budget, " of %.0f s", st->s->total_seconds);
     pthread_mutex_lock(&t->out);
-    fprintf(t->progress, "%s%s: %d/%d runs done, %d running%s%s%s, %lld cases, %lld failed, %.0f s%s%s",
-            t->tty ? "\r\033[K" : "", st->s->label ? st->s->label : "check", finished, st->njobs, nrun,
-            nrun ? " (" : "", now, nrun ? ")" : "",
-            (long long)atomic_load(&t->cases), (long long)atomic_load(&t->failed_cases), spent, budget,
-            t->tty ? "" : "\n");
+    fprintf(t->progress,
+            "%s%s: %d/%d runs done, %d running%s%s%s, %lld cases, %lld failed, %.0f s%s%s",
+            t->tty ? "\r\033[K" : "", st->s->label ? st->s->label : "check", finished, st->njobs,
+            nrun, nrun ? " (" : "", now, nrun ? ")" : "", (long long)atomic_load(&t->cases),
+            (long long)atomic_load(&t->failed_cases), spent, budget, t->tty ? "" : "\n");
     fflush(t->progress);
     t->drawn = t->tty;
     pthread_mutex_unlock(&t->out);
@@ -169,12 +176,14 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     /* Only when a GPU job is among them: asking the runtime would start CUDA for CPU runs. */
     st.device = -1;
     for (int i = 0; i < njobs && st.device < 0; i++)
-        if (jobs[i].k->device == SML_DEVICE_GPU && sml_gpu_available()) st.device = sml_gpu_current();
+        if (jobs[i].k->device == SML_DEVICE_GPU && sml_gpu_available())
+            st.device = sml_gpu_current();
     st.t0 = sml_prop_now();
 
     /* Threads that cannot be made are done without: the rest take their jobs. */
     int started = 0;
-    pthread_mutex_lock(&st.lock); /* no job starts before st.threads is final (it sets the shares) */
+    pthread_mutex_lock(
+        &st.lock); /* no job starts before st.threads is final (it sets the shares) */
     for (int i = 0; i < st.threads; i++) {
         args[i] = (worker_arg){&st, i};
         if (pthread_create(&tid[i], NULL, worker, &args[i])) break;
@@ -193,7 +202,10 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 250 * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
             pthread_cond_timedwait(&st.changed, &st.lock, &ts);
             double now = sml_prop_now();
             if (!s->progress || !snap || now - last < every || st.finished >= njobs) continue;

@@ -25,9 +25,9 @@ typedef struct sml_prop_job {
     const sml_kernel *k;
     sml_op op;
     sml_dtype dtype;
-    sml_prop_config cfg;  /* this run's budget and sizes; the suite sets max_seconds, hooks
+    sml_prop_config cfg; /* this run's budget and sizes; the suite sets max_seconds, hooks
                              and progress */
-    sml_status status;    /* what sml_prop_run returned (an error only for a bad argument) */
+    sml_status status;   /* what sml_prop_run returned (an error only for a bad argument) */
     sml_prop_result res;
 } sml_prop_job;
 
@@ -35,10 +35,10 @@ typedef struct sml_prop_job {
 typedef void (*sml_prop_job_done_fn)(sml_prop_job *job, void *ctx);
 
 typedef struct sml_prop_suite {
-    int threads;              /* host threads; clamped to 1..njobs */
-    double total_seconds;     /* the budget the jobs share; 0: each has its own max_seconds */
-    const char *label;        /* progress line prefix */
-    FILE *progress;           /* the progress line; NULL: none */
+    int threads;          /* host threads; clamped to 1..njobs */
+    double total_seconds; /* the budget the jobs share; 0: each has its own max_seconds */
+    const char *label;    /* progress line prefix */
+    FILE *progress;       /* the progress line; NULL: none */
     sml_prop_job_done_fn done;
     void *ctx;
     /* How a job runs: NULL: sml_prop_run in this process; else run(job, slot, run_ctx) on

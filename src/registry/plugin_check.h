@@ -9,7 +9,7 @@
 #include "softmax_lab.h"
 
 /* The longest kernel name (reproducers and reports keep names in 64-byte fields). */
-#define SML_PLUGIN_MAX_NAME 63
+#define SML_PLUGIN_MAX_NAME    63
 /* More lines than this is taken for a garbage count. */
 #define SML_PLUGIN_MAX_KERNELS 4096
 
@@ -42,6 +42,7 @@ const sml_kernel *sml_plugin_table_current(const void *table, size_t count, unsi
  * lock), else SML_ERR_PLUGIN with a message naming
  * origin, the line and the problem. */
 sml_status sml_plugin_check_table(const sml_kernel *table, size_t count, unsigned abi_version,
-                                  const char *origin, sml_name_taken_fn taken, char *msg, size_t msglen);
+                                  const char *origin, sml_name_taken_fn taken, char *msg,
+                                  size_t msglen);
 
 #endif

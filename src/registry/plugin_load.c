@@ -13,11 +13,14 @@
 
 sml_status sml_load_plugin(const char *path, char *msg, size_t msglen) {
     if (msg && msglen) msg[0] = 0;
-    if (!path || !*path) return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "plugin: no library path given");
+    if (!path || !*path)
+        return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "plugin: no library path given");
     if (sml_source_is_python(path))
-        return sml_errorf(SML_ERR_PLUGIN, msg, msglen,
-                          "%s: a Python module's kernels; run this command as python3 -m softmax_lab, "
-                          "which imports the module", path);
+        return sml_errorf(
+            SML_ERR_PLUGIN, msg, msglen,
+            "%s: a Python module's kernels; run this command as python3 -m softmax_lab, "
+            "which imports the module",
+            path);
     /* A file that exists is opened by its absolute path (dlopen would search the library
      * path for a bare name, not the current directory), and recorded so, which is what a
      * reproducer saved from one of its kernels replays from any directory. A name that is no
@@ -27,19 +30,22 @@ sml_status sml_load_plugin(const char *path, char *msg, size_t msglen) {
     const char *open_as = path;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
-            return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "%s: is a directory, not a shared library", path);
+            return sml_errorf(SML_ERR_PLUGIN, msg, msglen,
+                              "%s: is a directory, not a shared library", path);
         if (!realpath(path, abs))
-            return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "%s: cannot resolve the path: %s", path, strerror(errno));
+            return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "%s: cannot resolve the path: %s", path,
+                              strerror(errno));
         open_as = abs;
     } else if (strchr(path, '/')) {
-        return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "%s: cannot open: %s", path, strerror(errno));
+        return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "%s: cannot open: %s", path,
+                          strerror(errno));
     }
     dlerror();
     void *dl = dlopen(open_as, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
         const char *why = dlerror();
-        return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "%s: not a loadable shared library: %s", path,
-                          why ? why : "dlopen failed");
+        return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "%s: not a loadable shared library: %s",
+                          path, why ? why : "dlopen failed");
     }
     dlerror();
     void *sym = dlsym(dl, SML_PLUGIN_SYMBOL);
@@ -47,8 +53,9 @@ sml_status sml_load_plugin(const char *path, char *msg, size_t msglen) {
     if (why || !sym) {
         dlclose(dl);
         return sml_errorf(SML_ERR_PLUGIN, msg, msglen,
-                          "%s: no symbol " SML_PLUGIN_SYMBOL " (a plugin exports `const sml_kernel *"
-                          SML_PLUGIN_SYMBOL "(size_t *count, unsigned *abi_version)` with C linkage)",
+                          "%s: no symbol " SML_PLUGIN_SYMBOL
+                          " (a plugin exports `const sml_kernel *" SML_PLUGIN_SYMBOL
+                          "(size_t *count, unsigned *abi_version)` with C linkage)",
                           path);
     }
     sml_plugin_kernels_fn entry;

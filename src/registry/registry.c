@@ -30,12 +30,13 @@
 #define CUDNN(fn) NULL
 #endif
 
-#define NO_CLAIM {NULL, 0.0, NULL}
+#define NO_CLAIM \
+    { NULL, 0.0, NULL }
 #define NO_DEVIATION NULL /* the known_deviation of every kernel this project controls */
-#define OWN 0u            /* the flags of a kernel of this project's own */
+#define OWN          0u   /* the flags of a kernel of this project's own */
 /* The flags of a framework baseline (a library's kernel the others are measured against:
  * `targets` reads the role from the ledger records the bench writes with it). */
-#define FRAMEWORK SML_KERNEL_FRAMEWORK
+#define FRAMEWORK    SML_KERNEL_FRAMEWORK
 
 static const sml_kernel REGISTRY[] = {
     {"cpu_naive", "kernels/cpu_softmax.c", SML_DEVICE_CPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
@@ -45,33 +46,92 @@ static const sml_kernel REGISTRY[] = {
      sml_launch_cpu_online, "CPU, fp32: one pass with a running max and rescaled sum, then output",
      NO_CLAIM, NO_DEVIATION, OWN},
     {"naive", "kernels/softmax_naive.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
-     GPU(sml_launch_gpu_naive), "unfused: separate max, exp, sum and divide launches (slow baseline)",
-     NO_CLAIM, NO_DEVIATION, OWN},
-    {"warp", "kernels/softmax_warp.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 1024,
-     GPU(sml_launch_warp), "one warp (or a 1..16-lane group) per row, row in registers, 16-byte loads",
-     {"naive", 2.0, "short"}, NO_DEVIATION, OWN},
-    {"block", "kernels/softmax_block.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 16384,
-     GPU(sml_launch_block), "one block per row, row in registers, global memory read once",
-     {"naive", 2.0, "mid"}, NO_DEVIATION, OWN},
-    {"online", "kernels/softmax_online.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
-     GPU(sml_launch_online), "online max/sum over tiles, one block per row: any length, two reads",
-     {"naive", 1.5, "long"}, NO_DEVIATION, OWN},
-    {"split", "kernels/softmax_split.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
-     GPU(sml_launch_split), "a row over a cluster of 1..16 blocks, slices in shared memory, DSMEM merge",
-     {"cudnn", 1.2, "long"}, NO_DEVIATION, OWN},
-    {"coop", "kernels/softmax_coop.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
-     GPU(sml_launch_coop), "a row over any number of blocks of a cooperative grid, slices in shared memory, partials via L2",
-     {"cudnn", 1.2, "long"}, NO_DEVIATION, OWN},
+     GPU(sml_launch_gpu_naive),
+     "unfused: separate max, exp, sum and divide launches (slow baseline)", NO_CLAIM, NO_DEVIATION,
+     OWN},
+    {"warp",
+     "kernels/softmax_warp.cu",
+     SML_DEVICE_GPU,
+     SML_OPS_ALL,
+     SML_DTYPES_ALL,
+     1,
+     1024,
+     GPU(sml_launch_warp),
+     "one warp (or a 1..16-lane group) per row, row in registers, 16-byte loads",
+     {"naive", 2.0, "short"},
+     NO_DEVIATION,
+     OWN},
+    {"block",
+     "kernels/softmax_block.cu",
+     SML_DEVICE_GPU,
+     SML_OPS_ALL,
+     SML_DTYPES_ALL,
+     1,
+     16384,
+     GPU(sml_launch_block),
+     "one block per row, row in registers, global memory read once",
+     {"naive", 2.0, "mid"},
+     NO_DEVIATION,
+     OWN},
+    {"online",
+     "kernels/softmax_online.cu",
+     SML_DEVICE_GPU,
+     SML_OPS_ALL,
+     SML_DTYPES_ALL,
+     1,
+     0,
+     GPU(sml_launch_online),
+     "online max/sum over tiles, one block per row: any length, two reads",
+     {"naive", 1.5, "long"},
+     NO_DEVIATION,
+     OWN},
+    {"split",
+     "kernels/softmax_split.cu",
+     SML_DEVICE_GPU,
+     SML_OPS_ALL,
+     SML_DTYPES_ALL,
+     1,
+     0,
+     GPU(sml_launch_split),
+     "a row over a cluster of 1..16 blocks, slices in shared memory, DSMEM merge",
+     {"cudnn", 1.2, "long"},
+     NO_DEVIATION,
+     OWN},
+    {"coop",
+     "kernels/softmax_coop.cu",
+     SML_DEVICE_GPU,
+     SML_OPS_ALL,
+     SML_DTYPES_ALL,
+     1,
+     0,
+     GPU(sml_launch_coop),
+     "a row over any number of blocks of a cooperative grid, slices in shared memory, partials via "
+     "L2",
+     {"cudnn", 1.2, "long"},
+     NO_DEVIATION,
+     OWN},
     {"cudnn", "kernels/softmax_cudnn.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
-     CUDNN(sml_launch_cudnn), "cuDNN cudnnSoftmaxForward/Backward, ACCURATE/LOG, MODE_INSTANCE (dense rows only)",
-     NO_CLAIM,
-     "fp16/bf16 not correctly rounded (<=1.47 ulp); all -inf row gives 0 / -inf, not NaN; log_softmax not bitwise shift-invariant (H100, cuDNN 9.14)",
+     CUDNN(sml_launch_cudnn),
+     "cuDNN cudnnSoftmaxForward/Backward, ACCURATE/LOG, MODE_INSTANCE (dense rows only)", NO_CLAIM,
+     "fp16/bf16 not correctly rounded (<=1.47 ulp); all -inf row gives 0 / -inf, not NaN; "
+     "log_softmax not bitwise shift-invariant (H100, cuDNN 9.14)",
      FRAMEWORK},
-    {"auto", "kernels/softmax_auto.cu", SML_DEVICE_GPU, SML_OPS_ALL, SML_DTYPES_ALL, 1, 0,
-     GPU(sml_launch_auto), "warp to 128 cols (16-bit 256; fwd to 256 / 512 when rows <= 64 x SMs); block to 16384 (fp32 fwd, 16-bit bwd: 32768); coop bwd rows of 2 MiB+ (16-bit: not on >= 15 DRAM B/SM-clock GPUs); then split",
+    {"auto",
+     "kernels/softmax_auto.cu",
+     SML_DEVICE_GPU,
+     SML_OPS_ALL,
+     SML_DTYPES_ALL,
+     1,
+     0,
+     GPU(sml_launch_auto),
+     "warp to 128 cols (16-bit 256; fwd to 256 / 512 when rows <= 64 x SMs); block to 16384 (fp32 "
+     "fwd, 16-bit bwd: 32768); coop bwd rows of 2 MiB+ (16-bit: not on >= 15 DRAM B/SM-clock "
+     "GPUs); then split",
      /* 1.0, not 1.2: on fp32 forward 32768x512 and 4096x8192 cuDNN already runs at 0.9 of
         the copy rate on an H200, so 1.2x there would exceed the copy bandwidth. */
-     {"cudnn", 1.0, "all"}, NO_DEVIATION, OWN},
+     {"cudnn", 1.0, "all"},
+     NO_DEVIATION,
+     OWN},
 };
 
 #define BUILTIN_COUNT (sizeof REGISTRY / sizeof REGISTRY[0])
@@ -82,9 +142,9 @@ typedef struct plugin_set {
     const void *given;       /* the table as registered (sml_unregister_kernels names it) */
     sml_kernel *copy;        /* a version 1 table's lines with flags 0 (owned), else NULL */
     size_t count;
-    char *origin;  /* as given at registration */
-    char *library; /* the loaded library's path (sml_load_plugin), else NULL */
-    void *dl;      /* its dlopen handle, else NULL */
+    char *origin;          /* as given at registration */
+    char *library;         /* the loaded library's path (sml_load_plugin), else NULL */
+    void *dl;              /* its dlopen handle, else NULL */
     _Atomic int withdrawn; /* sml_unregister_kernels: skipped by every lookup, kept linked */
     struct plugin_set *_Atomic next;
 } plugin_set;
@@ -98,9 +158,13 @@ static _Atomic size_t LOADED; /* kernels in the published sets */
 static _Atomic size_t GONE;   /* kernels in the withdrawn ones (a part of LOADED) */
 
 static plugin_set *first_set(void) { return atomic_load_explicit(&HEAD, memory_order_relaxed); }
-static plugin_set *next_set(const plugin_set *s) { return atomic_load_explicit(&s->next, memory_order_relaxed); }
+static plugin_set *next_set(const plugin_set *s) {
+    return atomic_load_explicit(&s->next, memory_order_relaxed);
+}
 
-static int withdrawn(const plugin_set *s) { return atomic_load_explicit(&s->withdrawn, memory_order_acquire); }
+static int withdrawn(const plugin_set *s) {
+    return atomic_load_explicit(&s->withdrawn, memory_order_acquire);
+}
 
 size_t sml_kernel_count(void) {
     return BUILTIN_COUNT + atomic_load_explicit(&LOADED, memory_order_acquire) -
@@ -224,8 +288,10 @@ sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_
     set->dl = dl;
     atomic_init(&set->withdrawn, 0);
     atomic_init(&set->next, NULL);
-    if (TAIL) atomic_store_explicit(&TAIL->next, set, memory_order_relaxed);
-    else atomic_store_explicit(&HEAD, set, memory_order_relaxed);
+    if (TAIL)
+        atomic_store_explicit(&TAIL->next, set, memory_order_relaxed);
+    else
+        atomic_store_explicit(&HEAD, set, memory_order_relaxed);
     TAIL = set;
     atomic_fetch_add_explicit(&LOADED, count, memory_order_release);
     goto out;
@@ -236,7 +302,8 @@ oom:
         free(set);
     }
     free(copy);
-    s = sml_errorf(SML_ERR_OUT_OF_MEMORY, msg, msglen, "%s: out of memory registering its kernels", origin);
+    s = sml_errorf(SML_ERR_OUT_OF_MEMORY, msg, msglen, "%s: out of memory registering its kernels",
+                   origin);
 out:
     pthread_mutex_unlock(&LOCK);
     return s;
@@ -267,6 +334,6 @@ sml_status sml_register_kernels(const sml_kernel *table, size_t count, unsigned 
         size_t n = strcspn(origin, " (");
         if (n < sizeof source) snprintf(source, sizeof source, "%.*s", (int)n, origin);
     }
-    return sml_registry_add(table, count, abi_version, origin, source[0] ? source : NULL, NULL, NULL, msg,
-                            msglen);
+    return sml_registry_add(table, count, abi_version, origin, source[0] ? source : NULL, NULL,
+                            NULL, msg, msglen);
 }

@@ -12,7 +12,6 @@
 #include "prop/accuracy_json.h"
 #include "softmax_lab_plugin.h"
 
-
 static void json_measurement(sml_jw *w, const char *key, const sml_measurement *m) {
     sml_jw_key(w, key);
     sml_jw_object_inline(w);
@@ -82,7 +81,8 @@ static void json_config(sml_jw *w, const sml_bench_run *run) {
     sml_jw_knum(w, "max_seconds", c->stop.max_seconds);
     sml_jw_knum(w, "gpu_sample_seconds", c->gpu_sample_s);
     sml_jw_kint(w, "gpu_min_batch", c->gpu_min_batch);
-    sml_jw_kstr(w, "gpu_launches", c->gpu_hold ? "queued behind a hold kernel, then released" : "as made");
+    sml_jw_kstr(w, "gpu_launches",
+                c->gpu_hold ? "queued behind a hold kernel, then released" : "as made");
     sml_jw_knum(w, "cpu_sample_seconds", c->cpu_sample_s);
     sml_jw_kstr(w, "l2", c->l2_warm ? "warm" : "cold");
     sml_jw_knum(w, "l2_multiple", c->l2_multiple);
@@ -91,11 +91,13 @@ static void json_config(sml_jw *w, const sml_bench_run *run) {
     sml_jw_kstr(w, "seed", seed);
     sml_jw_knum(w, "decision_margin", c->margin);
     sml_jw_knum(w, "time_limit_s", c->time_limit_s > 0 ? c->time_limit_s : NAN);
-    sml_jw_kstr(w, "shape_classes", "short: cols <= 1024; mid: 1024 < cols < 131072; long: cols >= 131072");
+    sml_jw_kstr(w, "shape_classes",
+                "short: cols <= 1024; mid: 1024 < cols < 131072; long: cols >= 131072");
     sml_jw_end(w);
 }
 
-static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_record *r, size_t i) {
+static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_record *r,
+                          size_t i) {
     const sml_bench_result *x = &run->results[r->result[i]];
     const sml_bench_case *c = &run->cases[x->case_index];
     sml_jw_object_inline(w);
@@ -103,7 +105,8 @@ static void json_evidence(sml_jw *w, const sml_bench_run *run, const sml_ledger_
     sml_jw_kstr(w, "dtype", sml_dtype_name(x->dtype));
     sml_jw_kint(w, "rows", x->rows);
     sml_jw_kint(w, "cols", x->cols);
-    if (c->requested_rows && c->requested_rows != c->rows) sml_jw_kint(w, "requested_rows", c->requested_rows);
+    if (c->requested_rows && c->requested_rows != c->rows)
+        sml_jw_kint(w, "requested_rows", c->requested_rows);
     sml_jw_kstr(w, "class", sml_shape_class(x->cols));
     sml_jw_kstr(w, "check", sml_bench_verdict_name(x->verdict));
     sml_jw_kint(w, "case", (int64_t)c->plan_index);

@@ -8,12 +8,12 @@
 
 #include "bench/ledger.h"
 
-#define W 960
-#define H 600
-#define ML 80
-#define MR 250
-#define MT 60
-#define MB 60
+#define W          960
+#define H          600
+#define ML         80
+#define MR         250
+#define MT         60
+#define MB         60
 #define MAX_SERIES 24
 #define MAX_POINTS 64
 
@@ -28,9 +28,9 @@ typedef struct series {
     point p[MAX_POINTS];
 } series;
 
-static const char *const COLORS[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                     "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#393b79",
-                                     "#637939", "#843c39"};
+static const char *const COLORS[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                     "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                                     "#bcbd22", "#393b79", "#637939", "#843c39"};
 #define NCOLORS (sizeof COLORS / sizeof COLORS[0])
 
 /* Text as XML 1.0 character data: markup escaped, and what is not an XML character (bytes
@@ -87,7 +87,8 @@ static series *find_series(series *all, int *n, const char *name) {
 }
 
 static int matches(const sml_json *e, const char *op, const char *dtype, int64_t rows) {
-    const char *eo = sml_json_str(sml_json_get(e, "op")), *ed = sml_json_str(sml_json_get(e, "dtype"));
+    const char *eo = sml_json_str(sml_json_get(e, "op")),
+               *ed = sml_json_str(sml_json_get(e, "dtype"));
     if (!eo || !ed || strcmp(eo, op) || strcmp(ed, dtype)) return 0;
     int64_t r;
     return rows == 0 || (sml_json_int(sml_json_get(e, "rows"), 1, INT64_MAX / 2, &r) && r == rows);
@@ -107,9 +108,12 @@ static double nice_step(double max) {
 
 static void col_label(double cols, char *buf, size_t n) {
     long long c = (long long)cols;
-    if (c >= 1048576 && c % 1048576 == 0) snprintf(buf, n, "%lldM", c / 1048576);
-    else if (c >= 1024 && c % 1024 == 0) snprintf(buf, n, "%lldK", c / 1024);
-    else snprintf(buf, n, "%lld", c);
+    if (c >= 1048576 && c % 1048576 == 0)
+        snprintf(buf, n, "%lldM", c / 1048576);
+    else if (c >= 1024 && c % 1024 == 0)
+        snprintf(buf, n, "%lldK", c / 1024);
+    else
+        snprintf(buf, n, "%lld", c);
 }
 
 /* ---- What to plot ---- */
@@ -121,7 +125,10 @@ static const char *choose_op(const sml_json *recs) {
         const sml_json *ev = sml_json_get(recs->items[i], "evidence");
         for (size_t j = 0; j < sml_json_len(ev); j++) {
             const char *eo = sml_json_str(sml_json_get(sml_json_at(ev, j), "op"));
-            if (eo && !strcmp(eo, "softmax")) { op = "softmax"; break; }
+            if (eo && !strcmp(eo, "softmax")) {
+                op = "softmax";
+                break;
+            }
             if (eo && !op) op = eo;
         }
     }
@@ -138,9 +145,13 @@ static const char *choose_dtype(const sml_json *recs, const char *op) {
         int count = 0;
         for (size_t i = 0; i < recs->n; i++) {
             const sml_json *ev = sml_json_get(recs->items[i], "evidence");
-            for (size_t j = 0; j < sml_json_len(ev); j++) count += matches(sml_json_at(ev, j), op, DT[d], 0);
+            for (size_t j = 0; j < sml_json_len(ev); j++)
+                count += matches(sml_json_at(ev, j), op, DT[d], 0);
         }
-        if (count > best) { best = count; dtype = DT[d]; }
+        if (count > best) {
+            best = count;
+            dtype = DT[d];
+        }
     }
     return dtype;
 }
@@ -181,7 +192,10 @@ static int64_t choose_rows(const sml_json *recs, const char *op, const char *dty
     }
     for (int k = 0; k < ncand; k++) {
         const int nc = distinct_cols(recs, op, dtype, cand[k]);
-        if (nc > best) { best = nc; rows = cand[k]; }
+        if (nc > best) {
+            best = nc;
+            rows = cand[k];
+        }
     }
     return rows;
 }
@@ -244,27 +258,36 @@ static void frame(plot *pl) {
     pl->ytop = ceil(ymax * 1.05 / pl->step) * pl->step;
     pl->lx0 = floor(log2(pl->xmin));
     pl->lx1 = ceil(log2(pl->xmax));
-    if (pl->lx1 <= pl->lx0) { pl->lx0 -= 1; pl->lx1 += 1; }
+    if (pl->lx1 <= pl->lx0) {
+        pl->lx0 -= 1;
+        pl->lx1 += 1;
+    }
     pl->pw = W - ML - MR;
     pl->ph = H - MT - MB;
 }
 
-static double px(const plot *pl, double c) { return ML + (log2(c) - pl->lx0) / (pl->lx1 - pl->lx0) * pl->pw; }
+static double px(const plot *pl, double c) {
+    return ML + (log2(c) - pl->lx0) / (pl->lx1 - pl->lx0) * pl->pw;
+}
 static double py(const plot *pl, double g) { return MT + pl->ph - (g) / pl->ytop * pl->ph; }
 
 /* ---- Drawing ---- */
 
 static void draw_title(FILE *f, const sml_json *doc, const plot *pl) {
-    const char *gpu = sml_json_str(sml_json_get(sml_json_get(sml_json_get(doc, "environment"), "gpu"), "name"));
+    const char *gpu =
+        sml_json_str(sml_json_get(sml_json_get(sml_json_get(doc, "environment"), "gpu"), "name"));
     const char *when = sml_json_str(sml_json_get(sml_json_get(doc, "environment"), "time_utc"));
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H);
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d "
+            "%d\" "
+            "font-family=\"sans-serif\" font-size=\"12\">\n",
+            W, H, W, H);
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
     fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"16\">", ML);
     char title[256];
-    snprintf(title, sizeof title, "%s %s, %lld rows: GB/s against columns", pl->op, pl->dtype ? pl->dtype : "?",
-             (long long)pl->rows);
+    snprintf(title, sizeof title, "%s %s, %lld rows: GB/s against columns", pl->op,
+             pl->dtype ? pl->dtype : "?", (long long)pl->rows);
     xml_text(f, title);
     fprintf(f, "</text>\n<text x=\"%d\" y=\"42\" fill=\"#555\">", ML);
     snprintf(title, sizeof title, "%s, %s (GB/s counts forward 2x, backward 3x the tensor bytes)",
@@ -277,12 +300,14 @@ static void draw_axes(FILE *f, const plot *pl) {
     const double pw = pl->pw, ph = pl->ph, step = pl->step;
     fprintf(f, "<g stroke=\"#ddd\" stroke-width=\"1\">\n");
     for (double g = 0; g <= pl->ytop + step / 2; g += step)
-        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", ML, py(pl, g), ML + pw, py(pl, g));
+        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", ML, py(pl, g),
+                ML + pw, py(pl, g));
     for (double lx = pl->lx0; lx <= pl->lx1; lx += 1)
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"/>\n", px(pl, pow(2, lx)), MT,
-                px(pl, pow(2, lx)), MT + ph);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"/>\n", px(pl, pow(2, lx)),
+                MT, px(pl, pow(2, lx)), MT + ph);
     fprintf(f, "</g>\n<g stroke=\"black\" stroke-width=\"1\">\n");
-    fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", ML, MT + ph, ML + pw, MT + ph);
+    fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", ML, MT + ph, ML + pw,
+            MT + ph);
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%.1f\"/>\n</g>\n", ML, MT, ML, MT + ph);
     fprintf(f, "<g text-anchor=\"end\">\n");
     for (double g = 0; g <= pl->ytop + step / 2; g += step)
@@ -291,10 +316,14 @@ static void draw_axes(FILE *f, const plot *pl) {
     for (double lx = pl->lx0; lx <= pl->lx1; lx += 1) {
         char lab[32];
         col_label(pow(2, lx), lab, sizeof lab);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", px(pl, pow(2, lx)), MT + ph + 18, lab);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", px(pl, pow(2, lx)), MT + ph + 18,
+                lab);
     }
-    fprintf(f, "<text x=\"%.1f\" y=\"%d\">columns per row (log2 scale)</text>\n", ML + pw / 2, H - 14);
-    fprintf(f, "</g>\n<text x=\"18\" y=\"%.1f\" transform=\"rotate(-90 18 %.1f)\" text-anchor=\"middle\">GB/s</text>\n",
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\">columns per row (log2 scale)</text>\n", ML + pw / 2,
+            H - 14);
+    fprintf(f,
+            "</g>\n<text x=\"18\" y=\"%.1f\" transform=\"rotate(-90 18 %.1f)\" "
+            "text-anchor=\"middle\">GB/s</text>\n",
             MT + ph / 2, MT + ph / 2);
 }
 
@@ -303,11 +332,16 @@ static void draw_axes(FILE *f, const plot *pl) {
 static int draw_copy_line(FILE *f, const plot *pl, int ly) {
     if (isnan(pl->memcpy_gbps)) return ly;
     const double pw = pl->pw;
-    fprintf(f, "<line class=\"copy-bandwidth\" x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" "
-               "stroke-width=\"1.5\" stroke-dasharray=\"8 5\"/>\n", ML, py(pl, pl->memcpy_gbps), ML + pw,
-            py(pl, pl->memcpy_gbps));
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\" stroke-width=\"1.5\" "
-               "stroke-dasharray=\"8 5\"/>\n", ML + pw + 16, ly, ML + pw + 46, ly);
+    fprintf(f,
+            "<line class=\"copy-bandwidth\" x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+            "stroke=\"black\" "
+            "stroke-width=\"1.5\" stroke-dasharray=\"8 5\"/>\n",
+            ML, py(pl, pl->memcpy_gbps), ML + pw, py(pl, pl->memcpy_gbps));
+    fprintf(
+        f,
+        "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\" stroke-width=\"1.5\" "
+        "stroke-dasharray=\"8 5\"/>\n",
+        ML + pw + 16, ly, ML + pw + 46, ly);
     fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s %.0f GB/s</text>\n", ML + pw + 52, ly + 4,
             pl->device_gpu ? "cudaMemcpy D2D" : "host memcpy", pl->memcpy_gbps);
     return ly + 20;
@@ -324,18 +358,23 @@ static void draw_series(FILE *f, const plot *pl, int i, int ly) {
     fprintf(f, "<polyline class=\"series\" data-name=\"");
     xml_text(f, s->name);
     fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", color, dash);
-    for (int j = 0; j < s->n; j++) fprintf(f, "%s%.1f,%.1f", j ? " " : "", px(pl, s->p[j].x), py(pl, s->p[j].y));
+    for (int j = 0; j < s->n; j++)
+        fprintf(f, "%s%.1f,%.1f", j ? " " : "", px(pl, s->p[j].x), py(pl, s->p[j].y));
     fprintf(f, "\"/>\n");
     for (int j = 0; j < s->n && !ref; j++) {
         double x = px(pl, s->p[j].x), y = py(pl, s->p[j].y);
         if (s->p[j].wrong)
-            fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fM%.1f %.1fL%.1f %.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+            fprintf(f,
+                    "<path d=\"M%.1f %.1fL%.1f %.1fM%.1f %.1fL%.1f %.1f\" stroke=\"%s\" "
+                    "stroke-width=\"2\"/>\n",
                     x - 5, y - 5, x + 5, y + 5, x - 5, y + 5, x + 5, y - 5, color);
         else
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", x, y, color);
     }
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
-            ML + pw + 16, ly, ML + pw + 46, ly, color, dash);
+    fprintf(
+        f,
+        "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+        ML + pw + 16, ly, ML + pw + 46, ly, color, dash);
     fprintf(f, "<text x=\"%.1f\" y=\"%d\">", ML + pw + 52, ly + 4);
     xml_text(f, s->name);
     fprintf(f, "</text>\n");
@@ -351,7 +390,9 @@ static void draw(FILE *f, const sml_json *doc, const plot *pl) {
         draw_series(f, pl, i, ly);
         ly += 20;
     }
-    fprintf(f, "<text x=\"%.1f\" y=\"%d\" fill=\"#555\">x = check not ok: WRONG or KNOWN-DEV (never a win)</text>\n",
+    fprintf(f,
+            "<text x=\"%.1f\" y=\"%d\" fill=\"#555\">x = check not ok: WRONG or KNOWN-DEV (never a "
+            "win)</text>\n",
             ML + pl->pw + 16, ly + 10);
     fprintf(f, "</svg>\n");
 }
@@ -377,8 +418,8 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
     if (!pl.all) return SML_ERR_OUT_OF_MEMORY;
     collect(recs, &pl);
     if (pl.ns == 0) {
-        snprintf(err, errlen, "nothing to plot for op %s, dtype %s%s", pl.op, pl.dtype ? pl.dtype : "?",
-                 pl.rows ? "" : " (no timed evidence)");
+        snprintf(err, errlen, "nothing to plot for op %s, dtype %s%s", pl.op,
+                 pl.dtype ? pl.dtype : "?", pl.rows ? "" : " (no timed evidence)");
         free(pl.all);
         return SML_ERR_FORMAT;
     }
@@ -386,8 +427,9 @@ sml_status sml_plot_svg(const sml_json *doc, const sml_plot_opts *o, FILE *f, ch
     pl.memcpy_gbps = gbps_of(copy, pl.device_gpu ? "memcpy_d2d_gbps" : "host_memcpy_gbps");
     frame(&pl);
     draw(f, doc, &pl);
-    if (info) snprintf(info, infolen, "plotted %s %s at %lld rows: %d backends", pl.op, pl.dtype ? pl.dtype : "?",
-                       (long long)pl.rows, pl.ns);
+    if (info)
+        snprintf(info, infolen, "plotted %s %s at %lld rows: %d backends", pl.op,
+                 pl.dtype ? pl.dtype : "?", (long long)pl.rows, pl.ns);
     free(pl.all);
     return ferror(f) ? SML_ERR_IO : SML_OK;
 }

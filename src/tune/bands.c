@@ -24,7 +24,8 @@ static int64_t mid(int64_t a, int64_t b) {
 
 static int same_plan(const sml_plan *a, const sml_plan *b) {
     return a->family == b->family && a->threads == b->threads && a->K == b->K && a->R == b->R &&
-           a->blocks == b->blocks && a->C == b->C && a->stages == b->stages && a->slices == b->slices;
+           a->blocks == b->blocks && a->C == b->C && a->stages == b->stages &&
+           a->slices == b->slices;
 }
 
 /* The row bands of the cells c[0..k) of one column count: entries e[0..k). */
@@ -42,13 +43,14 @@ static void row_bands(const sml_tune_cell *c, size_t k, sml_plan_entry *e) {
 /* Whether the row bands of two column groups (k entries each) say the same. */
 static int same_rows(const sml_plan_entry *a, const sml_plan_entry *b, size_t k) {
     for (size_t i = 0; i < k; i++)
-        if (a[i].rows_lo != b[i].rows_lo || a[i].rows_hi != b[i].rows_hi || !same_plan(&a[i].plan, &b[i].plan))
+        if (a[i].rows_lo != b[i].rows_lo || a[i].rows_hi != b[i].rows_hi ||
+            !same_plan(&a[i].plan, &b[i].plan))
             return 0;
     return 1;
 }
 
-sml_status sml_tune_bands(const sml_tune_cell *cells, size_t n, const sml_plan_key *key, sml_plan_table *out,
-                          char *err, size_t errlen) {
+sml_status sml_tune_bands(const sml_tune_cell *cells, size_t n, const sml_plan_key *key,
+                          sml_plan_table *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     sml_tune_cell *c = malloc((n ? n : 1) * sizeof *c);
     sml_plan_entry *e = malloc((n ? n : 1) * sizeof *e);
@@ -62,7 +64,9 @@ sml_status sml_tune_bands(const sml_tune_cell *cells, size_t n, const sml_plan_k
     size_t ne = 0, prev = 0, prevk = 0; /* the last group emitted: e[prev .. prev + prevk) */
     for (size_t i = 0; i < n;) {
         size_t k = 1; /* cells of this op, dtype and column count */
-        while (i + k < n && c[i + k].op == c[i].op && c[i + k].dtype == c[i].dtype && c[i + k].cols == c[i].cols) k++;
+        while (i + k < n && c[i + k].op == c[i].op && c[i + k].dtype == c[i].dtype &&
+               c[i + k].cols == c[i].cols)
+            k++;
         const int first = !i || c[i - 1].op != c[i].op || c[i - 1].dtype != c[i].dtype;
         const int last = i + k == n || c[i + k].op != c[i].op || c[i + k].dtype != c[i].dtype;
         const int64_t lo = first ? c[i].cols : mid(c[i - 1].cols, c[i].cols) + 1;

@@ -75,7 +75,8 @@ int sml_tune_candidates(sml_op op, int64_t cols, int clusters, sml_plan *out, in
     return n < cap ? n : cap;
 }
 
-void sml_tune_estimate(const sml_tune_opts *o, int clusters, size_t *cells, size_t *candidates, double *seconds) {
+void sml_tune_estimate(const sml_tune_opts *o, int clusters, size_t *cells, size_t *candidates,
+                       double *seconds) {
     *cells = *candidates = 0;
     *seconds = 0;
     sml_sweep sw;
@@ -88,7 +89,8 @@ void sml_tune_estimate(const sml_tune_opts *o, int clusters, size_t *cells, size
             *seconds += elems * 200e-9 / sml_host_threads() + 0.05; /* inputs, uploads */
             for (int op = 0; op < SML_OP_COUNT; op++) {
                 if (!(o->ops & (1u << op))) continue;
-                const int k = sml_tune_candidates((sml_op)op, sw.shape[s].cols, clusters, c, SML_TUNE_MAX_CANDIDATES);
+                const int k = sml_tune_candidates((sml_op)op, sw.shape[s].cols, clusters, c,
+                                                  SML_TUNE_MAX_CANDIDATES);
                 ++*cells;
                 *candidates += (size_t)k;
                 /* Refused ones cost nothing; a timed one about 30 ms (warm-up, 10 samples), the

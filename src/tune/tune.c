@@ -60,8 +60,8 @@ static void bufs_free(shape_bufs *b) {
 /* Inputs of one shape and dtype on the device, nsets copies: as many as keep a forward case's
  * two tensors past 4x L2 (the bench's cold-cache rule; a backward case's three then span
  * more), at most 256. */
-static sml_status bufs_make(const tune_ctx *c, int64_t rows, int64_t cols, sml_dtype dt, shape_bufs *b,
-                            char *err, size_t errlen) {
+static sml_status bufs_make(const tune_ctx *c, int64_t rows, int64_t cols, sml_dtype dt,
+                            shape_bufs *b, char *err, size_t errlen) {
     memset(b, 0, sizeof *b);
     b->tensor = (size_t)rows * (size_t)cols * sml_dtype_size(dt);
     b->stride = (b->tensor + 255) / 256 * 256;
@@ -71,8 +71,8 @@ static sml_status bufs_make(const tune_ctx *c, int64_t rows, int64_t cols, sml_d
     void *hy = malloc(b->tensor), *hdy = malloc(b->tensor);
     sml_status s = hy && hdy ? SML_OK : SML_ERR_OUT_OF_MEMORY;
     if (s == SML_OK)
-        s = sml_bench_make_inputs(SML_SOFTMAX_BWD, dt, rows, cols, 0x7E57ull ^ (uint64_t)cols, sml_host_threads(), hy,
-                                  hdy);
+        s = sml_bench_make_inputs(SML_SOFTMAX_BWD, dt, rows, cols, 0x7E57ull ^ (uint64_t)cols,
+                                  sml_host_threads(), hy, hdy);
     const size_t total = b->stride * (size_t)b->nsets;
     if (s == SML_OK) s = sml_buffer_alloc(&b->y, SML_DEVICE_GPU, total);
     if (s == SML_OK) s = sml_buffer_alloc(&b->dy, SML_DEVICE_GPU, total);
@@ -84,23 +84,24 @@ static sml_status bufs_make(const tune_ctx *c, int64_t rows, int64_t cols, sml_d
     free(hy);
     free(hdy);
     if (s != SML_OK) {
-        sml_errorf(s, err, errlen, "inputs of %lldx%lld %s (%d sets): %s", (long long)rows, (long long)cols,
-                   sml_dtype_name(dt), b->nsets, sml_strerror(s));
+        sml_errorf(s, err, errlen, "inputs of %lldx%lld %s (%d sets): %s", (long long)rows,
+                   (long long)cols, sml_dtype_name(dt), b->nsets, sml_strerror(s));
         bufs_free(b);
     }
     return s;
 }
 
 /* Median seconds of one plan on the cell; SML_ERR_UNSUPPORTED where the kernel refuses it. */
-static sml_status time_plan(tune_ctx *c, int nsets, const sml_plan *plan, double *sec, char *err, size_t errlen) {
+static sml_status time_plan(tune_ctx *c, int nsets, const sml_plan *plan, double *sec, char *err,
+                            size_t errlen) {
     c->plan = plan;
     sml_status s = sml_plan_run(c->h, &c->p[0], plan);
     if (s == SML_OK) s = sml_device_sync(SML_DEVICE_GPU, NULL);
     if (s != SML_OK) {
         if (s != SML_ERR_UNSUPPORTED) {
             char d[128];
-            sml_errorf(s, err, errlen, "%s: %s (%s)", sml_plan_describe(plan, d, sizeof d), sml_strerror(s),
-                       sml_last_cuda_error());
+            sml_errorf(s, err, errlen, "%s: %s (%s)", sml_plan_describe(plan, d, sizeof d),
+                       sml_strerror(s), sml_last_cuda_error());
         }
         return s;
     }
@@ -118,14 +119,16 @@ static double median3(double a, double b, double x) {
 
 /* One cell: every candidate, then the best and the rules' plan timed twice more, alternately,
  * so that the choice between the two rests on three medians each. */
-static sml_status tune_cell(tune_ctx *c, int nsets, sml_tune_cell *cell, double min_gain, char *err, size_t errlen) {
+static sml_status tune_cell(tune_ctx *c, int nsets, sml_tune_cell *cell, double min_gain, char *err,
+                            size_t errlen) {
     sml_auto_path path;
     sml_status s = sml_auto_decide(c->h, cell->op, cell->dtype, cell->rows, cell->cols, 1, &path);
     if (s != SML_OK) return sml_errorf(s, err, errlen, "the rules' choice: %s", sml_strerror(s));
     memset(&cell->rules, 0, sizeof cell->rules);
     cell->rules.family = (sml_plan_family)path; /* the same order (tests/unit/test_tune_bands) */
     sml_plan cand[SML_TUNE_MAX_CANDIDATES];
-    cell->tried = sml_tune_candidates(cell->op, cell->cols, c->g.clusters && c->g.coop, cand, SML_TUNE_MAX_CANDIDATES);
+    cell->tried = sml_tune_candidates(cell->op, cell->cols, c->g.clusters && c->g.coop, cand,
+                                      SML_TUNE_MAX_CANDIDATES);
     cell->ran = 0;
     cell->best_s = cell->rules_s = INFINITY;
     for (int i = 0; i < cell->tried; i++) {
@@ -167,7 +170,8 @@ static sml_status tune_cell(tune_ctx *c, int nsets, sml_tune_cell *cell, double 
 }
 
 /* Problems over the buffer sets for one op: forward reads dy (normal logits) as x. */
-static void problems(tune_ctx *c, const shape_bufs *b, sml_op op, sml_dtype dt, int64_t rows, int64_t cols) {
+static void problems(tune_ctx *c, const shape_bufs *b, sml_op op, sml_dtype dt, int64_t rows,
+                     int64_t cols) {
     const int bwd = sml_op_is_backward(op);
     for (int i = 0; i < b->nsets; i++) {
         const size_t off = b->stride * (size_t)i;
@@ -180,15 +184,19 @@ static void problems(tune_ctx *c, const shape_bufs *b, sml_op op, sml_dtype dt, 
 
 static void progress_line(const sml_tune_cell *cell, size_t i, size_t n, double elapsed) {
     char b[128], r[128];
-    fprintf(stderr, "[%zu/%zu %.0f s] %s %s %lldx%lld: %s %.2f us (rules %s %.2f us, %d of %d plans ran)\n", i + 1,
-            n, elapsed, sml_op_name(cell->op), sml_dtype_name(cell->dtype), (long long)cell->rows,
-            (long long)cell->cols, sml_plan_describe(&cell->best, b, sizeof b), cell->best_s * 1e6,
-            sml_plan_describe(&cell->rules, r, sizeof r), cell->rules_s * 1e6, cell->ran, cell->tried);
+    fprintf(stderr,
+            "[%zu/%zu %.0f s] %s %s %lldx%lld: %s %.2f us (rules %s %.2f us, %d of %d plans ran)\n",
+            i + 1, n, elapsed, sml_op_name(cell->op), sml_dtype_name(cell->dtype),
+            (long long)cell->rows, (long long)cell->cols,
+            sml_plan_describe(&cell->best, b, sizeof b), cell->best_s * 1e6,
+            sml_plan_describe(&cell->rules, r, sizeof r), cell->rules_s * 1e6, cell->ran,
+            cell->tried);
 }
 
 /* The cells of one shape and dtype, one per op asked for. */
-static sml_status tune_shape(tune_ctx *c, const sml_tune_opts *o, int64_t rows, int64_t cols, sml_dtype dt,
-                             sml_tune_cell *cells, size_t *n, size_t total, double t0, char *err, size_t errlen) {
+static sml_status tune_shape(tune_ctx *c, const sml_tune_opts *o, int64_t rows, int64_t cols,
+                             sml_dtype dt, sml_tune_cell *cells, size_t *n, size_t total, double t0,
+                             char *err, size_t errlen) {
     shape_bufs b;
     sml_status s = bufs_make(c, rows, cols, dt, &b, err, errlen);
     if (s != SML_OK) return s;
@@ -213,14 +221,15 @@ static sml_status tune_shape(tune_ctx *c, const sml_tune_opts *o, int64_t rows, 
     return s;
 }
 
-sml_status sml_tune_run(const sml_tune_opts *o, sml_tune_cell **cells, size_t *ncells, sml_plan_key *key, int *failed,
-                        char *err, size_t errlen) {
+sml_status sml_tune_run(const sml_tune_opts *o, sml_tune_cell **cells, size_t *ncells,
+                        sml_plan_key *key, int *failed, char *err, size_t errlen) {
     if (failed) *failed = 0;
     *cells = NULL;
     *ncells = 0;
     const int dev = sml_gpu_current();
     if (!sml_gpu_available() || dev < 0)
-        return sml_errorf(SML_ERR_NO_DEVICE, err, errlen, "no GPU: tune times plans on the GPU at hand");
+        return sml_errorf(SML_ERR_NO_DEVICE, err, errlen,
+                          "no GPU: tune times plans on the GPU at hand");
     sml_sweep sw;
     if (sml_sweep_get(o->sweep, &sw) != SML_OK)
         return sml_errorf(SML_ERR_INVALID_ARG, err, errlen, "unknown sweep '%s'", o->sweep);
@@ -239,17 +248,21 @@ sml_status sml_tune_run(const sml_tune_opts *o, sml_tune_cell **cells, size_t *n
     if (s != SML_OK) {
         free(out);
         sml_handle_destroy(c.h);
-        return sml_errorf(s, err, errlen, "starting on the GPU: %s (%s)", sml_strerror(s), sml_last_cuda_error());
+        return sml_errorf(s, err, errlen, "starting on the GPU: %s (%s)", sml_strerror(s),
+                          sml_last_cuda_error());
     }
     if (o->progress)
-        fprintf(stderr, "tune: %s (%d SMs, %.1f DRAM bytes per SM clock): %zu cells, %zu candidate plans, about %.0f s\n",
+        fprintf(stderr,
+                "tune: %s (%d SMs, %.1f DRAM bytes per SM clock): %zu cells, %zu candidate plans, "
+                "about %.0f s\n",
                 key->name, key->sms, key->dram, total, ncand, est);
     const double t0 = sml_now();
     size_t n = 0;
     for (size_t i = 0; s == SML_OK && i < sw.n; i++)
         for (int d = 0; s == SML_OK && d < SML_DTYPE_COUNT; d++)
             if (sw.shape[i].dtypes & o->dtypes & (1u << d))
-                s = tune_shape(&c, o, sw.shape[i].rows, sw.shape[i].cols, (sml_dtype)d, out, &n, total, t0, err, errlen);
+                s = tune_shape(&c, o, sw.shape[i].rows, sw.shape[i].cols, (sml_dtype)d, out, &n,
+                               total, t0, err, errlen);
     sml_handle_destroy(c.h);
     if (s != SML_OK) {
         free(out);

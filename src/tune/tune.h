@@ -42,8 +42,8 @@ int sml_tune_candidates(sml_op op, int64_t cols, int clusters, sml_plan *out, in
  * to its neighbours (the first and the last measured count end the bands), rows the same way
  * where one column count was measured at several row counts (else every row count), and
  * neighbouring column bands with the same plans merge. Sorted as the loader wants it. */
-sml_status sml_tune_bands(const sml_tune_cell *cells, size_t n, const sml_plan_key *key, sml_plan_table *out,
-                          char *err, size_t errlen);
+sml_status sml_tune_bands(const sml_tune_cell *cells, size_t n, const sml_plan_key *key,
+                          sml_plan_table *out, char *err, size_t errlen);
 
 typedef struct sml_tune_opts {
     const char *sweep; /* a sweep name (bench/sweeps.h) */
@@ -57,11 +57,12 @@ typedef struct sml_tune_opts {
  * *failed (may be NULL): candidate launches that failed other than with SML_ERR_UNSUPPORTED
  * (each said on stderr and left out). SML_ERR_NO_DEVICE without a GPU; other errors with err
  * set. */
-sml_status sml_tune_run(const sml_tune_opts *o, sml_tune_cell **cells, size_t *ncells, sml_plan_key *key, int *failed,
-                        char *err, size_t errlen);
+sml_status sml_tune_run(const sml_tune_opts *o, sml_tune_cell **cells, size_t *ncells,
+                        sml_plan_key *key, int *failed, char *err, size_t errlen);
 
 /* Cells and candidate measurements the run will make, and its rough duration in seconds. */
-void sml_tune_estimate(const sml_tune_opts *o, int clusters, size_t *cells, size_t *candidates, double *seconds);
+void sml_tune_estimate(const sml_tune_opts *o, int clusters, size_t *cells, size_t *candidates,
+                       double *seconds);
 
 #ifdef __cplusplus
 }

@@ -20,15 +20,15 @@
 
 /* One job slot: what the thread serving it is doing. */
 typedef struct sml_worker_slot {
-    atomic_int phase;          /* SML_PROP_PHASE_* (IDLE between jobs and while starting) */
-    atomic_llong seq;          /* bumped at every announcement */
-    int64_t index;             /* the case (or the regression's index) */
+    atomic_int phase; /* SML_PROP_PHASE_* (IDLE between jobs and while starting) */
+    atomic_llong seq; /* bumped at every announcement */
+    int64_t index;    /* the case (or the regression's index) */
     int level, prop;
     double elements;
-    double start;              /* sml_prop_now() when announced (CLOCK_MONOTONIC) */
+    double start;                     /* sml_prop_now() when announced (CLOCK_MONOTONIC) */
     atomic_llong cases, failed_cases; /* cases finished in the current job */
-    atomic_int fault_set;      /* the fault handler wrote `fault` */
-    char fault[256];           /* "wrote past the end of out by 4096 bytes" */
+    atomic_int fault_set;             /* the fault handler wrote `fault` */
+    char fault[256];                  /* "wrote past the end of out by 4096 bytes" */
 } sml_worker_slot;
 
 /* The whole board: which slot's thread ended the worker, when the worker knows, then the
@@ -38,8 +38,8 @@ typedef struct sml_worker_slot {
 typedef struct sml_worker_board sml_worker_board;
 struct sml_worker_board {
     int nslots;
-    atomic_int fault_slot;     /* took a fatal signal (-1: none) */
-    atomic_int exit_slot;      /* called exit() (-1: none) */
+    atomic_int fault_slot; /* took a fatal signal (-1: none) */
+    atomic_int exit_slot;  /* called exit() (-1: none) */
     sml_worker_slot slot[];
 };
 
@@ -47,13 +47,13 @@ struct sml_worker_board {
 size_t sml_wk_board_bytes(int nslots);
 
 enum {
-    SML_WK_JOB = 1,      /* supervisor -> worker: a suite job (frame: job_msg, strings) */
-    SML_WK_REPLAY,       /* supervisor -> worker: replay a reproducer (path \0 kernel \0) */
+    SML_WK_JOB = 1, /* supervisor -> worker: a suite job (frame: job_msg, strings) */
+    SML_WK_REPLAY,  /* supervisor -> worker: replay a reproducer (path \0 kernel \0) */
     SML_WK_QUIT,
-    SML_WK_TEXT = 16,    /* worker -> supervisor: lines of a failure report */
-    SML_WK_RESULT,       /* sml_prop_result */
-    SML_WK_REPLAYED,     /* sml_prop_replay_result */
-    SML_WK_RATIOS        /* before RESULT, when the job asked for them (a shard's run): each
+    SML_WK_TEXT = 16, /* worker -> supervisor: lines of a failure report */
+    SML_WK_RESULT,    /* sml_prop_result */
+    SML_WK_REPLAYED,  /* sml_prop_replay_result */
+    SML_WK_RATIOS     /* before RESULT, when the job asked for them (a shard's run): each
                           * case's agreement err/bound, case_cap floats (prop.h case_ratio) */
 };
 

@@ -25,18 +25,18 @@
 
 /* What the child writes on the pipe: a kernel call it is about to make, or its exit code. */
 typedef struct cmd_note {
-    int32_t done;         /* 1: the command returned with rc */
+    int32_t done; /* 1: the command returned with rc */
     int32_t rc;
-    double elements;      /* the call's input elements */
-    char kernel[64];      /* its kernel */
-    char what[96];        /* "softmax fp32 512x1024" */
+    double elements; /* the call's input elements */
+    char kernel[64]; /* its kernel */
+    char what[96];   /* "softmax fp32 512x1024" */
 } cmd_note;
 
 /* What the supervisor knows of the child. */
 typedef struct cmd_board {
     int done, rc;
     long long calls;
-    double start;         /* when the last call was announced (sml_prop_now) */
+    double start; /* when the last call was announced (sml_prop_now) */
     double elements;
     char kernel[64];
     char what[96];
@@ -170,7 +170,8 @@ static void drain(int fd, cmd_board *b, cmd_note *part, size_t *have) {
 /* Wait for the child, killing it when the kernel call it announced last overran its
  * deadline (`slow` times the suite's) or the run's time (deadline, 0: none) ran out.
  * Its wait status; *killed 1 at the call's deadline, 2 at the run's end; *limit. */
-static int watch(pid_t pid, int fd, cmd_board *b, double slow, double deadline, int *killed, double *limit) {
+static int watch(pid_t pid, int fd, cmd_board *b, double slow, double deadline, int *killed,
+                 double *limit) {
     int status = 0;
     cmd_note part;
     size_t have = 0;
@@ -199,24 +200,31 @@ static int watch(pid_t pid, int fd, cmd_board *b, double slow, double deadline, 
 }
 
 /* Why the child ended before its command returned. */
-static void describe(const char *cmd, const cmd_board *b, int status, int killed, double limit, char *cause,
-                     size_t n) {
+static void describe(const char *cmd, const cmd_board *b, int status, int killed, double limit,
+                     char *cause, size_t n) {
     const char *what = b->calls ? b->what : "its start";
-    if (killed) snprintf(cause, n, "did not finish %s in %.1f s (killed)", what, limit);
+    if (killed)
+        snprintf(cause, n, "did not finish %s in %.1f s (killed)", what, limit);
     else if (WIFSIGNALED(status)) {
         const char *name = sml_wk_signal_name(WTERMSIG(status));
-        if (name) snprintf(cause, n, "%s during %s", name, what);
-        else snprintf(cause, n, "signal %d during %s", WTERMSIG(status), what);
+        if (name)
+            snprintf(cause, n, "%s during %s", name, what);
+        else
+            snprintf(cause, n, "signal %d during %s", WTERMSIG(status), what);
     } else if (WIFEXITED(status))
         snprintf(cause, n, "exited with status %d during %s", WEXITSTATUS(status), what);
-    else snprintf(cause, n, "ended (wait status 0x%x) during %s", (unsigned)status, what);
-    if (!b->calls) snprintf(cause + strlen(cause), n - strlen(cause), " (%s ran no kernel yet)", cmd);
+    else
+        snprintf(cause, n, "ended (wait status 0x%x) during %s", (unsigned)status, what);
+    if (!b->calls)
+        snprintf(cause + strlen(cause), n - strlen(cause), " (%s ran no kernel yet)", cmd);
 }
 
 /* The FAIL of a command whose worker ended before its command returned. */
 static void report(const char *cmd, const cmd_board *b, char **argv, const char *cause) {
-    if (b->calls > 0) printf("FAIL %s: the kernel's worker %s\n", b->kernel, cause);
-    else printf("FAIL %s: its worker %s\n", cmd, cause);
+    if (b->calls > 0)
+        printf("FAIL %s: the kernel's worker %s\n", b->kernel, cause);
+    else
+        printf("FAIL %s: its worker %s\n", cmd, cause);
     const char *prog = strrchr(argv[0], '/');
     printf("  rerun in one process (for a debugger): %s", prog ? prog + 1 : argv[0]);
     for (char **a = argv + 1; *a; a++) printf(" %s", *a);
@@ -226,10 +234,12 @@ static void report(const char *cmd, const cmd_board *b, char **argv, const char 
 
 /* One run of the child; its exit code, or -1 (the FAIL printed, the cause in `ended` as a
  * line "kernel<TAB>cause" when a kernel was running). */
-static int run_once(const char *cmd, char **argv, double slow, double deadline, int out, char *ended, size_t n) {
+static int run_once(const char *cmd, char **argv, double slow, double deadline, int out,
+                    char *ended, size_t n) {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
-        fprintf(stderr, "softmax-lab %s: cannot start a worker process (pipe: %s)\n", cmd, strerror(errno));
+        fprintf(stderr, "softmax-lab %s: cannot start a worker process (pipe: %s)\n", cmd,
+                strerror(errno));
         return 2;
     }
     pid_t pid = start(argv, p[1], out);
@@ -249,7 +259,8 @@ static int run_once(const char *cmd, char **argv, double slow, double deadline, 
     close(p[0]);
     if (!killed && WIFEXITED(status) && b.done && b.rc == WEXITSTATUS(status)) return b.rc;
     /* a ^C reaches both processes: not the kernel's doing */
-    if (!killed && WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM))
+    if (!killed && WIFSIGNALED(status) &&
+        (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM))
         return 128 + WTERMSIG(status);
     char cause[160];
     describe(cmd, &b, status, killed, limit, cause, sizeof cause);
@@ -282,7 +293,8 @@ int sml_worker_command(const char *cmd, double slow, double seconds, int again, 
     unsetenv("SML_WORKER_ENDED");
     free(argv);
     if (rc == -1 || deaths > 0) {
-        printf("%s: FAILED (exit 1): a kernel ended its worker (the FAIL line%s above)\n", cmd, deaths > 1 ? "s" : "");
+        printf("%s: FAILED (exit 1): a kernel ended its worker (the FAIL line%s above)\n", cmd,
+               deaths > 1 ? "s" : "");
         return 1;
     }
     return rc;

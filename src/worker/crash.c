@@ -36,19 +36,24 @@ const char *sml_wk_signal_name(int sig) {
 
 static void where(const sml_worker_slot *b, char *buf, size_t n) {
     int phase = atomic_load(&b->phase);
-    if (phase == SML_PROP_PHASE_CASE && b->index >= 0) snprintf(buf, n, "during case %lld", (long long)b->index);
-    else if (phase == SML_PROP_PHASE_CASE) snprintf(buf, n, "during the replayed case");
-    else if (phase == SML_PROP_PHASE_SHRINK) snprintf(buf, n, "while shrinking case %lld", (long long)b->index);
+    if (phase == SML_PROP_PHASE_CASE && b->index >= 0)
+        snprintf(buf, n, "during case %lld", (long long)b->index);
+    else if (phase == SML_PROP_PHASE_CASE)
+        snprintf(buf, n, "during the replayed case");
+    else if (phase == SML_PROP_PHASE_SHRINK)
+        snprintf(buf, n, "while shrinking case %lld", (long long)b->index);
     else if (phase == SML_PROP_PHASE_REGRESSION)
         snprintf(buf, n, "during saved reproducer %lld", (long long)b->index + 1);
-    else snprintf(buf, n, "before its first case");
+    else
+        snprintf(buf, n, "before its first case");
 }
 
 void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, size_t n) {
     char at[96];
     where(b, at, sizeof at);
     if (d->killed) {
-        snprintf(buf, n, "did not finish %s in %.1f s%s", at + (strncmp(at, "during ", 7) ? 0 : 7), d->limit,
+        snprintf(buf, n, "did not finish %s in %.1f s%s", at + (strncmp(at, "during ", 7) ? 0 : 7),
+                 d->limit,
                  d->killed == 2 ? " (the run's time budget ran out; killed)" : " (killed)");
         return;
     }
@@ -56,10 +61,14 @@ void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, si
         int sig = WTERMSIG(d->status);
         const char *name = sml_wk_signal_name(sig);
         char sname[32];
-        if (name) snprintf(sname, sizeof sname, "%s", name);
-        else snprintf(sname, sizeof sname, "signal %d", sig);
-        if (atomic_load(&b->fault_set)) snprintf(buf, n, "%.200s (%s) %s", b->fault, sname, at);
-        else snprintf(buf, n, "%s %s", sname, at);
+        if (name)
+            snprintf(sname, sizeof sname, "%s", name);
+        else
+            snprintf(sname, sizeof sname, "signal %d", sig);
+        if (atomic_load(&b->fault_set))
+            snprintf(buf, n, "%.200s (%s) %s", b->fault, sname, at);
+        else
+            snprintf(buf, n, "%s %s", sname, at);
         return;
     }
     if (WIFEXITED(d->status)) {
@@ -96,7 +105,8 @@ static void test_in_worker(void *ctx, sml_prop_id p, const sml_prop_case *c, sml
     v->outcome = SML_PROP_PASS;
     v->row = v->col = -1;
     sml_prop_repro m;
-    sml_prop_repro_describe(&m, t->job->k->name, p, SML_PROP_FAIL, t->head, t->job->cfg.seed, -1, 0, c, 0);
+    sml_prop_repro_describe(&m, t->job->k->name, p, SML_PROP_FAIL, t->head, t->job->cfg.seed, -1, 0,
+                            c, 0);
     const char *lib = sml_kernel_library(t->job->k);
     if (lib) snprintf(m.load, sizeof m.load, "%s", lib);
     char path[600], err[256];
@@ -112,19 +122,21 @@ static void test_in_worker(void *ctx, sml_prop_id p, const sml_prop_case *c, sml
 
 /* The smallest case found that still ends a worker the same way, into *small (a copy of c
  * when none is smaller); 1 when it is smaller. */
-static int shrink_case(const sml_prop_job *job, sml_prop_id prop, const sml_prop_case *c, const char *cause,
-                       sml_prop_case *small, sml_prop_shrink_stats *st) {
+static int shrink_case(const sml_prop_job *job, sml_prop_id prop, const sml_prop_case *c,
+                       const char *cause, sml_prop_case *small, sml_prop_shrink_stats *st) {
     wk_test t = {job, "", "/tmp/sml-shrink-XXXXXX"};
     const char *tmp = getenv("TMPDIR");
     if (tmp && *tmp && strlen(tmp) < 40) snprintf(t.dir, sizeof t.dir, "%s/sml-shrink-XXXXXX", tmp);
     const char *during = strstr(cause, " during");
-    snprintf(t.head, sizeof t.head, "%.*s", (int)(during ? (size_t)(during - cause) : strlen(cause)), cause);
+    snprintf(t.head, sizeof t.head, "%.*s",
+             (int)(during ? (size_t)(during - cause) : strlen(cause)), cause);
     memset(st, 0, sizeof *st);
     if (!mkdtemp(t.dir)) return sml_prop_case_copy(small, c) == SML_OK ? 0 : -1;
     sml_prop_verdict first = {SML_PROP_FAIL, 0, 0.0, 0.0, -1, -1, ""}, last;
     snprintf(first.msg, sizeof first.msg, "%s", cause);
-    sml_status s = sml_prop_shrink_by(test_in_worker, &t, prop, SML_PROP_FAIL, c, &first, job->cfg.shrink_max_evals,
-                                      job->cfg.shrink_max_seconds, small, &last, st);
+    sml_status s = sml_prop_shrink_by(test_in_worker, &t, prop, SML_PROP_FAIL, c, &first,
+                                      job->cfg.shrink_max_evals, job->cfg.shrink_max_seconds, small,
+                                      &last, st);
     empty_dir(t.dir);
     rmdir(t.dir);
     if (s != SML_OK) return sml_prop_case_copy(small, c) == SML_OK ? 0 : -1;
@@ -141,14 +153,16 @@ static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *c
     if (phase == SML_PROP_PHASE_REGRESSION) {
         char **paths;
         size_t np = sml_prop_repro_list(cfg->regressions_dir, &paths);
-        if (b->index >= 0 && (size_t)b->index < np) snprintf(f->repro, sizeof f->repro, "%s", paths[b->index]);
+        if (b->index >= 0 && (size_t)b->index < np)
+            snprintf(f->repro, sizeof f->repro, "%s", paths[b->index]);
         sml_prop_repro_list_free(paths, np);
         return;
     }
     if ((phase != SML_PROP_PHASE_CASE && phase != SML_PROP_PHASE_SHRINK) || b->index < 0) return;
     sml_prop_case c;
-    if (sml_prop_gen_case(job->k, job->op, job->dtype, sml_derive_seed(cfg->seed, (uint64_t)b->index), b->level,
-                          &cfg->sizes, &c) != SML_OK)
+    if (sml_prop_gen_case(job->k, job->op, job->dtype,
+                          sml_derive_seed(cfg->seed, (uint64_t)b->index), b->level, &cfg->sizes,
+                          &c) != SML_OK)
         return;
     f->case_seed = c.seed;
     f->rows = c.rows;
@@ -159,7 +173,9 @@ static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *c
     snprintf(f->family, sizeof f->family, "%s", c.family);
     sml_prop_case small;
     sml_prop_shrink_stats st = {0, 0, 0};
-    int shrunk = cfg->shrink && !killed && cfg->save_dir ? shrink_case(job, f->prop, &c, cause, &small, &st) : 0;
+    int shrunk = cfg->shrink && !killed && cfg->save_dir
+                     ? shrink_case(job, f->prop, &c, cause, &small, &st)
+                     : 0;
     if (shrunk < 0 || (!shrunk && sml_prop_case_copy(&small, &c) != SML_OK)) {
         sml_prop_case_free(&c);
         return;
@@ -173,12 +189,13 @@ static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *c
     f->shrink_evals = st.evals;
     if (cfg->save_dir) {
         sml_prop_repro m;
-        sml_prop_repro_describe(&m, job->k->name, f->prop, SML_PROP_FAIL, cause, cfg->seed, b->index, b->level, &c,
-                                st.steps);
-        if (sml_kernel_library(job->k)) snprintf(m.load, sizeof m.load, "%s", sml_kernel_library(job->k));
+        sml_prop_repro_describe(&m, job->k->name, f->prop, SML_PROP_FAIL, cause, cfg->seed,
+                                b->index, b->level, &c, st.steps);
+        if (sml_kernel_library(job->k))
+            snprintf(m.load, sizeof m.load, "%s", sml_kernel_library(job->k));
         char err[512];
-        if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, f->repro, sizeof f->repro, err,
-                                sizeof err) != SML_OK)
+        if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, f->repro,
+                                sizeof f->repro, err, sizeof err) != SML_OK)
             f->repro[0] = 0;
     }
     sml_prop_case_free(&small);
@@ -193,20 +210,24 @@ static void report(const sml_prop_job *job, const sml_prop_failure *f, const cha
     fprintf(L, "FAIL %s %s %s: the kernel's worker %s\n", job->k->name, sml_op_name(job->op),
             sml_dtype_name(job->dtype), cause);
     if (f->rows)
-        fprintf(L, "  case %lld: %lldx%lld ld %lld +%lld%s (%s, seed 0x%016llx), property %s being checked\n",
+        fprintf(L,
+                "  case %lld: %lldx%lld ld %lld +%lld%s (%s, seed 0x%016llx), property %s being "
+                "checked\n",
                 (long long)f->case_index, (long long)f->rows, (long long)f->cols, (long long)f->ld,
-                (long long)f->offset, f->inplace ? " inplace" : "", f->family, (unsigned long long)f->case_seed,
-                sml_prop_name(f->prop));
+                (long long)f->offset, f->inplace ? " inplace" : "", f->family,
+                (unsigned long long)f->case_seed, sml_prop_name(f->prop));
     if (f->shrink_steps > 0)
-        fprintf(L, "  shrunk in fresh workers to %lldx%lld ld %lld +%lld%s (%lld steps, %lld tried)\n",
-                (long long)f->s_rows, (long long)f->s_cols, (long long)f->s_ld, (long long)f->s_offset,
-                f->s_inplace ? " inplace" : "", (long long)f->shrink_steps, (long long)f->shrink_evals);
+        fprintf(
+            L, "  shrunk in fresh workers to %lldx%lld ld %lld +%lld%s (%lld steps, %lld tried)\n",
+            (long long)f->s_rows, (long long)f->s_cols, (long long)f->s_ld, (long long)f->s_offset,
+            f->s_inplace ? " inplace" : "", (long long)f->shrink_steps, (long long)f->shrink_evals);
     if (f->repro[0]) {
         char load[4400];
         const char *lib = sml_kernel_library(job->k);
         sml_prop_load_arg(lib, load, sizeof load);
         fprintf(L, "  reproducer: %s\n", f->repro);
-        fprintf(L, "  replay: %s%s %s\n", sml_prop_replay_prefix(lib, job->cfg.replay_cmd), load, f->repro);
+        fprintf(L, "  replay: %s%s %s\n", sml_prop_replay_prefix(lib, job->cfg.replay_cmd), load,
+                f->repro);
     }
     fflush(L);
     if (hooked) h->report_end(h->ctx);

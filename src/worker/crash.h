@@ -8,10 +8,10 @@
 #include "worker/board.h"
 
 typedef struct sml_wk_death {
-    int status;      /* the wait status */
-    int killed;      /* 0 it ended by itself; 1 killed at the case's deadline; 2 at the run's end */
-    double limit;    /* seconds the case had when killed */
-    double seconds;  /* the job's time until then */
+    int status;     /* the wait status */
+    int killed;     /* 0 it ended by itself; 1 killed at the case's deadline; 2 at the run's end */
+    double limit;   /* seconds the case had when killed */
+    double seconds; /* the job's time until then */
 } sml_wk_death;
 
 /* "SIGSEGV", "exited with status 0", "did not finish ... in 4.0 s", "wrote past the end of

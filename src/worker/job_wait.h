@@ -29,8 +29,8 @@ int sml_wk_send_job(int sock, const sml_prop_job *job);
  * hooks, the case's deadline (times `slow`: a tool runs kernels tens of times slower) and
  * the run's `deadline` (monotonic; 0 none). Failure reports are printed as they come, or
  * kept in `hold` when it is not NULL. On a KILL end *limit is the seconds the case had. */
-sml_wk_end sml_wk_await(int sock, const sml_worker_slot *bs, sml_prop_job *job, double deadline, double slow,
-                        sml_wk_text *hold, double *limit);
+sml_wk_end sml_wk_await(int sock, const sml_worker_slot *bs, sml_prop_job *job, double deadline,
+                        double slow, sml_wk_text *hold, double *limit);
 /* Print what was held (under the suite's output lock) and free it; or just free it. */
 void sml_wk_text_flush(const sml_prop_job *job, sml_wk_text *t);
 void sml_wk_text_drop(sml_wk_text *t);

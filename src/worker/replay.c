@@ -50,7 +50,8 @@ sml_status sml_worker_replay(const char *path, const char *kernel, sml_prop_repl
     sml_worker w;
     sml_worker_opts o = {-1, lib[0] ? lib : NULL, NULL, 1};
     sml_status s = sml_worker_spawn(&w, &o, why, sizeof why);
-    if (s != SML_OK) return sml_prop_replay(path, kernel ? sml_kernel_find(kernel) : NULL, NULL, NULL, r);
+    if (s != SML_OK)
+        return sml_prop_replay(path, kernel ? sml_kernel_find(kernel) : NULL, NULL, NULL, r);
     /* The library of the kernel as this process has it (a --load of a rebuilt plugin wins
      * over the one the reproducer recorded): the worker loads it first. */
     const char *klib = registered_library(path, kernel);
@@ -87,7 +88,9 @@ sml_status sml_worker_replay(const char *path, const char *kernel, sml_prop_repl
             continue;
         }
         int phase = atomic_load(&w.board->slot[0].phase);
-        double limit = phase == SML_PROP_PHASE_IDLE ? 60.0 : sml_worker_case_deadline(w.board->slot[0].elements);
+        double limit = phase == SML_PROP_PHASE_IDLE
+                           ? 60.0
+                           : sml_worker_case_deadline(w.board->slot[0].elements);
         double since = phase == SML_PROP_PHASE_IDLE ? t0 : w.board->slot[0].start;
         if (sml_prop_now() - since > limit) {
             kill(w.pid, SIGKILL);

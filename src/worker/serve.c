@@ -22,13 +22,14 @@ typedef struct serve {
     int fd;
     int slot;
     sml_worker_slot *b;
-    FILE *log;          /* a memory stream: the engine's failure reports */
+    FILE *log; /* a memory stream: the engine's failure reports */
     char *logbuf;
     size_t loglen;
-    long mark;          /* where the current report began in it */
+    long mark; /* where the current report began in it */
 } serve;
 
-static void hk_case_begin(void *ctx, int phase, int64_t index, int level, int prop, double elements) {
+static void hk_case_begin(void *ctx, int phase, int64_t index, int level, int prop,
+                          double elements) {
     serve *s = ctx;
     sml_worker_slot *b = s->b;
     b->index = index;
@@ -50,7 +51,8 @@ static void hk_case_done(void *ctx, int failed) {
 static void send_log(serve *s) {
     fflush(s->log);
     long end = ftell(s->log);
-    if (end > s->mark) sml_wk_send(s->fd, SML_WK_TEXT, s->logbuf + s->mark, (size_t)(end - s->mark), NULL, 0);
+    if (end > s->mark)
+        sml_wk_send(s->fd, SML_WK_TEXT, s->logbuf + s->mark, (size_t)(end - s->mark), NULL, 0);
     s->mark = end;
 }
 
@@ -67,8 +69,10 @@ static const sml_kernel *find_kernel(const char *name, const char *library) {
     const sml_kernel *k = sml_kernel_find(name);
     if (!k && library && library[0] && !sml_source_is_python(library)) {
         char why[1024];
-        if (sml_load_plugin(library, why, sizeof why) == SML_OK) k = sml_kernel_find(name);
-        else fprintf(stderr, "softmax-lab worker: %s\n", why);
+        if (sml_load_plugin(library, why, sizeof why) == SML_OK)
+            k = sml_kernel_find(name);
+        else
+            fprintf(stderr, "softmax-lab worker: %s\n", why);
     }
     pthread_mutex_unlock(&load_lock);
     return k;
@@ -105,15 +109,19 @@ static void run_job(serve *s, const char *p, size_t len) {
     } else {
         cfg.case_cap = 0;
     }
-    cfg.hooks = (sml_prop_hooks){.case_done = hk_case_done, .report_begin = hk_report_begin,
-                                 .report_end = hk_report_end, .case_begin = hk_case_begin, .ctx = s};
+    cfg.hooks = (sml_prop_hooks){.case_done = hk_case_done,
+                                 .report_begin = hk_report_begin,
+                                 .report_end = hk_report_end,
+                                 .case_begin = hk_case_begin,
+                                 .ctx = s};
     atomic_store(&s->b->cases, 0);
     atomic_store(&s->b->failed_cases, 0);
     const sml_kernel *k = find_kernel(m.kernel, str[0]);
     sml_status st;
     if (!k) {
         res.outcome = SML_PROP_ERROR;
-        snprintf(res.note, sizeof res.note, "worker: no kernel '%s' (library %s)", m.kernel, str[0][0] ? str[0] : "none");
+        snprintf(res.note, sizeof res.note, "worker: no kernel '%s' (library %s)", m.kernel,
+                 str[0][0] ? str[0] : "none");
         st = SML_OK;
     } else {
         st = sml_prop_run(k, (sml_op)m.op, (sml_dtype)m.dtype, &cfg, &res);
@@ -121,7 +129,8 @@ static void run_job(serve *s, const char *p, size_t len) {
     atomic_store(&s->b->phase, SML_PROP_PHASE_IDLE);
     send_log(s);
     res.kernel = NULL;
-    if (ratios) sml_wk_send(s->fd, SML_WK_RATIOS, ratios, (size_t)cfg.case_cap * sizeof *ratios, NULL, 0);
+    if (ratios)
+        sml_wk_send(s->fd, SML_WK_RATIOS, ratios, (size_t)cfg.case_cap * sizeof *ratios, NULL, 0);
     free(ratios);
     int32_t status = (int32_t)st;
     sml_wk_send(s->fd, SML_WK_RESULT, &status, sizeof status, &res, sizeof res);
@@ -141,7 +150,8 @@ static void run_replay(serve *s, const char *p, size_t len) {
     if (lib[0] && !sml_source_is_python(lib)) {
         char why[1024];
         pthread_mutex_lock(&load_lock);
-        if (sml_load_plugin(lib, why, sizeof why) != SML_OK) fprintf(stderr, "softmax-lab worker: %s\n", why);
+        if (sml_load_plugin(lib, why, sizeof why) != SML_OK)
+            fprintf(stderr, "softmax-lab worker: %s\n", why);
         pthread_mutex_unlock(&load_lock);
     }
     const sml_kernel *k = kname[0] ? sml_kernel_find(kname) : NULL;
@@ -163,8 +173,10 @@ static int serve_slot(serve *s) {
         char *p;
         size_t len;
         if (sml_wk_recv(s->fd, &type, &p, &len) != 0) break;
-        if (type == SML_WK_JOB) run_job(s, p, len);
-        else if (type == SML_WK_REPLAY) run_replay(s, p, len);
+        if (type == SML_WK_JOB)
+            run_job(s, p, len);
+        else if (type == SML_WK_REPLAY)
+            run_replay(s, p, len);
         free(p);
         if (type == SML_WK_QUIT) {
             quit = 1;
@@ -185,7 +197,8 @@ static void *slot_thread(void *arg) {
 static int parse_fds(int *bfd, int *n, int *fd) {
     const char *v = getenv("SML_WORKER_FDS");
     int used = 0;
-    if (!v || sscanf(v, "%d,%d%n", bfd, n, &used) != 2 || *n < 1 || *n > SML_PROP_MAX_THREADS) return -1;
+    if (!v || sscanf(v, "%d,%d%n", bfd, n, &used) != 2 || *n < 1 || *n > SML_PROP_MAX_THREADS)
+        return -1;
     v += used;
     for (int i = 0; i < *n; i++) {
         if (sscanf(v, ",%d%n", &fd[i], &used) != 1) return -1;

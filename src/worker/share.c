@@ -25,9 +25,9 @@ typedef struct shared {
     int retired;     /* takes no new job */
     int dead;        /* it ended and was reaped; status is its wait status */
     int status;
-    int killer;      /* the slot that had it killed (-1: none) ... */
-    int killed;      /* ... 1 at its case's deadline, 2 at the run's end */
-    double limit;    /* the seconds the killer's case had */
+    int killer;   /* the slot that had it killed (-1: none) ... */
+    int killed;   /* ... 1 at its case's deadline, 2 at the run's end */
+    double limit; /* the seconds the killer's case had */
 } shared;
 
 struct sml_wk_share {
@@ -91,8 +91,9 @@ static int blame(shared *s) {
 
 /* The worker ended while the job in `slot` ran: its FAIL, a run again beside others, or
  * a run alone. `beside`: other jobs ran in the worker meanwhile. */
-static attempt_end after_death(struct sml_wk_share *S, shared *s, sml_prop_job *job, int slot, sml_wk_end e,
-                               double limit, double t0, int beside, char *cause, size_t n) {
+static attempt_end after_death(struct sml_wk_share *S, shared *s, sml_prop_job *job, int slot,
+                               sml_wk_end e, double limit, double t0, int beside, char *cause,
+                               size_t n) {
     pthread_mutex_lock(&S->mu);
     if ((e == SML_WK_KILL_CASE || e == SML_WK_KILL_RUN) && !s->dead && s->killer < 0) {
         s->killer = slot;
@@ -123,7 +124,8 @@ static attempt_end after_death(struct sml_wk_share *S, shared *s, sml_prop_job *
 }
 
 /* One run of the job in a shared worker. */
-static attempt_end attempt(sml_worker_pool *p, sml_prop_job *job, int slot, int device, char *cause, size_t n) {
+static attempt_end attempt(sml_worker_pool *p, sml_prop_job *job, int slot, int device, char *cause,
+                           size_t n) {
     struct sml_wk_share *S = p->shared;
     const char *lib = sml_kernel_library(job->k);
     const char *py = lib && sml_source_is_python(lib) ? lib : "";
@@ -178,12 +180,15 @@ static sml_status run_alone(sml_worker_pool *p, sml_prop_job *job, int device, c
     solo.device = device;
     sml_status st = sml_worker_run_job(&solo, job, p->deadline);
     sml_worker_close(&solo);
-    if (cause[0] && st == SML_OK && (job->res.outcome == SML_PROP_PASS || job->res.outcome == SML_PROP_SKIP)) {
+    if (cause[0] && st == SML_OK &&
+        (job->res.outcome == SML_PROP_PASS || job->res.outcome == SML_PROP_SKIP)) {
         const sml_prop_hooks *h = &job->cfg.hooks;
         FILE *L = job->cfg.log ? job->cfg.log : stdout;
         if (h->report_begin && h->report_end) h->report_begin(h->ctx);
-        fprintf(L, "note: %s %s %s: in a shared worker it ended with \"%s\"; run again alone in a fresh worker "
-                   "it passed, and that run is its verdict\n",
+        fprintf(L,
+                "note: %s %s %s: in a shared worker it ended with \"%s\"; run again alone in a "
+                "fresh worker "
+                "it passed, and that run is its verdict\n",
                 job->k->name, sml_op_name(job->op), sml_dtype_name(job->dtype), cause);
         fflush(L);
         if (h->report_begin && h->report_end) h->report_end(h->ctx);

@@ -141,7 +141,8 @@ static int socket_pairs(sml_worker *w, int *theirs) {
 /* SML_WORKER_FDS=<board fd>,<slots>,<slot 0's socket>,... */
 static void fds_var(int bfd, const int *theirs, int n, char *out, size_t cap) {
     size_t at = (size_t)snprintf(out, cap, "SML_WORKER_FDS=%d,%d", bfd, n);
-    for (int i = 0; i < n && at < cap; i++) at += (size_t)snprintf(out + at, cap - at, ",%d", theirs[i]);
+    for (int i = 0; i < n && at < cap; i++)
+        at += (size_t)snprintf(out + at, cap - at, ",%d", theirs[i]);
 }
 
 /* fork and exec; the child's ends of the sockets and the board stay open across exec. */
@@ -150,8 +151,10 @@ static pid_t start_child(char **argv, char **env, int bfd, const int *theirs, in
     if (pid == 0) {
         for (int i = 0; i < n; i++) fcntl(theirs[i], F_SETFD, 0);
         fcntl(bfd, F_SETFD, 0);
-        if (strchr(argv[0], '/')) execve(argv[0], argv, env);
-        else execvpe(argv[0], argv, env);
+        if (strchr(argv[0], '/'))
+            execve(argv[0], argv, env);
+        else
+            execvpe(argv[0], argv, env);
         _exit(127);
     }
     return pid;
@@ -163,13 +166,15 @@ sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, 
     for (int i = 0; i < SML_PROP_MAX_THREADS; i++) w->sock[i] = theirs[i] = -1;
     w->device = o ? o->device : -1;
     w->wrap = o ? o->wrap : NULL;
-    w->nslots = o && o->slots > 1 ? (o->slots < SML_PROP_MAX_THREADS ? o->slots : SML_PROP_MAX_THREADS) : 1;
+    w->nslots =
+        o && o->slots > 1 ? (o->slots < SML_PROP_MAX_THREADS ? o->slots : SML_PROP_MAX_THREADS) : 1;
     size_t store_n = PATH_MAX + 4096;
     char *store_p = malloc(store_n);
     char *argv[MAX_ARGS];
     if (!store_p || !worker_argv(o, store_p, store_n, argv)) {
         free(store_p);
-        snprintf(why, n, "no worker command (not the softmax-lab executable; SML_WORKER_ARGV unset)");
+        snprintf(why, n,
+                 "no worker command (not the softmax-lab executable; SML_WORKER_ARGV unset)");
         return SML_ERR_UNSUPPORTED;
     }
     if (socket_pairs(w, theirs) != 0) {
@@ -196,7 +201,8 @@ sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, 
         close_all(w->sock, w->nslots);
         if (w->board) munmap(w->board, w->board_bytes);
         w->board = NULL;
-        snprintf(why, n, "%s: %s", had_env ? "fork" : "cannot set up the worker's board", strerror(err));
+        snprintf(why, n, "%s: %s", had_env ? "fork" : "cannot set up the worker's board",
+                 strerror(err));
         return SML_ERR_IO;
     }
     w->pid = pid;

@@ -50,9 +50,11 @@ double sml_worker_case_deadline(double elements) {
 }
 
 /* The deadline (monotonic) of what the slot says the worker is doing now. */
-static double slot_deadline(const sml_worker_slot *b, const sml_prop_config *cfg, double started, double slow) {
+static double slot_deadline(const sml_worker_slot *b, const sml_prop_config *cfg, double started,
+                            double slow) {
     int phase = atomic_load(&b->phase);
-    if (phase == SML_PROP_PHASE_IDLE) return started + slow * (60.0 + SML_WORKER_FLOOR_S); /* start, CUDA context */
+    if (phase == SML_PROP_PHASE_IDLE)
+        return started + slow * (60.0 + SML_WORKER_FLOOR_S); /* start, CUDA context */
     double d = slow * sml_worker_case_deadline(b->elements);
     if (phase == SML_PROP_PHASE_SHRINK) d += cfg->shrink_max_seconds;
     return b->start + d;
@@ -72,8 +74,8 @@ int sml_wk_send_job(int sock, const sml_prop_job *job) {
     m.cfg.hooks = (sml_prop_hooks){0};
     m.cfg.case_ratio = NULL;
     const char *lib = sml_kernel_library(job->k);
-    const char *str[5] = {lib ? lib : "", job->cfg.save_dir, job->cfg.regressions_dir, job->cfg.replay_cmd,
-                          job->cfg.rerun_cmd};
+    const char *str[5] = {lib ? lib : "", job->cfg.save_dir, job->cfg.regressions_dir,
+                          job->cfg.replay_cmd, job->cfg.rerun_cmd};
     size_t n = 0;
     for (int i = 0; i < 5; i++) n += (str[i] ? strlen(str[i]) : 0) + 1;
     char *buf = malloc(n), *q = buf;
@@ -129,19 +131,25 @@ void sml_wk_slot_reset(sml_worker_slot *bs) {
 }
 
 /* Feed the suite's case counter from the slot. */
-static void tally(const sml_prop_job *job, const sml_worker_slot *b, int64_t *seen, int64_t *seen_failed) {
+static void tally(const sml_prop_job *job, const sml_worker_slot *b, int64_t *seen,
+                  int64_t *seen_failed) {
     int64_t c = atomic_load(&b->cases), f = atomic_load(&b->failed_cases);
     if (!job->cfg.hooks.case_done) return;
-    for (; *seen < c; (*seen)++) job->cfg.hooks.case_done(job->cfg.hooks.ctx, *seen_failed < f ? ((*seen_failed)++, 1) : 0);
+    for (; *seen < c; (*seen)++)
+        job->cfg.hooks.case_done(job->cfg.hooks.ctx, *seen_failed < f ? ((*seen_failed)++, 1) : 0);
 }
 
 /* One frame from the worker: 1 when it was the job's RESULT. */
-static int take_frame(sml_prop_job *job, uint32_t type, const char *p, size_t len, sml_wk_text *hold) {
+static int take_frame(sml_prop_job *job, uint32_t type, const char *p, size_t len,
+                      sml_wk_text *hold) {
     if (type == SML_WK_TEXT) {
-        if (hold) hold_text(hold, p, len);
-        else print_text(job, p, len);
+        if (hold)
+            hold_text(hold, p, len);
+        else
+            print_text(job, p, len);
     }
-    if (type == SML_WK_RATIOS && job->cfg.case_ratio && len == (size_t)job->cfg.case_cap * sizeof(float))
+    if (type == SML_WK_RATIOS && job->cfg.case_ratio &&
+        len == (size_t)job->cfg.case_cap * sizeof(float))
         memcpy(job->cfg.case_ratio, p, len);
     if (type == SML_WK_RESULT && len == sizeof(int32_t) + sizeof job->res) {
         int32_t st;
@@ -154,8 +162,8 @@ static int take_frame(sml_prop_job *job, uint32_t type, const char *p, size_t le
     return 0;
 }
 
-sml_wk_end sml_wk_await(int sock, const sml_worker_slot *bs, sml_prop_job *job, double deadline, double slow,
-                        sml_wk_text *hold, double *limit) {
+sml_wk_end sml_wk_await(int sock, const sml_worker_slot *bs, sml_prop_job *job, double deadline,
+                        double slow, sml_wk_text *hold, double *limit) {
     double started = sml_prop_now();
     int64_t seen = 0, seen_failed = 0;
     for (;;) {
@@ -208,10 +216,14 @@ static void sanitizer_verdict(sml_prop_job *job, const char *const *wrap, int st
     const sml_prop_hooks *h = &job->cfg.hooks;
     FILE *L = job->cfg.log ? job->cfg.log : stdout;
     if (h->report_begin && h->report_end) h->report_begin(h->ctx);
-    fprintf(L, "FAIL %s %s %s: compute-sanitizer %s reported a hazard in cases 0..%lld (its report above)\n"
-               "  rerun: softmax-lab check --sanitize %s --kernel %s --op %s --dtype %s --seed 0x%016llx --cases %lld\n",
-            job->k->name, sml_op_name(job->op), sml_dtype_name(job->dtype), tool, (long long)res->cases - 1, tool,
-            job->k->name, sml_op_name(job->op), sml_dtype_name(job->dtype), (unsigned long long)job->cfg.seed,
+    fprintf(L,
+            "FAIL %s %s %s: compute-sanitizer %s reported a hazard in cases 0..%lld (its report "
+            "above)\n"
+            "  rerun: softmax-lab check --sanitize %s --kernel %s --op %s --dtype %s --seed "
+            "0x%016llx --cases %lld\n",
+            job->k->name, sml_op_name(job->op), sml_dtype_name(job->dtype), tool,
+            (long long)res->cases - 1, tool, job->k->name, sml_op_name(job->op),
+            sml_dtype_name(job->dtype), (unsigned long long)job->cfg.seed,
             (long long)job->cfg.max_cases);
     fflush(L);
     if (h->report_begin && h->report_end) h->report_end(h->ctx);
@@ -226,7 +238,8 @@ sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline)
         sml_worker_opts o = {w->device, lib, w->wrap, 1};
         sml_status s = sml_worker_spawn(w, &o, why, sizeof why);
         if (s != SML_OK) {
-            fprintf(stderr, "softmax-lab: cannot start a worker (%s): running %s in this process\n", why, job->k->name);
+            fprintf(stderr, "softmax-lab: cannot start a worker (%s): running %s in this process\n",
+                    why, job->k->name);
             job->status = sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
             return job->status;
         }
@@ -234,18 +247,25 @@ sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline)
     sml_worker_slot *bs = &w->board->slot[0];
     sml_wk_slot_reset(bs);
     double t0 = sml_prop_now(), limit = 0.0;
-    sml_wk_end e = sml_wk_send_job(w->sock[0], job) == 0
-                       ? sml_wk_await(w->sock[0], bs, job, deadline, w->wrap ? 50.0 : 1.0, NULL, &limit)
-                       : SML_WK_DIED;
+    sml_wk_end e =
+        sml_wk_send_job(w->sock[0], job) == 0
+            ? sml_wk_await(w->sock[0], bs, job, deadline, w->wrap ? 50.0 : 1.0, NULL, &limit)
+            : SML_WK_DIED;
     if (e == SML_WK_GOT_RESULT) {
         /* Under a tool, the worker's exit status is the tool's verdict: one job per worker. */
-        if (w->wrap) sanitizer_verdict(job, w->wrap, sml_worker_close(w));
-        else if (job->res.outcome != SML_PROP_PASS && job->res.outcome != SML_PROP_SKIP) sml_worker_close(w);
+        if (w->wrap)
+            sanitizer_verdict(job, w->wrap, sml_worker_close(w));
+        else if (job->res.outcome != SML_PROP_PASS && job->res.outcome != SML_PROP_SKIP)
+            sml_worker_close(w);
         return job->status;
     }
     if (e == SML_WK_KILL_CASE || e == SML_WK_KILL_RUN) kill(w->pid, SIGKILL);
     int status = sml_wk_reap(w, 2.0);
-    sml_wk_death d = {status, e == SML_WK_KILL_CASE ? 1 : e == SML_WK_KILL_RUN ? 2 : 0, limit, sml_prop_now() - t0};
+    sml_wk_death d = {status,
+                      e == SML_WK_KILL_CASE  ? 1
+                      : e == SML_WK_KILL_RUN ? 2
+                                             : 0,
+                      limit, sml_prop_now() - t0};
     sml_wk_crash_result(job, bs, &d);
     sml_worker_close(w);
     return job->status;

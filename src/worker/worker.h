@@ -22,14 +22,14 @@
 typedef struct sml_worker_board sml_worker_board; /* the shared page (board.h) */
 
 typedef struct sml_worker {
-    pid_t pid;                 /* 0: none */
-    int nslots;                /* jobs it can run at once, each on its own thread and socket */
+    pid_t pid;                      /* 0: none */
+    int nslots;                     /* jobs it can run at once, each on its own thread and socket */
     int sock[SML_PROP_MAX_THREADS]; /* the supervisor's end of each slot's socket pair */
     sml_worker_board *board;
     size_t board_bytes;
-    char library[4096];        /* the Python module source the worker imported, "" none */
-    int device;                /* the GPU it sees (-1: the supervisor's view) */
-    const char *const *wrap;   /* the tool the worker runs under (argv prefix), or NULL */
+    char library[4096];      /* the Python module source the worker imported, "" none */
+    int device;              /* the GPU it sees (-1: the supervisor's view) */
+    const char *const *wrap; /* the tool the worker runs under (argv prefix), or NULL */
 } sml_worker;
 
 /* How a worker is started: on which GPU (CUDA_VISIBLE_DEVICES of the child is that entry of
@@ -39,9 +39,9 @@ typedef struct sml_worker {
 typedef struct sml_worker_opts {
     int device;
     const char *library;
-    const char *const *wrap;   /* NULL, or a tool's argv prefix (NULL-terminated) the worker
+    const char *const *wrap; /* NULL, or a tool's argv prefix (NULL-terminated) the worker
                                   runs under: compute-sanitizer --tool racecheck ... */
-    int slots;                 /* 1..SML_PROP_MAX_THREADS (0: 1) */
+    int slots;               /* 1..SML_PROP_MAX_THREADS (0: 1) */
 } sml_worker_opts;
 
 /* The exit status a worker under compute-sanitizer ends with when the tool reported a hazard. */
@@ -96,13 +96,13 @@ int sml_worker_main(int argc, char **argv);
  * SML_WORKER_SHARE=0) every suite thread has a worker of its own, one job at a time. */
 typedef struct sml_worker_pool {
     sml_worker w[SML_PROP_MAX_THREADS]; /* the unshared workers, one per suite thread */
-    double deadline;           /* monotonic seconds the run must end by; 0: none */
-    int device;                /* the GPU of every worker (-1: the supervisor's view) ... */
-    int ndevices;              /* ... or, when > 0, suite thread t's jobs run on devices[t % n] */
+    double deadline;                    /* monotonic seconds the run must end by; 0: none */
+    int device;   /* the GPU of every worker (-1: the supervisor's view) ... */
+    int ndevices; /* ... or, when > 0, suite thread t's jobs run on devices[t % n] */
     int devices[SML_PROP_MAX_THREADS];
-    const char *const *wrap;   /* every worker runs under this tool (sml_worker_opts.wrap) */
-    int share;                 /* 1: jobs share workers (the default; see above) */
-    int threads;               /* the suite's threads: slots of a shared worker */
+    const char *const *wrap;     /* every worker runs under this tool (sml_worker_opts.wrap) */
+    int share;                   /* 1: jobs share workers (the default; see above) */
+    int threads;                 /* the suite's threads: slots of a shared worker */
     struct sml_wk_share *shared; /* the shared workers (share.c) */
 } sml_worker_pool;
 /* total_seconds: the run's --seconds (0: none); threads: the suite's. */

@@ -19,8 +19,10 @@ static sml_case_filter F;
 static char TMP[256], LOG[1 << 16];
 
 static void check(int n, int ok, const char *what) {
-    if (ok) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s\n--- output:\n%s", n, what, LOG);
+    if (ok)
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(&T, F.repro, "case %d: %s\n--- output:\n%s", n, what, LOG);
 }
 
 static int run(const char *const *args) { return sml_run_cli(F.cli, TMP, args, LOG, sizeof LOG); }
@@ -40,14 +42,16 @@ static void installed_ledger(int n) {
         check(n, 0, "copying the binary");
         return;
     }
-    const char *a[] = {"bench", "--backend", "cpu_naive", "--rows", "4", "--cols", "64", "--dtype", "fp32",
-                       "--min-samples", "2", "--max-seconds", "0.01", "--quiet", NULL};
+    const char *a[] = {"bench", "--backend", "cpu_naive", "--rows",        "4", "--cols",
+                       "64",    "--dtype",   "fp32",      "--min-samples", "2", "--max-seconds",
+                       "0.01",  "--quiet",   NULL};
     rc = sml_run_cli(exe, work, a, LOG, sizeof LOG);
     char here[600], beside[600];
     snprintf(here, sizeof here, "%s/ledger", work);
     snprintf(beside, sizeof beside, "%s/ledger", bin);
     check(n, rc == 0 && cli_count(here, ".json") == 1 && cli_count(beside, ".json") < 0,
-          "an installed binary's bench writes ./ledger in its working directory, nothing beside itself");
+          "an installed binary's bench writes ./ledger in its working directory, nothing beside "
+          "itself");
 }
 
 int main(int argc, char **argv) {
@@ -58,8 +62,13 @@ int main(int argc, char **argv) {
 
     /* 1. --name=value, as getopt_long takes it. */
     if (sml_case_filter_want(&F, 1)) {
-        const char *a[] = {"check", "--kernel=cpu_naive", "--op=softmax", "--dtype=fp32", "--cases=2",
-                           "--regressions=none", NULL};
+        const char *a[] = {"check",
+                           "--kernel=cpu_naive",
+                           "--op=softmax",
+                           "--dtype=fp32",
+                           "--cases=2",
+                           "--regressions=none",
+                           NULL};
         int rc = run(a);
         check(1, rc == 0 && strstr(LOG, "\ncpu_naive ") && !strstr(LOG, "\ncpu_online "),
               "check --kernel=cpu_naive --op=softmax ... runs cpu_naive alone");
@@ -71,7 +80,8 @@ int main(int argc, char **argv) {
         int rc = run(a);
         int ok = rc == 0 && !strcmp(LOG, want);
         rc = run(b);
-        check(2, ok && rc == 0 && !strcmp(LOG, want), "bench --version and check ... --version print the version, exit 0");
+        check(2, ok && rc == 0 && !strcmp(LOG, want),
+              "bench --version and check ... --version print the version, exit 0");
     }
     /* 3. -- ends the options: a file named -x.json is a file, not an unknown option. */
     if (sml_case_filter_want(&F, 3)) {
@@ -90,40 +100,51 @@ int main(int argc, char **argv) {
     if (sml_case_filter_want(&F, 5)) {
         const char *a[] = {"--help", NULL};
         int rc = run(a);
-        check(5, rc == 0 && strstr(LOG, "usage: softmax-lab COMMAND"), "--help: usage: softmax-lab COMMAND");
+        check(5, rc == 0 && strstr(LOG, "usage: softmax-lab COMMAND"),
+              "--help: usage: softmax-lab COMMAND");
     }
     if (sml_case_filter_want(&F, 6)) installed_ledger(6);
     /* 7. --json - : the document alone on standard output, the report on standard error. */
     if (sml_case_filter_want(&F, 7)) {
         char cmd[2048], out[1 << 15];
-        int rc = sml_shell(cmd, sizeof cmd, out, sizeof out, 0,
-                           "(cd '%s' && '%s' check --kernel cpu_naive --op softmax --dtype fp32 --cases 2 "
-                           "--regressions none --json - 2>/dev/null)", TMP, F.cli);
+        int rc = sml_shell(
+            cmd, sizeof cmd, out, sizeof out, 0,
+            "(cd '%s' && '%s' check --kernel cpu_naive --op softmax --dtype fp32 --cases 2 "
+            "--regressions none --json - 2>/dev/null)",
+            TMP, F.cli);
         snprintf(LOG, sizeof LOG, "%s", out);
-        check(7, rc == 0 && out[0] == '{' && strstr(out, "\"schema\": \"softmax-lab-check/1\"") &&
-                     !strstr(out, "every property held"),
+        check(7,
+              rc == 0 && out[0] == '{' && strstr(out, "\"schema\": \"softmax-lab-check/1\"") &&
+                  !strstr(out, "every property held"),
               "check ... --json - prints the JSON alone on stdout");
         rc = sml_shell(cmd, sizeof cmd, out, sizeof out, 0,
-                       "(cd '%s' && '%s' bench --backend cpu_naive --rows 4 --cols 64 --dtype fp32 --min-samples 2 "
-                       "--max-seconds 0.01 --md - 2>/dev/null)", TMP, F.cli);
+                       "(cd '%s' && '%s' bench --backend cpu_naive --rows 4 --cols 64 --dtype fp32 "
+                       "--min-samples 2 "
+                       "--max-seconds 0.01 --md - 2>/dev/null)",
+                       TMP, F.cli);
         snprintf(LOG, sizeof LOG, "%s", out);
-        check(7, rc == 0 && out[0] == '#' && !strstr(out, "ledger: /dev/fd"), "bench ... --md - prints the Markdown alone");
+        check(7, rc == 0 && out[0] == '#' && !strstr(out, "ledger: /dev/fd"),
+              "bench ... --md - prints the Markdown alone");
     }
     /* 8. --json-nan null: NaN (vs_cudnn with no cuDNN in the run) as null, not "nan"; a bad
      *    value exits 2 naming the flag. */
     if (sml_case_filter_want(&F, 8)) {
         char cmd[2048], out[1 << 16];
-        const char *bench = "bench --backend cpu_naive --rows 4 --cols 64 --dtype fp32 --min-samples 2 "
-                            "--max-seconds 0.01 --json -";
-        int rc = sml_shell(cmd, sizeof cmd, out, sizeof out, 0, "(cd '%s' && '%s' %s 2>/dev/null)", TMP, F.cli, bench);
+        const char *bench =
+            "bench --backend cpu_naive --rows 4 --cols 64 --dtype fp32 --min-samples 2 "
+            "--max-seconds 0.01 --json -";
+        int rc = sml_shell(cmd, sizeof cmd, out, sizeof out, 0, "(cd '%s' && '%s' %s 2>/dev/null)",
+                           TMP, F.cli, bench);
         int strings = rc == 0 && strstr(out, "\"nan\"") != NULL;
-        rc = sml_shell(cmd, sizeof cmd, out, sizeof out, 0, "(cd '%s' && '%s' %s --json-nan null 2>/dev/null)", TMP,
-                       F.cli, bench);
+        rc = sml_shell(cmd, sizeof cmd, out, sizeof out, 0,
+                       "(cd '%s' && '%s' %s --json-nan null 2>/dev/null)", TMP, F.cli, bench);
         snprintf(LOG, sizeof LOG, "%s", out);
         check(8, strings && rc == 0 && !strstr(out, "\"nan\"") && strstr(out, "\"vs_cudnn\": null"),
               "bench --json - --json-nan null writes null where the default writes \"nan\"");
-        rc = sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC, "'%s' check --json-nan nope 2>&1", F.cli);
-        check(8, rc == 2 && strstr(LOG, "--json-nan"), "check --json-nan nope exits 2 naming the flag");
+        rc = sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
+                       "'%s' check --json-nan nope 2>&1", F.cli);
+        check(8, rc == 2 && strstr(LOG, "--json-nan"),
+              "check --json-nan nope exits 2 naming the flag");
     }
     return sml_tally_finish(&T);
 }

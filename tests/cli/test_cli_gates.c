@@ -27,8 +27,9 @@ static void skip(int n, const char *why) {
 }
 
 /* A ledger with no evidence at all, and one whose first "records" is empty. */
-static const char *EMPTY = "{\"schema\": \"softmax-lab-ledger/1\", \"environment\": {\"gpu\": {\"name\": "
-                           "\"Fixture GPU\"}}, \"records\": []}\n";
+static const char *EMPTY =
+    "{\"schema\": \"softmax-lab-ledger/1\", \"environment\": {\"gpu\": {\"name\": "
+    "\"Fixture GPU\"}}, \"records\": []}\n";
 
 /* The verdicts a misuse used to get wrong. */
 static void more_gates(const char *old) {
@@ -36,13 +37,16 @@ static void more_gates(const char *old) {
     /* 14. compare of two GPUs' ledgers: refused, unless --allow-different-gpu. */
     if (sml_case_filter_want(&F, 14)) {
         snprintf(p, sizeof p, "%s/other_gpu.json", TMP);
-        sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, 0, "sed 's/Fixture GPU/Other GPU/' '%s' > '%s'", old, p);
+        sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, 0, "sed 's/Fixture GPU/Other GPU/' '%s' > '%s'",
+                  old, p);
         const char *a[] = {"compare", old, "other_gpu.json", NULL};
         int rc = run(a);
         const char *b[] = {"compare", old, "other_gpu.json", "--allow-different-gpu", NULL};
         int rc2 = run(b);
-        sml_test_check_case(&T, &F, LOG, 14, rc == 2 && rc2 != 2 && strstr(LOG, "warning: different devices"),
-              "compare of ledgers from two GPUs exits 2; --allow-different-gpu compares them with a warning");
+        sml_test_check_case(&T, &F, LOG, 14,
+                            rc == 2 && rc2 != 2 && strstr(LOG, "warning: different devices"),
+                            "compare of ledgers from two GPUs exits 2; --allow-different-gpu "
+                            "compares them with a warning");
     }
     /* 15. check --input --kernel a,b runs both (the help shows K[,K]). */
     if (sml_case_filter_want(&F, 15)) {
@@ -52,17 +56,24 @@ static void more_gates(const char *old) {
         sml_npy_write_2d(p, SML_F32, 2, 4, x, err, sizeof err);
         const char *a[] = {"check", "--input", "x.npy", "--kernel", "cpu_naive,cpu_online", NULL};
         int rc = run(a);
-        sml_test_check_case(&T, &F, LOG, 15, rc == 0 && strstr(LOG, "\ncpu_naive ") && strstr(LOG, "\ncpu_online "),
-              "check --input x.npy --kernel cpu_naive,cpu_online runs both kernels");
+        sml_test_check_case(&T, &F, LOG, 15,
+                            rc == 0 && strstr(LOG, "\ncpu_naive ") && strstr(LOG, "\ncpu_online "),
+                            "check --input x.npy --kernel cpu_naive,cpu_online runs both kernels");
     }
     /* 16. int16 data with --dtype fp16: refused (only bf16 comes as raw bits). */
     if (sml_case_filter_want(&F, 16)) {
-        int rc = sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
-                           "cd '%s' && python3 -c \"import numpy as n; n.save('i16.npy', n.arange(8, dtype=n.int16)"
-                           ".reshape(2, 4))\" 2>/dev/null && '%s' check --input i16.npy --dtype fp16", TMP, F.cli);
-        if (strstr(LOG, "No module named") || rc == 1) skip(16, "no numpy");
-        else sml_test_check_case(&T, &F, LOG, 16, rc == 2 && strstr(LOG, "i16.npy") && strstr(LOG, "fp16"),
-                   "check --input int16.npy --dtype fp16 exits 2, naming the file");
+        int rc =
+            sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
+                      "cd '%s' && python3 -c \"import numpy as n; n.save('i16.npy', n.arange(8, "
+                      "dtype=n.int16)"
+                      ".reshape(2, 4))\" 2>/dev/null && '%s' check --input i16.npy --dtype fp16",
+                      TMP, F.cli);
+        if (strstr(LOG, "No module named") || rc == 1)
+            skip(16, "no numpy");
+        else
+            sml_test_check_case(&T, &F, LOG, 16,
+                                rc == 2 && strstr(LOG, "i16.npy") && strstr(LOG, "fp16"),
+                                "check --input int16.npy --dtype fp16 exits 2, naming the file");
     }
     /* 19. Escape codes and newlines in a ledger's names are not echoed raw to the terminal. */
     if (sml_case_filter_want(&F, 19)) {
@@ -70,12 +81,15 @@ static void more_gates(const char *old) {
         snprintf(p, sizeof p, "%s/esc_old.json", TMP);
         snprintf(q, sizeof q, "%s/esc_new.json", TMP);
         sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, 0,
-                  "sed 's/\"kernel\": \"warp\"/\"kernel\": \"wa\\\\u001b[2Jrp\\\\nFORGED\"/' '%s' > '%s' && cp '%s' '%s'",
+                  "sed 's/\"kernel\": \"warp\"/\"kernel\": \"wa\\\\u001b[2Jrp\\\\nFORGED\"/' '%s' "
+                  "> '%s' && cp '%s' '%s'",
                   old, p, p, q);
         const char *a[] = {"compare", "esc_old.json", "esc_new.json", NULL};
         int rc = run(a);
-        sml_test_check_case(&T, &F, LOG, 19, (rc == 0 || rc == 1) && !strchr(LOG, 0x1b) && strstr(LOG, "wa?[2Jrp?FORGED"),
-              "compare prints a kernel name holding ESC and a newline as 'wa?[2Jrp?FORGED'");
+        sml_test_check_case(
+            &T, &F, LOG, 19,
+            (rc == 0 || rc == 1) && !strchr(LOG, 0x1b) && strstr(LOG, "wa?[2Jrp?FORGED"),
+            "compare prints a kernel name holding ESC and a newline as 'wa?[2Jrp?FORGED'");
     }
     /* 20. A file starting with a UTF-8 BOM: named as such, no raw byte printed. */
     if (sml_case_filter_want(&F, 20)) {
@@ -83,16 +97,20 @@ static void more_gates(const char *old) {
         cli_write(p, "\xef\xbb\xbf{\"schema\": \"softmax-lab-ledger/1\"}");
         const char *a[] = {"targets", "bom.json", NULL};
         int rc = run(a);
-        sml_test_check_case(&T, &F, LOG, 20, rc == 2 && strstr(LOG, "byte order mark") && !strchr(LOG, 0xef),
-              "targets on a file with a BOM exits 2 saying so, without printing the raw byte");
+        sml_test_check_case(
+            &T, &F, LOG, 20, rc == 2 && strstr(LOG, "byte order mark") && !strchr(LOG, 0xef),
+            "targets on a file with a BOM exits 2 saying so, without printing the raw byte");
     }
     /* 18. The last case index: no signed overflow past it (UBSan stops the sanitizer build). */
     if (sml_case_filter_want(&F, 18)) {
-        const char *a[] = {"check", "--kernel", "cpu_naive", "--op", "softmax", "--dtype", "fp32", "--case",
-                           "9223372036854775807", "--level", "100", "--regressions", "none", NULL};
+        const char *a[] = {
+            "check", "--kernel", "cpu_naive",           "--op",    "softmax", "--dtype",
+            "fp32",  "--case",   "9223372036854775807", "--level", "100",     "--regressions",
+            "none",  NULL};
         int rc = run(a);
-        sml_test_check_case(&T, &F, LOG, 18, rc == 0 && strstr(LOG, "every property held"),
-              "check --case 9223372036854775807 --level 100 runs that one case and exits 0");
+        sml_test_check_case(
+            &T, &F, LOG, 18, rc == 0 && strstr(LOG, "every property held"),
+            "check --case 9223372036854775807 --level 100 runs that one case and exits 0");
     }
     /* 17. A run that runs out of memory is no FAIL of the kernel: exit 3 with the reason. */
     if (sml_case_filter_want(&F, 17)) {
@@ -100,13 +118,17 @@ static void more_gates(const char *old) {
         skip(17, "AddressSanitizer reserves more address space than the limit");
         return;
 #endif
-        int rc = sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
-                           "cd '%s' && python3 -c \"import numpy as n; n.save('big.npy', n.ones((20000, 512), "
-                           "n.float32))\" && (ulimit -v 230000; '%s' check --input big.npy --kernel cpu_naive)",
-                           TMP, F.cli);
-        if (strstr(LOG, "No module named")) skip(17, "no numpy");
-        else sml_test_check_case(&T, &F, LOG, 17, rc == 3 && strstr(LOG, "out of memory") && !strstr(LOG, "FAIL"),
-                   "check --input under ulimit -v 230000 exits 3 'out of memory', not FAIL");
+        int rc = sml_shell(
+            cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
+            "cd '%s' && python3 -c \"import numpy as n; n.save('big.npy', n.ones((20000, 512), "
+            "n.float32))\" && (ulimit -v 230000; '%s' check --input big.npy --kernel cpu_naive)",
+            TMP, F.cli);
+        if (strstr(LOG, "No module named"))
+            skip(17, "no numpy");
+        else
+            sml_test_check_case(
+                &T, &F, LOG, 17, rc == 3 && strstr(LOG, "out of memory") && !strstr(LOG, "FAIL"),
+                "check --input under ulimit -v 230000 exits 3 'out of memory', not FAIL");
     }
 }
 
@@ -119,28 +141,33 @@ int main(int argc, char **argv) {
 
     /* 1. A named GPU kernel with no GPU: not a pass. */
     if (sml_case_filter_want(&F, 1)) {
-        if (gpu) skip(1, "a GPU is present: auto can run");
+        if (gpu)
+            skip(1, "a GPU is present: auto can run");
         else {
             const char *a[] = {"check", "--kernel", "auto", "--cases", "2", NULL};
             int rc = run(a);
-            sml_test_check_case(&T, &F, LOG, 1, rc == 3 && strstr(LOG, "NOT CHECKED"), "check --kernel auto without a GPU exits 3, NOT CHECKED");
+            sml_test_check_case(&T, &F, LOG, 1, rc == 3 && strstr(LOG, "NOT CHECKED"),
+                                "check --kernel auto without a GPU exits 3, NOT CHECKED");
         }
     }
     /* 2. --kernel all without a GPU: 0, and it says what it skipped. */
     if (sml_case_filter_want(&F, 2)) {
-        const char *a[] = {"check", "--kernel", "all", "--op", "softmax", "--dtype", "fp32", "--cases", "2",
-                           "--regressions", "none", NULL};
+        const char *a[] = {"check", "--kernel", "all", "--op",          "softmax", "--dtype",
+                           "fp32",  "--cases",  "2",   "--regressions", "none",    NULL};
         int rc = run(a);
-        sml_test_check_case(&T, &F, LOG, 2, rc == 0 && (gpu || strstr(LOG, "not run here (skipped): ")),
-              "check --kernel all exits 0 and, without a GPU, lists the kernels it skipped");
+        sml_test_check_case(
+            &T, &F, LOG, 2, rc == 0 && (gpu || strstr(LOG, "not run here (skipped): ")),
+            "check --kernel all exits 0 and, without a GPU, lists the kernels it skipped");
     }
     /* 3. A list of kernels, as bench --backend takes. */
     if (sml_case_filter_want(&F, 3)) {
-        const char *a[] = {"check", "--kernel", "cpu_naive,cpu_online", "--op", "softmax", "--dtype", "fp32",
-                           "--cases", "2", "--regressions", "none", NULL};
+        const char *a[] = {
+            "check",   "--kernel", "cpu_naive,cpu_online", "--op", "softmax", "--dtype", "fp32",
+            "--cases", "2",        "--regressions",        "none", NULL};
         int rc = run(a);
-        sml_test_check_case(&T, &F, LOG, 3, rc == 0 && strstr(LOG, "\ncpu_naive ") && strstr(LOG, "\ncpu_online "),
-              "check --kernel cpu_naive,cpu_online runs both and exits 0");
+        sml_test_check_case(&T, &F, LOG, 3,
+                            rc == 0 && strstr(LOG, "\ncpu_naive ") && strstr(LOG, "\ncpu_online "),
+                            "check --kernel cpu_naive,cpu_online runs both and exits 0");
     }
     /* 4-5. Zero cases, no property: refused, not "every property held". */
     if (sml_case_filter_want(&F, 4)) {
@@ -150,25 +177,31 @@ int main(int argc, char **argv) {
     if (sml_case_filter_want(&F, 5)) {
         const char *a[] = {"check", "--kernel", "cpu_naive", "--props", "", NULL};
         const char *b[] = {"check", "--kernel", "cpu_naive", "--props", ",", NULL};
-        sml_test_check_case(&T, &F, LOG, 5, run(a) == 2 && run(b) == 2, "check --props '' and --props , are refused (exit 2)");
+        sml_test_check_case(&T, &F, LOG, 5, run(a) == 2 && run(b) == 2,
+                            "check --props '' and --props , are refused (exit 2)");
     }
     /* 6. check --json: a schema, the version, and the result in words. */
     if (sml_case_filter_want(&F, 6)) {
-        const char *a[] = {"check", "--kernel", "cpu_naive", "--op", "softmax", "--dtype", "fp32", "--cases", "2",
-                           "--regressions", "none", "--json", "c.json", NULL};
+        const char *a[] = {"check",   "--kernel", "cpu_naive", "--op", "softmax",
+                           "--dtype", "fp32",     "--cases",   "2",    "--regressions",
+                           "none",    "--json",   "c.json",    NULL};
         int rc = run(a);
         snprintf(p, sizeof p, "%s/c.json", TMP);
         cli_slurp(p, buf, sizeof buf);
-        sml_test_check_case(&T, &F, LOG, 6, rc == 0 && strstr(buf, "\"schema\": \"softmax-lab-check/1\"") && strstr(buf, "\"version\": \"") &&
-                     strstr(buf, "\"result\": \"passed\""),
-              "check --json has schema softmax-lab-check/1, a version and \"result\": \"passed\"");
+        sml_test_check_case(
+            &T, &F, LOG, 6,
+            rc == 0 && strstr(buf, "\"schema\": \"softmax-lab-check/1\"") &&
+                strstr(buf, "\"version\": \"") && strstr(buf, "\"result\": \"passed\""),
+            "check --json has schema softmax-lab-check/1, a version and \"result\": \"passed\"");
     }
     /* 7. bench --backend auto --gate without a GPU: nothing ran, so not green. */
     if (sml_case_filter_want(&F, 7)) {
-        if (gpu) skip(7, "a GPU is present: auto can run");
+        if (gpu)
+            skip(7, "a GPU is present: auto can run");
         else {
             const char *a[] = {"bench", "--backend", "auto", "--gate", "--quiet", NULL};
-            sml_test_check_case(&T, &F, LOG, 7, run(a) == 3, "bench --backend auto --gate without a GPU exits 3");
+            sml_test_check_case(&T, &F, LOG, 7, run(a) == 3,
+                                "bench --backend auto --gate without a GPU exits 3");
         }
     }
     /* 8-9. compare that compared nothing: no shared case, or a duplicate key hiding them. */
@@ -177,7 +210,8 @@ int main(int argc, char **argv) {
         cli_write(p, EMPTY);
         const char *a[] = {"compare", old, "empty.json", NULL};
         int rc = run(a);
-        sml_test_check_case(&T, &F, LOG, 8, rc == 3 && strstr(LOG, "NOTHING COMPARED"), "compare OLD EMPTY exits 3: nothing was compared");
+        sml_test_check_case(&T, &F, LOG, 8, rc == 3 && strstr(LOG, "NOTHING COMPARED"),
+                            "compare OLD EMPTY exits 3: nothing was compared");
     }
     if (sml_case_filter_want(&F, 9)) {
         /* The old ledger's records again, behind an empty first "records": read either way,
@@ -195,7 +229,9 @@ int main(int argc, char **argv) {
         free(text);
         const char *a[] = {"compare", old, "dup.json", NULL};
         int rc = run(a);
-        sml_test_check_case(&T, &F, LOG, 9, rc == 2 || rc == 3, "compare OLD DUP (\"records\": [] before the real records) exits 2 or 3");
+        sml_test_check_case(
+            &T, &F, LOG, 9, rc == 2 || rc == 3,
+            "compare OLD DUP (\"records\": [] before the real records) exits 2 or 3");
     }
     /* 10. The same file twice does compare: 0 (the 3 above is not compare's only answer). */
     if (sml_case_filter_want(&F, 10)) {
@@ -206,7 +242,9 @@ int main(int argc, char **argv) {
     if (sml_case_filter_want(&F, 11)) {
         const char *a[] = {"--version", NULL};
         int rc = run(a);
-        sml_test_check_case(&T, &F, LOG, 11, rc == 0 && !strncmp(LOG, "softmax-lab ", 12) && strchr(LOG, '.'), "--version prints softmax-lab X.Y.Z");
+        sml_test_check_case(&T, &F, LOG, 11,
+                            rc == 0 && !strncmp(LOG, "softmax-lab ", 12) && strchr(LOG, '.'),
+                            "--version prints softmax-lab X.Y.Z");
     }
     /* 12. -h and help CMD on every command, each listing its exit codes. */
     if (sml_case_filter_want(&F, 12)) {
@@ -221,24 +259,31 @@ int main(int argc, char **argv) {
             ok = ok && run(b) == 0 && !strcmp(first, LOG);
             if (!ok) snprintf(bad + strlen(bad), sizeof bad - strlen(bad), " %s", cmds[i]);
         }
-        if (bad[0]) snprintf(LOG, sizeof LOG, "commands without -h / help CMD / exit codes:%s\n", bad);
-        sml_test_check_case(&T, &F, LOG, 12, !bad[0], "CMD -h and help CMD exit 0 with the same text, which lists the exit codes");
+        if (bad[0])
+            snprintf(LOG, sizeof LOG, "commands without -h / help CMD / exit codes:%s\n", bad);
+        sml_test_check_case(
+            &T, &F, LOG, 12, !bad[0],
+            "CMD -h and help CMD exit 0 with the same text, which lists the exit codes");
     }
     /* 13. check --against on GPU kernels keeps the --seconds it was given: the candidate stops
      * there and the base runs the same cases (before, the GPU profile's 540 s replaced it and
      * the 10,000 cases ran in full). */
     if (sml_case_filter_want(&F, 13)) {
-        if (!gpu) skip(13, "no GPU: check --against on GPU kernels cannot run");
+        if (!gpu)
+            skip(13, "no GPU: check --against on GPU kernels cannot run");
         else {
-            const char *a[] = {"check", "--kernel", "block", "--against", "warp", "--op", "softmax", "--dtype",
-                               "fp32", "--seconds", "3", "--regressions", "none", NULL};
+            const char *a[] = {"check", "--kernel",      "block",   "--against", "warp",
+                               "--op",  "softmax",       "--dtype", "fp32",      "--seconds",
+                               "3",     "--regressions", "none",    NULL};
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
             const int rc = run(a);
             clock_gettime(CLOCK_MONOTONIC, &t1);
-            const double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-            sml_test_check_case(&T, &F, LOG, 13, (rc == 0 || rc == 1) && took < 60.0,
-                  "check --kernel block --against warp --seconds 3 gives a verdict within 60 s");
+            const double took =
+                (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+            sml_test_check_case(
+                &T, &F, LOG, 13, (rc == 0 || rc == 1) && took < 60.0,
+                "check --kernel block --against warp --seconds 3 gives a verdict within 60 s");
         }
     }
     more_gates(old);

@@ -56,8 +56,9 @@ static void skip(int n, const char *why) {
     T.skipped++;
 }
 
-static const char *CHECK1[] = {"check", "--kernel", "cpu_naive", "--op", "softmax", "--dtype", "fp32",
-                               "--cases", "2", "--regressions", "none", "--json", NULL, NULL};
+static const char *CHECK1[] = {"check",   "--kernel", "cpu_naive", "--op", "softmax",
+                               "--dtype", "fp32",     "--cases",   "2",    "--regressions",
+                               "none",    "--json",   NULL,        NULL};
 
 /* A temporary open when SIGTERM or SIGINT arrives is removed: the writer's handler unlinks it
  * and the process still ends by the signal. */
@@ -80,8 +81,11 @@ static void signal_case(int n, int sig) {
     waitpid(pid, &status, 0);
     LOG[0] = 0;
     char what[160];
-    snprintf(what, sizeof what, "a writer killed by signal %d mid-write leaves no temporary (and dies by it)", sig);
-    sml_test_check_case(&T, &F, LOG, n, WIFSIGNALED(status) && WTERMSIG(status) == sig && sml_dir_entries(d) == 0, what);
+    snprintf(what, sizeof what,
+             "a writer killed by signal %d mid-write leaves no temporary (and dies by it)", sig);
+    sml_test_check_case(&T, &F, LOG, n,
+                        WIFSIGNALED(status) && WTERMSIG(status) == sig && sml_dir_entries(d) == 0,
+                        what);
 }
 
 /* 20. A reproducer's files appear together or not at all: under a 600-byte file-size limit a
@@ -106,9 +110,11 @@ static void repro_together(int n) {
         if (sml_prop_case_alloc(&c) != SML_OK) _exit(4);
         memset(c.x, 0, sizeof(float));
         sml_prop_repro m;
-        sml_prop_repro_describe(&m, "cpu_naive", SML_PROP_AGREEMENT, SML_PROP_FAIL,
-                                "planted: a message long enough that the reproducer's .json passes 600 bytes, "
-                                "while its 1x1 input .npy stays far below that limit", 1, 0, 0, &c, 0);
+        sml_prop_repro_describe(
+            &m, "cpu_naive", SML_PROP_AGREEMENT, SML_PROP_FAIL,
+            "planted: a message long enough that the reproducer's .json passes 600 bytes, "
+            "while its 1x1 input .npy stays far below that limit",
+            1, 0, 0, &c, 0);
         char jp[2048], err[1024];
         sml_status st = sml_prop_repro_save(".", &c, &m, NULL, jp, sizeof jp, err, sizeof err);
         _exit(st == SML_OK ? 1 : 0);
@@ -116,8 +122,9 @@ static void repro_together(int n) {
     int status = 0;
     waitpid(pid, &status, 0);
     LOG[0] = 0;
-    sml_test_check_case(&T, &F, LOG, n, WIFEXITED(status) && WEXITSTATUS(status) == 0 && sml_dir_entries(d) == 0,
-          "sml_prop_repro_save with room for the .x.npy but not the .json fails and leaves neither");
+    sml_test_check_case(
+        &T, &F, LOG, n, WIFEXITED(status) && WEXITSTATUS(status) == 0 && sml_dir_entries(d) == 0,
+        "sml_prop_repro_save with room for the .x.npy but not the .json fails and leaves neither");
 }
 
 /* Outputs that must be refused before anything is written, outputs that are not regular
@@ -129,11 +136,13 @@ static void more_cases(int nodes) {
     if (sml_case_filter_want(&F, 12)) {
         subdir(d, sizeof d, 12);
         snprintf(p, sizeof p, "%s/fifo", d);
-        if (mkfifo(p, 0644) != 0) skip(12, "mkfifo failed");
+        if (mkfifo(p, 0644) != 0)
+            skip(12, "mkfifo failed");
         else {
             int rc = sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
                                "cd '%s' && timeout 20 '%s' targets '%s' --json fifo", d, F.cli, fx);
-            sml_test_check_case(&T, &F, LOG, 12, rc == 2 && strstr(LOG, "fifo: is a FIFO"), "targets --json FIFO exits 2 at once, naming it");
+            sml_test_check_case(&T, &F, LOG, 12, rc == 2 && strstr(LOG, "fifo: is a FIFO"),
+                                "targets --json FIFO exits 2 at once, naming it");
         }
     }
     /* 13. "-" is stdout. */
@@ -141,8 +150,9 @@ static void more_cases(int nodes) {
         subdir(d, sizeof d, 13);
         const char *a[] = {"targets", fx, "--json", "-", NULL};
         int rc = run(d, a, 0);
-        sml_test_check_case(&T, &F, LOG, 13, rc == 1 && strstr(LOG, "\"schema\"") && sml_dir_entries(d) == 0,
-              "targets --json - writes the JSON to stdout and no file named '-'");
+        sml_test_check_case(&T, &F, LOG, 13,
+                            rc == 1 && strstr(LOG, "\"schema\"") && sml_dir_entries(d) == 0,
+                            "targets --json - writes the JSON to stdout and no file named '-'");
     }
     signal_case(14, SIGTERM);
     signal_case(15, SIGINT);
@@ -157,8 +167,10 @@ static void more_cases(int nodes) {
         const char *a[] = {"plot", "L.json", "./L.json", NULL};
         int rc = run(d, a, 0);
         char now[8192];
-        sml_test_check_case(&T, &F, LOG, 16, rc == 2 && !strcmp(cli_slurp(p, now, sizeof now), buf) && strstr(LOG, "L.json"),
-              "plot L.json ./L.json exits 2 and leaves the ledger as it was");
+        sml_test_check_case(&T, &F, LOG, 16,
+                            rc == 2 && !strcmp(cli_slurp(p, now, sizeof now), buf) &&
+                                strstr(LOG, "L.json"),
+                            "plot L.json ./L.json exits 2 and leaves the ledger as it was");
     }
     if (sml_case_filter_want(&F, 17)) {
         subdir(d, sizeof d, 17);
@@ -169,25 +181,33 @@ static void more_cases(int nodes) {
         cli_slurp(p, buf, sizeof buf);
         snprintf(q, sizeof q, "%s/alias.npy", d);
         if (symlink("x.npy", q) != 0) perror("symlink");
-        const char *a[] = {"check", "--input", "x.npy", "--kernel", "cpu_naive", "--json", "alias.npy", NULL};
+        const char *a[] = {"check",     "--input", "x.npy",     "--kernel",
+                           "cpu_naive", "--json",  "alias.npy", NULL};
         int rc = run(d, a, 0);
-        const char *b[] = {"check", "--input", "x.npy", "--output", "x.npy", "--json", "x.npy", NULL};
+        const char *b[] = {"check", "--input", "x.npy", "--output",
+                           "x.npy", "--json",  "x.npy", NULL};
         int rc2 = run(d, b, 0);
         char now[8192];
-        sml_test_check_case(&T, &F, LOG, 17, rc == 2 && rc2 == 2 && !memcmp(cli_slurp(p, now, sizeof now), buf, 64) && sml_dir_entries(d) == 2,
-              "check --input x.npy --json (a link to x.npy), and --output x.npy --json x.npy, exit 2 and keep x.npy");
+        sml_test_check_case(&T, &F, LOG, 17,
+                            rc == 2 && rc2 == 2 &&
+                                !memcmp(cli_slurp(p, now, sizeof now), buf, 64) &&
+                                sml_dir_entries(d) == 2,
+                            "check --input x.npy --json (a link to x.npy), and --output x.npy "
+                            "--json x.npy, exit 2 and keep x.npy");
     }
     if (sml_case_filter_want(&F, 18)) {
         subdir(d, sizeof d, 18);
-        const char *a[] = {"bench", "--backend", "cpu_naive", "--rows", "4", "--cols", "64", "--quiet",
-                           "--json", "F", "--md", "./F", NULL};
+        const char *a[] = {"bench",   "--backend", "cpu_naive", "--rows", "4",   "--cols", "64",
+                           "--quiet", "--json",    "F",         "--md",   "./F", NULL};
         int rc = run(d, a, 0);
-        sml_test_check_case(&T, &F, LOG, 18, rc == 2 && sml_dir_entries(d) == 0 && strstr(LOG, "--md"),
-              "bench --json F --md ./F exits 2 naming --md, nothing written");
+        sml_test_check_case(&T, &F, LOG, 18,
+                            rc == 2 && sml_dir_entries(d) == 0 && strstr(LOG, "--md"),
+                            "bench --json F --md ./F exits 2 naming --md, nothing written");
     }
     /* 19. "nothing written" is true: --save outputs appear only after the --json report. */
     if (sml_case_filter_want(&F, 19)) {
-        if (!nodes) skip(19, "mknod not permitted");
+        if (!nodes)
+            skip(19, "mknod not permitted");
         else {
             subdir(d, sizeof d, 19);
             snprintf(p, sizeof p, "%s/x.npy", d);
@@ -195,12 +215,15 @@ static void more_cases(int nodes) {
             char err[512], full[400];
             sml_npy_write_2d(p, SML_F32, 2, 4, x, err, sizeof err);
             path(full, sizeof full, "full");
-            const char *a[] = {"check", "--input", "x.npy", "--kernel", "cpu_naive", "--save", "D", "--json", full, NULL};
+            const char *a[] = {"check",  "--input", "x.npy",  "--kernel", "cpu_naive",
+                               "--save", "D",       "--json", full,       NULL};
             int rc = run(d, a, 0);
-            const char *b[] = {"check", "--input", "x.npy", "--output", "x.npy", "--save", "D", "--json", full, NULL};
+            const char *b[] = {"check",  "--input", "x.npy",  "--output", "x.npy",
+                               "--save", "D",       "--json", full,       NULL};
             int rc2 = run(d, b, 0);
             sml_test_check_case(&T, &F, LOG, 19, rc == 2 && rc2 == 2 && sml_dir_entries(d) == 1,
-                  "check --input x.npy [--output x.npy] --save D --json FULL-DEVICE exits 2 and writes nothing");
+                                "check --input x.npy [--output x.npy] --save D --json FULL-DEVICE "
+                                "exits 2 and writes nothing");
         }
     }
 }
@@ -214,12 +237,14 @@ int main(int argc, char **argv) {
 
     /* 1. check --json onto a full device: a failed write is not a pass. */
     if (sml_case_filter_want(&F, 1)) {
-        if (!nodes) skip(1, "mknod not permitted");
+        if (!nodes)
+            skip(1, "mknod not permitted");
         else {
             path(p, sizeof p, "full");
             CHECK1[12] = p;
             int rc = run(TMP, CHECK1, 0);
-            sml_test_check_case(&T, &F, LOG, 1, rc != 0 && is_chr(p), "check --json FULL-DEVICE exits non-zero and leaves the device");
+            sml_test_check_case(&T, &F, LOG, 1, rc != 0 && is_chr(p),
+                                "check --json FULL-DEVICE exits non-zero and leaves the device");
         }
     }
     /* 2. check --json under a file-size limit: the old file stays, no temporary is left. */
@@ -229,34 +254,43 @@ int main(int argc, char **argv) {
         cli_write(p, "OLD\n");
         CHECK1[12] = "out.json";
         int rc = run(d, CHECK1, 200);
-        sml_test_check_case(&T, &F, LOG, 2, rc != 0 && !strcmp(cli_slurp(p, buf, sizeof buf), "OLD\n") && sml_dir_entries(d) == 1,
-              "check --json past a 200-byte file-size limit exits non-zero, keeps the old out.json, leaves "
-              "nothing else");
+        sml_test_check_case(&T, &F, LOG, 2,
+                            rc != 0 && !strcmp(cli_slurp(p, buf, sizeof buf), "OLD\n") &&
+                                sml_dir_entries(d) == 1,
+                            "check --json past a 200-byte file-size limit exits non-zero, keeps "
+                            "the old out.json, leaves "
+                            "nothing else");
     }
     /* 3. check --json into /proc, which holds no files of ours. */
     if (sml_case_filter_want(&F, 3)) {
         CHECK1[12] = "/proc/sml-no-such-dir/x.json";
-        sml_test_check_case(&T, &F, LOG, 3, run(TMP, CHECK1, 0) != 0, "check --json /proc/sml-no-such-dir/x.json exits non-zero");
+        sml_test_check_case(&T, &F, LOG, 3, run(TMP, CHECK1, 0) != 0,
+                            "check --json /proc/sml-no-such-dir/x.json exits non-zero");
     }
     /* 4-5. targets --json onto device nodes: written through, never replaced. */
     if (sml_case_filter_want(&F, 4)) {
-        if (!nodes) skip(4, "mknod not permitted");
+        if (!nodes)
+            skip(4, "mknod not permitted");
         else {
             path(p, sizeof p, "full");
             const char *a[] = {"targets", fx, "--json", p, NULL};
             int rc = run(TMP, a, 0);
-            sml_test_check_case(&T, &F, LOG, 4, rc == 2 && is_chr(p), "targets --json FULL-DEVICE exits 2 and the device is still a device");
+            sml_test_check_case(
+                &T, &F, LOG, 4, rc == 2 && is_chr(p),
+                "targets --json FULL-DEVICE exits 2 and the device is still a device");
         }
     }
     if (sml_case_filter_want(&F, 5)) {
-        if (!nodes) skip(5, "mknod not permitted");
+        if (!nodes)
+            skip(5, "mknod not permitted");
         else {
             path(p, sizeof p, "null");
             const char *a[] = {"targets", fx, "--json", p, "--md", "/proc/self/fd/1", NULL};
             int rc = run(TMP, a, 0);
             sml_test_check_case(&T, &F, LOG, 5, rc == 1 && is_chr(p) && strstr(LOG, "# ") != NULL,
-                  "targets --json NULL-DEVICE --md /proc/self/fd/1 writes through both (exit 1: the fixture "
-                  "misses a target) and leaves the device");
+                                "targets --json NULL-DEVICE --md /proc/self/fd/1 writes through "
+                                "both (exit 1: the fixture "
+                                "misses a target) and leaves the device");
         }
     }
     /* 6. A symbolic link stays a link; the file it names gets the new contents. */
@@ -266,14 +300,18 @@ int main(int argc, char **argv) {
         snprintf(q, sizeof q, "%s/link.json", d);
         cli_write(p, "OLD\n");
         chmod(p, 0640);
-        if (symlink("real.json", q) != 0) perror("test_cli_outputs: symlink (the case below will fail)");
+        if (symlink("real.json", q) != 0)
+            perror("test_cli_outputs: symlink (the case below will fail)");
         const char *a[] = {"targets", fx, "--json", "link.json", NULL};
         int rc = run(d, a, 0);
         struct stat ls, rs;
         int link_kept = lstat(q, &ls) == 0 && S_ISLNK(ls.st_mode);
         int mode_kept = stat(p, &rs) == 0 && (rs.st_mode & 0777) == 0640;
-        sml_test_check_case(&T, &F, LOG, 6, rc == 1 && link_kept && mode_kept && cli_slurp(p, buf, sizeof buf)[0] == '{' && sml_dir_entries(d) == 2,
-              "targets --json LINK keeps the link and the target's mode, and rewrites the file it points to");
+        sml_test_check_case(&T, &F, LOG, 6,
+                            rc == 1 && link_kept && mode_kept &&
+                                cli_slurp(p, buf, sizeof buf)[0] == '{' && sml_dir_entries(d) == 2,
+                            "targets --json LINK keeps the link and the target's mode, and "
+                            "rewrites the file it points to");
     }
     /* 7. bench: a failed ledger write keeps the previous ledger of that name. */
     if (sml_case_filter_want(&F, 7)) {
@@ -282,24 +320,30 @@ int main(int argc, char **argv) {
         mkdir(p, 0755);
         snprintf(q, sizeof q, "%s/led/custom_softmax.json", d);
         cli_write(q, "OLD LEDGER\n");
-        const char *a[] = {"bench", "--backend", "cpu_naive", "--rows", "4", "--cols", "64", "--min-samples", "2",
-                           "--max-seconds", "0.01", "--quiet", "--ledger", "led", NULL};
+        const char *a[] = {"bench",  "--backend", "cpu_naive",     "--rows", "4",
+                           "--cols", "64",        "--min-samples", "2",      "--max-seconds",
+                           "0.01",   "--quiet",   "--ledger",      "led",    NULL};
         int rc = run(d, a, 2048);
-        sml_test_check_case(&T, &F, LOG, 7, rc != 0 && !strcmp(cli_slurp(q, buf, sizeof buf), "OLD LEDGER\n") && cli_count(p, ".tmp") == 0 &&
-                     cli_count(p, ".json") == 1,
-              "bench past a 2 KiB file-size limit exits non-zero and keeps led/custom_softmax.json as it was");
+        sml_test_check_case(&T, &F, LOG, 7,
+                            rc != 0 && !strcmp(cli_slurp(q, buf, sizeof buf), "OLD LEDGER\n") &&
+                                cli_count(p, ".tmp") == 0 && cli_count(p, ".json") == 1,
+                            "bench past a 2 KiB file-size limit exits non-zero and keeps "
+                            "led/custom_softmax.json as it was");
     }
     /* 8. bench --json FILE writes FILE, and leaves ./ledger alone. */
     if (sml_case_filter_want(&F, 8)) {
         subdir(d, sizeof d, 8);
-        const char *a[] = {"bench", "--backend", "cpu_naive", "--rows", "4", "--cols", "64", "--min-samples", "2",
-                           "--max-seconds", "0.01", "--quiet", "--json", "mine.json", NULL};
+        const char *a[] = {"bench",  "--backend", "cpu_naive",     "--rows",    "4",
+                           "--cols", "64",        "--min-samples", "2",         "--max-seconds",
+                           "0.01",   "--quiet",   "--json",        "mine.json", NULL};
         int rc = run(d, a, 0);
         snprintf(p, sizeof p, "%s/ledger", d);
         snprintf(q, sizeof q, "%s/mine.json", d);
         struct stat st;
-        sml_test_check_case(&T, &F, LOG, 8, rc == 0 && stat(p, &st) != 0 && strstr(cli_slurp(q, buf, sizeof buf), "softmax-lab-ledger/"),
-              "bench --json mine.json writes mine.json and creates no ./ledger");
+        sml_test_check_case(&T, &F, LOG, 8,
+                            rc == 0 && stat(p, &st) != 0 &&
+                                strstr(cli_slurp(q, buf, sizeof buf), "softmax-lab-ledger/"),
+                            "bench --json mine.json writes mine.json and creates no ./ledger");
     }
     /* 9. plot past a file-size limit keeps the old SVG. */
     if (sml_case_filter_want(&F, 9)) {
@@ -310,8 +354,10 @@ int main(int argc, char **argv) {
         snprintf(led, sizeof led, "%s/plot_ledger.json", F.fixtures);
         const char *a[] = {"plot", led, "out.svg", NULL};
         int rc = run(d, a, 300);
-        sml_test_check_case(&T, &F, LOG, 9, rc != 0 && !strcmp(cli_slurp(p, buf, sizeof buf), "OLD\n") && sml_dir_entries(d) == 1,
-              "plot past a 300-byte file-size limit exits non-zero and keeps the old out.svg");
+        sml_test_check_case(
+            &T, &F, LOG, 9,
+            rc != 0 && !strcmp(cli_slurp(p, buf, sizeof buf), "OLD\n") && sml_dir_entries(d) == 1,
+            "plot past a 300-byte file-size limit exits non-zero and keeps the old out.svg");
     }
     /* 10. A directory where a file is expected, and a path ending in '/'. */
     if (sml_case_filter_want(&F, 10)) {
@@ -321,7 +367,7 @@ int main(int argc, char **argv) {
         const char *a[] = {"targets", fx, "--json", "sub/", NULL};
         int rc2 = run(d, a, 0);
         sml_test_check_case(&T, &F, LOG, 10, rc1 != 0 && rc2 == 2 && sml_dir_entries(d) == 0,
-              "check --json . and targets --json sub/ are refused and write nothing");
+                            "check --json . and targets --json sub/ are refused and write nothing");
     }
     /* 11. A reproducer saved past a file-size limit: no half-written .npy or .json is left. */
     if (sml_case_filter_want(&F, 11)) {
@@ -343,7 +389,8 @@ int main(int argc, char **argv) {
             if (sml_prop_case_alloc(&c) != SML_OK) _exit(4);
             memset(c.x, 0, (size_t)(c.rows * c.cols) * sizeof(float));
             sml_prop_repro m;
-            sml_prop_repro_describe(&m, "cpu_naive", SML_PROP_AGREEMENT, SML_PROP_FAIL, "planted", 1, 0, 0, &c, 0);
+            sml_prop_repro_describe(&m, "cpu_naive", SML_PROP_AGREEMENT, SML_PROP_FAIL, "planted",
+                                    1, 0, 0, &c, 0);
             char jp[2048], err[1024];
             sml_status s = sml_prop_repro_save(".", &c, &m, NULL, jp, sizeof jp, err, sizeof err);
             _exit(s == SML_OK ? 1 : 0);
@@ -351,8 +398,11 @@ int main(int argc, char **argv) {
         int status = 0;
         waitpid(pid, &status, 0);
         LOG[0] = 0;
-        sml_test_check_case(&T, &F, LOG, 11, WIFEXITED(status) && WEXITSTATUS(status) == 0 && sml_dir_entries(d) == 0,
-              "sml_prop_repro_save past a 3000-byte limit fails and leaves no file (a 4 KiB x.npy would be cut)");
+        sml_test_check_case(&T, &F, LOG, 11,
+                            WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+                                sml_dir_entries(d) == 0,
+                            "sml_prop_repro_save past a 3000-byte limit fails and leaves no file "
+                            "(a 4 KiB x.npy would be cut)");
     }
     more_cases(nodes);
     path(p, sizeof p, "full"); /* no device nodes left lying around in /tmp */

@@ -17,8 +17,10 @@ static const char *CLI = "./build/softmax-lab";
 static char TMP[256], LOG[1 << 15], REPRO[512];
 
 static void expect(int n, int ok, const char *what) {
-    if (ok) sml_tally_pass(&T);
-    else sml_tally_fail(&T, REPRO, "case %d: %s\n--- output:\n%s", n, what, LOG);
+    if (ok)
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(&T, REPRO, "case %d: %s\n--- output:\n%s", n, what, LOG);
 }
 
 static int run(const char *const *a) { return sml_run_cli(CLI, TMP, a, LOG, sizeof LOG); }
@@ -38,35 +40,41 @@ int main(int argc, char **argv) {
     snprintf(REPRO, sizeof REPRO, "%s --cli %s", argv[0], CLI);
     if (sml_cli_setup(T.test, CLI, TMP, sizeof TMP)) return 1;
     const int gpu = sml_gpu_available();
-    int ok = write_file("bad.plans", "softmax-lab-plans 1\ngpu.name X\ngpu.sms 132\ngpu.dram 12.8\n"
-                                     "softmax fp32 1-128 * block threads=48\n") &&
-             write_file("good.plans", "softmax-lab-plans 1\ngpu.name X\ngpu.sms 132\ngpu.dram 12.8\n"
-                                      "softmax fp32 1-128 * warp K=1\n");
+    int ok =
+        write_file("bad.plans", "softmax-lab-plans 1\ngpu.name X\ngpu.sms 132\ngpu.dram 12.8\n"
+                                "softmax fp32 1-128 * block threads=48\n") &&
+        write_file("good.plans", "softmax-lab-plans 1\ngpu.name X\ngpu.sms 132\ngpu.dram 12.8\n"
+                                 "softmax fp32 1-128 * warp K=1\n");
     if (!ok) {
         printf("FAIL %s: cannot write the tables into %s\n", T.test, TMP);
         return 1;
     }
     unsetenv("SML_PLANS");
-    const char *suite[] = {"check", "--kernel", "cpu_naive", "--op", "softmax", "--dtype", "fp32", "--cases", "2",
-                           "--regressions", "none", NULL, NULL, NULL};
+    const char *suite[] = {"check",   "--kernel", "cpu_naive", "--op", "softmax",
+                           "--dtype", "fp32",     "--cases",   "2",    "--regressions",
+                           "none",    NULL,       NULL,        NULL};
     /* 1. --plans with a bad table: 2, the line and the field named, no suite run. */
     suite[11] = "--plans";
     suite[12] = "bad.plans";
     int rc = run(suite);
-    expect(1, rc == 2 && strstr(LOG, "--plans: bad.plans:5: threads: 48 not a multiple of 32") && !strstr(LOG, "passed"),
+    expect(1,
+           rc == 2 && strstr(LOG, "--plans: bad.plans:5: threads: 48 not a multiple of 32") &&
+               !strstr(LOG, "passed"),
            "check --plans bad.plans exits 2 naming line 5's threads, and runs nothing");
     /* 2. The same table from SML_PLANS. */
     suite[11] = NULL;
     setenv("SML_PLANS", "bad.plans", 1);
     rc = run(suite);
     unsetenv("SML_PLANS");
-    expect(2, rc == 2 && strstr(LOG, "SML_PLANS: bad.plans:5: threads"), "SML_PLANS=bad.plans exits 2 naming it");
+    expect(2, rc == 2 && strstr(LOG, "SML_PLANS: bad.plans:5: threads"),
+           "SML_PLANS=bad.plans exits 2 naming it");
     /* 3. --plans without a value, and a file that is not there. */
     const char *noval[] = {"bench", "--plans", NULL};
     rc = run(noval);
     const char *missing[] = {"replay", "--plans", "none.plans", "x.json", NULL};
     int rc2 = run(missing);
-    expect(3, rc == 2 && rc2 == 2 && strstr(LOG, "none.plans: cannot open"), "--plans with no value or no file exits 2");
+    expect(3, rc == 2 && rc2 == 2 && strstr(LOG, "none.plans: cannot open"),
+           "--plans with no value or no file exits 2");
     /* 4. A good table (for another GPU than none at all) and `off` are taken on a CPU host. */
     if (!gpu) {
         suite[11] = "--plans";
@@ -84,7 +92,8 @@ int main(int argc, char **argv) {
     snprintf(t2, sizeof t2, "%s/t2.plans", TMP);
     if (!gpu) {
         rc = run(tune);
-        expect(5, rc == 3 && strstr(LOG, "no GPU") && access(t1, F_OK) != 0, "tune without a GPU exits 3");
+        expect(5, rc == 3 && strstr(LOG, "no GPU") && access(t1, F_OK) != 0,
+               "tune without a GPU exits 3");
     }
     rc2 = run(badtune);
     expect(6, rc2 == 2 && access(t2, F_OK) != 0, "tune --op softmaxx exits 2 and writes nothing");

@@ -36,8 +36,10 @@ static sml_case_filter F;
 static char TMP[256], LOG[1 << 16], REG[1100], PLUG[1100], FWPLUG[1100];
 
 static void check(int n, int ok, const char *what) {
-    if (ok) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s\n--- output:\n%s", n, what, LOG);
+    if (ok)
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(&T, F.repro, "case %d: %s\n--- output:\n%s", n, what, LOG);
 }
 
 static int run(const char *const *args) { return sml_run_cli(F.cli, TMP, args, LOG, sizeof LOG); }
@@ -63,12 +65,13 @@ static int same_num(const sml_json *a, const sml_json *b, const char *key) {
 /* A true/false field: present in both, and the same. */
 static int same_bool(const sml_json *a, const sml_json *b, const char *key) {
     const sml_json *x = sml_json_get(a, key), *y = sml_json_get(b, key);
-    return x && y && x->type == SML_JSON_BOOL && y->type == SML_JSON_BOOL && !x->boolean == !y->boolean;
+    return x && y && x->type == SML_JSON_BOOL && y->type == SML_JSON_BOOL &&
+           !x->boolean == !y->boolean;
 }
 
 /* The fields a merge must reproduce, of one check run or one ledger accuracy row. */
-static int same_fields(const sml_json *a, const sml_json *b, const char *const *strs, const char *const *nums,
-                       char *why, size_t n) {
+static int same_fields(const sml_json *a, const sml_json *b, const char *const *strs,
+                       const char *const *nums, char *why, size_t n) {
     for (int i = 0; strs[i]; i++)
         if (!same_str(a, b, strs[i])) return snprintf(why, n, "'%s' differs", strs[i]), 0;
     for (int i = 0; nums[i]; i++)
@@ -89,24 +92,28 @@ static int same_failures(const sml_json *a, const sml_json *b) {
 /* Every run of check JSON `whole` equals the merged `merged`'s; why says where not. */
 static int same_check(const char *whole, const char *merged, char *why, size_t n) {
     static const char *const strs[] = {"kernel", "op", "dtype", "outcome", NULL};
-    static const char *const nums[] = {"cases", "failed_cases", "regressions", "regressions_failed",
-                                       "worst_ratio", "worst_ulps", "ramp", NULL};
+    static const char *const nums[] = {
+        "cases",       "failed_cases", "regressions", "regressions_failed",
+        "worst_ratio", "worst_ulps",   "ramp",        NULL};
     static const char *const acc_s[] = {"seed", "digest", NULL};
-    static const char *const acc_n[] = {"cases", "judged", "worst", "p99", "median", "worst_ulps", "worst_case",
-                                        "worst_level", NULL};
+    static const char *const acc_n[] = {"cases",      "judged",     "worst",       "p99", "median",
+                                        "worst_ulps", "worst_case", "worst_level", NULL};
     sml_json *a = load(whole), *b = load(merged);
     const sml_json *ra = sml_json_get(a, "runs"), *rb = sml_json_get(b, "runs");
-    int ok = a && b && sml_json_len(ra) > 0 && sml_json_len(ra) == sml_json_len(rb) && same_num(a, b, "exit");
+    int ok = a && b && sml_json_len(ra) > 0 && sml_json_len(ra) == sml_json_len(rb) &&
+             same_num(a, b, "exit");
     if (!ok) snprintf(why, n, "unreadable, or other run counts or exit codes");
     for (size_t i = 0; ok && i < sml_json_len(ra); i++) {
         const sml_json *x = sml_json_at(ra, i), *y = sml_json_at(rb, i);
         char w[200] = "";
         ok = same_fields(x, y, strs, nums, w, sizeof w) &&
-             same_fields(sml_json_get(x, "accuracy"), sml_json_get(y, "accuracy"), acc_s, acc_n, w, sizeof w) &&
+             same_fields(sml_json_get(x, "accuracy"), sml_json_get(y, "accuracy"), acc_s, acc_n, w,
+                         sizeof w) &&
              same_failures(x, y);
-        if (!ok) snprintf(why, n, "runs[%zu] (%s %s %s): %s", i, sml_json_str(sml_json_get(x, "kernel")),
-                          sml_json_str(sml_json_get(x, "op")), sml_json_str(sml_json_get(x, "dtype")),
-                          w[0] ? w : "failures differ");
+        if (!ok)
+            snprintf(why, n, "runs[%zu] (%s %s %s): %s", i, sml_json_str(sml_json_get(x, "kernel")),
+                     sml_json_str(sml_json_get(x, "op")), sml_json_str(sml_json_get(x, "dtype")),
+                     w[0] ? w : "failures differ");
     }
     sml_json_free(a);
     sml_json_free(b);
@@ -115,8 +122,8 @@ static int same_check(const char *whole, const char *merged, char *why, size_t n
 
 static int same_ledger(const char *whole, const char *merged, char *why, size_t n) {
     static const char *const rs[] = {"kernel", "status", NULL}, *const none[] = {NULL};
-    static const char *const cn[] = {"counted", "meets", "above_parity", "losses", "wrong", "no_baseline",
-                                     "unclear", NULL};
+    static const char *const cn[] = {"counted", "meets",       "above_parity", "losses",
+                                     "wrong",   "no_baseline", "unclear",      NULL};
     static const char *const as[] = {"op", "dtype", "digest", "seed", NULL};
     static const char *const an[] = {"cases", "judged", "worst", "p99", "median", NULL};
     sml_json *a = load(whole), *b = load(merged);
@@ -130,13 +137,16 @@ static int same_ledger(const char *whole, const char *merged, char *why, size_t 
         char w[200] = "";
         if (!same_bool(x, y, "framework")) snprintf(w, sizeof w, "'framework' differs");
         ok = !w[0] && same_fields(x, y, rs, none, w, sizeof w) &&
-             same_fields(sml_json_get(x, "counts"), sml_json_get(y, "counts"), none, cn, w, sizeof w) &&
+             same_fields(sml_json_get(x, "counts"), sml_json_get(y, "counts"), none, cn, w,
+                         sizeof w) &&
              sml_json_len(ex) == sml_json_len(ey) && sml_json_len(ax) == sml_json_len(ay);
-        for (size_t j = 0; ok && j < sml_json_len(ex); j++) ok = same_num(sml_json_at(ex, j), sml_json_at(ey, j), "case");
+        for (size_t j = 0; ok && j < sml_json_len(ex); j++)
+            ok = same_num(sml_json_at(ex, j), sml_json_at(ey, j), "case");
         for (size_t j = 0; ok && j < sml_json_len(ax); j++)
             ok = same_fields(sml_json_at(ax, j), sml_json_at(ay, j), as, an, w, sizeof w);
-        if (!ok) snprintf(why, n, "records[%zu] (%s): %s", i, sml_json_str(sml_json_get(x, "kernel")),
-                          w[0] ? w : "evidence rows or their order differ");
+        if (!ok)
+            snprintf(why, n, "records[%zu] (%s): %s", i, sml_json_str(sml_json_get(x, "kernel")),
+                     w[0] ? w : "evidence rows or their order differ");
     }
     sml_json_free(a);
     sml_json_free(b);
@@ -171,7 +181,8 @@ static int exists(const char *name) {
 
 /* check over the given kernels as shard `shard` ("" whole) into out. */
 static int check_run(const char *kernel, const char *load, const char *shard, const char *out) {
-    const char *a[24] = {"check", "--kernel", kernel, "--cases", "40", "--regressions", REG, "--json", out, NULL};
+    const char *a[24] = {"check",         "--kernel", kernel,   "--cases", "40",
+                         "--regressions", REG,        "--json", out,       NULL};
     int n = 9;
     if (load) a[n++] = "--load", a[n++] = load, a[n++] = "--no-shrink";
     if (shard[0]) a[n++] = "--shard", a[n++] = shard;
@@ -181,8 +192,9 @@ static int check_run(const char *kernel, const char *load, const char *shard, co
 
 /* bench of the CPU kernels, the framework-baseline plugin's among them. */
 static int bench_run(const char *shard, const char *out) {
-    const char *a[24] = {"bench", "--backend", "cpu", "--sweep", "seeds", "--max-seconds", "0.02", "--min-samples",
-                         "3", "--quiet", "--json", out, "--load", FWPLUG, NULL};
+    const char *a[24] = {"bench",         "--backend", "cpu",           "--sweep", "seeds",
+                         "--max-seconds", "0.02",      "--min-samples", "3",       "--quiet",
+                         "--json",        out,         "--load",        FWPLUG,    NULL};
     int n = 14;
     if (shard[0]) a[n++] = "--shard", a[n++] = shard;
     a[n] = NULL;
@@ -210,12 +222,14 @@ static void case_failing(void) {
     int rm = run(m);
     int same = rm == 1 && same_check("fwhole.json", "fm.json", why, sizeof why);
     check(2, r1 == 1 && r2 == 1 && rw == 1 && same,
-          why[0] ? why : "a planted bug's shards merged: exit 1, the unsharded run's first failures");
+          why[0] ? why
+                 : "a planted bug's shards merged: exit 1, the unsharded run's first failures");
 }
 
 static void case_ledger(void) {
     char why[512] = "";
-    int r1 = bench_run("1/2", "b1.json"), r2 = bench_run("2/2", "b2.json"), rw = bench_run("", "bwhole.json");
+    int r1 = bench_run("1/2", "b1.json"), r2 = bench_run("2/2", "b2.json"),
+        rw = bench_run("", "bwhole.json");
     const char *m[] = {"merge", "b1.json", "b2.json", "--json", "bm.json", "--md", "bm.md", NULL};
     int rm = run(m);
     int same = rm == 0 && same_ledger("bwhole.json", "bm.json", why, sizeof why);
@@ -232,7 +246,8 @@ static void case_ledger(void) {
         if (dst && f && f->type == SML_JSON_BOOL) *dst = f->boolean;
     }
     sml_json_free(merged);
-    check(3, fw == 1 && naive == 0, "the merged ledger: plug_fw \"framework\": true, cpu_naive false");
+    check(3, fw == 1 && naive == 0,
+          "the merged ledger: plug_fw \"framework\": true, cpu_naive false");
 }
 
 /* merge of a and b is refused with exit 2, the message holding `says`, out.json not written. */
@@ -241,22 +256,32 @@ static void refused(const char *a, const char *b, const char *says, const char *
     if (!b) m[2] = "--json", m[3] = "out.json", m[4] = NULL;
     int rc = run(m);
     char w[300];
-    snprintf(w, sizeof w, "merge %s: exit 2 naming '%s', nothing written (got exit %d)", what, says, rc);
+    snprintf(w, sizeof w, "merge %s: exit 2 naming '%s', nothing written (got exit %d)", what, says,
+             rc);
     check(4, rc == 2 && strstr(LOG, says) && !exists("out.json"), w);
 }
 
 static void case_refusals(void) {
-    const char *seed[] = {"check", "--kernel", "cpu_naive,cpu_online", "--cases", "40", "--regressions", REG,
-                          "--seed", "7", "--shard", "2/2", "--json", "seed2.json", NULL};
-    const char *kern[] = {"check", "--kernel", "cpu_naive", "--cases", "40", "--regressions", REG,
-                          "--shard", "2/2", "--json", "kern2.json", NULL};
-    const char *t1[] = {"check", "--kernel", "cpu_naive,cpu_online", "--cases", "40", "--regressions", REG,
-                        "--shard", "1/3", "--json", "t1.json", NULL};
-    const char *t2[] = {"check", "--kernel", "cpu_naive,cpu_online", "--cases", "40", "--regressions", REG,
-                        "--shard", "2/3", "--json", "t2.json", NULL};
+    const char *seed[] = {"check",      "--kernel", "cpu_naive,cpu_online",
+                          "--cases",    "40",       "--regressions",
+                          REG,          "--seed",   "7",
+                          "--shard",    "2/2",      "--json",
+                          "seed2.json", NULL};
+    const char *kern[] = {"check", "--kernel",      "cpu_naive",  "--cases",
+                          "40",    "--regressions", REG,          "--shard",
+                          "2/2",   "--json",        "kern2.json", NULL};
+    const char *t1[] = {"check",   "--kernel", "cpu_naive,cpu_online",
+                        "--cases", "40",       "--regressions",
+                        REG,       "--shard",  "1/3",
+                        "--json",  "t1.json",  NULL};
+    const char *t2[] = {"check",   "--kernel", "cpu_naive,cpu_online",
+                        "--cases", "40",       "--regressions",
+                        REG,       "--shard",  "2/3",
+                        "--json",  "t2.json",  NULL};
     int ok = run(seed) == 0 && run(kern) == 0 && run(t1) == 0 && run(t2) == 0 &&
              edit_copy("s2.json", "ver2.json", "\"version\": \"", "\"version\": \"9.9.9-") &&
-             edit_copy("b2.json", "gpu2.json", "\"gpu\": null", "\"gpu\": {\"name\": \"NVIDIA H100 80GB HBM3\"}");
+             edit_copy("b2.json", "gpu2.json", "\"gpu\": null",
+                       "\"gpu\": {\"name\": \"NVIDIA H100 80GB HBM3\"}");
     check(4, ok, "making the shards of other runs");
     if (!ok) return;
     refused("s1.json", NULL, "at least 2", "of one file");
@@ -272,7 +297,8 @@ static void case_refusals(void) {
     int rc = run(part);
     sml_json *d = load("part.json");
     const char *missing = sml_json_str(sml_json_get(sml_json_get(d, "merged"), "missing"));
-    check(4, rc == 3 && missing && !strcmp(missing, "3"), "merge --partial with shard 3/3 missing: exit 3, "
+    check(4, rc == 3 && missing && !strcmp(missing, "3"),
+          "merge --partial with shard 3/3 missing: exit 3, "
           "'merged'.'missing' says 3");
     sml_json_free(d);
 }
@@ -280,8 +306,10 @@ static void case_refusals(void) {
 static void case_bad_shard(void) {
     const char *bad[] = {"0/2", "3/2", "1/0", "x/y", "2", NULL};
     for (int i = 0; bad[i]; i++) {
-        const char *c[] = {"check", "--kernel", "cpu_naive", "--cases", "2", "--shard", bad[i], "--json", "bad.json", NULL};
-        const char *b[] = {"bench", "--backend", "cpu", "--shard", bad[i], "--json", "bad.json", NULL};
+        const char *c[] = {"check",   "--kernel", "cpu_naive", "--cases",  "2",
+                           "--shard", bad[i],     "--json",    "bad.json", NULL};
+        const char *b[] = {"bench", "--backend", "cpu",      "--shard",
+                           bad[i],  "--json",    "bad.json", NULL};
         char w[200];
         int rc = run(c);
         snprintf(w, sizeof w, "check --shard %s: exit 2 naming --shard, nothing written", bad[i]);
@@ -291,7 +319,8 @@ static void case_bad_shard(void) {
         check(5, rc == 2 && strstr(LOG, "--shard") && !exists("bad.json"), w);
     }
     setenv("SML_SHARD", "0/2", 1);
-    const char *c[] = {"check", "--kernel", "cpu_naive", "--cases", "2", "--json", "bad.json", NULL};
+    const char *c[] = {"check", "--kernel", "cpu_naive", "--cases",
+                       "2",     "--json",   "bad.json",  NULL};
     const char *b[] = {"bench", "--backend", "cpu", "--json", "bad.json", NULL};
     int rc = run(c), rb = run(b);
     unsetenv("SML_SHARD");
@@ -304,63 +333,88 @@ static void case_engines(void) {
     const char *args = "check --kernel cpu_naive,cpu_online --cases 40 --regressions";
     int rc[3];
     for (int task = 1; task <= 2; task++)
-        rc[task - 1] = sml_shell(cmd, sizeof cmd, out, sizeof out, 0,
-                                 "cd %s && SLURM_SUBMIT_DIR=%s/../../.. SLURM_ARRAY_TASK_ID=%d SLURM_ARRAY_TASK_COUNT=2 "
-                                 "SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=2 SML_CLI=%s SML_SHARD_DIR=%s/slurm "
-                                 "sh %s/../../../ci/slurm-shards.sbatch %s %s",
-                                 TMP, F.fixtures, task, F.cli, TMP, F.fixtures, args, REG);
+        rc[task - 1] = sml_shell(
+            cmd, sizeof cmd, out, sizeof out, 0,
+            "cd %s && SLURM_SUBMIT_DIR=%s/../../.. SLURM_ARRAY_TASK_ID=%d SLURM_ARRAY_TASK_COUNT=2 "
+            "SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=2 SML_CLI=%s SML_SHARD_DIR=%s/slurm "
+            "sh %s/../../../ci/slurm-shards.sbatch %s %s",
+            TMP, F.fixtures, task, F.cli, TMP, F.fixtures, args, REG);
     rc[2] = sml_shell(cmd, sizeof cmd, out, sizeof out, 0,
                       "cd %s && SLURM_SUBMIT_DIR=%s/../../.. SML_CLI=%s SML_SHARD_DIR=%s/slurm "
-                      "sh %s/../../../ci/slurm-shards.sbatch merge", TMP, F.fixtures, F.cli, TMP, F.fixtures);
+                      "sh %s/../../../ci/slurm-shards.sbatch merge",
+                      TMP, F.fixtures, F.cli, TMP, F.fixtures);
     snprintf(LOG, sizeof LOG, "%s", out);
-    int same = rc[0] == 0 && rc[1] == 0 && rc[2] == 0 && same_check("whole.json", "slurm/merged.json", why, sizeof why);
-    check(6, same && exists("slurm/merged.md"),
-          why[0] ? why : "the Slurm array's tasks 1, 2 of 2 and its merge job: exit 0, the unsharded result");
-    sml_shell(cmd, sizeof cmd, out, sizeof out, 0, "grep -c 'ci/shard.sh run .* shards check\\|ci/shard.sh merge shards' "
-              "%s/../../../ci/github-shards.yml", F.fixtures);
-    check(6, atoi(out) == 2, "ci/github-shards.yml runs its shards and its merge through ci/shard.sh");
+    int same = rc[0] == 0 && rc[1] == 0 && rc[2] == 0 &&
+               same_check("whole.json", "slurm/merged.json", why, sizeof why);
+    check(
+        6, same && exists("slurm/merged.md"),
+        why[0]
+            ? why
+            : "the Slurm array's tasks 1, 2 of 2 and its merge job: exit 0, the unsharded result");
+    sml_shell(cmd, sizeof cmd, out, sizeof out, 0,
+              "grep -c 'ci/shard.sh run .* shards check\\|ci/shard.sh merge shards' "
+              "%s/../../../ci/github-shards.yml",
+              F.fixtures);
+    check(6, atoi(out) == 2,
+          "ci/github-shards.yml runs its shards and its merge through ci/shard.sh");
 }
 
 static void case_workers(void) {
     char why[512] = "";
     setenv("SML_WORKERS_TEST_COUNT", "2", 1);
-    const char *c2[] = {"check", "--kernel", "cpu_naive,cpu_online", "--cases", "40", "--regressions", REG,
-                        "--json", "dev2.json", NULL};
+    const char *c2[] = {"check",   "--kernel", "cpu_naive,cpu_online",
+                        "--cases", "40",       "--regressions",
+                        REG,       "--json",   "dev2.json",
+                        NULL};
     int rc = run(c2), same = rc == 0 && same_check("whole.json", "dev2.json", why, sizeof why);
-    check(7, same && strstr(LOG, "2 GPUs, one worker each"), why[0] ? why : "check on 2 GPUs (default): the 1-GPU result");
-    const char *c1[] = {"check", "--kernel", "cpu_naive,cpu_online", "--cases", "40", "--regressions", REG,
-                        "--devices", "1", "--json", "dev1.json", NULL};
+    check(7, same && strstr(LOG, "2 GPUs, one worker each"),
+          why[0] ? why : "check on 2 GPUs (default): the 1-GPU result");
+    const char *c1[] = {"check",   "--kernel",  "cpu_naive,cpu_online",
+                        "--cases", "40",        "--regressions",
+                        REG,       "--devices", "1",
+                        "--json",  "dev1.json", NULL};
     rc = run(c1);
     same = rc == 0 && same_check("whole.json", "dev1.json", why, sizeof why);
-    check(7, same && !strstr(LOG, "one worker each"), why[0] ? why : "check --devices 1: one process, the same result");
-    const char *b2[] = {"bench", "--backend", "cpu", "--sweep", "seeds", "--max-seconds", "0.02", "--min-samples", "3",
-                        "--quiet", "--devices", "0,1", "--json", "bdev.json", "--load", FWPLUG, NULL};
+    check(7, same && !strstr(LOG, "one worker each"),
+          why[0] ? why : "check --devices 1: one process, the same result");
+    const char *b2[] = {"bench",         "--backend", "cpu",           "--sweep",   "seeds",
+                        "--max-seconds", "0.02",      "--min-samples", "3",         "--quiet",
+                        "--devices",     "0,1",       "--json",        "bdev.json", "--load",
+                        FWPLUG,          NULL};
     rc = run(b2);
     same = rc == 0 && same_ledger("bwhole.json", "bdev.json", why, sizeof why);
     check(7, same, why[0] ? why : "bench --devices 0,1: the 1-GPU ledger");
     /* Under ctest with a GPU given (RESOURCE_GROUPS gpus:1): that GPU alone, no split, even
      * for a shard (softmax_lab_add_gate's SHARDS tests). */
     setenv("CTEST_RESOURCE_GROUP_0_GPUS", "id:1,slots:1", 1);
-    const char *cg[] = {"check", "--kernel", "cpu_naive,cpu_online", "--cases", "40", "--regressions", REG,
-                        "--json", "devctest.json", NULL};
+    const char *cg[] = {
+        "check", "--kernel", "cpu_naive,cpu_online", "--cases", "40", "--regressions",
+        REG,     "--json",   "devctest.json",        NULL};
     rc = run(cg);
     same = rc == 0 && same_check("whole.json", "devctest.json", why, sizeof why);
-    check(7, same && !strstr(LOG, "one worker each"), why[0] ? why : "check under ctest's one GPU: one process");
-    const char *cs[] = {"check", "--kernel", "cpu_naive", "--cases", "4", "--shard", "1/2", "--regressions", "none", NULL};
+    check(7, same && !strstr(LOG, "one worker each"),
+          why[0] ? why : "check under ctest's one GPU: one process");
+    const char *cs[] = {"check",   "--kernel", "cpu_naive",     "--cases", "4",
+                        "--shard", "1/2",      "--regressions", "none",    NULL};
     rc = run(cs);
-    check(7, rc == 0 && strstr(LOG, "shard 1/2"), "check --shard 1/2 under ctest's one GPU: runs on it");
+    check(7, rc == 0 && strstr(LOG, "shard 1/2"),
+          "check --shard 1/2 under ctest's one GPU: runs on it");
     unsetenv("CTEST_RESOURCE_GROUP_0_GPUS");
     const char *bad[] = {"2", "0,0", "a", "0,", "-1", NULL};
     for (int i = 0; bad[i]; i++) {
-        const char *a[] = {"check", "--kernel", "cpu_naive", "--cases", "2", "--devices", bad[i], "--json", "bad.json", NULL};
+        const char *a[] = {"check",     "--kernel", "cpu_naive", "--cases",  "2",
+                           "--devices", bad[i],     "--json",    "bad.json", NULL};
         char w[160];
-        snprintf(w, sizeof w, "check --devices %s: exit 2 naming --devices, nothing written", bad[i]);
+        snprintf(w, sizeof w, "check --devices %s: exit 2 naming --devices, nothing written",
+                 bad[i]);
         rc = run(a);
         check(7, rc == 2 && strstr(LOG, "--devices") && !exists("bad.json"), w);
     }
-    const char *ab[] = {"check", "--kernel", "cpu_naive", "--cases", "2", "--devices", "0,1", "--shard", "1/2", NULL};
+    const char *ab[] = {"check",     "--kernel", "cpu_naive", "--cases", "2",
+                        "--devices", "0,1",      "--shard",   "1/2",     NULL};
     rc = run(ab);
-    check(7, rc == 2 && strstr(LOG, "--devices"), "check --devices 0,1 --shard 1/2: exit 2 (a slice runs on one GPU)");
+    check(7, rc == 2 && strstr(LOG, "--devices"),
+          "check --devices 0,1 --shard 1/2: exit 2 (a slice runs on one GPU)");
     unsetenv("SML_WORKERS_TEST_COUNT");
 }
 

@@ -14,21 +14,70 @@
 
 const char sml_fuzz_name[] = "fuzz_ledger";
 const char sml_fuzz_suffix[] = ".json";
-const char *const sml_fuzz_dict[] = {
-    "{", "}", "[", "]", "\"", ":", ",", "\\", "\\u", "\\uD800", "\\uDC00", "\\u0000", "\\u0001", "\\uFFFF",
-    "true", "false", "null", "1e999", "-1e999", "1e-400", "9007199254740993", "\xff", "\xc0\xaf",
-    "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xef\xbf\xbe", "\"schema\"", "\"softmax-lab-ledger/1\"",
-    "\"softmax-lab-ledger/2\"", "\"framework\"",
-    "\"records\"", "\"evidence\"", "\"kernel\"", "\"op\"", "\"dtype\"", "\"rows\"", "\"cols\"",
-    "\"gbps\"", "\"check\"", "\"ok\"", "\"median_ms\"", "\"spread\"", "\"environment\"", "\"copy\"",
-    "\"config\"", "\"decision_margin\"", "\"partial\"", "\"cases_measured\"", "\"softmax\"", "\"fp16\"",
-    "\"held\"", "\"cudnn\"", "\"triton\"",
-    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", NULL};
+const char *const sml_fuzz_dict[] = {"{",
+                                     "}",
+                                     "[",
+                                     "]",
+                                     "\"",
+                                     ":",
+                                     ",",
+                                     "\\",
+                                     "\\u",
+                                     "\\uD800",
+                                     "\\uDC00",
+                                     "\\u0000",
+                                     "\\u0001",
+                                     "\\uFFFF",
+                                     "true",
+                                     "false",
+                                     "null",
+                                     "1e999",
+                                     "-1e999",
+                                     "1e-400",
+                                     "9007199254740993",
+                                     "\xff",
+                                     "\xc0\xaf",
+                                     "\xed\xa0\x80",
+                                     "\xf4\x90\x80\x80",
+                                     "\xef\xbf\xbe",
+                                     "\"schema\"",
+                                     "\"softmax-lab-ledger/1\"",
+                                     "\"softmax-lab-ledger/2\"",
+                                     "\"framework\"",
+                                     "\"records\"",
+                                     "\"evidence\"",
+                                     "\"kernel\"",
+                                     "\"op\"",
+                                     "\"dtype\"",
+                                     "\"rows\"",
+                                     "\"cols\"",
+                                     "\"gbps\"",
+                                     "\"check\"",
+                                     "\"ok\"",
+                                     "\"median_ms\"",
+                                     "\"spread\"",
+                                     "\"environment\"",
+                                     "\"copy\"",
+                                     "\"config\"",
+                                     "\"decision_margin\"",
+                                     "\"partial\"",
+                                     "\"cases_measured\"",
+                                     "\"softmax\"",
+                                     "\"fp16\"",
+                                     "\"held\"",
+                                     "\"cudnn\"",
+                                     "\"triton\"",
+                                     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+                                     NULL};
 
 /* Bytes of the UTF-8 character at p, 0 if there is none: written here from RFC 3629, apart
  * from the reader's own sml_utf8_len, so that the check does not share its bugs. */
 static size_t utf8_char(const unsigned char *p, const unsigned char *end) {
-    size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3 : (*p & 0xF8) == 0xF0 ? 4 : 0;
+    size_t n = *p < 0x80             ? 1
+               : (*p & 0xE0) == 0xC0 ? 2
+               : (*p & 0xF0) == 0xE0 ? 3
+               : (*p & 0xF8) == 0xF0 ? 4
+                                     : 0;
     if (!n || (size_t)(end - p) < n) return 0;
     uint32_t cp = n == 1 ? *p : n == 2 ? *p & 0x1Fu : n == 3 ? *p & 0x0Fu : *p & 0x07u;
     for (size_t i = 1; i < n; i++) {
@@ -68,12 +117,16 @@ static void check_xml(const char *svg, size_t len) {
     const unsigned char *p = (const unsigned char *)svg, *end = p + len;
     while (p < end) {
         size_t n = utf8_char(p, end);
-        if (!n) sml_fuzz_fail("the SVG is not UTF-8 at byte %zu", (size_t)(p - (const unsigned char *)svg));
+        if (!n)
+            sml_fuzz_fail("the SVG is not UTF-8 at byte %zu",
+                          (size_t)(p - (const unsigned char *)svg));
         if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r')
             sml_fuzz_fail("control character 0x%02x in the SVG", *p);
-        if (n == 3 && p[0] == 0xEF && p[1] == 0xBF && p[2] >= 0xBE) sml_fuzz_fail("U+FFFE/U+FFFF in the SVG");
-        if (*p == '&' && strncmp((const char *)p, "&amp;", 5) && strncmp((const char *)p, "&lt;", 4) &&
-            strncmp((const char *)p, "&gt;", 4) && strncmp((const char *)p, "&quot;", 6))
+        if (n == 3 && p[0] == 0xEF && p[1] == 0xBF && p[2] >= 0xBE)
+            sml_fuzz_fail("U+FFFE/U+FFFF in the SVG");
+        if (*p == '&' && strncmp((const char *)p, "&amp;", 5) &&
+            strncmp((const char *)p, "&lt;", 4) && strncmp((const char *)p, "&gt;", 4) &&
+            strncmp((const char *)p, "&quot;", 6))
             sml_fuzz_fail("a bare '&' in the SVG");
         p += n;
     }

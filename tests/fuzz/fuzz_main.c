@@ -26,7 +26,7 @@
 #include "mutate.h"
 
 #define MAX_INPUT ((size_t)1 << 20)
-#define ALARM_S 20
+#define ALARM_S   20
 
 /* The inputs run in a child; the input it is running is kept in memory shared with the
  * parent, which saves it when the child does not come back: a signal (a crash, the alarm
@@ -59,7 +59,9 @@ static uint8_t *read_file(const char *path, size_t *len) {
     return b;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 /* The corpus: the suffix's files of dir, sorted by name so that a seed means the same runs. */
 static int load_corpus(const char *dir, sml_fuzz_corpus *c) {
@@ -69,7 +71,8 @@ static int load_corpus(const char *dir, sml_fuzz_corpus *c) {
     size_t n = 0, sl = strlen(sml_fuzz_suffix);
     for (struct dirent *e; (e = readdir(d)) && n < 4096;) {
         size_t l = strlen(e->d_name);
-        if (e->d_name[0] != '.' && l > sl && !strcmp(e->d_name + l - sl, sml_fuzz_suffix)) names[n++] = strdup(e->d_name);
+        if (e->d_name[0] != '.' && l > sl && !strcmp(e->d_name + l - sl, sml_fuzz_suffix))
+            names[n++] = strdup(e->d_name);
     }
     closedir(d);
     qsort(names, n, sizeof *names, cmp_str);
@@ -105,8 +108,8 @@ static int usage(const char *self) {
 }
 
 /* What the child does: the corpus as it is, then mutations; or the files to replay. */
-static int child(const char *corpus_dir, long long runs, double seconds, unsigned long long seed, char **files,
-                 int nfiles, int *argc, char ***argv) {
+static int child(const char *corpus_dir, long long runs, double seconds, unsigned long long seed,
+                 char **files, int nfiles, int *argc, char ***argv) {
     LLVMFuzzerInitialize(argc, argv);
     if (nfiles) {
         for (int i = 0; i < nfiles; i++) {
@@ -139,7 +142,8 @@ static int child(const char *corpus_dir, long long runs, double seconds, unsigne
         run_one(buf, sml_fuzz_mutate(&m, buf, MAX_INPUT));
     }
     double t = now() - t0;
-    printf("%s: %zu corpus inputs and %lld mutations (seed 0x%llx) in %.1f s, %.0f executions/s: no crash\n",
+    printf("%s: %zu corpus inputs and %lld mutations (seed 0x%llx) in %.1f s, %.0f executions/s: "
+           "no crash\n",
            sml_fuzz_name, c.n, done, seed, t, (double)((long long)c.n + done) / (t > 0 ? t : 1));
     free(buf);
     for (size_t i = 0; i < c.n; i++) free(c.items[i]);
@@ -157,13 +161,20 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc && !replay; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
-        if (!strcmp(a, "--runs") && more) runs = atoll(argv[++i]);
-        else if (!strcmp(a, "--seconds") && more) seconds = atof(argv[++i]);
-        else if (!strcmp(a, "--seed") && more) seed = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(a, "--crashes") && more) crashes = argv[++i];
-        else if (!strcmp(a, "--replay")) replay = i + 1;
-        else if (a[0] == '-' || corpus_dir) return usage(self);
-        else corpus_dir = a;
+        if (!strcmp(a, "--runs") && more)
+            runs = atoll(argv[++i]);
+        else if (!strcmp(a, "--seconds") && more)
+            seconds = atof(argv[++i]);
+        else if (!strcmp(a, "--seed") && more)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(a, "--crashes") && more)
+            crashes = argv[++i];
+        else if (!strcmp(a, "--replay"))
+            replay = i + 1;
+        else if (a[0] == '-' || corpus_dir)
+            return usage(self);
+        else
+            corpus_dir = a;
     }
     if (replay ? replay >= argc : !corpus_dir) return usage(self);
     /* The tmp folder is made here, so that it is removed whatever becomes of the child; the
@@ -172,7 +183,8 @@ int main(int argc, char **argv) {
     snprintf(shp, sizeof shp, "%s/shared", sml_fuzz_tmpdir());
     int fd = open(shp, O_RDWR | O_CREAT | O_TRUNC, 0600);
     sh = fd >= 0 && ftruncate(fd, (off_t)sizeof *sh) == 0
-             ? mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+             ? mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+             : MAP_FAILED;
     if (fd >= 0) close(fd);
     if (sh == MAP_FAILED) {
         fprintf(stderr, "%s: cannot map %s\n", self, shp);
@@ -181,8 +193,8 @@ int main(int argc, char **argv) {
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        int rc = child(corpus_dir, runs, seconds, seed, replay ? argv + replay : NULL, replay ? argc - replay : 0,
-                       &argc, &argv);
+        int rc = child(corpus_dir, runs, seconds, seed, replay ? argv + replay : NULL,
+                       replay ? argc - replay : 0, &argc, &argv);
         exit(rc); /* not _exit: LeakSanitizer checks at exit */
     }
     int st = 0;
@@ -197,18 +209,22 @@ int main(int argc, char **argv) {
     else if (WIFSIGNALED(st))
         snprintf(why, sizeof why, "crashed (signal %d, %s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
     else
-        snprintf(why, sizeof why, "exit status %d (a sanitizer's report is above)", WEXITSTATUS(st));
+        snprintf(why, sizeof why, "exit status %d (a sanitizer's report is above)",
+                 WEXITSTATUS(st));
     mkdir(crashes, 0777);
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < sh->len; i++) h = (h ^ sh->data[i]) * 1099511628211ull;
     char path[1024];
-    snprintf(path, sizeof path, "%s/crash-%016llx%s", crashes, (unsigned long long)h, sml_fuzz_suffix);
+    snprintf(path, sizeof path, "%s/crash-%016llx%s", crashes, (unsigned long long)h,
+             sml_fuzz_suffix);
     FILE *f = fopen(path, "wb");
     int saved = f && (!sh->len || fwrite(sh->data, 1, sh->len, f) == sh->len);
     if (f && fclose(f) != 0) saved = 0;
-    fprintf(stderr, "%s: %s on an input of %zu bytes (after %lld mutations)\n", sml_fuzz_name, why, sh->len,
-            sh->mutations);
-    if (saved) fprintf(stderr, "  saved as %s\n  reproduce: %s --replay %s\n", path, self, path);
-    else fprintf(stderr, "  could not save it as %s\n", path);
+    fprintf(stderr, "%s: %s on an input of %zu bytes (after %lld mutations)\n", sml_fuzz_name, why,
+            sh->len, sh->mutations);
+    if (saved)
+        fprintf(stderr, "  saved as %s\n  reproduce: %s --replay %s\n", path, self, path);
+    else
+        fprintf(stderr, "  could not save it as %s\n", path);
     return 1;
 }

@@ -13,12 +13,43 @@
 
 const char sml_fuzz_name[] = "fuzz_repro";
 const char sml_fuzz_suffix[] = ".json";
-const char *const sml_fuzz_dict[] = {
-    "{", "}", "[", "]", "\"", ":", ",", "null", "true", "false", "\"rows\"", "\"cols\"", "\"ld\"",
-    "\"offset\"", "\"inplace\"", "\"op\"", "\"dtype\"", "\"kernel\"", "\"property\"", "\"x\"", "\"dy\"",
-    "\"logits\"", "\"format\"", "\"case_seed\"", "\"0x\"", "\"softmax_bwd\"", "\"log_softmax\"",
-    "\"bf16\"", "\"fp16\"", "\"agreement\"", "\"canaries\"", "\"r3x1.x.npy\"", "\"b2x3.dy.npy\"",
-    "\"/dev/zero\"", "\".\"", "\"\"", NULL};
+const char *const sml_fuzz_dict[] = {"{",
+                                     "}",
+                                     "[",
+                                     "]",
+                                     "\"",
+                                     ":",
+                                     ",",
+                                     "null",
+                                     "true",
+                                     "false",
+                                     "\"rows\"",
+                                     "\"cols\"",
+                                     "\"ld\"",
+                                     "\"offset\"",
+                                     "\"inplace\"",
+                                     "\"op\"",
+                                     "\"dtype\"",
+                                     "\"kernel\"",
+                                     "\"property\"",
+                                     "\"x\"",
+                                     "\"dy\"",
+                                     "\"logits\"",
+                                     "\"format\"",
+                                     "\"case_seed\"",
+                                     "\"0x\"",
+                                     "\"softmax_bwd\"",
+                                     "\"log_softmax\"",
+                                     "\"bf16\"",
+                                     "\"fp16\"",
+                                     "\"agreement\"",
+                                     "\"canaries\"",
+                                     "\"r3x1.x.npy\"",
+                                     "\"b2x3.dy.npy\"",
+                                     "\"/dev/zero\"",
+                                     "\".\"",
+                                     "\"\"",
+                                     NULL};
 
 /* Cases this small are replayed, not only read. */
 #define REPLAY_MAX_ELEMS ((__int128)1 << 16)
@@ -69,9 +100,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     __int128 span = (__int128)c.offset + (__int128)(c.rows - 1) * c.ld + c.cols;
     if (c.rows < 1 || c.cols < 1 || c.ld < c.cols || c.offset < 0 || c.offset > 4096 ||
-        (__int128)c.rows * c.cols > ((__int128)1 << 31) || c.ld > ((__int128)1 << 33) || span > ((__int128)1 << 33))
-        sml_fuzz_fail("accepted %lldx%lld ld %lld offset %lld, outside the engine's bounds", (long long)c.rows,
-                      (long long)c.cols, (long long)c.ld, (long long)c.offset);
+        (__int128)c.rows * c.cols > ((__int128)1 << 31) || c.ld > ((__int128)1 << 33) ||
+        span > ((__int128)1 << 33))
+        sml_fuzz_fail("accepted %lldx%lld ld %lld offset %lld, outside the engine's bounds",
+                      (long long)c.rows, (long long)c.cols, (long long)c.ld, (long long)c.offset);
     if (!c.x || (sml_op_is_backward(c.op) && !c.dy)) sml_fuzz_fail("accepted without its arrays");
     sml_prop_case_free(&c);
     if (span <= REPLAY_MAX_ELEMS) {

@@ -11,7 +11,8 @@ static char tmp[256];
 
 static void remove_tmp(void) {
     char cmd[300];
-    if (tmp[0] && snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp) < (int)sizeof cmd && system(cmd) != 0)
+    if (tmp[0] && snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp) < (int)sizeof cmd &&
+        system(cmd) != 0)
         fprintf(stderr, "%s: could not remove %s\n", sml_fuzz_name, tmp);
 }
 

@@ -5,16 +5,45 @@
 
 /* Numbers at the edges of the types sizes are computed in, as text. */
 static const char *const NUMBERS[] = {
-    "0", "1", "-1", "2", "3", "7", "255", "256", "4095", "4096", "4097", "65535", "65536", "2147483647",
-    "2147483648", "4294967295", "4294967296", "4611686018427387904", "2305843009213693953",
-    "9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551616",
-    "1e308", "1e309", "-1e308", "1e-320", "0.5", "1.5", "-0", "NaN", "Infinity", "99999999999999999999999999",
+    "0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "7",
+    "255",
+    "256",
+    "4095",
+    "4096",
+    "4097",
+    "65535",
+    "65536",
+    "2147483647",
+    "2147483648",
+    "4294967295",
+    "4294967296",
+    "4611686018427387904",
+    "2305843009213693953",
+    "9223372036854775807",
+    "9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+    "1e308",
+    "1e309",
+    "-1e308",
+    "1e-320",
+    "0.5",
+    "1.5",
+    "-0",
+    "NaN",
+    "Infinity",
+    "99999999999999999999999999",
 };
 #define NNUMBERS (sizeof NUMBERS / sizeof NUMBERS[0])
 
-static const uint8_t BYTES[] = {0x00, 0x01, 0x0A, 0x20, 0x22, 0x27, 0x28, 0x29, 0x2C, 0x3A, 0x5C,
-                                0x7B, 0x7D, 0x5B, 0x5D, 0x7F, 0x80, 0xC0, 0xE0, 0xED, 0xF0, 0xF4,
-                                0xF8, 0xFE, 0xFF};
+static const uint8_t BYTES[] = {0x00, 0x01, 0x0A, 0x20, 0x22, 0x27, 0x28, 0x29, 0x2C,
+                                0x3A, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x7F, 0x80, 0xC0,
+                                0xE0, 0xED, 0xF0, 0xF4, 0xF8, 0xFE, 0xFF};
 
 void sml_fuzz_mutator_init(sml_fuzz_mutator *m, uint64_t seed, const char *const *dict,
                            const sml_fuzz_corpus *corpus) {
@@ -25,10 +54,13 @@ void sml_fuzz_mutator_init(sml_fuzz_mutator *m, uint64_t seed, const char *const
     m->corpus = corpus;
 }
 
-static size_t below(sml_fuzz_mutator *m, size_t n) { return n ? (size_t)(sml_rng_u64(&m->rng) % n) : 0; }
+static size_t below(sml_fuzz_mutator *m, size_t n) {
+    return n ? (size_t)(sml_rng_u64(&m->rng) % n) : 0;
+}
 
 /* Replace buf[at, at + del) by ins[0, n), within cap; returns the new length. */
-static size_t splice(uint8_t *buf, size_t len, size_t cap, size_t at, size_t del, const uint8_t *ins, size_t n) {
+static size_t splice(uint8_t *buf, size_t len, size_t cap, size_t at, size_t del,
+                     const uint8_t *ins, size_t n) {
     if (at > len) at = len;
     if (del > len - at) del = len - at;
     if (len - del + n > cap) n = cap - (len - del);
@@ -43,7 +75,9 @@ static int find_number(const uint8_t *b, size_t len, size_t from, size_t *s, siz
         if (b[i] < '0' || b[i] > '9') continue;
         size_t a = i, z = i;
         while (a > 0 && ((b[a - 1] >= '0' && b[a - 1] <= '9') || b[a - 1] == '-')) a--;
-        while (z < len && ((b[z] >= '0' && b[z] <= '9') || b[z] == '.' || b[z] == 'e' || b[z] == 'E')) z++;
+        while (z < len &&
+               ((b[z] >= '0' && b[z] <= '9') || b[z] == '.' || b[z] == 'e' || b[z] == 'E'))
+            z++;
         *s = a;
         *e = z;
         return 1;
@@ -100,8 +134,7 @@ static size_t mutate_once(sml_fuzz_mutator *m, uint8_t *buf, size_t len, size_t 
         size_t from = below(m, c->lens[k]);
         return splice(buf, len, cap, at, len - at, c->items[k] + from, c->lens[k] - from);
     }
-    default: /* cut it short */
-        return at;
+    default: /* cut it short */ return at;
     }
 }
 

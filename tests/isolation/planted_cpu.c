@@ -28,7 +28,8 @@ static volatile uintptr_t zero;
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((no_sanitize("address,undefined")))
 #endif
-static void plant(const sml_problem *p) {
+static void
+plant(const sml_problem *p) {
     float *end = (float *)p->out + (p->rows - 1) * p->ld + p->cols;
     const float *xend = (const float *)p->x + (p->rows - 1) * p->ld + p->cols;
     (void)end;
@@ -68,9 +69,18 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
 }
 
 static const sml_kernel KERNELS[] = {
-    {PLANT_NAME, "tests/isolation/planted_cpu.c", SML_DEVICE_CPU, 1u << SML_SOFTMAX, 1u << SML_F32, 1, 0, launch,
+    {PLANT_NAME,
+     "tests/isolation/planted_cpu.c",
+     SML_DEVICE_CPU,
+     1u << SML_SOFTMAX,
+     1u << SML_F32,
+     1,
+     0,
+     launch,
      "test plugin: a right fp32 softmax that breaks its process on rows of 8 columns or more",
-     {NULL, 0.0, NULL}, NULL, 0},
+     {NULL, 0.0, NULL},
+     NULL,
+     0},
 };
 
 SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version);

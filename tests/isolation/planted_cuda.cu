@@ -29,7 +29,8 @@ __global__ static void planted(const float *x, float *out, int64_t rows, int64_t
         red[threadIdx.x] = m;
         __syncthreads();
         for (int s = THREADS / 2; s > 0; s >>= 1) {
-            if ((int)threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
+            if ((int)threadIdx.x < s)
+                red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
             __syncthreads();
         }
         m = red[0];
@@ -72,7 +73,8 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
     if (cudaMalloc(&scratch, THREADS * sizeof(float)) != cudaSuccess) return SML_ERR_CUDA;
 #endif
     int grid = p->rows < 65535 ? (int)p->rows : 65535;
-    planted<<<grid, THREADS, 0, st>>>((const float *)p->x, (float *)p->out, p->rows, p->cols, p->ld, scratch);
+    planted<<<grid, THREADS, 0, st>>>((const float *)p->x, (float *)p->out, p->rows, p->cols, p->ld,
+                                      scratch);
     cudaError_t e = cudaGetLastError();
 #if PLANT == 4
     cudaStreamSynchronize(st);
@@ -82,8 +84,18 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
 }
 
 static const sml_kernel KERNELS[] = {
-    {PLANT_NAME, "tests/isolation/planted_cuda.cu", SML_DEVICE_GPU, 1u << SML_SOFTMAX, 1u << SML_F32, 1, 0, launch,
-     "test plugin: an fp32 GPU softmax with a planted fault", {NULL, 0.0, NULL}, NULL, 0},
+    {PLANT_NAME,
+     "tests/isolation/planted_cuda.cu",
+     SML_DEVICE_GPU,
+     1u << SML_SOFTMAX,
+     1u << SML_F32,
+     1,
+     0,
+     launch,
+     "test plugin: an fp32 GPU softmax with a planted fault",
+     {NULL, 0.0, NULL},
+     NULL,
+     0},
 };
 
 SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

@@ -24,7 +24,7 @@ static char TMP[256];
 static char CMD[8192];
 static char OUT[1 << 17];
 
-#define run(...) sml_shell(CMD, sizeof CMD, OUT, sizeof OUT, 0, __VA_ARGS__)
+#define run(...)        sml_shell(CMD, sizeof CMD, OUT, sizeof OUT, 0, __VA_ARGS__)
 #define expect(ok, ...) sml_expect(&T, (ok), CMD, 1024, OUT, 6000, __VA_ARGS__)
 
 static const struct {
@@ -58,24 +58,28 @@ static void plant_test(const char *plant, const char *cause) {
     snprintf(lib, sizeof lib, "%s/planted_%s.so", SML_ISOLATION_DIR, plant);
     snprintf(ok, sizeof ok, "%s/plug_ok.so", SML_PLUGIN_DIR);
     snprintf(name, sizeof name, "planted_%s", plant);
-    int rc = run("cd '%s' && rm -rf saved && %s check --load %s --load %s --kernel %s,plug_ok --op softmax --dtype fp32 "
+    int rc = run("cd '%s' && rm -rf saved && %s check --load %s --load %s --kernel %s,plug_ok --op "
+                 "softmax --dtype fp32 "
                  "--cases " CASES " --seconds 60 --regressions none --save saved",
                  TMP, SML_CLI_PATH, lib, ok, name);
     expect(rc == 1, "%s: check exit %d, want 1", name, rc);
     snprintf(want, sizeof want, "FAIL %s softmax fp32: the kernel's worker %s", name, cause);
     expect(strstr(OUT, want) != NULL, "%s: no line '%s'", name, want);
     snprintf(want, sizeof want, "plug_ok    cpu        " CASES " ");
-    expect(strstr(OUT, want) && strstr(strstr(OUT, want), "pass"), "%s: plug_ok did not pass with " CASES " cases", name);
+    expect(strstr(OUT, want) && strstr(strstr(OUT, want), "pass"),
+           "%s: plug_ok did not pass with " CASES " cases", name);
     /* The plants misbehave on 8 columns or more: shrunk in fresh workers, 1x8 is the least. A
      * hang is not shrunk (each candidate would cost a deadline). */
     if (strcmp(plant, "loop"))
-        expect(strstr(OUT, "  shrunk in fresh workers to 1x8 ld 8 +0 ") != NULL, "%s: not shrunk to 1x8", name);
+        expect(strstr(OUT, "  shrunk in fresh workers to 1x8 ld 8 +0 ") != NULL,
+               "%s: not shrunk to 1x8", name);
     expect(after("  reproducer: ", repro, sizeof repro), "%s: no reproducer printed", name);
     if (!repro[0]) return;
     /* A reproducer is data: without --load it names the library and the command, exit 2. */
     rc = run("cd '%s' && %s replay %s", TMP, SML_CLI_PATH, repro);
     expect(rc == 2 && strstr(OUT, lib) && strstr(OUT, "replay --load"),
-           "%s: replay without --load: exit %d (want 2, the library and the command named)", name, rc);
+           "%s: replay without --load: exit %d (want 2, the library and the command named)", name,
+           rc);
     rc = run("cd '%s' && %s replay --load %s %s", TMP, SML_CLI_PATH, lib, repro);
     expect(rc == 1, "%s: replay exit %d, want 1", name, rc);
     /* The replay names the same cause, for "the replayed case". */
@@ -83,19 +87,23 @@ static void plant_test(const char *plant, const char *cause) {
     snprintf(stem, sizeof stem, "%s", cause);
     char *during = strstr(stem, "during case");
     if (during) *during = 0;
-    if (!strncmp(stem, "did not finish case", 19)) snprintf(stem, sizeof stem, "did not finish the replayed case");
-    expect(strstr(OUT, "STILL FAILS") && strstr(OUT, stem), "%s: replay does not fail with '%s'", name, stem);
+    if (!strncmp(stem, "did not finish case", 19))
+        snprintf(stem, sizeof stem, "did not finish the replayed case");
+    expect(strstr(OUT, "STILL FAILS") && strstr(OUT, stem), "%s: replay does not fail with '%s'",
+           name, stem);
 }
 
 /* A 64x256 fp32 .npy of small values at path: 0 ok. */
 static int write_npy(const char *path) {
     char head[128];
-    int n = snprintf(head, sizeof head, "{'descr': '<f4', 'fortran_order': False, 'shape': (64, 256), }");
+    int n = snprintf(head, sizeof head,
+                     "{'descr': '<f4', 'fortran_order': False, 'shape': (64, 256), }");
     while ((10 + n + 1) % 64) head[n++] = ' ';
     head[n++] = '\n';
     FILE *f = fopen(path, "wb");
     if (!f) return -1;
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(n & 255), (unsigned char)(n >> 8)};
+    unsigned char pre[10] = {
+        0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(n & 255), (unsigned char)(n >> 8)};
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(head, 1, (size_t)n, f) == (size_t)n;
     for (int i = 0; i < 64 * 256 && ok; i++) {
         float v = (float)((i * 37) % 101) * 0.05f - 2.5f;
@@ -121,19 +129,26 @@ static void command_test(const char *plant, const char *cause) {
     snprintf(want, sizeof want, "FAIL %s: the kernel's worker %s", name, cause);
     expect(write_npy(npy) == 0, "cannot write %s", npy);
     int rc = run("%s check --load %s --kernel %s --input %s", SML_CLI_PATH, lib, name, npy);
-    expect(rc == 1 && strstr(OUT, want), "%s: check --input: exit %d (want 1) and '%s'", name, rc, want);
-    rc = run("%s check --load %s --load %s --kernel %s --against plug_ok --cases 20 --op softmax --dtype fp32",
+    expect(rc == 1 && strstr(OUT, want), "%s: check --input: exit %d (want 1) and '%s'", name, rc,
+           want);
+    rc = run("%s check --load %s --load %s --kernel %s --against plug_ok --cases 20 --op softmax "
+             "--dtype fp32",
              SML_CLI_PATH, lib, ok, name);
-    expect(rc == 1 && strstr(OUT, want), "%s: check --against: exit %d (want 1) and '%s'", name, rc, want);
-    rc = run("cd '%s' && rm -f l.json && %s bench --load %s --load %s --backend %s,plug_ok --rows 64 --cols 256 "
+    expect(rc == 1 && strstr(OUT, want), "%s: check --against: exit %d (want 1) and '%s'", name, rc,
+           want);
+    rc = run("cd '%s' && rm -f l.json && %s bench --load %s --load %s --backend %s,plug_ok --rows "
+             "64 --cols 256 "
              "--quiet --json l.json; echo \"worker=$(grep -c 'the kernel.s worker' l.json) "
              "ok=$(grep -c 'check.: .ok.' l.json)\"",
              TMP, SML_CLI_PATH, lib, ok, name);
-    expect(strstr(OUT, want) && strstr(OUT, "bench: FAILED (exit 1)"), "%s: bench: no '%s' and FAILED", name, want);
+    expect(strstr(OUT, want) && strstr(OUT, "bench: FAILED (exit 1)"),
+           "%s: bench: no '%s' and FAILED", name, want);
     /* ok: plug_ok and cpu_naive, the baseline it is measured against */
-    expect(strstr(OUT, "worker=1 ok=2") != NULL, "%s: bench: the ledger lacks the plant's row saying why or plug_ok's row", name);
+    expect(strstr(OUT, "worker=1 ok=2") != NULL,
+           "%s: bench: the ledger lacks the plant's row saying why or plug_ok's row", name);
     rc = run("%s --cpu --load %s --kernel %s --no-huge", SML_EDGE_PATH, lib, name);
-    expect(rc == 1 && strstr(OUT, want), "%s: softmax-lab-edge-shapes: exit %d (want 1) and '%s'", name, rc, want);
+    expect(rc == 1 && strstr(OUT, want), "%s: softmax-lab-edge-shapes: exit %d (want 1) and '%s'",
+           name, rc, want);
 }
 
 /* GPU plants beside plug_cuda: the fault as a CUDA error of that kernel (illegal), a changed
@@ -155,7 +170,9 @@ static int gpu_plant_test(const char *plant) {
     snprintf(lib, sizeof lib, "%s/planted_gpu_%s.so", SML_ISOLATION_DIR, plant);
     snprintf(ok, sizeof ok, "%s/plug_cuda.so", SML_PLUGIN_DIR);
     snprintf(name, sizeof name, "planted_gpu_%s", plant);
-    const char *tool = !strcmp(plant, "race") ? "racecheck" : !strcmp(plant, "uninit") ? "initcheck" : NULL;
+    const char *tool = !strcmp(plant, "race")     ? "racecheck"
+                       : !strcmp(plant, "uninit") ? "initcheck"
+                                                  : NULL;
     const char *cause = NULL;
     for (size_t i = 0; i < sizeof GPU_CAUSES / sizeof GPU_CAUSES[0]; i++)
         if (!strcmp(plant, GPU_CAUSES[i].plant)) cause = GPU_CAUSES[i].cause;
@@ -163,7 +180,8 @@ static int gpu_plant_test(const char *plant) {
     if (tool) snprintf(extra, sizeof extra, "--sanitize %s", tool);
     /* An off-stream launch shows in the suite as a race with the read-back: more cases. */
     const char *cases = !strcmp(plant, "defstream") ? "2000" : "200";
-    int rc = run("cd '%s' && rm -rf saved && %s check --load %s --load %s --kernel %s,plug_cuda --op softmax "
+    int rc = run("cd '%s' && rm -rf saved && %s check --load %s --load %s --kernel %s,plug_cuda "
+                 "--op softmax "
                  "--dtype fp32 --cases %s --regressions none --save saved %s",
                  TMP, SML_CLI_PATH, lib, ok, name, cases, extra);
     if (rc == 77) return 77;
@@ -175,17 +193,20 @@ static int gpu_plant_test(const char *plant) {
         expect(strstr(OUT, want) != NULL, "%s: no '%s'", name, want);
     }
     if (cause) {
-        snprintf(want, sizeof want, "FAIL %s softmax fp32: property canaries failed at case 0 ", name);
+        snprintf(want, sizeof want, "FAIL %s softmax fp32: property canaries failed at case 0 ",
+                 name);
         expect(strstr(OUT, want) != NULL, "%s: no line '%s'", name, want);
         expect(strstr(OUT, cause) != NULL, "%s: the cause '%s' is not printed", name, cause);
     }
-    expect(strstr(OUT, "plug_cuda") && strstr(strstr(OUT, "\nplug_cuda "), "pass"), "%s: plug_cuda did not pass", name);
+    expect(strstr(OUT, "plug_cuda") && strstr(strstr(OUT, "\nplug_cuda "), "pass"),
+           "%s: plug_cuda did not pass", name);
     char repro[1024];
     if (!tool && after("  reproducer: ", repro, sizeof repro)) {
         rc = run("cd '%s' && %s replay --load %s %s", TMP, SML_CLI_PATH, lib, repro);
         expect(rc == 1, "%s: replay exit %d, want 1", name, rc);
         if (cause)
-            expect(strstr(OUT, "STILL FAILS") && strstr(OUT, cause), "%s: replay does not fail with '%s'", name, cause);
+            expect(strstr(OUT, "STILL FAILS") && strstr(OUT, cause),
+                   "%s: replay does not fail with '%s'", name, cause);
     } else if (!tool) {
         expect(0, "%s: no reproducer printed", name);
     }

@@ -33,7 +33,8 @@ __global__ void __launch_bounds__(ACC_THREADS)
     m = nan ? NAN : red[0];
     __syncthreads();
     float d = 0.0f;
-    for (int64_t i = threadIdx.x; i < cols; i += ACC_THREADS) d += fast ? __expf(xr[i] - m) : expf(xr[i] - m);
+    for (int64_t i = threadIdx.x; i < cols; i += ACC_THREADS)
+        d += fast ? __expf(xr[i] - m) : expf(xr[i] - m);
     red[threadIdx.x] = d;
     __syncthreads();
     for (int s = ACC_THREADS / 2; s > 0; s >>= 1) {

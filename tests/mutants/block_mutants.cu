@@ -29,7 +29,8 @@
 
 /* sml_block_max / sml_block_sum of kernels/common.cuh (`red` is 32 floats of shared memory;
  * callers alternate two buffers), with gpu_no_barrier's switch. */
-template <mut_id M> static __device__ __forceinline__ float block_max(float v, float *red) {
+template <mut_id M>
+static __device__ __forceinline__ float block_max(float v, float *red) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
     v = sml_warp_max(v, 32);
     if (lane == 0) red[warp] = v;
@@ -38,7 +39,8 @@ template <mut_id M> static __device__ __forceinline__ float block_max(float v, f
     v = lane < nw ? red[lane] : -FLT_MAX;
     return sml_warp_max(v, 32);
 }
-template <mut_id M> static __device__ __forceinline__ float block_sum(float v, float *red) {
+template <mut_id M>
+static __device__ __forceinline__ float block_sum(float v, float *red) {
     v = sml_warp_sum(v, 32);
     if constexpr (M == GPU_ATOMIC_SUM) {
         /* The partials added by atomics into one shared float: the order of the additions is
@@ -63,8 +65,8 @@ template <mut_id M> static __device__ __forceinline__ float block_sum(float v, f
 
 /* One row, by the whole block. */
 template <mut_id M, typename T, int V, int K>
-static __device__ __forceinline__ void block_row(const T *x, T *out, int64_t row, int cols, int64_t ld, int log_op,
-                                                 float (*red)[32]) {
+static __device__ __forceinline__ void block_row(const T *x, T *out, int64_t row, int cols,
+                                                 int64_t ld, int log_op, float (*red)[32]) {
     const int nt = blockDim.x, tid = threadIdx.x;
     const int64_t off = row * ld;
     mut_vec<T, V> r[K];
@@ -91,7 +93,8 @@ static __device__ __forceinline__ void block_row(const T *x, T *out, int64_t row
     for (int k = 0; k < K; k++) {
         mut_vec<T, V> o;
 #pragma unroll
-        for (int j = 0; j < V; j++) o.v[j] = sml_from_f<T>(sml_fwd_out(sml_f(r[k].v[j]), m, post, log_op));
+        for (int j = 0; j < V; j++)
+            o.v[j] = sml_from_f<T>(sml_fwd_out(sml_f(r[k].v[j]), m, post, log_op));
         mut_st<T, V, M>(out + off, (int64_t)(k * nt + tid) * V, cols, o);
     }
 }
@@ -115,8 +118,8 @@ static sml_status go(const sml_problem *p, int K, int threads, int blocks) {
     void (*kern)(const T *, T *, int64_t, int, int64_t, int) = NULL;
     MUT_PICK_BLOCK(kern, block_fwd, M, T, V, K);
     if (!kern) return SML_ERR_INTERNAL;
-    kern<<<blocks, threads, 0, (cudaStream_t)p->stream>>>((const T *)p->x, (T *)p->out, p->rows, (int)p->cols, p->ld,
-                                                          p->op == SML_LOG_SOFTMAX);
+    kern<<<blocks, threads, 0, (cudaStream_t)p->stream>>>(
+        (const T *)p->x, (T *)p->out, p->rows, (int)p->cols, p->ld, p->op == SML_LOG_SOFTMAX);
     return sml_launch_ok();
 }
 
@@ -127,15 +130,17 @@ static sml_status typed(const sml_problem *p, int sms) {
     const sml_status s = mut_plan_block(p, V, BLOCK_PREFERRED_THREADS, BLOCK_MAX_THREADS, &b);
     if (s != SML_OK) return s;
     /* MUTANT gpu_grid65535: grid capped at 65,535 */
-    const int64_t blocks = M == GPU_GRID65535 ? sml_min64(p->rows, 65535)
-                                              : sml_min64(p->rows, (int64_t)sms * (2048 / b.threads) * 2);
+    const int64_t blocks = M == GPU_GRID65535
+                               ? sml_min64(p->rows, 65535)
+                               : sml_min64(p->rows, (int64_t)sms * (2048 / b.threads) * 2);
     if (V == 16 / (int)sizeof(T)) return go<M, T, 16 / sizeof(T)>(p, b.K, b.threads, (int)blocks);
     return go<M, T, 1>(p, b.K, b.threads, (int)blocks);
 }
 
 template <mut_id M>
 static sml_status launch(sml_handle *h, const sml_problem *p) {
-    if (p->cols > BLOCK_MAX_COLS || p->dtype != SML_F32 || sml_op_is_backward(p->op)) return SML_ERR_UNSUPPORTED;
+    if (p->cols > BLOCK_MAX_COLS || p->dtype != SML_F32 || sml_op_is_backward(p->op))
+        return SML_ERR_UNSUPPORTED;
     int sms = 0;
     sml_status s = sml_device_sms(h, &sms);
     if (s != SML_OK) return s;

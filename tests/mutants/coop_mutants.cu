@@ -16,14 +16,14 @@
 #include "tests/mutants/mutant.cuh"
 #include "kernels/coop_slots.cuh"
 
-#define MUT_THREADS 512
-#define MUT_SLICE 2048      /* elements per slice */
+#define MUT_THREADS  512
+#define MUT_SLICE    2048   /* elements per slice */
 #define MUT_MAX_COLS 262144 /* S <= 128 */
 
 template <int V>
 __global__ void __launch_bounds__(MUT_THREADS, 1)
-    gpu_coop_no_wait_kernel(const float *x, float *out, int64_t rows, int64_t cols, int64_t ld, int64_t S,
-                            coop_slot *slots, int log_op) {
+    gpu_coop_no_wait_kernel(const float *x, float *out, int64_t rows, int64_t cols, int64_t ld,
+                            int64_t S, coop_slot *slots, int log_op) {
     typedef sml_chunk<float, V> VT;
     __shared__ VT sx[MUT_SLICE / V];
     __shared__ float red[4][64];
@@ -71,30 +71,35 @@ __global__ void __launch_bounds__(MUT_THREADS, 1)
             float o[V];
 #pragma unroll
             for (int j = 0; j < V; j++) o[j] = sml_fwd_out(sml_cv(sx[i], j), M, post, log_op);
-            sml_cst<float, V>(out + row * ld + lo * V, (int64_t)i * V, nval, sml_cpack<float, V>(o));
+            sml_cst<float, V>(out + row * ld + lo * V, (int64_t)i * V, nval,
+                              sml_cpack<float, V>(o));
         }
         __syncthreads(); /* sx and red are reused by the next item */
     }
 }
 
-template <int V> static sml_status go(const sml_problem *p, int64_t S, coop_slot *slots, int sms) {
+template <int V>
+static sml_status go(const sml_problem *p, int64_t S, coop_slot *slots, int sms) {
     void (*kern)(const float *, float *, int64_t, int64_t, int64_t, int64_t, coop_slot *, int) =
         gpu_coop_no_wait_kernel<V>;
     int fit = 0;
-    sml_status s = sml_cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kern, MUT_THREADS, 0));
+    sml_status s =
+        sml_cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kern, MUT_THREADS, 0));
     if (s != SML_OK) return s;
     if (fit < 1 || S > (int64_t)fit * sms) return SML_ERR_UNSUPPORTED;
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr;
-    coop_launch_config(&cfg, &attr, p->stream, (unsigned)sml_min64(p->rows * S, (int64_t)fit * sms), MUT_THREADS, 0);
-    s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const float *)p->x, (float *)p->out, p->rows, p->cols, p->ld, S,
-                                       slots, (int)(p->op == SML_LOG_SOFTMAX)));
+    coop_launch_config(&cfg, &attr, p->stream, (unsigned)sml_min64(p->rows * S, (int64_t)fit * sms),
+                       MUT_THREADS, 0);
+    s = sml_cuda_ok(cudaLaunchKernelEx(&cfg, kern, (const float *)p->x, (float *)p->out, p->rows,
+                                       p->cols, p->ld, S, slots, (int)(p->op == SML_LOG_SOFTMAX)));
     if (s != SML_OK) return s;
     return sml_launch_ok();
 }
 
 extern "C" sml_status sml_mut_launch_coop_no_wait(sml_handle *h, const sml_problem *p) {
-    if (p->dtype != SML_F32 || sml_op_is_backward(p->op) || p->cols > MUT_MAX_COLS) return SML_ERR_UNSUPPORTED;
+    if (p->dtype != SML_F32 || sml_op_is_backward(p->op) || p->cols > MUT_MAX_COLS)
+        return SML_ERR_UNSUPPORTED;
     int sms = 0;
     sml_status s = sml_device_sms(h, &sms);
     if (s != SML_OK) return s;
@@ -102,7 +107,8 @@ extern "C" sml_status sml_mut_launch_coop_no_wait(sml_handle *h, const sml_probl
     void *slots = NULL;
     s = sml_handle_scratch(h, (size_t)(p->rows * S) * sizeof(coop_slot), &slots);
     if (s != SML_OK) return s;
-    s = sml_cuda_ok(cudaMemsetAsync(slots, 0, (size_t)(p->rows * S) * sizeof(coop_slot), (cudaStream_t)p->stream));
+    s = sml_cuda_ok(cudaMemsetAsync(slots, 0, (size_t)(p->rows * S) * sizeof(coop_slot),
+                                    (cudaStream_t)p->stream));
     if (s != SML_OK) return s;
     if (sml_vec_elems(p) == 4) return go<4>(p, S, (coop_slot *)slots, sms);
     return go<1>(p, S, (coop_slot *)slots, sms);

@@ -17,51 +17,51 @@
 #include "tests/mutants/mutant.cuh"
 
 /* The production launchers' constants, as the copies use them. */
-#define WARP_THREADS 128
-#define WARP_MAX_COLS 1024
-#define BLOCK_MAX_COLS 16384
-#define BLOCK_MAX_THREADS 1024
+#define WARP_THREADS            128
+#define WARP_MAX_COLS           1024
+#define BLOCK_MAX_COLS          16384
+#define BLOCK_MAX_THREADS       1024
 #define BLOCK_PREFERRED_THREADS 512
 
 /* kern = NAME<M, T, V, K>, the instantiation of mutant M's warp-based kernel for the K its
  * plan chose (as the production launcher instantiates them: K = 8 only where 8 chunks per
  * lane fit WARP_MAX_COLS); left NULL for any other K. Inside a function templated on M, T
  * and V. */
-#define MUT_PICK_WARP(kern, NAME, M, T, V, K)                                                   \
-    do {                                                                                        \
-        if constexpr ((V) > 1) {                                                                \
-            switch (K) {                                                                        \
-            case 1: kern = NAME<M, T, V, 1>; break;                                             \
-            case 2: kern = NAME<M, T, V, 2>; break;                                             \
-            case 4: kern = NAME<M, T, V, 4>; break;                                             \
-            case 8:                                                                             \
-                if constexpr ((V) * 32 * 8 <= WARP_MAX_COLS) kern = NAME<M, T, V, 8>;           \
-                break;                                                                          \
-            }                                                                                   \
-        } else {                                                                                \
-            switch (K) {                                                                        \
-            case 1: kern = NAME<M, T, 1, 1>; break;                                             \
-            case 4: kern = NAME<M, T, 1, 4>; break;                                             \
-            case 32: kern = NAME<M, T, 1, 32>; break;                                           \
-            }                                                                                   \
-        }                                                                                       \
+#define MUT_PICK_WARP(kern, NAME, M, T, V, K)                                       \
+    do {                                                                            \
+        if constexpr ((V) > 1) {                                                    \
+            switch (K) {                                                            \
+            case 1: kern = NAME<M, T, V, 1>; break;                                 \
+            case 2: kern = NAME<M, T, V, 2>; break;                                 \
+            case 4: kern = NAME<M, T, V, 4>; break;                                 \
+            case 8:                                                                 \
+                if constexpr ((V)*32 * 8 <= WARP_MAX_COLS) kern = NAME<M, T, V, 8>; \
+                break;                                                              \
+            }                                                                       \
+        } else {                                                                    \
+            switch (K) {                                                            \
+            case 1: kern = NAME<M, T, 1, 1>; break;                                 \
+            case 4: kern = NAME<M, T, 1, 4>; break;                                 \
+            case 32: kern = NAME<M, T, 1, 32>; break;                               \
+            }                                                                       \
+        }                                                                           \
     } while (0)
 
 /* The same for a block-based copy: K in {1, 2, 4} at 16-byte width, {4, 16} scalar. */
-#define MUT_PICK_BLOCK(kern, NAME, M, T, V, K)                                                  \
-    do {                                                                                        \
-        if constexpr ((V) > 1) {                                                                \
-            switch (K) {                                                                        \
-            case 1: kern = NAME<M, T, V, 1>; break;                                             \
-            case 2: kern = NAME<M, T, V, 2>; break;                                             \
-            case 4: kern = NAME<M, T, V, 4>; break;                                             \
-            }                                                                                   \
-        } else {                                                                                \
-            switch (K) {                                                                        \
-            case 4: kern = NAME<M, T, 1, 4>; break;                                             \
-            case 16: kern = NAME<M, T, 1, 16>; break;                                           \
-            }                                                                                   \
-        }                                                                                       \
+#define MUT_PICK_BLOCK(kern, NAME, M, T, V, K)        \
+    do {                                              \
+        if constexpr ((V) > 1) {                      \
+            switch (K) {                              \
+            case 1: kern = NAME<M, T, V, 1>; break;   \
+            case 2: kern = NAME<M, T, V, 2>; break;   \
+            case 4: kern = NAME<M, T, V, 4>; break;   \
+            }                                         \
+        } else {                                      \
+            switch (K) {                              \
+            case 4: kern = NAME<M, T, 1, 4>; break;   \
+            case 16: kern = NAME<M, T, 1, 16>; break; \
+            }                                         \
+        }                                             \
     } while (0)
 
 typedef struct mut_warp_plan {
@@ -77,8 +77,10 @@ static inline mut_warp_plan mut_plan_warp(const sml_problem *p, int V, int sms, 
     } else {
         w.width = 32;
         const int64_t need = (chunks + 31) / 32;
-        if (V > 1) w.K = need <= 1 ? 1 : need <= 2 ? 2 : need <= 4 ? 4 : 8;
-        else w.K = need <= 4 ? 4 : 32;
+        if (V > 1)
+            w.K = need <= 1 ? 1 : need <= 2 ? 2 : need <= 4 ? 4 : 8;
+        else
+            w.K = need <= 4 ? 4 : 32;
     }
     const int64_t rows_per_block = (block_threads / 32) * (32 / w.width);
     w.blocks = (int)sml_min64((p->rows + rows_per_block - 1) / rows_per_block,
@@ -99,7 +101,10 @@ static inline sml_status mut_plan_block(const sml_problem *p, int V, int preferr
     const int nk = V > 1 ? 3 : 2;
     int K = ks[nk - 1];
     for (int i = 0; i < nk; i++)
-        if ((chunks + ks[i] - 1) / ks[i] <= preferred) { K = ks[i]; break; }
+        if ((chunks + ks[i] - 1) / ks[i] <= preferred) {
+            K = ks[i];
+            break;
+        }
     const int64_t per_k = (chunks + K - 1) / K;
     if (per_k > max_threads) return SML_ERR_UNSUPPORTED;
     b->K = K;

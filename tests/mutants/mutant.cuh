@@ -36,20 +36,36 @@ typedef enum mut_id {
 } mut_id;
 
 /* The C entry point of mutant gpu_<name> (mutants.h declares it): its file's launch<ID>. */
-#define MUT_LAUNCHER(name, ID)                                                          \
+#define MUT_LAUNCHER(name, ID)                                                         \
     extern "C" sml_status sml_mut_launch_##name(sml_handle *h, const sml_problem *p) { \
-        return launch<ID>(h, p);                                                        \
+        return launch<ID>(h, p);                                                       \
     }
 
 /* ---- the first kernels' row accesses ------------------------------------------------------ */
 
-template <typename T, int V> struct alignas(sizeof(T) * V) mut_vec { T v[V]; };
+template <typename T, int V>
+struct alignas(sizeof(T) * V) mut_vec {
+    T v[V];
+};
 
-template <int B> struct mut_word;
-template <> struct mut_word<16> { typedef uint4 t; };
-template <> struct mut_word<8> { typedef uint2 t; };
-template <> struct mut_word<4> { typedef unsigned int t; };
-template <> struct mut_word<2> { typedef unsigned short t; };
+template <int B>
+struct mut_word;
+template <>
+struct mut_word<16> {
+    typedef uint4 t;
+};
+template <>
+struct mut_word<8> {
+    typedef uint2 t;
+};
+template <>
+struct mut_word<4> {
+    typedef unsigned int t;
+};
+template <>
+struct mut_word<2> {
+    typedef unsigned short t;
+};
 
 /* One chunk of V elements starting at column `col` of a row with `cols` valid columns.
  * A whole chunk is one aligned load (the launcher guarantees alignment when V > 1); a
@@ -82,8 +98,10 @@ __device__ __forceinline__ void mut_st(T *row, int64_t col, int64_t cols, const 
         typedef typename mut_word<sizeof(T) * V>::t W;
         W w;
         memcpy(&w, &r, sizeof w);
-        if (STREAM) __stcs(reinterpret_cast<W *>(row + col), w);
-        else *reinterpret_cast<W *>(row + col) = w;
+        if (STREAM)
+            __stcs(reinterpret_cast<W *>(row + col), w);
+        else
+            *reinterpret_cast<W *>(row + col) = w;
     } else {
 #pragma unroll
         for (int j = 0; j < V; j++)

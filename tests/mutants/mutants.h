@@ -28,22 +28,22 @@ typedef struct sml_mut_shape {
  * (rows == 0: none). Forward ops only. */
 typedef struct sml_mut_hint {
     sml_mut_shape shape;
-    const char *family; /* logit family (src/prop/gen.c names: "normal", "ramp", ...) */
-    int cases;          /* at most this many cases at that shape */
+    const char *family;    /* logit family (src/prop/gen.c names: "normal", "ramp", ...) */
+    int cases;             /* at most this many cases at that shape */
     double shrink_seconds; /* shrink budget; 0: report the case as drawn */
-    const char *why;    /* why the standard budget may miss it */
+    const char *why;       /* why the standard budget may miss it */
 } sml_mut_hint;
 
 typedef struct sml_gpu_mutant {
-    sml_kernel kernel;      /* name "gpu_*", its .cu file, ops/dtypes where the bug shows */
-    int item;               /* 1..12: its number in the list of twelve classic softmax bugs
+    sml_kernel kernel;  /* name "gpu_*", its .cu file, ops/dtypes where the bug shows */
+    int item;           /* 1..12: its number in the list of twelve classic softmax bugs
                                (docs/MUTANTS.md); 0: a bug beyond the list */
-    const char *parent;     /* the registry kernel it copies: the control for every kill */
-    const char *bug;        /* one line: what is wrong */
-    const char *expect;     /* which property should kill it, and on what input */
+    const char *parent; /* the registry kernel it copies: the control for every kill */
+    const char *bug;    /* one line: what is wrong */
+    const char *expect; /* which property should kill it, and on what input */
     sml_mut_hint hint;
-    const char *sanitizer;  /* compute-sanitizer tool that must catch it, or NULL */
-    sml_mut_shape san_shape;/* the one launch the sanitizer driver makes for it */
+    const char *sanitizer;   /* compute-sanitizer tool that must catch it, or NULL */
+    sml_mut_shape san_shape; /* the one launch the sanitizer driver makes for it */
 } sml_gpu_mutant;
 
 size_t sml_gpu_mutant_count(void);

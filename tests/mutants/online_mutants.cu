@@ -24,7 +24,7 @@
 #include "tests/mutants/mutant.cuh"
 
 #define ONLINE_MAX_THREADS 512
-#define ONLINE_UNROLL 4 /* vectors in flight (the forward value of the production macro) */
+#define ONLINE_UNROLL      4 /* vectors in flight (the forward value of the production macro) */
 
 template <mut_id M, typename T, int V>
 __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
@@ -83,7 +83,8 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
             for (int u = 0; u < ONLINE_UNROLL; u++) {
                 mut_vec<T, V> o;
 #pragma unroll
-                for (int j = 0; j < V; j++) o.v[j] = sml_from_f<T>(sml_fwd_out(sml_f(a[u].v[j]), m, post, log_op));
+                for (int j = 0; j < V; j++)
+                    o.v[j] = sml_from_f<T>(sml_fwd_out(sml_f(a[u].v[j]), m, post, log_op));
                 mut_st<T, V, M, true>(out + off, (j0 + (int64_t)u * nt) * V, cols, o);
             }
         }
@@ -102,8 +103,9 @@ static sml_status typed(const sml_problem *p, int sms) {
     const int V = sml_vec_elems(p);
     const int64_t chunks = (p->cols + V - 1) / V;
     /* Enough threads for one tile to cover the row when it is short; 512 otherwise. */
-    const int threads = (int)sml_min64(ONLINE_MAX_THREADS,
-                                       sml_max64(32, sml_pow2_ceil((chunks + ONLINE_UNROLL - 1) / ONLINE_UNROLL)));
+    const int threads =
+        (int)sml_min64(ONLINE_MAX_THREADS,
+                       sml_max64(32, sml_pow2_ceil((chunks + ONLINE_UNROLL - 1) / ONLINE_UNROLL)));
     const int64_t blocks = sml_min64(p->rows, (int64_t)sms * (2048 / threads) * 2);
     if (V == 16 / (int)sizeof(T)) return go<M, T, 16 / sizeof(T)>(p, threads, blocks);
     return go<M, T, 1>(p, threads, blocks);

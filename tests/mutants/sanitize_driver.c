@@ -29,7 +29,11 @@
 
 #define ME "sanitize_driver"
 
-typedef struct layout { int64_t rows, cols, ld, offset; int inplace; const char *name; } layout;
+typedef struct layout {
+    int64_t rows, cols, ld, offset;
+    int inplace;
+    const char *name;
+} layout;
 
 /* Small on purpose: every launch runs 10-100x slower under the tools. */
 static const layout SHAPES[] = {
@@ -106,21 +110,23 @@ static sml_status make_inputs(sml_op op, sml_dtype dt, int64_t rows, int64_t col
 }
 
 /* Upload the dense rows into a strided device tensor, row by row (padding untouched). */
-static sml_status upload_rows(sml_buffer *b, size_t base, const void *dense, int64_t rows, int64_t cols,
-                              int64_t ld, size_t esz) {
+static sml_status upload_rows(sml_buffer *b, size_t base, const void *dense, int64_t rows,
+                              int64_t cols, int64_t ld, size_t esz) {
     for (int64_t r = 0; r < rows; r++) {
-        sml_status s = sml_buffer_upload(b, base + (size_t)(r * ld) * esz,
-                                         (const char *)dense + (size_t)(r * cols) * esz, (size_t)cols * esz);
+        sml_status s =
+            sml_buffer_upload(b, base + (size_t)(r * ld) * esz,
+                              (const char *)dense + (size_t)(r * cols) * esz, (size_t)cols * esz);
         if (s != SML_OK) return s;
     }
     return SML_OK;
 }
 
-static sml_status download_rows(const sml_buffer *b, size_t base, void *dense, int64_t rows, int64_t cols,
-                                int64_t ld, size_t esz) {
+static sml_status download_rows(const sml_buffer *b, size_t base, void *dense, int64_t rows,
+                                int64_t cols, int64_t ld, size_t esz) {
     for (int64_t r = 0; r < rows; r++) {
-        sml_status s = sml_buffer_download(b, base + (size_t)(r * ld) * esz,
-                                           (char *)dense + (size_t)(r * cols) * esz, (size_t)cols * esz);
+        sml_status s =
+            sml_buffer_download(b, base + (size_t)(r * ld) * esz,
+                                (char *)dense + (size_t)(r * cols) * esz, (size_t)cols * esz);
         if (s != SML_OK) return s;
     }
     return SML_OK;
@@ -128,8 +134,8 @@ static sml_status download_rows(const sml_buffer *b, size_t base, void *dense, i
 
 /* One launch of k. check: compare with the reference (production kernels). Returns the
  * status of the launch (after the sync); *bad set when the output breaks the contract. */
-static sml_status launch_one(run_ctx *ctx, const sml_kernel *k, sml_op op, sml_dtype dt, const layout *L,
-                             int check, int *bad, char *msg, size_t msgn) {
+static sml_status launch_one(run_ctx *ctx, const sml_kernel *k, sml_op op, sml_dtype dt,
+                             const layout *L, int check, int *bad, char *msg, size_t msgn) {
     size_t esz = sml_dtype_size(dt);
     int inplace = L->inplace && !sml_op_is_backward(op);
     size_t span = (size_t)((L->rows - 1) * L->ld + L->cols + L->offset) * esz;
@@ -149,17 +155,26 @@ static sml_status launch_one(run_ctx *ctx, const sml_kernel *k, sml_op op, sml_d
     if (s == SML_OK && !inplace) s = sml_buffer_fill(&bo, 0xFF);
     sml_buffer *out = inplace ? &bx : &bo;
     if (s == SML_OK) {
-        sml_problem p = {op, dt, L->rows, L->cols, L->ld, (char *)bx.ptr + base,
-                         hdy ? (char *)bdy.ptr + base : NULL, (char *)out->ptr + base, NULL};
+        sml_problem p = {op,
+                         dt,
+                         L->rows,
+                         L->cols,
+                         L->ld,
+                         (char *)bx.ptr + base,
+                         hdy ? (char *)bdy.ptr + base : NULL,
+                         (char *)out->ptr + base,
+                         NULL};
         ctx->launches++;
         s = sml_run(k, ctx->h, &p);
         if (s == SML_OK) s = sml_device_sync(SML_DEVICE_GPU, NULL);
     }
     if (s == SML_OK && check) {
         hout = malloc((size_t)(L->rows * L->cols) * esz);
-        s = hout ? download_rows(out, base, hout, L->rows, L->cols, L->ld, esz) : SML_ERR_OUT_OF_MEMORY;
+        s = hout ? download_rows(out, base, hout, L->rows, L->cols, L->ld, esz)
+                 : SML_ERR_OUT_OF_MEMORY;
         sml_check_report rep;
-        if (s == SML_OK && sml_check(op, dt, L->rows, L->cols, L->cols, hx, hdy, hout, &rep) == SML_OK &&
+        if (s == SML_OK &&
+            sml_check(op, dt, L->rows, L->cols, L->cols, hx, hdy, hout, &rep) == SML_OK &&
             !rep.pass && !k->known_deviation) {
             *bad = 1;
             snprintf(msg, msgn, "%s", rep.message);
@@ -177,7 +192,8 @@ static sml_status launch_one(run_ctx *ctx, const sml_kernel *k, sml_op op, sml_d
     return s;
 }
 
-static int production(run_ctx *ctx, const char *kernels, const char *ops, const char *dtypes, int tall) {
+static int production(run_ctx *ctx, const char *kernels, const char *ops, const char *dtypes,
+                      int tall) {
     const layout *shapes = tall ? TALL : SHAPES;
     const size_t nshapes = tall ? sizeof TALL / sizeof TALL[0] : sizeof SHAPES / sizeof SHAPES[0];
     for (size_t i = 0; i < sml_kernel_count(); i++) {
@@ -192,16 +208,22 @@ static int production(run_ctx *ctx, const char *kernels, const char *ops, const 
             for (int op = 0; op < SML_OP_COUNT; op++) {
                 if (!(k->ops >> op & 1) || in_list(ops, sml_op_name((sml_op)op)) == 0) continue;
                 for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
-                    if (!(k->dtypes >> dt & 1) || in_list(dtypes, sml_dtype_name((sml_dtype)dt)) == 0) continue;
+                    if (!(k->dtypes >> dt & 1) ||
+                        in_list(dtypes, sml_dtype_name((sml_dtype)dt)) == 0)
+                        continue;
                     int bad;
                     char msg[400];
-                    sml_status s = launch_one(ctx, k, (sml_op)op, (sml_dtype)dt, L, 1, &bad, msg, sizeof msg);
-                    if (s == SML_ERR_UNSUPPORTED && L->ld != L->cols) continue; /* a kernel may refuse strides */
+                    sml_status s =
+                        launch_one(ctx, k, (sml_op)op, (sml_dtype)dt, L, 1, &bad, msg, sizeof msg);
+                    if (s == SML_ERR_UNSUPPORTED && L->ld != L->cols)
+                        continue; /* a kernel may refuse strides */
                     if (s != SML_OK || bad) {
                         ctx->failed++;
-                        printf("FAIL %s %s %s %s: %s\n  reproduce: %s --production%s --kernels %s --ops %s --dtypes %s\n",
-                               k->name, sml_op_name((sml_op)op), sml_dtype_name((sml_dtype)dt), L->name, msg, ME,
-                               tall ? " --tall" : "", k->name, sml_op_name((sml_op)op), sml_dtype_name((sml_dtype)dt));
+                        printf("FAIL %s %s %s %s: %s\n  reproduce: %s --production%s --kernels %s "
+                               "--ops %s --dtypes %s\n",
+                               k->name, sml_op_name((sml_op)op), sml_dtype_name((sml_dtype)dt),
+                               L->name, msg, ME, tall ? " --tall" : "", k->name,
+                               sml_op_name((sml_op)op), sml_dtype_name((sml_dtype)dt));
                         if (s == SML_ERR_CUDA) {
                             printf("%s: a CUDA error may have lost the context; stopping\n", ME);
                             return 1;
@@ -214,7 +236,8 @@ static int production(run_ctx *ctx, const char *kernels, const char *ops, const 
                (long long)(ctx->failed - bad_before));
         fflush(stdout);
     }
-    printf("%s: %lld launches, %lld failed\n", ME, (long long)ctx->launches, (long long)ctx->failed);
+    printf("%s: %lld launches, %lld failed\n", ME, (long long)ctx->launches,
+           (long long)ctx->failed);
     return ctx->failed ? 1 : 0;
 }
 
@@ -225,14 +248,15 @@ static int one_mutant(run_ctx *ctx, const char *name) {
         return 2;
     }
     const sml_mut_shape *sh = &m->san_shape;
-    layout L = {sh->rows, sh->cols, sh->ld > 0 ? sh->ld : sh->cols, sh->offset, 0, "sanitizer shape"};
+    layout L = {sh->rows,   sh->cols, sh->ld > 0 ? sh->ld : sh->cols,
+                sh->offset, 0,        "sanitizer shape"};
     int bad;
     char msg[400];
     sml_status s = launch_one(ctx, &m->kernel, sh->op, sh->dtype, &L, 0, &bad, msg, sizeof msg);
     printf("%s %s %s %lldx%lld (ld %lld): launch %s%s%s (expected to be caught by %s)\n", name,
            sml_op_name(sh->op), sml_dtype_name(sh->dtype), (long long)L.rows, (long long)L.cols,
-           (long long)L.ld, s == SML_OK ? "returned" : "failed", s == SML_OK ? "" : ": ", s == SML_OK ? "" : msg,
-           m->sanitizer ? m->sanitizer : "nothing");
+           (long long)L.ld, s == SML_OK ? "returned" : "failed", s == SML_OK ? "" : ": ",
+           s == SML_OK ? "" : msg, m->sanitizer ? m->sanitizer : "nothing");
     return s == SML_OK ? 0 : 3;
 }
 
@@ -242,17 +266,28 @@ int main(int argc, char **argv) {
     run_ctx ctx = {NULL, 0x5A171E5EED000007ull, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--production")) prod = 1;
-        else if (!strcmp(a, "--list")) list = 1;
-        else if (!strcmp(a, "--tall")) tall = 1;
-        else if (v && !strcmp(a, "--mutant")) mutant = argv[++i];
-        else if (v && !strcmp(a, "--kernels")) kernels = argv[++i];
-        else if (v && !strcmp(a, "--ops")) ops = argv[++i];
-        else if (v && !strcmp(a, "--dtypes")) dtypes = argv[++i];
-        else if (v && !strcmp(a, "--seed")) ctx.seed = strtoull(argv[++i], NULL, 0);
+        if (!strcmp(a, "--production"))
+            prod = 1;
+        else if (!strcmp(a, "--list"))
+            list = 1;
+        else if (!strcmp(a, "--tall"))
+            tall = 1;
+        else if (v && !strcmp(a, "--mutant"))
+            mutant = argv[++i];
+        else if (v && !strcmp(a, "--kernels"))
+            kernels = argv[++i];
+        else if (v && !strcmp(a, "--ops"))
+            ops = argv[++i];
+        else if (v && !strcmp(a, "--dtypes"))
+            dtypes = argv[++i];
+        else if (v && !strcmp(a, "--seed"))
+            ctx.seed = strtoull(argv[++i], NULL, 0);
         else {
-            fprintf(stderr, "usage: %s --production [--tall] [--kernels a,b] [--ops o,p] [--dtypes d,e] [--seed S]\n"
-                            "       %s --mutant NAME\n       %s --list\n", ME, ME, ME);
+            fprintf(stderr,
+                    "usage: %s --production [--tall] [--kernels a,b] [--ops o,p] [--dtypes d,e] "
+                    "[--seed S]\n"
+                    "       %s --mutant NAME\n       %s --list\n",
+                    ME, ME, ME);
             return 2;
         }
     }

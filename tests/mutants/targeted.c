@@ -86,7 +86,8 @@ static void handle(sml_prop_env *env, const sml_mut_hint *h, const sml_prop_conf
     if (cfg->save_dir) {
         sml_prop_repro m;
         /* case -1: not a numbered case of the standard run */
-        sml_prop_repro_describe(&m, env->k->name, p, sv.outcome, sv.msg, cfg->seed, -1, 0, c, st.steps);
+        sml_prop_repro_describe(&m, env->k->name, p, sv.outcome, sv.msg, cfg->seed, -1, 0, c,
+                                st.steps);
         char err[512] = "";
         if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, out->repro,
                                 sizeof out->repro, err, sizeof err) != SML_OK) {
@@ -130,7 +131,8 @@ sml_status sml_mut_targeted_run(const sml_kernel *k, const sml_mut_hint *h,
             const int kills = v.outcome == SML_PROP_FAIL ||
                               (v.outcome == SML_PROP_ERROR && sml_mut_error_is_kernels(k, v.msg));
             if (v.outcome == SML_PROP_ERROR && !kills) {
-                snprintf(out->message, sizeof out->message, "engine error, not a kill: %.320s", v.msg);
+                snprintf(out->message, sizeof out->message, "engine error, not a kill: %.320s",
+                         v.msg);
                 s = SML_ERR_INTERNAL;
                 break;
             }

@@ -17,15 +17,15 @@
 typedef struct sml_mut_kill {
     int killed;
     sml_prop_id prop;
-    sml_prop_outcome outcome;       /* FAIL, or ERROR raised by the kernel itself */
-    int64_t cases;                  /* cases run until the kill (1-based); all cases if none */
+    sml_prop_outcome outcome; /* FAIL, or ERROR raised by the kernel itself */
+    int64_t cases;            /* cases run until the kill (1-based); all cases if none */
     double seconds;
-    int64_t rows, cols, ld, offset;          /* the case as drawn */
-    int64_t s_rows, s_cols, s_ld, s_offset;  /* as shrunk */
+    int64_t rows, cols, ld, offset;         /* the case as drawn */
+    int64_t s_rows, s_cols, s_ld, s_offset; /* as shrunk */
     int64_t shrink_steps;
     char family[64];
     char message[384];
-    char repro[1024];               /* the reproducer's .json, "" if none was saved */
+    char repro[1024]; /* the reproducer's .json, "" if none was saved */
 } sml_mut_kill;
 
 /* 1 when an ERROR verdict's message is the kernel's own failure (it returned an error or

@@ -19,20 +19,26 @@ static const char *TEST = "test_accuracy_gate_gpu";
 
 /* Rows up to 8,192: a thread's strided partial sum (32 additions) and the 8-level block tree
  * stay inside the contract's summation depth (32 + log2 n). */
-#define PAIR(name, fn, what) \
-    {name, "tests/mutants/acc_pair_gpu.cu", SML_DEVICE_GPU, 1u << SML_SOFTMAX | 1u << SML_LOG_SOFTMAX, \
-     1u << SML_F32, 1, 8192, fn, what, {NULL, 0.0, NULL}, NULL, 0}
-static const sml_kernel ACCURATE = PAIR("acc_gpu_expf", sml_acc_gpu_launch_expf, "block per row, expf");
-static const sml_kernel FAST = PAIR("acc_gpu_fast_exp", sml_acc_gpu_launch_fast_exp, "block per row, __expf");
+#define PAIR(name, fn, what)                                                             \
+    {                                                                                    \
+        name, "tests/mutants/acc_pair_gpu.cu", SML_DEVICE_GPU,                           \
+            1u << SML_SOFTMAX | 1u << SML_LOG_SOFTMAX, 1u << SML_F32, 1, 8192, fn, what, \
+            {NULL, 0.0, NULL}, NULL, 0                                                   \
+    }
+static const sml_kernel ACCURATE =
+    PAIR("acc_gpu_expf", sml_acc_gpu_launch_expf, "block per row, expf");
+static const sml_kernel FAST =
+    PAIR("acc_gpu_fast_exp", sml_acc_gpu_launch_fast_exp, "block per row, __expf");
 
-static int run_pair(sml_tally *t, const sml_kernel *cand, const sml_kernel *base, const sml_prop_config *cfg,
-                    const char *rerun, int want_less) {
+static int run_pair(sml_tally *t, const sml_kernel *cand, const sml_kernel *base,
+                    const sml_prop_config *cfg, const char *rerun, int want_less) {
     sml_prop_against *a = NULL;
     int n = 0;
-    sml_status s = sml_prop_against_run(cand, base, 1u << SML_SOFTMAX | 1u << SML_LOG_SOFTMAX, 1u << SML_F32, cfg,
-                                        0, stderr, &a, &n);
+    sml_status s = sml_prop_against_run(cand, base, 1u << SML_SOFTMAX | 1u << SML_LOG_SOFTMAX,
+                                        1u << SML_F32, cfg, 0, stderr, &a, &n);
     if (s != SML_OK) {
-        sml_tally_fail(t, rerun, "%s against %s did not run: %s", cand->name, base->name, sml_strerror(s));
+        sml_tally_fail(t, rerun, "%s against %s did not run: %s", cand->name, base->name,
+                       sml_strerror(s));
         return 0;
     }
     for (int i = 0; i < n; i++) {
@@ -45,8 +51,10 @@ static int run_pair(sml_tally *t, const sml_kernel *cand, const sml_kernel *base
             sml_tally_pass(t);
         if (a[i].op != SML_SOFTMAX) continue;
         if (want_less && a[i].verdict != SML_ACC_LESS)
-            sml_tally_fail(t, rerun, "%s softmax fp32 not LESS ACCURATE than %s: %s", cand->name, base->name, a[i].why);
-        else if (!want_less && (a[i].verdict == SML_ACC_LESS || a[i].verdict == SML_ACC_NOT_COMPARABLE))
+            sml_tally_fail(t, rerun, "%s softmax fp32 not LESS ACCURATE than %s: %s", cand->name,
+                           base->name, a[i].why);
+        else if (!want_less &&
+                 (a[i].verdict == SML_ACC_LESS || a[i].verdict == SML_ACC_NOT_COMPARABLE))
             sml_tally_fail(t, rerun, "%s softmax fp32 against %s: %s: %s", cand->name, base->name,
                            sml_acc_verdict_name(a[i].verdict), a[i].why);
         else
@@ -75,11 +83,12 @@ int main(int argc, char **argv) {
         return strcmp(argv[i], "--help") ? 2 : 0;
     }
     char rerun[1024];
-    snprintf(rerun, sizeof rerun, "%s --seed 0x%016llx --cases %lld", argv[0], (unsigned long long)cfg.seed,
-             (long long)cfg.max_cases);
+    snprintf(rerun, sizeof rerun, "%s --seed 0x%016llx --cases %lld", argv[0],
+             (unsigned long long)cfg.seed, (long long)cfg.max_cases);
     cfg.rerun_cmd = argv[0];
     sml_tally t = {TEST, 0, 0, 0};
-    printf("%s: seed 0x%016llx, %lld cases per op\n", TEST, (unsigned long long)cfg.seed, (long long)cfg.max_cases);
+    printf("%s: seed 0x%016llx, %lld cases per op\n", TEST, (unsigned long long)cfg.seed,
+           (long long)cfg.max_cases);
     run_pair(&t, &FAST, &ACCURATE, &cfg, rerun, 1);
     const sml_kernel *block = sml_kernel_find("block");
     if (block && block->launch) run_pair(&t, &ACCURATE, block, &cfg, rerun, 0);

@@ -55,27 +55,27 @@
 #define SML_MUT_TABLE_PATH "mutation_table.md"
 #endif
 
-#define TEST "test_mutants_gpu"
-#define DEFAULT_BUDGET 280.0      /* seconds for the whole test on one H100 */
-#define MIN_SHARE 8.0             /* seconds of standard budget any mutant gets */
+#define TEST             "test_mutants_gpu"
+#define DEFAULT_BUDGET   280.0                /* seconds for the whole test on one H100 */
+#define MIN_SHARE        8.0                  /* seconds of standard budget any mutant gets */
 #define CORPUS_MAX_BYTES ((double)(64 << 20)) /* per tensor, for tests/mutants/corpus */
-#define CHILD_GRACE 240.0         /* seconds past its share before a child is killed */
-#define MAX_FWD 32
+#define CHILD_GRACE      240.0                /* seconds past its share before a child is killed */
+#define MAX_FWD          32
 
 /* One mutant's outcome. The child fills the first part; this process the rest. */
 typedef struct mrow {
     const sml_gpu_mutant *m;
-    char verdict[16];      /* "killed", "survived", "error" */
-    char how[16];          /* "standard" or "targeted" */
+    char verdict[16]; /* "killed", "survived", "error" */
+    char how[16];     /* "standard" or "targeted" */
     sml_op op;
     sml_dtype dt;
     sml_mut_kill k;
-    int64_t std_cases;     /* standard-budget cases run over all its ops and dtypes */
+    int64_t std_cases; /* standard-budget cases run over all its ops and dtypes */
     double std_seconds, seconds;
-    int replays;           /* the reproducer fails again on the mutant: 1; does not: 0; -1 not tried */
+    int replays; /* the reproducer fails again on the mutant: 1; does not: 0; -1 not tried */
     char note[400];
     /* checked here */
-    int counted;           /* killed, and the control passes the reproducer */
+    int counted; /* killed, and the control passes the reproducer */
     char control[400];
     char saved[1024];
 } mrow;
@@ -101,15 +101,17 @@ static int write_record(const char *path, mrow *r) {
     clean(r->k.message);
     clean(r->note);
     fprintf(f, "verdict=%s\nhow=%s\nop=%d\ndtype=%d\nprop=%d\noutcome=%d\ncases=%lld\n", r->verdict,
-            r->how, (int)r->op, (int)r->dt, (int)r->k.prop, (int)r->k.outcome, (long long)r->k.cases);
-    fprintf(f, "std_cases=%lld\nstd_seconds=%.3f\nseconds=%.3f\nreplays=%d\n", (long long)r->std_cases,
-            r->std_seconds, r->seconds, r->replays);
+            r->how, (int)r->op, (int)r->dt, (int)r->k.prop, (int)r->k.outcome,
+            (long long)r->k.cases);
+    fprintf(f, "std_cases=%lld\nstd_seconds=%.3f\nseconds=%.3f\nreplays=%d\n",
+            (long long)r->std_cases, r->std_seconds, r->seconds, r->replays);
     fprintf(f, "rows=%lld\ncols=%lld\nld=%lld\noffset=%lld\n", (long long)r->k.rows,
             (long long)r->k.cols, (long long)r->k.ld, (long long)r->k.offset);
     fprintf(f, "s_rows=%lld\ns_cols=%lld\ns_ld=%lld\ns_offset=%lld\nshrink_steps=%lld\n",
             (long long)r->k.s_rows, (long long)r->k.s_cols, (long long)r->k.s_ld,
             (long long)r->k.s_offset, (long long)r->k.shrink_steps);
-    fprintf(f, "family=%s\nrepro=%s\nmessage=%s\nnote=%s\n", r->k.family, r->k.repro, r->k.message, r->note);
+    fprintf(f, "family=%s\nrepro=%s\nmessage=%s\nnote=%s\n", r->k.family, r->k.repro, r->k.message,
+            r->note);
     return fclose(f) == 0;
 }
 
@@ -126,31 +128,56 @@ static int read_record(const char *path, mrow *r) {
         const char *k = line, *v = eq + 1;
         long long n = strtoll(v, NULL, 10);
         fields++;
-        if (!strcmp(k, "verdict")) snprintf(r->verdict, sizeof r->verdict, "%s", v);
-        else if (!strcmp(k, "how")) snprintf(r->how, sizeof r->how, "%s", v);
-        else if (!strcmp(k, "op")) r->op = (sml_op)n;
-        else if (!strcmp(k, "dtype")) r->dt = (sml_dtype)n;
-        else if (!strcmp(k, "prop")) r->k.prop = (sml_prop_id)n;
-        else if (!strcmp(k, "outcome")) r->k.outcome = (sml_prop_outcome)n;
-        else if (!strcmp(k, "cases")) r->k.cases = n;
-        else if (!strcmp(k, "std_cases")) r->std_cases = n;
-        else if (!strcmp(k, "std_seconds")) r->std_seconds = strtod(v, NULL);
-        else if (!strcmp(k, "seconds")) r->seconds = strtod(v, NULL);
-        else if (!strcmp(k, "replays")) r->replays = (int)n;
-        else if (!strcmp(k, "rows")) r->k.rows = n;
-        else if (!strcmp(k, "cols")) r->k.cols = n;
-        else if (!strcmp(k, "ld")) r->k.ld = n;
-        else if (!strcmp(k, "offset")) r->k.offset = n;
-        else if (!strcmp(k, "s_rows")) r->k.s_rows = n;
-        else if (!strcmp(k, "s_cols")) r->k.s_cols = n;
-        else if (!strcmp(k, "s_ld")) r->k.s_ld = n;
-        else if (!strcmp(k, "s_offset")) r->k.s_offset = n;
-        else if (!strcmp(k, "shrink_steps")) r->k.shrink_steps = n;
-        else if (!strcmp(k, "family")) snprintf(r->k.family, sizeof r->k.family, "%s", v);
-        else if (!strcmp(k, "repro")) snprintf(r->k.repro, sizeof r->k.repro, "%s", v);
-        else if (!strcmp(k, "message")) snprintf(r->k.message, sizeof r->k.message, "%s", v);
-        else if (!strcmp(k, "note")) snprintf(r->note, sizeof r->note, "%s", v);
-        else fields--;
+        if (!strcmp(k, "verdict"))
+            snprintf(r->verdict, sizeof r->verdict, "%s", v);
+        else if (!strcmp(k, "how"))
+            snprintf(r->how, sizeof r->how, "%s", v);
+        else if (!strcmp(k, "op"))
+            r->op = (sml_op)n;
+        else if (!strcmp(k, "dtype"))
+            r->dt = (sml_dtype)n;
+        else if (!strcmp(k, "prop"))
+            r->k.prop = (sml_prop_id)n;
+        else if (!strcmp(k, "outcome"))
+            r->k.outcome = (sml_prop_outcome)n;
+        else if (!strcmp(k, "cases"))
+            r->k.cases = n;
+        else if (!strcmp(k, "std_cases"))
+            r->std_cases = n;
+        else if (!strcmp(k, "std_seconds"))
+            r->std_seconds = strtod(v, NULL);
+        else if (!strcmp(k, "seconds"))
+            r->seconds = strtod(v, NULL);
+        else if (!strcmp(k, "replays"))
+            r->replays = (int)n;
+        else if (!strcmp(k, "rows"))
+            r->k.rows = n;
+        else if (!strcmp(k, "cols"))
+            r->k.cols = n;
+        else if (!strcmp(k, "ld"))
+            r->k.ld = n;
+        else if (!strcmp(k, "offset"))
+            r->k.offset = n;
+        else if (!strcmp(k, "s_rows"))
+            r->k.s_rows = n;
+        else if (!strcmp(k, "s_cols"))
+            r->k.s_cols = n;
+        else if (!strcmp(k, "s_ld"))
+            r->k.s_ld = n;
+        else if (!strcmp(k, "s_offset"))
+            r->k.s_offset = n;
+        else if (!strcmp(k, "shrink_steps"))
+            r->k.shrink_steps = n;
+        else if (!strcmp(k, "family"))
+            snprintf(r->k.family, sizeof r->k.family, "%s", v);
+        else if (!strcmp(k, "repro"))
+            snprintf(r->k.repro, sizeof r->k.repro, "%s", v);
+        else if (!strcmp(k, "message"))
+            snprintf(r->k.message, sizeof r->k.message, "%s", v);
+        else if (!strcmp(k, "note"))
+            snprintf(r->note, sizeof r->note, "%s", v);
+        else
+            fields--;
     }
     fclose(f);
     r->k.killed = !strcmp(r->verdict, "killed");
@@ -185,7 +212,8 @@ static int cuda_fault(const mrow *r) {
 
 /* Bytes one tensor of the shrunk case spans (what replaying it allocates, per tensor). */
 static double tensor_bytes(const sml_mut_kill *k, sml_dtype dt) {
-    return ((double)(k->s_rows - 1) * (double)k->s_ld + (double)k->s_cols) * (double)sml_dtype_size(dt);
+    return ((double)(k->s_rows - 1) * (double)k->s_ld + (double)k->s_cols) *
+           (double)sml_dtype_size(dt);
 }
 
 /* Does the saved reproducer fail again on the mutant? (A race may not; a 16 GiB case is not
@@ -198,7 +226,8 @@ static void replay_on_mutant(mrow *r) {
     r->replays = rr.outcome == SML_PROP_FAIL || rr.outcome == SML_PROP_ERROR;
 }
 
-static void run_mutant(const opts *o, const sml_prop_config *base, const sml_gpu_mutant *m, mrow *r) {
+static void run_mutant(const opts *o, const sml_prop_config *base, const sml_gpu_mutant *m,
+                       mrow *r) {
     memset(r, 0, sizeof *r);
     r->m = m;
     r->replays = -1;
@@ -208,8 +237,8 @@ static void run_mutant(const opts *o, const sml_prop_config *base, const sml_gpu
     int configs = 0, done = 0;
     for (int op = 0; op < SML_OP_COUNT; op++)
         for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
-            configs += (k->ops >> op & 1) && (k->dtypes >> dt & 1) && (o->only_op < 0 || o->only_op == op) &&
-                       (o->only_dt < 0 || o->only_dt == dt);
+            configs += (k->ops >> op & 1) && (k->dtypes >> dt & 1) &&
+                       (o->only_op < 0 || o->only_op == op) && (o->only_dt < 0 || o->only_dt == dt);
     sml_prop_result *res = malloc(sizeof *res);
     if (!res) {
         snprintf(r->verdict, sizeof r->verdict, "error");
@@ -219,7 +248,8 @@ static void run_mutant(const opts *o, const sml_prop_config *base, const sml_gpu
     for (int op = 0; op < SML_OP_COUNT && !r->k.killed; op++) {
         for (int dt = 0; dt < SML_DTYPE_COUNT && !r->k.killed; dt++) {
             if (!(k->ops >> op & 1) || !(k->dtypes >> dt & 1)) continue;
-            if ((o->only_op >= 0 && o->only_op != op) || (o->only_dt >= 0 && o->only_dt != dt)) continue;
+            if ((o->only_op >= 0 && o->only_op != op) || (o->only_dt >= 0 && o->only_dt != dt))
+                continue;
             sml_prop_config c = *base;
             c.max_seconds = sml_prop_next_seconds(base, sml_prop_now() - t0, configs - done, 1);
             done++;
@@ -245,7 +275,8 @@ static void run_mutant(const opts *o, const sml_prop_config *base, const sml_gpu
     }
     free(res);
     const sml_mut_hint *h = &m->hint;
-    if (!r->k.killed && o->targeted && h->shape.rows > 0 && (o->only_op < 0 || o->only_op == (int)h->shape.op) &&
+    if (!r->k.killed && o->targeted && h->shape.rows > 0 &&
+        (o->only_op < 0 || o->only_op == (int)h->shape.op) &&
         (o->only_dt < 0 || o->only_dt == (int)h->shape.dtype) && base->only_case < 0) {
         sml_mut_kill tk;
         sml_status s = sml_mut_targeted_run(k, h, base, &tk);
@@ -257,8 +288,10 @@ static void run_mutant(const opts *o, const sml_prop_config *base, const sml_gpu
             r->dt = h->shape.dtype;
             snprintf(r->how, sizeof r->how, "targeted");
         } else {
-            snprintf(r->note, sizeof r->note, "targeted shape (%lld cases): %.340s", (long long)tk.cases,
-                     s != SML_OK ? (tk.message[0] ? tk.message : sml_strerror(s)) : "no property failed");
+            snprintf(r->note, sizeof r->note, "targeted shape (%lld cases): %.340s",
+                     (long long)tk.cases,
+                     s != SML_OK ? (tk.message[0] ? tk.message : sml_strerror(s))
+                                 : "no property failed");
         }
     }
     if (r->k.killed) {
@@ -275,18 +308,23 @@ static void check_control(mrow *r) {
     if (!r->k.killed) return;
     const sml_kernel *control = sml_kernel_find(r->m->parent);
     if (!r->k.repro[0]) {
-        snprintf(r->control, sizeof r->control, "no reproducer was saved, so the kill cannot be checked");
+        snprintf(r->control, sizeof r->control,
+                 "no reproducer was saved, so the kill cannot be checked");
         return;
     }
     if (!control) {
-        snprintf(r->control, sizeof r->control, "control '%s' is not in the registry", r->m->parent);
+        snprintf(r->control, sizeof r->control, "control '%s' is not in the registry",
+                 r->m->parent);
         return;
     }
     sml_prop_replay_result rr;
     sml_status s = sml_prop_replay(r->k.repro, control, NULL, NULL, &rr);
     if (s != SML_OK || rr.outcome != SML_PROP_PASS) {
-        snprintf(r->control, sizeof r->control, "the control %s %s it too (%s): %.280s", control->name,
-                 s != SML_OK ? "cannot replay" : rr.outcome == SML_PROP_SKIP ? "skips" : "fails",
+        snprintf(r->control, sizeof r->control, "the control %s %s it too (%s): %.280s",
+                 control->name,
+                 s != SML_OK                   ? "cannot replay"
+                 : rr.outcome == SML_PROP_SKIP ? "skips"
+                                               : "fails",
                  s != SML_OK ? sml_strerror(s) : sml_prop_outcome_name(rr.outcome), rr.message);
         return;
     }
@@ -299,7 +337,8 @@ static void save_to_corpus(const opts *o, mrow *r) {
     if (!o->save_regr || !r->counted) return;
     double bytes = tensor_bytes(&r->k, r->dt);
     if (bytes > CORPUS_MAX_BYTES) {
-        snprintf(r->saved, sizeof r->saved, "(kept in the build tree: replaying it needs %.1f GiB per tensor)",
+        snprintf(r->saved, sizeof r->saved,
+                 "(kept in the build tree: replaying it needs %.1f GiB per tensor)",
                  bytes / (double)(1u << 30));
         return;
     }
@@ -308,8 +347,9 @@ static void save_to_corpus(const opts *o, mrow *r) {
         sml_prop_replay_result rr;
         if (sml_prop_replay(r->k.repro, k, NULL, NULL, &rr) != SML_OK) continue;
         if (rr.outcome == SML_PROP_FAIL || rr.outcome == SML_PROP_ERROR) {
-            snprintf(r->saved, sizeof r->saved, "(not added to the corpus: registered kernel %s fails it: %.200s)",
-                     k->name, rr.message);
+            snprintf(r->saved, sizeof r->saved,
+                     "(not added to the corpus: registered kernel %s fails it: %.200s)", k->name,
+                     rr.message);
             return;
         }
     }
@@ -321,7 +361,8 @@ static void save_to_corpus(const opts *o, mrow *r) {
         return;
     }
     snprintf(cmd, sizeof cmd, "./build/tests/mutants/%s --replay", TEST);
-    if (sml_prop_repro_save(o->save_regr, &c, &meta, cmd, r->saved, sizeof r->saved, err, sizeof err) != SML_OK)
+    if (sml_prop_repro_save(o->save_regr, &c, &meta, cmd, r->saved, sizeof r->saved, err,
+                            sizeof err) != SML_OK)
         snprintf(r->saved, sizeof r->saved, "(could not save: %.300s)", err);
     sml_prop_case_free(&c);
 }
@@ -330,7 +371,8 @@ static void save_to_corpus(const opts *o, mrow *r) {
 
 static int spawn(const opts *o, const sml_gpu_mutant *m, double share, double deadline_s, mrow *r) {
     char result[256], secs[32];
-    snprintf(result, sizeof result, "%s/%s.%ld.result", SML_PROP_SAVE_DIR, m->kernel.name, (long)getpid());
+    snprintf(result, sizeof result, "%s/%s.%ld.result", SML_PROP_SAVE_DIR, m->kernel.name,
+             (long)getpid());
     sml_mkdir_p(SML_PROP_SAVE_DIR);
     remove(result);
     snprintf(secs, sizeof secs, "%.1f", share);
@@ -366,7 +408,8 @@ static int spawn(const opts *o, const sml_gpu_mutant *m, double share, double de
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             snprintf(r->verdict, sizeof r->verdict, "error");
-            snprintf(r->note, sizeof r->note, "the child ran past %.0f s and was killed", deadline_s);
+            snprintf(r->note, sizeof r->note, "the child ran past %.0f s and was killed",
+                     deadline_s);
             return 1;
         }
         struct timespec ts = {0, 50 * 1000 * 1000};
@@ -375,9 +418,11 @@ static int spawn(const opts *o, const sml_gpu_mutant *m, double share, double de
     if (!read_record(result, r)) {
         snprintf(r->verdict, sizeof r->verdict, "error");
         if (WIFSIGNALED(status))
-            snprintf(r->note, sizeof r->note, "the child died of signal %d before reporting", WTERMSIG(status));
+            snprintf(r->note, sizeof r->note, "the child died of signal %d before reporting",
+                     WTERMSIG(status));
         else
-            snprintf(r->note, sizeof r->note, "the child exited with %d and no record", WEXITSTATUS(status));
+            snprintf(r->note, sizeof r->note, "the child exited with %d and no record",
+                     WEXITSTATUS(status));
     }
     remove(result);
     return 1;
@@ -387,13 +432,17 @@ static int spawn(const opts *o, const sml_gpu_mutant *m, double share, double de
 
 static void shape_str(char *b, size_t n, int64_t rows, int64_t cols, int64_t ld, int64_t off) {
     int k = snprintf(b, n, "%lldx%lld", (long long)rows, (long long)cols);
-    if (ld != cols && k > 0 && (size_t)k < n) k += snprintf(b + k, n - (size_t)k, " ld %lld", (long long)ld);
+    if (ld != cols && k > 0 && (size_t)k < n)
+        k += snprintf(b + k, n - (size_t)k, " ld %lld", (long long)ld);
     if (off && k > 0 && (size_t)k < n) snprintf(b + k, n - (size_t)k, " +%lld", (long long)off);
 }
 
 static void killer_str(char *b, size_t n, const mrow *r) {
-    if (!r->k.killed) snprintf(b, n, "%s", !strcmp(r->verdict, "error") ? "ERROR" : "SURVIVED");
-    else snprintf(b, n, "%s%s", sml_prop_name(r->k.prop), r->k.outcome == SML_PROP_ERROR ? " (error)" : "");
+    if (!r->k.killed)
+        snprintf(b, n, "%s", !strcmp(r->verdict, "error") ? "ERROR" : "SURVIVED");
+    else
+        snprintf(b, n, "%s%s", sml_prop_name(r->k.prop),
+                 r->k.outcome == SML_PROP_ERROR ? " (error)" : "");
 }
 
 static const char *basename_of(const char *p) {
@@ -403,50 +452,71 @@ static const char *basename_of(const char *p) {
 
 static void print_table(FILE *f, int md, mrow *rows, int n, uint64_t seed) {
     if (md) {
-        fprintf(f, "| # | mutant | copies | killed by | how | op | dtype | cases | shrunk | reproducer |\n");
+        fprintf(f, "| # | mutant | copies | killed by | how | op | dtype | cases | shrunk | "
+                   "reproducer |\n");
         fprintf(f, "|---|---|---|---|---|---|---|---|---|---|\n");
     } else {
-        fprintf(f, "\n%-3s %-19s %-7s %-24s %-9s %-12s %-5s %7s %-22s %s\n", "#", "mutant", "copies",
-                "killed by", "how", "op", "dtype", "cases", "shrunk", "reproducer");
+        fprintf(f, "\n%-3s %-19s %-7s %-24s %-9s %-12s %-5s %7s %-22s %s\n", "#", "mutant",
+                "copies", "killed by", "how", "op", "dtype", "cases", "shrunk", "reproducer");
     }
     for (int i = 0; i < n; i++) {
         mrow *r = &rows[i];
         char num[8], killer[64], cases[48], shrunk[96], repro[1100];
-        if (r->m->item) snprintf(num, sizeof num, "%d", r->m->item);
-        else snprintf(num, sizeof num, "+");
+        if (r->m->item)
+            snprintf(num, sizeof num, "%d", r->m->item);
+        else
+            snprintf(num, sizeof num, "+");
         killer_str(killer, sizeof killer, r);
         if (r->k.killed && r->k.outcome != SML_PROP_ERROR && !r->counted) {
             size_t L = strlen(killer);
             snprintf(killer + L, sizeof killer - L, " (NOT COUNTED)");
         }
-        if (!r->k.killed) snprintf(cases, sizeof cases, "%lld", (long long)r->std_cases);
+        if (!r->k.killed)
+            snprintf(cases, sizeof cases, "%lld", (long long)r->std_cases);
         else if (!strcmp(r->how, "targeted"))
-            snprintf(cases, sizeof cases, "%lld (+%lld std)", (long long)r->k.cases, (long long)r->std_cases);
-        else snprintf(cases, sizeof cases, "%lld", (long long)r->k.cases);
-        if (r->k.killed) shape_str(shrunk, sizeof shrunk, r->k.s_rows, r->k.s_cols, r->k.s_ld, r->k.s_offset);
-        else snprintf(shrunk, sizeof shrunk, "-");
-        if (r->saved[0] && r->saved[0] != '(') snprintf(repro, sizeof repro, "%s", r->saved);
-        else if (r->k.repro[0]) snprintf(repro, sizeof repro, "%s", basename_of(r->k.repro));
-        else snprintf(repro, sizeof repro, "-");
-        const char *how = r->k.killed ? (!strcmp(r->how, "targeted") ? "targeted" : "standard") : "-";
-        const char *op = r->k.killed ? sml_op_name(r->op) : "", *dt = r->k.killed ? sml_dtype_name(r->dt) : "";
-        if (md)
-            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", num, r->m->kernel.name,
-                    r->m->parent, killer, !strcmp(how, "targeted") ? "killed with targeted shape" : how, op,
-                    dt, cases, shrunk, repro);
+            snprintf(cases, sizeof cases, "%lld (+%lld std)", (long long)r->k.cases,
+                     (long long)r->std_cases);
         else
-            fprintf(f, "%-3s %-19s %-7s %-24s %-9s %-12s %-5s %7s %-22s %s\n", num, r->m->kernel.name,
-                    r->m->parent, killer, how, op, dt, cases, shrunk, repro);
+            snprintf(cases, sizeof cases, "%lld", (long long)r->k.cases);
+        if (r->k.killed)
+            shape_str(shrunk, sizeof shrunk, r->k.s_rows, r->k.s_cols, r->k.s_ld, r->k.s_offset);
+        else
+            snprintf(shrunk, sizeof shrunk, "-");
+        if (r->saved[0] && r->saved[0] != '(')
+            snprintf(repro, sizeof repro, "%s", r->saved);
+        else if (r->k.repro[0])
+            snprintf(repro, sizeof repro, "%s", basename_of(r->k.repro));
+        else
+            snprintf(repro, sizeof repro, "-");
+        const char *how =
+            r->k.killed ? (!strcmp(r->how, "targeted") ? "targeted" : "standard") : "-";
+        const char *op = r->k.killed ? sml_op_name(r->op) : "",
+                   *dt = r->k.killed ? sml_dtype_name(r->dt) : "";
+        if (md)
+            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", num,
+                    r->m->kernel.name, r->m->parent, killer,
+                    !strcmp(how, "targeted") ? "killed with targeted shape" : how, op, dt, cases,
+                    shrunk, repro);
+        else
+            fprintf(f, "%-3s %-19s %-7s %-24s %-9s %-12s %-5s %7s %-22s %s\n", num,
+                    r->m->kernel.name, r->m->parent, killer, how, op, dt, cases, shrunk, repro);
     }
     if (md) {
-        fprintf(f, "\nRun seed 0x%016llx. \"cases\": cases until the kill (for targeted kills, the\n"
-                   "targeted cases, plus the standard cases it survived first); \"shrunk\": rows x cols of\n"
-                   "the shrunk reproducer.\n", (unsigned long long)seed);
+        fprintf(f,
+                "\nRun seed 0x%016llx. \"cases\": cases until the kill (for targeted kills, the\n"
+                "targeted cases, plus the standard cases it survived first); \"shrunk\": rows x "
+                "cols of\n"
+                "the shrunk reproducer.\n",
+                (unsigned long long)seed);
         for (int i = 0; i < n; i++) {
             mrow *r = &rows[i];
-            fprintf(f, "\n- `%s` (%s): %s", r->m->kernel.name, r->verdict, r->k.killed ? r->k.message : r->note);
-            if (r->k.killed) fprintf(f, " [control: %s; replays on the mutant: %s]", r->control,
-                                     r->replays < 0 ? "not tried" : r->replays ? "yes" : "no (flaky)");
+            fprintf(f, "\n- `%s` (%s): %s", r->m->kernel.name, r->verdict,
+                    r->k.killed ? r->k.message : r->note);
+            if (r->k.killed)
+                fprintf(f, " [control: %s; replays on the mutant: %s]", r->control,
+                        r->replays < 0 ? "not tried"
+                        : r->replays   ? "yes"
+                                       : "no (flaky)");
             if (r->saved[0] == '(') fprintf(f, " %s", r->saved);
         }
         fprintf(f, "\n");
@@ -459,16 +529,20 @@ static void print_details(mrow *rows, int n) {
         mrow *r = &rows[i];
         printf("%s: %s", r->m->kernel.name, r->verdict);
         if (r->k.killed) {
-            printf(" by %s at case %lld of %s %s %s (%s, drawn %lldx%lld), %lld standard cases in %.1f s\n",
+            printf(" by %s at case %lld of %s %s %s (%s, drawn %lldx%lld), %lld standard cases in "
+                   "%.1f s\n",
                    sml_prop_name(r->k.prop), (long long)r->k.cases, r->how, sml_op_name(r->op),
                    sml_dtype_name(r->dt), r->k.family, (long long)r->k.rows, (long long)r->k.cols,
                    (long long)r->std_cases, r->std_seconds);
             printf("  %s\n  control: %s; replays on the mutant: %s\n", r->k.message, r->control,
-                   r->replays < 0 ? "not tried" : r->replays ? "yes" : "no (flaky)");
-            printf("  reproducer: %s%s%s\n", r->k.repro, r->saved[0] ? "\n  corpus: " : "", r->saved);
+                   r->replays < 0 ? "not tried"
+                   : r->replays   ? "yes"
+                                  : "no (flaky)");
+            printf("  reproducer: %s%s%s\n", r->k.repro, r->saved[0] ? "\n  corpus: " : "",
+                   r->saved);
         } else {
-            printf(" after %lld standard cases in %.1f s%s%s\n", (long long)r->std_cases, r->std_seconds,
-                   r->note[0] ? ": " : "", r->note);
+            printf(" after %lld standard cases in %.1f s%s%s\n", (long long)r->std_cases,
+                   r->std_seconds, r->note[0] ? ": " : "", r->note);
         }
     }
 }
@@ -477,7 +551,8 @@ static void print_details(mrow *rows, int n) {
 
 static int usage(const char *argv0, int rc) {
     fprintf(rc ? stderr : stdout,
-            "usage: %s [--mutant NAME] [--op OP] [--dtype DT] [--no-targeted] [--save-regressions DIR]\n"
+            "usage: %s [--mutant NAME] [--op OP] [--dtype DT] [--no-targeted] [--save-regressions "
+            "DIR]\n"
             "       [--table FILE] [--verbose] [--seconds S] [engine flags]\n"
             "       %s --replay FILE [--kernel K]\n       %s --list\nengine flags:\n%s",
             argv0, argv0, argv0, sml_prop_flags_help());
@@ -500,11 +575,12 @@ static int replay_one(const opts *o) {
         fprintf(stderr, "%s: %s: %s\n", TEST, sml_strerror(s), r.message);
         return 2;
     }
-    printf("%s on %s %s %lldx%lld (ld %lld, offset %lld), property %s: %s (recorded: %s)\n  %s\n", r.kernel,
-           sml_op_name(r.op), sml_dtype_name(r.dtype), (long long)r.rows, (long long)r.cols, (long long)r.ld,
-           (long long)r.offset, sml_prop_name(r.prop),
-           r.outcome == SML_PROP_FAIL ? "STILL FAILS" : r.outcome == SML_PROP_ERROR ? "STILL ERRORS"
-                                                                              : sml_prop_outcome_name(r.outcome),
+    printf("%s on %s %s %lldx%lld (ld %lld, offset %lld), property %s: %s (recorded: %s)\n  %s\n",
+           r.kernel, sml_op_name(r.op), sml_dtype_name(r.dtype), (long long)r.rows,
+           (long long)r.cols, (long long)r.ld, (long long)r.offset, sml_prop_name(r.prop),
+           r.outcome == SML_PROP_FAIL    ? "STILL FAILS"
+           : r.outcome == SML_PROP_ERROR ? "STILL ERRORS"
+                                         : sml_prop_outcome_name(r.outcome),
            r.recorded, r.message);
     return r.outcome == SML_PROP_FAIL || r.outcome == SML_PROP_ERROR ? 1 : 0;
 }
@@ -514,7 +590,8 @@ static void mask_str(char *b, size_t n, unsigned mask, int ops) {
     for (int i = 0; i < (ops ? SML_OP_COUNT : SML_DTYPE_COUNT); i++) {
         if (!(mask >> i & 1)) continue;
         size_t L = strlen(b);
-        snprintf(b + L, n - L, "%s%s", L ? "," : "", ops ? sml_op_name((sml_op)i) : sml_dtype_name((sml_dtype)i));
+        snprintf(b + L, n - L, "%s%s", L ? "," : "",
+                 ops ? sml_op_name((sml_op)i) : sml_dtype_name((sml_dtype)i));
     }
 }
 
@@ -522,18 +599,22 @@ static void list_zoo(void) {
     for (size_t i = 0; i < sml_gpu_mutant_count(); i++) {
         const sml_gpu_mutant *m = sml_gpu_mutant_at(i);
         char num[8], ops[96], dts[32];
-        if (m->item) snprintf(num, sizeof num, "%d", m->item);
-        else snprintf(num, sizeof num, "+");
+        if (m->item)
+            snprintf(num, sizeof num, "%d", m->item);
+        else
+            snprintf(num, sizeof num, "+");
         mask_str(ops, sizeof ops, m->kernel.ops, 1);
         mask_str(dts, sizeof dts, m->kernel.dtypes, 0);
-        printf("%-2s %-19s copy of %s (%s), %s %s\n   bug: %s\n   expect: %s\n", num, m->kernel.name,
-               m->parent, m->kernel.file, ops, dts, m->bug, m->expect);
+        printf("%-2s %-19s copy of %s (%s), %s %s\n   bug: %s\n   expect: %s\n", num,
+               m->kernel.name, m->parent, m->kernel.file, ops, dts, m->bug, m->expect);
         if (m->hint.shape.rows) {
             char shape[96];
             shape_str(shape, sizeof shape, m->hint.shape.rows, m->hint.shape.cols,
-                      m->hint.shape.ld ? m->hint.shape.ld : m->hint.shape.cols, m->hint.shape.offset);
-            printf("   targeted shape: %s %s %s, %s logits, %d cases: %s\n", shape, sml_op_name(m->hint.shape.op),
-                   sml_dtype_name(m->hint.shape.dtype), m->hint.family, m->hint.cases, m->hint.why);
+                      m->hint.shape.ld ? m->hint.shape.ld : m->hint.shape.cols,
+                      m->hint.shape.offset);
+            printf("   targeted shape: %s %s %s, %s logits, %d cases: %s\n", shape,
+                   sml_op_name(m->hint.shape.op), sml_dtype_name(m->hint.shape.dtype),
+                   m->hint.family, m->hint.cases, m->hint.why);
         }
         if (m->sanitizer) printf("   sanitizer: %s must catch it\n", m->sanitizer);
     }
@@ -566,20 +647,38 @@ int main(int argc, char **argv) {
             /* --seconds is the whole test's (or a child's) budget; each op and dtype keeps the
              * standard budget's own limit. */
             if (is_seconds) cfg.max_seconds = per_config;
-            for (int j = at; j < i && !is_seconds && o.nfwd < MAX_FWD; j++) o.fwd[o.nfwd++] = argv[j];
+            for (int j = at; j < i && !is_seconds && o.nfwd < MAX_FWD; j++)
+                o.fwd[o.nfwd++] = argv[j];
             continue;
         }
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--list")) { o.list = 1; i++; continue; }
-        if (!strcmp(a, "--no-targeted")) { o.targeted = 0; i++; continue; }
-        if (!strcmp(a, "--verbose")) { o.verbose = 1; i++; continue; }
+        if (!strcmp(a, "--list")) {
+            o.list = 1;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--no-targeted")) {
+            o.targeted = 0;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--verbose")) {
+            o.verbose = 1;
+            i++;
+            continue;
+        }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(argv[0], 0);
         if (!v) return usage(argv[0], 2);
-        if (!strcmp(a, "--mutant") || !strcmp(a, "--kernel")) o.only = v;
-        else if (!strcmp(a, "--replay")) o.replay = v;
-        else if (!strcmp(a, "--result")) o.result = v;
-        else if (!strcmp(a, "--save-regressions")) o.save_regr = v;
-        else if (!strcmp(a, "--table")) o.table = v;
+        if (!strcmp(a, "--mutant") || !strcmp(a, "--kernel"))
+            o.only = v;
+        else if (!strcmp(a, "--replay"))
+            o.replay = v;
+        else if (!strcmp(a, "--result"))
+            o.result = v;
+        else if (!strcmp(a, "--save-regressions"))
+            o.save_regr = v;
+        else if (!strcmp(a, "--table"))
+            o.table = v;
         else if (!strcmp(a, "--op")) {
             sml_op op;
             if (sml_op_parse(v, &op) != SML_OK) return usage(argv[0], 2);
@@ -588,7 +687,8 @@ int main(int argc, char **argv) {
             sml_dtype dt;
             if (sml_dtype_parse(v, &dt) != SML_OK) return usage(argv[0], 2);
             o.only_dt = dt;
-        } else return usage(argv[0], 2);
+        } else
+            return usage(argv[0], 2);
         i += 2;
     }
     if (o.list) {
@@ -619,8 +719,11 @@ int main(int argc, char **argv) {
     cfg.save_dir = SML_PROP_SAVE_DIR "/gpu-mutants";
     cfg.progress = stderr;
     FILE *devnull = NULL;
-    if (o.verbose) cfg.log = stdout;
-    else cfg.log = devnull = fopen("/dev/null", "w"); /* the table is the report; mutants fail by design */
+    if (o.verbose)
+        cfg.log = stdout;
+    else
+        cfg.log = devnull =
+            fopen("/dev/null", "w"); /* the table is the report; mutants fail by design */
 
     if (o.result) { /* child: one mutant, the record to a file */
         mrow r;
@@ -635,12 +738,13 @@ int main(int argc, char **argv) {
     if (!rows) return 1;
     int n = 0;
     printf("%s: run seed 0x%016llx, standard GPU budget (%lld cases, %.0f s per mutant/op/dtype), "
-           "%.0f s for the whole test\n", TEST, (unsigned long long)cfg.seed, (long long)cfg.max_cases,
-           cfg.max_seconds, o.budget);
+           "%.0f s for the whole test\n",
+           TEST, (unsigned long long)cfg.seed, (long long)cfg.max_cases, cfg.max_seconds, o.budget);
     fflush(stdout);
     const double t0 = sml_prop_now();
     int todo = 0;
-    for (size_t i = 0; i < nm; i++) todo += !o.only || !strcmp(o.only, sml_gpu_mutant_at(i)->kernel.name);
+    for (size_t i = 0; i < nm; i++)
+        todo += !o.only || !strcmp(o.only, sml_gpu_mutant_at(i)->kernel.name);
     for (size_t i = 0; i < nm; i++) {
         const sml_gpu_mutant *m = sml_gpu_mutant_at(i);
         if (o.only && strcmp(o.only, m->kernel.name)) continue;
@@ -648,24 +752,29 @@ int main(int argc, char **argv) {
         if (o.only) {
             sml_prop_config c = cfg;
             run_mutant(&o, &c, m, r);
-            if (cuda_fault(r)) /* this process's CUDA context is gone: the control cannot run here */
-                snprintf(r->note, sizeof r->note, "the kill was a CUDA fault: run without --mutant to check it "
-                                                  "against the control in a clean process");
+            if (cuda_fault(
+                    r)) /* this process's CUDA context is gone: the control cannot run here */
+                snprintf(r->note, sizeof r->note,
+                         "the kill was a CUDA fault: run without --mutant to check it "
+                         "against the control in a clean process");
         } else {
             double share = (o.budget - (sml_prop_now() - t0)) / (double)(todo - (n - 1));
             if (share < MIN_SHARE) share = MIN_SHARE;
             memset(r, 0, sizeof *r);
             r->m = m;
             r->replays = -1;
-            fprintf(stderr, "== %s (%s copy): %s; up to %.0f s of standard budget\n", m->kernel.name,
-                    m->parent, m->bug, share);
+            fprintf(stderr, "== %s (%s copy): %s; up to %.0f s of standard budget\n",
+                    m->kernel.name, m->parent, m->bug, share);
             if (!spawn(&o, m, share, share + CHILD_GRACE, r)) {
                 snprintf(r->verdict, sizeof r->verdict, "error");
-                snprintf(r->note, sizeof r->note, "could not start a child process: %s", strerror(errno));
+                snprintf(r->note, sizeof r->note, "could not start a child process: %s",
+                         strerror(errno));
             }
         }
-        if (!(o.only && cuda_fault(r))) check_control(r);
-        else snprintf(r->control, sizeof r->control, "not checked in this process (CUDA fault)");
+        if (!(o.only && cuda_fault(r)))
+            check_control(r);
+        else
+            snprintf(r->control, sizeof r->control, "not checked in this process (CUDA fault)");
         save_to_corpus(&o, r);
     }
 
@@ -680,25 +789,28 @@ int main(int argc, char **argv) {
             targeted += !strcmp(r->how, "targeted");
             sml_tally_pass(&t);
         } else if (r->k.killed) {
-            sml_tally_fail(&t, cmd, "mutant %s: the kill by %s does not count: %s", r->m->kernel.name,
-                           sml_prop_name(r->k.prop), r->control);
+            sml_tally_fail(&t, cmd, "mutant %s: the kill by %s does not count: %s",
+                           r->m->kernel.name, sml_prop_name(r->k.prop), r->control);
         } else if (!strcmp(r->verdict, "error")) {
-            sml_tally_fail(&t, cmd, "mutant %s: the harness failed: %s", r->m->kernel.name, r->note);
+            sml_tally_fail(&t, cmd, "mutant %s: the harness failed: %s", r->m->kernel.name,
+                           r->note);
         } else {
-            sml_tally_fail(&t, cmd, "mutant %s (%s) survived %lld standard cases%s%s", r->m->kernel.name,
-                           r->m->bug, (long long)r->std_cases, r->note[0] ? "; " : "", r->note);
+            sml_tally_fail(&t, cmd, "mutant %s (%s) survived %lld standard cases%s%s",
+                           r->m->kernel.name, r->m->bug, (long long)r->std_cases,
+                           r->note[0] ? "; " : "", r->note);
         }
     }
     print_details(rows, n);
     print_table(stdout, 0, rows, n, cfg.seed);
-    printf("\nmutation score: %d/%d killed (%d with a targeted shape) in %.1f s\n", killed, n, targeted,
-           sml_prop_now() - t0);
+    printf("\nmutation score: %d/%d killed (%d with a targeted shape) in %.1f s\n", killed, n,
+           targeted, sml_prop_now() - t0);
     if (!o.only) {
         FILE *f = fopen(o.table, "w");
         if (f) {
             fprintf(f, "# Mutation table (%s)\n\n", TEST);
             print_table(f, 1, rows, n, cfg.seed);
-            fprintf(f, "\nMutation score: %d/%d killed (%d with a targeted shape).\n", killed, n, targeted);
+            fprintf(f, "\nMutation score: %d/%d killed (%d with a targeted shape).\n", killed, n,
+                    targeted);
             fclose(f);
             printf("table: %s\n", o.table);
         }

@@ -52,19 +52,29 @@
 #include "tests/mutants/mutant.cuh"
 
 /* The row stride's type: 64-bit, but 32-bit in gpu_offset32. */
-template <mut_id M> struct warp_ld { typedef int64_t t; };
+template <mut_id M>
+struct warp_ld {
+    typedef int64_t t;
+};
 /* MUTANT gpu_offset32: ld narrowed to int by the launcher, and the row offset with it */
-template <> struct warp_ld<GPU_OFFSET32> { typedef int t; };
+template <>
+struct warp_ld<GPU_OFFSET32> {
+    typedef int t;
+};
 
 /* The padding of a forward load. */
-template <typename T, mut_id M> __device__ __forceinline__ T fwd_pad() {
-    if constexpr (M == GPU_PAD_ZERO) return sml_zero<T>(); /* MUTANT gpu_pad_zero: padding lanes hold 0, not -inf */
-    else return sml_neg_inf<T>();
+template <typename T, mut_id M>
+__device__ __forceinline__ T fwd_pad() {
+    if constexpr (M == GPU_PAD_ZERO)
+        return sml_zero<T>(); /* MUTANT gpu_pad_zero: padding lanes hold 0, not -inf */
+    else
+        return sml_neg_inf<T>();
 }
 
 template <mut_id M, typename T, int V, int K>
 __global__ void __launch_bounds__(WARP_THREADS)
-    warp_fwd(const T *x, T *out, int64_t rows, int cols, typename warp_ld<M>::t ld, int width, int log_op) {
+    warp_fwd(const T *x, T *out, int64_t rows, int cols, typename warp_ld<M>::t ld, int width,
+             int log_op) {
     typedef typename warp_ld<M>::t LD;
     const int lane = threadIdx.x & 31;
     const int sub = lane / width, lr = lane & (width - 1);
@@ -74,7 +84,8 @@ __global__ void __launch_bounds__(WARP_THREADS)
     for (int64_t base = warp0 * per_warp; base < rows; base += step) {
         const int64_t row = base + sub;
         const int lim = row < rows ? cols : 0;
-        const LD off = (LD)((row < rows ? row : base) * ld); /* gpu_offset32: truncated to 32 bits */
+        const LD off =
+            (LD)((row < rows ? row : base) * ld); /* gpu_offset32: truncated to 32 bits */
         mut_vec<T, V> r[K];
 #pragma unroll
         for (int k = 0; k < K; k++)
@@ -97,9 +108,11 @@ __global__ void __launch_bounds__(WARP_THREADS)
 #pragma unroll
             for (int k = 0; k < K; k++)
 #pragma unroll
-                for (int j = 0; j < V; j++) s16 = sml_from_f<T>(sml_f(s16) + sml_exp_shift(sml_f(r[k].v[j]), m));
+                for (int j = 0; j < V; j++)
+                    s16 = sml_from_f<T>(sml_f(s16) + sml_exp_shift(sml_f(r[k].v[j]), m));
             for (int o = width >> 1; o > 0; o >>= 1)
-                s16 = sml_from_f<T>(sml_f(s16) + sml_f(__shfl_xor_sync(0xffffffffu, s16, o, width)));
+                s16 =
+                    sml_from_f<T>(sml_f(s16) + sml_f(__shfl_xor_sync(0xffffffffu, s16, o, width)));
             s = sml_f(s16);
         } else {
 #pragma unroll
@@ -131,7 +144,8 @@ __global__ void __launch_bounds__(WARP_THREADS)
 
 template <mut_id M, typename T, int V, int K>
 __global__ void __launch_bounds__(WARP_THREADS)
-    warp_bwd(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld, int width, int log_op) {
+    warp_bwd(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld, int width,
+             int log_op) {
     const int lane = threadIdx.x & 31;
     const int sub = lane / width, lr = lane & (width - 1);
     const int per_warp = 32 / width;
@@ -153,7 +167,8 @@ __global__ void __launch_bounds__(WARP_THREADS)
         for (int k = 0; k < K; k++) {
             float t = 0.0f;
 #pragma unroll
-            for (int j = 0; j < V; j++) t += sml_bwd_term(sml_f(ry[k].v[j]), sml_f(rd[k].v[j]), log_op);
+            for (int j = 0; j < V; j++)
+                t += sml_bwd_term(sml_f(ry[k].v[j]), sml_f(rd[k].v[j]), log_op);
             s += t;
         }
         static_assert(M == GPU_BWD_NO_DOT || M == GPU_BWD_DOT_ROWS, "the backward mutants");
@@ -166,7 +181,8 @@ __global__ void __launch_bounds__(WARP_THREADS)
             mut_vec<T, V> o;
 #pragma unroll
             for (int j = 0; j < V; j++)
-                o.v[j] = sml_from_f<T>(sml_bwd_out(sml_f(ry[k].v[j]), sml_f(rd[k].v[j]), s, log_op));
+                o.v[j] =
+                    sml_from_f<T>(sml_bwd_out(sml_f(ry[k].v[j]), sml_f(rd[k].v[j]), s, log_op));
             mut_st<T, V, M>(out + off, (int64_t)(k * width + lr) * V, lim, o);
         }
     }
@@ -181,15 +197,16 @@ static sml_status go(const sml_problem *p, int K, int width, int blocks) {
         void (*kern)(const T *, const T *, T *, int64_t, int, int64_t, int, int) = NULL;
         MUT_PICK_WARP(kern, warp_bwd, M, T, V, K);
         if (!kern) return SML_ERR_INTERNAL;
-        kern<<<blocks, WARP_THREADS, 0, st>>>((const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows, (int)p->cols,
-                                              p->ld, width, p->op == SML_LOG_SOFTMAX_BWD);
+        kern<<<blocks, WARP_THREADS, 0, st>>>((const T *)p->x, (const T *)p->dy, (T *)p->out,
+                                              p->rows, (int)p->cols, p->ld, width,
+                                              p->op == SML_LOG_SOFTMAX_BWD);
     } else {
         typedef typename warp_ld<M>::t LD;
         void (*kern)(const T *, T *, int64_t, int, LD, int, int) = NULL;
         MUT_PICK_WARP(kern, warp_fwd, M, T, V, K);
         if (!kern) return SML_ERR_INTERNAL;
-        kern<<<blocks, WARP_THREADS, 0, st>>>((const T *)p->x, (T *)p->out, p->rows, (int)p->cols, (LD)p->ld, width,
-                                              p->op == SML_LOG_SOFTMAX);
+        kern<<<blocks, WARP_THREADS, 0, st>>>((const T *)p->x, (T *)p->out, p->rows, (int)p->cols,
+                                              (LD)p->ld, width, p->op == SML_LOG_SOFTMAX);
     }
     return sml_launch_ok();
 }
@@ -197,8 +214,10 @@ static sml_status go(const sml_problem *p, int K, int width, int blocks) {
 template <mut_id M, typename T>
 static int vec_elems(const sml_problem *p) {
     /* MUTANT gpu_assume_aligned: only x's base is checked; out's base and the row stride ld are not */
-    if constexpr (M == GPU_ASSUME_ALIGNED) return ((uintptr_t)p->x & 15u) == 0 ? (int)(16 / sizeof(T)) : 1;
-    else return sml_vec_elems(p);
+    if constexpr (M == GPU_ASSUME_ALIGNED)
+        return ((uintptr_t)p->x & 15u) == 0 ? (int)(16 / sizeof(T)) : 1;
+    else
+        return sml_vec_elems(p);
 }
 
 template <mut_id M, typename T>
@@ -211,7 +230,9 @@ static sml_status typed(const sml_problem *p, int sms) {
 
 /* The dtypes a mutant instantiates (mutants.c declares the same) and the ops it takes. */
 static constexpr bool takes_dtype(mut_id M, sml_dtype dt) {
-    return M == GPU_SUM16 ? dt == SML_F16 || dt == SML_BF16 : M == GPU_OFFSET32 ? dt == SML_F16 : dt == SML_F32;
+    return M == GPU_SUM16      ? dt == SML_F16 || dt == SML_BF16
+           : M == GPU_OFFSET32 ? dt == SML_F16
+                               : dt == SML_F32;
 }
 static bool takes_op(mut_id M, sml_op op) {
     return M == GPU_LOG_OF_SOFTMAX ? op == SML_LOG_SOFTMAX : sml_op_is_backward(op) == is_bwd(M);
@@ -219,7 +240,8 @@ static bool takes_op(mut_id M, sml_op op) {
 
 template <mut_id M>
 static sml_status launch(sml_handle *h, const sml_problem *p) {
-    if (p->cols > WARP_MAX_COLS || !takes_dtype(M, p->dtype) || !takes_op(M, p->op)) return SML_ERR_UNSUPPORTED;
+    if (p->cols > WARP_MAX_COLS || !takes_dtype(M, p->dtype) || !takes_op(M, p->op))
+        return SML_ERR_UNSUPPORTED;
     int sms = 0;
     sml_status s = sml_device_sms(h, &sms);
     if (s != SML_OK) return s;

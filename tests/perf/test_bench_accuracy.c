@@ -23,7 +23,8 @@ static sml_status run_plan(const sml_kernel **kernels, size_t n, sml_bench_run *
     sml_bench_plan plan;
     memset(&plan, 0, sizeof plan);
     snprintf(plan.sweep, sizeof plan.sweep, "test");
-    static const int64_t SHAPES[][2] = {{64, 1000}, {16, 4096}, {256, 300}, {8, 20000}, {512, 77}, {32, 2048}};
+    static const int64_t SHAPES[][2] = {{64, 1000}, {16, 4096}, {256, 300},
+                                        {8, 20000}, {512, 77},  {32, 2048}};
     plan.shapes.n = sizeof SHAPES / sizeof SHAPES[0];
     for (size_t i = 0; i < plan.shapes.n; i++)
         plan.shapes.shape[i] = (sml_sweep_shape){SHAPES[i][0], SHAPES[i][1], 1u << SML_F32, 0};
@@ -65,8 +66,8 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--cli")) cli = argv[i + 1];
     char tmp[128];
     if (sml_cli_setup("test_bench_accuracy", cli, tmp, sizeof tmp)) return 1;
-    const sml_kernel *k1[] = {sml_kernel_find("cpu_naive"), &sml_acc_narrow_sum, &sml_acc_accurate_exp,
-                              &sml_acc_fast_exp};
+    const sml_kernel *k1[] = {sml_kernel_find("cpu_naive"), &sml_acc_narrow_sum,
+                              &sml_acc_accurate_exp, &sml_acc_fast_exp};
     sml_bench_run run;
     if (run_plan(k1, 4, &run) != SML_OK) return 1;
     sml_ledger l;
@@ -80,20 +81,37 @@ int main(int argc, char **argv) {
     }
     int wrong = 0;
     for (size_t i = 0; i < run.nresults; i++) wrong += run.results[i].verdict != SML_VERDICT_OK;
-    if (!wrong) sml_tally_pass(&T);
-    else sml_tally_fail(&T, REPRO, "%d results missed the contract: the planted kernels must stay inside it", wrong);
-    if (a[0] && a[0]->verdict == SML_ACC_LESS && !strcmp(a[0]->baseline, "cpu_naive")) sml_tally_pass(&T);
-    else sml_tally_fail(&T, REPRO, "the ledger does not call acc_narrow_sum LESS ACCURATE than cpu_naive");
-    if (a[1] && (a[1]->verdict == SML_ACC_SAME || a[1]->verdict == SML_ACC_MORE)) sml_tally_pass(&T);
-    else sml_tally_fail(&T, REPRO, "the ledger does not call acc_expf SAME (or MORE ACCURATE) against cpu_naive");
+    if (!wrong)
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(&T, REPRO,
+                       "%d results missed the contract: the planted kernels must stay inside it",
+                       wrong);
+    if (a[0] && a[0]->verdict == SML_ACC_LESS && !strcmp(a[0]->baseline, "cpu_naive"))
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(&T, REPRO,
+                       "the ledger does not call acc_narrow_sum LESS ACCURATE than cpu_naive");
+    if (a[1] && (a[1]->verdict == SML_ACC_SAME || a[1]->verdict == SML_ACC_MORE))
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(
+            &T, REPRO,
+            "the ledger does not call acc_expf SAME (or MORE ACCURATE) against cpu_naive");
     /* N(0, 1) logits keep the fast exp's loss under the floor: recorded, not called. */
-    if (a[2] && a[2]->mine.worst > a[1]->mine.worst && a[2]->verdict == SML_ACC_SAME) sml_tally_pass(&T);
-    else sml_tally_fail(&T, REPRO, "acc_fast_exp: want a worse worst err/bound than acc_expf, under the floor (SAME)");
+    if (a[2] && a[2]->mine.worst > a[1]->mine.worst && a[2]->verdict == SML_ACC_SAME)
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(
+            &T, REPRO,
+            "acc_fast_exp: want a worse worst err/bound than acc_expf, under the floor (SAME)");
     char sp[96], ac[160];
     sml_ledger_side_by_side(sml_ledger_find(&l, "acc_narrow_sum"), sp, sizeof sp, ac, sizeof ac);
     printf("side by side: speedup %s; accuracy %s\n", sp, ac);
-    if (!strncmp(ac, "LESS ACCURATE vs cpu_naive (softmax fp32: worst ", 48)) sml_tally_pass(&T);
-    else sml_tally_fail(&T, REPRO, "the decisions' accuracy column reads \"%s\"", ac);
+    if (!strncmp(ac, "LESS ACCURATE vs cpu_naive (softmax fp32: worst ", 48))
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(&T, REPRO, "the decisions' accuracy column reads \"%s\"", ac);
 
     /* Two ledgers of one kernel name: expf first, the fast exp second. */
     sml_kernel named_good = sml_acc_accurate_exp, named_fast = sml_acc_narrow_sum;
@@ -105,8 +123,8 @@ int main(int argc, char **argv) {
     snprintf(p_new, sizeof p_new, "%s/new.json", tmp);
     sml_bench_run r2, r3;
     sml_ledger l2, l3;
-    if (run_plan(k2, 2, &r2) != SML_OK || run_plan(k3, 2, &r3) != SML_OK || sml_ledger_build(&r2, &l2) != SML_OK ||
-        sml_ledger_build(&r3, &l3) != SML_OK)
+    if (run_plan(k2, 2, &r2) != SML_OK || run_plan(k3, 2, &r3) != SML_OK ||
+        sml_ledger_build(&r2, &l2) != SML_OK || sml_ledger_build(&r3, &l3) != SML_OK)
         return 1;
     fflush(stdout); /* the child's stdout starts empty */
     if (save(&r2, &l2, p_old) && save(&r3, &l3, p_new)) {
@@ -114,14 +132,23 @@ int main(int argc, char **argv) {
         int rc = sml_run_cli(cli, tmp, a1, log, sizeof log);
         char cmd[700];
         snprintf(cmd, sizeof cmd, "%s compare %s %s", cli, p_old, p_new);
-        if (rc == 1 && strstr(log, "acc_kernel softmax          fp32  LESS ACCURATE")) sml_tally_pass(&T);
-        else sml_tally_fail(&T, cmd, "compare of the two ledgers: exit %d, want 1 and LESS ACCURATE:\n%s", rc, log);
+        if (rc == 1 && strstr(log, "acc_kernel softmax          fp32  LESS ACCURATE"))
+            sml_tally_pass(&T);
+        else
+            sml_tally_fail(&T, cmd,
+                           "compare of the two ledgers: exit %d, want 1 and LESS ACCURATE:\n%s", rc,
+                           log);
         const char *a2[] = {"compare", p_old, p_old, NULL};
         rc = sml_run_cli(cli, tmp, a2, log, sizeof log);
-        if (strstr(log, "0 LESS ACCURATE, 0 MORE ACCURATE, 2 SAME")) sml_tally_pass(&T);
-        else sml_tally_fail(&T, cmd, "compare of a ledger with itself is not SAME for both kernels:\n%s", log);
-        if (sml_dir_entries(tmp) == 2) sml_tally_pass(&T); /* the two ledgers: compare wrote nothing */
-        else sml_tally_fail(&T, cmd, "compare wrote files into %s", tmp);
+        if (strstr(log, "0 LESS ACCURATE, 0 MORE ACCURATE, 2 SAME"))
+            sml_tally_pass(&T);
+        else
+            sml_tally_fail(
+                &T, cmd, "compare of a ledger with itself is not SAME for both kernels:\n%s", log);
+        if (sml_dir_entries(tmp) == 2)
+            sml_tally_pass(&T); /* the two ledgers: compare wrote nothing */
+        else
+            sml_tally_fail(&T, cmd, "compare wrote files into %s", tmp);
     }
     sml_ledger_free(&l);
     sml_ledger_free(&l2);

@@ -35,7 +35,8 @@ static int exists(const char *name) {
 
 static char LOG[1 << 16];
 
-static void expect_rc(int n, const char *what, const char *const *args, int want, int must_be_empty) {
+static void expect_rc(int n, const char *what, const char *const *args, int want,
+                      int must_be_empty) {
     if (!sml_case_filter_want(&F, n)) return;
     if (must_be_empty) {
         /* Start empty, so one case's leftovers cannot fail the next. */
@@ -49,8 +50,9 @@ static void expect_rc(int n, const char *what, const char *const *args, int want
         sml_tally_pass(&T);
         return;
     }
-    sml_tally_fail(&T, F.repro, "case %d: %s: exit %d (want %d), %d files written%s\n--- output ---\n%.2000s",
-                   n, what, rc, want, files, must_be_empty ? " (want none)" : "", LOG);
+    sml_tally_fail(&T, F.repro,
+                   "case %d: %s: exit %d (want %d), %d files written%s\n--- output ---\n%.2000s", n,
+                   what, rc, want, files, must_be_empty ? " (want none)" : "", LOG);
 }
 
 int main(int argc, char **argv) {
@@ -103,33 +105,47 @@ int main(int argc, char **argv) {
     /* compare verdicts decide the exit code. */
     const char *const slow[] = {"compare", fx[0], fx[1], NULL};
     expect_rc(40, "compare with a SLOW case", slow, 1, 1);
-    sml_test_check_case(&T, &F, LOG, 41, strstr(LOG, "SLOW") && strstr(LOG, "FAST") && strstr(LOG, "SAME") && strstr(LOG, "UNCLEAR") &&
-                  strstr(LOG, "check broke: ok -> WRONG"),
-          "compare prints every verdict and the broken check");
+    sml_test_check_case(&T, &F, LOG, 41,
+                        strstr(LOG, "SLOW") && strstr(LOG, "FAST") && strstr(LOG, "SAME") &&
+                            strstr(LOG, "UNCLEAR") && strstr(LOG, "check broke: ok -> WRONG"),
+                        "compare prints every verdict and the broken check");
     const char *const fine[] = {"compare", fx[0], fx[2], NULL};
     expect_rc(42, "compare with no SLOW case", fine, 0, 1);
     const char *const only_slow[] = {"compare", fx[2], fx[0], NULL};
     expect_rc(43, "compare with one SLOW case and nothing broken", only_slow, 1, 1);
 
     /* A small real run on the CPU backends. */
-    const char *const ok[] = {"bench", "--backend", "cpu", "--rows", "32", "--cols", "256", "--dtype", "fp32,bf16",
-                              "--op", "all", "--max-seconds", "0.02", "--ledger", "L", "--json", "run.json",
-                              "--md", "run.md", "--svg", "L/plots/run.svg", "--quiet", NULL};
+    const char *const ok[] = {"bench",   "--backend", "cpu",
+                              "--rows",  "32",        "--cols",
+                              "256",     "--dtype",   "fp32,bf16",
+                              "--op",    "all",       "--max-seconds",
+                              "0.02",    "--ledger",  "L",
+                              "--json",  "run.json",  "--md",
+                              "run.md",  "--svg",     "L/plots/run.svg",
+                              "--quiet", NULL};
     expect_rc(50, "a small CPU bench", ok, 0, 0);
-    sml_test_check_case(&T, &F, LOG, 51, exists("L/custom_all.json") && exists("L/custom_all.md"), "the ledger directory holds JSON and Markdown");
-    sml_test_check_case(&T, &F, LOG, 52, exists("run.json") && exists("run.md") && exists("L/plots/run.svg"),
-          "--json, --md and --svg (into a directory made for it) were written");
-    sml_test_check_case(&T, &F, LOG, 53, strstr(LOG, "== softmax_bwd bf16 32x256") && strstr(LOG, "cpu_online") && strstr(LOG, "decisions"),
-          "a table per case and the decisions are printed");
+    sml_test_check_case(&T, &F, LOG, 51, exists("L/custom_all.json") && exists("L/custom_all.md"),
+                        "the ledger directory holds JSON and Markdown");
+    sml_test_check_case(&T, &F, LOG, 52,
+                        exists("run.json") && exists("run.md") && exists("L/plots/run.svg"),
+                        "--json, --md and --svg (into a directory made for it) were written");
+    sml_test_check_case(&T, &F, LOG, 53,
+                        strstr(LOG, "== softmax_bwd bf16 32x256") && strstr(LOG, "cpu_online") &&
+                            strstr(LOG, "decisions"),
+                        "a table per case and the decisions are printed");
     if (!sml_gpu_available())
-        sml_test_check_case(&T, &F, LOG, 54, strstr(LOG, "GPU backends are unavailable") != NULL, "with no GPU the output says so");
+        sml_test_check_case(&T, &F, LOG, 54, strstr(LOG, "GPU backends are unavailable") != NULL,
+                            "with no GPU the output says so");
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/run.json", TMP);
     sml_json *doc = NULL;
-    sml_test_check_case(&T, &F, LOG, 55, sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK &&
-                  sml_json_len(sml_json_get(doc, "records")) >= 2 &&
-                  sml_json_len(sml_json_get(sml_json_at(sml_json_get(doc, "records"), 0), "evidence")) == 8,
-          "run.json parses: >= 2 records with 8 evidence rows each (4 ops x 2 dtypes)");
+    sml_test_check_case(
+        &T, &F, LOG, 55,
+        sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK &&
+            sml_json_len(sml_json_get(doc, "records")) >= 2 &&
+            sml_json_len(sml_json_get(sml_json_at(sml_json_get(doc, "records"), 0), "evidence")) ==
+                8,
+        "run.json parses: >= 2 records with 8 evidence rows each (4 ops x 2 dtypes)");
     sml_json_free(doc);
     const char *const self[] = {"compare", "run.json", "run.json", NULL};
     expect_rc(56, "compare a run with itself", self, 0, 0);
@@ -138,40 +154,57 @@ int main(int argc, char **argv) {
     sml_test_check_case(&T, &F, LOG, 58, exists("again.svg"), "plot wrote the SVG");
     const char *const dflt[] = {"bench", "--help", NULL};
     expect_rc(59, "bench --help", dflt, 0, 0);
-    sml_test_check_case(&T, &F, LOG, 60, strstr(LOG, "standard") && strstr(LOG, "16384x128"), "--help lists the sweeps and their shapes");
+    sml_test_check_case(&T, &F, LOG, 60, strstr(LOG, "standard") && strstr(LOG, "16384x128"),
+                        "--help lists the sweeps and their shapes");
 
     /* A time limit the first case outlasts: exit 0, a partial ledger, and the run says so. */
-    const char *const part[] = {"bench", "--backend", "cpu", "--rows", "32", "--cols", "256", "--dtype", "fp32,bf16",
-                                "--op", "all", "--max-seconds", "0.02", "--time-limit", "0.001", "--ledger", "L",
-                                "--json", "part.json", "--quiet", NULL};
+    const char *const part[] = {
+        "bench",     "--backend",    "cpu",       "--rows",   "32",  "--cols",
+        "256",       "--dtype",      "fp32,bf16", "--op",     "all", "--max-seconds",
+        "0.02",      "--time-limit", "0.001",     "--ledger", "L",   "--json",
+        "part.json", "--quiet",      NULL};
     expect_rc(61, "a CPU bench cut short by --time-limit", part, 0, 0);
-    sml_test_check_case(&T, &F, LOG, 62, strstr(LOG, "time limit: 0.001 s reached after 1 of 8 cases; the ledger is partial") != NULL,
-          "the run says where the time limit stopped it");
+    sml_test_check_case(
+        &T, &F, LOG, 62,
+        strstr(LOG, "time limit: 0.001 s reached after 1 of 8 cases; the ledger is partial") !=
+            NULL,
+        "the run says where the time limit stopped it");
     snprintf(path, sizeof path, "%s/part.json", TMP);
     doc = NULL;
-    const sml_json *pj = sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK ? sml_json_get(doc, "partial") : NULL;
-    sml_test_check_case(&T, &F, LOG, 63, pj && sml_json_num(sml_json_get(pj, "cases_measured"), -1) == 1 &&
-                  sml_json_num(sml_json_get(pj, "cases_planned"), -1) == 8 &&
-                  sml_json_len(sml_json_get(sml_json_at(sml_json_get(doc, "records"), 0), "evidence")) == 1,
-          "part.json: partial, 1 of 8 cases, one evidence row per record");
+    const sml_json *pj = sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK
+                             ? sml_json_get(doc, "partial")
+                             : NULL;
+    sml_test_check_case(&T, &F, LOG, 63,
+                        pj && sml_json_num(sml_json_get(pj, "cases_measured"), -1) == 1 &&
+                            sml_json_num(sml_json_get(pj, "cases_planned"), -1) == 8 &&
+                            sml_json_len(sml_json_get(sml_json_at(sml_json_get(doc, "records"), 0),
+                                                      "evidence")) == 1,
+                        "part.json: partial, 1 of 8 cases, one evidence row per record");
     sml_json_free(doc);
     snprintf(path, sizeof path, "%s/run.json", TMP);
-    sml_test_check_case(&T, &F, LOG, 64, sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK && sml_json_get(doc, "partial") &&
-                  sml_json_get(doc, "partial")->type == SML_JSON_NULL,
-          "a complete run's ledger has \"partial\": null");
+    sml_test_check_case(&T, &F, LOG, 64,
+                        sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK &&
+                            sml_json_get(doc, "partial") &&
+                            sml_json_get(doc, "partial")->type == SML_JSON_NULL,
+                        "a complete run's ledger has \"partial\": null");
     sml_json_free(doc);
     /* --gate fails a partial run even where no claim was missed: the CPU backends have none. */
-    const char *const gated[] = {"bench", "--backend", "cpu", "--rows", "32", "--cols", "256", "--max-seconds", "0.02",
-                                 "--time-limit", "0.001", "--op", "all", "--gate", "--ledger", "L", "--quiet", NULL};
+    const char *const gated[] = {
+        "bench",         "--backend", "cpu",          "--rows", "32",   "--cols", "256",
+        "--max-seconds", "0.02",      "--time-limit", "0.001",  "--op", "all",    "--gate",
+        "--ledger",      "L",         "--quiet",      NULL};
     expect_rc(65, "--gate on a partial run", gated, 1, 0);
-    sml_test_check_case(&T, &F, LOG, 66, strstr(LOG, "PARTIAL: the time limit (0.001 s) stopped the run after 1 of 4 cases") &&
-                  strstr(LOG, "gate: a partial run cannot show any claim holds"),
-          "stdout says the run is partial and why the gate failed");
+    sml_test_check_case(
+        &T, &F, LOG, 66,
+        strstr(LOG, "PARTIAL: the time limit (0.001 s) stopped the run after 1 of 4 cases") &&
+            strstr(LOG, "gate: a partial run cannot show any claim holds"),
+        "stdout says the run is partial and why the gate failed");
 
     /* With no --ledger the ledger goes beside the binary (the build tree), never into the
      * directory the command runs in (a source checkout). */
-    const char *const dfl[] = {"bench", "--backend", "cpu", "--rows", "3", "--cols", "5", "--op", "log_softmax_bwd",
-                               "--max-seconds", "0.01", "--quiet", NULL};
+    const char *const dfl[] = {"bench",  "--backend", "cpu",  "--rows",          "3",
+                               "--cols", "5",         "--op", "log_softmax_bwd", "--max-seconds",
+                               "0.01",   "--quiet",   NULL};
     char beside[700];
     snprintf(beside, sizeof beside, "%s", F.cli);
     char *slash = strrchr(beside, '/');
@@ -180,12 +213,15 @@ int main(int argc, char **argv) {
     remove(beside);
     expect_rc(67, "a CPU bench with no --ledger", dfl, 0, 1);
     struct stat bst;
-    sml_test_check_case(&T, &F, LOG, 68, entries(TMP) == 0 && stat(beside, &bst) == 0 && bst.st_size > 0,
-          "no --ledger: nothing in the working directory, the ledger in ledger/ beside the binary");
+    sml_test_check_case(
+        &T, &F, LOG, 68, entries(TMP) == 0 && stat(beside, &bst) == 0 && bst.st_size > 0,
+        "no --ledger: nothing in the working directory, the ledger in ledger/ beside the binary");
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", TMP);
-    if (T.failed == 0 && system(cmd) != 0) printf("note: could not remove %s\n", TMP);
-    else if (T.failed) printf("files kept in %s\n", TMP);
+    if (T.failed == 0 && system(cmd) != 0)
+        printf("note: could not remove %s\n", TMP);
+    else if (T.failed)
+        printf("files kept in %s\n", TMP);
     return sml_tally_finish(&T);
 }

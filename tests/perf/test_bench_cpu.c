@@ -39,20 +39,36 @@ static sml_status launch_lazy(sml_handle *h, const sml_problem *p) {
 
 /* Designated initializers: the fields a test does not care about stay zero, and a field
  * added to sml_kernel later does not break the build. */
-static const sml_kernel PLANTED_CORRUPT = {
-    .name = "planted_corrupt", .file = "tests/perf/test_bench_cpu.c", .device = SML_DEVICE_CPU,
-    .ops = SML_OPS_ALL, .dtypes = SML_DTYPES_ALL, .min_cols = 1, .max_cols = 0,
-    .launch = launch_corrupt, .summary = "cpu_naive with one element off by 1%",
-    .claim = {"cpu_naive", 0.5, "all"}};
-static const sml_kernel PLANTED_LAZY = {
-    .name = "planted_lazy", .file = "tests/perf/test_bench_cpu.c", .device = SML_DEVICE_CPU,
-    .ops = SML_OPS_ALL, .dtypes = SML_DTYPES_ALL, .min_cols = 1, .max_cols = 0,
-    .launch = launch_lazy, .summary = "cpu_naive on half the rows", .claim = {NULL, 0.0, NULL}};
-static const sml_kernel PLANTED_OK = {
-    .name = "planted_ok", .file = "tests/perf/test_bench_cpu.c", .device = SML_DEVICE_CPU,
-    .ops = SML_OPS_ALL, .dtypes = SML_DTYPES_ALL, .min_cols = 1, .max_cols = 0,
-    .launch = sml_launch_cpu_naive, .summary = "cpu_naive under another name",
-    .claim = {"cpu_naive", 0.5, "all"}};
+static const sml_kernel PLANTED_CORRUPT = {.name = "planted_corrupt",
+                                           .file = "tests/perf/test_bench_cpu.c",
+                                           .device = SML_DEVICE_CPU,
+                                           .ops = SML_OPS_ALL,
+                                           .dtypes = SML_DTYPES_ALL,
+                                           .min_cols = 1,
+                                           .max_cols = 0,
+                                           .launch = launch_corrupt,
+                                           .summary = "cpu_naive with one element off by 1%",
+                                           .claim = {"cpu_naive", 0.5, "all"}};
+static const sml_kernel PLANTED_LAZY = {.name = "planted_lazy",
+                                        .file = "tests/perf/test_bench_cpu.c",
+                                        .device = SML_DEVICE_CPU,
+                                        .ops = SML_OPS_ALL,
+                                        .dtypes = SML_DTYPES_ALL,
+                                        .min_cols = 1,
+                                        .max_cols = 0,
+                                        .launch = launch_lazy,
+                                        .summary = "cpu_naive on half the rows",
+                                        .claim = {NULL, 0.0, NULL}};
+static const sml_kernel PLANTED_OK = {.name = "planted_ok",
+                                      .file = "tests/perf/test_bench_cpu.c",
+                                      .device = SML_DEVICE_CPU,
+                                      .ops = SML_OPS_ALL,
+                                      .dtypes = SML_DTYPES_ALL,
+                                      .min_cols = 1,
+                                      .max_cols = 0,
+                                      .launch = sml_launch_cpu_naive,
+                                      .summary = "cpu_naive under another name",
+                                      .claim = {"cpu_naive", 0.5, "all"}};
 
 static const sml_bench_result *find(const sml_bench_run *run, size_t c, const char *k) {
     return sml_bench_find(run, c, k);
@@ -90,64 +106,93 @@ int main(int argc, char **argv) {
         printf("  %s\n", err);
         return sml_tally_finish(&T);
     }
-    sml_test_check_case(&T, &F, NULL, 2, run.ncases == 6, "6 cases: fp32 256 x2 ops, fp16/bf16 2048 x2 ops");
+    sml_test_check_case(&T, &F, NULL, 2, run.ncases == 6,
+                        "6 cases: fp32 256 x2 ops, fp16/bf16 2048 x2 ops");
     sml_test_check_case(&T, &F, NULL, 3, run.nresults == 30, "30 results: 5 kernels x 6 cases");
-    sml_test_check_case(&T, &F, NULL, 4, run.env.has_host_memcpy && run.env.host_memcpy_gbps > 0, "the host copy bandwidth was measured");
+    sml_test_check_case(&T, &F, NULL, 4, run.env.has_host_memcpy && run.env.host_memcpy_gbps > 0,
+                        "the host copy bandwidth was measured");
     int n = 10;
     for (size_t c = 0; c < run.ncases; c++, n += 10) {
         const sml_bench_case *k = &run.cases[c];
-        const sml_bench_result *naive = find(&run, c, "cpu_naive"), *online = find(&run, c, "cpu_online");
-        const sml_bench_result *bad = find(&run, c, "planted_corrupt"), *lazy = find(&run, c, "planted_lazy");
+        const sml_bench_result *naive = find(&run, c, "cpu_naive"),
+                               *online = find(&run, c, "cpu_online");
+        const sml_bench_result *bad = find(&run, c, "planted_corrupt"),
+                               *lazy = find(&run, c, "planted_lazy");
         const sml_bench_result *ok = find(&run, c, "planted_ok");
         char what[160];
-        snprintf(what, sizeof what, "%s %s %lldx%lld: cpu_naive, cpu_online and planted_ok pass the check",
-                 sml_op_name(k->op), sml_dtype_name(k->dtype), (long long)k->rows, (long long)k->cols);
-        sml_test_check_case(&T, &F, NULL, n + 0, naive && online && ok && naive->verdict == SML_VERDICT_OK &&
-                         online->verdict == SML_VERDICT_OK && ok->verdict == SML_VERDICT_OK, what);
-        sml_test_check_case(&T, &F, NULL, n + 1, bad && bad->verdict == SML_VERDICT_WRONG && strstr(bad->check, "WRONG") &&
-                         bad->timed, "the corrupting kernel is WRONG, and still timed");
-        sml_test_check_case(&T, &F, NULL, n + 2, bad && bad->verdict == SML_VERDICT_WRONG && bad->check[0] &&
-                         strstr(bad->check, "row ") && !strstr(bad->check, "row 0 "),
-              "the WRONG message points at the corrupted (last) row");
+        snprintf(what, sizeof what,
+                 "%s %s %lldx%lld: cpu_naive, cpu_online and planted_ok pass the check",
+                 sml_op_name(k->op), sml_dtype_name(k->dtype), (long long)k->rows,
+                 (long long)k->cols);
+        sml_test_check_case(&T, &F, NULL, n + 0,
+                            naive && online && ok && naive->verdict == SML_VERDICT_OK &&
+                                online->verdict == SML_VERDICT_OK && ok->verdict == SML_VERDICT_OK,
+                            what);
+        sml_test_check_case(&T, &F, NULL, n + 1,
+                            bad && bad->verdict == SML_VERDICT_WRONG &&
+                                strstr(bad->check, "WRONG") && bad->timed,
+                            "the corrupting kernel is WRONG, and still timed");
+        sml_test_check_case(&T, &F, NULL, n + 2,
+                            bad && bad->verdict == SML_VERDICT_WRONG && bad->check[0] &&
+                                strstr(bad->check, "row ") && !strstr(bad->check, "row 0 "),
+                            "the WRONG message points at the corrupted (last) row");
         sml_test_check_case(&T, &F, NULL, n + 3, lazy && lazy->verdict == SML_VERDICT_WRONG,
-              "a kernel that leaves rows unwritten is caught by the poisoned output");
-        sml_test_check_case(&T, &F, NULL, n + 4, naive && naive->timed && naive->m.t.n >= 10 && naive->m.t.median > 0 &&
-                         isfinite(naive->gbps) && naive->gbps > 0,
-              "cpu_naive has >= 10 samples, a positive median and GB/s");
+                            "a kernel that leaves rows unwritten is caught by the poisoned output");
+        sml_test_check_case(&T, &F, NULL, n + 4,
+                            naive && naive->timed && naive->m.t.n >= 10 && naive->m.t.median > 0 &&
+                                isfinite(naive->gbps) && naive->gbps > 0,
+                            "cpu_naive has >= 10 samples, a positive median and GB/s");
         double want_gbps = naive ? (double)k->bytes_moved / naive->m.t.median * 1e-9 : 0;
-        sml_test_check_case(&T, &F, NULL, n + 5, naive && fabs(naive->gbps - want_gbps) <= 1e-9 * want_gbps &&
-                         k->bytes_moved == (size_t)k->rows * (size_t)k->cols * sml_dtype_size(k->dtype) *
-                                               (sml_op_is_backward(k->op) ? 3 : 2),
-              "GB/s counts forward 2x, backward 3x the tensor bytes");
-        sml_test_check_case(&T, &F, NULL, n + 6, naive && fabs(naive->vs_naive - 1.0) < 1e-12 && online &&
-                         fabs(online->vs_naive - naive->m.t.median / online->m.t.median) < 1e-12,
-              "speedup vs naive = time(naive) / time(kernel)");
-        sml_test_check_case(&T, &F, NULL, n + 7, naive && k->has_copy && isfinite(naive->frac_copy_kernel) &&
-                         fabs(naive->frac_copy_kernel - k->copy.t.median / naive->m.t.median) < 1e-12 &&
-                         isfinite(naive->frac_memcpy),
-              "fractions of the copy references are present and consistent");
-        sml_test_check_case(&T, &F, NULL, n + 8, k->seed != 0 && strncmp(k->cache, "host", 4) == 0, "the case records its seed and cache state");
+        sml_test_check_case(&T, &F, NULL, n + 5,
+                            naive && fabs(naive->gbps - want_gbps) <= 1e-9 * want_gbps &&
+                                k->bytes_moved == (size_t)k->rows * (size_t)k->cols *
+                                                      sml_dtype_size(k->dtype) *
+                                                      (sml_op_is_backward(k->op) ? 3 : 2),
+                            "GB/s counts forward 2x, backward 3x the tensor bytes");
+        sml_test_check_case(&T, &F, NULL, n + 6,
+                            naive && fabs(naive->vs_naive - 1.0) < 1e-12 && online &&
+                                fabs(online->vs_naive - naive->m.t.median / online->m.t.median) <
+                                    1e-12,
+                            "speedup vs naive = time(naive) / time(kernel)");
+        sml_test_check_case(
+            &T, &F, NULL, n + 7,
+            naive && k->has_copy && isfinite(naive->frac_copy_kernel) &&
+                fabs(naive->frac_copy_kernel - k->copy.t.median / naive->m.t.median) < 1e-12 &&
+                isfinite(naive->frac_memcpy),
+            "fractions of the copy references are present and consistent");
+        sml_test_check_case(&T, &F, NULL, n + 8, k->seed != 0 && strncmp(k->cache, "host", 4) == 0,
+                            "the case records its seed and cache state");
         /* The limit has the op's own traffic: forward it is the copy itself, backward a
          * separate two-read kernel moving 3x the tensor bytes. */
         int bwd = sml_op_is_backward(k->op);
-        double lim_gbps = k->has_limit ? 3.0 * (double)k->tensor_bytes / k->limit.t.median * 1e-9 : 0;
-        sml_test_check_case(&T, &F, NULL, n + 9, naive && k->has_limit && k->limit_reads == (bwd ? 2 : 1) && isfinite(naive->frac_limit) &&
-                         fabs(naive->frac_limit - k->limit.t.median / naive->m.t.median) < 1e-12 &&
-                         (bwd ? fabs(k->limit_gbps - lim_gbps) <= 1e-9 * lim_gbps
-                              : k->limit.t.median == k->copy.t.median && k->limit_gbps == k->copy_gbps),
-              "the traffic-matched limit: the copy forward, 2 reads + 1 write backward, frac_limit = its time / time");
+        double lim_gbps =
+            k->has_limit ? 3.0 * (double)k->tensor_bytes / k->limit.t.median * 1e-9 : 0;
+        sml_test_check_case(
+            &T, &F, NULL, n + 9,
+            naive && k->has_limit && k->limit_reads == (bwd ? 2 : 1) &&
+                isfinite(naive->frac_limit) &&
+                fabs(naive->frac_limit - k->limit.t.median / naive->m.t.median) < 1e-12 &&
+                (bwd ? fabs(k->limit_gbps - lim_gbps) <= 1e-9 * lim_gbps
+                     : k->limit.t.median == k->copy.t.median && k->limit_gbps == k->copy_gbps),
+            "the traffic-matched limit: the copy forward, 2 reads + 1 write backward, frac_limit = "
+            "its time / time");
     }
     sml_ledger l;
-    sml_test_check_case(&T, &F, NULL, 80, sml_ledger_build(&run, &l) == SML_OK, "the ledger builds");
+    sml_test_check_case(&T, &F, NULL, 80, sml_ledger_build(&run, &l) == SML_OK,
+                        "the ledger builds");
     const sml_ledger_record *rc = sml_ledger_find(&l, "planted_corrupt");
     const sml_ledger_record *rk = sml_ledger_find(&l, "planted_ok");
     const sml_ledger_record *rn = sml_ledger_find(&l, "cpu_naive");
-    sml_test_check_case(&T, &F, NULL, 81, rc && rc->decision.status == SML_DECISION_REJECTED && rc->decision.wrong == 6,
-          "the corrupting kernel is Rejected with 6 WRONG rows, though its claim is easy");
+    sml_test_check_case(
+        &T, &F, NULL, 81,
+        rc && rc->decision.status == SML_DECISION_REJECTED && rc->decision.wrong == 6,
+        "the corrupting kernel is Rejected with 6 WRONG rows, though its claim is easy");
     sml_test_check_case(&T, &F, NULL, 82, rk && rk->decision.status == SML_DECISION_SUPPORTED,
-          "the correct copy of cpu_naive meets its >= 0.5x claim: Supported");
-    sml_test_check_case(&T, &F, NULL, 83, rn && rn->decision.status == SML_DECISION_MEASURED, "no claim: Measured");
-    sml_test_check_case(&T, &F, NULL, 84, rc && rc->n == 6 && strstr(rc->reason, "WRONG"), "a rejected kernel keeps its evidence and says why");
+                        "the correct copy of cpu_naive meets its >= 0.5x claim: Supported");
+    sml_test_check_case(&T, &F, NULL, 83, rn && rn->decision.status == SML_DECISION_MEASURED,
+                        "no claim: Measured");
+    sml_test_check_case(&T, &F, NULL, 84, rc && rc->n == 6 && strstr(rc->reason, "WRONG"),
+                        "a rejected kernel keeps its evidence and says why");
     /* The JSON ledger reads back, and compares with itself without a SLOW. */
     char *buf = NULL;
     size_t len = 0;
@@ -160,8 +205,10 @@ int main(int argc, char **argv) {
     if (s != SML_OK) printf("  %s\n", err);
     sml_cmp_report cr;
     s = sml_compare_docs(doc, doc, 0.03, &cr, err, sizeof err);
-    sml_test_check_case(&T, &F, NULL, 86, s == SML_OK && cr.n == 30 && !sml_cmp_failed(&cr) && cr.count[SML_CMP_SLOW] == 0,
-          "the ledger compares with itself: 30 cases, no SLOW");
+    sml_test_check_case(&T, &F, NULL, 86,
+                        s == SML_OK && cr.n == 30 && !sml_cmp_failed(&cr) &&
+                            cr.count[SML_CMP_SLOW] == 0,
+                        "the ledger compares with itself: 30 cases, no SLOW");
     sml_cmp_report_free(&cr);
     const sml_json *recs = sml_json_get(doc, "records");
     int statuses = 0;
@@ -178,25 +225,34 @@ int main(int argc, char **argv) {
         const sml_json *ev = sml_json_get(sml_json_at(recs, i), "evidence");
         for (size_t j = 0; j < sml_json_len(ev); j++, rows++) {
             const sml_json *e = sml_json_at(ev, j);
-            const char *op = sml_json_str(sml_json_get(e, "op")), *pat = sml_json_str(sml_json_get(e, "limit_pattern"));
+            const char *op = sml_json_str(sml_json_get(e, "op")),
+                       *pat = sml_json_str(sml_json_get(e, "limit_pattern"));
             int bwd = op && strstr(op, "_bwd") != NULL;
-            if (sml_json_is_num(sml_json_get(e, "frac_limit")) && sml_json_is_num(sml_json_get(e, "limit_ms")) &&
+            if (sml_json_is_num(sml_json_get(e, "frac_limit")) &&
+                sml_json_is_num(sml_json_get(e, "limit_ms")) &&
                 sml_json_is_num(sml_json_get(e, "limit_gbps")) && pat &&
                 !strcmp(pat, bwd ? "2 reads + 1 write" : "1 read + 1 write"))
                 limit_rows++;
         }
     }
-    sml_test_check_case(&T, &F, NULL, 89, rows == 30 && limit_rows == rows, "every JSON evidence row has frac_limit, limit_ms, limit_gbps and its pattern");
+    sml_test_check_case(
+        &T, &F, NULL, 89, rows == 30 && limit_rows == rows,
+        "every JSON evidence row has frac_limit, limit_ms, limit_gbps and its pattern");
     free(buf);
     buf = NULL;
     f = open_memstream(&buf, &len);
     int wm = sml_ledger_write_md(&run, &l, f);
     fclose(f);
-    sml_test_check_case(&T, &F, NULL, 88, wm == 0 && strstr(buf, "| planted_corrupt | cpu | >= 0.50x cpu_naive (all) | **Rejected** |"),
-          "the Markdown ledger has the decision row");
-    sml_test_check_case(&T, &F, NULL, 90, wm == 0 && strstr(buf, "| of memcpy | of copy kernel | of limit |") &&
-                  strstr(buf, "| 2 reads + 1 write |") && strstr(buf, "| 1 read + 1 write |"),
-          "the Markdown ledger has the of-limit column and each case's limit pattern");
+    sml_test_check_case(
+        &T, &F, NULL, 88,
+        wm == 0 &&
+            strstr(buf, "| planted_corrupt | cpu | >= 0.50x cpu_naive (all) | **Rejected** |"),
+        "the Markdown ledger has the decision row");
+    sml_test_check_case(
+        &T, &F, NULL, 90,
+        wm == 0 && strstr(buf, "| of memcpy | of copy kernel | of limit |") &&
+            strstr(buf, "| 2 reads + 1 write |") && strstr(buf, "| 1 read + 1 write |"),
+        "the Markdown ledger has the of-limit column and each case's limit pattern");
     free(buf);
     sml_json_free(doc);
     sml_ledger_free(&l);
@@ -204,8 +260,14 @@ int main(int argc, char **argv) {
 
     /* Row sampling for big cases: blocks in bounds, increasing, disjoint, first and last row
      * in, about the budget. */
-    static const int64_t SHAPES[][3] = {{4096, 32768, 1 << 24}, {128, 1048576, 1 << 24}, {1024, 131072, 1 << 24},
-                                        {1000, 7, 100}, {65, 3, 10}, {64, 3, 10}, {4096, 1024, 1 << 24}, {5, 5, 0}};
+    static const int64_t SHAPES[][3] = {{4096, 32768, 1 << 24},
+                                        {128, 1048576, 1 << 24},
+                                        {1024, 131072, 1 << 24},
+                                        {1000, 7, 100},
+                                        {65, 3, 10},
+                                        {64, 3, 10},
+                                        {4096, 1024, 1 << 24},
+                                        {5, 5, 0}};
     for (int i = 0; i < 8; i++) {
         sml_rowset rs;
         int64_t rows = SHAPES[i][0], cols = SHAPES[i][1], max = SHAPES[i][2];
@@ -218,11 +280,15 @@ int main(int argc, char **argv) {
             if (rs.nrows[b] < 1 || (b && rs.row0[b] < rs.row0[b - 1] + rs.nrows[b - 1])) ok = 0;
         }
         int full = max <= 0 || rows * cols <= max || rows <= SML_ROWSET_MAX_BLOCKS;
-        ok &= sum == rs.total_rows && (full ? rs.total_rows == rows
-                                            : rs.total_rows < rows && rs.total_rows * cols <= max + SML_ROWSET_MAX_BLOCKS * cols);
+        ok &= sum == rs.total_rows &&
+              (full ? rs.total_rows == rows
+                    : rs.total_rows < rows &&
+                          rs.total_rows * cols <= max + SML_ROWSET_MAX_BLOCKS * cols);
         char what[160];
-        snprintf(what, sizeof what, "rowset %lldx%lld budget %lld: %d blocks, %lld rows, first and last in, disjoint",
-                 (long long)rows, (long long)cols, (long long)max, rs.nblocks, (long long)rs.total_rows);
+        snprintf(what, sizeof what,
+                 "rowset %lldx%lld budget %lld: %d blocks, %lld rows, first and last in, disjoint",
+                 (long long)rows, (long long)cols, (long long)max, rs.nblocks,
+                 (long long)rs.total_rows);
         sml_test_check_case(&T, &F, NULL, 100 + i, ok, what);
     }
     /* A sampled check still catches a corrupted last row and unwritten rows. */
@@ -234,11 +300,16 @@ int main(int argc, char **argv) {
     const sml_bench_result *sb = s == SML_OK ? sml_bench_find(&run, 0, "planted_corrupt") : NULL;
     const sml_bench_result *sl = s == SML_OK ? sml_bench_find(&run, 0, "planted_lazy") : NULL;
     const sml_bench_result *sn = s == SML_OK ? sml_bench_find(&run, 0, "cpu_naive") : NULL;
-    sml_test_check_case(&T, &F, NULL, 110, s == SML_OK && run.cases[0].checked_rows == 64, "512x64 with a 4096-element budget checks 64 rows");
-    sml_test_check_case(&T, &F, NULL, 111, sb && sb->verdict == SML_VERDICT_WRONG && strstr(sb->check, "rows sampled: 64 of 512"),
-          "the sampled check catches the corrupted last row and says it sampled");
-    sml_test_check_case(&T, &F, NULL, 112, sl && sl->verdict == SML_VERDICT_WRONG, "the sampled check catches unwritten rows");
-    sml_test_check_case(&T, &F, NULL, 113, sn && sn->verdict == SML_VERDICT_OK, "cpu_naive passes the sampled check");
+    sml_test_check_case(&T, &F, NULL, 110, s == SML_OK && run.cases[0].checked_rows == 64,
+                        "512x64 with a 4096-element budget checks 64 rows");
+    sml_test_check_case(&T, &F, NULL, 111,
+                        sb && sb->verdict == SML_VERDICT_WRONG &&
+                            strstr(sb->check, "rows sampled: 64 of 512"),
+                        "the sampled check catches the corrupted last row and says it sampled");
+    sml_test_check_case(&T, &F, NULL, 112, sl && sl->verdict == SML_VERDICT_WRONG,
+                        "the sampled check catches unwritten rows");
+    sml_test_check_case(&T, &F, NULL, 113, sn && sn->verdict == SML_VERDICT_OK,
+                        "cpu_naive passes the sampled check");
     if (s == SML_OK) sml_bench_run_free(&run);
 
     /* A 1 ms limit, past before the first case (the copy bandwidth alone takes 0.2 s), which
@@ -251,22 +322,30 @@ int main(int argc, char **argv) {
     cfg.check_max_elems = (int64_t)1 << 24;
     cfg.time_limit_s = 1e-3;
     s = sml_bench_execute(&plan, &cfg, NULL, NULL, &run, err, sizeof err);
-    sml_test_check_case(&T, &F, NULL, 120, s == SML_OK && run.ncases == 1 && run.ncases_planned == 6 && sml_bench_partial(&run) &&
-                   run.nresults == 5,
-          "a 1 ms time limit: the first case runs (whole: 5 results), the other 5 do not");
+    sml_test_check_case(
+        &T, &F, NULL, 120,
+        s == SML_OK && run.ncases == 1 && run.ncases_planned == 6 && sml_bench_partial(&run) &&
+            run.nresults == 5,
+        "a 1 ms time limit: the first case runs (whole: 5 results), the other 5 do not");
     if (s == SML_OK) {
         sml_ledger lp;
-        sml_test_check_case(&T, &F, NULL, 121, sml_ledger_build(&run, &lp) == SML_OK, "the partial ledger builds");
+        sml_test_check_case(&T, &F, NULL, 121, sml_ledger_build(&run, &lp) == SML_OK,
+                            "the partial ledger builds");
         const sml_ledger_record *pk = sml_ledger_find(&lp, "planted_ok");
         const sml_ledger_record *pc = sml_ledger_find(&lp, "planted_corrupt");
-        sml_test_check_case(&T, &F, NULL, 122, pk && pk->decision.status == SML_DECISION_CAVEATED && pk->decision.meets == pk->decision.counted &&
-                       strstr(pk->reason, "Meets it on all 1 shapes measured") &&
-                       strstr(pk->reason, "Partial run") && strstr(pk->reason, "1 of 6 cases"),
-              "a kernel meeting its claim on every case measured is Caveated on a partial run, and says why");
+        sml_test_check_case(&T, &F, NULL, 122,
+                            pk && pk->decision.status == SML_DECISION_CAVEATED &&
+                                pk->decision.meets == pk->decision.counted &&
+                                strstr(pk->reason, "Meets it on all 1 shapes measured") &&
+                                strstr(pk->reason, "Partial run") &&
+                                strstr(pk->reason, "1 of 6 cases"),
+                            "a kernel meeting its claim on every case measured is Caveated on a "
+                            "partial run, and says why");
         sml_test_check_case(&T, &F, NULL, 123, pc && pc->decision.status == SML_DECISION_REJECTED,
-              "a kernel that misses its claim is still Rejected on a partial run");
+                            "a kernel that misses its claim is still Rejected on a partial run");
         const sml_ledger_record *pn = sml_ledger_find(&lp, "cpu_naive");
-        sml_test_check_case(&T, &F, NULL, 126, pn && pn->decision.status == SML_DECISION_MEASURED, "a kernel with no claim stays Measured");
+        sml_test_check_case(&T, &F, NULL, 126, pn && pn->decision.status == SML_DECISION_MEASURED,
+                            "a kernel with no claim stays Measured");
         buf = NULL;
         f = open_memstream(&buf, &len);
         wj = sml_ledger_write_json(&run, &lp, f);
@@ -274,19 +353,23 @@ int main(int argc, char **argv) {
         doc = NULL;
         s = sml_json_parse(buf, len, &doc, err, sizeof err);
         const sml_json *part = s == SML_OK ? sml_json_get(doc, "partial") : NULL;
-        sml_test_check_case(&T, &F, NULL, 124, wj == 0 && part && sml_json_num(sml_json_get(part, "cases_measured"), -1) == 1 &&
-                       sml_json_num(sml_json_get(part, "cases_planned"), -1) == 6 &&
-                       sml_json_num(sml_json_get(part, "time_limit_s"), -1) == 1e-3 &&
-                       sml_json_num(sml_json_get(sml_json_get(doc, "config"), "time_limit_s"), -1) == 1e-3,
-              "the JSON ledger's partial block: 1 of 6 cases, the limit there and in config");
+        sml_test_check_case(
+            &T, &F, NULL, 124,
+            wj == 0 && part && sml_json_num(sml_json_get(part, "cases_measured"), -1) == 1 &&
+                sml_json_num(sml_json_get(part, "cases_planned"), -1) == 6 &&
+                sml_json_num(sml_json_get(part, "time_limit_s"), -1) == 1e-3 &&
+                sml_json_num(sml_json_get(sml_json_get(doc, "config"), "time_limit_s"), -1) == 1e-3,
+            "the JSON ledger's partial block: 1 of 6 cases, the limit there and in config");
         sml_json_free(doc);
         free(buf);
         buf = NULL;
         f = open_memstream(&buf, &len);
         wm = sml_ledger_write_md(&run, &lp, f);
         fclose(f);
-        sml_test_check_case(&T, &F, NULL, 125, wm == 0 && strstr(buf, "**Partial run:**") && strstr(buf, "after 1 of 6 cases"),
-              "the Markdown ledger says the run is partial");
+        sml_test_check_case(&T, &F, NULL, 125,
+                            wm == 0 && strstr(buf, "**Partial run:**") &&
+                                strstr(buf, "after 1 of 6 cases"),
+                            "the Markdown ledger says the run is partial");
         free(buf);
         sml_ledger_free(&lp);
         sml_bench_run_free(&run);
@@ -294,14 +377,18 @@ int main(int argc, char **argv) {
     /* A limit the run never reaches changes nothing: every case, Supported kept. */
     cfg.time_limit_s = 1e6;
     s = sml_bench_execute(&plan, &cfg, NULL, NULL, &run, err, sizeof err);
-    sml_test_check_case(&T, &F, NULL, 127, s == SML_OK && run.ncases == 6 && run.ncases_planned == 6 && !sml_bench_partial(&run),
-          "a limit never reached: all 6 cases, not partial");
+    sml_test_check_case(&T, &F, NULL, 127,
+                        s == SML_OK && run.ncases == 6 && run.ncases_planned == 6 &&
+                            !sml_bench_partial(&run),
+                        "a limit never reached: all 6 cases, not partial");
     if (s == SML_OK) {
         sml_ledger lc;
         const int built = sml_ledger_build(&run, &lc) == SML_OK;
         const sml_ledger_record *ck = built ? sml_ledger_find(&lc, "planted_ok") : NULL;
-        sml_test_check_case(&T, &F, NULL, 128, ck && ck->decision.status == SML_DECISION_SUPPORTED && !strstr(ck->reason, "Partial"),
-              "planted_ok stays Supported, with no partial note");
+        sml_test_check_case(&T, &F, NULL, 128,
+                            ck && ck->decision.status == SML_DECISION_SUPPORTED &&
+                                !strstr(ck->reason, "Partial"),
+                            "planted_ok stays Supported, with no partial note");
         if (built) sml_ledger_free(&lc);
         sml_bench_run_free(&run);
     }

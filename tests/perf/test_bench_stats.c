@@ -12,13 +12,16 @@ static sml_case_filter F;
 
 static void near(int n, const char *what, double got, double want) {
     if (!sml_case_filter_want(&F, n)) return;
-    if ((isnan(want) && isnan(got)) || fabs(got - want) <= 1e-12 * (fabs(want) + 1)) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s = %.17g, want %.17g", n, what, got, want);
+    if ((isnan(want) && isnan(got)) || fabs(got - want) <= 1e-12 * (fabs(want) + 1))
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(&T, F.repro, "case %d: %s = %.17g, want %.17g", n, what, got, want);
 }
 
 static void stops(int n, const char *what, sml_stop_reason got, sml_stop_reason want) {
     if (!sml_case_filter_want(&F, n)) return;
-    if (got == want) sml_tally_pass(&T);
+    if (got == want)
+        sml_tally_pass(&T);
     else
         sml_tally_fail(&T, F.repro, "case %d: %s: stop = %s, want %s", n, what,
                        sml_stop_reason_name(got), sml_stop_reason_name(want));
@@ -73,8 +76,11 @@ int main(int argc, char **argv) {
     near(18, "outliers: median stays", s.median, 1.002);
     near(19, "outliers: max is the outlier", s.max, 12);
     if (sml_case_filter_want(&F, 20)) {
-        if (s.rel_spread < 0.01) sml_tally_pass(&T);
-        else sml_tally_fail(&T, F.repro, "case 20: two outliers inflated the spread to %g", s.rel_spread);
+        if (s.rel_spread < 0.01)
+            sml_tally_pass(&T);
+        else
+            sml_tally_fail(&T, F.repro, "case 20: two outliers inflated the spread to %g",
+                           s.rel_spread);
     }
 
     sml_stop_rule r = {10, 50, 0.02, 1.0};
@@ -83,7 +89,8 @@ int main(int argc, char **argv) {
         quiet[i] = 1.0 + 0.001 * (i % 3);
         noisy[i] = 1.0 + 0.5 * (i % 2);
     }
-    stops(21, "quiet but under min_samples, time over", sml_should_stop(quiet, 9, 5.0, &r), SML_STOP_CONTINUE);
+    stops(21, "quiet but under min_samples, time over", sml_should_stop(quiet, 9, 5.0, &r),
+          SML_STOP_CONTINUE);
     stops(22, "quiet at min_samples", sml_should_stop(quiet, 10, 0.1, &r), SML_STOP_CONVERGED);
     stops(23, "noisy, time left", sml_should_stop(noisy, 10, 0.1, &r), SML_STOP_CONTINUE);
     stops(24, "noisy, time over", sml_should_stop(noisy, 10, 1.0, &r), SML_STOP_TIME_LIMIT);
@@ -92,6 +99,7 @@ int main(int argc, char **argv) {
     stops(27, "outliers still converge", sml_should_stop(outl, 22, 0.1, &r), SML_STOP_CONVERGED);
     sml_stop_rule exact = {10, 50, 0.0, 1.0};
     double flat[10] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
-    stops(28, "identical samples meet noise 0", sml_should_stop(flat, 10, 0.0, &exact), SML_STOP_CONVERGED);
+    stops(28, "identical samples meet noise 0", sml_should_stop(flat, 10, 0.0, &exact),
+          SML_STOP_CONVERGED);
     return sml_tally_finish(&T);
 }

@@ -30,9 +30,11 @@ static void expect(int n, const sml_cmp_report *r, const char *kernel, const cha
                       : x->presence == SML_CMP_ONLY_OLD ? "only-old"
                       : x->presence == SML_CMP_ONLY_NEW ? "only-new"
                                                         : sml_compare_name(x->verdict);
-    if (!strcmp(got, want)) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s %s %s %lldx%lld: %s, want %s", n, kernel, op, dtype,
-                        rows, cols, got, want);
+    if (!strcmp(got, want))
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(&T, F.repro, "case %d: %s %s %s %lldx%lld: %s, want %s", n, kernel, op,
+                       dtype, rows, cols, got, want);
 }
 
 static sml_status cmp(const char *a, const char *b, sml_cmp_report *r, char *err, size_t n) {
@@ -48,9 +50,11 @@ static void malformed(int n, const char *file, sml_status want, const char *ment
     char err[512] = "";
     sml_status s = cmp("compare_old.json", file, &r, err, sizeof err);
     sml_cmp_report_free(&r);
-    if (s == want && strstr(err, mention)) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s: status %s, message '%s'; want %s mentioning '%s'", n,
-                        file, sml_strerror(s), err, sml_strerror(want), mention);
+    if (s == want && strstr(err, mention))
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(&T, F.repro, "case %d: %s: status %s, message '%s'; want %s mentioning '%s'",
+                       n, file, sml_strerror(s), err, sml_strerror(want), mention);
 }
 
 int main(int argc, char **argv) {
@@ -71,35 +75,45 @@ int main(int argc, char **argv) {
     expect(7, &r, "warp", "softmax", "fp32", 4096, 256, "only-old");
     expect(8, &r, "online", "softmax", "fp16", 128, 1048576, "only-new");
     const sml_cmp_row *b = row(&r, "block", "softmax", "bf16", 4096, 8192);
-    sml_test_check_case(&T, &F, NULL, 9, b && b->broke == 1, "ok -> WRONG is reported as a broken check");
+    sml_test_check_case(&T, &F, NULL, 9, b && b->broke == 1,
+                        "ok -> WRONG is reported as a broken check");
     const sml_cmp_row *e = row(&r, "block", "softmax_bwd", "fp16", 4096, 8192);
     sml_test_check_case(&T, &F, NULL, 10, e && e->broke == 0, "ERROR -> ok is not a broken check");
-    sml_test_check_case(&T, &F, NULL, 11, r.count[SML_CMP_SLOW] == 1 && r.count[SML_CMP_FAST] == 1 && r.count[SML_CMP_SAME] == 2 &&
-                  r.count[SML_CMP_UNCLEAR] == 2 && r.only_old == 1 && r.only_new == 1 && r.broke == 1,
-          "counts: 1 SLOW, 1 FAST, 2 SAME, 2 UNCLEAR, 1 only-old, 1 only-new, 1 broke");
+    sml_test_check_case(
+        &T, &F, NULL, 11,
+        r.count[SML_CMP_SLOW] == 1 && r.count[SML_CMP_FAST] == 1 && r.count[SML_CMP_SAME] == 2 &&
+            r.count[SML_CMP_UNCLEAR] == 2 && r.only_old == 1 && r.only_new == 1 && r.broke == 1,
+        "counts: 1 SLOW, 1 FAST, 2 SAME, 2 UNCLEAR, 1 only-old, 1 only-new, 1 broke");
     sml_test_check_case(&T, &F, NULL, 12, sml_cmp_failed(&r), "a SLOW case fails the comparison");
     sml_cmp_report_free(&r);
 
     s = cmp("compare_old.json", "compare_new_ok.json", &r, err, sizeof err);
-    sml_test_check_case(&T, &F, NULL, 13, s == SML_OK && !sml_cmp_failed(&r) && r.count[SML_CMP_FAST] == 1,
-          "no SLOW and nothing broke: the comparison passes");
+    sml_test_check_case(&T, &F, NULL, 13,
+                        s == SML_OK && !sml_cmp_failed(&r) && r.count[SML_CMP_FAST] == 1,
+                        "no SLOW and nothing broke: the comparison passes");
     sml_cmp_report_free(&r);
     s = cmp("compare_new.json", "compare_new.json", &r, err, sizeof err);
-    sml_test_check_case(&T, &F, NULL, 14, s == SML_OK && !sml_cmp_failed(&r) && r.count[SML_CMP_SLOW] == 0 && r.count[SML_CMP_FAST] == 0,
-          "a file against itself has no SLOW and no FAST");
+    sml_test_check_case(&T, &F, NULL, 14,
+                        s == SML_OK && !sml_cmp_failed(&r) && r.count[SML_CMP_SLOW] == 0 &&
+                            r.count[SML_CMP_FAST] == 0,
+                        "a file against itself has no SLOW and no FAST");
     sml_cmp_report_free(&r);
     /* Swapping old and new turns FAST into SLOW. */
     s = cmp("compare_new_ok.json", "compare_old.json", &r, err, sizeof err);
-    sml_test_check_case(&T, &F, NULL, 15, s == SML_OK && sml_cmp_failed(&r) && r.count[SML_CMP_SLOW] == 1, "swapped: the FAST case is SLOW");
+    sml_test_check_case(&T, &F, NULL, 15,
+                        s == SML_OK && sml_cmp_failed(&r) && r.count[SML_CMP_SLOW] == 1,
+                        "swapped: the FAST case is SLOW");
     sml_cmp_report_free(&r);
 
     /* Every check word the bench writes must be readable: KNOWN-DEV (cuDNN's documented
      * deviations) is in every real GPU ledger, and once did not fit (compare refused them). */
     s = cmp("compare_known_dev.json", "compare_known_dev.json", &r, err, sizeof err);
     const sml_cmp_row *kd = s == SML_OK ? row(&r, "cudnn", "softmax", "fp16", 4096, 1024) : NULL;
-    sml_test_check_case(&T, &F, NULL, 16, kd && !strcmp(kd->old_check, "KNOWN-DEV") && !strcmp(kd->new_check, "KNOWN-DEV") && !kd->broke &&
-                  !sml_cmp_failed(&r),
-          "a KNOWN-DEV check reads back whole and is not a broken check");
+    sml_test_check_case(&T, &F, NULL, 16,
+                        kd && !strcmp(kd->old_check, "KNOWN-DEV") &&
+                            !strcmp(kd->new_check, "KNOWN-DEV") && !kd->broke &&
+                            !sml_cmp_failed(&r),
+                        "a KNOWN-DEV check reads back whole and is not a broken check");
     if (s != SML_OK) printf("  %s\n", err);
     sml_cmp_report_free(&r);
 

@@ -13,23 +13,27 @@ static sml_case_filter F;
 
 static void is_str(int n, const char *what, const char *got, const char *want) {
     if (!sml_case_filter_want(&F, n)) return;
-    if (!strcmp(got, want)) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s = %s, want %s", n, what, got, want);
+    if (!strcmp(got, want))
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(&T, F.repro, "case %d: %s = %s, want %s", n, what, got, want);
 }
 
 static void is_int(int n, const char *what, long got, long want) {
     if (!sml_case_filter_want(&F, n)) return;
-    if (got == want) sml_tally_pass(&T);
-    else sml_tally_fail(&T, F.repro, "case %d: %s = %ld, want %ld", n, what, got, want);
+    if (got == want)
+        sml_tally_pass(&T);
+    else
+        sml_tally_fail(&T, F.repro, "case %d: %s = %ld, want %ld", n, what, got, want);
 }
 
 /* Rows at the given speedups, every one correct and quiet (spreads 0.5%). */
 static void rows_at(sml_decision_row *r, const double *speedup, const int64_t *cols, int n) {
-    for (int i = 0; i < n; i++)
-        r[i] = (sml_decision_row){cols[i], 1, 1, speedup[i], 0.005, 0.005};
+    for (int i = 0; i < n; i++) r[i] = (sml_decision_row){cols[i], 1, 1, speedup[i], 0.005, 0.005};
 }
 
-static const char *decide(const sml_claim *c, const sml_decision_row *r, int n, sml_row_outcome *o) {
+static const char *decide(const sml_claim *c, const sml_decision_row *r, int n,
+                          sml_row_outcome *o) {
     sml_decision d;
     sml_decide(c, r, (size_t)n, SML_DEFAULT_MARGIN, &d, o);
     return sml_decision_name(d.status);
@@ -90,14 +94,16 @@ int main(int argc, char **argv) {
 
     /* The noise margin: floor 3% when quiet, 2*sqrt(ks^2+bs^2) when not. */
     rows_at(r, (double[]){1.17}, cols4, 1);
-    is_str(25, "1.17x vs 1.2x claim, quiet: inside the 3% floor", decide(&claim, r, 1, o), "Supported");
+    is_str(25, "1.17x vs 1.2x claim, quiet: inside the 3% floor", decide(&claim, r, 1, o),
+           "Supported");
     rows_at(r, (double[]){1.15}, cols4, 1);
     is_str(26, "1.15x vs 1.2x claim, quiet: a miss", decide(&claim, r, 1, o), "Caveated");
     /* Noise never turns a ratio below the claim into a pass: within noise of it, the row is
      * unclear (measure again), the kernel not Supported, and not Rejected either. */
     r[0].speedup = 1.10;
     r[0].kernel_spread = r[0].baseline_spread = 0.05;
-    is_str(27, "1.10x with 5% spreads vs a 1.2x claim: not Supported", decide(&claim, r, 1, o), "Caveated");
+    is_str(27, "1.10x with 5% spreads vs a 1.2x claim: not Supported", decide(&claim, r, 1, o),
+           "Caveated");
     is_str(43, "1.10x with 5% spreads: the row is unclear", sml_row_outcome_name(o[0]), "unclear");
     r[0].kernel_spread = r[0].baseline_spread = NAN;
     r[0].speedup = 0.5;
@@ -106,9 +112,11 @@ int main(int argc, char **argv) {
     sml_claim twice = {"naive", 2.0, "all"};
     r[0] = (sml_decision_row){256, 1, 1, 0.32, 0.01, 0.49};
     is_str(45, "0.32x vs a 2.00x claim, 49% baseline spread", decide(&twice, r, 1, o), "Caveated");
-    is_str(46, "0.32x with a 49% spread is unclear, never meets", sml_row_outcome_name(o[0]), "unclear");
+    is_str(46, "0.32x with a 49% spread is unclear, never meets", sml_row_outcome_name(o[0]),
+           "unclear");
     r[0] = (sml_decision_row){256, 1, 1, 1.95, 0.30, 0.30};
-    is_str(47, "1.95x vs 2.00x: the fixed floor still meets, noisy or not", decide(&twice, r, 1, o), "Supported");
+    is_str(47, "1.95x vs 2.00x: the fixed floor still meets, noisy or not", decide(&twice, r, 1, o),
+           "Supported");
     r[0] = (sml_decision_row){256, 1, 1, 0.5, 0.005, 0.005};
     r[1] = (sml_decision_row){4096, 1, 1, 0.5, 0.005, 0.005};
     is_str(48, "0.5x vs 2.00x, quiet: Rejected", decide(&twice, r, 2, o), "Rejected");
@@ -118,15 +126,25 @@ int main(int argc, char **argv) {
     is_str(30, "same", sml_compare_name(sml_compare_verdict(1.0, 0.005, 1.01, 0.005, th)), "SAME");
     is_str(31, "slow", sml_compare_name(sml_compare_verdict(1.0, 0.005, 1.2, 0.005, th)), "SLOW");
     is_str(32, "fast", sml_compare_name(sml_compare_verdict(1.0, 0.005, 0.8, 0.005, th)), "FAST");
-    is_str(33, "20% slower but 15% noise each", sml_compare_name(sml_compare_verdict(1.0, 0.15, 1.2, 0.15, th)), "UNCLEAR");
-    is_str(34, "tiny change but noisy", sml_compare_name(sml_compare_verdict(1.0, 0.10, 1.0, 0.01, th)), "UNCLEAR");
-    is_str(35, "5% slower, noise 3% each", sml_compare_name(sml_compare_verdict(1.0, 0.03, 1.05, 0.03, th)), "UNCLEAR");
-    is_str(36, "old noise alone decides", sml_compare_name(sml_compare_verdict(1.0, 0.2, 1.1, 0.0, th)), "UNCLEAR");
-    is_str(37, "new noise alone decides", sml_compare_name(sml_compare_verdict(1.0, 0.0, 1.1, 0.2, th)), "UNCLEAR");
-    is_str(38, "zero old time", sml_compare_name(sml_compare_verdict(0.0, 0.0, 1.0, 0.0, th)), "UNCLEAR");
-    is_str(39, "NaN spread", sml_compare_name(sml_compare_verdict(1.0, NAN, 2.0, 0.0, th)), "UNCLEAR");
-    is_str(40, "just under the threshold", sml_compare_name(sml_compare_verdict(1.0, 0.0, 1.0299, 0.0, th)), "SAME");
-    is_str(41, "just over the threshold", sml_compare_name(sml_compare_verdict(1.0, 0.0, 1.0301, 0.0, th)), "SLOW");
-    is_str(42, "just over, faster", sml_compare_name(sml_compare_verdict(1.0, 0.0, 0.9699, 0.0, th)), "FAST");
+    is_str(33, "20% slower but 15% noise each",
+           sml_compare_name(sml_compare_verdict(1.0, 0.15, 1.2, 0.15, th)), "UNCLEAR");
+    is_str(34, "tiny change but noisy",
+           sml_compare_name(sml_compare_verdict(1.0, 0.10, 1.0, 0.01, th)), "UNCLEAR");
+    is_str(35, "5% slower, noise 3% each",
+           sml_compare_name(sml_compare_verdict(1.0, 0.03, 1.05, 0.03, th)), "UNCLEAR");
+    is_str(36, "old noise alone decides",
+           sml_compare_name(sml_compare_verdict(1.0, 0.2, 1.1, 0.0, th)), "UNCLEAR");
+    is_str(37, "new noise alone decides",
+           sml_compare_name(sml_compare_verdict(1.0, 0.0, 1.1, 0.2, th)), "UNCLEAR");
+    is_str(38, "zero old time", sml_compare_name(sml_compare_verdict(0.0, 0.0, 1.0, 0.0, th)),
+           "UNCLEAR");
+    is_str(39, "NaN spread", sml_compare_name(sml_compare_verdict(1.0, NAN, 2.0, 0.0, th)),
+           "UNCLEAR");
+    is_str(40, "just under the threshold",
+           sml_compare_name(sml_compare_verdict(1.0, 0.0, 1.0299, 0.0, th)), "SAME");
+    is_str(41, "just over the threshold",
+           sml_compare_name(sml_compare_verdict(1.0, 0.0, 1.0301, 0.0, th)), "SLOW");
+    is_str(42, "just over, faster",
+           sml_compare_name(sml_compare_verdict(1.0, 0.0, 0.9699, 0.0, th)), "FAST");
     return sml_tally_finish(&T);
 }

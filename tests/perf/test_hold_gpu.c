@@ -24,8 +24,8 @@ static sml_tally T = {"test_hold_gpu", 0, 0, 0};
 static sml_case_filter F;
 
 #ifdef SML_HAVE_CUDA
-#define BATCH 4
-#define SAMPLES 10
+#define BATCH               4
+#define SAMPLES             10
 #define FIRST_SAMPLE_LAUNCH 6 /* 2 probe launches, 1 warm-up batch */
 
 typedef struct late_host {
@@ -80,15 +80,17 @@ static void one(int n, int hold, unsigned late, int want_held, int want_lost, in
     /* A 1 MiB copy takes microseconds; a sample that timed a 30 ms sleep reads >= 2.5 ms a
      * launch. */
     int clean = ok && m.t.max < 1e-3;
-    int good = ok && m.batch == BATCH && m.t.n == SAMPLES && m.held == want_held && m.holds_lost == want_lost &&
-               clean == want_clean;
-    if (good) sml_tally_pass(&T);
+    int good = ok && m.batch == BATCH && m.t.n == SAMPLES && m.held == want_held &&
+               m.holds_lost == want_lost && clean == want_clean;
+    if (good)
+        sml_tally_pass(&T);
     else
         sml_tally_fail(&T, F.repro,
-                       "case %d: %s: batch %d, samples %d, held %d, holds_lost %d, slowest sample %.3f ms a launch "
+                       "case %d: %s: batch %d, samples %d, held %d, holds_lost %d, slowest sample "
+                       "%.3f ms a launch "
                        "(want batch %d, %d samples, held %d, holds_lost %d, slowest %s 1 ms)",
-                       n, what, m.batch, m.t.n, m.held, m.holds_lost, m.t.max * 1e3, BATCH, SAMPLES, want_held,
-                       want_lost, want_clean ? "under" : "over");
+                       n, what, m.batch, m.t.n, m.held, m.holds_lost, m.t.max * 1e3, BATCH, SAMPLES,
+                       want_held, want_lost, want_clean ? "under" : "over");
     if (a.ptr) sml_buffer_free(&a);
     if (b.ptr) sml_buffer_free(&b);
 }
@@ -104,7 +106,8 @@ int main(int argc, char **argv) {
     one(3, 1, 0x14, 1, 2, 1, "two late samples: both taken again, still held");
     one(4, 1, 0xFFFFFFFFu, 0, SML_HOLD_MAX_LOST, 0,
         "late in every sample: the holds stop after the limit, the row says held 0");
-    one(5, 0, 0x4, 0, 0, 0, "no hold: the late sample is timed as made (what cases 2-3 must not see)");
+    one(5, 0, 0x4, 0, 0, 0,
+        "no hold: the late sample is timed as made (what cases 2-3 must not see)");
 #endif
     return sml_tally_finish(&T);
 }

@@ -36,11 +36,12 @@ static int read2_once(size_t bytes, size_t off) {
         a[i] = (unsigned char)(i * 7 + 1);
         b[i] = (unsigned char)(i * 13 + 5);
     }
-    ok = ok && sml_buffer_upload(&da, 0, a, total) == SML_OK && sml_buffer_upload(&db, 0, b, total) == SML_OK &&
-         sml_buffer_fill(&dd, 0xEE) == SML_OK;
-    ok = ok && sml_bench_read2_kernel((char *)dd.ptr + off, (char *)da.ptr + off, (char *)db.ptr + off, bytes, NULL) ==
-                   SML_OK;
-    ok = ok && sml_device_sync(SML_DEVICE_GPU, NULL) == SML_OK && sml_buffer_download(&dd, 0, d, total) == SML_OK;
+    ok = ok && sml_buffer_upload(&da, 0, a, total) == SML_OK &&
+         sml_buffer_upload(&db, 0, b, total) == SML_OK && sml_buffer_fill(&dd, 0xEE) == SML_OK;
+    ok = ok && sml_bench_read2_kernel((char *)dd.ptr + off, (char *)da.ptr + off,
+                                      (char *)db.ptr + off, bytes, NULL) == SML_OK;
+    ok = ok && sml_device_sync(SML_DEVICE_GPU, NULL) == SML_OK &&
+         sml_buffer_download(&dd, 0, d, total) == SML_OK;
     for (size_t i = 0; ok && i < total; i++) {
         int in = i >= off && i < off + bytes;
         if (d[i] != (in ? (unsigned char)(a[i] ^ b[i]) : 0xEE)) {
@@ -77,7 +78,8 @@ static void bench_run(void) {
     sml_bench_run run;
     char err[256];
     sml_status s = sml_bench_execute(&plan, &cfg, NULL, NULL, &run, err, sizeof err);
-    sml_test_check_case(&T, &F, NULL, 10, s == SML_OK && run.ncases == 2, "a bench run of softmax and softmax_bwd bf16 1024x4096");
+    sml_test_check_case(&T, &F, NULL, 10, s == SML_OK && run.ncases == 2,
+                        "a bench run of softmax and softmax_bwd bf16 1024x4096");
     if (s != SML_OK) {
         printf("  %s\n", err);
         return;
@@ -87,11 +89,14 @@ static void bench_run(void) {
         const sml_bench_result *r = sml_bench_find(&run, c, "auto");
         int bwd = sml_op_is_backward(k->op);
         double want = (bwd ? 3.0 : 2.0) * (double)k->tensor_bytes / k->limit.t.median * 1e-9;
-        sml_test_check_case(&T, &F, NULL, 11 + (int)c, k->has_limit && k->limit_reads == (bwd ? 2 : 1) && fabs(k->limit_gbps - want) <= 1e-9 * want &&
-                               (bwd || k->limit.t.median == k->copy.t.median) && r && r->timed &&
-                               fabs(r->frac_limit - k->limit.t.median / r->m.t.median) < 1e-12,
-              bwd ? "backward: the two-read limit, 3x the tensor bytes, frac_limit on auto's row"
-                  : "forward: the limit is the copy kernel's measurement, frac_limit on auto's row");
+        sml_test_check_case(
+            &T, &F, NULL, 11 + (int)c,
+            k->has_limit && k->limit_reads == (bwd ? 2 : 1) &&
+                fabs(k->limit_gbps - want) <= 1e-9 * want &&
+                (bwd || k->limit.t.median == k->copy.t.median) && r && r->timed &&
+                fabs(r->frac_limit - k->limit.t.median / r->m.t.median) < 1e-12,
+            bwd ? "backward: the two-read limit, 3x the tensor bytes, frac_limit on auto's row"
+                : "forward: the limit is the copy kernel's measurement, frac_limit on auto's row");
     }
     sml_ledger l;
     char *buf = NULL;
@@ -106,10 +111,12 @@ static void bench_run(void) {
     int rows = 0;
     for (size_t i = 0; i < sml_json_len(ev); i++) {
         const sml_json *e = sml_json_at(ev, i);
-        rows += sml_json_is_num(sml_json_get(e, "frac_limit")) && sml_json_is_num(sml_json_get(e, "limit_gbps")) &&
+        rows += sml_json_is_num(sml_json_get(e, "frac_limit")) &&
+                sml_json_is_num(sml_json_get(e, "limit_gbps")) &&
                 sml_json_str(sml_json_get(e, "limit_pattern")) != NULL;
     }
-    sml_test_check_case(&T, &F, NULL, 13, ok && rows == 2, "the ledger JSON: frac_limit, limit_gbps and limit_pattern on both rows");
+    sml_test_check_case(&T, &F, NULL, 13, ok && rows == 2,
+                        "the ledger JSON: frac_limit, limit_gbps and limit_pattern on both rows");
     sml_json_free(doc);
     free(buf);
     if (ok) sml_ledger_free(&l);
@@ -122,9 +129,12 @@ int main(int argc, char **argv) {
     int skip = sml_test_require_gpu("test_limit_gpu");
     if (skip) return skip;
 #ifdef SML_HAVE_CUDA
-    sml_test_check_case(&T, &F, NULL, 1, read2_once(1 << 20, 0), "read2: 1 MiB, every 16-byte vector a ^ b, nothing past the end");
-    sml_test_check_case(&T, &F, NULL, 2, read2_once((1 << 12) + 5, 0), "read2: 4101 bytes, the tail past the last vector");
-    sml_test_check_case(&T, &F, NULL, 3, read2_once(4099, 3), "read2: misaligned pointers, bytes one at a time");
+    sml_test_check_case(&T, &F, NULL, 1, read2_once(1 << 20, 0),
+                        "read2: 1 MiB, every 16-byte vector a ^ b, nothing past the end");
+    sml_test_check_case(&T, &F, NULL, 2, read2_once((1 << 12) + 5, 0),
+                        "read2: 4101 bytes, the tail past the last vector");
+    sml_test_check_case(&T, &F, NULL, 3, read2_once(4099, 3),
+                        "read2: misaligned pointers, bytes one at a time");
     sml_measure_opts o;
     memset(&o, 0, sizeof o);
     sml_bench_config cfg;
@@ -139,12 +149,18 @@ int main(int argc, char **argv) {
     sml_measurement m;
     double gbps = 0;
     char err[256] = "";
-    sml_status s = sml_bench_limit_same_traffic(SML_DEVICE_GPU, (size_t)64 << 20, 2, 2, &o, &m, &gbps, err, sizeof err);
-    sml_test_check_case(&T, &F, NULL, 4, s == SML_OK && m.t.median > 0 && fabs(gbps - 3.0 * (double)(64 << 20) / m.t.median * 1e-9) < 1e-6 * gbps,
-          "the two-read limit on 64 MiB buffers: a positive time, GB/s counting 3x the buffer");
+    sml_status s = sml_bench_limit_same_traffic(SML_DEVICE_GPU, (size_t)64 << 20, 2, 2, &o, &m,
+                                                &gbps, err, sizeof err);
+    sml_test_check_case(
+        &T, &F, NULL, 4,
+        s == SML_OK && m.t.median > 0 &&
+            fabs(gbps - 3.0 * (double)(64 << 20) / m.t.median * 1e-9) < 1e-6 * gbps,
+        "the two-read limit on 64 MiB buffers: a positive time, GB/s counting 3x the buffer");
     if (s != SML_OK) printf("  %s\n", err);
-    sml_test_check_case(&T, &F, NULL, 5, sml_bench_limit_same_traffic(SML_DEVICE_GPU, 1024, 3, 1, &o, &m, &gbps, err, sizeof err) ==
-                 SML_ERR_INVALID_ARG, "a limit of 3 reads is refused");
+    sml_test_check_case(&T, &F, NULL, 5,
+                        sml_bench_limit_same_traffic(SML_DEVICE_GPU, 1024, 3, 1, &o, &m, &gbps, err,
+                                                     sizeof err) == SML_ERR_INVALID_ARG,
+                        "a limit of 3 reads is refused");
     bench_run();
 #endif
     return sml_tally_finish(&T);

@@ -29,8 +29,10 @@ static void on_case(const sml_bench_run *run, size_t c, void *user) {
 }
 
 static int usage(const char *argv0) {
-    fprintf(stderr, "usage: %s [--sweep NAME] [--op OP[,OP...]] [--kernel K] [--ledger DIR] "
-                    "[--max-seconds S] [--noise X] [--check-elems N|all]\n", argv0);
+    fprintf(stderr,
+            "usage: %s [--sweep NAME] [--op OP[,OP...]] [--kernel K] [--ledger DIR] "
+            "[--max-seconds S] [--noise X] [--check-elems N|all]\n",
+            argv0);
     return 2;
 }
 
@@ -43,16 +45,22 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc) return usage(argv[0]);
         const char *a = argv[i], *v = argv[++i];
-        if (!strcmp(a, "--sweep")) sweep = v;
-        else if (!strcmp(a, "--op")) ops_arg = v;
-        else if (!strcmp(a, "--kernel")) kernel = v;
-        else if (!strcmp(a, "--ledger")) ledger_dir = v;
-        else if (!strcmp(a, "--max-seconds")) cfg.stop.max_seconds = atof(v);
-        else if (!strcmp(a, "--noise")) cfg.stop.noise = atof(v);
+        if (!strcmp(a, "--sweep"))
+            sweep = v;
+        else if (!strcmp(a, "--op"))
+            ops_arg = v;
+        else if (!strcmp(a, "--kernel"))
+            kernel = v;
+        else if (!strcmp(a, "--ledger"))
+            ledger_dir = v;
+        else if (!strcmp(a, "--max-seconds"))
+            cfg.stop.max_seconds = atof(v);
+        else if (!strcmp(a, "--noise"))
+            cfg.stop.noise = atof(v);
         else if (!strcmp(a, "--check-elems")) {
             if (!sml_bench_parse_check_elems(v, &cfg.check_max_elems)) return usage(argv[0]);
-        }
-        else return usage(argv[0]);
+        } else
+            return usage(argv[0]);
     }
     int skip = sml_test_require_gpu("test_perf_gates");
     if (skip) return skip;
@@ -80,8 +88,8 @@ int main(int argc, char **argv) {
     int baseline_only[SML_MAX_KERNELS];
     size_t nk = 0;
     char notes[512] = "", err[512];
-    if (sml_bench_select(kernel ? kernel : "gpu", 1, kernels, baseline_only, &nk, notes, sizeof notes,
-                         err, sizeof err) != SML_OK) {
+    if (sml_bench_select(kernel ? kernel : "gpu", 1, kernels, baseline_only, &nk, notes,
+                         sizeof notes, err, sizeof err) != SML_OK) {
         printf("FAIL test_perf_gates: %s\n", err);
         return 1;
     }
@@ -114,7 +122,8 @@ int main(int argc, char **argv) {
     snprintf(ops_tag, sizeof ops_tag, "%s", ops_arg);
     for (char *p = ops_tag; *p; p++)
         if (*p == ',') *p = '-';
-    snprintf(stem, sizeof stem, "perf_%s_%s%s%s", sweep, ops_tag, kernel ? "_" : "", kernel ? kernel : "");
+    snprintf(stem, sizeof stem, "perf_%s_%s%s%s", sweep, ops_tag, kernel ? "_" : "",
+             kernel ? kernel : "");
     if (sml_ledger_save(&run, &l, ledger_dir, stem, jp, mp, sizeof jp, err, sizeof err) != SML_OK) {
         sml_tally_fail(&T, NULL, "could not write the ledger: %s", err);
     } else {
@@ -124,7 +133,8 @@ int main(int argc, char **argv) {
             char svg[1300];
             snprintf(svg, sizeof svg, "%s/%s.svg", ledger_dir, stem);
             FILE *f = fopen(svg, "w");
-            if (f && sml_plot_svg(doc, NULL, f, NULL, 0, err, sizeof err) == SML_OK) printf("plot: %s\n", svg);
+            if (f && sml_plot_svg(doc, NULL, f, NULL, 0, err, sizeof err) == SML_OK)
+                printf("plot: %s\n", svg);
             if (f) fclose(f);
         }
         sml_json_free(doc);
@@ -134,23 +144,26 @@ int main(int argc, char **argv) {
         const sml_ledger_record *r = &l.rec[j];
         if (r->baseline_only) continue;
         char repro[512];
-        snprintf(repro, sizeof repro, "%s --sweep %s --op %s --kernel %s --ledger %s", argv[0], sweep,
-                 ops_arg, r->kernel, ledger_dir);
+        snprintf(repro, sizeof repro, "%s --sweep %s --op %s --kernel %s --ledger %s", argv[0],
+                 sweep, ops_arg, r->kernel, ledger_dir);
         if (!r->claim.baseline || r->decision.status == SML_DECISION_SUPPORTED ||
             r->decision.status == SML_DECISION_MEASURED) {
             sml_tally_pass(&T);
             int bad = 0;
-            for (size_t i = 0; i < r->n; i++) bad += sml_bench_verdict_failed(run.results[r->result[i]].verdict);
+            for (size_t i = 0; i < r->n; i++)
+                bad += sml_bench_verdict_failed(run.results[r->result[i]].verdict);
             if (bad)
                 printf("warning: %s was WRONG or failed on %d shapes (not this test's verdict; see "
-                       "the ledger and the GPU kernel tests)\n", r->kernel, bad);
+                       "the ledger and the GPU kernel tests)\n",
+                       r->kernel, bad);
             continue;
         }
         sml_tally_fail(&T, repro, "%s misses its claim (>= %.2fx over %s on %s shapes): %s. %s",
                        r->kernel, r->claim.min_speedup, r->claim.baseline, r->claim.shapes,
                        sml_decision_name(r->decision.status), r->reason);
     }
-    printf("test_perf_gates: %.0f s wall (budget: about 240 s on an H100 for the standard sweep)\n", run.seconds);
+    printf("test_perf_gates: %.0f s wall (budget: about 240 s on an H100 for the standard sweep)\n",
+           run.seconds);
     sml_ledger_free(&l);
     sml_bench_run_free(&run);
     return sml_tally_finish(&T);

@@ -21,7 +21,10 @@ static int well_formed(const char *s, char *why, size_t n) {
     const char *p = s;
     if (strncmp(p, "<?xml", 5) == 0) {
         p = strstr(p, "?>");
-        if (!p) { snprintf(why, n, "unterminated XML declaration"); return 1; }
+        if (!p) {
+            snprintf(why, n, "unterminated XML declaration");
+            return 1;
+        }
         p += 2;
     }
     while (*p) {
@@ -38,35 +41,53 @@ static int well_formed(const char *s, char *why, size_t n) {
             continue;
         }
         if (*p == '&') {
-            if (strncmp(p, "&amp;", 5) && strncmp(p, "&lt;", 4) && strncmp(p, "&gt;", 4) && strncmp(p, "&quot;", 6)) {
+            if (strncmp(p, "&amp;", 5) && strncmp(p, "&lt;", 4) && strncmp(p, "&gt;", 4) &&
+                strncmp(p, "&quot;", 6)) {
                 snprintf(why, n, "bare '&' at offset %ld", (long)(p - s));
                 return 1;
             }
             p++;
             continue;
         }
-        if (*p != '<') { p++; continue; }
+        if (*p != '<') {
+            p++;
+            continue;
+        }
         const char *end = p + 1;
         int quote = 0;
         while (*end && (quote || *end != '>')) {
-            if (*end == '"') quote = !quote;
-            else if (*end == '<' && !quote) { snprintf(why, n, "'<' inside a tag at offset %ld", (long)(end - s)); return 1; }
+            if (*end == '"')
+                quote = !quote;
+            else if (*end == '<' && !quote) {
+                snprintf(why, n, "'<' inside a tag at offset %ld", (long)(end - s));
+                return 1;
+            }
             end++;
         }
-        if (!*end) { snprintf(why, n, "unterminated tag at offset %ld", (long)(p - s)); return 1; }
+        if (!*end) {
+            snprintf(why, n, "unterminated tag at offset %ld", (long)(p - s));
+            return 1;
+        }
         int closing = p[1] == '/', selfclose = end[-1] == '/';
         const char *name = p + 1 + closing;
         size_t len = strcspn(name, " \t\n/>");
-        if (len == 0 || len >= 32) { snprintf(why, n, "bad tag name at offset %ld", (long)(p - s)); return 1; }
+        if (len == 0 || len >= 32) {
+            snprintf(why, n, "bad tag name at offset %ld", (long)(p - s));
+            return 1;
+        }
         if (closing) {
             if (depth == 0 || strncmp(stack[depth - 1], name, len) || stack[depth - 1][len]) {
-                snprintf(why, n, "</%.*s> does not close <%s>", (int)len, name, depth ? stack[depth - 1] : "(nothing)");
+                snprintf(why, n, "</%.*s> does not close <%s>", (int)len, name,
+                         depth ? stack[depth - 1] : "(nothing)");
                 return 1;
             }
             depth--;
         } else if (!selfclose) {
             if (depth == 0) roots++;
-            if (depth >= 64) { snprintf(why, n, "too deep"); return 1; }
+            if (depth >= 64) {
+                snprintf(why, n, "too deep");
+                return 1;
+            }
             memcpy(stack[depth], name, len);
             stack[depth][len] = 0;
             depth++;
@@ -75,8 +96,14 @@ static int well_formed(const char *s, char *why, size_t n) {
         }
         p = end + 1;
     }
-    if (depth) { snprintf(why, n, "<%s> never closed", stack[depth - 1]); return 1; }
-    if (roots != 1) { snprintf(why, n, "%d root elements", roots); return 1; }
+    if (depth) {
+        snprintf(why, n, "<%s> never closed", stack[depth - 1]);
+        return 1;
+    }
+    if (roots != 1) {
+        snprintf(why, n, "%d root elements", roots);
+        return 1;
+    }
     return 0;
 }
 
@@ -141,55 +168,84 @@ int main(int argc, char **argv) {
     int bad = well_formed(svg, why, sizeof why);
     sml_test_check_case(&T, &F, NULL, 2, !bad, "the SVG is well-formed");
     if (bad) printf("  %s\n", why);
-    sml_test_check_case(&T, &F, NULL, 3, strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"") != NULL, "root is an SVG element");
+    sml_test_check_case(&T, &F, NULL, 3,
+                        strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"") != NULL,
+                        "root is an SVG element");
     /* warp, block, cudnn; split has no timed point; plus the copy kernel. */
-    sml_test_check_case(&T, &F, NULL, 4, count(svg, "class=\"series\"") == 4, "four series: warp, block, cudnn, copy kernel");
-    sml_test_check_case(&T, &F, NULL, 5, strstr(svg, "data-name=\"split\"") == NULL, "a backend with no timed point gets no series");
-    sml_test_check_case(&T, &F, NULL, 6, count(svg, "class=\"copy-bandwidth\"") == 1 &&
-                 strstr(strstr(svg, "class=\"copy-bandwidth\""), "stroke-dasharray") != NULL,
-          "one dashed copy-bandwidth line");
-    sml_test_check_case(&T, &F, NULL, 7, strstr(svg, "cudaMemcpy D2D 3200 GB/s") != NULL, "the copy bandwidth is labelled with its value");
-    sml_test_check_case(&T, &F, NULL, 8, rising(svg, "block") == 8 && rising(svg, "warp") == 3 && rising(svg, "cudnn") == 8,
-          "x rises with cols, one point per cols (the 32768-row cudnn point left out)");
-    sml_test_check_case(&T, &F, NULL, 9, strstr(svg, ">256<") && strstr(svg, ">1K<") && strstr(svg, ">32K<"), "log2 ticks 256, 1K ... 32K");
-    sml_test_check_case(&T, &F, NULL, 10, count(svg, "<path d=\"M") == 1, "the one WRONG point is a cross");
-    sml_test_check_case(&T, &F, NULL, 11, strstr(svg, "Fixture GPU &lt;&amp;&gt;") != NULL, "text is XML-escaped");
-    sml_test_check_case(&T, &F, NULL, 12, strstr(svg, "softmax fp16, 4096 rows") != NULL, "the title says op, dtype and the rows chosen");
+    sml_test_check_case(&T, &F, NULL, 4, count(svg, "class=\"series\"") == 4,
+                        "four series: warp, block, cudnn, copy kernel");
+    sml_test_check_case(&T, &F, NULL, 5, strstr(svg, "data-name=\"split\"") == NULL,
+                        "a backend with no timed point gets no series");
+    sml_test_check_case(&T, &F, NULL, 6,
+                        count(svg, "class=\"copy-bandwidth\"") == 1 &&
+                            strstr(strstr(svg, "class=\"copy-bandwidth\""), "stroke-dasharray") !=
+                                NULL,
+                        "one dashed copy-bandwidth line");
+    sml_test_check_case(&T, &F, NULL, 7, strstr(svg, "cudaMemcpy D2D 3200 GB/s") != NULL,
+                        "the copy bandwidth is labelled with its value");
+    sml_test_check_case(
+        &T, &F, NULL, 8,
+        rising(svg, "block") == 8 && rising(svg, "warp") == 3 && rising(svg, "cudnn") == 8,
+        "x rises with cols, one point per cols (the 32768-row cudnn point left out)");
+    sml_test_check_case(&T, &F, NULL, 9,
+                        strstr(svg, ">256<") && strstr(svg, ">1K<") && strstr(svg, ">32K<"),
+                        "log2 ticks 256, 1K ... 32K");
+    sml_test_check_case(&T, &F, NULL, 10, count(svg, "<path d=\"M") == 1,
+                        "the one WRONG point is a cross");
+    sml_test_check_case(&T, &F, NULL, 11, strstr(svg, "Fixture GPU &lt;&amp;&gt;") != NULL,
+                        "text is XML-escaped");
+    sml_test_check_case(&T, &F, NULL, 12, strstr(svg, "softmax fp16, 4096 rows") != NULL,
+                        "the title says op, dtype and the rows chosen");
     free(svg);
 
     sml_plot_opts rows512 = {"softmax", "fp16", 32768};
     svg = render("plot_ledger.json", &rows512, &st, err, sizeof err);
-    sml_test_check_case(&T, &F, NULL, 13, st == SML_OK && svg && count(svg, "class=\"series\"") == 2 && !well_formed(svg, why, sizeof why),
-          "--rows 32768: only cudnn (+ copy kernel)");
+    sml_test_check_case(&T, &F, NULL, 13,
+                        st == SML_OK && svg && count(svg, "class=\"series\"") == 2 &&
+                            !well_formed(svg, why, sizeof why),
+                        "--rows 32768: only cudnn (+ copy kernel)");
     free(svg);
     sml_plot_opts none = {"log_softmax", "fp16", 0};
     svg = render("plot_ledger.json", &none, &st, err, sizeof err);
-    sml_test_check_case(&T, &F, NULL, 14, st == SML_ERR_FORMAT && strstr(err, "nothing to plot"), "an op with no points is refused");
+    sml_test_check_case(&T, &F, NULL, 14, st == SML_ERR_FORMAT && strstr(err, "nothing to plot"),
+                        "an op with no points is refused");
     free(svg);
     svg = render("bad_schema.json", NULL, &st, err, sizeof err);
-    sml_test_check_case(&T, &F, NULL, 15, st == SML_ERR_FORMAT && strstr(err, "not a softmax-lab ledger"), "a non-ledger is refused");
+    sml_test_check_case(&T, &F, NULL, 15,
+                        st == SML_ERR_FORMAT && strstr(err, "not a softmax-lab ledger"),
+                        "a non-ledger is refused");
     free(svg);
     /* The checker itself must reject broken XML, or the checks above prove nothing. */
-    sml_test_check_case(&T, &F, NULL, 16, well_formed("<svg><g></svg>", why, sizeof why) && well_formed("<svg a=\"1\">&</svg>", why, sizeof why) &&
-                  well_formed("<svg></svg><svg/>", why, sizeof why) && !well_formed("<svg><g/></svg>", why, sizeof why),
-          "the well-formedness check rejects an unclosed tag, a bare '&' and two roots");
-    sml_test_check_case(&T, &F, NULL, 17, well_formed("<svg>\x01</svg>", why, sizeof why) && well_formed("<svg>\xff</svg>", why, sizeof why) &&
-                  well_formed("<svg>\xef\xbf\xbe</svg>", why, sizeof why) &&
-                  !well_formed("<svg>\xc3\xa9\xef\xbf\xbd</svg>", why, sizeof why),
-          "the well-formedness check rejects a control character, a byte that is not UTF-8 and U+FFFE");
+    sml_test_check_case(
+        &T, &F, NULL, 16,
+        well_formed("<svg><g></svg>", why, sizeof why) &&
+            well_formed("<svg a=\"1\">&</svg>", why, sizeof why) &&
+            well_formed("<svg></svg><svg/>", why, sizeof why) &&
+            !well_formed("<svg><g/></svg>", why, sizeof why),
+        "the well-formedness check rejects an unclosed tag, a bare '&' and two roots");
+    sml_test_check_case(&T, &F, NULL, 17,
+                        well_formed("<svg>\x01</svg>", why, sizeof why) &&
+                            well_formed("<svg>\xff</svg>", why, sizeof why) &&
+                            well_formed("<svg>\xef\xbf\xbe</svg>", why, sizeof why) &&
+                            !well_formed("<svg>\xc3\xa9\xef\xbf\xbd</svg>", why, sizeof why),
+                        "the well-formedness check rejects a control character, a byte that is not "
+                        "UTF-8 and U+FFFE");
 
     /* Names that are no XML text: control characters (JSON escapes), and bytes that are not
      * UTF-8 (the reader refuses them in a file; a document built otherwise may hold them).
      * Both were copied into the SVG as they were. */
     {
-        const char *t = "{\"schema\": \"softmax-lab-ledger/1\", \"records\": ["
-                        "{\"kernel\": \"a\\u0001b\\u0008<c>\", \"evidence\": [{\"op\": \"softmax\", "
-                        "\"dtype\": \"fp32\", \"rows\": 4, \"cols\": 1024, \"gbps\": 5, \"check\": \"ok\"}]},"
-                        "{\"kernel\": \"XXXX\", \"evidence\": [{\"op\": \"softmax\", "
-                        "\"dtype\": \"fp32\", \"rows\": 4, \"cols\": 2048, \"gbps\": 6, \"check\": \"ok\"}]}]}";
+        const char *t =
+            "{\"schema\": \"softmax-lab-ledger/1\", \"records\": ["
+            "{\"kernel\": \"a\\u0001b\\u0008<c>\", \"evidence\": [{\"op\": \"softmax\", "
+            "\"dtype\": \"fp32\", \"rows\": 4, \"cols\": 1024, \"gbps\": 5, \"check\": \"ok\"}]},"
+            "{\"kernel\": \"XXXX\", \"evidence\": [{\"op\": \"softmax\", "
+            "\"dtype\": \"fp32\", \"rows\": 4, \"cols\": 2048, \"gbps\": 6, \"check\": \"ok\"}]}]}";
         sml_json *doc = NULL;
         st = sml_json_parse(t, strlen(t), &doc, err, sizeof err);
-        char *k = st == SML_OK ? (char *)sml_json_str(sml_json_get(sml_json_at(sml_json_get(doc, "records"), 1), "kernel")) : NULL;
+        char *k = st == SML_OK ? (char *)sml_json_str(sml_json_get(
+                                     sml_json_at(sml_json_get(doc, "records"), 1), "kernel"))
+                               : NULL;
         if (k) memcpy(k, "k\xff\xc0z", 4);
         char *buf = NULL;
         size_t len = 0;
@@ -197,24 +253,33 @@ int main(int argc, char **argv) {
         if (doc) st = sml_plot_svg(doc, NULL, f, NULL, 0, err, sizeof err);
         fclose(f);
         int bad = st == SML_OK ? well_formed(buf, why, sizeof why) : 1;
-        sml_test_check_case(&T, &F, NULL, 18, k && st == SML_OK && !bad, "control characters and bytes that are not UTF-8 in names become U+FFFD");
+        sml_test_check_case(
+            &T, &F, NULL, 18, k && st == SML_OK && !bad,
+            "control characters and bytes that are not UTF-8 in names become U+FFFD");
         if (bad) printf("  %s\n", st == SML_OK ? why : err);
-        sml_test_check_case(&T, &F, NULL, 19, st == SML_OK && strstr(buf, "a\xef\xbf\xbd" "b\xef\xbf\xbd&lt;c&gt;") &&
-                      strstr(buf, "k\xef\xbf\xbd\xef\xbf\xbdz"),
-              "each character that is not XML text is one U+FFFD, the rest kept");
+        sml_test_check_case(&T, &F, NULL, 19,
+                            st == SML_OK &&
+                                strstr(buf, "a\xef\xbf\xbd"
+                                            "b\xef\xbf\xbd&lt;c&gt;") &&
+                                strstr(buf, "k\xef\xbf\xbd\xef\xbf\xbdz"),
+                            "each character that is not XML text is one U+FFFD, the rest kept");
         free(buf);
         sml_json_free(doc);
     }
     /* Numbers past what is plotted: rows 1e300 was cast to int64_t (undefined; the plot
      * said "at -9223372036854775808 rows"), GB/s 1e308 made the axis infinite. */
     {
-        const char *t = "{\"schema\": \"softmax-lab-ledger/1\", \"records\": [{\"kernel\": \"k\", \"evidence\": ["
-                        "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 1e300, \"cols\": 1e308, \"gbps\": 5},"
-                        "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 4, \"cols\": 4096, \"gbps\": 1e308},"
-                        "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 4, \"cols\": 1e308, \"gbps\": 5},"
-                        "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 4, \"cols\": 1024, \"gbps\": 5, "
-                        "\"copy_kernel_gbps\": -1e308, \"check\": \"ok\"}]}],"
-                        "\"environment\": {\"copy\": {\"host_memcpy_gbps\": 1e308}}}";
+        const char *t =
+            "{\"schema\": \"softmax-lab-ledger/1\", \"records\": [{\"kernel\": \"k\", "
+            "\"evidence\": ["
+            "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 1e300, \"cols\": 1e308, "
+            "\"gbps\": 5},"
+            "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 4, \"cols\": 4096, \"gbps\": "
+            "1e308},"
+            "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 4, \"cols\": 1e308, \"gbps\": 5},"
+            "{\"op\": \"softmax\", \"dtype\": \"fp32\", \"rows\": 4, \"cols\": 1024, \"gbps\": 5, "
+            "\"copy_kernel_gbps\": -1e308, \"check\": \"ok\"}]}],"
+            "\"environment\": {\"copy\": {\"host_memcpy_gbps\": 1e308}}}";
         sml_json *doc = NULL;
         st = sml_json_parse(t, strlen(t), &doc, err, sizeof err);
         char *buf = NULL, info[160] = "";
@@ -222,10 +287,12 @@ int main(int argc, char **argv) {
         FILE *f = open_memstream(&buf, &len);
         if (doc) st = sml_plot_svg(doc, NULL, f, info, sizeof info, err, sizeof err);
         fclose(f);
-        sml_test_check_case(&T, &F, NULL, 20, doc && st == SML_OK && strstr(info, "at 4 rows") && !well_formed(buf, why, sizeof why) &&
-                      !strstr(buf, "inf") && !strstr(buf, "nan") && count(buf, "<circle") == 1 &&
-                      !strstr(buf, "copy-bandwidth"),
-              "values out of range are left out: one point, at 4 rows, no infinite axis");
+        sml_test_check_case(
+            &T, &F, NULL, 20,
+            doc && st == SML_OK && strstr(info, "at 4 rows") &&
+                !well_formed(buf, why, sizeof why) && !strstr(buf, "inf") && !strstr(buf, "nan") &&
+                count(buf, "<circle") == 1 && !strstr(buf, "copy-bandwidth"),
+            "values out of range are left out: one point, at 4 rows, no infinite axis");
         if (st == SML_OK && !strstr(info, "at 4 rows")) printf("  %s\n", info);
         free(buf);
         sml_json_free(doc);

@@ -67,7 +67,8 @@ static void forward_row(sml_op op, const float *x, float *y, float *e, int64_t n
 #endif
 }
 
-static void backward_row(sml_op op, const float *y, const float *dy, float *dx, float *e, int64_t n) {
+static void backward_row(sml_op op, const float *y, const float *dy, float *dx, float *e,
+                         int64_t n) {
     if (op == SML_SOFTMAX_BWD) {
         for (int64_t i = 0; i < n; i++) e[i] = dy[i] * y[i];
         float dot = sum_exact_class(e, n);
@@ -116,41 +117,49 @@ static sml_status plug_launch(sml_handle *h, const sml_problem *p) {
 
 /* The bad plugins (-DPLUG_BAD=BAD_...): each breaks one rule of softmax_lab_plugin.h. Macros,
  * not an enum: the export's name is chosen by #if. */
-#define BAD_NONE 0
-#define BAD_ABI 1
-#define BAD_NO_SYMBOL 2
-#define BAD_TAKEN_BUILTIN 3
-#define BAD_TWIN_LINE 4
-#define BAD_NULL_LAUNCH 5
-#define BAD_NULL_NAME 6
-#define BAD_EMPTY_NAME 7
-#define BAD_NAME_CHARS 8
-#define BAD_OPS_ZERO 9
-#define BAD_OPS_BITS 10
-#define BAD_DTYPES_ZERO 11
-#define BAD_DTYPES_BITS 12
-#define BAD_MIN_COLS 13
-#define BAD_MIN_GT_MAX 14
-#define BAD_DEVICE 15
+#define BAD_NONE           0
+#define BAD_ABI            1
+#define BAD_NO_SYMBOL      2
+#define BAD_TAKEN_BUILTIN  3
+#define BAD_TWIN_LINE      4
+#define BAD_NULL_LAUNCH    5
+#define BAD_NULL_NAME      6
+#define BAD_EMPTY_NAME     7
+#define BAD_NAME_CHARS     8
+#define BAD_OPS_ZERO       9
+#define BAD_OPS_BITS       10
+#define BAD_DTYPES_ZERO    11
+#define BAD_DTYPES_BITS    12
+#define BAD_MIN_COLS       13
+#define BAD_MIN_GT_MAX     14
+#define BAD_DEVICE         15
 #define BAD_CLAIM_BASELINE 16
-#define BAD_CLAIM_SHAPES 17
-#define BAD_EMPTY_TABLE 18
-#define BAD_CLAIM_LATER 19
-#define BAD_FLAGS 20
+#define BAD_CLAIM_SHAPES   17
+#define BAD_EMPTY_TABLE    18
+#define BAD_CLAIM_LATER    19
+#define BAD_FLAGS          20
 #ifndef PLUG_BAD
 #define PLUG_BAD BAD_NONE
 #endif
 
-#define NAME (PLUG_BAD == BAD_TAKEN_BUILTIN ? "cpu_naive" : PLUG_BAD == BAD_NULL_NAME ? NULL \
-              : PLUG_BAD == BAD_EMPTY_NAME ? "" : PLUG_BAD == BAD_NAME_CHARS ? "my kernel" : PLUG_NAME)
-#define OPS (PLUG_BAD == BAD_OPS_ZERO ? 0u : PLUG_BAD == BAD_OPS_BITS ? SML_OPS_ALL | 0x40u : SML_OPS_ALL)
-#define DTYPES (PLUG_BAD == BAD_DTYPES_ZERO ? 0u : PLUG_BAD == BAD_DTYPES_BITS ? 0x11u : 1u << SML_F32)
+#define NAME                                     \
+    (PLUG_BAD == BAD_TAKEN_BUILTIN ? "cpu_naive" \
+     : PLUG_BAD == BAD_NULL_NAME   ? NULL        \
+     : PLUG_BAD == BAD_EMPTY_NAME  ? ""          \
+     : PLUG_BAD == BAD_NAME_CHARS  ? "my kernel" \
+                                   : PLUG_NAME)
+#define OPS \
+    (PLUG_BAD == BAD_OPS_ZERO ? 0u : PLUG_BAD == BAD_OPS_BITS ? SML_OPS_ALL | 0x40u : SML_OPS_ALL)
+#define DTYPES \
+    (PLUG_BAD == BAD_DTYPES_ZERO ? 0u : PLUG_BAD == BAD_DTYPES_BITS ? 0x11u : 1u << SML_F32)
 #define MIN_COLS (PLUG_BAD == BAD_MIN_COLS ? 0 : PLUG_BAD == BAD_MIN_GT_MAX ? 100 : 1)
 #define MAX_COLS (PLUG_BAD == BAD_MIN_GT_MAX ? 10 : 0)
-#define DEVICE (PLUG_BAD == BAD_DEVICE ? (sml_device)7 : SML_DEVICE_CPU)
-#define LAUNCH (PLUG_BAD == BAD_NULL_LAUNCH ? NULL : plug_launch)
-#define CLAIM_BASE (PLUG_BAD == BAD_CLAIM_BASELINE ? "nonesuch" : PLUG_BAD == BAD_CLAIM_LATER ? PLUG_NAME "_b" \
-                    : "cpu_naive")
+#define DEVICE   (PLUG_BAD == BAD_DEVICE ? (sml_device)7 : SML_DEVICE_CPU)
+#define LAUNCH   (PLUG_BAD == BAD_NULL_LAUNCH ? NULL : plug_launch)
+#define CLAIM_BASE                                   \
+    (PLUG_BAD == BAD_CLAIM_BASELINE ? "nonesuch"     \
+     : PLUG_BAD == BAD_CLAIM_LATER  ? PLUG_NAME "_b" \
+                                    : "cpu_naive")
 #define CLAIM_SHAPES (PLUG_BAD == BAD_CLAIM_SHAPES ? "tiny" : "all")
 
 #ifdef PLUG_FRAMEWORK
@@ -173,26 +182,44 @@ typedef struct line {
     const char *known_deviation;
 } line;
 #define END_OF_LINE NULL
-#define ABI 1u
+#define ABI         1u
 #else
 typedef sml_kernel line;
 #define END_OF_LINE NULL, FLAGS
-#define ABI (PLUG_BAD == BAD_ABI ? SML_PLUGIN_ABI_VERSION + 1 : SML_PLUGIN_ABI_VERSION)
+#define ABI         (PLUG_BAD == BAD_ABI ? SML_PLUGIN_ABI_VERSION + 1 : SML_PLUGIN_ABI_VERSION)
 #endif
 
 static const line KERNELS[] = {
-    {NAME, "tests/plugins/plugin_cpu.c", DEVICE, OPS, DTYPES, MIN_COLS, MAX_COLS, LAUNCH,
+    {NAME,
+     "tests/plugins/plugin_cpu.c",
+     DEVICE,
+     OPS,
+     DTYPES,
+     MIN_COLS,
+     MAX_COLS,
+     LAUNCH,
 #ifdef PLUG_NO_MAX
      "test plugin, planted bug: fp32 softmax without max subtraction",
 #else
      "test plugin: fp32 CPU softmax, max subtracted, pairwise sums",
 #endif
-     {CLAIM_BASE, PLUG_CLAIM_X, CLAIM_SHAPES}, END_OF_LINE},
+     {CLAIM_BASE, PLUG_CLAIM_X, CLAIM_SHAPES},
+     END_OF_LINE},
     /* A second line: a twin of the first's name in the bad table, else another kernel. */
-    {PLUG_BAD == BAD_TWIN_LINE ? PLUG_NAME : PLUG_NAME "_b", NULL, SML_DEVICE_CPU, SML_OPS_FWD,
-     1u << SML_F32, 1, 0, plug_launch, NULL, {NULL, 0.0, NULL}, NULL
+    {PLUG_BAD == BAD_TWIN_LINE ? PLUG_NAME : PLUG_NAME "_b",
+     NULL,
+     SML_DEVICE_CPU,
+     SML_OPS_FWD,
+     1u << SML_F32,
+     1,
+     0,
+     plug_launch,
+     NULL,
+     {NULL, 0.0, NULL},
+     NULL
 #ifndef PLUG_ABI1
-     , 0u
+     ,
+     0u
 #endif
     },
 };

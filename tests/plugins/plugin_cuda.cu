@@ -34,8 +34,8 @@ __device__ static double block_sum(double v, double *red) {
     return v;
 }
 
-__global__ static void plug_kernel(int op, const float *x, const float *dy, float *out, int64_t rows,
-                                   int64_t cols, int64_t ld) {
+__global__ static void plug_kernel(int op, const float *x, const float *dy, float *out,
+                                   int64_t rows, int64_t cols, int64_t ld) {
     __shared__ float redf[THREADS / 32];
     __shared__ double redd[THREADS / 32];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -60,7 +60,8 @@ __global__ static void plug_kernel(int op, const float *x, const float *dy, floa
             const float *gr = dy + r * ld;
             double s = 0.0;
             if (op == SML_SOFTMAX_BWD)
-                for (int64_t j = threadIdx.x; j < cols; j += THREADS) s += (double)gr[j] * (double)xr[j];
+                for (int64_t j = threadIdx.x; j < cols; j += THREADS)
+                    s += (double)gr[j] * (double)xr[j];
             else
                 for (int64_t j = threadIdx.x; j < cols; j += THREADS) s += (double)gr[j];
             s = block_sum(s, redd);
@@ -81,14 +82,24 @@ static sml_status plug_cuda_launch(sml_handle *h, const sml_problem *p) {
     if (p->rows == 0 || p->cols == 0) return SML_OK;
     int64_t grid = p->rows < (1 << 20) ? p->rows : (1 << 20);
     plug_kernel<<<(unsigned)grid, THREADS, 0, (cudaStream_t)p->stream>>>(
-        (int)p->op, (const float *)p->x, (const float *)p->dy, (float *)p->out, p->rows, p->cols, p->ld);
+        (int)p->op, (const float *)p->x, (const float *)p->dy, (float *)p->out, p->rows, p->cols,
+        p->ld);
     return cudaGetLastError() == cudaSuccess ? SML_OK : SML_ERR_CUDA;
 }
 
 static const sml_kernel KERNELS[] = {
-    {"plug_cuda", "tests/plugins/plugin_cuda.cu", SML_DEVICE_GPU, SML_OPS_ALL, 1u << SML_F32, 1, 0,
-     plug_cuda_launch, "test plugin: fp32 GPU softmax, one block per row, sums in double",
-     {"naive", 1.0, "all"}, NULL, 0},
+    {"plug_cuda",
+     "tests/plugins/plugin_cuda.cu",
+     SML_DEVICE_GPU,
+     SML_OPS_ALL,
+     1u << SML_F32,
+     1,
+     0,
+     plug_cuda_launch,
+     "test plugin: fp32 GPU softmax, one block per row, sums in double",
+     {"naive", 1.0, "all"},
+     NULL,
+     0},
 };
 
 const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

@@ -28,11 +28,26 @@ static sml_status noop(sml_handle *h, const sml_problem *p) {
     return SML_OK;
 }
 
-#define LINE(name) {name, NULL, SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 1, 0, noop, NULL, {NULL, 0, NULL}, NULL, 0}
+#define LINE(name)                                                                                 \
+    {                                                                                              \
+        name, NULL, SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 1, 0, noop, NULL, {NULL, 0, NULL}, \
+            NULL, 0                                                                                \
+    }
 
 static const sml_kernel GOOD[] = {LINE("py_a"), LINE("py_b")};
-static const sml_kernel HALF_BAD[] = {LINE("py_c"), {"py_d", NULL, SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 5, 2,
-                                                     noop, NULL, {NULL, 0, NULL}, NULL, 0}};
+static const sml_kernel HALF_BAD[] = {LINE("py_c"),
+                                      {"py_d",
+                                       NULL,
+                                       SML_DEVICE_CPU,
+                                       SML_OPS_FWD,
+                                       1u << SML_F32,
+                                       5,
+                                       2,
+                                       noop,
+                                       NULL,
+                                       {NULL, 0, NULL},
+                                       NULL,
+                                       0}};
 static const sml_kernel TAKEN[] = {LINE("py_e"), LINE("py_a")};
 
 #define THREADS 4
@@ -47,7 +62,8 @@ static void *register_one(void *arg) {
     }
     char origin[32];
     snprintf(origin, sizeof origin, "python:thread%d", t);
-    return (void *)(size_t)(sml_register_kernels(PER_THREAD[t], 8, SML_PLUGIN_ABI_VERSION, origin, NULL, 0) != SML_OK);
+    return (void *)(size_t)(sml_register_kernels(PER_THREAD[t], 8, SML_PLUGIN_ABI_VERSION, origin,
+                                                 NULL, 0) != SML_OK);
 }
 
 static void *read_registry(void *arg) {
@@ -76,38 +92,83 @@ typedef struct line_v1 {
 } line_v1;
 
 static const line_v1 V1[] = {
-    {"v1_a", "a.c", SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 2, 0, noop, "first", {NULL, 0, NULL}, NULL},
-    {"v1_b", "b.c", SML_DEVICE_CPU, SML_OPS_ALL, 1u << SML_F32, 3, 900, noop, "second", {"cpu_naive", 1.5, "short"},
+    {"v1_a",
+     "a.c",
+     SML_DEVICE_CPU,
+     SML_OPS_FWD,
+     1u << SML_F32,
+     2,
+     0,
+     noop,
+     "first",
+     {NULL, 0, NULL},
+     NULL},
+    {"v1_b",
+     "b.c",
+     SML_DEVICE_CPU,
+     SML_OPS_ALL,
+     1u << SML_F32,
+     3,
+     900,
+     noop,
+     "second",
+     {"cpu_naive", 1.5, "short"},
      "its deviation"},
 };
 
 static void flags_and_old_abi(size_t builtin) {
     char msg[512];
-    static const sml_kernel BAD_FLAGS[] = {{"py_f", NULL, SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 1, 0, noop, NULL,
-                                            {NULL, 0, NULL}, NULL, 0x10u}};
-    sml_status s = sml_register_kernels(BAD_FLAGS, 1, SML_PLUGIN_ABI_VERSION, "python:flags", msg, sizeof msg);
-    expect(s == SML_ERR_PLUGIN && strstr(msg, "kernel 0 'py_f': flags 0x10 has bits outside SML_KERNEL_FLAGS_ALL"),
+    static const sml_kernel BAD_FLAGS[] = {{"py_f",
+                                            NULL,
+                                            SML_DEVICE_CPU,
+                                            SML_OPS_FWD,
+                                            1u << SML_F32,
+                                            1,
+                                            0,
+                                            noop,
+                                            NULL,
+                                            {NULL, 0, NULL},
+                                            NULL,
+                                            0x10u}};
+    sml_status s =
+        sml_register_kernels(BAD_FLAGS, 1, SML_PLUGIN_ABI_VERSION, "python:flags", msg, sizeof msg);
+    expect(s == SML_ERR_PLUGIN &&
+               strstr(msg, "kernel 0 'py_f': flags 0x10 has bits outside SML_KERNEL_FLAGS_ALL"),
            "flags 0x10: '%s'", msg);
-    static const sml_kernel FW[] = {{"py_fw", NULL, SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 1, 0, noop, NULL,
-                                     {NULL, 0, NULL}, NULL, SML_KERNEL_FRAMEWORK}};
+    static const sml_kernel FW[] = {{"py_fw",
+                                     NULL,
+                                     SML_DEVICE_CPU,
+                                     SML_OPS_FWD,
+                                     1u << SML_F32,
+                                     1,
+                                     0,
+                                     noop,
+                                     NULL,
+                                     {NULL, 0, NULL},
+                                     NULL,
+                                     SML_KERNEL_FRAMEWORK}};
     s = sml_register_kernels(FW, 1, SML_PLUGIN_ABI_VERSION, "python:fw", msg, sizeof msg);
     const sml_kernel *k = sml_kernel_find("py_fw");
-    expect(s == SML_OK && k && k->flags == SML_KERNEL_FRAMEWORK, "a framework baseline's flags kept: '%s'", msg);
+    expect(s == SML_OK && k && k->flags == SML_KERNEL_FRAMEWORK,
+           "a framework baseline's flags kept: '%s'", msg);
     expect(sml_unregister_kernels(FW) == SML_OK, "%s: withdrawn", "py_fw");
 
     s = sml_register_kernels((const sml_kernel *)V1, 2, 1, "python:v1", msg, sizeof msg);
     const sml_kernel *a = sml_kernel_find("v1_a"), *b = sml_kernel_find("v1_b");
-    expect(s == SML_OK && sml_kernel_count() == builtin + 4, "an ABI version 1 table registers: '%s'", msg);
+    expect(s == SML_OK && sml_kernel_count() == builtin + 4,
+           "an ABI version 1 table registers: '%s'", msg);
     expect(a && b && sml_kernel_at(builtin + 2) == a && sml_kernel_at(builtin + 3) == b,
            "%s: its lines are found, in order, after the others", "v1");
-    expect(a && !strcmp(a->file, "a.c") && a->ops == SML_OPS_FWD && a->min_cols == 2 && a->launch == noop &&
-               !strcmp(a->summary, "first") && a->flags == 0,
+    expect(a && !strcmp(a->file, "a.c") && a->ops == SML_OPS_FWD && a->min_cols == 2 &&
+               a->launch == noop && !strcmp(a->summary, "first") && a->flags == 0,
            "%s: the first line read wrong", "v1_a");
-    expect(b && !strcmp(b->file, "b.c") && b->ops == SML_OPS_ALL && b->min_cols == 3 && b->max_cols == 900 &&
-               b->claim.min_speedup == 1.5 && !strcmp(b->claim.shapes, "short") &&
-               !strcmp(b->known_deviation, "its deviation") && b->flags == 0,
+    expect(b && !strcmp(b->file, "b.c") && b->ops == SML_OPS_ALL && b->min_cols == 3 &&
+               b->max_cols == 900 && b->claim.min_speedup == 1.5 &&
+               !strcmp(b->claim.shapes, "short") && !strcmp(b->known_deviation, "its deviation") &&
+               b->flags == 0,
            "%s: the second line read wrong (read in this build's layout?)", "v1_b");
-    expect(a && sml_kernel_origin(a) && !strcmp(sml_kernel_origin(a), "python:v1"), "%s: origin", "v1_a");
+    expect(a && sml_kernel_origin(a) && !strcmp(sml_kernel_origin(a), "python:v1"), "%s: origin",
+           "v1_a");
     expect(sml_unregister_kernels((const sml_kernel *)V1) == SML_OK && !sml_kernel_find("v1_b") &&
                sml_kernel_count() == builtin + 2,
            "%s: withdrawn by the table registered", "v1");
@@ -116,49 +177,66 @@ static void flags_and_old_abi(size_t builtin) {
 int main(void) {
     size_t builtin = sml_kernel_count();
     char msg[512];
-    sml_status s = sml_register_kernels(GOOD, 2, SML_PLUGIN_ABI_VERSION, "python:mod.fn", msg, sizeof msg);
+    sml_status s =
+        sml_register_kernels(GOOD, 2, SML_PLUGIN_ABI_VERSION, "python:mod.fn", msg, sizeof msg);
     expect(s == SML_OK, "a good table was refused: %s", msg);
     expect(sml_kernel_count() == builtin + 2, "%s: the count did not grow by 2", "GOOD");
     expect(sml_kernel_at(builtin) == &GOOD[0] && sml_kernel_at(builtin + 1) == &GOOD[1],
            "%s: registered lines are not after the built-ins, in order", "GOOD");
     expect(sml_kernel_find("py_b") == &GOOD[1], "%s: py_b not found", "GOOD");
     const char *o = sml_kernel_origin(&GOOD[0]);
-    expect(o && !strcmp(o, "python:mod.fn"), "the origin is '%s', want python:mod.fn", o ? o : "(null)");
-    expect(sml_kernel_origin(sml_kernel_find("cpu_naive")) == NULL, "%s: a built-in kernel has an origin", "cpu_naive");
+    expect(o && !strcmp(o, "python:mod.fn"), "the origin is '%s', want python:mod.fn",
+           o ? o : "(null)");
+    expect(sml_kernel_origin(sml_kernel_find("cpu_naive")) == NULL,
+           "%s: a built-in kernel has an origin", "cpu_naive");
     sml_kernel copy = GOOD[0];
-    expect(sml_kernel_origin(&copy) == NULL, "%s: a pointer outside the registry has an origin", "copy");
+    expect(sml_kernel_origin(&copy) == NULL, "%s: a pointer outside the registry has an origin",
+           "copy");
     expect(sml_kernel_origin(NULL) == NULL, "%s: NULL has an origin", "NULL");
 
     s = sml_register_kernels(HALF_BAD, 2, SML_PLUGIN_ABI_VERSION, "python:half", msg, sizeof msg);
-    expect(s == SML_ERR_PLUGIN && strstr(msg, "python:half: kernel 1 'py_d': min_cols 5 > max_cols 2"),
+    expect(s == SML_ERR_PLUGIN &&
+               strstr(msg, "python:half: kernel 1 'py_d': min_cols 5 > max_cols 2"),
            "one bad line: message '%s'", msg);
-    expect(sml_kernel_find("py_c") == NULL, "%s: the good line of a refused table was registered", "py_c");
+    expect(sml_kernel_find("py_c") == NULL, "%s: the good line of a refused table was registered",
+           "py_c");
     s = sml_register_kernels(GOOD, 2, SML_PLUGIN_ABI_VERSION + 1, "python:abi", msg, sizeof msg);
-    expect(s == SML_ERR_PLUGIN && strstr(msg, "python:abi: plugin ABI version 3, this softmax-lab takes versions 1 to 2"),
-           "ABI mismatch: '%s'", msg);
+    expect(
+        s == SML_ERR_PLUGIN &&
+            strstr(msg, "python:abi: plugin ABI version 3, this softmax-lab takes versions 1 to 2"),
+        "ABI mismatch: '%s'", msg);
     s = sml_register_kernels(GOOD, 2, 0, "python:abi0", msg, sizeof msg);
-    expect(s == SML_ERR_PLUGIN && strstr(msg, "python:abi0: plugin ABI version 0"), "ABI 0: '%s'", msg);
+    expect(s == SML_ERR_PLUGIN && strstr(msg, "python:abi0: plugin ABI version 0"), "ABI 0: '%s'",
+           msg);
     flags_and_old_abi(builtin);
     s = sml_register_kernels(TAKEN, 2, SML_PLUGIN_ABI_VERSION, "python:taken", msg, sizeof msg);
-    expect(s == SML_ERR_PLUGIN && strstr(msg, "kernel 1 'py_a': the name is taken by a registered kernel (python:mod.fn)"),
+    expect(s == SML_ERR_PLUGIN &&
+               strstr(msg,
+                      "kernel 1 'py_a': the name is taken by a registered kernel (python:mod.fn)"),
            "a taken name: '%s'", msg);
     expect(sml_kernel_find("py_e") == NULL, "%s: registered from a refused table", "py_e");
     s = sml_register_kernels(NULL, 3, SML_PLUGIN_ABI_VERSION, NULL, NULL, 0);
     expect(s == SML_ERR_PLUGIN, "%s: a NULL table with no message buffer was not refused", "NULL");
     expect(sml_kernel_count() == builtin + 2, "%s: refused tables changed the count", "refusals");
-    expect(!strcmp(sml_strerror(SML_ERR_PLUGIN), "plugin refused (cannot be loaded, or its kernel table is invalid)"),
+    expect(!strcmp(sml_strerror(SML_ERR_PLUGIN),
+                   "plugin refused (cannot be loaded, or its kernel table is invalid)"),
            "sml_strerror(SML_ERR_PLUGIN) = '%s'", sml_strerror(SML_ERR_PLUGIN));
 
     /* Withdrawal: the names leave every lookup and can be registered again. */
-    expect(sml_unregister_kernels(GOOD) == SML_OK, "%s: withdrawing a registered table failed", "GOOD");
-    expect(sml_kernel_count() == builtin && sml_kernel_find("py_a") == NULL && sml_kernel_find("py_b") == NULL,
+    expect(sml_unregister_kernels(GOOD) == SML_OK, "%s: withdrawing a registered table failed",
+           "GOOD");
+    expect(sml_kernel_count() == builtin && sml_kernel_find("py_a") == NULL &&
+               sml_kernel_find("py_b") == NULL,
            "%s: a withdrawn table is still counted or found", "GOOD");
     expect(sml_unregister_kernels(GOOD) == SML_ERR_INVALID_ARG, "%s: withdrawn twice", "GOOD");
-    expect(sml_unregister_kernels(TAKEN) == SML_ERR_INVALID_ARG, "%s: a table never registered was withdrawn", "TAKEN");
+    expect(sml_unregister_kernels(TAKEN) == SML_ERR_INVALID_ARG,
+           "%s: a table never registered was withdrawn", "TAKEN");
     s = sml_register_kernels(TAKEN, 2, SML_PLUGIN_ABI_VERSION, "python:again", msg, sizeof msg);
-    expect(s == SML_OK && sml_kernel_find("py_a") == &TAKEN[1] && sml_kernel_at(builtin) == &TAKEN[0],
+    expect(s == SML_OK && sml_kernel_find("py_a") == &TAKEN[1] &&
+               sml_kernel_at(builtin) == &TAKEN[0],
            "a withdrawn name was not free again: '%s'", msg);
-    expect(sml_unregister_kernels(TAKEN) == SML_OK && sml_kernel_count() == builtin, "%s: second withdrawal", "TAKEN");
+    expect(sml_unregister_kernels(TAKEN) == SML_OK && sml_kernel_count() == builtin,
+           "%s: second withdrawal", "TAKEN");
     s = sml_register_kernels(GOOD, 2, SML_PLUGIN_ABI_VERSION, "python:mod.fn", msg, sizeof msg);
     expect(s == SML_OK && sml_kernel_count() == builtin + 2, "GOOD again: '%s'", msg);
 
@@ -179,7 +257,8 @@ int main(void) {
     }
     expect(failed == 0, "%s: a thread's table was refused", "threads");
     expect(torn == 0, "%s: a reader saw a kernel it could not find again", "threads");
-    expect(sml_kernel_count() == builtin + 2 + THREADS * 8, "%s: not every thread's table landed", "threads");
+    expect(sml_kernel_count() == builtin + 2 + THREADS * 8, "%s: not every thread's table landed",
+           "threads");
     for (int t = 0; t < THREADS; t++)
         expect(sml_kernel_find(NAMES[t][7]) == &PER_THREAD[t][7], "%s: not found", NAMES[t][7]);
     return sml_tally_finish(&T);

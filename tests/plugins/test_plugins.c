@@ -46,7 +46,7 @@ static char OUT[1 << 17];
 
 /* Run a shell command (stdout and stderr into OUT, the command line into CMD); returns its
  * exit code. */
-#define run(...) sml_shell(CMD, sizeof CMD, OUT, sizeof OUT, 0, __VA_ARGS__)
+#define run(...)        sml_shell(CMD, sizeof CMD, OUT, sizeof OUT, 0, __VA_ARGS__)
 /* A check; a failure prints the message, the output and the last command run. */
 #define expect(ok, ...) sml_expect(&T, (ok), CMD, 1024, OUT, 4000, __VA_ARGS__)
 
@@ -83,7 +83,8 @@ static const struct {
 } BAD[] = {
     {"plug_bad_abi", "plugin ABI version 3, this softmax-lab takes versions 1 to 2"},
     {"plug_bad_no_symbol", "no symbol sml_plugin_kernels"},
-    {"plug_bad_taken_builtin", "kernel 0 'cpu_naive': the name is taken by a registered kernel (built into softmax-lab)"},
+    {"plug_bad_taken_builtin",
+     "kernel 0 'cpu_naive': the name is taken by a registered kernel (built into softmax-lab)"},
     {"plug_bad_twin_line", "kernel 0 'plug_ok': the name is also kernel 1's in the same table"},
     {"plug_bad_null_launch", "kernel 0 'plug_ok': launch is NULL"},
     {"plug_bad_null_name", "kernel 0: name is NULL"},
@@ -92,15 +93,21 @@ static const struct {
     {"plug_bad_ops_zero", "kernel 0 'plug_ok': ops is 0"},
     {"plug_bad_ops_bits", "kernel 0 'plug_ok': ops 0x4f has bits outside SML_OPS_ALL (0xf)"},
     {"plug_bad_dtypes_zero", "kernel 0 'plug_ok': dtypes is 0"},
-    {"plug_bad_dtypes_bits", "kernel 0 'plug_ok': dtypes 0x11 has bits outside SML_DTYPES_ALL (0x7)"},
+    {"plug_bad_dtypes_bits",
+     "kernel 0 'plug_ok': dtypes 0x11 has bits outside SML_DTYPES_ALL (0x7)"},
     {"plug_bad_min_cols", "kernel 0 'plug_ok': min_cols 0 < 1"},
     {"plug_bad_min_gt_max", "kernel 0 'plug_ok': min_cols 100 > max_cols 10"},
-    {"plug_bad_device", "kernel 0 'plug_ok': device 7 is neither SML_DEVICE_CPU (0) nor SML_DEVICE_GPU (1)"},
-    {"plug_bad_claim_baseline", "kernel 0 'plug_ok': the claim's baseline 'nonesuch' is not a registered kernel"},
-    {"plug_bad_claim_shapes", "kernel 0 'plug_ok': the claim's shapes 'tiny' is not all, short, mid or long"},
+    {"plug_bad_device",
+     "kernel 0 'plug_ok': device 7 is neither SML_DEVICE_CPU (0) nor SML_DEVICE_GPU (1)"},
+    {"plug_bad_claim_baseline",
+     "kernel 0 'plug_ok': the claim's baseline 'nonesuch' is not a registered kernel"},
+    {"plug_bad_claim_shapes",
+     "kernel 0 'plug_ok': the claim's shapes 'tiny' is not all, short, mid or long"},
     {"plug_bad_empty_table", "the kernel table is empty (count 0)"},
-    {"plug_bad_claim_later", "kernel 0 'plug_ok': the claim's baseline 'plug_ok_b' is a later line of the table"},
-    {"plug_bad_flags", "kernel 0 'plug_ok': flags 0x80 has bits outside SML_KERNEL_FLAGS_ALL (0x1)"},
+    {"plug_bad_claim_later",
+     "kernel 0 'plug_ok': the claim's baseline 'plug_ok_b' is a later line of the table"},
+    {"plug_bad_flags",
+     "kernel 0 'plug_ok': flags 0x80 has bits outside SML_KERNEL_FLAGS_ALL (0x1)"},
 };
 
 /* The refusal of `lib` (a path), with `want` in the message, exit 2, the library named in the
@@ -109,17 +116,22 @@ static void expect_refused(const char *lib, const char *want, const char *how) {
     empty_tmp();
     int rc;
     if (!strcmp(how, "env"))
-        rc = run("cd '%s' && SML_LOAD='%s' %s check --kernel cpu_naive --op softmax --dtype fp32 --cases 3 "
-                 "--regressions none --save saved --json out.json", TMP, lib, SML_CLI_PATH);
+        rc = run("cd '%s' && SML_LOAD='%s' %s check --kernel cpu_naive --op softmax --dtype fp32 "
+                 "--cases 3 "
+                 "--regressions none --save saved --json out.json",
+                 TMP, lib, SML_CLI_PATH);
     else
-        rc = run("cd '%s' && %s check --load '%s' --kernel cpu_naive --op softmax --dtype fp32 --cases 3 "
-                 "--regressions none --save saved --json out.json", TMP, SML_CLI_PATH, lib);
+        rc = run("cd '%s' && %s check --load '%s' --kernel cpu_naive --op softmax --dtype fp32 "
+                 "--cases 3 "
+                 "--regressions none --save saved --json out.json",
+                 TMP, SML_CLI_PATH, lib);
     expect(rc == 2, "%s (%s): exit %d, want 2", lib, how, rc);
     expect(strstr(OUT, want) != NULL, "%s (%s): the message does not say '%s'", lib, how, want);
     expect(strstr(OUT, lib) != NULL, "%s (%s): the message does not name the library", lib, how);
     expect(strstr(OUT, "check: seed") == NULL && strstr(OUT, "cases in") == NULL,
            "%s (%s): the suite ran", lib, how);
-    expect(entries(TMP) == 0, "%s (%s): %d files written into %s, want none", lib, how, entries(TMP), TMP);
+    expect(entries(TMP) == 0, "%s (%s): %d files written into %s, want none", lib, how,
+           entries(TMP), TMP);
 }
 
 static void part_refusals(void) {
@@ -142,15 +154,19 @@ static void part_refusals(void) {
     expect_refused(SML_PLUGIN_DIR, "is a directory, not a shared library", "--load");
     /* A name another plugin took (the same table from another file). */
     empty_tmp();
-    int rc = run("cd '%s' && %s check --load %s --load %s --kernel plug_ok --cases 3 --regressions none",
-                 TMP, SML_CLI_PATH, plugin("plug_ok"), plugin("plug_ok_twin"));
+    int rc =
+        run("cd '%s' && %s check --load %s --load %s --kernel plug_ok --cases 3 --regressions none",
+            TMP, SML_CLI_PATH, plugin("plug_ok"), plugin("plug_ok_twin"));
     char want[800];
-    snprintf(want, sizeof want, "%s: kernel 0 'plug_ok': the name is taken by a registered kernel (%s)",
+    snprintf(want, sizeof want,
+             "%s: kernel 0 'plug_ok': the name is taken by a registered kernel (%s)",
              plugin("plug_ok_twin"), plugin("plug_ok"));
     expect(rc == 2 && strstr(OUT, want) && !strstr(OUT, "check: seed"),
-           "a second library with a registered name: exit %d (want 2), message '%s', nothing run", rc, want);
+           "a second library with a registered name: exit %d (want 2), message '%s', nothing run",
+           rc, want);
     rc = run("%s list --load", SML_CLI_PATH);
-    expect(rc == 2 && strstr(OUT, "--load needs a library path"), "--load without a path: exit %d", rc);
+    expect(rc == 2 && strstr(OUT, "--load needs a library path"), "--load without a path: exit %d",
+           rc);
 
     /* Every command that takes a kernel refuses a bad plugin before doing anything. */
     const char *bad = plugin("plug_bad_null_launch");
@@ -165,20 +181,23 @@ static void part_refusals(void) {
     for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++) {
         empty_tmp();
         rc = run("cd '%s' && %s %s --load %s", TMP, SML_CLI_PATH, CMDS[i], bad);
-        expect(rc == 2 && strstr(OUT, "launch is NULL") && entries(TMP) == 0,
-               "%s with a bad plugin: exit %d (want 2), message 'launch is NULL', %d files (want 0)", CMDS[i],
-               rc, entries(TMP));
+        expect(
+            rc == 2 && strstr(OUT, "launch is NULL") && entries(TMP) == 0,
+            "%s with a bad plugin: exit %d (want 2), message 'launch is NULL', %d files (want 0)",
+            CMDS[i], rc, entries(TMP));
         empty_tmp();
         rc = run("cd '%s' && SML_LOAD=%s %s %s", TMP, bad, SML_CLI_PATH, CMDS[i]);
         /* compare and targets run no kernel: SML_LOAD loads nothing for them. */
         int data_only = !strncmp(CMDS[i], "compare", 7) || !strncmp(CMDS[i], "targets", 7);
         expect(rc == 2 && (strstr(OUT, "launch is NULL") == NULL) == data_only && entries(TMP) == 0,
-               "%s with a bad plugin in SML_LOAD: exit %d (want 2), %s, %d files (want 0)", CMDS[i], rc,
-               data_only ? "the library must not be loaded" : "want 'launch is NULL'", entries(TMP));
+               "%s with a bad plugin in SML_LOAD: exit %d (want 2), %s, %d files (want 0)", CMDS[i],
+               rc, data_only ? "the library must not be loaded" : "want 'launch is NULL'",
+               entries(TMP));
     }
     /* --help loads nothing (a broken SML_LOAD cannot hide the help) and describes --load. */
     rc = run("SML_LOAD=%s %s check --help", bad, SML_CLI_PATH);
-    expect(rc == 0 && strstr(OUT, "--load PATH"), "check --help with a bad SML_LOAD: exit %d, want 0 and --load described", rc);
+    expect(rc == 0 && strstr(OUT, "--load PATH"),
+           "check --help with a bad SML_LOAD: exit %d, want 0 and --load described", rc);
 }
 
 /* ---- a correct plugin through everything --------------------------------------------------- */
@@ -192,24 +211,36 @@ static void part_suite(void) {
            "list --load: exit %d, want 0, the kernel's row and '%s'", rc, want);
     rc = run("%s list --json --load=%s", SML_CLI_PATH, ok);
     snprintf(want, sizeof want, "\"origin\": \"%s\"", ok);
-    expect(rc == 0 && strstr(OUT, want) && strstr(OUT, "\"origin\": null") &&
-               strstr(OUT, "\"name\": \"plug_ok_b\", \"device\": \"cpu\"") && strstr(OUT, "\"file\": null"),
-           "list --json --load=: exit %d, want the origin, null for built-ins and a NULL file as null", rc);
+    expect(
+        rc == 0 && strstr(OUT, want) && strstr(OUT, "\"origin\": null") &&
+            strstr(OUT, "\"name\": \"plug_ok_b\", \"device\": \"cpu\"") &&
+            strstr(OUT, "\"file\": null"),
+        "list --json --load=: exit %d, want the origin, null for built-ins and a NULL file as null",
+        rc);
     /* A line marked SML_KERNEL_FRAMEWORK is listed as a framework baseline, beside cudnn. */
     rc = run("%s list --load %s", SML_CLI_PATH, plugin("plug_fw"));
-    expect(rc == 0 && strstr(OUT, "framework baselines (targets measures the others against them): cudnn, plug_fw\n"),
-           "list --load plug_fw: exit %d, want cudnn and plug_fw listed as framework baselines", rc);
+    expect(
+        rc == 0 &&
+            strstr(
+                OUT,
+                "framework baselines (targets measures the others against them): cudnn, plug_fw\n"),
+        "list --load plug_fw: exit %d, want cudnn and plug_fw listed as framework baselines", rc);
     rc = run("%s list --json --load %s", SML_CLI_PATH, plugin("plug_fw"));
-    expect(rc == 0 && strstr(OUT, "\"name\": \"cudnn\"") && strstr(strstr(OUT, "\"name\": \"cudnn\""), "\"framework\": true}") &&
+    expect(rc == 0 && strstr(OUT, "\"name\": \"cudnn\"") &&
+               strstr(strstr(OUT, "\"name\": \"cudnn\""), "\"framework\": true}") &&
                strstr(OUT, "\"name\": \"plug_fw\"") && strstr(OUT, "\"name\": \"plug_fw_b\"") &&
                strstr(strstr(OUT, "\"name\": \"plug_fw\""), "\"framework\": true}") &&
                strstr(strstr(OUT, "\"name\": \"plug_fw_b\""), "\"framework\": false}"),
-           "list --json --load plug_fw: exit %d, want \"framework\": true for cudnn and plug_fw, false for plug_fw_b", rc);
+           "list --json --load plug_fw: exit %d, want \"framework\": true for cudnn and plug_fw, "
+           "false for plug_fw_b",
+           rc);
     rc = run("SML_LOAD=%s::%s %s list", ok, plugin("plug_nomax"), SML_CLI_PATH);
-    expect(rc == 0 && strstr(OUT, "plugin kernel plug_ok from") && strstr(OUT, "plugin kernel plug_nomax from"),
+    expect(rc == 0 && strstr(OUT, "plugin kernel plug_ok from") &&
+               strstr(OUT, "plugin kernel plug_nomax from"),
            "SML_LOAD with two libraries: exit %d", rc);
     /* The same library twice (env and flag, flag twice, via a relative path): loaded once. */
-    rc = run("SML_LOAD=%s %s list --load %s --load %s/../lib/plug_ok.so", ok, SML_CLI_PATH, ok, SML_PLUGIN_DIR);
+    rc = run("SML_LOAD=%s %s list --load %s --load %s/../lib/plug_ok.so", ok, SML_CLI_PATH, ok,
+             SML_PLUGIN_DIR);
     const char *first = strstr(OUT, "plugin kernel plug_ok from");
     expect(rc == 0 && first && !strstr(first + 1, "plugin kernel plug_ok from"),
            "the same library loaded three ways: exit %d, want 0 and one plug_ok", rc);
@@ -218,17 +249,20 @@ static void part_suite(void) {
     rc = run("%s check --load %s --kernel all --op softmax --dtype fp32 --cases 20", SML_CLI_PATH,
              plugin("plug_abi1"));
     expect(rc == 0 && strstr(OUT, "\nplug_abi1  cpu ") && strstr(OUT, "\nplug_abi1_b cpu "),
-           "check --load of an ABI version 1 plugin: exit %d, want 0 and rows for both its lines", rc);
+           "check --load of an ABI version 1 plugin: exit %d, want 0 and rows for both its lines",
+           rc);
 
     /* The property suite on the plugin kernel: every property of every op. */
     rc = run("%s check --load %s --kernel plug_ok --cases 400 --seed 7", SML_CLI_PATH, ok);
     expect(rc == 0 && strstr(OUT, "\nplug_ok    cpu ") && strstr(OUT, "check: every property held"),
            "check --load --kernel plug_ok: exit %d, want 0 and its row", rc);
     /* --kernel all takes the plugin's kernels too (both lines of its table). */
-    rc = run("%s check --load %s --kernel all --op softmax --dtype fp32 --cases 40", SML_CLI_PATH, ok);
+    rc = run("%s check --load %s --kernel all --op softmax --dtype fp32 --cases 40", SML_CLI_PATH,
+             ok);
     expect(rc == 0 && strstr(OUT, "\ncpu_naive  cpu ") && strstr(OUT, "\nplug_ok    cpu ") &&
                strstr(OUT, "\nplug_ok_b  cpu "),
-           "check --kernel all --load: exit %d, want rows for cpu_naive, plug_ok and plug_ok_b", rc);
+           "check --kernel all --load: exit %d, want rows for cpu_naive, plug_ok and plug_ok_b",
+           rc);
 
     /* check --input: the contract check on a user's tensor, with overflow-prone logits. */
     char x[600];
@@ -236,12 +270,15 @@ static void part_suite(void) {
     enum { R = 4, C = 37 };
     float v[R * C];
     for (int r = 0; r < R; r++)
-        for (int j = 0; j < C; j++) v[r * C + j] = r == 0 ? 90.0f + 30.0f * sinf((float)(j * 7)) : (float)(j % 5) - 2.0f;
+        for (int j = 0; j < C; j++)
+            v[r * C + j] = r == 0 ? 90.0f + 30.0f * sinf((float)(j * 7)) : (float)(j % 5) - 2.0f;
     char err[512];
     if (sml_npy_write_2d(x, SML_F32, R, C, v, err, sizeof err) != SML_OK) printf("note: %s\n", err);
     rc = run("%s check --input %s --load %s --kernel plug_ok --op softmax", SML_CLI_PATH, x, ok);
-    expect(rc == 0 && strstr(OUT, "\nplug_ok    softmax         PASS"), "check --input --load plug_ok: exit %d, want 0", rc);
-    rc = run("%s check --input %s --load %s --kernel plug_nomax --op softmax", SML_CLI_PATH, x, plugin("plug_nomax"));
+    expect(rc == 0 && strstr(OUT, "\nplug_ok    softmax         PASS"),
+           "check --input --load plug_ok: exit %d, want 0", rc);
+    rc = run("%s check --input %s --load %s --kernel plug_nomax --op softmax", SML_CLI_PATH, x,
+             plugin("plug_nomax"));
     expect(rc == 1 && strstr(OUT, "\nplug_nomax softmax         FAIL"),
            "check --input --load plug_nomax on logits past 88.72: exit %d, want 1 and FAIL", rc);
 }
@@ -267,9 +304,12 @@ static void part_planted(void) {
     char saved[400];
     snprintf(saved, sizeof saved, "%s/saved", TMP);
     int corpus = entries("tests/regressions");
-    int rc = run("%s check --load %s --kernel plug_nomax --op softmax --dtype fp32 --cases 2000 --seed 1 "
-                 "--regressions none --save %s", SML_CLI_PATH, bug, saved);
-    expect(rc == 1 && strstr(OUT, "FAIL plug_nomax softmax fp32: property") && strstr(OUT, "shrunk in"),
+    int rc = run(
+        "%s check --load %s --kernel plug_nomax --op softmax --dtype fp32 --cases 2000 --seed 1 "
+        "--regressions none --save %s",
+        SML_CLI_PATH, bug, saved);
+    expect(rc == 1 && strstr(OUT, "FAIL plug_nomax softmax fp32: property") &&
+               strstr(OUT, "shrunk in"),
            "check --load plug_nomax: exit %d, want 1 and a shrunk failure", rc);
     char replay[4096] = "", rerun[4096] = "", repro[2048] = "";
     line_after("  replay: ", replay, sizeof replay);
@@ -277,9 +317,11 @@ static void part_planted(void) {
     line_after("  reproducer: ", repro, sizeof repro);
     char want[800];
     snprintf(want, sizeof want, "softmax-lab replay --load %s %s/", bug, saved);
-    expect(strstr(replay, want) == replay, "the printed replay command '%s' does not start '%s'", replay, want);
+    expect(strstr(replay, want) == replay, "the printed replay command '%s' does not start '%s'",
+           replay, want);
     snprintf(want, sizeof want, "softmax-lab check --load %s --kernel plug_nomax", bug);
-    expect(strstr(rerun, want) == rerun, "the printed rerun command '%s' does not start '%s'", rerun, want);
+    expect(strstr(rerun, want) == rerun, "the printed rerun command '%s' does not start '%s'",
+           rerun, want);
     /* Saved where asked, never into the source tree; the reproducer records the library. */
     struct stat st;
     expect(repro[0] && strncmp(repro, saved, strlen(saved)) == 0 && stat(repro, &st) == 0,
@@ -293,8 +335,9 @@ static void part_planted(void) {
     }
     snprintf(want, sizeof want, "\"load\": \"%s\"", bug);
     expect(strstr(json, want) != NULL, "the reproducer %s does not record %s", repro, want);
-    expect(entries("tests/regressions") == corpus, "the run changed tests/regressions (%d entries, were %d)",
-           entries("tests/regressions"), corpus);
+    expect(entries("tests/regressions") == corpus,
+           "the run changed tests/regressions (%d entries, were %d)", entries("tests/regressions"),
+           corpus);
 
     /* The printed commands, exactly as printed, from another directory, softmax-lab on PATH. */
     char bindir[600];
@@ -302,9 +345,11 @@ static void part_planted(void) {
     char *slash = strrchr(bindir, '/');
     if (slash) *slash = 0;
     rc = run("cd / && PATH='%s':\"$PATH\" %s", bindir, replay);
-    expect(rc == 1 && strstr(OUT, "STILL FAILS"), "the printed replay command: exit %d, want 1 (STILL FAILS)", rc);
+    expect(rc == 1 && strstr(OUT, "STILL FAILS"),
+           "the printed replay command: exit %d, want 1 (STILL FAILS)", rc);
     rc = run("cd / && PATH='%s':\"$PATH\" %s", bindir, rerun);
-    expect(rc == 1 && strstr(OUT, "FAIL plug_nomax softmax fp32"), "the printed rerun command: exit %d, want 1", rc);
+    expect(rc == 1 && strstr(OUT, "FAIL plug_nomax softmax fp32"),
+           "the printed rerun command: exit %d, want 1", rc);
     /* A reproducer is data: alone, replay names the library and the command, exit 2. */
     rc = run("cd / && %s replay %s", SML_CLI_PATH, repro);
     snprintf(want, sizeof want, "softmax-lab replay --load %.380s %.380s", bug, repro);
@@ -323,22 +368,32 @@ static void part_planted(void) {
     /* A recorded library that is gone: exit 2 with the field named. */
     char moved[2100];
     snprintf(moved, sizeof moved, "%s/moved.json", saved);
-    run("sed 's|\"load\": \"[^\"]*\"|\"load\": \"/nonexistent/plug_nomax.so\"|' %s > %s", repro, moved);
+    run("sed 's|\"load\": \"[^\"]*\"|\"load\": \"/nonexistent/plug_nomax.so\"|' %s > %s", repro,
+        moved);
     rc = run("%s replay --trust-reproducer %s", SML_CLI_PATH, moved);
-    expect(rc == 2 && strstr(OUT, "the library the reproducer names (load): /nonexistent/plug_nomax.so: cannot open"),
-           "replay of a reproducer whose library is gone: exit %d, want 2 and the load field named", rc);
+    expect(
+        rc == 2 &&
+            strstr(
+                OUT,
+                "the library the reproducer names (load): /nonexistent/plug_nomax.so: cannot open"),
+        "replay of a reproducer whose library is gone: exit %d, want 2 and the load field named",
+        rc);
 }
 
 /* ---- bench ------------------------------------------------------------------------------- */
 
 static void part_bench(void) {
     empty_tmp();
-    int rc = run("cd '%s' && %s bench --load %s --backend plug_ok --rows 256 --cols 4096 --dtype fp32 "
-                 "--min-samples 10 --max-seconds 0.3 --ledger L --quiet", TMP, SML_CLI_PATH, plugin("plug_ok"));
+    int rc =
+        run("cd '%s' && %s bench --load %s --backend plug_ok --rows 256 --cols 4096 --dtype fp32 "
+            "--min-samples 10 --max-seconds 0.3 --ledger L --quiet",
+            TMP, SML_CLI_PATH, plugin("plug_ok"));
     expect(rc == 0 && strstr(OUT, "\n  plug_ok ") && strstr(OUT, "cpu_naive*"),
-           "bench --load --backend plug_ok: exit %d, want 0, its row and cpu_naive as baseline", rc);
+           "bench --load --backend plug_ok: exit %d, want 0, its row and cpu_naive as baseline",
+           rc);
     /* The decision names the claim from the plugin's table and decides it. */
-    expect(strstr(OUT, "Claim: >= 0.25x over cpu_naive on all shapes") && !strstr(OUT, "plug_ok      Measured"),
+    expect(strstr(OUT, "Claim: >= 0.25x over cpu_naive on all shapes") &&
+               !strstr(OUT, "plug_ok      Measured"),
            "bench: the claim '>= 0.25x cpu_naive' is not evaluated");
     char ledger[400];
     snprintf(ledger, sizeof ledger, "%s/L", TMP);
@@ -351,13 +406,16 @@ static void part_bench(void) {
     char want[700];
     snprintf(want, sizeof want, "## plug_ok_b: Measured\n\n`%s`.", plugin("plug_ok"));
     expect(rc == 0 && strstr(OUT, want) && !strstr(OUT, "(null)"),
-           "bench of a kernel with a NULL file: exit %d, want 0 and the ledger naming '%s'", rc, plugin("plug_ok"));
+           "bench of a kernel with a NULL file: exit %d, want 0 and the ledger naming '%s'", rc,
+           plugin("plug_ok"));
 
     /* A line marked SML_KERNEL_FRAMEWORK: its ledger record says "framework": true, and the
      * other kernels' records false. */
     empty_tmp();
-    rc = run("cd '%s' && %s bench --load %s --backend plug_fw,plug_fw_b --rows 8 --cols 64 --dtype fp32 "
-             "--min-samples 3 --max-seconds 0.02 --json L.json --quiet", TMP, SML_CLI_PATH, plugin("plug_fw"));
+    rc = run(
+        "cd '%s' && %s bench --load %s --backend plug_fw,plug_fw_b --rows 8 --cols 64 --dtype fp32 "
+        "--min-samples 3 --max-seconds 0.02 --json L.json --quiet",
+        TMP, SML_CLI_PATH, plugin("plug_fw"));
     char lpath[400], err[256];
     snprintf(lpath, sizeof lpath, "%s/L.json", TMP);
     sml_json *doc = NULL;
@@ -367,41 +425,53 @@ static void part_bench(void) {
         for (size_t i = 0; i < sml_json_len(recs); i++) {
             const char *k = sml_json_str(sml_json_get(sml_json_at(recs, i), "kernel"));
             const sml_json *f = sml_json_get(sml_json_at(recs, i), "framework");
-            int *dst = !k ? NULL : !strcmp(k, "plug_fw") ? &fw : !strcmp(k, "plug_fw_b") ? &other
-                                 : !strcmp(k, "cpu_naive") ? &naive : NULL;
+            int *dst = !k                        ? NULL
+                       : !strcmp(k, "plug_fw")   ? &fw
+                       : !strcmp(k, "plug_fw_b") ? &other
+                       : !strcmp(k, "cpu_naive") ? &naive
+                                                 : NULL;
             if (dst && f && f->type == SML_JSON_BOOL) *dst = f->boolean;
         }
     }
     const char *schema = sml_json_str(sml_json_get(doc, "schema"));
-    expect(rc == 0 && fw == 1 && other == 0 && naive == 0 && schema && !strcmp(schema, "softmax-lab-ledger/2"),
-           "bench of a framework-baseline plugin: exit %d, want 0, a softmax-lab-ledger/2 ledger with plug_fw "
-           "\"framework\": true, plug_fw_b and cpu_naive false (got %d, %d, %d)", rc, fw, other, naive);
+    expect(rc == 0 && fw == 1 && other == 0 && naive == 0 && schema &&
+               !strcmp(schema, "softmax-lab-ledger/2"),
+           "bench of a framework-baseline plugin: exit %d, want 0, a softmax-lab-ledger/2 ledger "
+           "with plug_fw "
+           "\"framework\": true, plug_fw_b and cpu_naive false (got %d, %d, %d)",
+           rc, fw, other, naive);
     sml_json_free(doc);
 
     /* A claim it misses fails --gate (however noisy the timing: noise never turns a row below
      * the claim into a pass, bench/decide.c). */
     empty_tmp();
-    rc = run("cd '%s' && %s bench --load %s --backend plug_boast --rows 256 --cols 4096 --dtype fp32 "
-             "--min-samples 10 --max-seconds 0.3 --ledger L --quiet --gate", TMP, SML_CLI_PATH,
-             plugin("plug_boast"));
+    rc = run(
+        "cd '%s' && %s bench --load %s --backend plug_boast --rows 256 --cols 4096 --dtype fp32 "
+        "--min-samples 10 --max-seconds 0.3 --ledger L --quiet --gate",
+        TMP, SML_CLI_PATH, plugin("plug_boast"));
     expect(rc == 1 &&
                (strstr(OUT, "plug_boast   Rejected   Claim: >= 1000.00x over cpu_naive") ||
                 strstr(OUT, "plug_boast   Caveated   Claim: >= 1000.00x over cpu_naive")) &&
                strstr(OUT, "gate: 1 kernel(s) miss their claim"),
-           "bench --gate on a claim of 1000x: exit %d, want 1, the claim Rejected or Caveated and missed", rc);
+           "bench --gate on a claim of 1000x: exit %d, want 1, the claim Rejected or Caveated and "
+           "missed",
+           rc);
 
     /* A kernel the run calls LESS ACCURATE fails --gate though its claim is Supported, as
      * check --against does; --allow-less-accurate reports it without failing. */
     empty_tmp();
-    rc = run("cd '%s' && %s bench --load %s --backend plug_sloppy --rows 64 --cols 1024 --dtype fp32 "
-             "--min-samples 3 --max-seconds 0.05 --ledger L --quiet --gate", TMP, SML_CLI_PATH,
-             plugin("plug_sloppy"));
-    expect(rc == 1 && strstr(OUT, "LESS ACCURATE vs cpu_naive") && strstr(OUT, "gate: plug_sloppy is LESS ACCURATE"),
+    rc = run(
+        "cd '%s' && %s bench --load %s --backend plug_sloppy --rows 64 --cols 1024 --dtype fp32 "
+        "--min-samples 3 --max-seconds 0.05 --ledger L --quiet --gate",
+        TMP, SML_CLI_PATH, plugin("plug_sloppy"));
+    expect(rc == 1 && strstr(OUT, "LESS ACCURATE vs cpu_naive") &&
+               strstr(OUT, "gate: plug_sloppy is LESS ACCURATE"),
            "bench --gate on a kernel LESS ACCURATE than its baseline: exit %d, want 1", rc);
     empty_tmp();
-    rc = run("cd '%s' && %s bench --load %s --backend plug_sloppy --rows 64 --cols 1024 --dtype fp32 "
-             "--min-samples 3 --max-seconds 0.05 --ledger L --quiet --gate --allow-less-accurate", TMP,
-             SML_CLI_PATH, plugin("plug_sloppy"));
+    rc = run(
+        "cd '%s' && %s bench --load %s --backend plug_sloppy --rows 64 --cols 1024 --dtype fp32 "
+        "--min-samples 3 --max-seconds 0.05 --ledger L --quiet --gate --allow-less-accurate",
+        TMP, SML_CLI_PATH, plugin("plug_sloppy"));
     /* (A machine loaded enough to miss the 0.25x claim fails the gate for that reason only.) */
     expect((rc == 0 || (rc == 1 && strstr(OUT, "gate: 1 kernel(s) miss their claim"))) &&
                strstr(OUT, "allowed by --allow-less-accurate"),
@@ -409,7 +479,8 @@ static void part_bench(void) {
 
     /* A margin is a tolerance for noise, not a discount: bounded by the rule targets uses. */
     empty_tmp();
-    rc = run("cd '%s' && %s bench --load %s --backend plug_boast --rows 8 --cols 64 --margin 0.9 --gate --ledger L",
+    rc = run("cd '%s' && %s bench --load %s --backend plug_boast --rows 8 --cols 64 --margin 0.9 "
+             "--gate --ledger L",
              TMP, SML_CLI_PATH, plugin("plug_boast"));
     expect(rc == 2 && strstr(OUT, "--margin '0.9'") && entries(TMP) == 0,
            "bench --margin 0.9: exit %d, want 2 naming --margin, nothing written", rc);
@@ -426,14 +497,18 @@ static int part_gpu(void) {
     if (rc) return rc;
     const char *cu = plugin("plug_cuda");
     rc = run("%s list --load %s", SML_CLI_PATH, cu);
-    expect(rc == 0 && strstr(OUT, "\nplug_cuda  gpu  ready"), "list --load plug_cuda: exit %d, want a ready row", rc);
-    rc = run("%s check --load %s --kernel plug_cuda --seconds 120 --save %s/saved", SML_CLI_PATH, cu, TMP);
+    expect(rc == 0 && strstr(OUT, "\nplug_cuda  gpu  ready"),
+           "list --load plug_cuda: exit %d, want a ready row", rc);
+    rc = run("%s check --load %s --kernel plug_cuda --seconds 120 --save %s/saved", SML_CLI_PATH,
+             cu, TMP);
     expect(rc == 0 && strstr(OUT, "\nplug_cuda  gpu ") && strstr(OUT, "check: every property held"),
            "check --load plug_cuda: exit %d, want 0", rc);
     empty_tmp();
-    rc = run("cd '%s' && %s bench --load %s --backend plug_cuda --sweep seeds --dtype fp32 --ledger L --quiet",
+    rc = run("cd '%s' && %s bench --load %s --backend plug_cuda --sweep seeds --dtype fp32 "
+             "--ledger L --quiet",
              TMP, SML_CLI_PATH, cu);
-    expect(rc == 0 && strstr(OUT, "\n  plug_cuda ") && strstr(OUT, "Claim: >= 1.00x over naive on all shapes") &&
+    expect(rc == 0 && strstr(OUT, "\n  plug_cuda ") &&
+               strstr(OUT, "Claim: >= 1.00x over naive on all shapes") &&
                !strstr(OUT, "plug_cuda    Measured"),
            "bench --load plug_cuda: exit %d, want 0, its rows and its claim evaluated", rc);
     return 0;
@@ -443,7 +518,8 @@ static int part_gpu(void) {
 int main(int argc, char **argv) {
     const char *part = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--part") && i + 1 < argc) part = argv[++i];
+        if (!strcmp(argv[i], "--part") && i + 1 < argc)
+            part = argv[++i];
         else {
             fprintf(stderr, "usage: %s --part refusals|suite|planted|bench|gpu\n", argv[0]);
             return 2;
@@ -460,11 +536,16 @@ int main(int argc, char **argv) {
         return 1;
     }
     int rc = 0;
-    if (!strcmp(part, "refusals")) part_refusals();
-    else if (!strcmp(part, "suite")) part_suite();
-    else if (!strcmp(part, "planted")) part_planted();
-    else if (!strcmp(part, "bench")) part_bench();
-    else if (!strcmp(part, "gpu")) rc = part_gpu();
+    if (!strcmp(part, "refusals"))
+        part_refusals();
+    else if (!strcmp(part, "suite"))
+        part_suite();
+    else if (!strcmp(part, "planted"))
+        part_planted();
+    else if (!strcmp(part, "bench"))
+        part_bench();
+    else if (!strcmp(part, "gpu"))
+        rc = part_gpu();
     else {
         fprintf(stderr, "%s: unknown part '%s'\n", argv[0], part);
         return 2;

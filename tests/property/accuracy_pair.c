@@ -61,20 +61,33 @@ static sml_status run(exp_fn ex, int narrow, const sml_problem *p) {
     return SML_OK;
 }
 
-static sml_status l_accurate(sml_handle *h, const sml_problem *p) { (void)h; return run(exp_accurate, 0, p); }
-static sml_status l_fast(sml_handle *h, const sml_problem *p) { (void)h; return run(exp_fast, 0, p); }
-static sml_status l_narrow(sml_handle *h, const sml_problem *p) { (void)h; return run(exp_accurate, 1, p); }
+static sml_status l_accurate(sml_handle *h, const sml_problem *p) {
+    (void)h;
+    return run(exp_accurate, 0, p);
+}
+static sml_status l_fast(sml_handle *h, const sml_problem *p) {
+    (void)h;
+    return run(exp_fast, 0, p);
+}
+static sml_status l_narrow(sml_handle *h, const sml_problem *p) {
+    (void)h;
+    return run(exp_accurate, 1, p);
+}
 
-#define PAIR(name, fn, what) \
-    {name, "tests/property/accuracy_pair.c", SML_DEVICE_CPU, SML_OPS_FWD, SML_DTYPES_ALL, 1, 0, fn, what, \
-     {NULL, 0.0, NULL}, NULL, 0}
+#define PAIR(name, fn, what)                                                                       \
+    {                                                                                              \
+        name, "tests/property/accuracy_pair.c", SML_DEVICE_CPU, SML_OPS_FWD, SML_DTYPES_ALL, 1, 0, \
+            fn, what, {NULL, 0.0, NULL}, NULL, 0                                                   \
+    }
 
-const sml_kernel sml_acc_accurate_exp = PAIR("acc_expf", l_accurate, "fp32 forward softmax with expf");
+const sml_kernel sml_acc_accurate_exp =
+    PAIR("acc_expf", l_accurate, "fp32 forward softmax with expf");
 const sml_kernel sml_acc_fast_exp =
     PAIR("acc_fast_exp", l_fast, "the same with a fast exp: exp2f(t * log2 e), as __expf");
 
 const sml_kernel sml_acc_narrow_sum =
-    PAIR("acc_narrow_sum", l_narrow, "the same with expf, summing exp values cut to 16 significant bits");
+    PAIR("acc_narrow_sum", l_narrow,
+         "the same with expf, summing exp values cut to 16 significant bits");
 
 const sml_kernel *sml_acc_pair_find(const char *name, void *unused) {
     (void)unused;

@@ -35,7 +35,7 @@ typedef enum bug {
 } bug;
 
 #define LEAF 16
-#define L2E 1.4426950408889634f
+#define L2E  1.4426950408889634f
 
 static float ld_f(sml_dtype dt, const void *b, int64_t i) { return (float)sml_load(dt, b, i); }
 static void st_f(sml_dtype dt, void *b, int64_t i, float v) { sml_store(dt, b, i, (double)v); }
@@ -50,7 +50,9 @@ static float tree(const float *v, int64_t n) {
     return tree(v, h) + tree(v + h, n - h);
 }
 
-typedef struct part { float m, d; } part;
+typedef struct part {
+    float m, d;
+} part;
 
 /* Online softmax over tiles of 4 merged as a tree; the merge guard is what B_INF_MERGE drops,
  * the rescale is what B_NO_RESCALE drops. */
@@ -176,8 +178,11 @@ static sml_status run(bug b, const sml_problem *p) {
     return SML_OK;
 }
 
-#define LAUNCHER(fn, b) \
-    static sml_status fn(sml_handle *h, const sml_problem *p) { (void)h; return run(b, p); }
+#define LAUNCHER(fn, b)                                         \
+    static sml_status fn(sml_handle *h, const sml_problem *p) { \
+        (void)h;                                                \
+        return run(b, p);                                       \
+    }
 LAUNCHER(l_control, B_NONE)
 LAUNCHER(l_control_online, B_ONLINE)
 LAUNCHER(l_sum16, B_SUM16)
@@ -200,29 +205,58 @@ LAUNCHER(l_refuse_dense, B_REFUSE_DENSE)
 
 #define F16S ((1u << SML_F16) | (1u << SML_BF16))
 #define M(name, ops, dts, fn, bug, survive) \
-    {{name, "tests/property/cpu_mutants.c", SML_DEVICE_CPU, ops, dts, 1, 0, fn, bug, {NULL, 0.0, NULL}, NULL, 0}, bug, survive}
+    {                                       \
+        {name,                              \
+         "tests/property/cpu_mutants.c",    \
+         SML_DEVICE_CPU,                    \
+         ops,                               \
+         dts,                               \
+         1,                                 \
+         0,                                 \
+         fn,                                \
+         bug,                               \
+         {NULL, 0.0, NULL},                 \
+         NULL,                              \
+         0},                                \
+            bug, survive                    \
+    }
 
 static const sml_mutant MUTANTS[] = {
-    M("mut_control", SML_OPS_ALL, SML_DTYPES_ALL, l_control, "none: the correct code every mutant is a copy of", 1),
-    M("mut_control_online", SML_OPS_FWD, SML_DTYPES_ALL, l_control_online, "none: the correct online path", 1),
+    M("mut_control", SML_OPS_ALL, SML_DTYPES_ALL, l_control,
+      "none: the correct code every mutant is a copy of", 1),
+    M("mut_control_online", SML_OPS_FWD, SML_DTYPES_ALL, l_control_online,
+      "none: the correct online path", 1),
     M("mut_no_max", SML_OPS_FWD, SML_DTYPES_ALL, sml_launch_cpu_mutant_no_max,
       "no max subtraction: exp overflows past ~88.7 (kernels/cpu_softmax.c's planted mutant)", 0),
     M("mut_sum16", SML_OPS_FWD, F16S, l_sum16, "the sum accumulated in the input's 16-bit type", 0),
-    M("mut_no_rescale", SML_OPS_FWD, SML_DTYPES_ALL, l_no_rescale, "online: running sum not rescaled when the max grows", 0),
-    M("mut_inf_merge", SML_OPS_FWD, SML_DTYPES_ALL, l_inf_merge, "online merge of two all -inf partials gives exp(-inf - -inf) = NaN", 0),
-    M("mut_pad_zero", SML_OPS_FWD, SML_DTYPES_ALL, l_pad_zero, "vector tail padded with 0 instead of -inf", 0),
-    M("mut_log_of_softmax", 1u << SML_LOG_SOFTMAX, SML_DTYPES_ALL, l_log_of_softmax, "log-softmax as log(softmax)", 0),
-    M("mut_bwd_no_dot", (1u << SML_SOFTMAX_BWD) | (1u << SML_LOG_SOFTMAX_BWD), SML_DTYPES_ALL, l_no_dot,
-      "backward without the dot / sum term", 0),
-    M("mut_past_row", SML_OPS_ALL, SML_DTYPES_ALL, l_past_row, "writes one element past each row", 0),
-    M("mut_nondet", SML_OPS_ALL, SML_DTYPES_ALL, l_nondet, "summation order changes from call to call", 0),
-    M("mut_stale_max", SML_OPS_FWD, SML_DTYPES_ALL, l_stale_max, "the max is not reset between rows", 0),
-    M("mut_tail_exp", 1u << SML_SOFTMAX, SML_DTYPES_ALL, l_tail_exp, "the scalar tail's exp differs from the vector body's", 0),
-    M("mut_first32", SML_OPS_FWD, SML_DTYPES_ALL, l_first32, "the max covers the first 32 columns only", 0),
-    M("mut_grid65535", SML_OPS_ALL, SML_DTYPES_ALL, l_grid65535, "rows past 65,535 are never computed", 0),
-    M("mut_shift_exp2", SML_OPS_FWD, SML_DTYPES_ALL, l_shift_exp2, "exp2(x*log2e - max*log2e): max not subtracted first", 0),
-    M("mut_ignore_ld", SML_OPS_ALL, SML_DTYPES_ALL, l_ignore_ld, "output written with stride cols, not ld", 0),
-    M("mut_sum_off_by_one", SML_OPS_FWD, SML_DTYPES_ALL, l_sum_off_by_one, "the sum skips the last element", 0),
+    M("mut_no_rescale", SML_OPS_FWD, SML_DTYPES_ALL, l_no_rescale,
+      "online: running sum not rescaled when the max grows", 0),
+    M("mut_inf_merge", SML_OPS_FWD, SML_DTYPES_ALL, l_inf_merge,
+      "online merge of two all -inf partials gives exp(-inf - -inf) = NaN", 0),
+    M("mut_pad_zero", SML_OPS_FWD, SML_DTYPES_ALL, l_pad_zero,
+      "vector tail padded with 0 instead of -inf", 0),
+    M("mut_log_of_softmax", 1u << SML_LOG_SOFTMAX, SML_DTYPES_ALL, l_log_of_softmax,
+      "log-softmax as log(softmax)", 0),
+    M("mut_bwd_no_dot", (1u << SML_SOFTMAX_BWD) | (1u << SML_LOG_SOFTMAX_BWD), SML_DTYPES_ALL,
+      l_no_dot, "backward without the dot / sum term", 0),
+    M("mut_past_row", SML_OPS_ALL, SML_DTYPES_ALL, l_past_row, "writes one element past each row",
+      0),
+    M("mut_nondet", SML_OPS_ALL, SML_DTYPES_ALL, l_nondet,
+      "summation order changes from call to call", 0),
+    M("mut_stale_max", SML_OPS_FWD, SML_DTYPES_ALL, l_stale_max,
+      "the max is not reset between rows", 0),
+    M("mut_tail_exp", 1u << SML_SOFTMAX, SML_DTYPES_ALL, l_tail_exp,
+      "the scalar tail's exp differs from the vector body's", 0),
+    M("mut_first32", SML_OPS_FWD, SML_DTYPES_ALL, l_first32,
+      "the max covers the first 32 columns only", 0),
+    M("mut_grid65535", SML_OPS_ALL, SML_DTYPES_ALL, l_grid65535,
+      "rows past 65,535 are never computed", 0),
+    M("mut_shift_exp2", SML_OPS_FWD, SML_DTYPES_ALL, l_shift_exp2,
+      "exp2(x*log2e - max*log2e): max not subtracted first", 0),
+    M("mut_ignore_ld", SML_OPS_ALL, SML_DTYPES_ALL, l_ignore_ld,
+      "output written with stride cols, not ld", 0),
+    M("mut_sum_off_by_one", SML_OPS_FWD, SML_DTYPES_ALL, l_sum_off_by_one,
+      "the sum skips the last element", 0),
     M("mut_refuse_writes", SML_OPS_ALL, SML_DTYPES_ALL, l_refuse_writes,
       "refuses a padded stride with SML_ERR_UNSUPPORTED after writing the output", 0),
     M("mut_refuse_dense", SML_OPS_FWD, SML_DTYPES_ALL, l_refuse_dense,

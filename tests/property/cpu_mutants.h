@@ -10,9 +10,9 @@
 #include "softmax_lab.h"
 
 typedef struct sml_mutant {
-    sml_kernel kernel;      /* name, ops and dtypes where the bug can show */
-    const char *bug;        /* one line: what is wrong */
-    int expect_survive;     /* 1 for the control, which must pass everything */
+    sml_kernel kernel;  /* name, ops and dtypes where the bug can show */
+    const char *bug;    /* one line: what is wrong */
+    int expect_survive; /* 1 for the control, which must pass everything */
 } sml_mutant;
 
 size_t sml_mutant_count(void);

@@ -34,25 +34,29 @@ static sml_accuracy fig(double worst, double p99) {
     return a;
 }
 
-static void expect(sml_tally *t, const char *rerun, const char *what, sml_accuracy o, sml_accuracy n,
-                   sml_acc_verdict want) {
+static void expect(sml_tally *t, const char *rerun, const char *what, sml_accuracy o,
+                   sml_accuracy n, sml_acc_verdict want) {
     char why[512];
     sml_acc_verdict got = sml_accuracy_judge(&o, &n, why, sizeof why);
-    if (got == want) sml_tally_pass(t);
+    if (got == want)
+        sml_tally_pass(t);
     else
         sml_tally_fail(t, rerun, "rule: %s: %s, want %s (%s)", what, sml_acc_verdict_name(got),
                        sml_acc_verdict_name(want), why);
 }
 
 static void check_rule(sml_tally *t, const char *rerun) {
-    expect(t, rerun, "__expf's 0.40 -> 0.73 on a GPU block kernel", fig(0.40, 0.30), fig(0.73, 0.31), SML_ACC_LESS);
+    expect(t, rerun, "__expf's 0.40 -> 0.73 on a GPU block kernel", fig(0.40, 0.30),
+           fig(0.73, 0.31), SML_ACC_LESS);
     expect(t, rerun, "p99 alone 1.5x worse", fig(0.40, 0.20), fig(0.40, 0.30), SML_ACC_LESS);
     expect(t, rerun, "1.2x: inside the factor", fig(0.40, 0.30), fig(0.48, 0.36), SML_ACC_SAME);
     expect(t, rerun, "identical", fig(0.40, 0.30), fig(0.40, 0.30), SML_ACC_SAME);
     expect(t, rerun, "halved", fig(0.40, 0.30), fig(0.20, 0.15), SML_ACC_MORE);
     expect(t, rerun, "better worst, worse p99", fig(0.40, 0.10), fig(0.20, 0.20), SML_ACC_LESS);
-    expect(t, rerun, "tiny errors tripled, under the floor", fig(0.01, 0.005), fig(0.03, 0.015), SML_ACC_SAME);
-    expect(t, rerun, "from under the floor to 0.1", fig(0.01, 0.005), fig(0.10, 0.005), SML_ACC_LESS);
+    expect(t, rerun, "tiny errors tripled, under the floor", fig(0.01, 0.005), fig(0.03, 0.015),
+           SML_ACC_SAME);
+    expect(t, rerun, "from under the floor to 0.1", fig(0.01, 0.005), fig(0.10, 0.005),
+           SML_ACC_LESS);
     sml_accuracy o = fig(0.4, 0.3), n = fig(0.9, 0.8);
     n.seed = 0x9999;
     expect(t, rerun, "other seed", o, n, SML_ACC_NOT_COMPARABLE);
@@ -77,14 +81,19 @@ static void check_digest(sml_tally *t, const sml_prop_config *base, const char *
     sml_prop_run(&sml_acc_fast_exp, SML_SOFTMAX, SML_F32, &cfg, &r[1]);
     cfg.seed ^= 1;
     sml_prop_run(sml_kernel_find("cpu_naive"), SML_SOFTMAX, SML_F32, &cfg, &r[2]);
-    if (r[0].accuracy.digest && r[0].accuracy.digest == r[1].accuracy.digest && r[0].accuracy.cases == 40)
+    if (r[0].accuracy.digest && r[0].accuracy.digest == r[1].accuracy.digest &&
+        r[0].accuracy.cases == 40)
         sml_tally_pass(t);
     else
-        sml_tally_fail(t, rerun, "digest: cpu_naive and acc_fast_exp drew other cases under one seed "
-                       "(0x%016llx vs 0x%016llx)", (unsigned long long)r[0].accuracy.digest,
+        sml_tally_fail(t, rerun,
+                       "digest: cpu_naive and acc_fast_exp drew other cases under one seed "
+                       "(0x%016llx vs 0x%016llx)",
+                       (unsigned long long)r[0].accuracy.digest,
                        (unsigned long long)r[1].accuracy.digest);
-    if (r[2].accuracy.digest != r[0].accuracy.digest) sml_tally_pass(t);
-    else sml_tally_fail(t, rerun, "digest: another seed gave the same digest");
+    if (r[2].accuracy.digest != r[0].accuracy.digest)
+        sml_tally_pass(t);
+    else
+        sml_tally_fail(t, rerun, "digest: another seed gave the same digest");
     free(r);
 }
 
@@ -108,27 +117,34 @@ static void check_digest_split(sml_tally *t, const sml_prop_config *base, const 
         joined = sml_accuracy_digest_join(joined, r[s].accuracy.digest);
         cases += r[s].cases;
     }
-    if (joined == r[0].accuracy.digest && cases == r[0].cases && r[1].cases == 14 && r[3].cases == 13)
+    if (joined == r[0].accuracy.digest && cases == r[0].cases && r[1].cases == 14 &&
+        r[3].cases == 13)
         sml_tally_pass(t);
     else
-        sml_tally_fail(t, rerun, "digest: slices 1/3..3/3 (%lld, %lld, %lld cases) join to 0x%016llx over %lld "
-                       "cases, the whole run 0x%016llx over %lld", (long long)r[1].cases, (long long)r[2].cases,
-                       (long long)r[3].cases, (unsigned long long)joined, (long long)cases,
-                       (unsigned long long)r[0].accuracy.digest, (long long)r[0].cases);
+        sml_tally_fail(
+            t, rerun,
+            "digest: slices 1/3..3/3 (%lld, %lld, %lld cases) join to 0x%016llx over %lld "
+            "cases, the whole run 0x%016llx over %lld",
+            (long long)r[1].cases, (long long)r[2].cases, (long long)r[3].cases,
+            (unsigned long long)joined, (long long)cases, (unsigned long long)r[0].accuracy.digest,
+            (long long)r[0].cases);
     free(r);
     uint64_t fwd = 0, bwd = 0;
     sml_prop_case c[6];
     int drawn = 0;
     for (; drawn < 6; drawn++)
-        if (sml_prop_gen_case(k, SML_SOFTMAX, SML_F32, sml_derive_seed(cfg.seed, (uint64_t)drawn), 10,
-                              &cfg.sizes, &c[drawn]) != SML_OK)
+        if (sml_prop_gen_case(k, SML_SOFTMAX, SML_F32, sml_derive_seed(cfg.seed, (uint64_t)drawn),
+                              10, &cfg.sizes, &c[drawn]) != SML_OK)
             break;
     for (int i = 0; i < drawn; i++) fwd = sml_accuracy_digest_case(fwd, &c[i]);
     for (int i = drawn - 1; i >= 0; i--) bwd = sml_accuracy_digest_case(bwd, &c[i]);
     for (int i = 0; i < drawn; i++) sml_prop_case_free(&c[i]);
-    if (drawn == 6 && fwd == bwd) sml_tally_pass(t);
-    else sml_tally_fail(t, rerun, "digest: 6 cases in order give 0x%016llx, in reverse 0x%016llx (%d drawn)",
-                        (unsigned long long)fwd, (unsigned long long)bwd, drawn);
+    if (drawn == 6 && fwd == bwd)
+        sml_tally_pass(t);
+    else
+        sml_tally_fail(t, rerun,
+                       "digest: 6 cases in order give 0x%016llx, in reverse 0x%016llx (%d drawn)",
+                       (unsigned long long)fwd, (unsigned long long)bwd, drawn);
 }
 
 static const sml_prop_against *find(const sml_prop_against *a, int n, sml_op op, sml_dtype dt) {
@@ -139,8 +155,9 @@ static const sml_prop_against *find(const sml_prop_against *a, int n, sml_op op,
 
 static void print_rows(const sml_prop_against *a, int n) {
     for (int i = 0; i < n; i++)
-        printf("  %-12s vs %-10s %-11s %-4s %-15s %s\n", a[i].cand_k.name, a[i].base_k.name, sml_op_name(a[i].op),
-               sml_dtype_name(a[i].dtype), sml_acc_verdict_name(a[i].verdict), a[i].why);
+        printf("  %-12s vs %-10s %-11s %-4s %-15s %s\n", a[i].cand_k.name, a[i].base_k.name,
+               sml_op_name(a[i].op), sml_dtype_name(a[i].dtype), sml_acc_verdict_name(a[i].verdict),
+               a[i].why);
 }
 
 static void check_pair(sml_tally *t, const sml_prop_config *cfg, const char *rerun) {
@@ -151,25 +168,32 @@ static void check_pair(sml_tally *t, const sml_prop_config *cfg, const char *rer
         int fast = cand == &sml_acc_fast_exp;
         sml_prop_against *a = NULL;
         int n = 0;
-        sml_status s = sml_prop_against_run(cand, base, SML_OPS_FWD, SML_DTYPES_ALL, cfg, 0, stderr, &a, &n);
+        sml_status s =
+            sml_prop_against_run(cand, base, SML_OPS_FWD, SML_DTYPES_ALL, cfg, 0, stderr, &a, &n);
         if (s != SML_OK) {
-            sml_tally_fail(t, rerun, "%s against cpu_online did not run: %s", cand->name, sml_strerror(s));
+            sml_tally_fail(t, rerun, "%s against cpu_online did not run: %s", cand->name,
+                           sml_strerror(s));
             continue;
         }
         print_rows(a, n);
         for (int i = 0; i < n; i++) {
             const sml_prop_result *r = &a[i].cand.res;
-            if (r->outcome == SML_PROP_PASS && a[i].base.res.outcome == SML_PROP_PASS) sml_tally_pass(t);
+            if (r->outcome == SML_PROP_PASS && a[i].base.res.outcome == SML_PROP_PASS)
+                sml_tally_pass(t);
             else
-                sml_tally_fail(t, rerun, "%s %s %s: the property suite did not pass (%s; base %s): the gate "
-                               "must catch what the suite cannot", cand->name, sml_op_name(a[i].op),
-                               sml_dtype_name(a[i].dtype), sml_prop_outcome_name(r->outcome),
+                sml_tally_fail(t, rerun,
+                               "%s %s %s: the property suite did not pass (%s; base %s): the gate "
+                               "must catch what the suite cannot",
+                               cand->name, sml_op_name(a[i].op), sml_dtype_name(a[i].dtype),
+                               sml_prop_outcome_name(r->outcome),
                                sml_prop_outcome_name(a[i].base.res.outcome));
-            if (a[i].acc_cand.digest != a[i].acc_base.digest || a[i].acc_cand.cases != a[i].acc_base.cases)
-                sml_tally_fail(t, rerun, "%s %s %s: the base ran other cases than the candidate", cand->name,
-                               sml_op_name(a[i].op), sml_dtype_name(a[i].dtype));
+            if (a[i].acc_cand.digest != a[i].acc_base.digest ||
+                a[i].acc_cand.cases != a[i].acc_base.cases)
+                sml_tally_fail(t, rerun, "%s %s %s: the base ran other cases than the candidate",
+                               cand->name, sml_op_name(a[i].op), sml_dtype_name(a[i].dtype));
             if (!fast && a[i].verdict == SML_ACC_LESS)
-                sml_tally_fail(t, rerun, "acc_expf %s %s called LESS ACCURATE against cpu_online: %s",
+                sml_tally_fail(t, rerun,
+                               "acc_expf %s %s called LESS ACCURATE against cpu_online: %s",
                                sml_op_name(a[i].op), sml_dtype_name(a[i].dtype), a[i].why);
             else if (!fast && a[i].verdict != SML_ACC_NOT_COMPARABLE)
                 sml_tally_pass(t);
@@ -184,8 +208,10 @@ static void check_pair(sml_tally *t, const sml_prop_config *cfg, const char *rer
                                x ? x->why : "not run");
             } else {
                 sml_tally_pass(t);
-                printf("  largest loss: case %lld (level %d): %.3g of the bound vs %.3g; reproducer %s\n",
-                       (long long)x->loss_case, x->loss_level, x->loss_cand, x->loss_base, x->repro);
+                printf("  largest loss: case %lld (level %d): %.3g of the bound vs %.3g; "
+                       "reproducer %s\n",
+                       (long long)x->loss_case, x->loss_level, x->loss_cand, x->loss_base,
+                       x->repro);
                 sml_prop_replay_result rr;
                 char cmd[2200];
                 snprintf(cmd, sizeof cmd, "%s --replay %s", rerun, x->repro);
@@ -194,8 +220,10 @@ static void check_pair(sml_tally *t, const sml_prop_config *cfg, const char *rer
                 else if (sml_prop_replay(x->repro, NULL, sml_acc_pair_find, NULL, &rr) != SML_OK ||
                          rr.outcome != SML_PROP_PASS || strcmp(rr.recorded, "less_accurate") ||
                          strcmp(rr.kernel, "acc_fast_exp"))
-                    sml_tally_fail(t, cmd, "the loss reproducer does not replay as acc_fast_exp within the "
-                                   "contract, recorded less_accurate: %s (%s)", rr.message, rr.recorded);
+                    sml_tally_fail(t, cmd,
+                                   "the loss reproducer does not replay as acc_fast_exp within the "
+                                   "contract, recorded less_accurate: %s (%s)",
+                                   rr.message, rr.recorded);
                 else
                     sml_tally_pass(t);
             }
@@ -222,8 +250,8 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--replay") && i + 1 < argc) {
             sml_prop_replay_result rr;
             sml_status s = sml_prop_replay(argv[i + 1], NULL, sml_acc_pair_find, NULL, &rr);
-            printf("%s: %s (recorded %s): %s\n", rr.kernel, s == SML_OK ? sml_prop_outcome_name(rr.outcome) : "?",
-                   rr.recorded, rr.message);
+            printf("%s: %s (recorded %s): %s\n", rr.kernel,
+                   s == SML_OK ? sml_prop_outcome_name(rr.outcome) : "?", rr.recorded, rr.message);
             return s == SML_OK ? 0 : 2;
         }
         printf("usage: %s [--replay FILE] [engine flags]\n%s", argv[0], sml_prop_flags_help());
@@ -231,8 +259,8 @@ int main(int argc, char **argv) {
     }
     cfg.rerun_cmd = rerun;
     sml_tally t = {TEST, 0, 0, 0};
-    printf("%s: seed 0x%016llx, %lld cases per kernel/op/dtype\n", TEST, (unsigned long long)cfg.seed,
-           (long long)cfg.max_cases);
+    printf("%s: seed 0x%016llx, %lld cases per kernel/op/dtype\n", TEST,
+           (unsigned long long)cfg.seed, (long long)cfg.max_cases);
     check_rule(&t, rerun);
     check_digest(&t, &cfg, rerun);
     check_digest_split(&t, &cfg, rerun);

@@ -29,7 +29,7 @@ static char D[256];
 static char OUT[65536];
 
 /* Run a shell command; its stdout and stderr land in OUT; returns the exit code. */
-#define run(...) sml_shell(NULL, 4096, OUT, sizeof OUT, 0, __VA_ARGS__)
+#define run(...)                  sml_shell(NULL, 4096, OUT, sizeof OUT, 0, __VA_ARGS__)
 /* A check; a failure prints the message, the output and cmd_hint to reproduce it. */
 #define expect(ok, cmd_hint, ...) sml_expect(&T, (ok), (cmd_hint), 1024, OUT, 3000, __VA_ARGS__)
 
@@ -70,11 +70,14 @@ static void check_output(const char *path, sml_op op, sml_dtype dt, int ndim, co
     if (same) {
         sml_check_report rep;
         sml_status s = sml_check(op, dt, o.rows, o.cols, o.cols, x, dy, o.data, &rep);
-        expect(s == SML_OK && rep.pass, cmd, "%s: saved output fails the contract: %s", path, rep.message);
+        expect(s == SML_OK && rep.pass, cmd, "%s: saved output fails the contract: %s", path,
+               rep.message);
         int64_t nonfinite = 0;
-        for (int64_t i = 0; i < o.rows * o.cols; i++) nonfinite += !isfinite(sml_load(dt, o.data, i));
+        for (int64_t i = 0; i < o.rows * o.cols; i++)
+            nonfinite += !isfinite(sml_load(dt, o.data, i));
         if (op == SML_SOFTMAX)
-            expect(nonfinite == 0, cmd, "%s: %lld non-finite softmax outputs on overflow-prone logits", path,
+            expect(nonfinite == 0, cmd,
+                   "%s: %lld non-finite softmax outputs on overflow-prone logits", path,
                    (long long)nonfinite);
     }
     sml_npy_free(&o);
@@ -93,12 +96,14 @@ int main(void) {
     make_logits(SML_F32, rows, cols, x32);
     snprintf(p, sizeof p, "%s/logits32.npy", D);
     sml_npy_write(p, SML_F32, 3, sh3, x32, err, sizeof err);
-    snprintf(cmd, sizeof cmd, "%s check --input %s --kernel all --save %s/out32 --json %s/r32.json", cli, p, D, D);
+    snprintf(cmd, sizeof cmd, "%s check --input %s --kernel all --save %s/out32 --json %s/r32.json",
+             cli, p, D, D);
     int rc = run("%s", cmd);
     expect(rc == 0, cmd, "check --input on fp32 overflow-prone logits: exit %d, expected 0", rc);
     expect(strstr(OUT, "cpu_naive") && strstr(OUT, "cpu_online") && strstr(OUT, "PASS"), cmd,
            "the table names both CPU backends and their verdicts");
-    expect(strstr(OUT, "88.72") != NULL, cmd, "the input summary warns about logits past exp's fp32 limit");
+    expect(strstr(OUT, "88.72") != NULL, cmd,
+           "the input summary warns about logits past exp's fp32 limit");
     char o[600];
     for (int k = 0; k < 2; k++) {
         snprintf(o, sizeof o, "%s/out32/%s.softmax.npy", D, k ? "cpu_online" : "cpu_naive");
@@ -118,7 +123,9 @@ int main(void) {
     snprintf(pd, sizeof pd, "%s/grad16.npy", D);
     sml_npy_write_2d(p, SML_F16, rows, cols, x16, err, sizeof err);
     sml_npy_write_2d(pd, SML_F16, rows, cols, dy16, err, sizeof err);
-    snprintf(cmd, sizeof cmd, "%s check --input %s --dy %s --op all --kernel cpu_naive --save %s/out16", cli, p, pd, D);
+    snprintf(cmd, sizeof cmd,
+             "%s check --input %s --dy %s --op all --kernel cpu_naive --save %s/out16", cli, p, pd,
+             D);
     rc = run("%s", cmd);
     expect(rc == 0, cmd, "check --input fp16 --op all --dy: exit %d, expected 0", rc);
     int64_t sh2[2] = {rows, cols};
@@ -149,7 +156,8 @@ int main(void) {
     make_logits(SML_BF16, rows, cols, xb);
     snprintf(p, sizeof p, "%s/logitsbf.npy", D);
     sml_npy_write_2d(p, SML_BF16, rows, cols, xb, err, sizeof err);
-    snprintf(cmd, sizeof cmd, "%s check --input %s --kernel cpu_online --op log_softmax --save %s/outbf", cli, p, D);
+    snprintf(cmd, sizeof cmd,
+             "%s check --input %s --kernel cpu_online --op log_softmax --save %s/outbf", cli, p, D);
     rc = run("%s", cmd);
     expect(rc == 0, cmd, "check --input bf16 (sidecar): exit %d, expected 0", rc);
     snprintf(o, sizeof o, "%s/outbf/cpu_online.log_softmax.npy", D);
@@ -159,7 +167,8 @@ int main(void) {
     run("rm -f %s.dtype", p);
     snprintf(cmd, sizeof cmd, "%s check --input %s --kernel cpu_online", cli, p);
     rc = run("%s", cmd);
-    expect(rc == 2 && strstr(OUT, "--dtype bf16"), cmd, "raw bits without a sidecar: exit %d, expected 2 and a hint", rc);
+    expect(rc == 2 && strstr(OUT, "--dtype bf16"), cmd,
+           "raw bits without a sidecar: exit %d, expected 2 and a hint", rc);
     snprintf(cmd, sizeof cmd, "%s check --input %s --kernel cpu_online --dtype bf16", cli, p);
     rc = run("%s", cmd);
     expect(rc == 0, cmd, "raw bits with --dtype bf16: exit %d, expected 0", rc);
@@ -174,7 +183,9 @@ int main(void) {
     double z[4] = {1, 2, 3, 4};
     fwrite(z, sizeof z[0], 4, f);
     fclose(f);
-    struct { const char *args, *needle; } bad[] = {
+    struct {
+        const char *args, *needle;
+    } bad[] = {
         {"check --input %s/f8.npy --save %s/nope1", "float32"},
         {"check --input %s/missing.npy --save %s/nope2", "cannot open"},
         {"check --input %s/logits32.npy --kernel nosuch --save %s/nope3", "no kernel"},
@@ -198,7 +209,8 @@ int main(void) {
         snprintf(cmd, sizeof cmd, "%s %s", cli, args);
         rc = run("%s", cmd);
         expect(rc == 2, cmd, "bad input: exit %d, expected 2", rc);
-        expect(strstr(OUT, bad[i].needle) != NULL, cmd, "bad input: the message should say '%s'", bad[i].needle);
+        expect(strstr(OUT, bad[i].needle) != NULL, cmd, "bad input: the message should say '%s'",
+               bad[i].needle);
     }
     for (int i = 1; i <= 5; i++) {
         snprintf(o, sizeof o, "%s/nope%d", D, i);
@@ -206,13 +218,16 @@ int main(void) {
     }
 
     /* 5. the suite form. */
-    snprintf(cmd, sizeof cmd, "%s check --kernel cpu_naive --op softmax --dtype fp16 --cases 40 --regressions none --json %s/suite.json",
+    snprintf(cmd, sizeof cmd,
+             "%s check --kernel cpu_naive --op softmax --dtype fp16 --cases 40 --regressions none "
+             "--json %s/suite.json",
              cli, D);
     rc = run("%s", cmd);
     expect(rc == 0 && strstr(OUT, "cpu_naive") && strstr(OUT, "every property held"), cmd,
            "check suite on cpu_naive softmax fp16: exit %d, expected 0 and a summary", rc);
     rc = run("cat %s/suite.json", D);
-    expect(strstr(OUT, "\"passed\": true") && strstr(OUT, "\"cases\": 40"), cmd, "suite JSON: passed, 40 cases");
+    expect(strstr(OUT, "\"passed\": true") && strstr(OUT, "\"cases\": 40"), cmd,
+           "suite JSON: passed, 40 cases");
 
     /* 6. replay a saved reproducer: passes now (exit 0); unknown kernel (exit 2) unless --kernel. */
     sml_prop_case c;
@@ -234,11 +249,13 @@ int main(void) {
     m.case_index = -1;
     char rdir[400], jpath[1024];
     snprintf(rdir, sizeof rdir, "%s/repro", D);
-    expect(sml_prop_repro_save(rdir, &c, &m, "softmax-lab replay", jpath, sizeof jpath, err, sizeof err) == SML_OK,
+    expect(sml_prop_repro_save(rdir, &c, &m, "softmax-lab replay", jpath, sizeof jpath, err,
+                               sizeof err) == SML_OK,
            NULL, "saving a reproducer: %s", err);
     snprintf(cmd, sizeof cmd, "%s replay %s", cli, jpath);
     rc = run("%s", cmd);
-    expect(rc == 0 && strstr(OUT, "passes now"), cmd, "replay of a passing reproducer: exit %d, expected 0", rc);
+    expect(rc == 0 && strstr(OUT, "passes now"), cmd,
+           "replay of a passing reproducer: exit %d, expected 0", rc);
     snprintf(cmd, sizeof cmd, "%s replay %s", cli, rdir);
     rc = run("%s", cmd);
     expect(rc == 0, cmd, "replay of a folder: exit %d, expected 0", rc);
@@ -252,14 +269,17 @@ int main(void) {
     snprintf(dirs, sizeof dirs, "%s/repro:%s/repro2:%s/missing", D, D, D);
     char **listed = NULL;
     size_t nlisted = sml_prop_repro_list(dirs, &listed);
-    expect(nlisted == 2, NULL, "sml_prop_repro_list(\"%s\") found %zu reproducers, expected 2", dirs, nlisted);
+    expect(nlisted == 2, NULL, "sml_prop_repro_list(\"%s\") found %zu reproducers, expected 2",
+           dirs, nlisted);
     sml_prop_repro_list_free(listed, nlisted);
     snprintf(cmd, sizeof cmd, "%s replay %s", cli, jpath);
     rc = run("%s", cmd);
-    expect(rc == 2 && strstr(OUT, "not in the registry"), cmd, "replay naming an unknown kernel: exit %d, expected 2", rc);
+    expect(rc == 2 && strstr(OUT, "not in the registry"), cmd,
+           "replay naming an unknown kernel: exit %d, expected 2", rc);
     snprintf(cmd, sizeof cmd, "%s replay %s --kernel cpu_online", cli, jpath);
     rc = run("%s", cmd);
-    expect(rc == 0 && strstr(OUT, "cpu_online"), cmd, "replay on another kernel with --kernel: exit %d, expected 0", rc);
+    expect(rc == 0 && strstr(OUT, "cpu_online"), cmd,
+           "replay on another kernel with --kernel: exit %d, expected 0", rc);
     snprintf(o, sizeof o, "%s/corrupt.json", D);
     f = fopen(o, "w");
     fputs("{\"format\": \"softmax-lab reproducer 1\", \"kernel\": ", f);
@@ -273,7 +293,9 @@ int main(void) {
     free(x16);
     free(dy16);
     free(xb);
-    if (!T.failed) run("rm -rf %s", D);
-    else printf("(files kept in %s)\n", D);
+    if (!T.failed)
+        run("rm -rf %s", D);
+    else
+        printf("(files kept in %s)\n", D);
     return sml_tally_finish(&T);
 }

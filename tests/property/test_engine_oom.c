@@ -51,7 +51,8 @@ static size_t address_space(void) {
 static int64_t big_case(const sml_kernel *k, const sml_prop_config *cfg) {
     for (int64_t i = 0; i < 10000; i++) {
         sml_prop_case c;
-        sml_prop_gen_shape(k, SML_SOFTMAX, SML_F32, sml_derive_seed(cfg->seed, (uint64_t)i), 100, &cfg->sizes, &c);
+        sml_prop_gen_shape(k, SML_SOFTMAX, SML_F32, sml_derive_seed(cfg->seed, (uint64_t)i), 100,
+                           &cfg->sizes, &c);
         if (c.rows * c.cols >= ((int64_t)1 << 23)) return i;
     }
     return -1;
@@ -64,8 +65,10 @@ static char OUT[1 << 16];
  * address-space limit; first a small case's check under the same limit, which must pass. */
 static void cli_oom(const sml_kernel *k, const sml_prop_config *cfg, const char *dir) {
     sml_prop_case c;
-    if (!sml_test_check(&T, sml_prop_gen_case(k, SML_SOFTMAX, SML_F32, sml_derive_seed(cfg->seed, (uint64_t)cfg->only_case),
-                                              100, &cfg->sizes, &c) == SML_OK,
+    if (!sml_test_check(&T,
+                        sml_prop_gen_case(k, SML_SOFTMAX, SML_F32,
+                                          sml_derive_seed(cfg->seed, (uint64_t)cfg->only_case), 100,
+                                          &cfg->sizes, &c) == SML_OK,
                         REPRO, "cannot draw case %lld", (long long)cfg->only_case))
         return;
     char corpus[600], saved[600], path[1024], err[512];
@@ -74,39 +77,53 @@ static void cli_oom(const sml_kernel *k, const sml_prop_config *cfg, const char 
     mkdir(corpus, 0755);
     mkdir(saved, 0755);
     sml_prop_repro m;
-    sml_prop_repro_describe(&m, "cpu_naive", SML_PROP_CANARIES, SML_PROP_FAIL, "a big case", cfg->seed,
-                            cfg->only_case, 100, &c, 0);
+    sml_prop_repro_describe(&m, "cpu_naive", SML_PROP_CANARIES, SML_PROP_FAIL, "a big case",
+                            cfg->seed, cfg->only_case, 100, &c, 0);
     sml_status s = sml_prop_repro_save(corpus, &c, &m, NULL, path, sizeof path, err, sizeof err);
     sml_prop_case_free(&c);
     if (!sml_test_check(&T, s == SML_OK, REPRO, "cannot save the big case: %s", err)) return;
-    int rc = sml_shell(CMD, sizeof CMD, OUT, sizeof OUT, 0,
-                       "sh -c 'ulimit -v 400000; exec %s check --kernel cpu_naive --op softmax --dtype fp32 "
-                       "--cases 3 --regressions none --save %s'", SML_CLI_PATH, saved);
-    sml_expect(&T, rc == 0, CMD, 1024, OUT, 4000, "a small check under the limit: exit %d, want 0 (the limit is too low "
-               "for this machine's baseline: the test proves nothing)", rc);
-    rc = sml_shell(CMD, sizeof CMD, OUT, sizeof OUT, 0,
-                   "sh -c 'ulimit -v 400000; exec %s check --kernel cpu_naive --op softmax --dtype fp32 "
-                   "--cases 3 --regressions %s --save %s'", SML_CLI_PATH, corpus, saved);
-    sml_expect(&T, rc == 3 && strstr(OUT, "out of memory") && strstr(OUT, "not checked") && !strstr(OUT, "\nFAIL"),
-               CMD, 1024, OUT, 4000, "check --regressions on a case too big for the limit: exit %d, want 3 with "
-               "'not checked ... out of memory' and no FAIL line", rc);
-    sml_expect(&T, sml_dir_entries(saved) == 0, CMD, 1024, NULL, 0, "%d files saved under %s", sml_dir_entries(saved),
-               saved);
+    int rc = sml_shell(
+        CMD, sizeof CMD, OUT, sizeof OUT, 0,
+        "sh -c 'ulimit -v 400000; exec %s check --kernel cpu_naive --op softmax --dtype fp32 "
+        "--cases 3 --regressions none --save %s'",
+        SML_CLI_PATH, saved);
+    sml_expect(&T, rc == 0, CMD, 1024, OUT, 4000,
+               "a small check under the limit: exit %d, want 0 (the limit is too low "
+               "for this machine's baseline: the test proves nothing)",
+               rc);
+    rc = sml_shell(
+        CMD, sizeof CMD, OUT, sizeof OUT, 0,
+        "sh -c 'ulimit -v 400000; exec %s check --kernel cpu_naive --op softmax --dtype fp32 "
+        "--cases 3 --regressions %s --save %s'",
+        SML_CLI_PATH, corpus, saved);
+    sml_expect(&T,
+               rc == 3 && strstr(OUT, "out of memory") && strstr(OUT, "not checked") &&
+                   !strstr(OUT, "\nFAIL"),
+               CMD, 1024, OUT, 4000,
+               "check --regressions on a case too big for the limit: exit %d, want 3 with "
+               "'not checked ... out of memory' and no FAIL line",
+               rc);
+    sml_expect(&T, sml_dir_entries(saved) == 0, CMD, 1024, NULL, 0, "%d files saved under %s",
+               sml_dir_entries(saved), saved);
 }
 
 int main(void) {
     if (UNDER_ASAN) {
-        printf("skipped: AddressSanitizer reserves more address space than the limits this test sets\n");
+        printf("skipped: AddressSanitizer reserves more address space than the limits this test "
+               "sets\n");
         return SML_TEST_SKIP;
     }
     const sml_kernel *k = sml_kernel_find("cpu_naive");
-    if (!sml_test_check(&T, k != NULL, REPRO, "cpu_naive is not registered")) return sml_tally_finish(&T);
+    if (!sml_test_check(&T, k != NULL, REPRO, "cpu_naive is not registered"))
+        return sml_tally_finish(&T);
     char dir[] = "/tmp/sml_test_engine_oom_XXXXXX";
-    if (!sml_test_check(&T, mkdtemp(dir) != NULL, REPRO, "mkdtemp failed")) return sml_tally_finish(&T);
+    if (!sml_test_check(&T, mkdtemp(dir) != NULL, REPRO, "mkdtemp failed"))
+        return sml_tally_finish(&T);
     sml_prop_config cfg;
     sml_prop_config_init(&cfg, SML_PROP_PROFILE_CI);
     cfg.seed = 0x0e1a5eed;
-    cfg.sizes = (sml_prop_sizes){(int64_t)1 << 24, (int64_t)1 << 24, 0.0, (int64_t)1 << 24, 0, 0.0, 0};
+    cfg.sizes =
+        (sml_prop_sizes){(int64_t)1 << 24, (int64_t)1 << 24, 0.0, (int64_t)1 << 24, 0, 0.0, 0};
     cfg.only_level = 100;
     cfg.only_case = big_case(k, &cfg);
     cfg.save_dir = dir;
@@ -115,7 +132,8 @@ int main(void) {
     FILE *log = tmpfile();
     cfg.log = log;
     cfg.progress = NULL;
-    if (!sml_test_check(&T, cfg.only_case >= 0 && log, REPRO, "no case of 2^23 elements drawn (or no tmpfile)"))
+    if (!sml_test_check(&T, cfg.only_case >= 0 && log, REPRO,
+                        "no case of 2^23 elements drawn (or no tmpfile)"))
         return sml_tally_finish(&T);
 
     struct rlimit old;
@@ -126,7 +144,8 @@ int main(void) {
     for (size_t h = 0; h < sizeof HEADROOM_MIB / sizeof HEADROOM_MIB[0]; h++) {
         struct rlimit lim = old;
         lim.rlim_cur = (rlim_t)(base + ((size_t)HEADROOM_MIB[h] << 20));
-        if (old.rlim_max != RLIM_INFINITY && lim.rlim_cur > old.rlim_max) lim.rlim_cur = old.rlim_max;
+        if (old.rlim_max != RLIM_INFINITY && lim.rlim_cur > old.rlim_max)
+            lim.rlim_cur = old.rlim_max;
         if (setrlimit(RLIMIT_AS, &lim) != 0) {
             sml_tally_fail(&T, REPRO, "setrlimit(RLIMIT_AS, %zu) failed", (size_t)lim.rlim_cur);
             break;
@@ -134,29 +153,36 @@ int main(void) {
         sml_prop_result res;
         sml_status s = sml_prop_run(k, SML_SOFTMAX, SML_F32, &cfg, &res);
         setrlimit(RLIMIT_AS, &old);
-        printf("case %lld, %d MiB over %zu MiB: %s, outcome %s, %d failures: %s\n", (long long)cfg.only_case,
-               HEADROOM_MIB[h], base >> 20, sml_strerror(s), sml_prop_outcome_name(res.outcome), res.nfail, res.note);
+        printf("case %lld, %d MiB over %zu MiB: %s, outcome %s, %d failures: %s\n",
+               (long long)cfg.only_case, HEADROOM_MIB[h], base >> 20, sml_strerror(s),
+               sml_prop_outcome_name(res.outcome), res.nfail, res.note);
         if (s == SML_OK) {
             sml_test_check(&T, res.outcome == SML_PROP_PASS && res.nfail == 0, REPRO,
-                           "%d MiB of headroom: the run ended %s with %d failures (%s)", HEADROOM_MIB[h],
-                           sml_prop_outcome_name(res.outcome), res.nfail,
+                           "%d MiB of headroom: the run ended %s with %d failures (%s)",
+                           HEADROOM_MIB[h], sml_prop_outcome_name(res.outcome), res.nfail,
                            res.nfail ? res.failures[0].message : res.note);
             continue;
         }
         oom_runs++;
         oom_past_draw += strstr(res.note, "cannot draw") == NULL;
-        sml_test_check(&T, s == SML_ERR_OUT_OF_MEMORY, REPRO, "%d MiB of headroom: status %s, want %s or %s",
-                       HEADROOM_MIB[h], sml_strerror(s), sml_strerror(SML_OK), sml_strerror(SML_ERR_OUT_OF_MEMORY));
-        sml_test_check(&T, res.nfail == 0 && res.failed_cases == 0 && res.outcome != SML_PROP_FAIL, REPRO,
-                       "%d MiB of headroom: out of memory was judged as the kernel's failure: %d failures, "
-                       "first: %s", HEADROOM_MIB[h], res.nfail, res.nfail ? res.failures[0].message : "-");
+        sml_test_check(&T, s == SML_ERR_OUT_OF_MEMORY, REPRO,
+                       "%d MiB of headroom: status %s, want %s or %s", HEADROOM_MIB[h],
+                       sml_strerror(s), sml_strerror(SML_OK), sml_strerror(SML_ERR_OUT_OF_MEMORY));
+        sml_test_check(
+            &T, res.nfail == 0 && res.failed_cases == 0 && res.outcome != SML_PROP_FAIL, REPRO,
+            "%d MiB of headroom: out of memory was judged as the kernel's failure: %d failures, "
+            "first: %s",
+            HEADROOM_MIB[h], res.nfail, res.nfail ? res.failures[0].message : "-");
         sml_test_check(&T, strstr(res.note, "out of memory") != NULL, REPRO,
-                       "%d MiB of headroom: the note does not say out of memory: '%s'", HEADROOM_MIB[h], res.note);
-        sml_test_check(&T, sml_dir_entries(dir) == 0, REPRO, "%d MiB of headroom: %d files saved under %s",
-                       HEADROOM_MIB[h], sml_dir_entries(dir), dir);
+                       "%d MiB of headroom: the note does not say out of memory: '%s'",
+                       HEADROOM_MIB[h], res.note);
+        sml_test_check(&T, sml_dir_entries(dir) == 0, REPRO,
+                       "%d MiB of headroom: %d files saved under %s", HEADROOM_MIB[h],
+                       sml_dir_entries(dir), dir);
     }
     sml_test_check(&T, oom_runs > 0 && oom_past_draw > 0, REPRO,
-                   "no limit cut a run short past the case's drawing (%d runs out of memory): the test proves nothing",
+                   "no limit cut a run short past the case's drawing (%d runs out of memory): the "
+                   "test proves nothing",
                    oom_runs);
     fclose(log);
     cli_oom(k, &cfg, dir);

@@ -58,29 +58,38 @@ static void check_tall(const sml_kernel *naive, const sml_kernel *limited) {
         uint64_t seed = sml_derive_seed(gpu.seed ^ 0x7a11, (uint64_t)i);
         sml_prop_gen_shape(naive, SML_SOFTMAX, SML_F32, seed, i % 101, &every, &c);
         sml_prop_gen_shape(limited, SML_SOFTMAX, SML_F32, seed, i % 101, &every, &l);
-        const int short_tall = c.rows >= 1057 && c.cols >= 1536, long_tall = c.rows >= 33 && c.rows <= 128 &&
-                                                                           c.cols >= 65536;
+        const int short_tall = c.rows >= 1057 && c.cols >= 1536,
+                  long_tall = c.rows >= 33 && c.rows <= 128 && c.cols >= 65536;
         if (!c.tall || !(short_tall || long_tall) || c.rows * c.cols > every.tall_max_elems) {
             if (!bad++)
-                sml_test_check(&T, 0, REPRO, "tall draw %d: %lldx%lld is neither more than 1,056 rows of at least 1,536 columns "
-                       "nor 33-128 rows of at least 65,536, within %lld elements", i, (long long)c.rows,
-                       (long long)c.cols, (long long)every.tall_max_elems);
+                sml_test_check(&T, 0, REPRO,
+                               "tall draw %d: %lldx%lld is neither more than 1,056 rows of at "
+                               "least 1,536 columns "
+                               "nor 33-128 rows of at least 65,536, within %lld elements",
+                               i, (long long)c.rows, (long long)c.cols,
+                               (long long)every.tall_max_elems);
         }
         if (l.cols > limited->max_cols || l.rows < 33) {
             if (!lim_bad++)
-                sml_test_check(&T, 0, REPRO, "tall draw %d for a %lld-column kernel: %lldx%lld", i, (long long)limited->max_cols,
-                       (long long)l.rows, (long long)l.cols);
+                sml_test_check(&T, 0, REPRO, "tall draw %d for a %lld-column kernel: %lldx%lld", i,
+                               (long long)limited->max_cols, (long long)l.rows, (long long)l.cols);
         }
         fp32_whole += short_tall && c.rows > 2112;
         b16_whole += short_tall && c.rows > 2112 && c.cols >= 3072;
         long_rows += long_tall;
     }
-    sml_test_check(&T, !bad && !lim_bad, REPRO, "%d tall draws within their limits (%d bad, %d bad for a limited kernel)", N, bad,
-           lim_bad);
-    sml_test_check(&T, fp32_whole > N * 7 / 20, REPRO, "tall draws past 2,112 rows (split's fp32 whole steps): %d of %d", fp32_whole, N);
-    sml_test_check(&T, b16_whole > N * 2 / 25, REPRO, "tall draws past 2,112 rows of 3,072 columns or more (16-bit whole steps): %d of %d",
-           b16_whole, N);
-    sml_test_check(&T, long_rows > N * 3 / 20, REPRO, "tall draws of 33-128 rows of 65,536 columns or more: %d of %d", long_rows, N);
+    sml_test_check(&T, !bad && !lim_bad, REPRO,
+                   "%d tall draws within their limits (%d bad, %d bad for a limited kernel)", N,
+                   bad, lim_bad);
+    sml_test_check(&T, fp32_whole > N * 7 / 20, REPRO,
+                   "tall draws past 2,112 rows (split's fp32 whole steps): %d of %d", fp32_whole,
+                   N);
+    sml_test_check(
+        &T, b16_whole > N * 2 / 25, REPRO,
+        "tall draws past 2,112 rows of 3,072 columns or more (16-bit whole steps): %d of %d",
+        b16_whole, N);
+    sml_test_check(&T, long_rows > N * 3 / 20, REPRO,
+                   "tall draws of 33-128 rows of 65,536 columns or more: %d of %d", long_rows, N);
 
     /* At the profiles' own rates, over one run's case count. */
     int tall_gpu = 0, tall_ci = 0;
@@ -88,15 +97,16 @@ static void check_tall(const sml_kernel *naive, const sml_kernel *limited) {
     sml_prop_config_init(&ci, SML_PROP_PROFILE_CI);
     for (int i = 0; i < 10000; i++) {
         sml_prop_case c;
-        sml_prop_gen_shape(naive, SML_LOG_SOFTMAX, SML_BF16, sml_derive_seed(gpu.seed, (uint64_t)i), i / 100,
-                           &gpu.sizes, &c);
+        sml_prop_gen_shape(naive, SML_LOG_SOFTMAX, SML_BF16, sml_derive_seed(gpu.seed, (uint64_t)i),
+                           i / 100, &gpu.sizes, &c);
         tall_gpu += c.tall;
-        sml_prop_gen_shape(naive, SML_LOG_SOFTMAX, SML_BF16, sml_derive_seed(ci.seed, (uint64_t)i), i / 100,
-                           &ci.sizes, &c);
+        sml_prop_gen_shape(naive, SML_LOG_SOFTMAX, SML_BF16, sml_derive_seed(ci.seed, (uint64_t)i),
+                           i / 100, &ci.sizes, &c);
         tall_ci += c.tall;
     }
-    sml_test_check(&T, tall_gpu >= 1 && tall_gpu <= 15, REPRO, "GPU profile: %d tall cases in 10,000 (rate %.4f)", tall_gpu,
-           gpu.sizes.tall_prob);
+    sml_test_check(&T, tall_gpu >= 1 && tall_gpu <= 15, REPRO,
+                   "GPU profile: %d tall cases in 10,000 (rate %.4f)", tall_gpu,
+                   gpu.sizes.tall_prob);
     sml_test_check(&T, tall_ci == 0, REPRO, "CI profile: %d tall cases in 10,000", tall_ci);
 
     /* The CI profile's shapes are the ones it drew before tall cases existed: this hash of
@@ -115,8 +125,9 @@ static void check_tall(const sml_kernel *naive, const sml_kernel *limited) {
                 h *= 1099511628211ull;
             }
     }
-    sml_test_check(&T, h == 0x08acac88fe7239aaull, REPRO, "CI profile: 3,000 shapes hash to 0x%016llx, not 9ebc264's 0x08acac88fe7239aa",
-           h);
+    sml_test_check(&T, h == 0x08acac88fe7239aaull, REPRO,
+                   "CI profile: 3,000 shapes hash to 0x%016llx, not 9ebc264's 0x08acac88fe7239aa",
+                   h);
 
     /* The shape-only draw is the full draw's shape: one tall case and a few ordinary ones. */
     int mismatch = 0;
@@ -130,9 +141,12 @@ static void check_tall(const sml_kernel *naive, const sml_kernel *limited) {
             continue;
         }
         if (!same_shape(&a, &b) && !mismatch++)
-            sml_test_check(&T, 0, REPRO, "shape check %d: gen_shape drew %lldx%lld, gen_case %lldx%lld", i, (long long)a.rows,
-                   (long long)a.cols, (long long)b.rows, (long long)b.cols);
-        if (i == 0 && !b.tall) sml_test_check(&T, 0, REPRO, "shape check 0 is not tall (%lldx%lld)", (long long)b.rows, (long long)b.cols);
+            sml_test_check(
+                &T, 0, REPRO, "shape check %d: gen_shape drew %lldx%lld, gen_case %lldx%lld", i,
+                (long long)a.rows, (long long)a.cols, (long long)b.rows, (long long)b.cols);
+        if (i == 0 && !b.tall)
+            sml_test_check(&T, 0, REPRO, "shape check 0 is not tall (%lldx%lld)", (long long)b.rows,
+                           (long long)b.cols);
         sml_prop_case_free(&b);
     }
     sml_test_check(&T, !mismatch, REPRO, "sml_prop_gen_shape draws sml_prop_gen_case's shapes");
@@ -155,7 +169,9 @@ int main(void) {
         uint64_t seed = sml_derive_seed(cfg.seed, (uint64_t)i);
         sml_prop_gen_case(naive, op, dt, seed, i % 101, &cfg.sizes, &a);
         sml_prop_gen_case(naive, op, dt, seed, i % 101, &cfg.sizes, &b);
-        if (!same_case(&a, &b)) sml_test_check(&T, 0, REPRO, "case %d drew differently from the same seed and level", i);
+        if (!same_case(&a, &b))
+            sml_test_check(&T, 0, REPRO, "case %d drew differently from the same seed and level",
+                           i);
         sml_prop_case_free(&a);
         sml_prop_case_free(&b);
     }
@@ -163,10 +179,12 @@ int main(void) {
 
     /* Coverage and invariants over many draws at the top of the ramp. */
     enum { NaN_, PINF, NINF, NZERO, SUBN, TOP, NEAR88, NEAR11, NCOV };
-    static const char *const COV[NCOV] = {"NaN", "+inf", "-inf", "-0", "subnormal", "dtype max", "~88.72", "~11.09"};
+    static const char *const COV[NCOV] = {"NaN",       "+inf",      "-inf",   "-0",
+                                          "subnormal", "dtype max", "~88.72", "~11.09"};
     int cov[SML_DTYPE_COUNT][NCOV] = {{0}};
     int fam_seen[16] = {0};
-    int64_t max_rows = 0, max_cols = 0, prime_big = 0, padded = 0, offset = 0, inplace = 0, one_col = 0;
+    int64_t max_rows = 0, max_cols = 0, prime_big = 0, padded = 0, offset = 0, inplace = 0,
+            one_col = 0;
     int64_t edges[256];
     size_t ne = sml_prop_edge_cols(NULL, edges, 256);
     int *edge_hit = calloc(ne, sizeof *edge_hit);
@@ -177,7 +195,8 @@ int main(void) {
         sml_dtype dt = (sml_dtype)(i / 4 % SML_DTYPE_COUNT);
         const sml_kernel *k = i % 10 == 9 ? &limited : naive;
         sml_prop_case c;
-        if (sml_prop_gen_case(k, op, dt, sml_derive_seed(cfg.seed ^ 0x77, (uint64_t)i), 100, &cfg.sizes, &c) != SML_OK) {
+        if (sml_prop_gen_case(k, op, dt, sml_derive_seed(cfg.seed ^ 0x77, (uint64_t)i), 100,
+                              &cfg.sizes, &c) != SML_OK) {
             sml_test_check(&T, 0, REPRO, "case %d: generation failed", i);
             continue;
         }
@@ -186,8 +205,11 @@ int main(void) {
             (c.inplace && sml_op_is_backward(op)) || n > cfg.sizes.big_max_elems ||
             (k->max_cols && c.cols > k->max_cols) || c.cols > cfg.sizes.max_cols) {
             if (!bad_shape++)
-                sml_test_check(&T, 0, REPRO, "case %d: shape %lldx%lld ld %lld offset %lld in place %d breaks the limits", i,
-                       (long long)c.rows, (long long)c.cols, (long long)c.ld, (long long)c.offset, c.inplace);
+                sml_test_check(
+                    &T, 0, REPRO,
+                    "case %d: shape %lldx%lld ld %lld offset %lld in place %d breaks the limits", i,
+                    (long long)c.rows, (long long)c.cols, (long long)c.ld, (long long)c.offset,
+                    c.inplace);
         }
         if (c.rows > max_rows) max_rows = c.rows;
         if (c.cols > max_cols) max_cols = c.cols;
@@ -205,45 +227,62 @@ int main(void) {
             double v = sml_load(dt, src, j);
             double r = sml_round_to(dt, v);
             if (!(r == v || (isnan(r) && isnan(v))) && !bad_repr++)
-                sml_test_check(&T, 0, REPRO, "case %d: value %.17g is not representable in %s", i, v, sml_dtype_name(dt));
+                sml_test_check(&T, 0, REPRO, "case %d: value %.17g is not representable in %s", i,
+                               v, sml_dtype_name(dt));
             int *cv = cov[dt];
-            if (isnan(v)) cv[NaN_]++;
-            else if (v == INFINITY) cv[PINF]++;
-            else if (v == -INFINITY) cv[NINF]++;
-            else if (v == 0.0 && signbit(v)) cv[NZERO]++;
-            else if (v != 0.0 && fabs(v) < tiny) cv[SUBN]++;
-            else if (fabs(v) == top) cv[TOP]++;
-            else if (fabs(v - 88.72) < 0.5) cv[NEAR88]++;
-            else if (fabs(v - 11.09) < 0.2) cv[NEAR11]++;
+            if (isnan(v))
+                cv[NaN_]++;
+            else if (v == INFINITY)
+                cv[PINF]++;
+            else if (v == -INFINITY)
+                cv[NINF]++;
+            else if (v == 0.0 && signbit(v))
+                cv[NZERO]++;
+            else if (v != 0.0 && fabs(v) < tiny)
+                cv[SUBN]++;
+            else if (fabs(v) == top)
+                cv[TOP]++;
+            else if (fabs(v - 88.72) < 0.5)
+                cv[NEAR88]++;
+            else if (fabs(v - 11.09) < 0.2)
+                cv[NEAR11]++;
         }
         if (sml_op_is_backward(op)) {
             double *y = malloc((size_t)n * sizeof *y);
-            sml_ref_run(op == SML_SOFTMAX_BWD ? SML_SOFTMAX : SML_LOG_SOFTMAX, dt, c.rows, c.cols, c.cols,
-                        c.logits, NULL, y);
+            sml_ref_run(op == SML_SOFTMAX_BWD ? SML_SOFTMAX : SML_LOG_SOFTMAX, dt, c.rows, c.cols,
+                        c.cols, c.logits, NULL, y);
             for (int64_t j = 0; j < n; j++) {
                 double want = sml_round_to(dt, y[j]), got = sml_load(dt, c.x, j);
                 if (!(want == got || (isnan(want) && isnan(got))) && !bad_y++)
-                    sml_test_check(&T, 0, REPRO, "case %d: y[%lld] = %.9g is not the rounded forward output %.9g", i,
-                           (long long)j, got, want);
+                    sml_test_check(&T, 0, REPRO,
+                                   "case %d: y[%lld] = %.9g is not the rounded forward output %.9g",
+                                   i, (long long)j, got, want);
             }
             free(y);
         }
         sml_prop_case_free(&c);
     }
-    sml_test_check(&T, !bad_shape, REPRO, "every shape inside the kernel's limits and the size caps (%d bad)", bad_shape);
-    sml_test_check(&T, !bad_repr, REPRO, "every value representable in its dtype (%d bad)", bad_repr);
-    sml_test_check(&T, !bad_y, REPRO, "every backward y a rounded reference forward output (%d bad)", bad_y);
-    sml_test_check(&T, max_rows > 65535, REPRO, "more than 65,535 rows drawn (max %lld)", (long long)max_rows);
-    sml_test_check(&T, max_cols > (1 << 20), REPRO, "rows longer than 2^20 drawn (max %lld)", (long long)max_cols);
+    sml_test_check(&T, !bad_shape, REPRO,
+                   "every shape inside the kernel's limits and the size caps (%d bad)", bad_shape);
+    sml_test_check(&T, !bad_repr, REPRO, "every value representable in its dtype (%d bad)",
+                   bad_repr);
+    sml_test_check(&T, !bad_y, REPRO,
+                   "every backward y a rounded reference forward output (%d bad)", bad_y);
+    sml_test_check(&T, max_rows > 65535, REPRO, "more than 65,535 rows drawn (max %lld)",
+                   (long long)max_rows);
+    sml_test_check(&T, max_cols > (1 << 20), REPRO, "rows longer than 2^20 drawn (max %lld)",
+                   (long long)max_cols);
     sml_test_check(&T, prime_big > 0, REPRO, "prime column counts above 1000 drawn");
     sml_test_check(&T, padded > N / 10 && offset > N / 10 && inplace > N / 50 && one_col > 0, REPRO,
-           "padding (%lld), misaligned bases (%lld), in place (%lld), one column (%lld)", (long long)padded,
-           (long long)offset, (long long)inplace, (long long)one_col);
+                   "padding (%lld), misaligned bases (%lld), in place (%lld), one column (%lld)",
+                   (long long)padded, (long long)offset, (long long)inplace, (long long)one_col);
     for (int f = 0; f < sml_prop_family_count(); f++)
-        sml_test_check(&T, fam_seen[f] > 0, REPRO, "value family %s drawn", sml_prop_family_name(f));
+        sml_test_check(&T, fam_seen[f] > 0, REPRO, "value family %s drawn",
+                       sml_prop_family_name(f));
     for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
         for (int v = 0; v < NCOV; v++)
-            sml_test_check(&T, cov[dt][v] > 0, REPRO, "%s: %s values drawn", sml_dtype_name((sml_dtype)dt), COV[v]);
+            sml_test_check(&T, cov[dt][v] > 0, REPRO, "%s: %s values drawn",
+                           sml_dtype_name((sml_dtype)dt), COV[v]);
     /* The thresholds the edge list must hold: every registry max_cols and auto's, +-1. */
     int64_t must[64];
     int nm = 0;
@@ -263,13 +302,15 @@ int main(void) {
         reachable++;
         hit += edge_hit[e] > 0;
     }
-    sml_test_check(&T, hit == reachable, REPRO, "every edge column count up to %lld drawn (%d of %d)",
-           (long long)cfg.sizes.small_max_elems, hit, reachable);
+    sml_test_check(&T, hit == reachable, REPRO,
+                   "every edge column count up to %lld drawn (%d of %d)",
+                   (long long)cfg.sizes.small_max_elems, hit, reachable);
     {
         int64_t lim[256];
         size_t nl = sml_prop_edge_cols(&limited, lim, 256);
-        sml_test_check(&T, nl > 0 && lim[nl - 1] == 1024, REPRO, "edges for a 1024-column kernel stop at 1024 (got %lld)",
-               (long long)(nl ? lim[nl - 1] : -1));
+        sml_test_check(&T, nl > 0 && lim[nl - 1] == 1024, REPRO,
+                       "edges for a 1024-column kernel stop at 1024 (got %lld)",
+                       (long long)(nl ? lim[nl - 1] : -1));
     }
     free(edge_hit);
     check_tall(naive, &limited);

@@ -43,9 +43,11 @@ static void bad_entries(FILE *f, const char *op, const char *dt) {
 static int write_bad(const char *path, const sml_plan_key *k) {
     FILE *f = fopen(path, "w");
     if (!f) return 0;
-    fprintf(f, "softmax-lab-plans 1\ngpu.name %s\ngpu.sms %d\ngpu.dram %.1f\n", k->name, k->sms, k->dram);
+    fprintf(f, "softmax-lab-plans 1\ngpu.name %s\ngpu.sms %d\ngpu.dram %.1f\n", k->name, k->sms,
+            k->dram);
     for (int op = 0; op < SML_OP_COUNT; op++)
-        for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) bad_entries(f, sml_op_name((sml_op)op), sml_dtype_name((sml_dtype)dt));
+        for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
+            bad_entries(f, sml_op_name((sml_op)op), sml_dtype_name((sml_dtype)dt));
     return fclose(f) == 0;
 }
 
@@ -64,7 +66,8 @@ static int rekey(const char *in, const char *out, const sml_plan_key *k, char *e
 
 /* The mechanism is live for table `path`: auto's explanation of a shape the table holds
  * names the table. Then the suite on auto under it. */
-static void run_under(const char *path, const char *what, int64_t rows, int64_t cols, sml_op op, sml_dtype dt) {
+static void run_under(const char *path, const char *what, int64_t rows, int64_t cols, sml_op op,
+                      sml_dtype dt) {
     char expl[512] = "";
     setenv("SML_PLANS", path, 1);
     sml_handle *h = NULL;
@@ -72,16 +75,19 @@ static void run_under(const char *path, const char *what, int64_t rows, int64_t 
     if (s == SML_OK) s = sml_auto_explain(h, op, dt, rows, cols, expl, sizeof expl);
     sml_handle_destroy(h);
     unsetenv("SML_PLANS");
-    snprintf(REPRO, sizeof REPRO, "%s check --kernel auto --plans %s --seconds %s", SML_CLI_PATH, path, SECONDS);
+    snprintf(REPRO, sizeof REPRO, "%s check --kernel auto --plans %s --seconds %s", SML_CLI_PATH,
+             path, SECONDS);
     sml_expect(&T, s == SML_OK && strstr(expl, path) != NULL, REPRO, 600, NULL, 0,
-               "%s: auto on %s %s %lldx%lld does not read the table: '%s' (%s)", what, sml_op_name(op),
-               sml_dtype_name(dt), (long long)rows, (long long)cols, expl, sml_strerror(s));
-    printf("%s: %s %s %lldx%lld: %s\n", what, sml_op_name(op), sml_dtype_name(dt), (long long)rows, (long long)cols,
-           expl);
+               "%s: auto on %s %s %lldx%lld does not read the table: '%s' (%s)", what,
+               sml_op_name(op), sml_dtype_name(dt), (long long)rows, (long long)cols, expl,
+               sml_strerror(s));
+    printf("%s: %s %s %lldx%lld: %s\n", what, sml_op_name(op), sml_dtype_name(dt), (long long)rows,
+           (long long)cols, expl);
     const char *args[] = {"check", "--kernel", "auto", "--plans", path, "--seconds", SECONDS, NULL};
     const int rc = sml_run_cli(SML_CLI_PATH, ".", args, LOG, sizeof LOG);
     const char *tail = strlen(LOG) > 6000 ? LOG + strlen(LOG) - 6000 : LOG;
-    sml_expect(&T, rc == 0, REPRO, 600, tail, 6000, "%s: the property suite on auto under %s exits %d", what, path, rc);
+    sml_expect(&T, rc == 0, REPRO, 600, tail, 6000,
+               "%s: the property suite on auto under %s exits %d", what, path, rc);
     printf("%s: the property suite on auto exits %d\n", what, rc);
     fflush(stdout);
 }
@@ -102,13 +108,16 @@ static void shipped(const sml_plan_key *k) {
         }
         sml_plan_table t;
         if (sml_plan_table_load(out, &t, err, sizeof err) != SML_OK || !t.n) {
-            sml_tally_fail(&T, REPRO, "shipped table %s: re-keyed, it does not load or is empty: %s", in, err);
+            sml_tally_fail(&T, REPRO,
+                           "shipped table %s: re-keyed, it does not load or is empty: %s", in, err);
             continue;
         }
         const sml_plan_entry first = t.e[0];
         sml_plan_table_free(&t);
         /* A shape the first entry holds, on rows that take 16-byte vectors. */
-        const int64_t cols = (first.cols_lo + 7) / 8 * 8 <= first.cols_hi ? (first.cols_lo + 7) / 8 * 8 : first.cols_lo;
+        const int64_t cols = (first.cols_lo + 7) / 8 * 8 <= first.cols_hi
+                                 ? (first.cols_lo + 7) / 8 * 8
+                                 : first.cols_lo;
         run_under(out, e->d_name, first.rows_lo, cols, first.op, first.dtype);
     }
     if (d) closedir(d);
@@ -119,8 +128,10 @@ static void shipped(const sml_plan_key *k) {
 int main(int argc, char **argv) {
     const char *only = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--seconds")) SECONDS = argv[i + 1];
-        else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
+        if (!strcmp(argv[i], "--seconds"))
+            SECONDS = argv[i + 1];
+        else if (!strcmp(argv[i], "--only"))
+            only = argv[i + 1];
         else {
             fprintf(stderr, "usage: %s [--seconds S] [--only bad|shipped]\n", argv[0]);
             return 2;
@@ -139,7 +150,8 @@ int main(int argc, char **argv) {
     if (!only || !strcmp(only, "bad")) {
         char bad[512];
         snprintf(bad, sizeof bad, "%s/bad.plans", TMP);
-        if (!write_bad(bad, &k)) sml_tally_fail(&T, REPRO, "cannot write %s", bad);
+        if (!write_bad(bad, &k))
+            sml_tally_fail(&T, REPRO, "cannot write %s", bad);
         else {
             run_under(bad, "bad table", 5000, 512, SML_SOFTMAX, SML_F32);
             run_under(bad, "bad table", 4, 512, SML_SOFTMAX_BWD, SML_BF16);

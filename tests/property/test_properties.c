@@ -27,7 +27,8 @@
 /* docs/PROPERTIES.md's table has one row per entry of SML_PROP_LIST, in its order, with its
  * number, name and ops ("| 3 | `range` | fwd | ..."), and no other. */
 static void check_docs_table(sml_tally *t) {
-    const char *path = "docs/PROPERTIES.md", *repro = "ctest --test-dir build -R test_properties_cpu";
+    const char *path = "docs/PROPERTIES.md",
+               *repro = "ctest --test-dir build -R test_properties_cpu";
     FILE *f = fopen(path, "r");
     if (!f) {
         sml_tally_fail(t, repro, "cannot read %s (run from the source tree)", path);
@@ -38,18 +39,26 @@ static void check_docs_table(sml_tally *t) {
     while (fgets(line, sizeof line, f)) {
         int n = 0, used = 0;
         char name[64], ops[8];
-        if (sscanf(line, "| %d | `%63[a-z_]` | %7[a-z] |%n", &n, name, ops, &used) != 3 || used == 0) continue;
+        if (sscanf(line, "| %d | `%63[a-z_]` | %7[a-z] |%n", &n, name, ops, &used) != 3 ||
+            used == 0)
+            continue;
         const sml_prop_id p = (sml_prop_id)rows++;
-        const char *want_ops = !sml_prop_applies(p, SML_SOFTMAX) ? "bwd" : !sml_prop_applies(p, SML_SOFTMAX_BWD) ? "fwd" : "all";
-        if (n != rows || p >= SML_PROP_COUNT || strcmp(name, sml_prop_name(p)) || strcmp(ops, want_ops)) {
-            sml_tally_fail(t, repro, "%s: table row %d is '%d %s %s', SML_PROP_LIST (src/prop/prop.h) says '%d %s %s'",
-                           path, rows, n, name, ops, rows, sml_prop_name(p), want_ops);
+        const char *want_ops = !sml_prop_applies(p, SML_SOFTMAX)       ? "bwd"
+                               : !sml_prop_applies(p, SML_SOFTMAX_BWD) ? "fwd"
+                                                                       : "all";
+        if (n != rows || p >= SML_PROP_COUNT || strcmp(name, sml_prop_name(p)) ||
+            strcmp(ops, want_ops)) {
+            sml_tally_fail(
+                t, repro,
+                "%s: table row %d is '%d %s %s', SML_PROP_LIST (src/prop/prop.h) says '%d %s %s'",
+                path, rows, n, name, ops, rows, sml_prop_name(p), want_ops);
             bad = 1;
         }
     }
     fclose(f);
     if (rows != SML_PROP_COUNT && !bad)
-        sml_tally_fail(t, repro, "%s: %d property rows, SML_PROP_LIST has %d", path, rows, SML_PROP_COUNT);
+        sml_tally_fail(t, repro, "%s: %d property rows, SML_PROP_LIST has %d", path, rows,
+                       SML_PROP_COUNT);
     else if (!bad)
         sml_tally_pass(t);
 }
@@ -81,7 +90,8 @@ static void report_run(sml_prop_job *job, void *ctx) {
            sml_op_name(op), sml_dtype_name(dt), (long long)res->cases, (long long)res->failed_cases,
            (long long)res->regressions, res->worst_ratio, res->worst_ulps, res->seconds,
            res->seconds > 0 ? res->cases / res->seconds : 0.0, res->last_level,
-           res->outcome == SML_PROP_SKIP ? "  SKIP: " : "", res->outcome == SML_PROP_SKIP ? res->note : "");
+           res->outcome == SML_PROP_SKIP ? "  SKIP: " : "",
+           res->outcome == SML_PROP_SKIP ? res->note : "");
     int64_t dev = 0;
     for (int p = 0; p < SML_PROP_COUNT; p++) dev += res->deviations[p];
     if (res->refused)
@@ -91,7 +101,8 @@ static void report_run(sml_prop_job *job, void *ctx) {
     if (dev)
         printf("  KNOWN DEVIATION of %s (%s): %lld property checks excused (agreement %lld); "
                "writes outside the output and launch errors are still enforced\n",
-               k->name, k->known_deviation, (long long)dev, (long long)res->deviations[SML_PROP_AGREEMENT]);
+               k->name, k->known_deviation, (long long)dev,
+               (long long)res->deviations[SML_PROP_AGREEMENT]);
     if (res->outcome == SML_PROP_SKIP) {
         rc->t->skipped++;
     } else if (res->outcome == SML_PROP_PASS) {
@@ -104,13 +115,16 @@ static void report_run(sml_prop_job *job, void *ctx) {
                 snprintf(cmd, sizeof cmd, "%s replay %s%s%s", SML_CLI_PATH, fl->repro,
                          fl->case_index < 0 ? " --kernel " : "", fl->case_index < 0 ? k->name : "");
             else
-                snprintf(cmd, sizeof cmd, "%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d",
-                         rc->rerun, k->name, sml_op_name(op), sml_dtype_name(dt),
-                         (unsigned long long)rc->seed, (long long)fl->case_index, fl->level);
-            sml_tally_fail(rc->t, cmd, "%s %s %s: %s %s (%lldx%lld shrunk to %lldx%lld): %s", k->name,
-                           sml_op_name(op), sml_dtype_name(dt), sml_prop_name(fl->prop),
-                           sml_prop_outcome_name(fl->outcome), (long long)fl->rows, (long long)fl->cols,
-                           (long long)fl->s_rows, (long long)fl->s_cols, fl->message);
+                snprintf(
+                    cmd, sizeof cmd,
+                    "%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d",
+                    rc->rerun, k->name, sml_op_name(op), sml_dtype_name(dt),
+                    (unsigned long long)rc->seed, (long long)fl->case_index, fl->level);
+            sml_tally_fail(rc->t, cmd, "%s %s %s: %s %s (%lldx%lld shrunk to %lldx%lld): %s",
+                           k->name, sml_op_name(op), sml_dtype_name(dt), sml_prop_name(fl->prop),
+                           sml_prop_outcome_name(fl->outcome), (long long)fl->rows,
+                           (long long)fl->cols, (long long)fl->s_rows, (long long)fl->s_cols,
+                           fl->message);
         }
         if (res->note[0]) printf("  note: %s\n", res->note);
     }
@@ -119,11 +133,12 @@ static void report_run(sml_prop_job *job, void *ctx) {
 
 /* Per kernel: the fewest cases any of its op/dtype runs reached, and the ramp it got to;
  * then whether every run reached the case budget (the GPU profile promises 10,000 each). */
-static void summarize(const sml_prop_job *jobs, int n, int64_t target, const char *name, double wall,
-                      int threads) {
+static void summarize(const sml_prop_job *jobs, int n, int64_t target, const char *name,
+                      double wall, int threads) {
     int64_t all = 0;
     int short_runs = 0, stopped = 0, ran = 0;
-    printf("\n%-10s %5s %10s %10s %9s %6s\n", "kernel", "runs", "cases", "fewest", "min ramp", "tall");
+    printf("\n%-10s %5s %10s %10s %9s %6s\n", "kernel", "runs", "cases", "fewest", "min ramp",
+           "tall");
     for (int i = 0; i < n;) {
         const sml_kernel *k = jobs[i].k;
         int64_t cases = 0, fewest = -1, tall = 0;
@@ -138,21 +153,27 @@ static void summarize(const sml_prop_job *jobs, int n, int64_t target, const cha
             if (r->last_level < ramp) ramp = r->last_level;
             /* a run that stopped early on a failure or error is not short of budget, but it
              * did not reach the target either: say so, never "every run reached" */
-            if (r->cases < target && r->outcome == SML_PROP_PASS) short_runs++;
-            else if (r->cases < target) stopped++;
+            if (r->cases < target && r->outcome == SML_PROP_PASS)
+                short_runs++;
+            else if (r->cases < target)
+                stopped++;
         }
         if (!runs) continue;
         ran += runs;
         all += cases;
-        printf("%-10s %5d %10lld %10lld %9d %6lld\n", k->name, runs, (long long)cases, (long long)fewest, ramp,
-               (long long)tall);
+        printf("%-10s %5d %10lld %10lld %9d %6lld\n", k->name, runs, (long long)cases,
+               (long long)fewest, ramp, (long long)tall);
     }
-    printf("%s: %lld cases in %.1f s of wall time on %d host thread%s (%.0f cases/s); ", name, (long long)all,
-           wall, threads, threads == 1 ? "" : "s", wall > 0 ? all / wall : 0.0);
-    if (!ran) printf("no run took place\n");
-    else if (!short_runs && !stopped) printf("every run reached its %lld cases\n", (long long)target);
+    printf("%s: %lld cases in %.1f s of wall time on %d host thread%s (%.0f cases/s); ", name,
+           (long long)all, wall, threads, threads == 1 ? "" : "s", wall > 0 ? all / wall : 0.0);
+    if (!ran)
+        printf("no run took place\n");
+    else if (!short_runs && !stopped)
+        printf("every run reached its %lld cases\n", (long long)target);
     else {
-        if (short_runs) printf("%d of %d runs stopped short of %lld cases (time budget)", short_runs, ran, (long long)target);
+        if (short_runs)
+            printf("%d of %d runs stopped short of %lld cases (time budget)", short_runs, ran,
+                   (long long)target);
         if (short_runs && stopped) printf("; ");
         if (stopped) printf("%d of %d runs stopped early on a failure or error", stopped, ran);
         printf("\n");
@@ -170,15 +191,18 @@ int main(int argc, char **argv) {
     int only_op = -1, only_dtype = -1;
     /* The device decides the profile, so read it before anything else. */
     for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--device")) device = strcmp(argv[i + 1], "gpu") ? SML_DEVICE_CPU : SML_DEVICE_GPU;
+        if (!strcmp(argv[i], "--device"))
+            device = strcmp(argv[i + 1], "gpu") ? SML_DEVICE_CPU : SML_DEVICE_GPU;
     sml_prop_config cfg;
-    sml_prop_config_init(&cfg, device == SML_DEVICE_GPU ? SML_PROP_PROFILE_GPU : SML_PROP_PROFILE_CI);
+    sml_prop_config_init(&cfg,
+                         device == SML_DEVICE_GPU ? SML_PROP_PROFILE_GPU : SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);
     cfg.regressions_dir = SML_PROP_REGRESSIONS_DIR;
     cfg.save_dir = SML_PROP_SAVE_DIR;
     cfg.replay_cmd = SML_CLI_PATH " replay";
     char rerun[1024];
-    snprintf(rerun, sizeof rerun, "%s --device %s", argv[0], device == SML_DEVICE_GPU ? "gpu" : "cpu");
+    snprintf(rerun, sizeof rerun, "%s --device %s", argv[0],
+             device == SML_DEVICE_GPU ? "gpu" : "cpu");
     cfg.rerun_cmd = rerun;
     for (int i = 1; i < argc;) {
         int r = sml_prop_config_flag(&cfg, argc, argv, &i);
@@ -186,16 +210,24 @@ int main(int argc, char **argv) {
         if (r > 0) continue;
         const char *a = argv[i];
         if ((!strcmp(a, "--device") || !strcmp(a, "--kernel") || !strcmp(a, "--op") ||
-             !strcmp(a, "--dtype")) && i + 1 < argc) {
+             !strcmp(a, "--dtype")) &&
+            i + 1 < argc) {
             const char *v = argv[i + 1];
-            if (!strcmp(a, "--kernel")) only_kernel = v;
+            if (!strcmp(a, "--kernel"))
+                only_kernel = v;
             else if (!strcmp(a, "--op")) {
                 sml_op op;
-                if (sml_op_parse(v, &op) != SML_OK) { fprintf(stderr, "unknown op '%s'\n", v); return 2; }
+                if (sml_op_parse(v, &op) != SML_OK) {
+                    fprintf(stderr, "unknown op '%s'\n", v);
+                    return 2;
+                }
                 only_op = op;
             } else if (!strcmp(a, "--dtype")) {
                 sml_dtype dt;
-                if (sml_dtype_parse(v, &dt) != SML_OK) { fprintf(stderr, "unknown dtype '%s'\n", v); return 2; }
+                if (sml_dtype_parse(v, &dt) != SML_OK) {
+                    fprintf(stderr, "unknown dtype '%s'\n", v);
+                    return 2;
+                }
                 only_dtype = dt;
             } else if (strcmp(v, "cpu") && strcmp(v, "gpu")) {
                 fprintf(stderr, "--device takes cpu or gpu\n");
@@ -204,7 +236,10 @@ int main(int argc, char **argv) {
             i += 2;
             continue;
         }
-        if (!strcmp(a, "--help")) { usage(argv[0]); return 0; }
+        if (!strcmp(a, "--help")) {
+            usage(argv[0]);
+            return 0;
+        }
         fprintf(stderr, "unknown argument '%s'\n", a);
         usage(argv[0]);
         return 2;
@@ -235,12 +270,14 @@ int main(int argc, char **argv) {
             for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
                 if ((only_op < 0 || only_op == op) && (only_dtype < 0 || only_dtype == dt) &&
                     (k->ops & (1u << op)) && (k->dtypes & (1u << dt)))
-                    jobs[total++] = (sml_prop_job){.k = k, .op = (sml_op)op, .dtype = (sml_dtype)dt, .cfg = cfg};
+                    jobs[total++] = (sml_prop_job){
+                        .k = k, .op = (sml_op)op, .dtype = (sml_dtype)dt, .cfg = cfg};
     }
     int threads = sml_prop_threads(&cfg, total);
-    printf("%s: %d kernel/op/dtype runs on %d host thread%s\n", name, total, threads, threads == 1 ? "" : "s");
-    printf("%-10s %-15s %-5s %8s %6s %5s %11s %9s %8s %9s %5s\n", "kernel", "op", "dtype", "cases", "fail",
-           "regr", "worst/bound", "worst ulp", "seconds", "cases/s", "ramp");
+    printf("%s: %d kernel/op/dtype runs on %d host thread%s\n", name, total, threads,
+           threads == 1 ? "" : "s");
+    printf("%-10s %-15s %-5s %8s %6s %5s %11s %9s %8s %9s %5s\n", "kernel", "op", "dtype", "cases",
+           "fail", "regr", "worst/bound", "worst ulp", "seconds", "cases/s", "ramp");
     fflush(stdout);
     report_ctx rc = {&t, rerun, cfg.seed};
     sml_prop_suite suite = {threads, cfg.total_seconds, name, stderr, report_run, &rc, NULL, NULL};

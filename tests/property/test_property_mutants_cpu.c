@@ -37,7 +37,8 @@ static int replay_one(const char *path) {
     }
     printf("%s on %s %s %lldx%lld, property %s: %s (recorded: %s)\n  %s\n", r.kernel,
            sml_op_name(r.op), sml_dtype_name(r.dtype), (long long)r.rows, (long long)r.cols,
-           sml_prop_name(r.prop), r.outcome == SML_PROP_FAIL ? "STILL FAILS" : sml_prop_outcome_name(r.outcome),
+           sml_prop_name(r.prop),
+           r.outcome == SML_PROP_FAIL ? "STILL FAILS" : sml_prop_outcome_name(r.outcome),
            r.recorded, r.message);
     return r.outcome == SML_PROP_FAIL || r.outcome == SML_PROP_ERROR ? 1 : 0;
 }
@@ -63,17 +64,21 @@ static void check_no_max(const sml_prop_config *base, sml_tally *t, char *rerun)
     }
     const sml_prop_failure *f = res->nfail ? &res->failures[0] : NULL;
     if (!f || f->prop != SML_PROP_AGREEMENT || f->outcome != SML_PROP_FAIL) {
-        sml_tally_fail(t, rerun, "no-max mutant survived %lld softmax fp32 cases of the agreement property",
+        sml_tally_fail(t, rerun,
+                       "no-max mutant survived %lld softmax fp32 cases of the agreement property",
                        (long long)res->cases);
         free(res);
         return;
     }
-    printf("no-max mutant: agreement failed at case %lld (%lldx%lld), shrunk to %lldx%lld in %lld steps: %s\n",
-           (long long)f->case_index + 1, (long long)f->rows, (long long)f->cols, (long long)f->s_rows,
-           (long long)f->s_cols, (long long)f->shrink_steps, f->message);
-    if (f->s_rows == 1 && f->s_cols <= 4) sml_tally_pass(t);
+    printf("no-max mutant: agreement failed at case %lld (%lldx%lld), shrunk to %lldx%lld in %lld "
+           "steps: %s\n",
+           (long long)f->case_index + 1, (long long)f->rows, (long long)f->cols,
+           (long long)f->s_rows, (long long)f->s_cols, (long long)f->shrink_steps, f->message);
+    if (f->s_rows == 1 && f->s_cols <= 4)
+        sml_tally_pass(t);
     else
-        sml_tally_fail(t, rerun, "no-max mutant shrunk only to %lldx%lld, not one row of <= 4 columns",
+        sml_tally_fail(t, rerun,
+                       "no-max mutant shrunk only to %lldx%lld, not one row of <= 4 columns",
                        (long long)f->s_rows, (long long)f->s_cols);
     if (!f->repro[0] || !file_exists(f->repro)) {
         sml_tally_fail(t, rerun, "no-max mutant: no reproducer was saved");
@@ -85,8 +90,10 @@ static void check_no_max(const sml_prop_config *base, sml_tally *t, char *rerun)
     sml_prop_replay_result r;
     char cmd[2200];
     snprintf(cmd, sizeof cmd, "%s --replay %s", rerun, f->repro);
-    if (sml_prop_replay(f->repro, NULL, sml_mutant_find, NULL, &r) != SML_OK || r.outcome != SML_PROP_FAIL)
-        sml_tally_fail(t, cmd, "the saved no-max reproducer does not fail on replay: %s", r.message);
+    if (sml_prop_replay(f->repro, NULL, sml_mutant_find, NULL, &r) != SML_OK ||
+        r.outcome != SML_PROP_FAIL)
+        sml_tally_fail(t, cmd, "the saved no-max reproducer does not fail on replay: %s",
+                       r.message);
     else
         sml_tally_pass(t);
     const sml_kernel *good = sml_kernel_find("cpu_naive");
@@ -119,14 +126,14 @@ static void discount_shared(sml_prop_result *res) {
 typedef struct row {
     const sml_mutant *m;
     int killed;
-    int64_t cases;            /* cases until the first kill, in the combo that killed first */
+    int64_t cases; /* cases until the first kill, in the combo that killed first */
     sml_prop_id by;
-    int by_error;             /* the kill was an error (the kernel refused or crashed) */
+    int by_error; /* the kill was an error (the kernel refused or crashed) */
     sml_op op;
     sml_dtype dt;
     int64_t s_rows, s_cols;
     char repro[1024];
-    unsigned killers;         /* every property that killed it somewhere */
+    unsigned killers; /* every property that killed it somewhere */
     char false_positive[1600];
 } row;
 
@@ -145,7 +152,8 @@ int main(int argc, char **argv) {
     cfg.rerun_cmd = rerun;
     cfg.replay_cmd = replay;
     cfg.progress = stderr;
-    cfg.log = fopen("/dev/null", "w"); /* the table below is the report; failures of mutants are expected */
+    cfg.log = fopen("/dev/null",
+                    "w"); /* the table below is the report; failures of mutants are expected */
     /* Big shapes more often than in the registry suite: the grid mutant needs > 65,535 rows. */
     cfg.sizes.big_prob = 0.12;
     cfg.sizes.big_max_elems = 1 << 18;
@@ -173,9 +181,18 @@ int main(int argc, char **argv) {
             i += 2;
             continue;
         }
-        if (!strcmp(argv[i], "--save-regressions") && i + 1 < argc) { save_regr = argv[i + 1]; i += 2; continue; }
-        if (!strcmp(argv[i], "--verbose")) { cfg.log = stdout; i++; continue; }
-        printf("usage: %s [--mutant NAME] [--op OP] [--dtype D] [--replay FILE] [--save-regressions DIR] [--verbose] [engine flags]\n%s",
+        if (!strcmp(argv[i], "--save-regressions") && i + 1 < argc) {
+            save_regr = argv[i + 1];
+            i += 2;
+            continue;
+        }
+        if (!strcmp(argv[i], "--verbose")) {
+            cfg.log = stdout;
+            i++;
+            continue;
+        }
+        printf("usage: %s [--mutant NAME] [--op OP] [--dtype D] [--replay FILE] "
+               "[--save-regressions DIR] [--verbose] [engine flags]\n%s",
                argv[0], sml_prop_flags_help());
         return strcmp(argv[i], "--help") ? 2 : 0;
     }
@@ -196,8 +213,8 @@ int main(int argc, char **argv) {
         if (only && strcmp(only, k->name)) continue;
         for (int op = 0; op < SML_OP_COUNT; op++)
             for (int dt = 0; dt < SML_DTYPE_COUNT; dt++)
-                total += (k->ops >> op & 1) && (k->dtypes >> dt & 1) && (only_op < 0 || only_op == op) &&
-                         (only_dt < 0 || only_dt == dt);
+                total += (k->ops >> op & 1) && (k->dtypes >> dt & 1) &&
+                         (only_op < 0 || only_op == op) && (only_dt < 0 || only_dt == dt);
     }
     int64_t cases_all = 0;
     double secs_all = 0.0;
@@ -264,8 +281,8 @@ int main(int argc, char **argv) {
                 strncat(also, sml_prop_name((sml_prop_id)p), sizeof also - strlen(also) - 1);
             }
         if (rw->m->expect_survive) {
-            printf("%-20s %-18s %-15s %-5s %6s %9s  %s\n", name, rw->killed ? sml_prop_name(rw->by) : "survived (control)",
-                   "", "", "", "", also);
+            printf("%-20s %-18s %-15s %-5s %6s %9s  %s\n", name,
+                   rw->killed ? sml_prop_name(rw->by) : "survived (control)", "", "", "", "", also);
             if (rw->killed)
                 sml_tally_fail(&t, rw->false_positive[0] ? rw->repro : NULL,
                                "control %s (no bug) failed a property: a false positive: %s", name,
@@ -295,12 +312,14 @@ int main(int argc, char **argv) {
                 /* The corpus is replayed on every registered kernel, so only inputs a correct
                  * kernel passes belong there. */
                 sml_prop_replay_result ok;
-                if (sml_prop_replay(rw->repro, sml_kernel_find("cpu_naive"), NULL, NULL, &ok) != SML_OK ||
+                if (sml_prop_replay(rw->repro, sml_kernel_find("cpu_naive"), NULL, NULL, &ok) !=
+                        SML_OK ||
                     ok.outcome != SML_PROP_PASS) {
                     printf("  not saved: cpu_naive does not pass it either (%s): %s\n",
                            sml_prop_outcome_name(ok.outcome), ok.message);
                 } else if (sml_prop_repro_load(rw->repro, &c, &meta, err, sizeof err) == SML_OK) {
-                    if (sml_prop_repro_save(save_regr, &c, &meta, cmd, out, sizeof out, err, sizeof err) == SML_OK)
+                    if (sml_prop_repro_save(save_regr, &c, &meta, cmd, out, sizeof out, err,
+                                            sizeof err) == SML_OK)
                         printf("  saved %s\n", out);
                     else
                         printf("  could not save: %s\n", err);

@@ -39,11 +39,25 @@ static char OUT[16384];
  * is the word DROP). */
 static void write_repro(const char *name, const char *fields) {
     static const char *const DEF[][2] = {
-        {"format", "\"softmax-lab reproducer 1\""}, {"kernel", "\"cpu_naive\""}, {"op", "\"softmax\""},
-        {"dtype", "\"fp32\""}, {"rows", "3"}, {"cols", "1"}, {"ld", "1"}, {"offset", "0"},
-        {"inplace", "false"}, {"property", "\"agreement\""}, {"verdict", "\"fail\""},
-        {"message", "\"m\""}, {"x", "\"r.x.npy\""}, {"dy", "null"}, {"logits", "null"},
-        {"case_seed", "\"0x00000000deadbeef\""}, {"run_seed", "\"0x1\""}, {"case", "3"}, {"level", "7"},
+        {"format", "\"softmax-lab reproducer 1\""},
+        {"kernel", "\"cpu_naive\""},
+        {"op", "\"softmax\""},
+        {"dtype", "\"fp32\""},
+        {"rows", "3"},
+        {"cols", "1"},
+        {"ld", "1"},
+        {"offset", "0"},
+        {"inplace", "false"},
+        {"property", "\"agreement\""},
+        {"verdict", "\"fail\""},
+        {"message", "\"m\""},
+        {"x", "\"r.x.npy\""},
+        {"dy", "null"},
+        {"logits", "null"},
+        {"case_seed", "\"0x00000000deadbeef\""},
+        {"run_seed", "\"0x1\""},
+        {"case", "3"},
+        {"level", "7"},
     };
     char path[512];
     snprintf(path, sizeof path, "%s/%s", D, name);
@@ -84,7 +98,8 @@ static void expect_field(const char *name, const char *field) {
     if (s == SML_OK) sml_prop_case_free(&c);
     size_t fl = strlen(field);
     expect(s != SML_OK && !strncmp(err, field, fl) && err[fl] == ':',
-           "%s: should be refused naming '%s' first; got %s: \"%s\"", name, field, sml_strerror(s), err);
+           "%s: should be refused naming '%s' first; got %s: \"%s\"", name, field, sml_strerror(s),
+           err);
 }
 
 static void expect_loads(const char *name, const char *what) {
@@ -123,17 +138,24 @@ int main(void) {
         write_repro(name, fields);
         expect_field(name, "ld");
         int rc = run("%s replay %s/%s", SML_CLI_PATH, D, name);
-        expect(rc == 2 && strstr(OUT, ": ld: "), "replay of ld %s: exit %d (want 2) naming ld\n%s", LD[i], rc, OUT);
+        expect(rc == 2 && strstr(OUT, ": ld: "), "replay of ld %s: exit %d (want 2) naming ld\n%s",
+               LD[i], rc, OUT);
         /* A corpus that cannot be read fails the run, naming the file; skipped only when asked. */
-        rc = run("cd %s && %s check --kernel cpu_naive --op softmax --dtype fp32 --cases 3 --regressions %s/ld%d",
+        rc = run("cd %s && %s check --kernel cpu_naive --op softmax --dtype fp32 --cases 3 "
+                 "--regressions %s/ld%d",
                  D, SML_CLI_PATH, D, i);
         expect(rc == 2 && strstr(OUT, "r.json: ld: ") && strstr(OUT, "--skip-bad-regressions"),
-               "check --regressions with ld %s: exit %d (want 2 naming the file)\n%s", LD[i], rc, OUT);
-        rc = run("cd %s && %s check --kernel cpu_naive --op softmax --dtype fp32 --cases 3 --regressions %s/ld%d "
-                 "--skip-bad-regressions", D, SML_CLI_PATH, D, i);
+               "check --regressions with ld %s: exit %d (want 2 naming the file)\n%s", LD[i], rc,
+               OUT);
+        rc = run("cd %s && %s check --kernel cpu_naive --op softmax --dtype fp32 --cases 3 "
+                 "--regressions %s/ld%d "
+                 "--skip-bad-regressions",
+                 D, SML_CLI_PATH, D, i);
         expect(rc == 0 && strstr(OUT, "r.json: ld: "),
-               "check --regressions with ld %s --skip-bad-regressions: exit %d (want 0: the file refused, every "
-               "case run)\n%s", LD[i], rc, OUT);
+               "check --regressions with ld %s --skip-bad-regressions: exit %d (want 0: the file "
+               "refused, every "
+               "case run)\n%s",
+               LD[i], rc, OUT);
     }
 
     /* A layout inside the bounds that this machine cannot hold (here: a 1.5 GB address
@@ -148,7 +170,8 @@ int main(void) {
         write_repro("oom/r.json", "\"rows\": 2, \"ld\": 268435456");
         int rc = run("ulimit -v 1500000; %s replay %s/oom/r.json", SML_CLI_PATH, D);
         expect(rc == 2 && strstr(OUT, "not replayed") && !strstr(OUT, "STILL"),
-               "replay of a case too large for this machine: exit %d (want 2, not replayed)\n%s", rc, OUT);
+               "replay of a case too large for this machine: exit %d (want 2, not replayed)\n%s",
+               rc, OUT);
     }
 #endif
 
@@ -166,9 +189,12 @@ int main(void) {
             write_repro("phys/r.json", "\"ld\": 4294967295");
             expect_loads("phys/r.json", "span 2^33 - 1, inside the bounds");
             int rc = run("%s replay %s/phys/r.json", SML_CLI_PATH, D);
-            expect(rc == 2 && strstr(OUT, "not replayed") && strstr(OUT, "GiB of host memory") && !strstr(OUT, "STILL"),
-                   "replay of a layout larger than this machine's memory: exit %d (want 2, not replayed, naming the "
-                   "host memory)\n%s", rc, OUT);
+            expect(rc == 2 && strstr(OUT, "not replayed") && strstr(OUT, "GiB of host memory") &&
+                       !strstr(OUT, "STILL"),
+                   "replay of a layout larger than this machine's memory: exit %d (want 2, not "
+                   "replayed, naming the "
+                   "host memory)\n%s",
+                   rc, OUT);
         }
     }
 
@@ -188,18 +214,21 @@ int main(void) {
             sml_prop_run_report rep;
             float out[3];
             sml_status s = sml_prop_exec_init(&e, SML_DEVICE_CPU);
-            if (s == SML_OK) s = sml_prop_exec_run(&e, sml_kernel_find("cpu_naive"), NULL, &c, 1, out, &rep);
+            if (s == SML_OK)
+                s = sml_prop_exec_run(&e, sml_kernel_find("cpu_naive"), NULL, &c, 1, out, &rep);
             _exit(s == SML_ERR_INVALID_ARG && strstr(rep.where, "ld") ? 0 : 1);
         }
         int st = 0;
         waitpid(pid, &st, 0);
         expect(WIFEXITED(st) && WEXITSTATUS(st) == 0,
                "sml_prop_exec_run with ld 2^61+1 must return SML_ERR_INVALID_ARG naming ld (%s %d)",
-               WIFSIGNALED(st) ? "killed by signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+               WIFSIGNALED(st) ? "killed by signal" : "exit",
+               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
     }
 
     /* Each required field, dropped, is named. */
-    static const char *const REQ[] = {"format", "kernel", "op", "dtype", "property", "rows", "cols", "ld", "offset", "x"};
+    static const char *const REQ[] = {"format", "kernel", "op", "dtype",  "property",
+                                      "rows",   "cols",   "ld", "offset", "x"};
     for (size_t i = 0; i < sizeof REQ / sizeof REQ[0]; i++) {
         char name[64], fields[64];
         snprintf(name, sizeof name, "no_%s.json", REQ[i]);
@@ -239,7 +268,8 @@ int main(void) {
     expect_field("bwd_no_dy.json", "dy");
     /* `replay` prints that name, not a list of every field. */
     int rc = run("%s replay %s/bad_offset.json", SML_CLI_PATH, D);
-    expect(rc == 2 && strstr(OUT, "bad_offset.json: offset: 4097"), "replay names the bad field: exit %d\n%s", rc, OUT);
+    expect(rc == 2 && strstr(OUT, "bad_offset.json: offset: 4097"),
+           "replay names the bad field: exit %d\n%s", rc, OUT);
 
     /* Valid JSON past 16 KB, or with more than 48 members, is a reproducer like any other. */
     {
@@ -270,29 +300,34 @@ int main(void) {
         snprintf(longp + n, sizeof longp - (size_t)n, "/r.json");
         sml_prop_replay_result r;
         sml_status s = sml_prop_replay(longp, NULL, NULL, NULL, &r);
-        expect(s == SML_ERR_FORMAT && strstr(r.message, "ld:"), "a %zu-character path: %s, message \"%s\"",
-               strlen(longp), sml_strerror(s), r.message);
+        expect(s == SML_ERR_FORMAT && strstr(r.message, "ld:"),
+               "a %zu-character path: %s, message \"%s\"", strlen(longp), sml_strerror(s),
+               r.message);
         /* Past PATH_MAX: the open fails, and the message must say so, not show a cut path. */
         char longer[5200];
         n = snprintf(longer, sizeof longer, "%s/ld0", D);
         while (n < 5000) n += snprintf(longer + n, sizeof longer - (size_t)n, "/.");
         snprintf(longer + n, sizeof longer - (size_t)n, "/r.json");
         s = sml_prop_replay(longer, NULL, NULL, NULL, &r);
-        expect(s == SML_ERR_IO && strstr(r.message, "cannot open"), "a %zu-character path: %s, message \"%s\"",
-               strlen(longer), sml_strerror(s), r.message);
+        expect(s == SML_ERR_IO && strstr(r.message, "cannot open"),
+               "a %zu-character path: %s, message \"%s\"", strlen(longer), sml_strerror(s),
+               r.message);
         rc = run("%s replay %s", SML_CLI_PATH, longer);
-        expect(rc == 2 && strstr(OUT, "too long"), "replay of a %zu-character path: exit %d, want 2 saying why",
-               strlen(longer), rc);
+        expect(rc == 2 && strstr(OUT, "too long"),
+               "replay of a %zu-character path: exit %d, want 2 saying why", strlen(longer), rc);
     }
 
     /* check --regressions with a folder that is not there says so instead of replaying nothing. */
     rc = run("%s check --kernel cpu_naive --cases 1 --regressions %s/nonexistent", SML_CLI_PATH, D);
-    expect(rc == 2 && strstr(OUT, "no such directory"), "check --regressions DIR/nonexistent: exit %d\n%s", rc, OUT);
+    expect(rc == 2 && strstr(OUT, "no such directory"),
+           "check --regressions DIR/nonexistent: exit %d\n%s", rc, OUT);
     rc = run("%s check --kernel cpu_naive --cases 1 --regressions %s/r.x.npy", SML_CLI_PATH, D);
-    expect(rc == 2 && strstr(OUT, "not a directory"), "check --regressions FILE: exit %d\n%s", rc, OUT);
-    rc = run("%s check --kernel cpu_naive --cases 1 --regressions %s/ld0:%s/nonexistent", SML_CLI_PATH, D, D);
-    expect(rc == 2 && strstr(OUT, "nonexistent: no such directory"), "check --regressions DIR:MISSING: exit %d\n%s",
-           rc, OUT);
+    expect(rc == 2 && strstr(OUT, "not a directory"), "check --regressions FILE: exit %d\n%s", rc,
+           OUT);
+    rc = run("%s check --kernel cpu_naive --cases 1 --regressions %s/ld0:%s/nonexistent",
+             SML_CLI_PATH, D, D);
+    expect(rc == 2 && strstr(OUT, "nonexistent: no such directory"),
+           "check --regressions DIR:MISSING: exit %d\n%s", rc, OUT);
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", D);

@@ -55,22 +55,30 @@ static int make_jobs(sml_prop_job *jobs, const sml_prop_config *cfg) {
 
 static int same_result(const sml_prop_job *a, const sml_prop_job *b, char *why, size_t n) {
     const sml_prop_result *x = &a->res, *y = &b->res;
-#define DIFF(cond, ...) do { if (cond) { snprintf(why, n, __VA_ARGS__); return 0; } } while (0)
+#define DIFF(cond, ...)                    \
+    do {                                   \
+        if (cond) {                        \
+            snprintf(why, n, __VA_ARGS__); \
+            return 0;                      \
+        }                                  \
+    } while (0)
     DIFF(a->k != b->k || a->op != b->op || a->dtype != b->dtype, "jobs out of order");
     DIFF(a->status != b->status, "status %d vs %d", (int)a->status, (int)b->status);
     DIFF(x->outcome != y->outcome, "outcome %s vs %s", sml_prop_outcome_name(x->outcome),
          sml_prop_outcome_name(y->outcome));
     DIFF(x->cases != y->cases, "cases %lld vs %lld", (long long)x->cases, (long long)y->cases);
-    DIFF(x->failed_cases != y->failed_cases, "failed cases %lld vs %lld", (long long)x->failed_cases,
-         (long long)y->failed_cases);
-    DIFF(memcmp(&x->worst_ratio, &y->worst_ratio, sizeof x->worst_ratio) != 0, "worst ratio %.17g vs %.17g",
-         x->worst_ratio, y->worst_ratio);
+    DIFF(x->failed_cases != y->failed_cases, "failed cases %lld vs %lld",
+         (long long)x->failed_cases, (long long)y->failed_cases);
+    DIFF(memcmp(&x->worst_ratio, &y->worst_ratio, sizeof x->worst_ratio) != 0,
+         "worst ratio %.17g vs %.17g", x->worst_ratio, y->worst_ratio);
     DIFF(x->elements != y->elements, "elements %.0f vs %.0f", x->elements, y->elements);
     for (int p = 0; p < SML_PROP_COUNT; p++) {
-        DIFF(x->checks[p] != y->checks[p] || x->fails[p] != y->fails[p] || x->skips[p] != y->skips[p],
-             "property %s: checks/fails/skips %lld/%lld/%lld vs %lld/%lld/%lld", sml_prop_name((sml_prop_id)p),
-             (long long)x->checks[p], (long long)x->fails[p], (long long)x->skips[p], (long long)y->checks[p],
-             (long long)y->fails[p], (long long)y->skips[p]);
+        DIFF(x->checks[p] != y->checks[p] || x->fails[p] != y->fails[p] ||
+                 x->skips[p] != y->skips[p],
+             "property %s: checks/fails/skips %lld/%lld/%lld vs %lld/%lld/%lld",
+             sml_prop_name((sml_prop_id)p), (long long)x->checks[p], (long long)x->fails[p],
+             (long long)x->skips[p], (long long)y->checks[p], (long long)y->fails[p],
+             (long long)y->skips[p]);
         DIFF(x->killed_at[p] != y->killed_at[p], "property %s killed at %lld vs %lld",
              sml_prop_name((sml_prop_id)p), (long long)x->killed_at[p], (long long)y->killed_at[p]);
     }
@@ -79,9 +87,11 @@ static int same_result(const sml_prop_job *a, const sml_prop_job *b, char *why, 
         const sml_prop_failure *p = &x->failures[f], *q = &y->failures[f];
         DIFF(p->prop != q->prop || p->case_index != q->case_index || p->s_rows != q->s_rows ||
                  p->s_cols != q->s_cols || strcmp(p->message, q->message),
-             "failure %d: %s at case %lld shrunk to %lldx%lld vs %s at case %lld shrunk to %lldx%lld", f,
-             sml_prop_name(p->prop), (long long)p->case_index, (long long)p->s_rows, (long long)p->s_cols,
-             sml_prop_name(q->prop), (long long)q->case_index, (long long)q->s_rows, (long long)q->s_cols);
+             "failure %d: %s at case %lld shrunk to %lldx%lld vs %s at case %lld shrunk to "
+             "%lldx%lld",
+             f, sml_prop_name(p->prop), (long long)p->case_index, (long long)p->s_rows,
+             (long long)p->s_cols, sml_prop_name(q->prop), (long long)q->case_index,
+             (long long)q->s_rows, (long long)q->s_cols);
     }
 #undef DIFF
     return 1;
@@ -92,25 +102,34 @@ static void check_shares(sml_tally *t) {
     sml_prop_config_init(&c, SML_PROP_PROFILE_CI);
     c.max_seconds = 1000.0;
     c.total_seconds = 120.0;
-    struct { double spent; int remaining, threads; double want; } cases[] = {
-        {0.0, 12, 1, 10.0},   /* 12 rounds of one */
-        {0.0, 12, 4, 40.0},   /* 3 rounds of four */
-        {0.0, 13, 4, 30.0},   /* 4 rounds: the 13th job is a round of its own */
-        {60.0, 3, 4, 60.0},   /* fewer jobs than threads: all that is left */
-        {200.0, 5, 2, 0.05},  /* over budget: still a quick look */
+    struct {
+        double spent;
+        int remaining, threads;
+        double want;
+    } cases[] = {
+        {0.0, 12, 1, 10.0},  /* 12 rounds of one */
+        {0.0, 12, 4, 40.0},  /* 3 rounds of four */
+        {0.0, 13, 4, 30.0},  /* 4 rounds: the 13th job is a round of its own */
+        {60.0, 3, 4, 60.0},  /* fewer jobs than threads: all that is left */
+        {200.0, 5, 2, 0.05}, /* over budget: still a quick look */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        double got = sml_prop_next_seconds(&c, cases[i].spent, cases[i].remaining, cases[i].threads);
+        double got =
+            sml_prop_next_seconds(&c, cases[i].spent, cases[i].remaining, cases[i].threads);
         if (fabs(got - cases[i].want) > 1e-9)
-            sml_tally_fail(t, "./build/tests/property/test_suite",
-                           "time share after %.0f s, %d jobs left, %d threads: %.4g s, expected %.4g s",
-                           cases[i].spent, cases[i].remaining, cases[i].threads, got, cases[i].want);
-        else sml_tally_pass(t);
+            sml_tally_fail(
+                t, "./build/tests/property/test_suite",
+                "time share after %.0f s, %d jobs left, %d threads: %.4g s, expected %.4g s",
+                cases[i].spent, cases[i].remaining, cases[i].threads, got, cases[i].want);
+        else
+            sml_tally_pass(t);
     }
     c.max_seconds = 25.0;
     if (sml_prop_next_seconds(&c, 0.0, 12, 4) != 25.0)
-        sml_tally_fail(t, "./build/tests/property/test_suite", "the share is not capped by max_seconds");
-    else sml_tally_pass(t);
+        sml_tally_fail(t, "./build/tests/property/test_suite",
+                       "the share is not capped by max_seconds");
+    else
+        sml_tally_pass(t);
 }
 
 /* What a run told its hooks. */
@@ -144,7 +163,8 @@ static void check_hooks(sml_tally *t, const sml_prop_config *base, const char *r
     heard h = {0, 0, 0, 0, 0, 0};
     sml_prop_config c = *base;
     c.stop_on_failure = 0;
-    c.hooks = (sml_prop_hooks){.case_done = heard_case, .report_begin = heard_begin, .report_end = heard_end, .ctx = &h};
+    c.hooks = (sml_prop_hooks){
+        .case_done = heard_case, .report_begin = heard_begin, .report_end = heard_end, .ctx = &h};
     sml_prop_result *res = malloc(sizeof *res);
     if (!res || sml_prop_run(k, SML_SOFTMAX, SML_F32, &c, res) != SML_OK) {
         sml_tally_fail(t, rerun, "the hooks' run of mut_no_max did not run");
@@ -152,14 +172,19 @@ static void check_hooks(sml_tally *t, const sml_prop_config *base, const char *r
         return;
     }
     if (h.cases != res->cases || h.failed != res->failed_cases)
-        sml_tally_fail(t, rerun, "hooks heard %lld cases (%lld failed), the run counted %lld (%lld failed)",
+        sml_tally_fail(t, rerun,
+                       "hooks heard %lld cases (%lld failed), the run counted %lld (%lld failed)",
                        (long long)h.cases, (long long)h.failed, (long long)res->cases,
                        (long long)res->failed_cases);
-    else sml_tally_pass(t);
+    else
+        sml_tally_pass(t);
     if (res->nfail < 1 || h.begins != res->nfail || h.ends != res->nfail || h.misnested || h.open)
-        sml_tally_fail(t, rerun, "%d failure reports, heard %d report_begin and %d report_end (%d misnested, %d open)",
-                       res->nfail, h.begins, h.ends, h.misnested, h.open);
-    else sml_tally_pass(t);
+        sml_tally_fail(
+            t, rerun,
+            "%d failure reports, heard %d report_begin and %d report_end (%d misnested, %d open)",
+            res->nfail, h.begins, h.ends, h.misnested, h.open);
+    else
+        sml_tally_pass(t);
     free(res);
 }
 
@@ -179,7 +204,7 @@ int main(int argc, char **argv) {
         }
     }
     if (cfg.threads < 2) cfg.threads = 4;
-    cfg.max_seconds = 0.0;   /* no time budget: the counts decide, so both sides are equal */
+    cfg.max_seconds = 0.0; /* no time budget: the counts decide, so both sides are equal */
     cfg.total_seconds = 0.0;
     cfg.save_dir = NULL;
     cfg.regressions_dir = NULL;
@@ -187,8 +212,9 @@ int main(int argc, char **argv) {
     char rerun[256];
     snprintf(rerun, sizeof rerun, "%s --seed 0x%016llx --cases %lld --threads %d", argv[0],
              (unsigned long long)cfg.seed, (long long)cfg.max_cases, cfg.threads);
-    printf("%s: seed 0x%016llx, %lld+ cases per job, a plain loop against the suite on %d threads\n", TEST, (unsigned long long)cfg.seed,
-           (long long)cfg.max_cases, cfg.threads);
+    printf(
+        "%s: seed 0x%016llx, %lld+ cases per job, a plain loop against the suite on %d threads\n",
+        TEST, (unsigned long long)cfg.seed, (long long)cfg.max_cases, cfg.threads);
 
     check_shares(&t);
     check_hooks(&t, &cfg, rerun);
@@ -220,12 +246,14 @@ int main(int argc, char **argv) {
         const sml_prop_job *a = &one[j];
         if (c1.calls[a->cfg.max_cases % 64] != 1 || cn.calls[many[j].cfg.max_cases % 64] != 1)
             sml_tally_fail(&t, rerun, "%s %s %s reported %d and %d times, not once", a->k->name,
-                           sml_op_name(a->op), sml_dtype_name(a->dtype), c1.calls[a->cfg.max_cases % 64],
-                           cn.calls[many[j].cfg.max_cases % 64]);
+                           sml_op_name(a->op), sml_dtype_name(a->dtype),
+                           c1.calls[a->cfg.max_cases % 64], cn.calls[many[j].cfg.max_cases % 64]);
         else if (!same_result(a, &many[j], why, sizeof why))
-            sml_tally_fail(&t, rerun, "%s %s %s differs between a plain loop and the suite on %d threads: %s", a->k->name,
-                           sml_op_name(a->op), sml_dtype_name(a->dtype), cfg.threads, why);
-        else sml_tally_pass(&t);
+            sml_tally_fail(
+                &t, rerun, "%s %s %s differs between a plain loop and the suite on %d threads: %s",
+                a->k->name, sml_op_name(a->op), sml_dtype_name(a->dtype), cfg.threads, why);
+        else
+            sml_tally_pass(&t);
         int mutant = !strncmp(a->k->name, "mut_", 4);
         if (mutant && a->res.outcome == SML_PROP_FAIL) caught++;
         if (!mutant && a->res.outcome != SML_PROP_PASS)
@@ -233,10 +261,14 @@ int main(int argc, char **argv) {
                            sml_dtype_name(a->dtype), sml_prop_outcome_name(a->res.outcome));
     }
     /* The mutants must fail somewhere, or the failure fields above were never compared. */
-    if (caught < 2) sml_tally_fail(&t, rerun, "only %d mutant jobs failed; the comparison saw no failures", caught);
-    else sml_tally_pass(&t);
-    printf("%s: %d jobs, %d of them failing mutants: a plain loop took %.1f s, the suite on %d threads %.1f s\n", TEST, n,
-           caught, t1 - t0, cfg.threads, t2 - t1);
+    if (caught < 2)
+        sml_tally_fail(&t, rerun, "only %d mutant jobs failed; the comparison saw no failures",
+                       caught);
+    else
+        sml_tally_pass(&t);
+    printf("%s: %d jobs, %d of them failing mutants: a plain loop took %.1f s, the suite on %d "
+           "threads %.1f s\n",
+           TEST, n, caught, t1 - t0, cfg.threads, t2 - t1);
     fclose(cfg.log);
     return sml_tally_finish(&t);
 }

@@ -13,10 +13,10 @@
 
 typedef struct sml_case_filter {
     const char *argv0;
-    int only;         /* -1: every case */
+    int only;             /* -1: every case */
     const char *fixtures; /* --fixtures DIR: tests/perf/fixtures */
     const char *cli;      /* --cli PATH: the softmax-lab binary */
-    char repro[2048]; /* the reproduce command of the case being run */
+    char repro[2048];     /* the reproduce command of the case being run */
     char fixtures_abs[1024], cli_abs[1024];
 } sml_case_filter;
 
@@ -63,12 +63,15 @@ static inline int sml_case_filter_want(sml_case_filter *f, int n) {
 /* Case n's check: nothing when f does not select n; ok is a pass; otherwise a failure
  * "case N: what", followed by the first 2,000 characters of log when log is not NULL, with
  * f's reproduce command for the case. */
-static inline void sml_test_check_case(sml_tally *t, sml_case_filter *f, const char *log, int n, int ok,
-                                  const char *what) {
+static inline void sml_test_check_case(sml_tally *t, sml_case_filter *f, const char *log, int n,
+                                       int ok, const char *what) {
     if (!sml_case_filter_want(f, n)) return;
-    if (ok) sml_tally_pass(t);
-    else if (log) sml_tally_fail(t, f->repro, "case %d: %s\n--- output ---\n%.2000s\n---", n, what, log);
-    else sml_tally_fail(t, f->repro, "case %d: %s", n, what);
+    if (ok)
+        sml_tally_pass(t);
+    else if (log)
+        sml_tally_fail(t, f->repro, "case %d: %s\n--- output ---\n%.2000s\n---", n, what, log);
+    else
+        sml_tally_fail(t, f->repro, "case %d: %s", n, what);
 }
 
 #endif

@@ -16,7 +16,8 @@ int sml_shell(char *cmd, size_t cmdlen, char *out, size_t outlen, int flags, con
     va_start(ap, fmt);
     vsnprintf(cmd, cmdlen, fmt, ap);
     va_end(ap);
-    snprintf(full, fulllen, (flags & SML_SHELL_ECHO_RC) ? "%s 2>&1; echo \"rc=$?\"" : "%s 2>&1", cmd);
+    snprintf(full, fulllen, (flags & SML_SHELL_ECHO_RC) ? "%s 2>&1; echo \"rc=$?\"" : "%s 2>&1",
+             cmd);
     free(scratch);
     out[0] = 0;
     FILE *p = popen(full, "r");
@@ -27,8 +28,7 @@ int sml_shell(char *cmd, size_t cmdlen, char *out, size_t outlen, int flags, con
     /* What does not fit is read and dropped: closing the pipe early would kill a command that
      * prints much (compute-sanitizer's reports) with SIGPIPE, and its exit status with it. */
     char drop[4096];
-    while (fread(drop, 1, sizeof drop, p) > 0) {
-    }
+    while (fread(drop, 1, sizeof drop, p) > 0) {}
     int st = pclose(p);
     if (flags & SML_SHELL_ECHO_RC) {
         const char *rc = strstr(out, "rc=");

@@ -19,8 +19,8 @@
  * child's file-size limit in bytes (RLIMIT_FSIZE, SIGXFSZ ignored: a write past it then fails
  * with EFBIG, as on a full disk). Returns the exit code, -1 if the child did not exit
  * normally or could not be started. */
-static inline int sml_run_cli_limit(const char *cli, const char *dir, const char *const *args, long fsize,
-                                    char *log, size_t loglen) {
+static inline int sml_run_cli_limit(const char *cli, const char *dir, const char *const *args,
+                                    long fsize, char *log, size_t loglen) {
     int p[2];
     log[0] = 0;
     if (pipe(p) != 0) return -1;
@@ -62,7 +62,8 @@ static inline int sml_run_cli_limit(const char *cli, const char *dir, const char
 }
 
 /* sml_run_cli_limit with no file-size limit. */
-static inline int sml_run_cli(const char *cli, const char *dir, const char *const *args, char *log, size_t loglen) {
+static inline int sml_run_cli(const char *cli, const char *dir, const char *const *args, char *log,
+                              size_t loglen) {
     return sml_run_cli_limit(cli, dir, args, 0, log, loglen);
 }
 

@@ -60,8 +60,8 @@ int sml_test_check(sml_tally *t, int ok, const char *reproduce, const char *fmt,
     return 0;
 }
 
-void sml_expect(sml_tally *t, int ok, const char *reproduce, size_t msgmax, const char *out, int outmax,
-                const char *fmt, ...) {
+void sml_expect(sml_tally *t, int ok, const char *reproduce, size_t msgmax, const char *out,
+                int outmax, const char *fmt, ...) {
     if (ok) {
         sml_tally_pass(t);
         return;

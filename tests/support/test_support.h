@@ -13,7 +13,7 @@
 #define SML_TEST_SKIP 77
 
 typedef struct sml_tally {
-    const char *test;   /* the executable's name, for messages */
+    const char *test; /* the executable's name, for messages */
     int64_t passed, failed, skipped;
 } sml_tally;
 
@@ -32,8 +32,8 @@ int sml_test_check(sml_tally *t, int ok, const char *reproduce, const char *fmt,
 /* One check: ok is tallied as a pass; otherwise a failure whose message is fmt's text cut to
  * msgmax - 1 characters, followed, when out is not NULL, by "--- output ---", the first
  * outmax characters of out and "---", with reproduce as the command to run. */
-void sml_expect(sml_tally *t, int ok, const char *reproduce, size_t msgmax, const char *out, int outmax,
-                const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+void sml_expect(sml_tally *t, int ok, const char *reproduce, size_t msgmax, const char *out,
+                int outmax, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 /* Print "N passed, N failed[, N skipped]" and return the exit code (0 / 1). */
 int sml_tally_finish(const sml_tally *t);
 

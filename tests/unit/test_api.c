@@ -59,40 +59,112 @@ typedef struct bad_call {
     void (*mutate)(fixture *f, sml_problem *p, sml_kernel *k);
 } bad_call;
 
-static void m_null_x(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)k; p->x = NULL; }
-static void m_null_out(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)k; p->out = NULL; }
+static void m_null_x(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)k;
+    p->x = NULL;
+}
+static void m_null_out(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)k;
+    p->out = NULL;
+}
 static void m_null_dy(fixture *f, sml_problem *p, sml_kernel *k) {
-    (void)f; (void)k; p->op = SML_SOFTMAX_BWD; p->dy = NULL;
+    (void)f;
+    (void)k;
+    p->op = SML_SOFTMAX_BWD;
+    p->dy = NULL;
 }
-static void m_neg_rows(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)k; p->rows = -1; }
-static void m_neg_cols(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)k; p->cols = -3; p->ld = 0; }
-static void m_ld_small(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)k; p->ld = COLS - 1; }
-static void m_neg_ld(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)k; p->ld = -7; }
+static void m_neg_rows(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)k;
+    p->rows = -1;
+}
+static void m_neg_cols(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)k;
+    p->cols = -3;
+    p->ld = 0;
+}
+static void m_ld_small(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)k;
+    p->ld = COLS - 1;
+}
+static void m_neg_ld(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)k;
+    p->ld = -7;
+}
 static void m_huge(fixture *f, sml_problem *p, sml_kernel *k) {
-    (void)f; (void)k; p->rows = (int64_t)1 << 40; p->ld = (int64_t)1 << 40;
+    (void)f;
+    (void)k;
+    p->rows = (int64_t)1 << 40;
+    p->ld = (int64_t)1 << 40;
 }
-static void m_bad_op(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)k; p->op = (sml_op)4; }
-static void m_neg_op(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)k; p->op = (sml_op)-1; }
-static void m_bad_dtype(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)k; p->dtype = (sml_dtype)3; }
+static void m_bad_op(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)k;
+    p->op = (sml_op)4;
+}
+static void m_neg_op(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)k;
+    p->op = (sml_op)-1;
+}
+static void m_bad_dtype(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)k;
+    p->dtype = (sml_dtype)3;
+}
 static void m_alias_part(fixture *f, sml_problem *p, sml_kernel *k) {
-    (void)k; memcpy(f->out, f->x, sizeof f->x); p->x = f->out + 1;
+    (void)k;
+    memcpy(f->out, f->x, sizeof f->x);
+    p->x = f->out + 1;
 }
 static void m_alias_bwd_inplace(fixture *f, sml_problem *p, sml_kernel *k) {
-    (void)k; memcpy(f->out, f->x, sizeof f->x); p->op = SML_SOFTMAX_BWD; p->x = f->out;
+    (void)k;
+    memcpy(f->out, f->x, sizeof f->x);
+    p->op = SML_SOFTMAX_BWD;
+    p->x = f->out;
 }
 static void m_alias_dy(fixture *f, sml_problem *p, sml_kernel *k) {
-    (void)k; memcpy(f->out, f->dy, sizeof f->dy); p->op = SML_LOG_SOFTMAX_BWD; p->dy = f->out;
+    (void)k;
+    memcpy(f->out, f->dy, sizeof f->dy);
+    p->op = SML_LOG_SOFTMAX_BWD;
+    p->dy = f->out;
 }
 static void m_alias_dy_part(fixture *f, sml_problem *p, sml_kernel *k) {
-    (void)k; memcpy(f->out, f->dy, sizeof f->dy); p->op = SML_SOFTMAX_BWD; p->dy = f->out + LD;
+    (void)k;
+    memcpy(f->out, f->dy, sizeof f->dy);
+    p->op = SML_SOFTMAX_BWD;
+    p->dy = f->out + LD;
 }
-static void m_too_long(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)p; k->max_cols = COLS - 1; }
-static void m_too_short(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)p; k->min_cols = COLS + 1; }
+static void m_too_long(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)p;
+    k->max_cols = COLS - 1;
+}
+static void m_too_short(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)p;
+    k->min_cols = COLS + 1;
+}
 static void m_no_op(fixture *f, sml_problem *p, sml_kernel *k) {
-    (void)f; p->op = SML_LOG_SOFTMAX_BWD; k->ops = SML_OPS_FWD;
+    (void)f;
+    p->op = SML_LOG_SOFTMAX_BWD;
+    k->ops = SML_OPS_FWD;
 }
-static void m_no_dtype(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)p; k->dtypes = 1u << SML_F16; }
-static void m_no_launch(fixture *f, sml_problem *p, sml_kernel *k) { (void)f; (void)p; k->launch = NULL; }
+static void m_no_dtype(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)p;
+    k->dtypes = 1u << SML_F16;
+}
+static void m_no_launch(fixture *f, sml_problem *p, sml_kernel *k) {
+    (void)f;
+    (void)p;
+    k->launch = NULL;
+}
 
 static const bad_call BAD[] = {
     {"x NULL", SML_ERR_NULL_POINTER, m_null_x},
@@ -154,7 +226,9 @@ static void misc_statuses(unit_run *u) {
     /* A NULL dy is fine for forward ops. */
     p.dy = NULL;
     bad += sml_run(f.k, f.h, &p) != SML_OK;
-    UNIT_EXPECT(u, bad == 0 && untouched(&f) == 0, "%d wrong statuses among NULL kernel/handle/problem, GPU without a device, forward with dy NULL",
+    UNIT_EXPECT(u, bad == 0 && untouched(&f) == 0,
+                "%d wrong statuses among NULL kernel/handle/problem, GPU without a device, forward "
+                "with dy NULL",
                 bad);
     sml_handle_destroy(f.h);
 }
@@ -192,7 +266,8 @@ static void window_and_in_place(unit_run *u, const char *kernel) {
         fixture f;
         fixture_init(&f, kernel);
         sml_problem p = problem(&f, (sml_op)op);
-        if (sml_run(f.k, f.h, &p) != SML_OK) snprintf(why, sizeof why, "%s failed", sml_op_name((sml_op)op));
+        if (sml_run(f.k, f.h, &p) != SML_OK)
+            snprintf(why, sizeof why, "%s failed", sml_op_name((sml_op)op));
         const unsigned char *b = (const unsigned char *)f.raw;
         for (int i = 0; i < N + 2 * PAD && !why[0]; i++) {
             int inside = i >= PAD && i < PAD + N && (i - PAD) % LD < COLS;
@@ -211,9 +286,11 @@ static void window_and_in_place(unit_run *u, const char *kernel) {
             for (int i = 0; i < N && !why[0]; i++) {
                 int inside = i % LD < COLS;
                 if (inside && memcmp(&inplace[i], &f.out[i], 4) != 0)
-                    snprintf(why, sizeof why, "%s in place differs at %d", sml_op_name((sml_op)op), i);
+                    snprintf(why, sizeof why, "%s in place differs at %d", sml_op_name((sml_op)op),
+                             i);
                 if (!inside && memcmp(&inplace[i], &f.x[i], 4) != 0)
-                    snprintf(why, sizeof why, "%s in place wrote padding at %d", sml_op_name((sml_op)op), i);
+                    snprintf(why, sizeof why, "%s in place wrote padding at %d",
+                             sml_op_name((sml_op)op), i);
             }
         }
         sml_handle_destroy(f.h);
@@ -240,10 +317,11 @@ static void gpu_facts(unit_run *u) {
                     "no GPU: status %s, facts not zeroed or cached", sml_strerror(s));
     } else {
         const sml_status s2 = sml_gpu_facts_get(h, &b), s3 = sml_gpu_facts_get(NULL, &c);
-        UNIT_EXPECT(u, s == SML_OK && s2 == SML_OK && s3 == SML_OK && h->gpu_known && a.sms > 0 &&
-                           !memcmp(&a, &b, sizeof a) && !memcmp(&a, &c, sizeof a),
-                    "GPU facts: %s/%s/%s, sms %d/%d/%d, cached %d", sml_strerror(s), sml_strerror(s2),
-                    sml_strerror(s3), a.sms, b.sms, c.sms, h->gpu_known);
+        UNIT_EXPECT(u,
+                    s == SML_OK && s2 == SML_OK && s3 == SML_OK && h->gpu_known && a.sms > 0 &&
+                        !memcmp(&a, &b, sizeof a) && !memcmp(&a, &c, sizeof a),
+                    "GPU facts: %s/%s/%s, sms %d/%d/%d, cached %d", sml_strerror(s),
+                    sml_strerror(s2), sml_strerror(s3), a.sms, b.sms, c.sms, h->gpu_known);
     }
     sml_handle_destroy(h);
 }
@@ -258,15 +336,19 @@ static void auto_choice(unit_run *u) {
     const char *k = "x";
     UNIT_EXPECT(u, sml_auto_choice(NULL, SML_SOFTMAX, SML_F32, 8, 8, NULL) == SML_ERR_NULL_POINTER,
                 "NULL name not refused");
-    UNIT_EXPECT(u, sml_auto_choice(NULL, (sml_op)4, SML_F32, 8, 8, &k) == SML_ERR_BAD_OP && !k, "bad op");
+    UNIT_EXPECT(u, sml_auto_choice(NULL, (sml_op)4, SML_F32, 8, 8, &k) == SML_ERR_BAD_OP && !k,
+                "bad op");
     k = "x";
-    UNIT_EXPECT(u, sml_auto_choice(NULL, SML_SOFTMAX, (sml_dtype)3, 8, 8, &k) == SML_ERR_BAD_DTYPE && !k,
-                "bad dtype");
+    UNIT_EXPECT(
+        u, sml_auto_choice(NULL, SML_SOFTMAX, (sml_dtype)3, 8, 8, &k) == SML_ERR_BAD_DTYPE && !k,
+        "bad dtype");
     k = "x";
-    UNIT_EXPECT(u, sml_auto_choice(NULL, SML_SOFTMAX, SML_F32, -1, 8, &k) == SML_ERR_BAD_SHAPE && !k,
+    UNIT_EXPECT(u,
+                sml_auto_choice(NULL, SML_SOFTMAX, SML_F32, -1, 8, &k) == SML_ERR_BAD_SHAPE && !k,
                 "negative rows");
     k = "x";
-    UNIT_EXPECT(u, sml_auto_choice(NULL, SML_SOFTMAX, SML_F32, 8, -8, &k) == SML_ERR_BAD_SHAPE && !k,
+    UNIT_EXPECT(u,
+                sml_auto_choice(NULL, SML_SOFTMAX, SML_F32, 8, -8, &k) == SML_ERR_BAD_SHAPE && !k,
                 "negative cols");
     static const struct {
         sml_op op;
@@ -274,19 +356,25 @@ static void auto_choice(unit_run *u) {
         int64_t rows, cols;
         const char *want;
     } FREE[] = {
-        {SML_SOFTMAX, SML_F32, 16384, 128, "warp"},      {SML_SOFTMAX_BWD, SML_F16, 4096, 256, "warp"},
-        {SML_LOG_SOFTMAX, SML_F32, 32768, 512, "block"}, {SML_SOFTMAX_BWD, SML_F32, 4096, 200, "block"},
-        {SML_SOFTMAX, SML_BF16, 4096, 16384, "block"},   {SML_SOFTMAX, SML_F32, 0, 0, "warp"},
-        {SML_SOFTMAX, SML_F32, 4096, 32768, "block"},    {SML_LOG_SOFTMAX_BWD, SML_BF16, 4096, 32768, "block"},
+        {SML_SOFTMAX, SML_F32, 16384, 128, "warp"},
+        {SML_SOFTMAX_BWD, SML_F16, 4096, 256, "warp"},
+        {SML_LOG_SOFTMAX, SML_F32, 32768, 512, "block"},
+        {SML_SOFTMAX_BWD, SML_F32, 4096, 200, "block"},
+        {SML_SOFTMAX, SML_BF16, 4096, 16384, "block"},
+        {SML_SOFTMAX, SML_F32, 0, 0, "warp"},
+        {SML_SOFTMAX, SML_F32, 4096, 32768, "block"},
+        {SML_LOG_SOFTMAX_BWD, SML_BF16, 4096, 32768, "block"},
         {SML_SOFTMAX_BWD, SML_F16, 4096, 32768, "block"},
     };
     for (size_t i = 0; i < sizeof FREE / sizeof FREE[0]; i++) {
-        const sml_status s = sml_auto_choice(NULL, FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, &k);
-        const char *pick = sml_auto_path_name(sml_auto_pick(FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, 1, 0, 0, 0.0));
+        const sml_status s =
+            sml_auto_choice(NULL, FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, &k);
+        const char *pick = sml_auto_path_name(
+            sml_auto_pick(FREE[i].op, FREE[i].dt, FREE[i].rows, FREE[i].cols, 1, 0, 0, 0.0));
         UNIT_EXPECT(u, s == SML_OK && k && !strcmp(k, FREE[i].want) && !strcmp(k, pick),
-                    "%s %s %lldx%lld: %s, '%s' (want %s, sml_auto_pick %s)", sml_op_name(FREE[i].op),
-                    sml_dtype_name(FREE[i].dt), (long long)FREE[i].rows, (long long)FREE[i].cols,
-                    sml_strerror(s), k ? k : "(null)", FREE[i].want, pick);
+                    "%s %s %lldx%lld: %s, '%s' (want %s, sml_auto_pick %s)",
+                    sml_op_name(FREE[i].op), sml_dtype_name(FREE[i].dt), (long long)FREE[i].rows,
+                    (long long)FREE[i].cols, sml_strerror(s), k ? k : "(null)", FREE[i].want, pick);
     }
     static const struct {
         sml_op op;
@@ -294,7 +382,8 @@ static void auto_choice(unit_run *u) {
         int64_t rows, cols;
     } DEV[] = {{SML_SOFTMAX, SML_F32, 4096, 200},
                {SML_SOFTMAX_BWD, SML_F16, 128, 1048576},
-               {SML_SOFTMAX, SML_F32, 4096, 32767}}; /* a dense row of 32,767 fp32 is not 16-byte aligned */
+               {SML_SOFTMAX, SML_F32, 4096,
+                32767}}; /* a dense row of 32,767 fp32 is not 16-byte aligned */
     sml_handle *h = NULL;
     if (sml_handle_create(&h) != SML_OK) {
         UNIT_EXPECT(u, 0, "no handle");
@@ -304,16 +393,18 @@ static void auto_choice(unit_run *u) {
         k = "x";
         const sml_status s = sml_auto_choice(h, DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols, &k);
         if (!sml_gpu_available()) {
-            UNIT_EXPECT(u, s == SML_ERR_NO_DEVICE && !k, "no GPU, %lld columns: %s, '%s'", (long long)DEV[i].cols,
-                        sml_strerror(s), k ? k : "(null)");
+            UNIT_EXPECT(u, s == SML_ERR_NO_DEVICE && !k, "no GPU, %lld columns: %s, '%s'",
+                        (long long)DEV[i].cols, sml_strerror(s), k ? k : "(null)");
         } else {
             sml_gpu_facts g;
             const sml_status sg = sml_gpu_facts_get(h, &g);
             const int vectors = sml_stride_takes_vectors(DEV[i].cols, DEV[i].dt);
-            const char *pick = sml_auto_path_name(
-                sml_auto_pick(DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols, vectors, g.sms, g.clusters, g.dram));
-            UNIT_EXPECT(u, s == SML_OK && sg == SML_OK && k && !strcmp(k, pick), "GPU, %lld columns: %s, '%s' (sml_auto_pick %s)",
-                        (long long)DEV[i].cols, sml_strerror(s), k ? k : "(null)", pick);
+            const char *pick =
+                sml_auto_path_name(sml_auto_pick(DEV[i].op, DEV[i].dt, DEV[i].rows, DEV[i].cols,
+                                                 vectors, g.sms, g.clusters, g.dram));
+            UNIT_EXPECT(u, s == SML_OK && sg == SML_OK && k && !strcmp(k, pick),
+                        "GPU, %lld columns: %s, '%s' (sml_auto_pick %s)", (long long)DEV[i].cols,
+                        sml_strerror(s), k ? k : "(null)", pick);
         }
     }
     sml_handle_destroy(h);
@@ -324,9 +415,11 @@ static void auto_choice(unit_run *u) {
 static void version(unit_run *u) {
     const char *v = sml_version();
     int a = -1, b = -1, c = -1, n = 0;
-    int ok = v && sscanf(v, "%d.%d.%d%n", &a, &b, &c, &n) == 3 && v[n] == 0 && a == SML_VERSION_MAJOR &&
-             b == SML_VERSION_MINOR && c == SML_VERSION_PATCH && !strcmp(v, SML_VERSION_STRING);
-    UNIT_EXPECT(u, ok, "sml_version() is '%s', the headers say %s", v ? v : "(null)", SML_VERSION_STRING);
+    int ok = v && sscanf(v, "%d.%d.%d%n", &a, &b, &c, &n) == 3 && v[n] == 0 &&
+             a == SML_VERSION_MAJOR && b == SML_VERSION_MINOR && c == SML_VERSION_PATCH &&
+             !strcmp(v, SML_VERSION_STRING);
+    UNIT_EXPECT(u, ok, "sml_version() is '%s', the headers say %s", v ? v : "(null)",
+                SML_VERSION_STRING);
 }
 
 int main(int argc, char **argv) {

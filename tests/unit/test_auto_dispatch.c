@@ -37,16 +37,20 @@ static void lazy_facts(unit_run *u, sml_op op, sml_dtype dt) {
                 for (int ri = 0; ri < 5 && !why[0]; ri++) {
                     const int64_t rows = rows_set[ri];
                     for (int vec = 0; vec < 2 && !why[0]; vec++) {
-                        const sml_auto_path want = sml_auto_pick(op, dt, rows, cols[ci], vec, sms, cl, dram);
+                        const sml_auto_path want =
+                            sml_auto_pick(op, dt, rows, cols[ci], vec, sms, cl, dram);
                         const int big = sml_auto_needs_clusters(op, dt, cols[ci], vec);
-                        const sml_auto_path got = sml_auto_pick(op, dt, rows, cols[ci], vec,
-                                                                sml_auto_needs_sms(op, dt, cols[ci]) ? sms : 0,
-                                                                big ? cl : 0, big ? dram : 0.0);
+                        const sml_auto_path got =
+                            sml_auto_pick(op, dt, rows, cols[ci], vec,
+                                          sml_auto_needs_sms(op, dt, cols[ci]) ? sms : 0,
+                                          big ? cl : 0, big ? dram : 0.0);
                         if (got != want)
                             snprintf(why, sizeof why,
-                                     "rows %lld cols %lld %s sms %d clusters %d dram %.1f: %s with all facts, %s with "
+                                     "rows %lld cols %lld %s sms %d clusters %d dram %.1f: %s with "
+                                     "all facts, %s with "
                                      "the needed ones",
-                                     (long long)rows, (long long)cols[ci], vec ? "vectors" : "scalar", sms, cl, dram,
+                                     (long long)rows, (long long)cols[ci],
+                                     vec ? "vectors" : "scalar", sms, cl, dram,
                                      sml_auto_path_name(want), sml_auto_path_name(got));
                     }
                 }
@@ -57,7 +61,12 @@ static void lazy_facts(unit_run *u, sml_op op, sml_dtype dt) {
 static void warp_rows_rule(unit_run *u) {
     const int sms = 132;
     const int64_t limit = (int64_t)SML_AUTO_WARP_FWD_ROWS_PER_SM * sms;
-    const struct { sml_op op; sml_dtype dt; int64_t rows, cols; sml_auto_path want; } c[] = {
+    const struct {
+        sml_op op;
+        sml_dtype dt;
+        int64_t rows, cols;
+        sml_auto_path want;
+    } c[] = {
         {SML_SOFTMAX, SML_F32, limit, SML_AUTO_WARP_FWD_MAX_COLS, SML_AUTO_WARP},
         {SML_SOFTMAX, SML_F32, limit + 1, SML_AUTO_WARP_FWD_MAX_COLS, SML_AUTO_BLOCK},
         {SML_SOFTMAX, SML_F32, 1, SML_AUTO_WARP_FWD_MAX_COLS + 1, SML_AUTO_BLOCK},
@@ -68,11 +77,13 @@ static void warp_rows_rule(unit_run *u) {
     };
     char why[200] = "";
     for (size_t i = 0; i < sizeof c / sizeof c[0] && !why[0]; i++) {
-        const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, c[i].rows, c[i].cols, 1, sms, 1, 0.0);
+        const sml_auto_path got =
+            sml_auto_pick(c[i].op, c[i].dt, c[i].rows, c[i].cols, 1, sms, 1, 0.0);
         if (got != c[i].want)
-            snprintf(why, sizeof why, "%s %s %lldx%lld on %d SMs: %s, want %s", sml_op_name(c[i].op),
-                     sml_dtype_name(c[i].dt), (long long)c[i].rows, (long long)c[i].cols, sms,
-                     sml_auto_path_name(got), sml_auto_path_name(c[i].want));
+            snprintf(why, sizeof why, "%s %s %lldx%lld on %d SMs: %s, want %s",
+                     sml_op_name(c[i].op), sml_dtype_name(c[i].dt), (long long)c[i].rows,
+                     (long long)c[i].cols, sms, sml_auto_path_name(got),
+                     sml_auto_path_name(c[i].want));
     }
     UNIT_EXPECT(u, !why[0], "%s", why);
 }
@@ -81,7 +92,12 @@ static void warp_rows_rule(unit_run *u) {
  * more DRAM bytes per SM clock (the H200's 18.4; the H100's 12.8 keeps them), fp32 ones never
  * do, and a GPU that did not report the figure (0) keeps the older choice, coop. */
 static void coop_rule(unit_run *u) {
-    const struct { sml_op op; sml_dtype dt; double dram; sml_auto_path want; } c[] = {
+    const struct {
+        sml_op op;
+        sml_dtype dt;
+        double dram;
+        sml_auto_path want;
+    } c[] = {
         {SML_SOFTMAX_BWD, SML_F16, 12.8, SML_AUTO_COOP},
         {SML_SOFTMAX_BWD, SML_F16, 18.4, SML_AUTO_SPLIT},
         {SML_LOG_SOFTMAX_BWD, SML_BF16, SML_AUTO_COOP_16BIT_MAX_DRAM, SML_AUTO_SPLIT},
@@ -95,9 +111,11 @@ static void coop_rule(unit_run *u) {
     for (size_t i = 0; i < sizeof c / sizeof c[0] && !why[0]; i++) {
         const int64_t cols = sml_auto_coop_min_cols(c[i].dt);
         const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, 128, cols, 1, 132, 1, c[i].dram);
-        const sml_auto_path before = sml_auto_pick(c[i].op, c[i].dt, 128, cols - 1, 1, 132, 1, c[i].dram);
+        const sml_auto_path before =
+            sml_auto_pick(c[i].op, c[i].dt, 128, cols - 1, 1, 132, 1, c[i].dram);
         if (got != c[i].want || before != SML_AUTO_SPLIT)
-            snprintf(why, sizeof why, "%s %s 128x%lld at %.1f DRAM bytes per SM clock: %s, want %s (%lld cols: %s)",
+            snprintf(why, sizeof why,
+                     "%s %s 128x%lld at %.1f DRAM bytes per SM clock: %s, want %s (%lld cols: %s)",
                      sml_op_name(c[i].op), sml_dtype_name(c[i].dt), (long long)cols, c[i].dram,
                      sml_auto_path_name(got), sml_auto_path_name(c[i].want), (long long)cols - 1,
                      sml_auto_path_name(before));
@@ -109,7 +127,13 @@ static void coop_rule(unit_run *u) {
  * take 16-byte vectors, which stay in block to 32,768 (a misaligned row is scalar
  * there, and a block holds 16,384 scalars). */
 static void block_rule(unit_run *u) {
-    const struct { sml_op op; sml_dtype dt; int64_t cols; int vec; sml_auto_path want; } c[] = {
+    const struct {
+        sml_op op;
+        sml_dtype dt;
+        int64_t cols;
+        int vec;
+        sml_auto_path want;
+    } c[] = {
         {SML_SOFTMAX, SML_F32, 32768, 1, SML_AUTO_BLOCK},
         {SML_LOG_SOFTMAX, SML_F32, 32768, 1, SML_AUTO_BLOCK},
         {SML_SOFTMAX, SML_F32, 32769, 1, SML_AUTO_SPLIT},
@@ -128,11 +152,12 @@ static void block_rule(unit_run *u) {
     };
     char why[200] = "";
     for (size_t i = 0; i < sizeof c / sizeof c[0] && !why[0]; i++) {
-        const sml_auto_path got = sml_auto_pick(c[i].op, c[i].dt, 4096, c[i].cols, c[i].vec, 132, 1, 12.8);
+        const sml_auto_path got =
+            sml_auto_pick(c[i].op, c[i].dt, 4096, c[i].cols, c[i].vec, 132, 1, 12.8);
         if (got != c[i].want)
-            snprintf(why, sizeof why, "%s %s 4096x%lld (%s): %s, want %s", sml_op_name(c[i].op), sml_dtype_name(c[i].dt),
-                     (long long)c[i].cols, c[i].vec ? "vectors" : "scalar", sml_auto_path_name(got),
-                     sml_auto_path_name(c[i].want));
+            snprintf(why, sizeof why, "%s %s 4096x%lld (%s): %s, want %s", sml_op_name(c[i].op),
+                     sml_dtype_name(c[i].dt), (long long)c[i].cols, c[i].vec ? "vectors" : "scalar",
+                     sml_auto_path_name(got), sml_auto_path_name(c[i].want));
     }
     UNIT_EXPECT(u, !why[0], "%s", why);
 }

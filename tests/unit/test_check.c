@@ -85,8 +85,8 @@ static void accepts_reference(unit_run *u, sml_op op, sml_dtype dt, uint64_t see
     write_rounded(&p);
     sml_check_report rep = check(&p);
     UNIT_EXPECT(u, rep.pass && rep.checked == p.rows * p.cols && rep.bad == 0,
-                "%s %s: the rounded reference is rejected: %s", sml_op_name(op),
-                sml_dtype_name(dt), rep.message);
+                "%s %s: the rounded reference is rejected: %s", sml_op_name(op), sml_dtype_name(dt),
+                rep.message);
     prob_free(&p);
 }
 
@@ -180,9 +180,12 @@ static void ulp_steps_16bit(unit_run *u, sml_op op, sml_dtype dt, uint64_t seed)
             double nb = dt == SML_F16 ? sml_half_to_double(nbits) : sml_bf16_to_double(nbits);
             double ruled = compute_at(&p, i, j) + (got == want ? 0.0 : 0.5 * fabs(nb - got));
             if (within != (fabs(got - want) <= ruled) && !why[0])
-                snprintf(why, sizeof why, "%+d ulp at (%lld, %lld): allowed %.9g, but compute + half the gap is %.9g",
-                         k, (long long)i, (long long)j, allowed_at(&p, i, j, got), ruled);
-            int must_reject = softmax_fwd ? (k == 2 || k == -2 || (k != 0 && rounded == want)) : !within;
+                snprintf(
+                    why, sizeof why,
+                    "%+d ulp at (%lld, %lld): allowed %.9g, but compute + half the gap is %.9g", k,
+                    (long long)i, (long long)j, allowed_at(&p, i, j, got), ruled);
+            int must_reject =
+                softmax_fwd ? (k == 2 || k == -2 || (k != 0 && rounded == want)) : !within;
             if (k == 2 || k == -2) {
                 tried_2ulp++;
                 rejected_2ulp += !rep.pass;
@@ -193,12 +196,14 @@ static void ulp_steps_16bit(unit_run *u, sml_op op, sml_dtype dt, uint64_t seed)
                 snprintf(why, sizeof why, "%+d ulp at (%lld, %lld) accepted (want %.9g, got %.9g)",
                          k, (long long)i, (long long)j, want, got);
             else if (must_reject && (rep.worst_row != i || rep.worst_col != j || rep.bad != 1))
-                snprintf(why, sizeof why, "%+d ulp at (%lld, %lld) reported at (%lld, %lld), %lld bad",
-                         k, (long long)i, (long long)j, (long long)rep.worst_row,
+                snprintf(why, sizeof why,
+                         "%+d ulp at (%lld, %lld) reported at (%lld, %lld), %lld bad", k,
+                         (long long)i, (long long)j, (long long)rep.worst_row,
                          (long long)rep.worst_col, (long long)rep.bad);
             else if (rep.pass != within)
-                snprintf(why, sizeof why, "%+d ulp at (%lld, %lld): verdict %s disagrees with the bound",
-                         k, (long long)i, (long long)j, rep.pass ? "PASS" : "FAIL");
+                snprintf(why, sizeof why,
+                         "%+d ulp at (%lld, %lld): verdict %s disagrees with the bound", k,
+                         (long long)i, (long long)j, rep.pass ? "PASS" : "FAIL");
         }
         memcpy((uint16_t *)p.out + at, &base, 2);
     }
@@ -245,7 +250,8 @@ static void fp32_bound_edge(unit_run *u, sml_op op, uint64_t seed) {
                      (long long)i, (long long)j, rep.pass ? "PASS" : "FAIL", rep.message);
         else if (ratio > 1.0 && (rep.worst_row != i || rep.worst_col != j || rep.bad != 1 ||
                                  fabs(rep.worst_ratio - ratio) > 1e-9))
-            snprintf(why, sizeof why, "worst reported at (%lld, %lld) ratio %.6f, planted (%lld, %lld) ratio %.6f",
+            snprintf(why, sizeof why,
+                     "worst reported at (%lld, %lld) ratio %.6f, planted (%lld, %lld) ratio %.6f",
                      (long long)rep.worst_row, (long long)rep.worst_col, rep.worst_ratio,
                      (long long)i, (long long)j, ratio);
     }
@@ -282,7 +288,8 @@ static void mismatches(unit_run *u, sml_dtype dt, uint64_t seed) {
     sml_check_report d = check(&p);
     sml_store(dt, p.out, p.ld + 4, INFINITY);
     sml_check_report e = check(&p);
-    if (!why[0] && !c.pass) snprintf(why, sizeof why, "-inf reference, -inf output: %s", c.message);
+    if (!why[0] && !c.pass)
+        snprintf(why, sizeof why, "-inf reference, -inf output: %s", c.message);
     else if (!why[0] && (d.pass || d.inf_mismatch != 1))
         snprintf(why, sizeof why, "-inf reference, finite output: %s", d.message);
     else if (!why[0] && (e.pass || e.inf_mismatch != 1))
@@ -303,7 +310,8 @@ static void arguments(unit_run *u) {
     bad += sml_check(SML_SOFTMAX, SML_F32, -1, 4, 4, x, NULL, out, &r) != SML_ERR_BAD_SHAPE;
     bad += sml_check(SML_SOFTMAX, (sml_dtype)3, 1, 4, 4, x, NULL, out, &r) != SML_ERR_BAD_DTYPE;
     bad += sml_check((sml_op)4, SML_F32, 1, 4, 4, x, NULL, out, &r) != SML_ERR_BAD_OP;
-    bad += sml_check_against(SML_SOFTMAX, SML_F32, 1, 4, 4, x, NULL, NULL, out, &r) != SML_ERR_NULL_POINTER;
+    bad += sml_check_against(SML_SOFTMAX, SML_F32, 1, 4, 4, x, NULL, NULL, out, &r) !=
+           SML_ERR_NULL_POINTER;
     if (sml_check(SML_SOFTMAX, SML_F32, 0, 4, 4, NULL, NULL, NULL, &r) != SML_OK || !r.pass ||
         r.checked != 0 || r.worst_row != -1)
         bad++;
@@ -341,21 +349,24 @@ static void worst_list(unit_run *u) {
     sml_check_elem w[5];
     int n = -1, bad = 0;
     sml_check_against(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &a);
-    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, w, 5, &n) != SML_OK;
+    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, w, 5,
+                                   &n) != SML_OK;
     bad += n != 5 || a.bad != 5 || b.bad != 5 || strcmp(a.message, b.message) != 0;
     for (int i = 0; i < 5 && n == 5; i++) bad += w[i].row != order[i][0] || w[i].col != order[i][1];
     bad += n == 5 && (!isinf(w[0].ratio) || !isnan(w[0].allowed) || !(w[2].ratio > w[3].ratio) ||
                       !(w[3].ratio > w[4].ratio) || !(w[4].ratio > 1.0) || w[2].got != out[C + 3]);
     /* k smaller than the violations: the first k of the same list. */
     sml_check_elem w2[2];
-    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, w2, 2, &n) != SML_OK;
+    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, w2, 2,
+                                   &n) != SML_OK;
     bad += n != 2 || w2[0].col != 30 || w2[1].row != 2 || w2[1].col != 7;
     /* k = 0 lists nothing; a bad k or a missing list is refused. */
-    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, NULL, 0, NULL) != SML_OK;
-    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, w, -1, &n) !=
-           SML_ERR_INVALID_ARG;
-    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, NULL, 5, &n) !=
-           SML_ERR_NULL_POINTER;
+    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, NULL, 0,
+                                   NULL) != SML_OK;
+    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, w, -1,
+                                   &n) != SML_ERR_INVALID_ARG;
+    bad += sml_check_against_worst(SML_SOFTMAX, SML_F32, R, C, C, x, NULL, want, out, &b, NULL, 5,
+                                   &n) != SML_ERR_NULL_POINTER;
     UNIT_EXPECT(u, bad == 0, "the worst-violations list: %d wrong (n %d)", bad, n);
 }
 
@@ -370,10 +381,12 @@ static void overflow_rules(unit_run *u) {
     out[1] = sml_double_to_half(-INFINITY);
     sml_check_report r;
     sml_check(SML_LOG_SOFTMAX, SML_F16, 1, 2, 2, x, NULL, out, &r);
-    if (!r.pass || r.overflow_ok != 1) snprintf(why, sizeof why, "fp16 log-softmax -inf: %s", r.message);
+    if (!r.pass || r.overflow_ok != 1)
+        snprintf(why, sizeof why, "fp16 log-softmax -inf: %s", r.message);
     out[1] = sml_double_to_half(-65504.0);
     sml_check(SML_LOG_SOFTMAX, SML_F16, 1, 2, 2, x, NULL, out, &r);
-    if (!why[0] && r.pass) snprintf(why, sizeof why, "fp16 log-softmax -65504 for -131008 accepted");
+    if (!why[0] && r.pass)
+        snprintf(why, sizeof why, "fp16 log-softmax -65504 for -131008 accepted");
     /* softmax_bwd in fp32 with dy near FLT_MAX: dy - dot overflows fp32. */
     float y[2] = {0.5f, 0.5f}, dy[2] = {3e38f, -3e38f}, dx[2] = {NAN, 1.0f};
     double wd[2];
@@ -382,13 +395,15 @@ static void overflow_rules(unit_run *u) {
     sml_check(SML_SOFTMAX_BWD, SML_F32, 1, 2, 2, y, dy, dx, &r);
     if (!why[0] && (!r.pass || r.overflow_ok != 1))
         snprintf(why, sizeof why, "fp32 softmax_bwd overflow row: %s", r.message);
-    dx[0] = wd[0] > 0 ? -INFINITY : INFINITY; /* even the wrong infinity: intermediates overflowed */
+    dx[0] =
+        wd[0] > 0 ? -INFINITY : INFINITY; /* even the wrong infinity: intermediates overflowed */
     sml_check(SML_SOFTMAX_BWD, SML_F32, 1, 2, 2, y, dy, dx, &r);
     if (!why[0] && (!r.pass || r.overflow_ok != 1))
         snprintf(why, sizeof why, "fp32 softmax_bwd overflow row, infinite output: %s", r.message);
     dx[1] = (float)(wd[1] * 1.01);
     sml_check(SML_SOFTMAX_BWD, SML_F32, 1, 2, 2, y, dy, dx, &r);
-    if (!why[0] && r.pass) snprintf(why, sizeof why, "a finite output 1%% off accepted in an overflow row");
+    if (!why[0] && r.pass)
+        snprintf(why, sizeof why, "a finite output 1%% off accepted in an overflow row");
     /* The same NaN in an ordinary row is a mismatch. */
     float dy2[2] = {3.0f, -3.0f}, dx2[2] = {NAN, 0.0f};
     sml_check(SML_SOFTMAX_BWD, SML_F32, 1, 2, 2, y, dy2, dx2, &r);
@@ -469,8 +484,8 @@ static void exact_special_worst(unit_run *u) {
     sml_check_report r;
     sml_status s = sml_check(SML_SOFTMAX, SML_F32, 1, 3, 3, x, NULL, out, &r);
     UNIT_EXPECT(u, s == SML_OK && r.pass && r.worst_ulps == 0.0 && r.worst_rel == 0.0,
-                "a NaN row output as NaN passes with worst ulps 0 (got pass %d, ulps %g, rel %g)", r.pass,
-                r.worst_ulps, r.worst_rel);
+                "a NaN row output as NaN passes with worst ulps 0 (got pass %d, ulps %g, rel %g)",
+                r.pass, r.worst_ulps, r.worst_rel);
 }
 
 int main(int argc, char **argv) {

@@ -13,9 +13,9 @@
 #include "unit_case.h"
 
 enum { KINDS = 9 };
-static const char *const KIND_NAMES[KINDS] = {
-    "normal(1)", "normal(1e-3)", "normal(30)", "wide range", "ascending ramp",
-    "one dominant", "half -inf", "top of range", "integers"};
+static const char *const KIND_NAMES[KINDS] = {"normal(1)",  "normal(1e-3)",   "normal(30)",
+                                              "wide range", "ascending ramp", "one dominant",
+                                              "half -inf",  "top of range",   "integers"};
 
 static double logit(sml_rng *r, sml_dtype dt, int kind, int64_t j) {
     double top = sml_dtype_max(dt);
@@ -32,7 +32,10 @@ static double logit(sml_rng *r, sml_dtype dt, int kind, int64_t j) {
     }
 }
 
-typedef struct worst { double ratio; char where[200]; } worst;
+typedef struct worst {
+    double ratio;
+    char where[200];
+} worst;
 
 /* worst[backend][op][dtype] over the whole run, printed at the end. */
 static worst WORST[2][SML_OP_COUNT][SML_DTYPE_COUNT];
@@ -59,8 +62,7 @@ static void one_case(unit_run *u, int64_t cols, sml_op op, sml_dtype dt, uint64_
         sml_op fwd = op == SML_SOFTMAX_BWD ? SML_SOFTMAX : SML_LOG_SOFTMAX;
         sml_ref_run(fwd, dt, rows, cols, ld, x, NULL, want);
         for (int64_t i = 0; i < rows; i++)
-            for (int64_t j = 0; j < cols; j++)
-                sml_store(dt, x, i * ld + j, want[i * cols + j]);
+            for (int64_t j = 0; j < cols; j++) sml_store(dt, x, i * ld + j, want[i * cols + j]);
     }
     sml_ref_run(op, dt, rows, cols, ld, x, dy, want);
     sml_handle *h = NULL;
@@ -81,8 +83,8 @@ static void one_case(unit_run *u, int64_t cols, sml_op op, sml_dtype dt, uint64_
         worst *w = &WORST[b][op][dt];
         if (rep.worst_ratio > w->ratio) {
             w->ratio = rep.worst_ratio;
-            snprintf(w->where, sizeof w->where, "cols %lld, %s: %.3g ulp, rel %.3g", (long long)cols,
-                     KIND_NAMES[kind], rep.worst_ulps, rep.worst_rel);
+            snprintf(w->where, sizeof w->where, "cols %lld, %s: %.3g ulp, rel %.3g",
+                     (long long)cols, KIND_NAMES[kind], rep.worst_ulps, rep.worst_rel);
         }
     }
     sml_handle_destroy(h);
@@ -95,8 +97,8 @@ static void one_case(unit_run *u, int64_t cols, sml_op op, sml_dtype dt, uint64_
 int main(int argc, char **argv) {
     unit_run u;
     if (unit_init(&u, "test_cpu_backends", argc, argv)) return 2;
-    static const int64_t LENS[] = {1, 2, 3, 5, 16, 17, 31, 32, 33, 63, 100, 257,
-                                   1000, 1024, 1025, 4097, 65536, 1 << 20};
+    static const int64_t LENS[] = {1,  2,   3,   5,    16,   17,   31,   32,    33,
+                                   63, 100, 257, 1000, 1024, 1025, 4097, 65536, 1 << 20};
     int64_t c = 0;
     uint64_t s;
     for (size_t li = 0; li < sizeof LENS / sizeof LENS[0]; li++)

@@ -26,9 +26,7 @@ static const fmt FMTS[2] = {
      0x1p128},
 };
 
-static int is_nan_bits(const fmt *f, uint16_t b) {
-    return (b & 0x7FFF) > f->inf_bits;
-}
+static int is_nan_bits(const fmt *f, uint16_t b) { return (b & 0x7FFF) > f->inf_bits; }
 
 /* Round |d| by search over the table of non-negative values: nearest, ties to even bits. */
 static uint16_t oracle(const fmt *f, double d) {
@@ -39,8 +37,10 @@ static uint16_t oracle(const fmt *f, double d) {
     int lo = 0, hi = f->max_bits; /* largest k with value(k) <= a */
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
-        if (f->to_double((uint16_t)mid) <= a) lo = mid;
-        else hi = mid - 1;
+        if (f->to_double((uint16_t)mid) <= a)
+            lo = mid;
+        else
+            hi = mid - 1;
     }
     double below = f->to_double((uint16_t)lo);
     double above = lo == f->max_bits ? f->beyond : f->to_double((uint16_t)(lo + 1));
@@ -93,21 +93,31 @@ static void ties(unit_run *u, const fmt *f) {
             if (!ok && bad++ == 0) first = k | sg;
         }
     }
-    UNIT_EXPECT(u, bad == 0, "%s: %lld ties rounded wrongly (first between 0x%04x and its successor)",
-                f->name, (long long)bad, (unsigned)first);
+    UNIT_EXPECT(u, bad == 0,
+                "%s: %lld ties rounded wrongly (first between 0x%04x and its successor)", f->name,
+                (long long)bad, (unsigned)first);
 }
 
 static void specials(unit_run *u, const fmt *f) {
     double min_sub = f->to_double(1);
-    struct { double in; uint16_t want; } CASES[] = {
-        {0.0, 0x0000}, {-0.0, 0x8000}, {INFINITY, f->inf_bits}, {-INFINITY, 0x8000 | f->inf_bits},
-        {NAN, 0xFFFF}, {-NAN, 0xFFFF},
-        {0.5 * min_sub, 0x0000},                   /* tie between 0 and min_sub: even is 0 */
-        {-0.5 * min_sub, 0x8000},                  /* ... keeping the sign */
+    struct {
+        double in;
+        uint16_t want;
+    } CASES[] = {
+        {0.0, 0x0000},
+        {-0.0, 0x8000},
+        {INFINITY, f->inf_bits},
+        {-INFINITY, 0x8000 | f->inf_bits},
+        {NAN, 0xFFFF},
+        {-NAN, 0xFFFF},
+        {0.5 * min_sub, 0x0000},  /* tie between 0 and min_sub: even is 0 */
+        {-0.5 * min_sub, 0x8000}, /* ... keeping the sign */
         {nextafter(0.5 * min_sub, 1.0), 0x0001},
-        {1.5 * min_sub, 0x0002},                   /* tie between 1 and 2: even is 2 */
-        {0x1p-1074, 0x0000}, {-0x1p-1074, 0x8000}, /* double subnormals */
-        {1e300, f->inf_bits}, {-1e300, 0x8000 | f->inf_bits},
+        {1.5 * min_sub, 0x0002}, /* tie between 1 and 2: even is 2 */
+        {0x1p-1074, 0x0000},
+        {-0x1p-1074, 0x8000}, /* double subnormals */
+        {1e300, f->inf_bits},
+        {-1e300, 0x8000 | f->inf_bits},
         {f->to_double(f->max_bits), f->max_bits},
         {sml_dtype_min_normal(f->dt), (uint16_t)(1u << (f->dt == SML_F16 ? 10 : 7))},
         {1.0, f->dt == SML_F16 ? 0x3C00 : 0x3F80},
@@ -116,7 +126,8 @@ static void specials(unit_run *u, const fmt *f) {
     int first = -1;
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         uint16_t got = f->from_double(CASES[i].in);
-        int ok = same_bits(f, got, CASES[i].want) && same_bits(f, oracle(f, CASES[i].in), CASES[i].want);
+        int ok =
+            same_bits(f, got, CASES[i].want) && same_bits(f, oracle(f, CASES[i].in), CASES[i].want);
         if (!isnan(CASES[i].in) && (double)(float)CASES[i].in == CASES[i].in)
             ok = ok && same_bits(f, f->from_float((float)CASES[i].in), CASES[i].want);
         if (!ok && bad++ == 0) first = (int)i;
@@ -145,8 +156,8 @@ static double random_double(sml_rng *r, const fmt *f) {
         for (; steps > 0; steps--) v = nextafter(v, INFINITY);
         for (; steps < 0; steps++) v = nextafter(v, 0.0);
     } else { /* log-uniform over every binade, past zero and past overflow */
-        double e = f->dt == SML_F16 ? -30.0 + 50.0 * sml_rng_unit(r)
-                                    : -170.0 + 300.0 * sml_rng_unit(r);
+        double e =
+            f->dt == SML_F16 ? -30.0 + 50.0 * sml_rng_unit(r) : -170.0 + 300.0 * sml_rng_unit(r);
         v = ldexp(1.0 + sml_rng_unit(r), (int)floor(e));
     }
     return (sml_rng_u64(r) & 1) ? -v : v;
@@ -164,8 +175,9 @@ static void random_vs_oracle(unit_run *u, const fmt *f, uint64_t seed) {
                  same_bits(f, f->from_float(fl), oracle(f, (double)fl));
         if (!ok && bad++ == 0) first = d;
     }
-    UNIT_EXPECT(u, bad == 0, "%s: %lld of 200000 random values differ from the oracle (first %.17g)",
-                f->name, (long long)bad, first);
+    UNIT_EXPECT(u, bad == 0,
+                "%s: %lld of 200000 random values differ from the oracle (first %.17g)", f->name,
+                (long long)bad, first);
 }
 
 /* float -> fp16 against the compiler's own conversion, over a spread of float bit patterns. */
@@ -205,7 +217,8 @@ static void bf16_vs_bits(unit_run *u) {
         uint16_t want = (uint16_t)((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
         if (sml_float_to_bf16(fl) != want && bad++ == 0) first = bits;
     }
-    UNIT_EXPECT(u, bad == 0, "bf16: %lld floats round differently from the bit trick (first 0x%08x)",
+    UNIT_EXPECT(u, bad == 0,
+                "bf16: %lld floats round differently from the bit trick (first 0x%08x)",
                 (long long)bad, (unsigned)first);
 }
 
@@ -250,14 +263,14 @@ static void load_store(unit_run *u, uint64_t seed) {
         for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
             sml_store((sml_dtype)dt, buf, 1, v);
             double back = sml_load((sml_dtype)dt, buf, 1);
-            double want = dt == SML_F32 ? (double)(float)v : FMTS[dt - 1].to_double(oracle(&FMTS[dt - 1], v));
+            double want =
+                dt == SML_F32 ? (double)(float)v : FMTS[dt - 1].to_double(oracle(&FMTS[dt - 1], v));
             if ((back != want || sml_round_to((sml_dtype)dt, v) != want) && bad++ == 0) first = v;
         }
     }
     /* fp32 ties from double go to even as well. */
     double tie = 1.0 + 0x1p-24, tie2 = 1.0 + 3 * 0x1p-24;
-    if (sml_round_to(SML_F32, tie) != 1.0 || sml_round_to(SML_F32, tie2) != 1.0 + 0x1p-22)
-        bad++;
+    if (sml_round_to(SML_F32, tie) != 1.0 || sml_round_to(SML_F32, tie2) != 1.0 + 0x1p-22) bad++;
     UNIT_EXPECT(u, bad == 0, "load/store/round_to: %lld mismatches (first %.17g)", (long long)bad,
                 first);
 }

@@ -78,7 +78,8 @@ static sml_status bufs_alloc(bufs *b, size_t bytes) {
 /* One run of t on stream s: upload, poison the output, launch, download into got, all in
  * stream order (no device-wide synchronisation that would keep the threads apart). Returns
  * the status; *where names the step that failed. */
-static sml_status run_task(const task *t, sml_handle *h, void *s, bufs *b, unsigned char *got, const char **where) {
+static sml_status run_task(const task *t, sml_handle *h, void *s, bufs *b, unsigned char *got,
+                           const char **where) {
     sml_status st;
     *where = "upload";
     if ((st = sml_buffer_upload_on(&b->x, 0, t->x, t->bytes, s)) != SML_OK) return st;
@@ -94,8 +95,9 @@ static sml_status run_task(const task *t, sml_handle *h, void *s, bufs *b, unsig
 
 static void report(shared *sh, const task *t, int thread, int round, const char *what) {
     pthread_mutex_lock(&sh->lock);
-    sml_tally_fail(sh->tally, g_repro, "%s %s %s %" PRId64 "x%" PRId64 ", thread %d, round %d: %s", t->k->name,
-                   sml_op_name(t->op), sml_dtype_name(t->dt), t->rows, t->cols, thread, round, what);
+    sml_tally_fail(sh->tally, g_repro, "%s %s %s %" PRId64 "x%" PRId64 ", thread %d, round %d: %s",
+                   t->k->name, sml_op_name(t->op), sml_dtype_name(t->dt), t->rows, t->cols, thread,
+                   round, what);
     pthread_mutex_unlock(&sh->lock);
 }
 
@@ -163,21 +165,26 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc) return usage(argv[0]);
         char *end = NULL;
-        if (!strcmp(argv[i], "--threads")) threads = (int)strtol(argv[++i], &end, 10);
-        else if (!strcmp(argv[i], "--rounds")) rounds = (int)strtol(argv[++i], &end, 10);
-        else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[++i], &end, 0);
-        else return usage(argv[0]);
+        if (!strcmp(argv[i], "--threads"))
+            threads = (int)strtol(argv[++i], &end, 10);
+        else if (!strcmp(argv[i], "--rounds"))
+            rounds = (int)strtol(argv[++i], &end, 10);
+        else if (!strcmp(argv[i], "--seed"))
+            seed = strtoull(argv[++i], &end, 0);
+        else
+            return usage(argv[0]);
         if (!end || *end) return usage(argv[0]);
     }
     if (threads < 1 || threads > 64 || rounds < 1) return usage(argv[0]);
     int rc = sml_test_require_gpu(TEST_NAME);
     if (rc) return rc;
-    snprintf(g_repro, sizeof g_repro, "%s --threads %d --rounds %d --seed 0x%" PRIx64, argv[0], threads, rounds,
-             seed);
+    snprintf(g_repro, sizeof g_repro, "%s --threads %d --rounds %d --seed 0x%" PRIx64, argv[0],
+             threads, rounds, seed);
 
     /* Shapes that give split (directly, and through auto) different cluster and slice sizes,
      * and so different dynamic shared memory; one warp and one block shape in between. */
-    static const int64_t shapes[][2] = {{4, 32769}, {2, 12345}, {1, 200000}, {3, 65536}, {8, 20000}, {64, 1000}, {256, 64}};
+    static const int64_t shapes[][2] = {{4, 32769}, {2, 12345}, {1, 200000}, {3, 65536},
+                                        {8, 20000}, {64, 1000}, {256, 64}};
     const char *kernels[] = {"split", "auto", "coop"};
     const sml_op ops[] = {SML_SOFTMAX, SML_LOG_SOFTMAX_BWD};
     const sml_dtype dts[] = {SML_F32, SML_F16};
@@ -206,7 +213,8 @@ int main(int argc, char **argv) {
             for (size_t oi = 0; oi < 2; oi++)
                 for (size_t di = 0; di < 2 && nt < MAX_TASKS; di++) {
                     task *t = &tasks[nt];
-                    *t = (task){k, ops[oi], dts[di], shapes[si][0], shapes[si][1], 0, NULL, NULL, NULL};
+                    *t = (task){k, ops[oi], dts[di], shapes[si][0], shapes[si][1],
+                                0, NULL,    NULL,    NULL};
                     if (t->cols < k->min_cols || (k->max_cols && t->cols > k->max_cols)) continue;
                     const int64_t n = t->rows * t->cols;
                     t->bytes = (size_t)n * sml_dtype_size(t->dt);
@@ -219,17 +227,20 @@ int main(int argc, char **argv) {
                     }
                     /* Backward takes y in (0, 1) and any dy; forward takes logits of sigma 4. */
                     for (int64_t e = 0; e < n; e++) {
-                        const double v = sml_op_is_backward(t->op) ? sml_rng_unit(&r) / (double)t->cols
-                                                                   : 4.0 * sml_rng_normal(&r);
-                        sml_store(t->dt, t->x, e, t->op == SML_LOG_SOFTMAX_BWD ? -sml_rng_unit(&r) * 10.0 : v);
+                        const double v = sml_op_is_backward(t->op)
+                                             ? sml_rng_unit(&r) / (double)t->cols
+                                             : 4.0 * sml_rng_normal(&r);
+                        sml_store(t->dt, t->x, e,
+                                  t->op == SML_LOG_SOFTMAX_BWD ? -sml_rng_unit(&r) * 10.0 : v);
                         sml_store(t->dt, t->dy, e, sml_rng_normal(&r));
                     }
                     const char *where = "";
                     sml_status st = run_task(t, h, NULL, &lone, t->want, &where);
                     if (st != SML_OK) {
-                        sml_tally_fail(&tally, g_repro, "%s %s %s %" PRId64 "x%" PRId64 " alone: %s failed: %s", k->name,
-                                       sml_op_name(t->op), sml_dtype_name(t->dt), t->rows, t->cols, where,
-                                       sml_strerror(st));
+                        sml_tally_fail(&tally, g_repro,
+                                       "%s %s %s %" PRId64 "x%" PRId64 " alone: %s failed: %s",
+                                       k->name, sml_op_name(t->op), sml_dtype_name(t->dt), t->rows,
+                                       t->cols, where, sml_strerror(st));
                         continue;
                     }
                     nt++;
@@ -239,7 +250,8 @@ int main(int argc, char **argv) {
     sml_handle_destroy(h);
     if (nt == 0) return sml_tally_finish(&tally);
 
-    shared sh = {tasks, nt, rounds, sml_gpu_current(), most, seed, PTHREAD_MUTEX_INITIALIZER, &tally, 0};
+    shared sh = {tasks,  nt, rounds, sml_gpu_current(), most, seed, PTHREAD_MUTEX_INITIALIZER,
+                 &tally, 0};
     pthread_t tid[64];
     worker w[64];
     for (int i = 0; i < threads; i++) {
@@ -250,8 +262,9 @@ int main(int argc, char **argv) {
         }
     }
     for (int i = 0; i < threads; i++) pthread_join(tid[i], NULL);
-    printf("%s: %d tasks (split, auto and coop, 2 ops, 2 dtypes, 7 shapes), %d threads x %d rounds: %" PRId64
-           " runs\n", TEST_NAME, nt, threads, rounds, sh.runs);
+    printf("%s: %d tasks (split, auto and coop, 2 ops, 2 dtypes, 7 shapes), %d threads x %d "
+           "rounds: %" PRId64 " runs\n",
+           TEST_NAME, nt, threads, rounds, sh.runs);
     for (int i = 0; i < nt; i++) {
         free(tasks[i].x);
         free(tasks[i].dy);

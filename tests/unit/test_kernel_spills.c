@@ -60,7 +60,8 @@ static const struct {
 
 static int known(const char *file, const char *name, int bytes, const char **why) {
     for (size_t i = 0; i < sizeof KNOWN / sizeof KNOWN[0]; i++)
-        if (!strcmp(KNOWN[i].file, file) && strstr(name, KNOWN[i].kernel) && strstr(name, KNOWN[i].args)) {
+        if (!strcmp(KNOWN[i].file, file) && strstr(name, KNOWN[i].kernel) &&
+            strstr(name, KNOWN[i].args)) {
             *why = KNOWN[i].why;
             return bytes <= KNOWN[i].max_bytes;
         }
@@ -71,7 +72,8 @@ static int known(const char *file, const char *name, int bytes, const char **why
 static void one_file(sml_tally *t, const char *nvcc, const char *root, const char *file) {
     char cmd[2048], repro[2200];
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && '%s' -O3 -arch=sm_90 -std=c++17 -I. -Iinclude -Isrc -DSML_HAVE_CUDA=1 -Xptxas -v "
+             "cd '%s' && '%s' -O3 -arch=sm_90 -std=c++17 -I. -Iinclude -Isrc -DSML_HAVE_CUDA=1 "
+             "-Xptxas -v "
              "-c '%s' -o /dev/null 2>&1",
              root, nvcc, file);
     snprintf(repro, sizeof repro, "%s | grep -B1 'bytes spill stores'", cmd);
@@ -90,16 +92,19 @@ static void one_file(sml_tally *t, const char *nvcc, const char *root, const cha
             continue;
         }
         int frame, st, ld;
-        if (name[0] && sscanf(line, " %d bytes stack frame, %d bytes spill stores, %d bytes spill loads", &frame, &st,
-                              &ld) == 3) {
+        if (name[0] &&
+            sscanf(line, " %d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
+                   &frame, &st, &ld) == 3) {
             entries++;
             if (st > 0 || ld > 0) {
                 const char *why;
                 spilled++;
                 if (!known(file, name, st, &why)) {
                     bad++;
-                    sml_tally_fail(t, repro, "%s: %s spills %d bytes (stores), %d (loads)%s%s", file, name, st, ld,
-                                   why ? "; more than known for: " : "; not a known spill", why ? why : "");
+                    sml_tally_fail(t, repro, "%s: %s spills %d bytes (stores), %d (loads)%s%s",
+                                   file, name, st, ld,
+                                   why ? "; more than known for: " : "; not a known spill",
+                                   why ? why : "");
                 }
             }
             name[0] = 0;
@@ -107,12 +112,15 @@ static void one_file(sml_tally *t, const char *nvcc, const char *root, const cha
     }
     const int rc = pclose(p);
     if (rc != 0 || entries == 0) {
-        sml_tally_fail(t, repro, "%s: nvcc exit %d, %d entry functions reported", file, rc, entries);
+        sml_tally_fail(t, repro, "%s: nvcc exit %d, %d entry functions reported", file, rc,
+                       entries);
         return;
     }
     if (!bad) sml_tally_pass(t);
     printf("  %-28s %3d entry functions, %d spill (%s)\n", file, entries, spilled,
-           bad ? "FAIL" : spilled ? "all known" : "none");
+           bad       ? "FAIL"
+           : spilled ? "all known"
+                     : "none");
 }
 
 int main(int argc, char **argv) {
@@ -120,11 +128,15 @@ int main(int argc, char **argv) {
     const char *nvcc = SML_NVCC, *root = SML_SOURCE_DIR, *only = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--nvcc") && v) nvcc = argv[++i];
-        else if (!strcmp(argv[i], "--root") && v) root = argv[++i];
-        else if (!strcmp(argv[i], "--file") && v) only = argv[++i];
+        if (!strcmp(argv[i], "--nvcc") && v)
+            nvcc = argv[++i];
+        else if (!strcmp(argv[i], "--root") && v)
+            root = argv[++i];
+        else if (!strcmp(argv[i], "--file") && v)
+            only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--nvcc PATH] [--root DIR] [--file kernels/softmax_X.cu]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--nvcc PATH] [--root DIR] [--file kernels/softmax_X.cu]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -137,10 +149,13 @@ int main(int argc, char **argv) {
         const char *file = gpu_file(i);
         if (!file || (only && strcmp(only, file))) continue;
         files++;
-        if (defines_kernels(root, file)) one_file(&t, nvcc, root, file);
-        else printf("  %-28s no __global__ function: nothing for ptxas to report\n", file);
+        if (defines_kernels(root, file))
+            one_file(&t, nvcc, root, file);
+        else
+            printf("  %-28s no __global__ function: nothing for ptxas to report\n", file);
     }
     if (files == 0)
-        sml_tally_fail(&t, NULL, "no GPU kernel file of the registry%s%s", only ? " is " : "", only ? only : "");
+        sml_tally_fail(&t, NULL, "no GPU kernel file of the registry%s%s", only ? " is " : "",
+                       only ? only : "");
     return sml_tally_finish(&t);
 }

@@ -15,7 +15,10 @@ static double max_rel_diff(const double *a, const double *b, int64_t n, int64_t 
     for (int64_t i = 0; i < n; i++) {
         double d = fabs(a[i] - b[i]), scale = fmax(fabs(a[i]), fabs(b[i]));
         double r = d == 0.0 ? 0.0 : d / scale;
-        if (!(r <= worst)) { worst = r; *at = i; }
+        if (!(r <= worst)) {
+            worst = r;
+            *at = i;
+        }
     }
     return worst;
 }
@@ -67,8 +70,8 @@ static void hand_rows(unit_run *u) {
 }
 
 static void compensated_sum(unit_run *u) {
-    double v1[3] = {1e16, 1.0, -1e16};                   /* plain summation gives 0 */
-    double v2[4] = {1.0, 1e100, 1.0, -1e100};            /* 2 */
+    double v1[3] = {1e16, 1.0, -1e16};        /* plain summation gives 0 */
+    double v2[4] = {1.0, 1e100, 1.0, -1e100}; /* 2 */
     double v3[3] = {1.0, INFINITY, 2.0};
     double v4[3] = {INFINITY, 1.0, -INFINITY};
     double v5[2] = {NAN, 1.0};
@@ -90,10 +93,10 @@ static void random_row(sml_rng *r, double *x, int64_t n, int kind) {
     for (int64_t i = 0; i < n; i++) {
         switch (kind) {
         case 0: x[i] = sml_rng_normal(r); break;
-        case 1: x[i] = 1e3 * sml_rng_normal(r); break;             /* huge spread */
-        case 2: x[i] = 1e4 + 1e-3 * sml_rng_normal(r); break;      /* tiny spread, large offset */
+        case 1: x[i] = 1e3 * sml_rng_normal(r); break;        /* huge spread */
+        case 2: x[i] = 1e4 + 1e-3 * sml_rng_normal(r); break; /* tiny spread, large offset */
         case 3: x[i] = (double)(float)(30.0 * sml_rng_unit(r)); break;
-        default: x[i] = (double)i * 1e-3; break;                   /* ascending: online rescales every step */
+        default: x[i] = (double)i * 1e-3; break; /* ascending: online rescales every step */
         }
     }
     if (kind == 0 && n > 2) x[sml_rng_below(r, (uint64_t)n)] = -INFINITY;
@@ -115,13 +118,19 @@ static void naive_vs_online(unit_run *u, uint64_t seed) {
             sml_ref_softmax_online(x, b, n);
             int64_t where = -1;
             double d = max_rel_diff(a, b, n, &where);
-            if (!(d <= worst)) { worst = d; at = where; worst_n = n; worst_kind = kind; }
+            if (!(d <= worst)) {
+                worst = d;
+                at = where;
+                worst_n = n;
+                worst_kind = kind;
+            }
         }
         free(x);
     }
     printf("  naive vs online: worst relative difference %.3g\n", worst);
     /* Both are double computations of the same value: they agree to many digits. */
-    UNIT_EXPECT(u, worst < 1e-11, "naive and online softmax differ by %.3g relative (n %lld, kind %d, col %lld)",
+    UNIT_EXPECT(u, worst < 1e-11,
+                "naive and online softmax differ by %.3g relative (n %lld, kind %d, col %lld)",
                 worst, (long long)worst_n, worst_kind, (long long)at);
 }
 
@@ -160,19 +169,29 @@ static void finite_differences(unit_run *u, uint64_t seed, int log_form) {
             x[i] = 2.0 * sml_rng_normal(&r);
             dy[i] = sml_rng_normal(&r);
         }
-        if (log_form) sml_ref_log_softmax(x, y, n);
-        else sml_ref_softmax_naive(x, y, n);
-        if (log_form) sml_ref_log_softmax_backward(y, dy, dx, n);
-        else sml_ref_softmax_backward(y, dy, dx, n);
+        if (log_form)
+            sml_ref_log_softmax(x, y, n);
+        else
+            sml_ref_softmax_naive(x, y, n);
+        if (log_form)
+            sml_ref_log_softmax_backward(y, dy, dx, n);
+        else
+            sml_ref_softmax_backward(y, dy, dx, n);
         const double h = 1e-5;
         double scale = 0.0;
         for (int64_t j = 0; j < n; j++) scale += fabs(dy[j]);
         for (int64_t j = 0; j < n; j++) {
             double save = x[j];
             x[j] = save + h;
-            if (log_form) sml_ref_log_softmax(x, yp, n); else sml_ref_softmax_naive(x, yp, n);
+            if (log_form)
+                sml_ref_log_softmax(x, yp, n);
+            else
+                sml_ref_softmax_naive(x, yp, n);
             x[j] = save - h;
-            if (log_form) sml_ref_log_softmax(x, ym, n); else sml_ref_softmax_naive(x, ym, n);
+            if (log_form)
+                sml_ref_log_softmax(x, ym, n);
+            else
+                sml_ref_softmax_naive(x, ym, n);
             x[j] = save;
             double g = 0.0;
             for (int64_t i = 0; i < n; i++) g += dy[i] * (yp[i] - ym[i]) / (2.0 * h);
@@ -180,8 +199,10 @@ static void finite_differences(unit_run *u, uint64_t seed, int log_form) {
             if (d > worst) worst = d;
         }
     }
-    printf("  %s backward vs finite differences: worst %.3g\n", log_form ? "log_softmax" : "softmax", worst);
-    UNIT_EXPECT(u, worst < 1e-8, "%s backward differs from finite differences by %.3g (relative to sum |dy|)",
+    printf("  %s backward vs finite differences: worst %.3g\n",
+           log_form ? "log_softmax" : "softmax", worst);
+    UNIT_EXPECT(u, worst < 1e-8,
+                "%s backward differs from finite differences by %.3g (relative to sum |dy|)",
                 log_form ? "log_softmax" : "softmax", worst);
 }
 
@@ -199,7 +220,10 @@ static void run_strided(unit_run *u, uint64_t seed) {
     double out[5 * 37], row[37], xr[37], dyr[37];
     int bad = 0;
     for (int op = 0; op < SML_OP_COUNT; op++) {
-        if (sml_ref_run((sml_op)op, SML_F16, rows, cols, ld, x, dy, out) != SML_OK) { bad++; continue; }
+        if (sml_ref_run((sml_op)op, SML_F16, rows, cols, ld, x, dy, out) != SML_OK) {
+            bad++;
+            continue;
+        }
         for (int64_t rr = 0; rr < rows; rr++) {
             for (int64_t j = 0; j < cols; j++) {
                 xr[j] = sml_half_to_double(x[rr * ld + j]);
@@ -241,7 +265,8 @@ static void long_row(unit_run *u, uint64_t seed) {
     double s2 = sml_ref_sum(y, n);
     free(x);
     UNIT_EXPECT(u, fabs(s1 - 1.0) < 1e-13 && fabs(s2 - 1.0) < 1e-13,
-                "2^20 columns: softmax sums to 1%+.3g, exp(log_softmax) to 1%+.3g", s1 - 1.0, s2 - 1.0);
+                "2^20 columns: softmax sums to 1%+.3g, exp(log_softmax) to 1%+.3g", s1 - 1.0,
+                s2 - 1.0);
 }
 
 int main(int argc, char **argv) {

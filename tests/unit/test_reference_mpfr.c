@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
 
 #include "reference/reference.h"
 
-#define PREC 200
+#define PREC  200
 #define LIMIT (0x1p-24 / 1000.0)
 
 /* The worst error seen per (op, algorithm), for the summary. */
@@ -74,7 +74,10 @@ static void note(int a, double err, const row *r) {
 static double rel_err(double got, mpfr_t want) {
     static mpfr_t d; /* scratch, made once: this runs for millions of columns */
     static int ready = 0;
-    if (!ready) { mpfr_init2(d, PREC); ready = 1; }
+    if (!ready) {
+        mpfr_init2(d, PREC);
+        ready = 1;
+    }
     double w = mpfr_get_d(want, MPFR_RNDN);
     if (w == 0.0 || fabs(w) < 1e-290) return got == 0.0 || fabs(got) < 1e-290 ? 0.0 : INFINITY;
     mpfr_set_d(d, got, MPFR_RNDN);
@@ -108,8 +111,10 @@ static void forward(row *r) {
         mpfr_exp(e[i], e[i], MPFR_RNDN);
         mpfr_mul_si(t, e[i], (long)r->count[i], MPFR_RNDN);
         mpfr_add(s, s, t, MPFR_RNDN);
-        if (r->v[i] == m) mpfr_add_si(rest, rest, r->count[i] - (max_seen++ ? 0 : 1), MPFR_RNDN);
-        else mpfr_add(rest, rest, t, MPFR_RNDN);
+        if (r->v[i] == m)
+            mpfr_add_si(rest, rest, r->count[i] - (max_seen++ ? 0 : 1), MPFR_RNDN);
+        else
+            mpfr_add(rest, rest, t, MPFR_RNDN);
     }
     mpfr_log1p(l, rest, MPFR_RNDN);
     mpfr_t *want = malloc((size_t)k * sizeof *want), *lwant = malloc((size_t)k * sizeof *lwant);
@@ -122,9 +127,12 @@ static void forward(row *r) {
         mpfr_sub(lwant[i], lwant[i], l, MPFR_RNDN);
     }
     for (int a = A_NAIVE; a <= A_LOG; a++) {
-        if (a == A_NAIVE) sml_ref_softmax_naive(x, y, n);
-        else if (a == A_ONLINE) sml_ref_softmax_online(x, y, n);
-        else sml_ref_log_softmax(x, y, n);
+        if (a == A_NAIVE)
+            sml_ref_softmax_naive(x, y, n);
+        else if (a == A_ONLINE)
+            sml_ref_softmax_online(x, y, n);
+        else
+            sml_ref_log_softmax(x, y, n);
         double worst = 0.0;
         /* Columns holding the same logit mostly get the same output: judge each pair once. */
         double *seen = malloc((size_t)k * sizeof *seen);
@@ -155,19 +163,24 @@ static void backward(row *r, sml_rng *g) {
     double *x = malloc((size_t)n * 4 * sizeof *x), *y = x + n, *dy = x + 2 * n, *dx = x + 3 * n;
     for (int64_t j = 0; j < n; j++) x[j] = r->v[r->idx[j]];
     for (int log_form = 0; log_form < 2; log_form++) {
-        if (log_form) sml_ref_log_softmax(x, y, n);
-        else sml_ref_softmax_naive(x, y, n);
+        if (log_form)
+            sml_ref_log_softmax(x, y, n);
+        else
+            sml_ref_softmax_naive(x, y, n);
         for (int64_t j = 0; j < n; j++) {
             y[j] = (double)(float)y[j];
             dy[j] = (double)(float)((j & 1) ? sml_rng_normal(g) : 1.0 + 1e-3 * sml_rng_normal(g));
         }
-        if (log_form) sml_ref_log_softmax_backward(y, dy, dx, n);
-        else sml_ref_softmax_backward(y, dy, dx, n);
+        if (log_form)
+            sml_ref_log_softmax_backward(y, dy, dx, n);
+        else
+            sml_ref_softmax_backward(y, dy, dx, n);
         mpfr_t acc, p, d;
         mpfr_inits2(PREC, acc, p, d, (mpfr_ptr)0);
         mpfr_set_zero(acc, 1);
         for (int64_t j = 0; j < n; j++) {
-            if (log_form) mpfr_set_d(p, dy[j], MPFR_RNDN);
+            if (log_form)
+                mpfr_set_d(p, dy[j], MPFR_RNDN);
             else {
                 mpfr_set_d(p, dy[j], MPFR_RNDN);
                 mpfr_mul_d(p, p, y[j], MPFR_RNDN);
@@ -258,8 +271,18 @@ static void forward_ramp(int64_t n, double d, row *r) {
 static double f32(double v) { return (double)(float)v; }
 
 /* The rows: kind 0..; each case builds one, runs every op, and frees it. */
-enum { R_NORMAL_SHORT, R_NORMAL_64K, R_WIDE, R_OFFSET, R_MASKED, R_PEAKED, R_BIG_REPEAT,
-       R_BIG_RAMP, R_BIG_EQUAL, R_COUNT };
+enum {
+    R_NORMAL_SHORT,
+    R_NORMAL_64K,
+    R_WIDE,
+    R_OFFSET,
+    R_MASKED,
+    R_PEAKED,
+    R_BIG_REPEAT,
+    R_BIG_RAMP,
+    R_BIG_EQUAL,
+    R_COUNT
+};
 
 static void build(row *r, int kind, sml_rng *g) {
     int64_t n, k;
@@ -267,35 +290,51 @@ static void build(row *r, int kind, sml_rng *g) {
     case R_NORMAL_SHORT:
         n = 1 + (int64_t)sml_rng_below(g, 1000);
         row_alloc(r, n, n, "normal(3), short");
-        for (int64_t j = 0; j < n; j++) { r->v[j] = f32(3.0 * sml_rng_normal(g)); r->idx[j] = j; }
+        for (int64_t j = 0; j < n; j++) {
+            r->v[j] = f32(3.0 * sml_rng_normal(g));
+            r->idx[j] = j;
+        }
         break;
     case R_NORMAL_64K:
         n = 65536;
         row_alloc(r, n, n, "normal(3)");
-        for (int64_t j = 0; j < n; j++) { r->v[j] = f32(3.0 * sml_rng_normal(g)); r->idx[j] = j; }
+        for (int64_t j = 0; j < n; j++) {
+            r->v[j] = f32(3.0 * sml_rng_normal(g));
+            r->idx[j] = j;
+        }
         break;
     case R_WIDE:
         n = 65536;
         row_alloc(r, n, n, "normal(1e4): almost everything underflows");
-        for (int64_t j = 0; j < n; j++) { r->v[j] = f32(1e4 * sml_rng_normal(g)); r->idx[j] = j; }
+        for (int64_t j = 0; j < n; j++) {
+            r->v[j] = f32(1e4 * sml_rng_normal(g));
+            r->idx[j] = j;
+        }
         break;
     case R_OFFSET:
         n = 65536;
         row_alloc(r, n, n, "1e4 + normal(1e-2): tiny spread, large offset");
-        for (int64_t j = 0; j < n; j++) { r->v[j] = f32(1e4 + 1e-2 * sml_rng_normal(g)); r->idx[j] = j; }
+        for (int64_t j = 0; j < n; j++) {
+            r->v[j] = f32(1e4 + 1e-2 * sml_rng_normal(g));
+            r->idx[j] = j;
+        }
         break;
     case R_MASKED:
         n = 65536;
         row_alloc(r, n, n, "normal(3) with 90% -inf");
         for (int64_t j = 0; j < n; j++) {
-            r->v[j] = j == 0 || sml_rng_below(g, 10) == 0 ? f32(3.0 * sml_rng_normal(g)) : -INFINITY;
+            r->v[j] =
+                j == 0 || sml_rng_below(g, 10) == 0 ? f32(3.0 * sml_rng_normal(g)) : -INFINITY;
             r->idx[j] = j;
         }
         break;
     case R_PEAKED:
         n = 65536;
         row_alloc(r, n, n, "one logit 40 above the rest");
-        for (int64_t j = 0; j < n; j++) { r->v[j] = j == 77 ? 40.0 : f32(sml_rng_normal(g)); r->idx[j] = j; }
+        for (int64_t j = 0; j < n; j++) {
+            r->v[j] = j == 77 ? 40.0 : f32(sml_rng_normal(g));
+            r->idx[j] = j;
+        }
         break;
     case R_BIG_REPEAT:
         n = (int64_t)1 << 22, k = 4096;
@@ -337,7 +376,10 @@ int main(int argc, char **argv) {
         double case_worst = 0.0;
         int which = 0;
         for (int a = 0; a < A_COUNT; a++)
-            if (CASE_WORST[a] > case_worst) { case_worst = CASE_WORST[a]; which = a; }
+            if (CASE_WORST[a] > case_worst) {
+                case_worst = CASE_WORST[a];
+                which = a;
+            }
         UNIT_EXPECT(&u, case_worst < LIMIT, "%s on %s (n = %lld): error %.3g, limit %.3g",
                     A_NAMES[which], r.name, (long long)r.n, case_worst, LIMIT);
         row_free(&r);

@@ -10,13 +10,16 @@
 #include "reference/reference.h"
 #include "unit_case.h"
 
-#define NI (-INFINITY)
-#define PI_ INFINITY
+#define NI   (-INFINITY)
+#define PI_  INFINITY
 #define MAXN 4
 
 enum { END = 0, IS_NAN, IS_POSINF, IS_NEGINF, IS_EXACT, IS_FINITE };
 
-typedef struct expect { int kind; double value; } expect;
+typedef struct expect {
+    int kind;
+    double value;
+} expect;
 
 typedef struct table_row {
     const char *what;
@@ -26,17 +29,27 @@ typedef struct table_row {
     expect want[MAXN];
 } table_row;
 
-#define NAN_ {IS_NAN, 0}
-#define FIN {IS_FINITE, 0}
-#define EXACT(v) {IS_EXACT, v}
-#define PINF {IS_POSINF, 0}
-#define NINF {IS_NEGINF, 0}
+#define NAN_ \
+    { IS_NAN, 0 }
+#define FIN \
+    { IS_FINITE, 0 }
+#define EXACT(v) \
+    { IS_EXACT, v }
+#define PINF \
+    { IS_POSINF, 0 }
+#define NINF \
+    { IS_NEGINF, 0 }
 
 static const table_row TABLE[] = {
     /* forward: softmax */
     {"-inf logit gives 0", SML_SOFTMAX, 3, {1, NI, 2}, {0}, {FIN, EXACT(0), FIN}},
     {"leading -inf (online trap)", SML_SOFTMAX, 2, {NI, 3}, {0}, {EXACT(0), EXACT(1)}},
-    {"all -inf but one", SML_SOFTMAX, 4, {NI, NI, 7, NI}, {0}, {EXACT(0), EXACT(0), EXACT(1), EXACT(0)}},
+    {"all -inf but one",
+     SML_SOFTMAX,
+     4,
+     {NI, NI, 7, NI},
+     {0},
+     {EXACT(0), EXACT(0), EXACT(1), EXACT(0)}},
     {"all -inf gives NaN", SML_SOFTMAX, 3, {NI, NI, NI}, {0}, {NAN_, NAN_, NAN_}},
     {"single -inf gives NaN", SML_SOFTMAX, 1, {NI}, {0}, {NAN_}},
     {"NaN poisons the row", SML_SOFTMAX, 3, {1, NAN, 2}, {0}, {NAN_, NAN_, NAN_}},
@@ -60,7 +73,12 @@ static const table_row TABLE[] = {
     /* softmax_bwd: x holds y */
     {"NaN in dy", SML_SOFTMAX_BWD, 2, {0.25, 0.75}, {NAN, 1}, {NAN_, NAN_}},
     {"NaN in y", SML_SOFTMAX_BWD, 2, {NAN, 0.75}, {1, 1}, {NAN_, NAN_}},
-    {"masked position gives 0", SML_SOFTMAX_BWD, 3, {0, 0.5, 0.5}, {5, 1, 3}, {EXACT(0), EXACT(-0.5), EXACT(0.5)}},
+    {"masked position gives 0",
+     SML_SOFTMAX_BWD,
+     3,
+     {0, 0.5, 0.5},
+     {5, 1, 3},
+     {EXACT(0), EXACT(-0.5), EXACT(0.5)}},
     {"inf in dy", SML_SOFTMAX_BWD, 2, {0.25, 0.75}, {PI_, 1}, {NAN_, NINF}},
     {"inf in dy at y = 0", SML_SOFTMAX_BWD, 2, {0, 1}, {PI_, 1}, {NAN_, NAN_}},
     {"+inf and -inf in dy", SML_SOFTMAX_BWD, 2, {0.5, 0.5}, {PI_, NI}, {NAN_, NAN_}},
@@ -68,7 +86,12 @@ static const table_row TABLE[] = {
     /* log_softmax_bwd: x holds y */
     {"NaN in dy", SML_LOG_SOFTMAX_BWD, 2, {-1.5, -0.25}, {NAN, 1}, {NAN_, NAN_}},
     {"NaN in y stays local", SML_LOG_SOFTMAX_BWD, 2, {NAN, -0.25}, {1, 2}, {NAN_, FIN}},
-    {"masked position gives dy", SML_LOG_SOFTMAX_BWD, 3, {NI, -0.75, -0.75}, {5, 1, 3}, {EXACT(5), FIN, FIN}},
+    {"masked position gives dy",
+     SML_LOG_SOFTMAX_BWD,
+     3,
+     {NI, -0.75, -0.75},
+     {5, 1, 3},
+     {EXACT(5), FIN, FIN}},
     {"inf in dy", SML_LOG_SOFTMAX_BWD, 2, {-1.5, -0.25}, {PI_, 1}, {NAN_, NINF}},
     {"inf in dy at y = -inf", SML_LOG_SOFTMAX_BWD, 2, {NI, 0}, {PI_, 1}, {NAN_, NINF}},
     {"+inf and -inf in dy", SML_LOG_SOFTMAX_BWD, 2, {-1, -1}, {PI_, NI}, {NAN_, NAN_}},

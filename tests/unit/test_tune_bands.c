@@ -28,10 +28,16 @@ static sml_plan plan_of(sml_plan_family f, int K) {
 /* The standard sweep's fp32 softmax cells with made-up winners. */
 static void bands(unit_run *u) {
     if (!unit_case(u, 1, NULL)) return;
-    static const struct { int64_t rows, cols; sml_plan_family f; int K; } c[] = {
-        {16384, 128, SML_PLAN_WARP, 2}, {4096, 256, SML_PLAN_WARP, 0},    {4096, 512, SML_PLAN_WARP, 0},
-        {32768, 512, SML_PLAN_BLOCK, 4}, {4096, 1024, SML_PLAN_BLOCK, 0}, {4096, 2048, SML_PLAN_BLOCK, 0},
-        {4096, 4096, SML_PLAN_BLOCK, 0}, {1024, 131072, SML_PLAN_SPLIT, 0}, {128, 1048576, SML_PLAN_COOP, 0},
+    static const struct {
+        int64_t rows, cols;
+        sml_plan_family f;
+        int K;
+    } c[] = {
+        {16384, 128, SML_PLAN_WARP, 2},   {4096, 256, SML_PLAN_WARP, 0},
+        {4096, 512, SML_PLAN_WARP, 0},    {32768, 512, SML_PLAN_BLOCK, 4},
+        {4096, 1024, SML_PLAN_BLOCK, 0},  {4096, 2048, SML_PLAN_BLOCK, 0},
+        {4096, 4096, SML_PLAN_BLOCK, 0},  {1024, 131072, SML_PLAN_SPLIT, 0},
+        {128, 1048576, SML_PLAN_COOP, 0},
     };
     const size_t n = sizeof c / sizeof c[0];
     sml_tune_cell cells[16];
@@ -48,21 +54,28 @@ static void bands(unit_run *u) {
     char err[512] = "", why[256] = "";
     sml_status s = sml_tune_bands(cells, n, &key, &t, err, sizeof err);
     for (size_t i = 0; s == SML_OK && i < n && !why[0]; i++) {
-        const sml_plan_entry *e = sml_plan_table_find(&t, SML_SOFTMAX, SML_F32, c[i].rows, c[i].cols);
+        const sml_plan_entry *e =
+            sml_plan_table_find(&t, SML_SOFTMAX, SML_F32, c[i].rows, c[i].cols);
         if (!e || e->plan.family != c[i].f || e->plan.K != c[i].K)
-            snprintf(why, sizeof why, "%lldx%lld: %s, want %s K=%d", (long long)c[i].rows, (long long)c[i].cols,
-                     e ? sml_plan_family_name(e->plan.family) : "no entry", sml_plan_family_name(c[i].f), c[i].K);
+            snprintf(why, sizeof why, "%lldx%lld: %s, want %s K=%d", (long long)c[i].rows,
+                     (long long)c[i].cols, e ? sml_plan_family_name(e->plan.family) : "no entry",
+                     sml_plan_family_name(c[i].f), c[i].K);
     }
     /* 256 and 512 at 4096 rows merge; 512 splits its rows at sqrt(4096 x 32768) = 11585. */
-    const sml_plan_entry *lo = s == SML_OK ? sml_plan_table_find(&t, SML_SOFTMAX, SML_F32, 11585, 400) : NULL;
-    const sml_plan_entry *hi = s == SML_OK ? sml_plan_table_find(&t, SML_SOFTMAX, SML_F32, 11586, 400) : NULL;
-    const sml_plan_entry *below = s == SML_OK ? sml_plan_table_find(&t, SML_SOFTMAX, SML_F32, 1, 127) : NULL;
-    const sml_plan_entry *past = s == SML_OK ? sml_plan_table_find(&t, SML_SOFTMAX, SML_F32, 1, 1048577) : NULL;
-    UNIT_EXPECT(u, s == SML_OK && !why[0] && lo && lo->plan.family == SML_PLAN_WARP && hi &&
-                       hi->plan.family == SML_PLAN_BLOCK && !below && !past && t.n < n + 1,
+    const sml_plan_entry *lo =
+        s == SML_OK ? sml_plan_table_find(&t, SML_SOFTMAX, SML_F32, 11585, 400) : NULL;
+    const sml_plan_entry *hi =
+        s == SML_OK ? sml_plan_table_find(&t, SML_SOFTMAX, SML_F32, 11586, 400) : NULL;
+    const sml_plan_entry *below =
+        s == SML_OK ? sml_plan_table_find(&t, SML_SOFTMAX, SML_F32, 1, 127) : NULL;
+    const sml_plan_entry *past =
+        s == SML_OK ? sml_plan_table_find(&t, SML_SOFTMAX, SML_F32, 1, 1048577) : NULL;
+    UNIT_EXPECT(u,
+                s == SML_OK && !why[0] && lo && lo->plan.family == SML_PLAN_WARP && hi &&
+                    hi->plan.family == SML_PLAN_BLOCK && !below && !past && t.n < n + 1,
                 "bands: %s %s; rows 11585 x 400 %s, 11586 x 400 %s, %zu entries", err, why,
-                lo ? sml_plan_family_name(lo->plan.family) : "none", hi ? sml_plan_family_name(hi->plan.family) : "none",
-                t.n);
+                lo ? sml_plan_family_name(lo->plan.family) : "none",
+                hi ? sml_plan_family_name(hi->plan.family) : "none", t.n);
     if (s == SML_OK) {
         sml_plan_table_write(&t, "test_tune_bands", stdout);
         sml_plan_table_free(&t);
@@ -79,19 +92,22 @@ static void candidates(unit_run *u) {
             for (int op = 0; op < SML_OP_COUNT; op++)
                 for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
                     sml_plan cand[SML_TUNE_MAX_CANDIDATES + 1];
-                    const int k = sml_tune_candidates((sml_op)op, sw.shape[i].cols, cl, cand, SML_TUNE_MAX_CANDIDATES + 1);
-                    const sml_auto_path want = sml_auto_pick((sml_op)op, (sml_dtype)dt, sw.shape[i].rows,
-                                                             sw.shape[i].cols, 1, 132, cl, 12.8);
+                    const int k = sml_tune_candidates((sml_op)op, sw.shape[i].cols, cl, cand,
+                                                      SML_TUNE_MAX_CANDIDATES + 1);
+                    const sml_auto_path want =
+                        sml_auto_pick((sml_op)op, (sml_dtype)dt, sw.shape[i].rows, sw.shape[i].cols,
+                                      1, 132, cl, 12.8);
                     int found = 0;
                     for (int j = 0; j < k; j++) {
                         sml_plan rules = plan_of((sml_plan_family)want, 0);
                         found |= !memcmp(&cand[j], &rules, sizeof rules);
                     }
                     if (!found || k > SML_TUNE_MAX_CANDIDATES)
-                        snprintf(why, sizeof why, "%s %s %lldx%lld clusters %d: %d candidates, the rules' %s %s",
-                                 sml_op_name((sml_op)op), sml_dtype_name((sml_dtype)dt), (long long)sw.shape[i].rows,
-                                 (long long)sw.shape[i].cols, cl, k, sml_auto_path_name(want),
-                                 found ? "among them" : "missing");
+                        snprintf(why, sizeof why,
+                                 "%s %s %lldx%lld clusters %d: %d candidates, the rules' %s %s",
+                                 sml_op_name((sml_op)op), sml_dtype_name((sml_dtype)dt),
+                                 (long long)sw.shape[i].rows, (long long)sw.shape[i].cols, cl, k,
+                                 sml_auto_path_name(want), found ? "among them" : "missing");
                 }
     UNIT_EXPECT(u, s == SML_OK && !why[0], "candidates: %s", why);
 }
@@ -100,7 +116,8 @@ static void families(unit_run *u) {
     if (!unit_case(u, 3, NULL)) return;
     int same = SML_PLAN_FAMILY_COUNT == SML_AUTO_COOP + 1;
     for (int i = 0; i < SML_PLAN_FAMILY_COUNT; i++)
-        same = same && !strcmp(sml_plan_family_name((sml_plan_family)i), sml_auto_path_name((sml_auto_path)i));
+        same = same && !strcmp(sml_plan_family_name((sml_plan_family)i),
+                               sml_auto_path_name((sml_auto_path)i));
     UNIT_EXPECT(u, same, "plan families and auto's paths differ in order or names");
 }
 
@@ -110,7 +127,9 @@ static void estimate(unit_run *u) {
     size_t cells, cand;
     double sec;
     sml_tune_estimate(&o, 1, &cells, &cand, &sec);
-    printf("test_tune_bands: tune --sweep standard --op all: %zu cells, %zu candidates, about %.0f s\n", cells, cand, sec);
+    printf("test_tune_bands: tune --sweep standard --op all: %zu cells, %zu candidates, about %.0f "
+           "s\n",
+           cells, cand, sec);
     UNIT_EXPECT(u, cells == 144 && sec < 240, "estimate: %zu cells, %.0f s", cells, sec);
 }
 

@@ -19,7 +19,7 @@ typedef struct unit_run {
     const char *argv0;
     int64_t only_case; /* -1: all */
     uint64_t seed;
-    char repro[256];   /* the reproduce command of the current case */
+    char repro[256]; /* the reproduce command of the current case */
 } unit_run;
 
 static inline int unit_init(unit_run *u, const char *name, int argc, char **argv) {
@@ -54,10 +54,12 @@ static inline int unit_case(unit_run *u, int64_t i, uint64_t *case_seed) {
 }
 
 /* Record a case's outcome: ok != 0 passes; otherwise prints the message and the command. */
-#define UNIT_EXPECT(u, ok, ...)                                        \
-    do {                                                               \
-        if (ok) sml_tally_pass(&(u)->tally);                           \
-        else sml_tally_fail(&(u)->tally, (u)->repro, __VA_ARGS__);     \
+#define UNIT_EXPECT(u, ok, ...)                                   \
+    do {                                                          \
+        if (ok)                                                   \
+            sml_tally_pass(&(u)->tally);                          \
+        else                                                      \
+            sml_tally_fail(&(u)->tally, (u)->repro, __VA_ARGS__); \
     } while (0)
 
 #endif
