@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The CPU job: configure (CUDA kernels compiled where nvcc exists), build, run every test.
+# The CPU job: the format check, then configure (CUDA kernels compiled where nvcc exists), build, run every test.
 # On a machine without a GPU the GPU tests exit 77 and ctest lists them as skipped. Then the
 # install path: install into a temporary prefix, and configure, build and test
 # examples/external-kernel against it (its GPU tests skip here too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+# The source format (.clang-format): first, since it takes seconds and says where.
+bash ci/format.sh
 # The README's test command:
 cmake --workflow --preset default
 # A Debug build must compile too (-Werror sees other warnings at -O0); build only, ~20 s.
