@@ -111,13 +111,7 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
             shrunk = 1;
         env->stream_check = checked;
     }
-    f->s_rows = small.rows;
-    f->s_cols = small.cols;
-    f->s_ld = small.ld;
-    f->s_offset = small.offset;
-    f->s_inplace = small.inplace;
-    f->shrink_steps = st.steps;
-    f->shrink_evals = st.evals;
+    sml_prop_failure_shrunk(f, &small, &st);
     snprintf(f->message, sizeof f->message, "%s", sv.msg);
 
     const sml_kernel *k = env->k;

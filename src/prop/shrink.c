@@ -350,3 +350,14 @@ sml_status sml_prop_shrink(sml_prop_env *env, sml_prop_id p, sml_prop_outcome wa
     return sml_prop_shrink_by(test_in_env, &t, p, want, failing, first, max_evals, max_seconds, out,
                               last, st);
 }
+
+void sml_prop_failure_shrunk(sml_prop_failure *f, const sml_prop_case *small,
+                             const sml_prop_shrink_stats *st) {
+    f->s_rows = small->rows;
+    f->s_cols = small->cols;
+    f->s_ld = small->ld;
+    f->s_offset = small->offset;
+    f->s_inplace = small->inplace;
+    f->shrink_steps = st->steps;
+    f->shrink_evals = st->evals;
+}

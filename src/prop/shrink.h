@@ -23,6 +23,10 @@ sml_status sml_prop_shrink(sml_prop_env *env, sml_prop_id p, sml_prop_outcome wa
                            int64_t max_evals, double max_seconds, sml_prop_case *out,
                            sml_prop_verdict *last, sml_prop_shrink_stats *st);
 
+/* A failure's shrunk shape and the shrinker's counts, from the case it ended with. */
+void sml_prop_failure_shrunk(sml_prop_failure *f, const sml_prop_case *small,
+                             const sml_prop_shrink_stats *st);
+
 /* The same with another test of a candidate: it fills v (outcome and message) for property
  * p on case c; the worker layer's runs each candidate in a fresh worker process. */
 typedef void (*sml_prop_shrink_test)(void *ctx, sml_prop_id p, const sml_prop_case *c,

@@ -180,13 +180,7 @@ static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *c
         sml_prop_case_free(&c);
         return;
     }
-    f->s_rows = small.rows;
-    f->s_cols = small.cols;
-    f->s_ld = small.ld;
-    f->s_offset = small.offset;
-    f->s_inplace = small.inplace;
-    f->shrink_steps = st.steps;
-    f->shrink_evals = st.evals;
+    sml_prop_failure_shrunk(f, &small, &st);
     if (cfg->save_dir) {
         sml_prop_repro m;
         sml_prop_repro_describe(&m, job->k->name, f->prop, SML_PROP_FAIL, cause, cfg->seed,
