@@ -71,6 +71,10 @@ int sml_worker_command_child(void) {
     if (!v || !*v) return 0;
     child_fd = atoi(v);
     unsetenv("SML_CMD_FD");
+    /* A fault ends the child by its signal, which the supervisor names (a sanitizer's or a
+     * runtime's handler would turn it into an exit status of its own). */
+    const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], SIG_DFL);
     sml_call_watch_set(announce);
     return 1;
 }
