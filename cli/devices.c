@@ -44,11 +44,7 @@ static int splittable(const char *cmd, int argc, char **argv) {
 }
 
 /* Runs as the softmax-lab executable (not a host program calling sml_cli_main). */
-static int is_cli(char *exe, size_t n) {
-    if (!sml_self_exe(exe, n)) return 0;
-    const char *base = strrchr(exe, '/');
-    return !strcmp(base ? base + 1 : exe, "softmax-lab");
-}
+static int is_cli(char *exe, size_t n) { return sml_self_exe_is(exe, n, "softmax-lab"); }
 
 /* check: every worker must draw the same cases. A seed the run would draw afresh (--long,
  * --seed random, SML_PROP_SEED=random) is drawn once here and given to all. */

@@ -65,6 +65,12 @@ int sml_self_exe(char *buf, size_t n) {
     return 1;
 }
 
+int sml_self_exe_is(char *buf, size_t n, const char *name) {
+    if (!sml_self_exe(buf, n)) return 0;
+    const char *base = strrchr(buf, '/');
+    return !strcmp(base ? base + 1 : buf, name);
+}
+
 static pid_t start(char *const *argv, int dev, const char *log) {
     char vis[256];
     sml_device_env(dev, vis, sizeof vis);

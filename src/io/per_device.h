@@ -20,6 +20,8 @@ void sml_device_env(int dev, char *buf, size_t n);
 
 /* This program's path (/proc/self/exe) in buf; 0 when it cannot be read. */
 int sml_self_exe(char *buf, size_t n);
+/* 1 when this program's file name (its path in buf) is `name`. */
+int sml_self_exe_is(char *buf, size_t n, const char *name);
 
 /* Start child i (0 <= i < n) as argvs[i] (argvs[i][0] the program to run) with
  * CUDA_VISIBLE_DEVICES set for devices[i] and SML_LOAD unset (the parent passes its plugins

@@ -56,26 +56,26 @@ static void progress_clear(progress *pg, const sml_prop_config *cfg) {
     }
 }
 
-/* Failure lines of concurrent runs must not interleave: the driver's report hooks where it
- * gives them (a suite's output lock, which also clears its progress line), else the stream's
- * own lock. */
 static int report_hooked(const sml_prop_config *cfg) {
     return cfg->hooks.report_begin && cfg->hooks.report_end;
 }
 
-static void report_lock(const sml_prop_config *cfg, FILE *L) {
+FILE *sml_prop_report_begin(const sml_prop_config *cfg) {
+    FILE *L = log_of(cfg);
     if (report_hooked(cfg))
         cfg->hooks.report_begin(cfg->hooks.ctx);
     else
         flockfile(L);
+    return L;
 }
 
-static void report_unlock(const sml_prop_config *cfg, FILE *L) {
+void sml_prop_report_end(const sml_prop_config *cfg, FILE *L) {
     if (report_hooked(cfg))
         cfg->hooks.report_end(cfg->hooks.ctx);
     else
         funlockfile(L);
 }
+
 /* Shrink, save and report the first failure of property p at case `index`. */
 static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
                            sml_prop_id p, const sml_prop_case *c, const sml_prop_verdict *v,
@@ -115,13 +115,12 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     snprintf(f->message, sizeof f->message, "%s", sv.msg);
 
     const sml_kernel *k = env->k;
-    FILE *L = log_of(cfg);
     char a[96], b[96];
     /* A plugin kernel's commands load its library first (a reproducer records it too). */
     char load[4400];
     sml_prop_load_arg(sml_kernel_library(k), load, sizeof load);
     /* Runs on other threads report too: one report's lines stay together. */
-    report_lock(cfg, L);
+    FILE *L = sml_prop_report_begin(cfg);
     sml_prop_case_shape_str(c, a, sizeof a);
     sml_prop_case_shape_str(&small, b, sizeof b);
     if (cfg->save_dir) {
@@ -174,7 +173,7 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
             "  (a kernel defined in __main__ cannot be imported again: define it in a module that "
             "registers it on import, e.g. mykernels.py, and pass --load python:mykernels)\n");
     fflush(L);
-    report_unlock(cfg, L);
+    sml_prop_report_end(cfg, L);
     if (shrunk) sml_prop_case_free(&small);
 }
 
@@ -230,8 +229,7 @@ static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op o
                     snprintf(f->message, sizeof f->message, "%s", v.msg);
                     snprintf(f->repro, sizeof f->repro, "%s", paths[i]);
                 }
-                FILE *L = log_of(cfg);
-                report_lock(cfg, L);
+                FILE *L = sml_prop_report_begin(cfg);
                 fprintf(L,
                         "FAIL %s %s %s: saved reproducer %s (recorded on %s) fails %s again: %s\n",
                         k->name, sml_op_name(op), sml_dtype_name(dt), paths[i], m.kernel,
@@ -242,7 +240,7 @@ static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op o
                         sml_prop_replay_prefix(sml_kernel_library(k), cfg->replay_cmd), load,
                         paths[i], k->name);
                 fflush(L);
-                report_unlock(cfg, L);
+                sml_prop_report_end(cfg, L);
             }
         }
         sml_prop_case_free(&c);

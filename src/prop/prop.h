@@ -225,6 +225,13 @@ typedef struct sml_prop_result {
 /* Seconds on a monotonic clock (the budgets' clock). */
 double sml_prop_now(void);
 
+/* A failure report's lines must not interleave with other runs' output: begin takes the
+ * config's report hooks where it has them (a suite's output lock, which also clears its
+ * progress line), else the log stream's own lock, and returns the stream to write to (the
+ * config's log, else stdout); end gives it back. */
+FILE *sml_prop_report_begin(const sml_prop_config *cfg);
+void sml_prop_report_end(const sml_prop_config *cfg, FILE *L);
+
 /* Run the engine on one kernel, op and dtype. SML_OK even when properties fail (see
  * res->outcome); an error status only for a bad argument. */
 sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_config *cfg,

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "io/per_device.h"
 #include "worker/crash.h"
 #include "worker/worker.h"
 
@@ -126,12 +127,8 @@ static char **own_argv(void) {
 
 int sml_worker_command_available(void) {
     char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0 || child_fd >= 0) return 0;
-    exe[k] = 0;
-    const char *base = strrchr(exe, '/');
-    base = base ? base + 1 : exe;
-    return !strcmp(base, "softmax-lab") || !strcmp(base, "softmax-lab-edge-shapes");
+    return child_fd < 0 && (sml_self_exe_is(exe, sizeof exe, "softmax-lab") ||
+                            sml_self_exe_is(exe, sizeof exe, "softmax-lab-edge-shapes"));
 }
 
 static pid_t start(char **argv, int wfd, int out) {

@@ -197,10 +197,7 @@ static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *c
 }
 
 static void report(const sml_prop_job *job, const sml_prop_failure *f, const char *cause) {
-    const sml_prop_hooks *h = &job->cfg.hooks;
-    FILE *L = job->cfg.log ? job->cfg.log : stdout;
-    int hooked = h->report_begin && h->report_end;
-    if (hooked) h->report_begin(h->ctx);
+    FILE *L = sml_prop_report_begin(&job->cfg);
     fprintf(L, "FAIL %s %s %s: the kernel's worker %s\n", job->k->name, sml_op_name(job->op),
             sml_dtype_name(job->dtype), cause);
     if (f->rows)
@@ -224,7 +221,7 @@ static void report(const sml_prop_job *job, const sml_prop_failure *f, const cha
                 f->repro);
     }
     fflush(L);
-    if (hooked) h->report_end(h->ctx);
+    sml_prop_report_end(&job->cfg, L);
 }
 
 void sml_wk_crash_result(sml_prop_job *job, const sml_worker_slot *b, const sml_wk_death *d) {

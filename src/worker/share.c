@@ -182,16 +182,13 @@ static sml_status run_alone(sml_worker_pool *p, sml_prop_job *job, int device, c
     sml_worker_close(&solo);
     if (cause[0] && st == SML_OK &&
         (job->res.outcome == SML_PROP_PASS || job->res.outcome == SML_PROP_SKIP)) {
-        const sml_prop_hooks *h = &job->cfg.hooks;
-        FILE *L = job->cfg.log ? job->cfg.log : stdout;
-        if (h->report_begin && h->report_end) h->report_begin(h->ctx);
+        FILE *L = sml_prop_report_begin(&job->cfg);
         fprintf(L,
                 "note: %s %s %s: in a shared worker it ended with \"%s\"; run again alone in a "
-                "fresh worker "
-                "it passed, and that run is its verdict\n",
+                "fresh worker it passed, and that run is its verdict\n",
                 job->k->name, sml_op_name(job->op), sml_dtype_name(job->dtype), cause);
         fflush(L);
-        if (h->report_begin && h->report_end) h->report_end(h->ctx);
+        sml_prop_report_end(&job->cfg, L);
     }
     return st;
 }

@@ -25,15 +25,8 @@
 
 extern char **environ;
 
-/* The executable when it is softmax-lab itself ("" otherwise). */
-static int self_exe(char *buf, size_t n) {
-    ssize_t k = readlink("/proc/self/exe", buf, n - 1);
-    if (k <= 0) return 0;
-    buf[k] = 0;
-    const char *base = strrchr(buf, '/');
-    base = base ? base + 1 : buf;
-    return !strcmp(base, "softmax-lab");
-}
+/* The executable in buf when it is softmax-lab itself; else 0. */
+static int self_exe(char *buf, size_t n) { return sml_self_exe_is(buf, n, "softmax-lab"); }
 
 int sml_worker_available(void) {
     const char *env = getenv("SML_WORKER_ARGV");

@@ -93,12 +93,10 @@ int sml_wk_send_job(int sock, const sml_prop_job *job) {
 
 /* A failure report the worker wrote, printed whole under the suite's output lock. */
 static void print_text(const sml_prop_job *job, const char *p, size_t len) {
-    const sml_prop_hooks *h = &job->cfg.hooks;
-    FILE *L = job->cfg.log ? job->cfg.log : stdout;
-    if (h->report_begin && h->report_end) h->report_begin(h->ctx);
+    FILE *L = sml_prop_report_begin(&job->cfg);
     fwrite(p, 1, len, L);
     fflush(L);
-    if (h->report_begin && h->report_end) h->report_end(h->ctx);
+    sml_prop_report_end(&job->cfg, L);
 }
 
 static void hold_text(sml_wk_text *t, const char *p, size_t len) {
@@ -213,9 +211,7 @@ static void sanitizer_verdict(sml_prop_job *job, const char *const *wrap, int st
         snprintf(f->message, sizeof f->message, "%s", res->note);
     }
     res->failed_cases++;
-    const sml_prop_hooks *h = &job->cfg.hooks;
-    FILE *L = job->cfg.log ? job->cfg.log : stdout;
-    if (h->report_begin && h->report_end) h->report_begin(h->ctx);
+    FILE *L = sml_prop_report_begin(&job->cfg);
     fprintf(L,
             "FAIL %s %s %s: compute-sanitizer %s reported a hazard in cases 0..%lld (its report "
             "above)\n"
@@ -226,7 +222,7 @@ static void sanitizer_verdict(sml_prop_job *job, const char *const *wrap, int st
             sml_dtype_name(job->dtype), (unsigned long long)job->cfg.seed,
             (long long)job->cfg.max_cases);
     fflush(L);
-    if (h->report_begin && h->report_end) h->report_end(h->ctx);
+    sml_prop_report_end(&job->cfg, L);
 }
 
 sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline) {
