@@ -60,7 +60,8 @@ static void hk_report_begin(void *ctx) { send_log(ctx); }
 
 static void hk_report_end(void *ctx) { send_log(ctx); }
 
-/* Plugins are loaded by one slot's thread at a time. */
+/* Plugins are loaded by one slot's thread at a time, and only where the worker did not load
+ * them at its start (spawn.c passes the supervisor's libraries). */
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The kernel a job names: in the registry, or in the library it came from (loaded now). */
@@ -147,14 +148,14 @@ static void run_replay(serve *s, const char *p, size_t len) {
     const char *path = str[0], *kname = str[1], *lib = str[2];
     sml_prop_replay_result r;
     memset(&r, 0, sizeof r);
-    if (lib[0] && !sml_source_is_python(lib)) {
+    const sml_kernel *k = kname[0] ? find_kernel(kname, lib) : NULL;
+    if (!kname[0] && lib[0] && !sml_source_is_python(lib)) {
         char why[1024];
         pthread_mutex_lock(&load_lock);
         if (sml_load_plugin(lib, why, sizeof why) != SML_OK)
             fprintf(stderr, "softmax-lab worker: %s\n", why);
         pthread_mutex_unlock(&load_lock);
     }
-    const sml_kernel *k = kname[0] ? sml_kernel_find(kname) : NULL;
     hk_case_begin(s, SML_PROP_PHASE_CASE, -1, 0, 0, 0.0);
     sml_status st = sml_prop_replay(path, k, NULL, NULL, &r);
     atomic_store(&s->b->phase, SML_PROP_PHASE_IDLE);

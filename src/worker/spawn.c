@@ -35,18 +35,34 @@ int sml_worker_available(void) {
     return self_exe(exe, sizeof exe);
 }
 
-#define MAX_ARGS 32
+/* The C libraries the worker loads at its start (their kernels' jobs need no dlopen later). */
+#define MAX_LIBS 64
+#define MAX_ARGS (32 + 2 * MAX_LIBS)
+
+/* The distinct plugin libraries of the registered kernels (at most MAX_LIBS; a job whose
+ * library is not among them has it loaded when the job comes). */
+static int plugin_libraries(const char **libs) {
+    int n = 0;
+    for (size_t i = 0; i < sml_kernel_count() && n < MAX_LIBS; i++) {
+        const char *lib = sml_kernel_library(sml_kernel_at(i));
+        if (!lib || !lib[0] || sml_source_is_python(lib)) continue;
+        int seen = 0;
+        for (int j = 0; j < n && !seen; j++) seen = !strcmp(libs[j], lib);
+        if (!seen) libs[n++] = lib;
+    }
+    return n;
+}
 
 /* argv of the worker (pointers into `store`), NULL-terminated; 0 when there is none. */
 static int worker_argv(const sml_worker_opts *o, char *store, size_t n, char **argv) {
     const char *env = getenv("SML_WORKER_ARGV");
     int argc = 0;
-    for (const char *const *t = o && o->wrap ? o->wrap : NULL; t && *t && argc < MAX_ARGS / 2; t++)
+    for (const char *const *t = o && o->wrap ? o->wrap : NULL; t && *t && argc < 12; t++)
         argv[argc++] = (char *)*t;
     if (env && *env) {
         if (strlen(env) + 1 > n) return 0;
         strcpy(store, env);
-        for (char *save = NULL, *t = strtok_r(store, "\t", &save); t && argc < MAX_ARGS - 4;
+        for (char *save = NULL, *t = strtok_r(store, "\t", &save); t && argc < 28;
              t = strtok_r(NULL, "\t", &save))
             argv[argc++] = t;
     } else {
@@ -58,6 +74,18 @@ static int worker_argv(const sml_worker_opts *o, char *store, size_t n, char **a
         argv[argc++] = "--load";
         argv[argc++] = (char *)o->library;
     }
+    /* Every plugin library this process loaded, loaded by the worker before its slots'
+     * threads start: a dlopen in one thread while another runs exit() can run a library's
+     * initializers a second time (glibc's exit marks them not run), and a kernel that calls
+     * exit() is one the worker must survive judging. This process has checked each library
+     * already (--allow-writable-plugin: its decision stands). */
+    const char *libs[MAX_LIBS];
+    int nlibs = plugin_libraries(libs);
+    for (int i = 0; i < nlibs; i++) {
+        argv[argc++] = "--load";
+        argv[argc++] = (char *)libs[i];
+    }
+    if (nlibs) argv[argc++] = "--allow-writable-plugin";
     argv[argc] = NULL;
     return argc;
 }
