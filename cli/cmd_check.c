@@ -173,6 +173,7 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
         sml_jw_kint(w, "cols", fl->cols);
         sml_jw_kint(w, "shrunk_rows", fl->s_rows);
         sml_jw_kint(w, "shrunk_cols", fl->s_cols);
+        sml_jw_kstr(w, "message", fl->message);
         sml_jw_kstr(w, "reproducer", fl->repro);
         sml_jw_end(w);
     }
@@ -700,7 +701,7 @@ int sml_cmd_check(int argc, char **argv) {
      * again (src/worker/command.c): a crash, an exit or a hang is a FAIL naming the kernel. */
     if ((a.input || a.against || a.allow_less) && !a.in_process && !a.sanitize &&
         sml_worker_command_available())
-        return sml_worker_command("check", 1.0, 0.0, 0, sml_cli_stdout());
+        return sml_worker_command("check", 1.0, 0.0, 0, sml_cli_stdout(), sml_cli_line());
     if (a.input) return run_input(&a);
     if (a.dy || a.output) {
         fprintf(stderr, ME ": %s goes with --input\n", a.dy ? "--dy" : "--output");

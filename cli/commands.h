@@ -19,5 +19,7 @@ int sml_cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 /* The real standard output while the command's own goes to standard error ("--json -",
  * "--md -"); -1 when standard output is itself. */
 int sml_cli_stdout(void);
+/* The command line sml_cli_main was given (its argv, NULL-terminated). */
+char *const *sml_cli_line(void);
 
 #endif

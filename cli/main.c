@@ -101,6 +101,12 @@ static int stdout_copy = -1;
 
 int sml_cli_stdout(void) { return stdout_copy; }
 
+/* The command line sml_cli_main was given (NULL-terminated), for a command that runs itself
+ * again in a worker process through SML_COMMAND_ARGV's program (src/worker/command.c). */
+static char *const *command_line;
+
+char *const *sml_cli_line(void) { return command_line; }
+
 static void restore_stdout(int saved) {
     stdout_copy = -1;
     if (saved < 0) return;
@@ -193,6 +199,7 @@ int sml_cli_main(int argc, char **argv) {
      * than kill the process half-way through it. */
     signal(SIGXFSZ, SIG_IGN);
     const char *prog = prog_name(argc > 0 ? argv[0] : NULL);
+    command_line = argv;
     /* A command's worker process (src/worker/command.c) says when its command returned. */
     if (sml_worker_command_child()) {
         int rc = argc < 2 ? 2 : run_command(prog, argv[1], argc - 2, argv + 2);

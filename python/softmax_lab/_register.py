@@ -11,8 +11,13 @@ the forward output y and dy the upstream gradient; the result goes into `out` (w
 itself for forward ops: in place). Whatever fn raises is printed once and reported to the suite
 as a failed launch, never as a pass.
 """
+import contextlib
 import ctypes
+import importlib
+import importlib.util
 import inspect
+import json
+import os
 import sys
 import threading
 import traceback
@@ -36,6 +41,26 @@ _keep = []          # every table handed to C must live as long as the process
 _registered = {}    # name -> the table registered (one line)
 _origins = {}       # name -> the origin it was registered with
 _lock = threading.Lock()
+
+# Kernels run in worker processes (new interpreters): each gets there the way it got here.
+_recipes = {}       # name -> (fn, the arguments of register() but fn)
+_on_import = set()  # names registered by a backend or a --load python:MODULE import (a worker does the same)
+_sources = []       # the "python:MODULE" sources imported, in order
+_importing = [0]    # > 0 while a backend or a --load python:MODULE is imported
+_bootstrapping = [False]  # True while a worker registers the kernels of its supervisor
+
+
+@contextlib.contextmanager
+def importing(source=None):
+    """Kernels registered inside are registered again by a worker process on its own (it
+    imports the same backends and sources)."""
+    _importing[0] += 1
+    try:
+        yield
+        if source and source not in _sources:
+            _sources.append(source)
+    finally:
+        _importing[0] -= 1
 
 
 
@@ -267,6 +292,16 @@ def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_col
         _keep.append((table, launch, strings, k, fn, origin.encode()))
         _registered[name] = table
         _origins[name] = origin.encode()
+        _recipes[name] = (fn, dict(ops=list(ops) if not isinstance(ops, str) else ops,
+                                   dtypes=list(dtypes) if not isinstance(dtypes, str) else dtypes,
+                                   device=device, claim=list(claim) if claim else None,
+                                   min_cols=int(min_cols), max_cols=int(max_cols), summary=summary,
+                                   origin=origin, known_deviation=known_deviation, file=file,
+                                   framework=framework))
+        if _importing[0]:
+            _on_import.add(name)
+        else:
+            _on_import.discard(name)
     return name
 
 
@@ -280,8 +315,95 @@ def unregister(name):
             raise ValueError("softmax_lab.unregister: no kernel %r registered from Python (registered: %s)"
                              % (name, ", ".join(_registered) or "none"))
         _origins.pop(name, None)
+        _recipes.pop(name, None)
+        _on_import.discard(name)
         core.sml_unregister_kernels(table)
 
 
 def registered():
     return list(_registered)
+
+
+def _locate(fn):
+    """Where a new interpreter finds fn: ({"module", "modfile", "qualname"}, None), or
+    (None, why it cannot)."""
+    mod, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    if not isinstance(mod, str) or not isinstance(qual, str):
+        return None, "it has no module and name to be imported by"
+    if mod == "__main__":
+        return None, "it is defined in the script (__main__), which a worker cannot import; define it in a module"
+    if "<" in qual:
+        return None, "%s.%s is a lambda or is defined inside a function; define it at a module's top level" % (mod, qual)
+    obj = sys.modules.get(mod)
+    for part in qual.split("."):
+        obj = getattr(obj, part, None)
+    if obj is not fn and obj != fn:
+        return None, "%s.%s is not this function (replaced or decorated); register what the name holds" % (mod, qual)
+    where = {"module": mod, "qualname": qual}
+    path = getattr(sys.modules.get(mod), "__file__", None)
+    if path:
+        where["modfile"] = os.path.abspath(path)
+    return where, None
+
+
+def worker_plan():
+    """(plan, local): plan says how a worker process registers this process's Python kernels
+    (the sys.path, the sources to import, each kernel's module, name and arguments); local
+    maps each kernel a worker cannot have to why (its jobs run in this process)."""
+    kernels, local = [], {}
+    with _lock:
+        items = list(_recipes.items())
+        on_import = set(_on_import)
+    for name, (fn, kwargs) in items:
+        if name in on_import:
+            continue
+        where, why = _locate(fn)
+        if where is None:
+            local[name] = why
+            continue
+        kernels.append(dict(where, name=name, kwargs=kwargs))
+    return dict(sys_path=list(sys.path), imports=list(_sources), kernels=kernels), local
+
+
+def _import_module(name, path):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        if not path:
+            raise
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def register_planned(path):
+    """In a worker process: register the kernels its supervisor's plan (worker_plan, as JSON
+    at `path`) names. A kernel that cannot be registered is reported; its jobs then fail as
+    a kernel the worker does not have, never pass."""
+    with open(path) as f:
+        plan = json.load(f)
+    sys.path[:0] = [p for p in plan.get("sys_path", []) if isinstance(p, str) and p not in sys.path]
+    _bootstrapping[0] = True
+    try:
+        for source in plan.get("imports", []):
+            try:
+                with importing(source):
+                    importlib.import_module(source.split(":", 1)[1])
+            except Exception as e:
+                sys.stderr.write("softmax_lab worker: cannot import %s: %s: %s\n" % (source, type(e).__name__, e))
+        for r in plan.get("kernels", []):
+            if r.get("name") in _registered:
+                continue
+            try:
+                fn = _import_module(r["module"], r.get("modfile"))
+                for part in r["qualname"].split("."):
+                    fn = getattr(fn, part)
+                if r["name"] not in _registered:
+                    register(r["name"], fn, **r["kwargs"])
+            except Exception as e:
+                sys.stderr.write("softmax_lab worker: cannot register kernel %r from %s.%s: %s: %s\n"
+                                 % (r.get("name"), r.get("module"), r.get("qualname"), type(e).__name__, e))
+    finally:
+        _bootstrapping[0] = False

@@ -1,6 +1,10 @@
 """check / bench / judge / main: the CLI's subcommands as Python calls. Each builds the same
-argument list a shell user would type, runs it in-process through sml_cli_main (so kernels
-registered from Python are seen), and returns the exit status with the parsed JSON result."""
+argument list a shell user would type, runs it through sml_cli_main in this process, and
+returns the exit status with the parsed JSON result. The kernels run in worker processes, new
+interpreters (`python -m softmax_lab __worker`) that register the same Python kernels by
+importing their modules: a kernel that crashes, exits or hangs is a FAIL naming it, and this
+script goes on. A kernel a new interpreter cannot import (defined in the script itself, or
+inside a function) runs in this process, and the call says so once."""
 import ctypes
 import importlib
 import json
@@ -32,15 +36,68 @@ class Result(dict):
         return "<softmax_lab result exit=%d (%s) argv=%r>" % (self.exit, EXIT_MEANING.get(self.exit, "?"), self.argv)
 
 
-def run_cli(argv, prog="softmax-lab"):
-    """Run one `softmax-lab` command line in this process; returns its exit status. prog is
-    the name its usage shows."""
+_told_local = set()  # kernels already said to run in this process
+
+
+def _worker_env():
+    """The environment under which the command runs its kernels in worker processes: the
+    worker and command programs (this interpreter with `-m softmax_lab`), the plan by which a
+    worker registers this process's Python kernels (a temporary file, returned to remove), and
+    the kernels no worker can have. ({}, None) where this interpreter cannot be run again."""
+    exe = sys.executable
+    if not exe or not os.path.isabs(exe):
+        return {}, None
+    from . import _register
+    plan, local = _register.worker_plan()
+    env = {"SML_WORKER_ARGV": "\t".join([exe, "-m", "softmax_lab", "__worker"])}
+    # The new interpreter imports this package before anything else: from where this one did.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join([here] + [p for p in paths if p != here])
+    if local:
+        env["SML_IN_PROCESS_KERNELS"] = ",".join(sorted(local))
+        for name in sorted(set(local) - _told_local):
+            _told_local.add(name)
+            sys.stderr.write("softmax_lab: kernel %r runs in this process, not in a worker (a crash or an exit "
+                             "in it ends this script): %s\n" % (name, local[name]))
+    else:
+        # A whole command (bench, check --input / --against) runs again in a new interpreter
+        # only where that interpreter can have every kernel.
+        env["SML_COMMAND_ARGV"] = "\t".join([exe, "-m", "softmax_lab"])
+    fd, path = tempfile.mkstemp(prefix="softmax_lab-kernels-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(plan, f)
+    env["SML_PY_KERNELS"] = path
+    return env, path
+
+
+def run_cli(argv, prog="softmax-lab", isolate=True):
+    """Run one `softmax-lab` command line; returns its exit status. prog is the name its usage
+    shows. isolate: the kernels run in worker processes (see the module's header) unless the
+    environment names a worker program already (SML_WORKER_ARGV)."""
+    from . import _register
+    if _register._bootstrapping[0]:
+        raise RuntimeError("softmax_lab: a command was started while a worker process imported the module that "
+                           "registers a kernel; a module a worker imports must not run commands when imported "
+                           "(put them under `if __name__ == \"__main__\":`)")
     core, cli = _native.libs()
     sys.stdout.flush()
     sys.stderr.flush()
-    args = [prog] + [str(a) for a in argv]
-    arr = (ctypes.c_char_p * (len(args) + 1))(*[a.encode() for a in args], None)
-    rc = cli.sml_cli_main(len(args), arr)
+    env, plan_path = _worker_env() if isolate and "SML_WORKER_ARGV" not in os.environ else ({}, None)
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        args = [prog] + [str(a) for a in argv]
+        arr = (ctypes.c_char_p * (len(args) + 1))(*[a.encode() for a in args], None)
+        rc = cli.sml_cli_main(len(args), arr)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        if plan_path:
+            os.unlink(plan_path)
     libc = ctypes.CDLL(None)
     libc.fflush(None)
     from . import _register
@@ -260,8 +317,11 @@ PYTHON_SOURCE = "python:"  # SML_PYTHON_SOURCE_PREFIX of softmax_lab_plugin.h
 
 
 def _import_source(source):
-    """Import the module a "python:MODULE" source names: it registers its kernels."""
-    importlib.import_module(source[len(PYTHON_SOURCE):])
+    """Import the module a "python:MODULE" source names: it registers its kernels (a worker
+    process imports it too)."""
+    from . import _register
+    with _register.importing(source):
+        importlib.import_module(source[len(PYTHON_SOURCE):])
 
 
 def _replay_sources(paths):
@@ -344,7 +404,7 @@ def main(argv=None, prog="python3 -m softmax_lab"):
     except _native.LibraryNotFound as e:
         sys.stderr.write("%s\n" % e)
         return 2
-    if not quiet and argv[0] in ("list", "check", "bench"):
+    if not quiet and argv[0] in ("list", "check", "bench") and not os.environ.get("SML_CMD_FD"):
         for name, why in skipped.items():
             sys.stderr.write("softmax_lab: backend %s not available: %s\n" % (name, why))
     # `python -m` puts the current directory first on sys.path: replay imports nothing from it
@@ -355,15 +415,18 @@ def main(argv=None, prog="python3 -m softmax_lab"):
         else:
             cwd = os.getcwd()
             sys.path[:] = [p for p in sys.path if p not in ("", ".", cwd)]
-    # Kernels run in worker processes: this interpreter again, as `python -m softmax_lab __worker`,
-    # which imports the kernel's module (the supervisor adds --load python:MODULE).
-    os.environ.setdefault("SML_WORKER_ARGV", "\t".join([sys.executable, "-m", "softmax_lab", "__worker"]))
+    # A worker process (`__worker`, or a command run again with SML_CMD_FD): the kernels its
+    # supervisor registered from Python, registered here the same way (run_cli's plan).
+    child = bool(argv) and (argv[0] == "__worker" or bool(os.environ.get("SML_CMD_FD")))
+    if child and os.environ.get("SML_PY_KERNELS"):
+        from . import _register
+        _register.register_planned(os.environ["SML_PY_KERNELS"])
     try:
         argv = take_python_sources(argv)
     except ImportError as e:
         sys.stderr.write("softmax_lab: cannot import a Python kernel module: %s\n" % e)
         return 2
-    return run_cli(argv, prog)
+    return run_cli(argv, prog, isolate=not child)
 
 
 def console_main():

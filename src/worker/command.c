@@ -1,7 +1,8 @@
 /* command.c: a whole command in a worker process, for the commands that run kernels outside
  * the property suite's jobs (check --input, check --against, bench, the edge-shape
  * harness). The supervisor runs this program again with the same command line plus
- * --in-process; the child announces each kernel call on a pipe (sml_call_watch: one write a
+ * --in-process (or, where SML_COMMAND_ARGV names a program, that program with the command
+ * line given to sml_cli_main: the Python binding's `python3 -m softmax_lab`); the child announces each kernel call on a pipe (sml_call_watch: one write a
  * call, a fixed-size record) and, when its command returns, its exit code. The child's exit status is the command's only
  * when that code was announced and matches: a kernel that ends the process (exit(0)
  * included), crashes it or hangs it turns into a FAIL naming the kernel and the call, never
@@ -127,8 +128,36 @@ static char **own_argv(void) {
 
 int sml_worker_command_available(void) {
     char exe[PATH_MAX];
-    return child_fd < 0 && (sml_self_exe_is(exe, sizeof exe, "softmax-lab") ||
+    const char *pre = getenv("SML_COMMAND_ARGV");
+    return child_fd < 0 && ((pre && *pre) || sml_self_exe_is(exe, sizeof exe, "softmax-lab") ||
                             sml_self_exe_is(exe, sizeof exe, "softmax-lab-edge-shapes"));
+}
+
+/* SML_COMMAND_ARGV's program (tab-separated, its first word an absolute path), then `line`
+ * past its program name, then --in-process (malloc'd; one block). NULL where there is none. */
+static char **prefixed_argv(char *const *line) {
+    const char *pre = getenv("SML_COMMAND_ARGV");
+    if (!pre || pre[0] != '/' || !line || !line[0]) return NULL;
+    size_t words = 1, text = strlen(pre) + 1;
+    for (const char *c = pre; *c; c++) words += *c == '\t';
+    for (char *const *a = line + 1; *a; a++) words++, text += strlen(*a) + 1;
+    char **argv = malloc((words + 2) * sizeof *argv + text);
+    if (!argv) return NULL;
+    char *store = (char *)(argv + words + 2);
+    memcpy(store, pre, strlen(pre) + 1);
+    size_t n = 0;
+    for (char *save = NULL, *t = strtok_r(store, "\t", &save); t; t = strtok_r(NULL, "\t", &save))
+        argv[n++] = t;
+    store += strlen(pre) + 1;
+    for (char *const *a = line + 1; *a; a++) {
+        size_t k = strlen(*a) + 1;
+        memcpy(store, *a, k);
+        argv[n++] = store;
+        store += k;
+    }
+    argv[n++] = "--in-process";
+    argv[n] = NULL;
+    return argv;
 }
 
 static pid_t start(char **argv, int wfd, int out) {
@@ -141,7 +170,7 @@ static pid_t start(char **argv, int wfd, int out) {
         fcntl(wfd, F_SETFD, 0);
         if (out >= 0) dup2(out, 1);
         setenv("SML_CMD_FD", var, 1);
-        execv("/proc/self/exe", argv);
+        execv(argv[0][0] == '/' ? argv[0] : "/proc/self/exe", argv);
         _exit(127);
     }
     return pid;
@@ -274,8 +303,10 @@ static int run_once(const char *cmd, char **argv, double slow, double deadline, 
 /* How many kernels may end their worker before a rerun gives up. */
 #define MAX_ENDED 8
 
-int sml_worker_command(const char *cmd, double slow, double seconds, int again, int out) {
-    char **argv = own_argv();
+int sml_worker_command(const char *cmd, double slow, double seconds, int again, int out,
+                       char *const *line) {
+    char **argv = prefixed_argv(line);
+    if (!argv) argv = own_argv();
     if (!argv) {
         fprintf(stderr, "softmax-lab %s: cannot read this process's command line\n", cmd);
         return 2;

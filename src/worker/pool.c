@@ -26,9 +26,25 @@ void sml_worker_pool_init(sml_worker_pool *p, double total_seconds, int threads)
     if (p->share) p->shared = sml_wk_share_new();
 }
 
+int sml_worker_kernel_in_process(const char *name) {
+    const char *v = getenv("SML_IN_PROCESS_KERNELS");
+    size_t n = name ? strlen(name) : 0;
+    for (const char *p = v; p && *p && n;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return 1;
+        p = c ? c + 1 : NULL;
+    }
+    return 0;
+}
+
 sml_status sml_worker_suite_run(sml_prop_job *job, int slot, void *pool) {
     sml_worker_pool *p = pool;
     if (slot < 0 || slot >= SML_PROP_MAX_THREADS) return SML_ERR_INVALID_ARG;
+    if (sml_worker_kernel_in_process(job->k->name)) {
+        job->status = sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
+        return job->status;
+    }
     int device = p->ndevices > 0 ? p->devices[slot % p->ndevices] : p->device;
     /* A tool's verdict is the exit status of the worker it wraps: one job per worker. */
     if (p->share && !p->wrap && slot < p->threads) {

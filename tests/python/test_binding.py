@@ -3,7 +3,9 @@
 A numpy kernel registered from Python goes through the property suite and the bench exactly
 as a C kernel does; a planted-bug Python kernel (no max subtraction) is caught, shrunk, saved,
 and replayed from the saved file by `python -m softmax_lab replay`; judge() accepts a correct
-output and rejects a wrong one. Usage errors of check(), bench(), judge() and register() raise
+output and rejects a wrong one. Kernels run in worker processes: one that calls os._exit(0) is
+a FAIL naming it in check() and bench() while the script goes on and a right kernel beside it
+passes; a kernel no worker can import (a lambda) runs in this process, and the call says so. Usage errors of check(), bench(), judge() and register() raise
 TypeError, ValueError or FileNotFoundError naming the argument; register() takes the device
 from numpy annotations, marks a kernel framework=True as a framework baseline in the ledger, replaces a name registered before (with a warning), and unregister()
 frees a name. Exits 77 (skipped) where numpy or the shared libraries are missing (1 where numpy
@@ -93,6 +95,36 @@ expect(r.exit == 0 and roles.get("py_framework") is True and roles.get("cpu_naiv
        "register(framework=True): its ledger record says \"framework\": true, cpu_naive's false (exit %d, %s)"
        % (r.exit, roles))
 softmax_lab.unregister("py_framework")
+
+# The judged kernel cannot end the judge: os._exit(0) in a kernel is that kernel's FAIL, with
+# the cause; the numpy kernel checked in the same call passes; the script goes on.
+softmax_lab.register("py_exits", planted_kernels.exits, ops=["softmax"], dtypes=["fp32"], device="cpu")
+r = softmax_lab.check(kernels="py_exits,numpy", cases=60, dtypes="fp32", ops="softmax",
+                      extra=["--regressions", "none"])
+runs = {run.get("kernel"): run for run in r.get("runs", [])}
+causes = [f.get("message", "") for f in runs.get("py_exits", {}).get("failures", [])]
+expect(r.exit == 1 and runs.get("py_exits", {}).get("outcome") == "fail"
+       and any("exited with status 0" in c for c in causes) and runs.get("numpy", {}).get("outcome") == "pass",
+       "check(): os._exit(0) in a kernel is its FAIL with the cause (%s), numpy beside it passes (exit %d)"
+       % (causes, r.exit))
+r = softmax_lab.bench(backends="py_exits,numpy", rows=16, cols=256, dtype="fp32", op="softmax",
+                      extra=["--max-seconds", "0.02", "--min-samples", "3", "--quiet"])
+checks = {rec.get("kernel"): [(e.get("check"), e.get("check_detail", "")) for e in rec.get("evidence", [])]
+          for rec in r.get("records", [])}
+expect(r.exit == 1 and any(c == "ERROR" and "exited with status 0" in d for c, d in checks.get("py_exits", []))
+       and [c for c, _ in checks.get("numpy", [])] == ["ok"],
+       "bench(): the exiting kernel's row says why, numpy is still measured (exit %d, %s)" % (r.exit, checks))
+softmax_lab.unregister("py_exits")
+script = """
+import numpy as np, softmax_lab
+softmax_lab.register("py_lambda", lambda op, x, dy, out: np.copyto(out, np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)),
+                     ops=["softmax"], dtypes=["fp32"], device="cpu")
+softmax_lab.check(kernels="py_lambda", cases=5, extra=["--regressions", "none", "--no-shrink"])
+"""
+p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                   env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path[:2])))
+expect("'py_lambda' runs in this process, not in a worker" in p.stderr and "lambda" in p.stderr,
+       "a lambda kernel runs in the script's process, and the call says so and why:\n%s" % p.stderr[-600:])
 
 rng = np.random.default_rng(1)
 x = (rng.standard_normal((3, 5, 77)) * 4).astype(np.float32)

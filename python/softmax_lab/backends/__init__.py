@@ -50,7 +50,8 @@ def register_all(only=None):
             if device == "gpu" and not _gpu_ok():
                 skipped[name] = "no CUDA device visible to PyTorch"
                 continue
-            _register.register(name, fn, ops, dtypes, device=device,
-                               origin="python:%s (%s)" % (mod.__name__, describe(mods)), **extra)
+            with _register.importing():  # a worker registers the backends itself
+                _register.register(name, fn, ops, dtypes, device=device,
+                                   origin="python:%s (%s)" % (mod.__name__, describe(mods)), **extra)
             done.append(name)
     return done, skipped
