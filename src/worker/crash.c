@@ -78,13 +78,15 @@ void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, si
     snprintf(buf, n, "ended (wait status 0x%x) %s", (unsigned)d->status, at);
 }
 
-/* Shrinking a case that ended a worker: each candidate is saved as a reproducer in a
- * scratch folder and replayed in a fresh worker; it still fails when that worker ends the
- * same way (the cause up to " during"). */
+/* Shrinking a case that ended a worker, or that a CUDA error ended (the context it left
+ * cannot judge another case): each candidate is saved as a reproducer in a scratch folder and
+ * replayed in a fresh worker; it still fails when it ends the same way (the replay's outcome
+ * is `want` and its message holds `head`: the cause up to " during", or the CUDA error). */
 typedef struct wk_test {
     const sml_prop_job *job;
-    char head[160];
+    char head[384];
     char dir[64];
+    sml_prop_outcome want;
 } wk_test;
 
 static void empty_dir(const char *dir) {
@@ -105,16 +107,16 @@ static void test_in_worker(void *ctx, sml_prop_id p, const sml_prop_case *c, sml
     v->outcome = SML_PROP_PASS;
     v->row = v->col = -1;
     sml_prop_repro m;
-    sml_prop_repro_describe(&m, t->job->k->name, p, SML_PROP_FAIL, t->head, t->job->cfg.seed, -1, 0,
-                            c, 0);
+    sml_prop_repro_describe(&m, t->job->k->name, p, t->want, t->head, t->job->cfg.seed, -1, 0, c,
+                            0);
     const char *lib = sml_kernel_library(t->job->k);
     if (lib) snprintf(m.load, sizeof m.load, "%s", lib);
     char path[600], err[256];
     sml_prop_replay_result r;
     if (sml_prop_repro_save(t->dir, c, &m, NULL, path, sizeof path, err, sizeof err) == SML_OK &&
-        sml_worker_replay(path, t->job->k->name, &r) == SML_OK && r.outcome == SML_PROP_FAIL &&
+        sml_worker_replay(path, t->job->k->name, &r) == SML_OK && r.outcome == t->want &&
         strstr(r.message, t->head)) {
-        v->outcome = SML_PROP_FAIL;
+        v->outcome = t->want;
         snprintf(v->msg, sizeof v->msg, "%s", r.message);
     }
     empty_dir(t->dir);
@@ -123,20 +125,21 @@ static void test_in_worker(void *ctx, sml_prop_id p, const sml_prop_case *c, sml
 /* The smallest case found that still ends a worker the same way, into *small (a copy of c
  * when none is smaller); 1 when it is smaller. */
 static int shrink_case(const sml_prop_job *job, sml_prop_id prop, const sml_prop_case *c,
-                       const char *cause, sml_prop_case *small, sml_prop_shrink_stats *st) {
-    wk_test t = {job, "", "/tmp/sml-shrink-XXXXXX"};
+                       const char *cause, sml_prop_outcome want, sml_prop_case *small,
+                       sml_prop_shrink_stats *st) {
+    wk_test t = {job, "", "/tmp/sml-shrink-XXXXXX", want};
     const char *tmp = getenv("TMPDIR");
     if (tmp && *tmp && strlen(tmp) < 40) snprintf(t.dir, sizeof t.dir, "%s/sml-shrink-XXXXXX", tmp);
-    const char *during = strstr(cause, " during");
+    const char *during = want == SML_PROP_FAIL ? strstr(cause, " during") : NULL;
     snprintf(t.head, sizeof t.head, "%.*s",
              (int)(during ? (size_t)(during - cause) : strlen(cause)), cause);
     memset(st, 0, sizeof *st);
     if (!mkdtemp(t.dir)) return sml_prop_case_copy(small, c) == SML_OK ? 0 : -1;
-    sml_prop_verdict first = {SML_PROP_FAIL, 0, 0.0, 0.0, -1, -1, ""}, last;
+    sml_prop_verdict first = {want, 0, 0.0, 0.0, -1, -1, ""}, last;
     snprintf(first.msg, sizeof first.msg, "%s", cause);
-    sml_status s = sml_prop_shrink_by(test_in_worker, &t, prop, SML_PROP_FAIL, c, &first,
-                                      job->cfg.shrink_max_evals, job->cfg.shrink_max_seconds, small,
-                                      &last, st);
+    sml_status s =
+        sml_prop_shrink_by(test_in_worker, &t, prop, want, c, &first, job->cfg.shrink_max_evals,
+                           job->cfg.shrink_max_seconds, small, &last, st);
     empty_dir(t.dir);
     rmdir(t.dir);
     if (s != SML_OK) return sml_prop_case_copy(small, c) == SML_OK ? 0 : -1;
@@ -174,7 +177,7 @@ static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *c
     sml_prop_case small;
     sml_prop_shrink_stats st = {0, 0, 0};
     int shrunk = cfg->shrink && !killed && cfg->save_dir
-                     ? shrink_case(job, f->prop, &c, cause, &small, &st)
+                     ? shrink_case(job, f->prop, &c, cause, SML_PROP_FAIL, &small, &st)
                      : 0;
     if (shrunk < 0 || (!shrunk && sml_prop_case_copy(&small, &c) != SML_OK)) {
         sml_prop_case_free(&c);
@@ -249,4 +252,67 @@ void sml_wk_crash_result(sml_prop_job *job, const sml_worker_slot *b, const sml_
     save_case(job, b, cause, d->killed, f);
     job->status = SML_OK;
     report(job, f, cause);
+}
+
+/* A failure a CUDA error ended, not shrunk where it happened (the engine stops there: the
+ * context may be lost): its case drawn again and shrunk in fresh workers, the smallest one
+ * that ends in the same error saved in place of the first reproducer, and said. */
+static void shrink_lost(sml_prop_job *job, sml_prop_failure *f) {
+    const sml_prop_config *cfg = &job->cfg;
+    sml_prop_case c, small;
+    if (sml_prop_gen_case(job->k, job->op, job->dtype,
+                          sml_derive_seed(cfg->seed, (uint64_t)f->case_index), f->level,
+                          &cfg->sizes, &c) != SML_OK)
+        return;
+    /* A regression's failure names no case of the run: the drawn one must be the one that failed. */
+    sml_prop_shrink_stats st = {0, 0, 0};
+    int shrunk = c.seed == f->case_seed && c.rows == f->rows && c.cols == f->cols
+                     ? shrink_case(job, f->prop, &c, f->message, SML_PROP_ERROR, &small, &st)
+                     : -1;
+    if (shrunk > 0) {
+        sml_prop_repro m;
+        sml_prop_repro_describe(&m, job->k->name, f->prop, SML_PROP_ERROR, f->message, cfg->seed,
+                                f->case_index, f->level, &c, st.steps);
+        if (sml_kernel_library(job->k))
+            snprintf(m.load, sizeof m.load, "%s", sml_kernel_library(job->k));
+        char path[1024], err[512];
+        if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, path, sizeof path, err,
+                                sizeof err) == SML_OK) {
+            if (f->repro[0] && strcmp(f->repro, path)) unlink(f->repro);
+            snprintf(f->repro, sizeof f->repro, "%s", path);
+        }
+        sml_prop_failure_shrunk(f, &small, &st);
+        FILE *L = sml_prop_report_begin(cfg);
+        fprintf(L,
+                "  %s %s %s: case %lld (%lldx%lld) shrunk in fresh workers to %lldx%lld ld %lld "
+                "+%lld%s (%lld steps, %lld tried), the same CUDA error\n",
+                job->k->name, sml_op_name(job->op), sml_dtype_name(job->dtype),
+                (long long)f->case_index, (long long)f->rows, (long long)f->cols,
+                (long long)f->s_rows, (long long)f->s_cols, (long long)f->s_ld,
+                (long long)f->s_offset, f->s_inplace ? " inplace" : "", (long long)f->shrink_steps,
+                (long long)f->shrink_evals);
+        if (f->repro[0]) {
+            char load[4400];
+            const char *lib = sml_kernel_library(job->k);
+            sml_prop_load_arg(lib, load, sizeof load);
+            fprintf(L, "  reproducer: %s\n  replay: %s%s %s\n", f->repro,
+                    sml_prop_replay_prefix(lib, cfg->replay_cmd), load, f->repro);
+        }
+        fflush(L);
+        sml_prop_report_end(cfg, L);
+        sml_prop_case_free(&small);
+    } else if (shrunk == 0) {
+        sml_prop_case_free(&small);
+    }
+    sml_prop_case_free(&c);
+}
+
+void sml_wk_shrink_lost_context(sml_prop_job *job) {
+    if (!job->cfg.shrink || !job->cfg.save_dir) return;
+    for (int i = 0; i < job->res.nfail; i++) {
+        sml_prop_failure *f = &job->res.failures[i];
+        if (f->outcome == SML_PROP_ERROR && strstr(f->message, "CUDA") && f->shrink_steps == 0 &&
+            f->case_index >= 0)
+            shrink_lost(job, f);
+    }
 }

@@ -22,4 +22,9 @@ const char *sml_wk_signal_name(int sig);
 /* Fill job->res as a FAIL with that cause, save the case as a reproducer and report it. */
 void sml_wk_crash_result(sml_prop_job *job, const sml_worker_slot *b, const sml_wk_death *d);
 
+/* Each failure of job->res that a CUDA error ended (ERROR, not shrunk where it happened: the
+ * context may be lost) shrunk in fresh workers, its reproducer replaced by the smallest case
+ * that ends in the same error, and a line saying so (with --save and shrinking on). */
+void sml_wk_shrink_lost_context(sml_prop_job *job);
+
 #endif

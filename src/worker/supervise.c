@@ -251,8 +251,10 @@ sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline)
         /* Under a tool, the worker's exit status is the tool's verdict: one job per worker. */
         if (w->wrap)
             sanitizer_verdict(job, w->wrap, sml_worker_close(w));
-        else if (job->res.outcome != SML_PROP_PASS && job->res.outcome != SML_PROP_SKIP)
+        else if (job->res.outcome != SML_PROP_PASS && job->res.outcome != SML_PROP_SKIP) {
             sml_worker_close(w);
+            sml_wk_shrink_lost_context(job);
+        }
         return job->status;
     }
     if (e == SML_WK_KILL_CASE || e == SML_WK_KILL_RUN) kill(w->pid, SIGKILL);

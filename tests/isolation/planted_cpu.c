@@ -6,6 +6,8 @@
  *   abort     calls abort()              segv     writes through a null pointer
  *   loop      never returns              write4k  writes one float 4 KiB past the end of out
  *   write1m   ... 1 MiB past the end     readx    reads one float 4 KiB past the end of x
+ *   cudaerr   returns SML_ERR_CUDA, as a GPU kernel does after a fault that may have lost
+ *             the CUDA context (the engine stops the job and does not shrink in that process)
  *
  * The isolation test (test_isolation.c) checks each beside a right kernel: the supervisor
  * must name the kernel and the cause, save a reproducer that replays to the same cause, and
@@ -56,6 +58,7 @@ plant(const sml_problem *p) {
 static sml_status launch(sml_handle *h, const sml_problem *p) {
     (void)h;
     if (p->dtype != SML_F32 || p->op != SML_SOFTMAX) return SML_ERR_UNSUPPORTED;
+    if (p->cols >= PLANT_COLS && PLANT == 9) return SML_ERR_CUDA;
     if (p->cols >= PLANT_COLS) plant(p);
     for (int64_t r = 0; r < p->rows; r++) {
         const float *x = (const float *)p->x + r * p->ld;

@@ -1,14 +1,17 @@
 /* test_isolation.c: planted kernels that crash, exit, hang or write past their buffers
  * (planted_cpu.c) run by `softmax-lab check` beside a right kernel (plug_ok). For each:
  * exit 1, a FAIL line naming the kernel and the cause, a reproducer, `replay` of it exiting 1
- * with the same cause, and plug_ok passing with the case count it has alone.
+ * with the same cause, and plug_ok passing with the case count it has alone. cudaerr (a
+ * kernel returning SML_ERR_CUDA) is an ERROR the engine cannot shrink in its process: the
+ * supervisor shrinks it in fresh workers to 1x8, and its reproducer replays that case.
  *
  * --command: the same plants in the commands that run kernels outside the suite's jobs
  * (check --input, check --against, bench, softmax-lab-edge-shapes): exit 1 and a FAIL line
  * naming the kernel and the cause; the bench still writes its ledger, the plant's rows
  * saying why and plug_ok's measured.
  *
- *   test_isolation --plant NAME      (exit0 uexit0 abort segv loop write4k write1m readx)
+ *   test_isolation --plant NAME      (exit0 uexit0 abort segv loop write4k write1m readx
+ *                                     cudaerr)
  *   test_isolation --command NAME    (exit0 segv loop) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +94,38 @@ static void plant_test(const char *plant, const char *cause) {
         snprintf(stem, sizeof stem, "did not finish the replayed case");
     expect(strstr(OUT, "STILL FAILS") && strstr(OUT, stem), "%s: replay does not fail with '%s'",
            name, stem);
+}
+
+/* A kernel that returns SML_ERR_CUDA (as one does after a fault that may have lost the
+ * context): the engine stops its job there without shrinking; the supervisor shrinks the case
+ * in fresh workers to the least that ends in the same error, and the reproducer replays it. */
+static void cuda_error_test(void) {
+    char lib[600], ok[600], repro[1024];
+    snprintf(lib, sizeof lib, "%s/planted_cudaerr.so", SML_ISOLATION_DIR);
+    snprintf(ok, sizeof ok, "%s/plug_ok.so", SML_PLUGIN_DIR);
+    int rc = run("cd '%s' && rm -rf saved && %s check --load %s --load %s --kernel "
+                 "planted_cudaerr,plug_ok --op softmax --dtype fp32 --cases " CASES
+                 " --seconds 60 --regressions none --save saved",
+                 TMP, SML_CLI_PATH, lib, ok);
+    expect(rc == 1 && strstr(OUT, "ERROR planted_cudaerr softmax fp32: property "),
+           "cudaerr: check exit %d (want 1) and an ERROR line naming it", rc);
+    expect(strstr(OUT, "planted_cudaerr softmax fp32: case ") &&
+               strstr(OUT, " shrunk in fresh workers to 1x8 ld 8 +0 "),
+           "cudaerr: not shrunk in fresh workers to 1x8 (its least)");
+    expect(strstr(OUT, "plug_ok    cpu        " CASES " ") &&
+               strstr(strstr(OUT, "plug_ok    cpu        " CASES " "), "pass"),
+           "cudaerr: plug_ok did not pass with " CASES " cases");
+    const char *last = NULL;
+    for (const char *p = strstr(OUT, "  reproducer: "); p; p = strstr(p + 1, "  reproducer: "))
+        last = p;
+    expect(last != NULL, "cudaerr: no reproducer printed");
+    if (!last) return;
+    size_t i = 0;
+    for (last += 14; last[i] && last[i] != '\n' && i + 1 < sizeof repro; i++) repro[i] = last[i];
+    repro[i] = 0;
+    rc = run("cd '%s' && %s replay --load %s %s", TMP, SML_CLI_PATH, lib, repro);
+    expect(rc == 1 && strstr(OUT, "1x8") && strstr(OUT, "a CUDA call or kernel launch failed"),
+           "cudaerr: the reproducer does not replay a 1x8 case to the same error (exit %d)", rc);
 }
 
 /* A 64x256 fp32 .npy of small values at path: 0 ok. */
@@ -237,6 +272,10 @@ int main(int argc, char **argv) {
             command_test(COMMAND_PLANTS[i].plant, COMMAND_PLANTS[i].cause);
             found = 1;
         }
+    if (!command && !strcmp(which, "cudaerr")) {
+        cuda_error_test();
+        found = 1;
+    }
     for (size_t i = 0; !command && i < sizeof PLANTS / sizeof PLANTS[0]; i++)
         if (!strcmp(PLANTS[i].plant, which)) {
             plant_test(PLANTS[i].plant, PLANTS[i].cause);
