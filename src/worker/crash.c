@@ -54,7 +54,7 @@ void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, si
     if (d->killed) {
         snprintf(buf, n, "did not finish %s in %.1f s%s", at + (strncmp(at, "during ", 7) ? 0 : 7),
                  d->limit,
-                 d->killed == 2 ? " (the run's time budget ran out; killed)" : " (killed)");
+                 d->killed == 2 ? " (the run's time budget ran out; stopped)" : " (killed)");
         return;
     }
     if (WIFSIGNALED(d->status)) {
@@ -227,7 +227,42 @@ static void report(const sml_prop_job *job, const sml_prop_failure *f, const cha
     sml_prop_report_end(&job->cfg, L);
 }
 
+/* The run's time budget ran out while the job's case was in flight, and its worker was
+ * killed so that the run ends on time. That case's own deadline had not passed: it was not
+ * judged, and its end is no verdict on the kernel. The job keeps the cases judged before it
+ * (none: skipped, with the reason). */
+static void budget_end(sml_prop_job *job, const sml_worker_slot *b, const sml_wk_death *d) {
+    sml_prop_result *res = &job->res;
+    memset(res, 0, sizeof *res);
+    res->kernel = job->k;
+    res->op = job->op;
+    res->dtype = job->dtype;
+    res->accuracy.worst_case = -1;
+    res->cases = atomic_load(&b->cases);
+    res->failed_cases = atomic_load(&b->failed_cases);
+    res->seconds = d->seconds;
+    res->outcome = res->failed_cases > 0 ? SML_PROP_FAIL
+                   : res->cases > 0      ? SML_PROP_PASS
+                                         : SML_PROP_SKIP;
+    char at[96];
+    where(b, at, sizeof at);
+    snprintf(res->note, sizeof res->note, "the run's time budget ran out %.60s, not judged", at);
+    job->status = SML_OK;
+    FILE *L = sml_prop_report_begin(&job->cfg);
+    fprintf(L,
+            "note: %s %s %s: the run's time budget ran out %s; that case was not judged (its "
+            "worker was stopped to end the run on time), the %lld before it were\n",
+            job->k->name, sml_op_name(job->op), sml_dtype_name(job->dtype), at,
+            (long long)res->cases);
+    fflush(L);
+    sml_prop_report_end(&job->cfg, L);
+}
+
 void sml_wk_crash_result(sml_prop_job *job, const sml_worker_slot *b, const sml_wk_death *d) {
+    if (d->killed == 2) {
+        budget_end(job, b, d);
+        return;
+    }
     sml_prop_result *res = &job->res;
     char cause[320];
     sml_wk_cause(d, b, cause, sizeof cause);

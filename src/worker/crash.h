@@ -19,7 +19,9 @@ typedef struct sml_wk_death {
 void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, size_t n);
 /* "SIGSEGV" and the like; NULL for a signal it does not name. */
 const char *sml_wk_signal_name(int sig);
-/* Fill job->res as a FAIL with that cause, save the case as a reproducer and report it. */
+/* Fill job->res as a FAIL with that cause, save the case as a reproducer and report it; where
+ * the run's time budget ended the worker (d->killed 2), the job keeps what was judged before
+ * the case in flight, which is no verdict, and a note says so. */
 void sml_wk_crash_result(sml_prop_job *job, const sml_worker_slot *b, const sml_wk_death *d);
 
 /* Each failure of job->res that a CUDA error ended (ERROR, not shrunk where it happened: the

@@ -6,6 +6,7 @@
  *   abort     calls abort()              segv     writes through a null pointer
  *   loop      never returns              write4k  writes one float 4 KiB past the end of out
  *   write1m   ... 1 MiB past the end     readx    reads one float 4 KiB past the end of x
+ *   slow      sleeps 3 s, then computes the right answer (within the case's deadline)
  *   cudaerr   returns SML_ERR_CUDA, as a GPU kernel does after a fault that may have lost
  *             the CUDA context (the engine stops the job and does not shrink in that process)
  *
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "softmax_lab_plugin.h"
@@ -52,6 +54,9 @@ plant(const sml_problem *p) {
     ((volatile float *)end)[1 << 18] = 1.0f;
 #elif PLANT == 8
     sink = ((const volatile float *)xend)[1024];
+#elif PLANT == 10
+    struct timespec ts = {3, 0};
+    nanosleep(&ts, NULL);
 #endif
 }
 

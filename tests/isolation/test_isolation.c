@@ -3,7 +3,8 @@
  * exit 1, a FAIL line naming the kernel and the cause, a reproducer, `replay` of it exiting 1
  * with the same cause, and plug_ok passing with the case count it has alone. cudaerr (a
  * kernel returning SML_ERR_CUDA) is an ERROR the engine cannot shrink in its process: the
- * supervisor shrinks it in fresh workers to 1x8, and its reproducer replays that case.
+ * supervisor shrinks it in fresh workers to 1x8, and its reproducer replays that case. slow
+ * (3 s a case, --seconds 1) is stopped at the run's end, and that is no verdict.
  *
  * --command: the same plants in the commands that run kernels outside the suite's jobs
  * (check --input, check --against, bench, softmax-lab-edge-shapes): exit 1 and a FAIL line
@@ -11,7 +12,7 @@
  * saying why and plug_ok's measured.
  *
  *   test_isolation --plant NAME      (exit0 uexit0 abort segv loop write4k write1m readx
- *                                     cudaerr)
+ *                                     cudaerr slow)
  *   test_isolation --command NAME    (exit0 segv loop) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,23 @@ static void cuda_error_test(void) {
     rc = run("cd '%s' && %s replay --load %s %s", TMP, SML_CLI_PATH, lib, repro);
     expect(rc == 1 && strstr(OUT, "1x8") && strstr(OUT, "a CUDA call or kernel launch failed"),
            "cudaerr: the reproducer does not replay a 1x8 case to the same error (exit %d)", rc);
+}
+
+/* A kernel slower than the run's budget but within its case's deadline (3 s a case of 8
+ * columns or more; --seconds 1): the worker is stopped at the run's end, and the case in
+ * flight is no verdict: exit 0, a note naming the case, the cases before it judged. */
+static void budget_test(void) {
+    char lib[600], ok[600];
+    snprintf(lib, sizeof lib, "%s/planted_slow.so", SML_ISOLATION_DIR);
+    snprintf(ok, sizeof ok, "%s/plug_ok.so", SML_PLUGIN_DIR);
+    int rc = run("cd '%s' && %s check --load %s --load %s --kernel planted_slow,plug_ok --op "
+                 "softmax --dtype fp32 --cases " CASES " --seconds 1 --regressions none",
+                 TMP, SML_CLI_PATH, lib, ok);
+    expect(rc == 0, "slow: check exit %d, want 0 (the budget's end is no verdict)", rc);
+    expect(strstr(OUT, "note: planted_slow softmax fp32: the run's time budget ran out during "
+                       "case ") != NULL,
+           "slow: no note naming the case the budget ended");
+    expect(strstr(OUT, "FAIL") == NULL, "slow: a FAIL line");
 }
 
 /* A 64x256 fp32 .npy of small values at path: 0 ok. */
@@ -272,6 +290,10 @@ int main(int argc, char **argv) {
             command_test(COMMAND_PLANTS[i].plant, COMMAND_PLANTS[i].cause);
             found = 1;
         }
+    if (!command && !strcmp(which, "slow")) {
+        budget_test();
+        found = 1;
+    }
     if (!command && !strcmp(which, "cudaerr")) {
         cuda_error_test();
         found = 1;
