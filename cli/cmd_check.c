@@ -698,8 +698,9 @@ int sml_cmd_check(int argc, char **argv) {
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;
     /* Outside the suite's jobs the kernels run in a worker process running this command
-     * again (src/worker/command.c): a crash, an exit or a hang is a FAIL naming the kernel. */
-    if ((a.input || a.against || a.allow_less) && !a.in_process && !a.sanitize &&
+     * again (src/worker/command.c): a crash, an exit or a hang is a FAIL naming the kernel.
+     * Judging an --output made elsewhere runs no kernel. */
+    if (((a.input && !a.output) || a.against || a.allow_less) && !a.in_process && !a.sanitize &&
         sml_worker_command_available())
         return sml_worker_command("check", 1.0, 0.0, 0, sml_cli_stdout(), sml_cli_line());
     if (a.input) return run_input(&a);
