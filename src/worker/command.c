@@ -22,7 +22,7 @@
 
 #include "core/internal.h"
 #include "io/per_device.h"
-#include "worker/crash.h"
+#include "worker/ending.h"
 #include "worker/worker.h"
 
 /* What the child writes on the pipe: a kernel call it is about to make, or its exit code. */

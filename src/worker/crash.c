@@ -3,12 +3,10 @@
  * its index and its level), saves it as a reproducer whose message is the cause, and
  * prints a FAIL report like the engine's. */
 #define _GNU_SOURCE
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <dirent.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -18,65 +16,6 @@
 #include "prop/shrink.h"
 #include "worker/crash.h"
 #include "worker/worker.h"
-
-const char *sml_wk_signal_name(int sig) {
-    switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGABRT: return "SIGABRT";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGSYS: return "SIGSYS";
-    default: return NULL;
-    }
-}
-
-static void where(const sml_worker_slot *b, char *buf, size_t n) {
-    int phase = atomic_load(&b->phase);
-    if (phase == SML_PROP_PHASE_CASE && b->index >= 0)
-        snprintf(buf, n, "during case %lld", (long long)b->index);
-    else if (phase == SML_PROP_PHASE_CASE)
-        snprintf(buf, n, "during the replayed case");
-    else if (phase == SML_PROP_PHASE_SHRINK)
-        snprintf(buf, n, "while shrinking case %lld", (long long)b->index);
-    else if (phase == SML_PROP_PHASE_REGRESSION)
-        snprintf(buf, n, "during saved reproducer %lld", (long long)b->index + 1);
-    else
-        snprintf(buf, n, "before its first case");
-}
-
-void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, size_t n) {
-    char at[96];
-    where(b, at, sizeof at);
-    if (d->killed) {
-        snprintf(buf, n, "did not finish %s in %.1f s%s", at + (strncmp(at, "during ", 7) ? 0 : 7),
-                 d->limit,
-                 d->killed == 2 ? " (the run's time budget ran out; stopped)" : " (killed)");
-        return;
-    }
-    if (WIFSIGNALED(d->status)) {
-        int sig = WTERMSIG(d->status);
-        const char *name = sml_wk_signal_name(sig);
-        char sname[32];
-        if (name)
-            snprintf(sname, sizeof sname, "%s", name);
-        else
-            snprintf(sname, sizeof sname, "signal %d", sig);
-        if (atomic_load(&b->fault_set))
-            snprintf(buf, n, "%.200s (%s) %s", b->fault, sname, at);
-        else
-            snprintf(buf, n, "%s %s", sname, at);
-        return;
-    }
-    if (WIFEXITED(d->status)) {
-        snprintf(buf, n, "exited with status %d %s", WEXITSTATUS(d->status), at);
-        return;
-    }
-    snprintf(buf, n, "ended (wait status 0x%x) %s", (unsigned)d->status, at);
-}
 
 /* Shrinking a case that ended a worker, or that a CUDA error ended (the context it left
  * cannot judge another case): each candidate is saved as a reproducer in a scratch folder and
@@ -245,7 +184,7 @@ static void budget_end(sml_prop_job *job, const sml_worker_slot *b, const sml_wk
                    : res->cases > 0      ? SML_PROP_PASS
                                          : SML_PROP_SKIP;
     char at[96];
-    where(b, at, sizeof at);
+    sml_wk_doing(b, at, sizeof at);
     snprintf(res->note, sizeof res->note, "the run's time budget ran out %.60s, not judged", at);
     job->status = SML_OK;
     FILE *L = sml_prop_report_begin(&job->cfg);

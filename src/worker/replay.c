@@ -9,7 +9,7 @@
 #include "core/internal.h"
 #include "prop/repro.h"
 #include "worker/board.h"
-#include "worker/crash.h"
+#include "worker/ending.h"
 #include "worker/worker.h"
 
 /* The library the reproducer's kernel needs a Python worker for ("" none). */

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,40 +13,10 @@
 #include <sys/wait.h>
 
 #include "core/internal.h"
-#include "reference/reference.h"
 #include "worker/board.h"
 #include "worker/crash.h"
 #include "worker/job_wait.h"
 #include "worker/worker.h"
-
-/* Seconds per element of the double-precision forward reference here, measured once. */
-static double ref_speed;
-static pthread_once_t ref_once = PTHREAD_ONCE_INIT;
-
-static void measure_ref(void) {
-    const int64_t rows = 256, cols = 1024;
-    float *x = malloc((size_t)(rows * cols) * sizeof *x);
-    double *y = malloc((size_t)(rows * cols) * sizeof *y);
-    ref_speed = 1e-7;
-    if (!x || !y) {
-        free(x);
-        free(y);
-        return;
-    }
-    for (int64_t i = 0; i < rows * cols; i++) x[i] = (float)(i % 97) * 0.1f;
-    double t0 = sml_prop_now();
-    sml_ref_run(SML_SOFTMAX, SML_F32, rows, cols, cols, x, NULL, y);
-    double t = sml_prop_now() - t0;
-    if (t > 0) ref_speed = t / (double)(rows * cols);
-    free(x);
-    free(y);
-}
-
-double sml_worker_case_deadline(double elements) {
-    pthread_once(&ref_once, measure_ref);
-    double d = 200.0 * elements * ref_speed;
-    return d > SML_WORKER_FLOOR_S ? d : SML_WORKER_FLOOR_S;
-}
 
 /* The deadline (monotonic) of what the slot says the worker is doing now. */
 static double slot_deadline(const sml_worker_slot *b, const sml_prop_config *cfg, double started,

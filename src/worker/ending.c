@@ -1,0 +1,105 @@
+/* ending.c: how and when a worker process ends, in words and in seconds: the deadline of a
+ * case (from the double reference's speed here), and the cause of an end ("SIGSEGV during
+ * case 3", "exited with status 0 during case 812") as the supervisor prints it. Below
+ * everything else in src/worker that judges an end (supervise.c, share.c, crash.c, replay.c,
+ * command.c). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "core/internal.h"
+#include "reference/reference.h"
+#include "worker/ending.h"
+#include "worker/worker.h"
+
+/* Seconds per element of the double-precision forward reference here, measured once. */
+static double ref_speed;
+static pthread_once_t ref_once = PTHREAD_ONCE_INIT;
+
+static void measure_ref(void) {
+    const int64_t rows = 256, cols = 1024;
+    float *x = malloc((size_t)(rows * cols) * sizeof *x);
+    double *y = malloc((size_t)(rows * cols) * sizeof *y);
+    ref_speed = 1e-7;
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return;
+    }
+    for (int64_t i = 0; i < rows * cols; i++) x[i] = (float)(i % 97) * 0.1f;
+    double t0 = sml_prop_now();
+    sml_ref_run(SML_SOFTMAX, SML_F32, rows, cols, cols, x, NULL, y);
+    double t = sml_prop_now() - t0;
+    if (t > 0) ref_speed = t / (double)(rows * cols);
+    free(x);
+    free(y);
+}
+
+double sml_worker_case_deadline(double elements) {
+    pthread_once(&ref_once, measure_ref);
+    double d = 200.0 * elements * ref_speed;
+    return d > SML_WORKER_FLOOR_S ? d : SML_WORKER_FLOOR_S;
+}
+
+const char *sml_wk_signal_name(int sig) {
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGABRT: return "SIGABRT";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGSYS: return "SIGSYS";
+    default: return NULL;
+    }
+}
+
+void sml_wk_doing(const sml_worker_slot *b, char *buf, size_t n) {
+    int phase = atomic_load(&b->phase);
+    if (phase == SML_PROP_PHASE_CASE && b->index >= 0)
+        snprintf(buf, n, "during case %lld", (long long)b->index);
+    else if (phase == SML_PROP_PHASE_CASE)
+        snprintf(buf, n, "during the replayed case");
+    else if (phase == SML_PROP_PHASE_SHRINK)
+        snprintf(buf, n, "while shrinking case %lld", (long long)b->index);
+    else if (phase == SML_PROP_PHASE_REGRESSION)
+        snprintf(buf, n, "during saved reproducer %lld", (long long)b->index + 1);
+    else
+        snprintf(buf, n, "before its first case");
+}
+
+void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, size_t n) {
+    char at[96];
+    sml_wk_doing(b, at, sizeof at);
+    if (d->killed) {
+        snprintf(buf, n, "did not finish %s in %.1f s%s", at + (strncmp(at, "during ", 7) ? 0 : 7),
+                 d->limit,
+                 d->killed == 2 ? " (the run's time budget ran out; stopped)" : " (killed)");
+        return;
+    }
+    if (WIFSIGNALED(d->status)) {
+        int sig = WTERMSIG(d->status);
+        const char *name = sml_wk_signal_name(sig);
+        char sname[32];
+        if (name)
+            snprintf(sname, sizeof sname, "%s", name);
+        else
+            snprintf(sname, sizeof sname, "signal %d", sig);
+        if (atomic_load(&b->fault_set))
+            snprintf(buf, n, "%.200s (%s) %s", b->fault, sname, at);
+        else
+            snprintf(buf, n, "%s %s", sname, at);
+        return;
+    }
+    if (WIFEXITED(d->status)) {
+        snprintf(buf, n, "exited with status %d %s", WEXITSTATUS(d->status), at);
+        return;
+    }
+    snprintf(buf, n, "ended (wait status 0x%x) %s", (unsigned)d->status, at);
+}
