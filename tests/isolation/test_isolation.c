@@ -4,7 +4,7 @@
  * with the same cause, and plug_ok passing with the case count it has alone. cudaerr (a
  * kernel returning SML_ERR_CUDA) is an ERROR the engine cannot shrink in its process: the
  * supervisor shrinks it in fresh workers to 1x8, and its reproducer replays that case. slow
- * (3 s a case, --seconds 1) is stopped at the run's end, and that is no verdict.
+ * (3.7 s a case, --seconds 1: the run ends at 3 s) is stopped there, and that is no verdict.
  *
  * --command: the same plants in the commands that run kernels outside the suite's jobs
  * (check --input, check --against, bench, softmax-lab-edge-shapes): exit 1 and a FAIL line
@@ -129,7 +129,7 @@ static void cuda_error_test(void) {
            "cudaerr: the reproducer does not replay a 1x8 case to the same error (exit %d)", rc);
 }
 
-/* A kernel slower than the run's budget but within its case's deadline (3 s a case of 8
+/* A kernel slower than the run's budget but within its case's deadline (3.7 s a case of 8
  * columns or more; --seconds 1): the worker is stopped at the run's end, and the case in
  * flight is no verdict: exit 0, a note naming the case, the cases before it judged. */
 static void budget_test(void) {
