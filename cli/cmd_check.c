@@ -100,9 +100,10 @@ static int dir_exists(const char *p) {
 }
 
 typedef struct ksum {
-    int64_t cases, failed, regressions, runs, skipped, deviations;
+    int64_t cases, failed, regressions, runs, skipped, errors, deviations;
     double worst_ratio, worst_ulps, seconds;
     char skip_note[192];
+    char error_note[192]; /* the first job that could not be judged: why */
 } ksum;
 
 static size_t registry_index(const sml_kernel *k) {
@@ -150,7 +151,8 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
     sml_jw_kstr(w, "op", sml_op_name(op));
     sml_jw_kstr(w, "dtype", sml_dtype_name(dt));
     sml_jw_kstr(w, "outcome", sml_prop_outcome_name(res->outcome));
-    sml_jw_kstr(w, "note", res->outcome == SML_PROP_SKIP ? res->note : NULL);
+    sml_jw_kstr(w, "note",
+                res->outcome == SML_PROP_SKIP || res->outcome == SML_PROP_ERROR ? res->note : NULL);
     sml_jw_kint(w, "cases", res->cases);
     sml_jw_kint(w, "failed_cases", res->failed_cases);
     sml_jw_kint(w, "regressions", res->regressions);
@@ -434,6 +436,9 @@ static int sum_jobs(const sml_prop_job *jobs, int njobs, ksum *sum, sml_jw *w) {
             s->skipped++;
             snprintf(s->skip_note, sizeof s->skip_note, "%s", res->note);
         }
+        if (res->outcome == SML_PROP_ERROR && !s->errors++)
+            snprintf(s->error_note, sizeof s->error_note, "%s %s: %s", sml_op_name(res->op),
+                     sml_dtype_name(res->dtype), res->note[0] ? res->note : "no reason given");
         if (res->outcome == SML_PROP_FAIL || res->outcome == SML_PROP_ERROR) failed = 1;
         for (int p = 0; p < SML_PROP_COUNT; p++) s->deviations += res->deviations[p];
         s->cases += res->cases;
@@ -456,11 +461,17 @@ static void print_table(const ksum *sum, const unsigned char *chosen, size_t nk)
         const sml_kernel *k = sml_kernel_at(i);
         const ksum *s = &sum[i];
         if (!chosen[i] || !s->runs) continue;
-        const char *status = s->failed ? "FAIL" : s->skipped == s->runs ? "skipped" : "pass";
+        const char *status = s->failed               ? "FAIL"
+                             : s->errors             ? "ERROR"
+                             : s->skipped == s->runs ? "skipped"
+                                                     : "pass";
         printf("%-10s %-4s %8lld %8lld %6lld %12.3g %10.3g %8.1f  %s%s%s\n", k->name,
                k->device == SML_DEVICE_GPU ? "gpu" : "cpu", (long long)s->cases,
                (long long)s->failed, (long long)s->regressions, s->worst_ratio, s->worst_ulps,
                s->seconds, status, s->skipped ? ": " : "", s->skipped ? s->skip_note : "");
+        if (s->errors)
+            printf("%-10s      ERROR: %s%s\n", "", s->error_note,
+                   s->errors > 1 ? " (and other jobs of this kernel)" : "");
         if (s->deviations)
             printf("%-10s      KNOWN DEVIATION: %lld checks missed the value bounds and were "
                    "excused (%s)\n",

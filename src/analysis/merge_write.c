@@ -37,7 +37,8 @@ static void json_run(sml_jw *w, const sml_merge_run *r) {
     sml_jw_kstr(w, "op", r->op);
     sml_jw_kstr(w, "dtype", r->dtype);
     sml_jw_kstr(w, "outcome", r->outcome);
-    sml_jw_kstr(w, "note", !strcmp(r->outcome, "skip") ? r->note : NULL);
+    sml_jw_kstr(w, "note",
+                !strcmp(r->outcome, "skip") || !strcmp(r->outcome, "error") ? r->note : NULL);
     sml_jw_kint(w, "cases", r->cases);
     sml_jw_kint(w, "failed_cases", r->failed_cases);
     sml_jw_kint(w, "regressions", r->regressions);
