@@ -573,7 +573,8 @@ static int report(const check_args *a, const sml_prop_job *jobs, int njobs,
            (long long)all, wall, threads, threads == 1 ? "" : "s");
     if (skipped[0]) printf("check: not run here (skipped): %s\n", skipped);
     if (rc == 1)
-        printf("check: FAILED (see the FAIL lines above for the commands that replay each)\n");
+        printf("check: FAILED (see the FAIL and ERROR lines above; each FAIL names the command "
+               "that replays it)\n");
     else if (engine)
         printf("check: NOT CHECKED: the engine could not run %d job%s (above); no verdict on %s; "
                "exit 3\n",
