@@ -384,6 +384,8 @@ def register_planned(path):
     a kernel the worker does not have, never pass."""
     with open(path) as f:
         plan = json.load(f)
+    if not isinstance(plan, dict):
+        raise ValueError("not a JSON object")
     sys.path[:0] = [p for p in plan.get("sys_path", []) if isinstance(p, str) and p not in sys.path]
     _bootstrapping[0] = True
     try:

@@ -420,7 +420,12 @@ def main(argv=None, prog="python3 -m softmax_lab"):
     child = bool(argv) and (argv[0] == "__worker" or bool(os.environ.get("SML_CMD_FD")))
     if child and os.environ.get("SML_PY_KERNELS"):
         from . import _register
-        _register.register_planned(os.environ["SML_PY_KERNELS"])
+        try:
+            _register.register_planned(os.environ["SML_PY_KERNELS"])
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
+            # Its jobs then name a kernel this worker does not have: an ERROR, never a pass.
+            sys.stderr.write("softmax_lab worker: cannot read the kernels' plan %s: %s: %s\n"
+                             % (os.environ["SML_PY_KERNELS"], type(e).__name__, e))
     try:
         argv = take_python_sources(argv)
     except ImportError as e:
