@@ -90,33 +90,42 @@ static int refuse_clash(const sml_check_input_args *a, const char *saved) {
     return -1;
 }
 
-int sml_judge_output(const sml_check_input_args *a) {
-    sml_op op = SML_SOFTMAX;
-    if (a->op && sml_op_parse(a->op, &op) != SML_OK) {
+/* The op (into *op) and the flags that go with it: 1 if they are usable, else 0 after the
+ * message. */
+static int usable_args(const sml_check_input_args *a, sml_op *op) {
+    *op = SML_SOFTMAX;
+    if (a->op && sml_op_parse(a->op, op) != SML_OK) {
         fprintf(stderr,
                 ME ": --output judges one op: softmax, log_softmax, softmax_bwd or "
                    "log_softmax_bwd, not '%s'\n",
                 a->op);
-        return SML_EXIT_UNUSABLE;
+        return 0;
     }
     if (a->kernel) {
         fprintf(stderr, ME ": --output judges a given output; --kernel runs kernels on --input: "
                            "use one or the other\n");
-        return SML_EXIT_UNUSABLE;
+        return 0;
     }
-    int bwd = sml_op_is_backward(op);
+    int bwd = sml_op_is_backward(*op);
     if (bwd && !a->dy) {
         fprintf(stderr,
                 ME
                 ": %s needs the upstream gradient: --dy dy.npy (--input is the forward output y)\n",
-                sml_op_name(op));
-        return SML_EXIT_UNUSABLE;
+                sml_op_name(*op));
+        return 0;
     }
     if (!bwd && a->dy) {
         fprintf(stderr,
                 ME ": --dy applies to backward ops only (--op softmax_bwd or log_softmax_bwd)\n");
-        return SML_EXIT_UNUSABLE;
+        return 0;
     }
+    return 1;
+}
+
+int sml_judge_output(const sml_check_input_args *a) {
+    sml_op op;
+    if (!usable_args(a, &op)) return SML_EXIT_UNUSABLE;
+    int bwd = sml_op_is_backward(op);
     char err[1200];
     sml_npy x, y, dy;
     memset(&y, 0, sizeof y);
