@@ -160,7 +160,7 @@ static char **prefixed_argv(char *const *line) {
     return argv;
 }
 
-static pid_t start(char **argv, int wfd, int out) {
+static pid_t start(const char *exe, char **argv, int wfd, int out) {
     char var[32];
     snprintf(var, sizeof var, "%d", wfd);
     fflush(stdout);
@@ -170,7 +170,7 @@ static pid_t start(char **argv, int wfd, int out) {
         fcntl(wfd, F_SETFD, 0);
         if (out >= 0) dup2(out, 1);
         setenv("SML_CMD_FD", var, 1);
-        execv(argv[0][0] == '/' ? argv[0] : "/proc/self/exe", argv);
+        execv(exe, argv);
         _exit(127);
     }
     return pid;
@@ -264,15 +264,15 @@ static void report(const char *cmd, const cmd_board *b, char **argv, const char 
 
 /* One run of the child; its exit code, or -1 (the FAIL printed, the cause in `ended` as a
  * line "kernel<TAB>cause" when a kernel was running). */
-static int run_once(const char *cmd, char **argv, double slow, double deadline, int out,
-                    char *ended, size_t n) {
+static int run_once(const char *cmd, const char *exe, char **argv, double slow, double deadline,
+                    int out, char *ended, size_t n) {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         fprintf(stderr, "softmax-lab %s: cannot start a worker process (pipe: %s)\n", cmd,
                 strerror(errno));
         return 2;
     }
-    pid_t pid = start(argv, p[1], out);
+    pid_t pid = start(exe, argv, p[1], out);
     int err = errno;
     close(p[1]);
     if (pid < 0) {
@@ -305,7 +305,10 @@ static int run_once(const char *cmd, char **argv, double slow, double deadline, 
 
 int sml_worker_command(const char *cmd, double slow, double seconds, int again, int out,
                        char *const *line) {
+    /* SML_COMMAND_ARGV's program by its path, else this very executable (its file may have
+     * been replaced since it started). */
     char **argv = prefixed_argv(line);
+    const char *exe = argv ? argv[0] : "/proc/self/exe";
     if (!argv) argv = own_argv();
     if (!argv) {
         fprintf(stderr, "softmax-lab %s: cannot read this process's command line\n", cmd);
@@ -316,7 +319,7 @@ int sml_worker_command(const char *cmd, double slow, double seconds, int again, 
     int rc = -1, deaths = 0;
     for (; deaths <= MAX_ENDED; deaths++) {
         size_t before = strlen(ended);
-        rc = run_once(cmd, argv, slow, deadline, out, ended, sizeof ended);
+        rc = run_once(cmd, exe, argv, slow, deadline, out, ended, sizeof ended);
         if (rc != -1) break;
         /* Rerun without the kernel that ended it (its rows say why), when the command can. */
         if (!again || strlen(ended) == before) break;
