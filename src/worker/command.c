@@ -2,11 +2,12 @@
  * the property suite's jobs (check --input, check --against, bench, the edge-shape
  * harness). The supervisor runs this program again with the same command line plus
  * --in-process (or, where SML_COMMAND_ARGV names a program, that program with the command
- * line given to sml_cli_main: the Python binding's `python3 -m softmax_lab`); the child announces each kernel call on a pipe (sml_call_watch: one write a
- * call, a fixed-size record) and, when its command returns, its exit code. The child's exit status is the command's only
- * when that code was announced and matches: a kernel that ends the process (exit(0)
- * included), crashes it or hangs it turns into a FAIL naming the kernel and the call, never
- * into the command's verdict. */
+ * line given to sml_cli_main: the Python binding's `python3 -m softmax_lab`). The child
+ * announces each kernel call on a pipe (sml_call_watch: one write a call, a fixed-size
+ * record) and, when its command returns, its exit code. The child's exit status is the
+ * command's only when that code was announced and matches: a kernel that ends the process
+ * (exit(0) included), crashes it or hangs it turns into a FAIL naming the kernel and the
+ * call, never into the command's verdict. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
