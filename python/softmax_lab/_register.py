@@ -337,7 +337,11 @@ def _locate(fn):
     obj = sys.modules.get(mod)
     for part in qual.split("."):
         obj = getattr(obj, part, None)
-    if obj is not fn and obj != fn:
+    try:
+        same = obj is fn or bool(obj == fn)
+    except Exception:  # an object whose == is not a truth value
+        same = False
+    if not same:
         return None, "%s.%s is not this function (replaced or decorated); register what the name holds" % (mod, qual)
     where = {"module": mod, "qualname": qual}
     path = getattr(sys.modules.get(mod), "__file__", None)
