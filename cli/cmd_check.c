@@ -103,7 +103,7 @@ typedef struct ksum {
     int64_t cases, failed, regressions, runs, skipped, errors, deviations;
     double worst_ratio, worst_ulps, seconds;
     char skip_note[192];
-    char error_note[192]; /* the first job that could not be judged: why */
+    char error_note[256]; /* the first job that could not be judged: why */
 } ksum;
 
 static size_t registry_index(const sml_kernel *k) {
