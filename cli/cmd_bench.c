@@ -678,7 +678,7 @@ int sml_cmd_bench(int argc, char **argv) {
      * one that crashes, exits or hangs is a FAIL naming it, not the bench's verdict. A kernel
      * call may take 10 times a property case's deadline (a cell is timed many times). */
     if (!o.in_process && sml_worker_command_available())
-        return sml_worker_command("bench", 10.0, 0.0, 1, sml_cli_stdout(), sml_cli_line());
+        return sml_worker_command("bench", 10.0, 1, sml_cli_stdout(), sml_cli_line());
     sml_bench_estimate est;
     sml_bench_estimate_plan(&plan, &o.cfg, gpu, &est);
     if (!o.quiet)

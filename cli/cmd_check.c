@@ -714,7 +714,7 @@ int sml_cmd_check(int argc, char **argv) {
      * Judging an --output made elsewhere runs no kernel. */
     if (((a.input && !a.output) || a.against || a.allow_less) && !a.in_process && !a.sanitize &&
         sml_worker_command_available())
-        return sml_worker_command("check", 1.0, 0.0, 0, sml_cli_stdout(), sml_cli_line());
+        return sml_worker_command("check", 1.0, 0, sml_cli_stdout(), sml_cli_line());
     if (a.input) return run_input(&a);
     if (a.dy || a.output) {
         fprintf(stderr, ME ": %s goes with --input\n", a.dy ? "--dy" : "--output");

@@ -22,6 +22,6 @@ int main(int argc, char **argv) {
     }
     if (!has(argc, argv, "--in-process") && !has(argc, argv, "--list-cases") &&
         sml_worker_command_available())
-        return sml_worker_command(name, 1.0, 0.0, 0, -1, NULL);
+        return sml_worker_command(name, 1.0, 0, -1, argv);
     return sml_edge_main(name, argc, argv);
 }

@@ -91,65 +91,37 @@ void sml_worker_command_done(int rc) {
     send_note(&n);
 }
 
-/* This process's command line, NUL-separated, as an argv (malloc'd; one block). */
-static char **own_argv(void) {
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    ssize_t k;
-    while (buf && (k = read(fd, buf + n, cap - n - 1)) > 0) {
-        n += (size_t)k;
-        if (n + 1 >= cap) {
-            char *q = realloc(buf, cap *= 2);
-            if (!q) free(buf);
-            buf = q;
-        }
-    }
-    close(fd);
-    if (!buf || n == 0) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = 0;
-    size_t argc = 0;
-    for (size_t i = 0; i < n; i++) argc += buf[i] == 0;
-    char **argv = malloc((argc + 3) * sizeof *argv + n + 1);
-    if (argv) {
-        char *text = (char *)(argv + argc + 3);
-        memcpy(text, buf, n + 1);
-        size_t a = 0;
-        for (size_t i = 0; i < n; i += strlen(text + i) + 1) argv[a++] = text + i;
-        argv[a++] = "--in-process";
-        argv[a] = NULL;
-    }
-    free(buf);
-    return argv;
+/* SML_COMMAND_ARGV where it names a program by its absolute path, else NULL. */
+static const char *command_program(void) {
+    const char *pre = getenv("SML_COMMAND_ARGV");
+    return pre && pre[0] == '/' ? pre : NULL;
 }
 
 int sml_worker_command_available(void) {
     char exe[PATH_MAX];
-    const char *pre = getenv("SML_COMMAND_ARGV");
-    return child_fd < 0 && ((pre && *pre) || sml_self_exe_is(exe, sizeof exe, "softmax-lab") ||
+    return child_fd < 0 && (command_program() || sml_self_exe_is(exe, sizeof exe, "softmax-lab") ||
                             sml_self_exe_is(exe, sizeof exe, "softmax-lab-edge-shapes"));
 }
 
-/* SML_COMMAND_ARGV's program (tab-separated, its first word an absolute path), then `line`
- * past its program name, then --in-process (malloc'd; one block). NULL where there is none. */
-static char **prefixed_argv(char *const *line) {
-    const char *pre = getenv("SML_COMMAND_ARGV");
-    if (!pre || pre[0] != '/' || !line || !line[0]) return NULL;
-    size_t words = 1, text = strlen(pre) + 1;
-    for (const char *c = pre; *c; c++) words += *c == '\t';
+/* The child's argv (malloc'd; one block): SML_COMMAND_ARGV's words (tab-separated) or
+ * line[0], then `line` past its program name, then --in-process. NULL without memory. */
+static char **child_argv(char *const *line) {
+    const char *pre = command_program(), *head = pre ? pre : line[0];
+    size_t words = 1, text = strlen(head) + 1;
+    for (const char *c = pre; c && *c; c++) words += *c == '\t';
     for (char *const *a = line + 1; *a; a++) words++, text += strlen(*a) + 1;
     char **argv = malloc((words + 2) * sizeof *argv + text);
     if (!argv) return NULL;
     char *store = (char *)(argv + words + 2);
-    memcpy(store, pre, strlen(pre) + 1);
+    memcpy(store, head, strlen(head) + 1);
     size_t n = 0;
-    for (char *save = NULL, *t = strtok_r(store, "\t", &save); t; t = strtok_r(NULL, "\t", &save))
-        argv[n++] = t;
-    store += strlen(pre) + 1;
+    if (pre)
+        for (char *save = NULL, *t = strtok_r(store, "\t", &save); t;
+             t = strtok_r(NULL, "\t", &save))
+            argv[n++] = t;
+    else
+        argv[n++] = store;
+    store += strlen(head) + 1;
     for (char *const *a = line + 1; *a; a++) {
         size_t k = strlen(*a) + 1;
         memcpy(store, *a, k);
@@ -199,10 +171,9 @@ static void drain(int fd, cmd_board *b, cmd_note *part, size_t *have) {
 }
 
 /* Wait for the child, killing it when the kernel call it announced last overran its
- * deadline (`slow` times the suite's) or the run's time (deadline, 0: none) ran out.
- * Its wait status; *killed 1 at the call's deadline, 2 at the run's end; *limit. */
-static int watch(pid_t pid, int fd, cmd_board *b, double slow, double deadline, int *killed,
-                 double *limit) {
+ * deadline (`slow` times the suite's). Its wait status; *killed 1 when killed, with the
+ * deadline in *limit. */
+static int watch(pid_t pid, int fd, cmd_board *b, double slow, int *killed, double *limit) {
     int status = 0;
     cmd_note part;
     size_t have = 0;
@@ -216,12 +187,10 @@ static int watch(pid_t pid, int fd, cmd_board *b, double slow, double deadline, 
             drain(fd, b, &part, &have);
             return status;
         }
-        double now = sml_prop_now();
-        if (!*killed && b->calls > 0 && !b->done) {
+        if (b->calls > 0 && !b->done) {
             double d = slow * sml_worker_case_deadline(b->elements);
-            if (now - b->start > d) *killed = 1, *limit = d;
+            if (sml_prop_now() - b->start > d) *killed = 1, *limit = d;
         }
-        if (!*killed && deadline > 0 && now > deadline) *killed = 2, *limit = now - b->start;
         if (*killed) {
             kill(pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
@@ -234,18 +203,12 @@ static int watch(pid_t pid, int fd, cmd_board *b, double slow, double deadline, 
 static void describe(const char *cmd, const cmd_board *b, int status, int killed, double limit,
                      char *cause, size_t n) {
     const char *what = b->calls ? b->what : "its start";
+    char how[48];
+    sml_wk_status_words(status, how, sizeof how);
     if (killed)
         snprintf(cause, n, "did not finish %s in %.1f s (killed)", what, limit);
-    else if (WIFSIGNALED(status)) {
-        const char *name = sml_wk_signal_name(WTERMSIG(status));
-        if (name)
-            snprintf(cause, n, "%s during %s", name, what);
-        else
-            snprintf(cause, n, "signal %d during %s", WTERMSIG(status), what);
-    } else if (WIFEXITED(status))
-        snprintf(cause, n, "exited with status %d during %s", WEXITSTATUS(status), what);
     else
-        snprintf(cause, n, "ended (wait status 0x%x) during %s", (unsigned)status, what);
+        snprintf(cause, n, "%s during %s", how, what);
     if (!b->calls)
         snprintf(cause + strlen(cause), n - strlen(cause), " (%s ran no kernel yet)", cmd);
 }
@@ -265,8 +228,8 @@ static void report(const char *cmd, const cmd_board *b, char **argv, const char 
 
 /* One run of the child; its exit code, or -1 (the FAIL printed, the cause in `ended` as a
  * line "kernel<TAB>cause" when a kernel was running). */
-static int run_once(const char *cmd, const char *exe, char **argv, double slow, double deadline,
-                    int out, char *ended, size_t n) {
+static int run_once(const char *cmd, const char *exe, char **argv, double slow, int out,
+                    char *ended, size_t n) {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         fprintf(stderr, "softmax-lab %s: cannot start a worker process (pipe: %s)\n", cmd,
@@ -286,7 +249,7 @@ static int run_once(const char *cmd, const char *exe, char **argv, double slow, 
     memset(&b, 0, sizeof b);
     int killed;
     double limit = 0.0;
-    int status = watch(pid, p[0], &b, slow, deadline, &killed, &limit);
+    int status = watch(pid, p[0], &b, slow, &killed, &limit);
     close(p[0]);
     if (!killed && WIFEXITED(status) && b.done && b.rc == WEXITSTATUS(status)) return b.rc;
     /* a ^C reaches both processes: not the kernel's doing */
@@ -304,23 +267,20 @@ static int run_once(const char *cmd, const char *exe, char **argv, double slow, 
 /* How many kernels may end their worker before a rerun gives up. */
 #define MAX_ENDED 8
 
-int sml_worker_command(const char *cmd, double slow, double seconds, int again, int out,
-                       char *const *line) {
+int sml_worker_command(const char *cmd, double slow, int again, int out, char *const *line) {
     /* SML_COMMAND_ARGV's program by its path, else this very executable (its file may have
      * been replaced since it started). */
-    char **argv = prefixed_argv(line);
-    const char *exe = argv ? argv[0] : "/proc/self/exe";
-    if (!argv) argv = own_argv();
+    char **argv = child_argv(line);
     if (!argv) {
-        fprintf(stderr, "softmax-lab %s: cannot read this process's command line\n", cmd);
+        fprintf(stderr, "softmax-lab %s: out of memory\n", cmd);
         return 2;
     }
-    double deadline = seconds > 0 ? sml_prop_now() + seconds : 0.0;
+    const char *exe = command_program() ? argv[0] : "/proc/self/exe";
     char ended[MAX_ENDED * 300] = "";
     int rc = -1, deaths = 0;
     for (; deaths <= MAX_ENDED; deaths++) {
         size_t before = strlen(ended);
-        rc = run_once(cmd, exe, argv, slow, deadline, out, ended, sizeof ended);
+        rc = run_once(cmd, exe, argv, slow, out, ended, sizeof ended);
         if (rc != -1) break;
         /* Rerun without the kernel that ended it (its rows say why), when the command can. */
         if (!again || strlen(ended) == before) break;

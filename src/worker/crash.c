@@ -40,16 +40,46 @@ static void empty_dir(const char *dir) {
     closedir(d);
 }
 
+/* A reproducer's description of the job's case `drawn`, with the kernel's library. */
+static void describe(const sml_prop_job *job, sml_prop_id prop, sml_prop_outcome outcome,
+                     const char *message, int64_t index, int level, const sml_prop_case *drawn,
+                     int64_t steps, sml_prop_repro *m) {
+    sml_prop_repro_describe(m, job->k->name, prop, outcome, message, job->cfg.seed, index, level,
+                            drawn, steps);
+    const char *lib = sml_kernel_library(job->k);
+    if (lib) snprintf(m->load, sizeof m->load, "%s", lib);
+}
+
+/* The job's case `index` at `level`, drawn again (drawing runs no kernel). */
+static sml_status draw(const sml_prop_job *job, int64_t index, int level, sml_prop_case *c) {
+    return sml_prop_gen_case(job->k, job->op, job->dtype,
+                             sml_derive_seed(job->cfg.seed, (uint64_t)index), level,
+                             &job->cfg.sizes, c);
+}
+
+/* "shrunk in fresh workers to RxC ld L +O (S steps, E tried)", no newline. */
+static void print_shrunk(FILE *L, const sml_prop_failure *f) {
+    fprintf(L, "shrunk in fresh workers to %lldx%lld ld %lld +%lld%s (%lld steps, %lld tried)",
+            (long long)f->s_rows, (long long)f->s_cols, (long long)f->s_ld, (long long)f->s_offset,
+            f->s_inplace ? " inplace" : "", (long long)f->shrink_steps, (long long)f->shrink_evals);
+}
+
+/* The reproducer's path and the command that replays it. */
+static void print_repro(FILE *L, const sml_prop_job *job, const char *path) {
+    char load[4400];
+    const char *lib = sml_kernel_library(job->k);
+    sml_prop_load_arg(lib, load, sizeof load);
+    fprintf(L, "  reproducer: %s\n", path);
+    fprintf(L, "  replay: %s%s %s\n", sml_prop_replay_prefix(lib, job->cfg.replay_cmd), load, path);
+}
+
 static void test_in_worker(void *ctx, sml_prop_id p, const sml_prop_case *c, sml_prop_verdict *v) {
     wk_test *t = ctx;
     memset(v, 0, sizeof *v);
     v->outcome = SML_PROP_PASS;
     v->row = v->col = -1;
     sml_prop_repro m;
-    sml_prop_repro_describe(&m, t->job->k->name, p, t->want, t->head, t->job->cfg.seed, -1, 0, c,
-                            0);
-    const char *lib = sml_kernel_library(t->job->k);
-    if (lib) snprintf(m.load, sizeof m.load, "%s", lib);
+    describe(t->job, p, t->want, t->head, -1, 0, c, 0, &m);
     char path[600], err[256];
     sml_prop_replay_result r;
     if (sml_prop_repro_save(t->dir, c, &m, NULL, path, sizeof path, err, sizeof err) == SML_OK &&
@@ -102,10 +132,7 @@ static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *c
     }
     if ((phase != SML_PROP_PHASE_CASE && phase != SML_PROP_PHASE_SHRINK) || b->index < 0) return;
     sml_prop_case c;
-    if (sml_prop_gen_case(job->k, job->op, job->dtype,
-                          sml_derive_seed(cfg->seed, (uint64_t)b->index), b->level, &cfg->sizes,
-                          &c) != SML_OK)
-        return;
+    if (draw(job, b->index, b->level, &c) != SML_OK) return;
     f->case_seed = c.seed;
     f->rows = c.rows;
     f->cols = c.cols;
@@ -125,10 +152,7 @@ static void save_case(sml_prop_job *job, const sml_worker_slot *b, const char *c
     sml_prop_failure_shrunk(f, &small, &st);
     if (cfg->save_dir) {
         sml_prop_repro m;
-        sml_prop_repro_describe(&m, job->k->name, f->prop, SML_PROP_FAIL, cause, cfg->seed,
-                                b->index, b->level, &c, st.steps);
-        if (sml_kernel_library(job->k))
-            snprintf(m.load, sizeof m.load, "%s", sml_kernel_library(job->k));
+        describe(job, f->prop, SML_PROP_FAIL, cause, b->index, b->level, &c, st.steps, &m);
         char err[512];
         if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, f->repro,
                                 sizeof f->repro, err, sizeof err) != SML_OK)
@@ -149,19 +173,12 @@ static void report(const sml_prop_job *job, const sml_prop_failure *f, const cha
                 (long long)f->case_index, (long long)f->rows, (long long)f->cols, (long long)f->ld,
                 (long long)f->offset, f->inplace ? " inplace" : "", f->family,
                 (unsigned long long)f->case_seed, sml_prop_name(f->prop));
-    if (f->shrink_steps > 0)
-        fprintf(
-            L, "  shrunk in fresh workers to %lldx%lld ld %lld +%lld%s (%lld steps, %lld tried)\n",
-            (long long)f->s_rows, (long long)f->s_cols, (long long)f->s_ld, (long long)f->s_offset,
-            f->s_inplace ? " inplace" : "", (long long)f->shrink_steps, (long long)f->shrink_evals);
-    if (f->repro[0]) {
-        char load[4400];
-        const char *lib = sml_kernel_library(job->k);
-        sml_prop_load_arg(lib, load, sizeof load);
-        fprintf(L, "  reproducer: %s\n", f->repro);
-        fprintf(L, "  replay: %s%s %s\n", sml_prop_replay_prefix(lib, job->cfg.replay_cmd), load,
-                f->repro);
+    if (f->shrink_steps > 0) {
+        fprintf(L, "  ");
+        print_shrunk(L, f);
+        fprintf(L, "\n");
     }
+    if (f->repro[0]) print_repro(L, job, f->repro);
     fflush(L);
     sml_prop_report_end(&job->cfg, L);
 }
@@ -234,10 +251,7 @@ void sml_wk_crash_result(sml_prop_job *job, const sml_worker_slot *b, const sml_
 static void shrink_lost(sml_prop_job *job, sml_prop_failure *f) {
     const sml_prop_config *cfg = &job->cfg;
     sml_prop_case c, small;
-    if (sml_prop_gen_case(job->k, job->op, job->dtype,
-                          sml_derive_seed(cfg->seed, (uint64_t)f->case_index), f->level,
-                          &cfg->sizes, &c) != SML_OK)
-        return;
+    if (draw(job, f->case_index, f->level, &c) != SML_OK) return;
     /* A regression's failure names no case of the run: the drawn one must be the one that failed. */
     sml_prop_shrink_stats st = {0, 0, 0};
     int shrunk = c.seed == f->case_seed && c.rows == f->rows && c.cols == f->cols
@@ -245,10 +259,8 @@ static void shrink_lost(sml_prop_job *job, sml_prop_failure *f) {
                      : -1;
     if (shrunk > 0) {
         sml_prop_repro m;
-        sml_prop_repro_describe(&m, job->k->name, f->prop, SML_PROP_ERROR, f->message, cfg->seed,
-                                f->case_index, f->level, &c, st.steps);
-        if (sml_kernel_library(job->k))
-            snprintf(m.load, sizeof m.load, "%s", sml_kernel_library(job->k));
+        describe(job, f->prop, SML_PROP_ERROR, f->message, f->case_index, f->level, &c, st.steps,
+                 &m);
         char path[1024], err[512];
         if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, path, sizeof path, err,
                                 sizeof err) == SML_OK) {
@@ -257,27 +269,16 @@ static void shrink_lost(sml_prop_job *job, sml_prop_failure *f) {
         }
         sml_prop_failure_shrunk(f, &small, &st);
         FILE *L = sml_prop_report_begin(cfg);
-        fprintf(L,
-                "  %s %s %s: case %lld (%lldx%lld) shrunk in fresh workers to %lldx%lld ld %lld "
-                "+%lld%s (%lld steps, %lld tried), the same CUDA error\n",
-                job->k->name, sml_op_name(job->op), sml_dtype_name(job->dtype),
-                (long long)f->case_index, (long long)f->rows, (long long)f->cols,
-                (long long)f->s_rows, (long long)f->s_cols, (long long)f->s_ld,
-                (long long)f->s_offset, f->s_inplace ? " inplace" : "", (long long)f->shrink_steps,
-                (long long)f->shrink_evals);
-        if (f->repro[0]) {
-            char load[4400];
-            const char *lib = sml_kernel_library(job->k);
-            sml_prop_load_arg(lib, load, sizeof load);
-            fprintf(L, "  reproducer: %s\n  replay: %s%s %s\n", f->repro,
-                    sml_prop_replay_prefix(lib, cfg->replay_cmd), load, f->repro);
-        }
+        fprintf(L, "  %s %s %s: case %lld (%lldx%lld) ", job->k->name, sml_op_name(job->op),
+                sml_dtype_name(job->dtype), (long long)f->case_index, (long long)f->rows,
+                (long long)f->cols);
+        print_shrunk(L, f);
+        fprintf(L, ", the same CUDA error\n");
+        if (f->repro[0]) print_repro(L, job, f->repro);
         fflush(L);
         sml_prop_report_end(cfg, L);
-        sml_prop_case_free(&small);
-    } else if (shrunk == 0) {
-        sml_prop_case_free(&small);
     }
+    if (shrunk >= 0) sml_prop_case_free(&small);
     sml_prop_case_free(&c);
 }
 

@@ -74,32 +74,31 @@ void sml_wk_doing(const sml_worker_slot *b, char *buf, size_t n) {
         snprintf(buf, n, "before its first case");
 }
 
+void sml_wk_status_words(int status, char *buf, size_t n) {
+    if (WIFSIGNALED(status)) {
+        const char *name = sml_wk_signal_name(WTERMSIG(status));
+        if (name)
+            snprintf(buf, n, "%s", name);
+        else
+            snprintf(buf, n, "signal %d", WTERMSIG(status));
+    } else if (WIFEXITED(status)) {
+        snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+    } else {
+        snprintf(buf, n, "ended (wait status 0x%x)", (unsigned)status);
+    }
+}
+
 void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, size_t n) {
-    char at[96];
+    char at[96], how[48];
     sml_wk_doing(b, at, sizeof at);
     if (d->killed) {
-        snprintf(buf, n, "did not finish %s in %.1f s%s", at + (strncmp(at, "during ", 7) ? 0 : 7),
-                 d->limit,
-                 d->killed == 2 ? " (the run's time budget ran out; stopped)" : " (killed)");
+        snprintf(buf, n, "did not finish %s in %.1f s (killed)",
+                 at + (strncmp(at, "during ", 7) ? 0 : 7), d->limit);
         return;
     }
-    if (WIFSIGNALED(d->status)) {
-        int sig = WTERMSIG(d->status);
-        const char *name = sml_wk_signal_name(sig);
-        char sname[32];
-        if (name)
-            snprintf(sname, sizeof sname, "%s", name);
-        else
-            snprintf(sname, sizeof sname, "signal %d", sig);
-        if (atomic_load(&b->fault_set))
-            snprintf(buf, n, "%.200s (%s) %s", b->fault, sname, at);
-        else
-            snprintf(buf, n, "%s %s", sname, at);
-        return;
-    }
-    if (WIFEXITED(d->status)) {
-        snprintf(buf, n, "exited with status %d %s", WEXITSTATUS(d->status), at);
-        return;
-    }
-    snprintf(buf, n, "ended (wait status 0x%x) %s", (unsigned)d->status, at);
+    sml_wk_status_words(d->status, how, sizeof how);
+    if (WIFSIGNALED(d->status) && atomic_load(&b->fault_set))
+        snprintf(buf, n, "%.200s (%s) %s", b->fault, how, at);
+    else
+        snprintf(buf, n, "%s %s", how, at);
 }

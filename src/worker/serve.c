@@ -64,16 +64,17 @@ static void hk_report_end(void *ctx) { send_log(ctx); }
  * them at its start (spawn.c passes the supervisor's libraries). */
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The kernel a job names: in the registry, or in the library it came from (loaded now). */
+/* The kernel a job names (NULL: none named, the library loaded all the same): in the
+ * registry, or in the C library it came from, loaded now. */
 static const sml_kernel *find_kernel(const char *name, const char *library) {
     pthread_mutex_lock(&load_lock);
-    const sml_kernel *k = sml_kernel_find(name);
+    const sml_kernel *k = name ? sml_kernel_find(name) : NULL;
     if (!k && library && library[0] && !sml_source_is_python(library)) {
         char why[1024];
-        if (sml_load_plugin(library, why, sizeof why) == SML_OK)
-            k = sml_kernel_find(name);
-        else
+        if (sml_load_plugin(library, why, sizeof why) != SML_OK)
             fprintf(stderr, "softmax-lab worker: %s\n", why);
+        else if (name)
+            k = sml_kernel_find(name);
     }
     pthread_mutex_unlock(&load_lock);
     return k;
@@ -148,14 +149,7 @@ static void run_replay(serve *s, const char *p, size_t len) {
     const char *path = str[0], *kname = str[1], *lib = str[2];
     sml_prop_replay_result r;
     memset(&r, 0, sizeof r);
-    const sml_kernel *k = kname[0] ? find_kernel(kname, lib) : NULL;
-    if (!kname[0] && lib[0] && !sml_source_is_python(lib)) {
-        char why[1024];
-        pthread_mutex_lock(&load_lock);
-        if (sml_load_plugin(lib, why, sizeof why) != SML_OK)
-            fprintf(stderr, "softmax-lab worker: %s\n", why);
-        pthread_mutex_unlock(&load_lock);
-    }
+    const sml_kernel *k = find_kernel(kname[0] ? kname : NULL, lib);
     hk_case_begin(s, SML_PROP_PHASE_CASE, -1, 0, 0, 0.0);
     sml_status st = sml_prop_replay(path, k, NULL, NULL, &r);
     atomic_store(&s->b->phase, SML_PROP_PHASE_IDLE);

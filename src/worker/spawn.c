@@ -35,9 +35,12 @@ int sml_worker_available(void) {
     return self_exe(exe, sizeof exe);
 }
 
-/* The C libraries the worker loads at its start (their kernels' jobs need no dlopen later). */
-#define MAX_LIBS 64
-#define MAX_ARGS (32 + 2 * MAX_LIBS)
+/* A worker's argv: a tool's (wrap) and the worker command's words in the first MAX_WORDS, then
+ * a Python module's --load, then the C libraries it loads at its start (their kernels' jobs
+ * need no dlopen later) and --allow-writable-plugin. */
+#define MAX_WORDS 28
+#define MAX_LIBS  64
+#define MAX_ARGS  (MAX_WORDS + 2 + 2 * MAX_LIBS + 2)
 
 /* The distinct plugin libraries of the registered kernels (at most MAX_LIBS; a job whose
  * library is not among them has it loaded when the job comes). */
@@ -57,12 +60,12 @@ static int plugin_libraries(const char **libs) {
 static int worker_argv(const sml_worker_opts *o, char *store, size_t n, char **argv) {
     const char *env = getenv("SML_WORKER_ARGV");
     int argc = 0;
-    for (const char *const *t = o && o->wrap ? o->wrap : NULL; t && *t && argc < 12; t++)
+    for (const char *const *t = o && o->wrap ? o->wrap : NULL; t && *t && argc < MAX_WORDS / 2; t++)
         argv[argc++] = (char *)*t;
     if (env && *env) {
         if (strlen(env) + 1 > n) return 0;
         strcpy(store, env);
-        for (char *save = NULL, *t = strtok_r(store, "\t", &save); t && argc < 28;
+        for (char *save = NULL, *t = strtok_r(store, "\t", &save); t && argc < MAX_WORDS;
              t = strtok_r(NULL, "\t", &save))
             argv[argc++] = t;
     } else {

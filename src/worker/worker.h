@@ -113,26 +113,26 @@ void sml_worker_pool_close(sml_worker_pool *p);
 /* A whole command in a worker process (command.c), for the commands that run kernels
  * outside the suite's jobs: check --input and --against, bench, the edge-shape harness.
  * available: this program can run itself again (it is softmax-lab or
- * softmax-lab-edge-shapes, or SML_COMMAND_ARGV names the program to run, and it is not itself
- * such a worker). sml_worker_command runs this process's command line again with
- * --in-process (with SML_COMMAND_ARGV: that program and `line`, sml_cli_main's argv) and returns its exit code, or 1 with a
- * FAIL naming the kernel when the child ended before its command returned (an exit, a
- * signal, a kernel call past `slow` times the suite's case deadline, or past `seconds`).
- * With `again`, a kernel that ended the child is named to the next run in SML_WORKER_ENDED
- * (lines "kernel<TAB>cause"; the bench writes them into that kernel's rows and does not run
- * it) and the command runs again, so the rest is still measured; the exit code is then at
- * least 1. `out` (>= 0): the child's standard output (the real one while this process's
- * goes to standard error). The child calls sml_worker_command_child first (1: it is one) and
- * sml_worker_command_done with the command's exit code last. */
+ * softmax-lab-edge-shapes, or SML_COMMAND_ARGV names the program to run by its absolute
+ * path, and it is not itself such a worker). sml_worker_command runs `line` (the command's
+ * argv, NULL-terminated) again with --in-process, in this executable or in SML_COMMAND_ARGV's
+ * program, and returns its exit code, or 1 with a FAIL naming the kernel when the child ended
+ * before its command returned (an exit, a signal, a kernel call past `slow` times the
+ * suite's case deadline). With `again`, a kernel that ended the child is named to the next
+ * run in SML_WORKER_ENDED (lines "kernel<TAB>cause"; the bench writes them into that
+ * kernel's rows and does not run it) and the command runs again, so the rest is still
+ * measured; the exit code is then at least 1. `out` (>= 0): the child's standard output (the
+ * real one while this process's goes to standard error). The child calls
+ * sml_worker_command_child first (1: it is one) and sml_worker_command_done with the
+ * command's exit code last. */
 int sml_worker_command_available(void);
-int sml_worker_command(const char *cmd, double slow, double seconds, int again, int out,
-                       char *const *line);
+int sml_worker_command(const char *cmd, double slow, int again, int out, char *const *line);
 
+int sml_worker_command_child(void);
+void sml_worker_command_done(int rc);
 /* SML_IN_PROCESS_KERNELS (comma-separated names): kernels no worker process can have (the
  * Python binding names those a new interpreter cannot import); their jobs run in this
  * process. 1 for such a kernel. */
 int sml_worker_kernel_in_process(const char *name);
-int sml_worker_command_child(void);
-void sml_worker_command_done(int rc);
 
 #endif
