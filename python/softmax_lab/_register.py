@@ -46,21 +46,22 @@ _lock = threading.Lock()
 _recipes = {}       # name -> (fn, the arguments of register() but fn)
 _on_import = set()  # names registered by a backend or a --load python:MODULE import (a worker does the same)
 _sources = []       # the "python:MODULE" sources imported, in order
-_importing = [0]    # > 0 while a backend or a --load python:MODULE is imported
-_bootstrapping = [False]  # True while a worker registers the kernels of its supervisor
+_importing = 0      # > 0 while a backend or a --load python:MODULE is imported
+_bootstrapping = False  # True while a worker registers the kernels of its supervisor
 
 
 @contextlib.contextmanager
 def importing(source=None):
     """Kernels registered inside are registered again by a worker process on its own (it
     imports the same backends and sources)."""
-    _importing[0] += 1
+    global _importing
+    _importing += 1
     try:
         yield
         if source and source not in _sources:
             _sources.append(source)
     finally:
-        _importing[0] -= 1
+        _importing -= 1
 
 
 
@@ -298,7 +299,7 @@ def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_col
                                    min_cols=int(min_cols), max_cols=int(max_cols), summary=summary,
                                    origin=origin, known_deviation=known_deviation, file=file,
                                    framework=framework))
-        if _importing[0]:
+        if _importing:
             _on_import.add(name)
         else:
             _on_import.discard(name)
@@ -391,7 +392,8 @@ def register_planned(path):
     if not isinstance(plan, dict):
         raise ValueError("not a JSON object")
     sys.path[:0] = [p for p in plan.get("sys_path", []) if isinstance(p, str) and p not in sys.path]
-    _bootstrapping[0] = True
+    global _bootstrapping
+    _bootstrapping = True
     try:
         for source in plan.get("imports", []):
             try:
@@ -412,4 +414,4 @@ def register_planned(path):
                 sys.stderr.write("softmax_lab worker: cannot register kernel %r from %s.%s: %s: %s\n"
                                  % (r.get("name"), r.get("module"), r.get("qualname"), type(e).__name__, e))
     finally:
-        _bootstrapping[0] = False
+        _bootstrapping = False

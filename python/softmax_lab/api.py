@@ -12,7 +12,7 @@ import os
 import sys
 import tempfile
 
-from . import _native
+from . import _native, _register
 
 EXIT_MEANING = {0: "ok", 1: "a failure was found", 2: "bad usage or unusable input",
                 3: "a named kernel could not run: nothing was checked"}
@@ -47,7 +47,6 @@ def _worker_env():
     exe = sys.executable
     if not exe or not os.path.isabs(exe):
         return {}, None
-    from . import _register
     plan, local = _register.worker_plan()
     env = {"SML_WORKER_ARGV": "\t".join([exe, "-m", "softmax_lab", "__worker"])}
     # The new interpreter imports this package before anything else: from where this one did.
@@ -75,8 +74,7 @@ def run_cli(argv, prog="softmax-lab", isolate=True):
     """Run one `softmax-lab` command line; returns its exit status. prog is the name its usage
     shows. isolate: the kernels run in worker processes (see the module's header) unless the
     environment names a worker program already (SML_WORKER_ARGV)."""
-    from . import _register
-    if _register._bootstrapping[0]:
+    if _register._bootstrapping:
         raise RuntimeError("softmax_lab: a command was started while a worker process imported the module that "
                            "registers a kernel; a module a worker imports must not run commands when imported "
                            "(put them under `if __name__ == \"__main__\":`)")
@@ -100,7 +98,6 @@ def run_cli(argv, prog="softmax-lab", isolate=True):
             os.unlink(plan_path)
     libc = ctypes.CDLL(None)
     libc.fflush(None)
-    from . import _register
     if _register._interrupt:  # Ctrl-C (or sys.exit) inside a Python kernel: raised here, once
         e = _register._interrupt[0]
         del _register._interrupt[:]
@@ -319,7 +316,6 @@ PYTHON_SOURCE = "python:"  # SML_PYTHON_SOURCE_PREFIX of softmax_lab_plugin.h
 def _import_source(source):
     """Import the module a "python:MODULE" source names: it registers its kernels (a worker
     process imports it too)."""
-    from . import _register
     with _register.importing(source):
         importlib.import_module(source[len(PYTHON_SOURCE):])
 
@@ -419,7 +415,6 @@ def main(argv=None, prog="python3 -m softmax_lab"):
     # supervisor registered from Python, registered here the same way (run_cli's plan).
     child = bool(argv) and (argv[0] == "__worker" or bool(os.environ.get("SML_CMD_FD")))
     if child and os.environ.get("SML_PY_KERNELS"):
-        from . import _register
         try:
             _register.register_planned(os.environ["SML_PY_KERNELS"])
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
