@@ -76,6 +76,10 @@ void sml_prop_report_end(const sml_prop_config *cfg, FILE *L) {
         funlockfile(L);
 }
 
+int sml_prop_context_lost(sml_prop_outcome outcome, const char *msg) {
+    return outcome == SML_PROP_ERROR && msg && strstr(msg, "CUDA") != NULL;
+}
+
 /* Shrink, save and report the first failure of property p at case `index`. */
 static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
                            sml_prop_id p, const sml_prop_case *c, const sml_prop_verdict *v,
@@ -99,7 +103,7 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     sml_prop_shrink_stats st = {0, 0, 0};
     int shrunk = 0;
     /* A CUDA error may have taken the context with it: nothing after it can be trusted. */
-    int cuda_lost = v->outcome == SML_PROP_ERROR && strstr(v->msg, "CUDA") != NULL;
+    int cuda_lost = sml_prop_context_lost(v->outcome, v->msg);
     if (cfg->shrink && !cuda_lost) {
         if (cfg->hooks.case_begin)
             cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_SHRINK, index, level, (int)p,
@@ -358,7 +362,7 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
         progress_clear(pg, cfg);
         if (res->nfail < SML_PROP_COUNT)
             handle_failure(env, cfg, res, (sml_prop_id)p, c, &v, i, level);
-        if (v.outcome == SML_PROP_ERROR && strstr(v.msg, "CUDA")) {
+        if (sml_prop_context_lost(v.outcome, v.msg)) {
             snprintf(res->note, sizeof res->note,
                      "a CUDA error stopped the run (the context may be lost)");
             *stop = 1;

@@ -232,6 +232,10 @@ double sml_prop_now(void);
 FILE *sml_prop_report_begin(const sml_prop_config *cfg);
 void sml_prop_report_end(const sml_prop_config *cfg, FILE *L);
 
+/* 1 for an outcome that a CUDA error ended (ERROR, its message naming CUDA): the context
+ * may be lost, so nothing after it in that process can be judged or shrunk. */
+int sml_prop_context_lost(sml_prop_outcome outcome, const char *msg);
+
 /* Run the engine on one kernel, op and dtype. SML_OK even when properties fail (see
  * res->outcome); an error status only for a bad argument. */
 sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_config *cfg,

@@ -286,7 +286,7 @@ void sml_wk_shrink_lost_context(sml_prop_job *job) {
     if (!job->cfg.shrink || !job->cfg.save_dir) return;
     for (int i = 0; i < job->res.nfail; i++) {
         sml_prop_failure *f = &job->res.failures[i];
-        if (f->outcome == SML_PROP_ERROR && strstr(f->message, "CUDA") && f->shrink_steps == 0 &&
+        if (sml_prop_context_lost(f->outcome, f->message) && f->shrink_steps == 0 &&
             f->case_index >= 0)
             shrink_lost(job, f);
     }
