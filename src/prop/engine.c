@@ -205,7 +205,6 @@ static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op o
             if (cfg->hooks.case_begin)
                 cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_REGRESSION, (int64_t)i, 0,
                                       (int)m.prop, (double)sml_prop_case_elems(&c));
-            env->stream_check = 0; /* the suite's threads share the context: props.h */
             sml_prop_eval_begin(&e, env, &c);
             sml_prop_eval_check(&e, m.prop, &v);
             int oom = e.engine_status == SML_ERR_OUT_OF_MEMORY;
@@ -316,7 +315,6 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
                       unsigned *retired, int *stop) {
     sml_op op = c->op;
     sml_prop_eval e;
-    env->stream_check = 0;
     sml_prop_eval_begin(&e, env, c);
     int case_failed = 0;
     for (int p = 0; p < SML_PROP_COUNT && !*stop; p++) {

@@ -12,14 +12,15 @@
 #include "prop/prop.h"
 #include "reference/check.h"
 
-/* What stays the same over a run: the kernel, its handle, its buffers. stream_check: the
- * main run of the cases evaluated now is followed by the stream check (exec.h; GPU kernels
- * only), which the canaries property reports. The engine sets it while shrinking and on a
- * reproducer replayed by itself (replay), not on the suite's cases or its regression corpus: a held stream in a context that many
- * suite threads share stalls their device-wide work (a kernel's first, lazy load waits for
- * the device to idle), which made the suite 3 to 4 times slower on an H100. A kernel that
- * launches elsewhere races the read-back of the suite's cases and fails some property there;
- * its shrinking and its reproducer then name the cause. */
+/* What stays the same over a run: the kernel, its handle, its buffers. stream_check (0 from
+ * sml_prop_env_init): the main run of the cases evaluated now is followed by the stream check
+ * (exec.h; GPU kernels only), which the canaries property reports. The engine sets it while
+ * shrinking and on a reproducer replayed by itself (replay), not on the suite's cases or its
+ * regression corpus: a held stream in a context that many suite threads share stalls their
+ * device-wide work (a kernel's first, lazy load waits for the device to idle), which made the
+ * suite 3 to 4 times slower on an H100. A kernel that launches elsewhere races the read-back
+ * of the suite's cases and fails some property there; its shrinking and its reproducer then
+ * name the cause. */
 typedef struct sml_prop_env {
     const sml_kernel *k;
     sml_handle *h;
