@@ -349,7 +349,7 @@ static int run_kernel(ci_state *st, kres *r, const sml_prop_case *c) {
     }
     if (s != SML_OK || run.status != SML_OK) {
         r->verdict = "ERROR";
-        snprintf(r->why, sizeof r->why, "%s", s != SML_OK ? sml_strerror(s) : run.where);
+        snprintf(r->why, sizeof r->why, "%.300s", s != SML_OK ? sml_strerror(s) : run.where);
         st->broken = 1;
         return 0;
     }
@@ -361,7 +361,7 @@ static int run_kernel(ci_state *st, kres *r, const sml_prop_case *c) {
     row_sums(c->op, c->dtype, st->out, st->want, c->rows, c->cols, r);
     int ok = r->rep.pass && !run.canary_bad && !run.input_modified;
     r->verdict = ok ? "PASS" : "FAIL";
-    if (run.canary_bad || run.input_modified) snprintf(r->why, sizeof r->why, "%s", run.where);
+    if (run.canary_bad || run.input_modified) snprintf(r->why, sizeof r->why, "%.300s", run.where);
     if (!ok) st->broken = 1;
     return st->a->save_dir ? stage_output(st, r, c) : 0;
 }

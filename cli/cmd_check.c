@@ -100,10 +100,13 @@ static int dir_exists(const char *p) {
 }
 
 typedef struct ksum {
-    int64_t cases, failed, regressions, runs, skipped, errors, deviations;
+    int64_t cases, planned, failed, regressions, runs, skipped, errors, deviations, slow;
     double worst_ratio, worst_ulps, seconds;
+    sml_verdict verdict; /* the gravest of its jobs' */
+    int exit;            /* the gravest of its jobs' exit statuses */
     char skip_note[192];
     char error_note[256]; /* the first job that could not be judged: why */
+    char short_note[256]; /* the first job its cap stopped: which, and how far it got */
 } ksum;
 
 static size_t registry_index(const sml_kernel *k) {
@@ -151,9 +154,14 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
     sml_jw_kstr(w, "op", sml_op_name(op));
     sml_jw_kstr(w, "dtype", sml_dtype_name(dt));
     sml_jw_kstr(w, "outcome", sml_prop_outcome_name(res->outcome));
-    sml_jw_kstr(w, "note",
-                res->outcome == SML_PROP_SKIP || res->outcome == SML_PROP_ERROR ? res->note : NULL);
+    sml_jw_kstr(w, "verdict", sml_verdict_name(res->verdict));
+    sml_jw_kstr(w, "note", res->outcome == SML_PROP_SKIP || res->outcome == SML_PROP_ERROR ||
+                                   res->verdict == SML_JOB_INCOMPLETE
+                               ? res->note
+                               : NULL);
     sml_jw_kint(w, "cases", res->cases);
+    sml_jw_kint(w, "planned", res->events.planned);
+    sml_jw_kint(w, "slow", res->events.n[SML_EV_SLOW]);
     sml_jw_kint(w, "failed_cases", res->failed_cases);
     sml_jw_kint(w, "regressions", res->regressions);
     sml_jw_kint(w, "regressions_failed", res->regressions_failed);
@@ -176,6 +184,9 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
         sml_jw_kint(w, "shrunk_rows", fl->s_rows);
         sml_jw_kint(w, "shrunk_cols", fl->s_cols);
         sml_jw_kstr(w, "message", fl->message);
+        sml_jw_kstr(w, "rerun", fl->confirmed == 1   ? "failed again"
+                                : fl->confirmed == 0 ? "passed (flaky)"
+                                                     : "not rerun");
         sml_jw_kstr(w, "reproducer", fl->repro);
         sml_jw_end(w);
     }
@@ -201,7 +212,7 @@ static int regressions_unreadable(const sml_prop_config *cfg, int skip_bad) {
 
 typedef struct check_args {
     const char *kernel, *op_s, *dt_s, *json, *input, *dy, *output, *against, *sanitize;
-    int allow_less, in_process, seconds_given, gpu_only, skip_bad;
+    int allow_less, in_process, gpu_only, skip_bad;
     const char *const *wrap; /* the tool workers run under (--sanitize), or NULL */
     int64_t default_cases;
     unsigned ops, dts;
@@ -215,8 +226,6 @@ static int parse_args(int argc, char **argv, check_args *a) {
     sml_prop_config_env(&a->cfg);
     if (sml_shard_env(ME, &a->cfg.shard) < 0) return 2;
     a->default_cases = a->cfg.max_cases;
-    /* A time budget the user set (--seconds or SML_PROP_SECONDS) is kept as given. */
-    a->seconds_given = getenv("SML_PROP_SECONDS") != NULL;
     a->cfg.replay_cmd = "softmax-lab replay";
     /* The reproducers of real bugs, and the inputs that killed the mutants. */
     a->cfg.regressions_dir =
@@ -252,7 +261,6 @@ static int parse_args(int argc, char **argv, check_args *a) {
             i += 2;
             continue;
         }
-        if (!strcmp(s, "--seconds")) a->seconds_given = 1;
         int r = sml_prop_config_flag(&a->cfg, argc, argv, &i);
         if (r < 0) return 2;
         if (r == 0) {
@@ -324,16 +332,11 @@ static int run_against(check_args *a) {
     }
     const sml_kernel *b = sml_kernel_find(a->against);
     if (cand->device == SML_DEVICE_GPU || (b && b->device == SML_DEVICE_GPU)) {
-        /* The GPU profile's sizes, and its case count and time budgets where none was
-         * given: the CI profile's 60 s would cut the GPU run short. */
+        /* The GPU profile's sizes, and its case count where none was given. */
         sml_prop_config gp;
         sml_prop_config_init(&gp, SML_PROP_PROFILE_GPU);
         a->cfg.sizes = gp.sizes;
         if (a->cfg.max_cases == a->default_cases) a->cfg.max_cases = gp.max_cases;
-        if (!a->seconds_given) {
-            a->cfg.total_seconds = gp.total_seconds;
-            a->cfg.max_seconds = gp.max_seconds;
-        }
     }
     sml_check_against_args x = {cand, a->against, a->ops, a->dts, &a->cfg, a->json, a->allow_less};
     return sml_check_against_cli(&x);
@@ -359,7 +362,6 @@ static int build_jobs(const check_args *a, const unsigned char *chosen, size_t n
                 sml_prop_config c = a->cfg;
                 if (k->device == SML_DEVICE_GPU) {
                     c.sizes = gcfg.sizes;
-                    c.ramp_by_time = gcfg.ramp_by_time;
                     if (a->cfg.max_cases == a->default_cases) c.max_cases = gcfg.max_cases;
                 }
                 jobs[njobs++] =
@@ -382,13 +384,13 @@ static void print_header(const check_args *a, int threads) {
     sml_prop_config gcfg;
     sml_prop_config_init(&gcfg, SML_PROP_PROFILE_GPU);
     const sml_prop_config *cfg = &a->cfg;
-    printf("check: seed 0x%016llx, up to %lld cases per kernel/op/dtype (GPU kernels %lld), ",
+    printf("check: seed 0x%016llx, %lld cases per kernel/op/dtype (GPU kernels %lld), ",
            (unsigned long long)cfg->seed, (long long)cfg->max_cases,
            (long long)(cfg->max_cases == a->default_cases ? gcfg.max_cases : cfg->max_cases));
     if (cfg->total_seconds > 0)
-        printf("%.0f s budget", cfg->total_seconds);
+        printf("capped at %.0f s (a run the cap stops is INCOMPLETE)", cfg->total_seconds);
     else
-        printf("no time budget");
+        printf("no time cap");
     printf(", %d host thread%s", threads, threads == 1 ? "" : "s");
     if (cfg->shard.count) printf(", shard %d/%d", cfg->shard.index, cfg->shard.count);
     if (cfg->regressions_dir)
@@ -402,18 +404,20 @@ static void print_header(const check_args *a, int threads) {
 static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, int runnable,
                            int threads, double *wall) {
     sml_prop_suite suite = {threads, a->cfg.total_seconds, "check", stderr, NULL, NULL, NULL, NULL};
-    /* Kernels run in worker processes (src/worker): a crash, an exit or a hang is a FAIL of
-     * that kernel, never the end of the check. --in-process: in this process (gdb). */
-    sml_worker_pool pool;
-    sml_worker_pool_init(&pool, a->cfg.total_seconds, threads);
-    pool.wrap = a->wrap;
+    /* Kernels run in worker processes (src/worker) and are judged here: a crash, an exit or a
+     * hang is a FAIL of that kernel, never the end of the check. --in-process: in this process
+     * (gdb). */
+    sml_worker_pool *pool = NULL;
     if ((!a->in_process || a->wrap) && sml_worker_available()) {
+        pool = sml_worker_pool_new(a->cfg.total_seconds, a->cfg.case_timeout, threads, -1,
+                                   a->wrap);
+        if (!pool) return SML_ERR_OUT_OF_MEMORY;
         suite.run = sml_worker_suite_run;
-        suite.run_ctx = &pool;
+        suite.run_ctx = pool;
     }
     double t0 = sml_prop_now();
     sml_status srun = sml_prop_suite_run(&suite, jobs, runnable);
-    sml_worker_pool_close(&pool);
+    sml_worker_pool_close(pool, jobs, runnable);
     *wall = sml_prop_now() - t0;
     for (int j = runnable; j < njobs && srun == SML_OK;
          j++) /* each answers SKIP at once, with the reason */
@@ -422,26 +426,34 @@ static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, i
     return srun;
 }
 
-/* Per kernel sums of the jobs, each job into the JSON (w NULL: none); 1 if some failed. */
+/* Per kernel sums of the jobs, each job into the JSON (w NULL: none); the exit status of
+ * their verdicts (verdict.h), the gravest of all. */
 static int sum_jobs(const sml_prop_job *jobs, int njobs, ksum *sum, sml_jw *w) {
-    int failed = 0;
+    int rc = 0;
     for (int j = 0; j < njobs; j++) {
         const sml_kernel *k = jobs[j].k;
         const sml_prop_result *res = &jobs[j].res;
-        /* A job the engine could not finish counts what it judged before (a FAIL stays). */
-        if (jobs[j].status != SML_OK && res->outcome != SML_PROP_FAIL) continue;
         ksum *s = &sum[registry_index(k)];
+        if (!s->runs) s->verdict = SML_JOB_SKIP;
         s->runs++;
-        if (res->outcome == SML_PROP_SKIP) {
+        s->verdict = sml_verdict_worse(s->verdict, res->verdict);
+        s->exit = sml_verdict_exit_worse(s->exit, sml_verdict_exit(res->verdict));
+        rc = sml_verdict_exit_worse(rc, sml_verdict_exit(res->verdict));
+        if (res->verdict == SML_JOB_SKIP) {
             s->skipped++;
             snprintf(s->skip_note, sizeof s->skip_note, "%s", res->note);
         }
-        if (res->outcome == SML_PROP_ERROR && !s->errors++)
+        if (res->verdict == SML_JOB_ERROR && !s->errors++)
             snprintf(s->error_note, sizeof s->error_note, "%s %s: %s", sml_op_name(res->op),
                      sml_dtype_name(res->dtype), res->note[0] ? res->note : "no reason given");
-        if (res->outcome == SML_PROP_FAIL || res->outcome == SML_PROP_ERROR) failed = 1;
+        if (res->verdict == SML_JOB_INCOMPLETE && !s->short_note[0])
+            snprintf(s->short_note, sizeof s->short_note, "%s %s ran %lld of %lld cases%s%.150s",
+                     sml_op_name(res->op), sml_dtype_name(res->dtype), (long long)res->cases,
+                     (long long)res->events.planned, res->note[0] ? ": " : "", res->note);
         for (int p = 0; p < SML_PROP_COUNT; p++) s->deviations += res->deviations[p];
         s->cases += res->cases;
+        s->planned += res->verdict == SML_JOB_SKIP ? 0 : res->events.planned;
+        s->slow += res->events.n[SML_EV_SLOW];
         s->failed += res->failed_cases + res->regressions_failed;
         s->regressions += res->regressions;
         s->seconds += res->seconds;
@@ -451,7 +463,19 @@ static int sum_jobs(const sml_prop_job *jobs, int njobs, ksum *sum, sml_jw *w) {
         }
         if (w) json_run(w, &jobs[j]);
     }
-    return failed;
+    return rc;
+}
+
+/* The words of a kernel's status column. */
+static const char *status_word(const ksum *s) {
+    switch (s->verdict) {
+    case SML_JOB_FAIL: return "FAIL";
+    case SML_JOB_FLAKY: return "FLAKY";
+    case SML_JOB_ERROR: return "ERROR";
+    case SML_JOB_INCOMPLETE: return "INCOMPLETE";
+    case SML_JOB_SKIP: return "skipped";
+    default: return "pass";
+    }
 }
 
 static void print_table(const ksum *sum, const unsigned char *chosen, size_t nk) {
@@ -461,22 +485,43 @@ static void print_table(const ksum *sum, const unsigned char *chosen, size_t nk)
         const sml_kernel *k = sml_kernel_at(i);
         const ksum *s = &sum[i];
         if (!chosen[i] || !s->runs) continue;
-        const char *status = s->failed               ? "FAIL"
-                             : s->errors             ? "ERROR"
-                             : s->skipped == s->runs ? "skipped"
-                                                     : "pass";
+        int skip = s->verdict == SML_JOB_SKIP;
         printf("%-10s %-4s %8lld %8lld %6lld %12.3g %10.3g %8.1f  %s%s%s\n", k->name,
                k->device == SML_DEVICE_GPU ? "gpu" : "cpu", (long long)s->cases,
                (long long)s->failed, (long long)s->regressions, s->worst_ratio, s->worst_ulps,
-               s->seconds, status, s->skipped ? ": " : "", s->skipped ? s->skip_note : "");
+               s->seconds, status_word(s), skip ? ": " : "", skip ? s->skip_note : "");
         if (s->errors)
             printf("%-10s      ERROR: %s%s\n", "", s->error_note,
                    s->errors > 1 ? " (and other jobs of this kernel)" : "");
+        if (s->verdict == SML_JOB_INCOMPLETE)
+            printf("%-10s      INCOMPLETE: ran %lld of %lld cases (%s)\n", "", (long long)s->cases,
+                   (long long)s->planned, s->short_note);
+        if (s->slow)
+            printf("%-10s      slow, not failed: %lld launch%s passed the deadline and finished "
+                   "when run again alone\n",
+                   "", (long long)s->slow, s->slow == 1 ? "" : "es");
         if (s->deviations)
             printf("%-10s      KNOWN DEVIATION: %lld checks missed the value bounds and were "
                    "excused (%s)\n",
                    "", (long long)s->deviations, k->known_deviation);
     }
+}
+
+/* The digest of the whole run's case set: each job's digest (a sum over its cases, order-free)
+ * tied to its kernel's name, summed. The same kernels, seed and profile give the same digest
+ * on any load, --threads or GPU count. */
+static uint64_t run_digest(const sml_prop_job *jobs, int njobs) {
+    uint64_t d = 0;
+    for (int j = 0; j < njobs; j++) {
+        if (jobs[j].res.verdict == SML_JOB_SKIP) continue;
+        uint64_t h = 1469598103934665603ull;
+        for (const char *c = jobs[j].k->name; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        h ^= jobs[j].res.accuracy.digest;
+        h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+        h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+        d += h ^ (h >> 31);
+    }
+    return d;
 }
 
 /* What was not checked: a kernel named with --kernel that could not run (or ran nothing
@@ -499,7 +544,7 @@ static int not_checked(const ksum *sum, const unsigned char *chosen, const unsig
 
 /* The JSON document's end, committed into place; 0, or the exit status of a failed write. */
 static int json_finish(sml_jw *w, sml_out_file *jout, const char *json, const ksum *sum,
-                       const unsigned char *chosen, size_t nk, int rc) {
+                       const unsigned char *chosen, size_t nk, int rc, uint64_t digest) {
     char werr[1200];
     sml_jw_end(w);
     sml_jw_key(w, "not_run");
@@ -508,7 +553,14 @@ static int json_finish(sml_jw *w, sml_out_file *jout, const char *json, const ks
         if (chosen[i] && sum[i].runs && sum[i].runs == sum[i].skipped)
             sml_jw_str(w, sml_kernel_at(i)->name);
     sml_jw_end(w);
-    sml_jw_kstr(w, "result", rc == 1 ? "failed" : rc == 3 ? "not-checked" : "passed");
+    sml_jw_kstr(w, "result", rc == 1   ? "failed"
+                             : rc == 5 ? "flaky"
+                             : rc == 4 ? "incomplete"
+                             : rc == 3 ? "not-checked"
+                                       : "passed");
+    char dg[24];
+    snprintf(dg, sizeof dg, "0x%016llx", (unsigned long long)digest);
+    sml_jw_kstr(w, "digest", dg);
     sml_jw_kbool(w, "passed", rc == 0);
     sml_jw_kint(w, "exit", rc);
     sml_jw_end(w);
@@ -556,25 +608,30 @@ static int report(const check_args *a, const sml_prop_job *jobs, int njobs,
                   sml_out_file *jout, int threads, double wall) {
     sml_jw w;
     if (a->json) json_begin(&w, jout, a, threads);
-    int failed = sum_jobs(jobs, njobs, sum, a->json ? &w : NULL);
+    int rc = sum_jobs(jobs, njobs, sum, a->json ? &w : NULL);
     int engine = engine_failures(jobs, njobs);
     print_table(sum, chosen, nk);
-    int64_t all = 0;
-    for (size_t i = 0; i < nk; i++) all += sum[i].cases;
+    int64_t all = 0, planned = 0;
+    for (size_t i = 0; i < nk; i++) all += sum[i].cases, planned += sum[i].planned;
     char unrun[512] = "", skipped[512] = "";
     int any_checked = not_checked(sum, chosen, named, nk, unrun, skipped, sizeof unrun);
-    int rc = failed ? 1 : (unrun[0] || !any_checked || engine) ? 3 : 0;
+    if (unrun[0] || !any_checked || engine) rc = sml_verdict_exit_worse(rc, 3);
+    uint64_t digest = run_digest(jobs, njobs);
     if (a->json) {
-        int bad = json_finish(&w, jout, a->json, sum, chosen, nk, rc);
+        int bad = json_finish(&w, jout, a->json, sum, chosen, nk, rc, digest);
         if (bad) return bad;
     }
-    printf("\n%lld cases in %.1f s of wall time on %d host thread%s (the seconds column adds up "
-           "each kernel's runs)\n",
-           (long long)all, wall, threads, threads == 1 ? "" : "s");
+    printf("\n%lld of %lld planned cases in %.1f s of wall time on %d host thread%s (the seconds "
+           "column adds up each kernel's runs); case set digest 0x%016llx\n",
+           (long long)all, (long long)planned, wall, threads, threads == 1 ? "" : "s",
+           (unsigned long long)digest);
     if (skipped[0]) printf("check: not run here (skipped): %s\n", skipped);
     if (rc == 1)
         printf("check: FAILED (see the FAIL and ERROR lines above; each FAIL names the command "
                "that replays it)\n");
+    else if (rc == 5)
+        printf("check: FLAKY: a failure did not reproduce in a fresh worker (see the FLAKY lines "
+               "above); no pass; exit 5\n");
     else if (engine)
         printf("check: NOT CHECKED: the engine could not run %d job%s (above); no verdict on %s; "
                "exit 3\n",
@@ -583,9 +640,14 @@ static int report(const check_args *a, const sml_prop_job *jobs, int njobs,
         printf("check: NOT CHECKED: %s could not run here (see the status column); exit 3\n",
                unrun);
     else if (rc == 3)
-        printf("check: NOTHING CHECKED: no selected kernel ran on this machine; exit 3\n");
+        printf("check: NOT CHECKED: no selected kernel ran on this machine, or a job could not be "
+               "judged (see the ERROR lines); exit 3\n");
+    else if (rc == 4)
+        printf("check: INCOMPLETE: the --seconds cap stopped the run after %lld of %lld planned "
+               "cases; nothing failed, and that is no pass; exit 4\n",
+               (long long)all, (long long)planned);
     else
-        printf("check: every property held on every kernel that ran\n");
+        printf("check: every property held on every planned case of every kernel that ran\n");
     return rc;
 }
 
@@ -698,7 +760,7 @@ static int run_sanitize(check_args *a) {
                (long long)a->cfg.max_cases, tool_path);
         int r = run_suite(a);
         a->wrap = NULL;
-        if (r == 1 || (r == 2 && rc != 1) || (r == 3 && rc == 0)) rc = r;
+        rc = sml_verdict_exit_worse(rc, r);
     }
     return rc;
 }

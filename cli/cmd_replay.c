@@ -10,6 +10,7 @@
  * kernel found), 3 none fails but some could not run here. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -44,6 +45,7 @@ static int needs_code(const char *p) {
 int sml_cmd_replay(int argc, char **argv) {
     const char *path = NULL, *kernel = NULL;
     int in_process = 0, trust = 0;
+    double case_timeout = 0.0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--in-process") || !strcmp(argv[i], "--trust-reproducer")) {
             *(argv[i][2] == 'i' ? &in_process : &trust) = 1;
@@ -57,7 +59,8 @@ int sml_cmd_replay(int argc, char **argv) {
                 "records its library, loaded again here unless a --load library already has a\n"
                 "kernel of that name (a rebuilt plugin, say). The kernel runs in a worker\n"
                 "process: a crash, an exit or a hang is a failure with its cause (--in-process:\n"
-                "in this process, for a debugger).\n"
+                "in this process, for a debugger). --case-timeout S: a launch past S seconds runs\n"
+                "again alone under 10 x S before it counts as a hang (default: from its size).\n"
                 "A reproducer is data: the library (or Python module) it names is loaded only "
                 "with\n"
                 "--load LIB, or with --trust-reproducer; else replay prints the command and exits "
@@ -70,6 +73,16 @@ int sml_cmd_replay(int argc, char **argv) {
         }
         if (!strcmp(argv[i], "--kernel") && i + 1 < argc) {
             kernel = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--case-timeout") && i + 1 < argc) {
+            char *end;
+            case_timeout = strtod(argv[++i], &end);
+            if (*end || end == argv[i] || !(case_timeout > 0)) {
+                fprintf(stderr, ME ": bad value for --case-timeout: '%s' (seconds, more than 0)\n",
+                        argv[i]);
+                return 2;
+            }
             continue;
         }
         if (argv[i][0] == '-' || path) {
@@ -114,7 +127,7 @@ int sml_cmd_replay(int argc, char **argv) {
         }
         sml_prop_replay_result r;
         sml_status s = in_process || !sml_worker_available() ? sml_prop_replay(p, k, NULL, NULL, &r)
-                                                             : sml_worker_replay(p, kernel, &r);
+                                                             : sml_worker_replay(p, kernel, case_timeout, &r);
         if (s != SML_OK) {
             fprintf(stderr, ME ": %s: %s\n", p, r.message);
             bad = 1;

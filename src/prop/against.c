@@ -30,7 +30,7 @@ static double agreement_on(const sml_kernel *k, const sml_prop_case *c, char *ms
     sml_prop_env env;
     double r = NAN;
     msg[0] = 0;
-    if (sml_prop_env_init(&env, k) == SML_OK) {
+    if (sml_prop_env_init(&env, k, NULL) == SML_OK) {
         sml_prop_eval e;
         sml_prop_verdict v;
         sml_prop_eval_begin(&e, &env, c);

@@ -1,7 +1,9 @@
-/* config.c: the engine's budgets and their three profiles, the environment variables and
- * the flags every driver (the property tests, `softmax-lab check`) shares. The numbers
- * are set so that the CPU run of the whole registry in CI stays within tens of seconds on
- * two cores, and the GPU run reaches 10,000 cases per kernel, op and dtype. */
+/* config.c: the engine's three profiles, the environment variables and the flags every
+ * driver (the property tests, `softmax-lab check`) shares. A profile is a number of cases and
+ * the sizes they are drawn from, never a time: the same seed runs the same cases on any
+ * machine at any load (the --seconds cap, when given, ends a run INCOMPLETE). The numbers
+ * are set so that the CPU run of the whole registry in CI takes tens of seconds on two cores,
+ * and the GPU run has 10,000 cases per kernel, op and dtype. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,12 +33,7 @@ void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile) {
     cfg->replay_cmd = "softmax-lab replay";
     switch (profile) {
     case SML_PROP_PROFILE_GPU:
-        /* Sizes ramp by case count, as in CI: a seed gives the same cases on any GPU at any
-         * speed. The runs share the 540 s over the host threads (suite.h); one run may take
-         * up to 120 s of it. */
         cfg->max_cases = 10000;
-        cfg->max_seconds = 120.0;
-        cfg->total_seconds = 540.0;
         cfg->sizes = (sml_prop_sizes){32, 4096, 0.002, 1 << 22, 1 << 22, 0.0005, 1 << 23};
         cfg->shrink_max_evals = 3000;
         cfg->shrink_max_seconds = 30.0;
@@ -44,19 +41,12 @@ void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile) {
     case SML_PROP_PROFILE_LONG:
         cfg->seed = fresh_seed();
         cfg->max_cases = 100000;
-        cfg->max_seconds = 600.0;
-        cfg->total_seconds = 3600.0;
-        cfg->ramp_by_time = 1;
         cfg->sizes = (sml_prop_sizes){32, 65536, 0.01, 1 << 25, 1 << 23, 0.001, 1 << 24};
         cfg->shrink_max_evals = 20000;
         cfg->shrink_max_seconds = 300.0;
         break;
     default:
-        /* CI: the same cases on every run of a seed (sizes ramp by case count only); the
-         * time budget is a safety net the default case count stays inside. */
         cfg->max_cases = 300;
-        cfg->max_seconds = 6.0;
-        cfg->total_seconds = 60.0;
         cfg->sizes = (sml_prop_sizes){32, 8192, 0.03, (1 << 20) + 64, (1 << 20) + 3, 0.0, 0};
         cfg->shrink_max_evals = 3000;
         cfg->shrink_max_seconds = 15.0;
@@ -122,13 +112,8 @@ void sml_prop_config_env(sml_prop_config *cfg) {
             fprintf(stderr, "warning: SML_PROP_THREADS='%s' is not a count from 0 to %d; ignored\n",
                     v, SML_PROP_MAX_THREADS);
     }
-    if ((v = getenv("SML_PROP_SECONDS")) && *v) {
-        if (parse_f(v, &cfg->total_seconds)) {
-            if (cfg->max_seconds < cfg->total_seconds) cfg->max_seconds = cfg->total_seconds;
-        } else {
-            fprintf(stderr, "warning: SML_PROP_SECONDS='%s' is not a number; ignored\n", v);
-        }
-    }
+    if ((v = getenv("SML_PROP_SECONDS")) && *v && !parse_f(v, &cfg->total_seconds))
+        fprintf(stderr, "warning: SML_PROP_SECONDS='%s' is not a number; ignored\n", v);
 }
 
 /* One line of --props' help per property: "      name: what it checks". */
@@ -137,7 +122,10 @@ void sml_prop_config_env(sml_prop_config *cfg) {
 const char *sml_prop_flags_help(void) {
     return "  --seed S         run seed (decimal, 0x hex, or 'random'); env SML_PROP_SEED\n"
            "  --cases N        cases per kernel, op and dtype (at least 1); env SML_PROP_CASES\n"
-           "  --seconds S      wall-time budget for the whole run (0: none); env SML_PROP_SECONDS\n"
+           "  --seconds S      cap the whole run's wall time (0: none); a run it stops before its\n"
+           "                   cases are done is INCOMPLETE (exit 4); env SML_PROP_SECONDS\n"
+           "  --case-timeout S  a launch past S seconds runs again alone under 10 x S before it\n"
+           "                   counts as a hang (default: from the case's size, at least 4 s)\n"
            "  --threads N      host threads running kernel/op/dtype runs side by side (0: one per\n"
            "                   core, at most 16); env SML_PROP_THREADS\n"
            "  --long           nightly profile: 100,000 cases, bigger shapes; env SML_PROP_LONG=1\n"
@@ -177,6 +165,8 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         cfg->props = cur.props;
         cfg->threads = cur.threads;
         cfg->shard = cur.shard;
+        cfg->total_seconds = cur.total_seconds;
+        cfg->case_timeout = cur.case_timeout;
         *i += 1;
         return 1;
     }
@@ -186,6 +176,7 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         return 1;
     }
     int known = !strcmp(a, "--seed") || !strcmp(a, "--cases") || !strcmp(a, "--seconds") ||
+                !strcmp(a, "--case-timeout") ||
                 !strcmp(a, "--props") || !strcmp(a, "--case") || !strcmp(a, "--level") ||
                 !strcmp(a, "--save") || !strcmp(a, "--regressions") || !strcmp(a, "--threads") ||
                 !strcmp(a, "--shard");
@@ -203,8 +194,8 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         if (ok) cfg->max_cases = n;
     } else if (!strcmp(a, "--seconds")) {
         ok = parse_f(v, &cfg->total_seconds);
-        if (ok && (cfg->max_seconds < cfg->total_seconds || cfg->total_seconds == 0.0))
-            cfg->max_seconds = cfg->total_seconds;
+    } else if (!strcmp(a, "--case-timeout")) {
+        ok = parse_f(v, &cfg->case_timeout) && cfg->case_timeout > 0;
     } else if (!strcmp(a, "--threads")) {
         int64_t t;
         ok = parse_i64(v, &t) && t <= SML_PROP_MAX_THREADS;
@@ -265,7 +256,8 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         const char *want =
             !strcmp(a, "--cases")   ? " (a count of at least 1: 0 cases would check nothing)"
             : !strcmp(a, "--props") ? " (property names, comma-separated, or all: see --help)"
-                                    : "";
+            : !strcmp(a, "--case-timeout") ? " (seconds, more than 0)"
+                                           : "";
         fprintf(stderr, "bad value for %s: '%s'%s\n", a, v, want);
         return -1;
     }

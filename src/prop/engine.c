@@ -29,14 +29,14 @@ static FILE *log_of(const sml_prop_config *cfg) { return cfg->log ? cfg->log : s
 
 /* The progress line: rewritten in place on a terminal, one line every 10 s otherwise. */
 typedef struct progress {
-    double last;
+    double t0, last;
     int tty;
     int drawn;
 } progress;
 
 static void progress_update(progress *pg, const sml_prop_config *cfg, const sml_kernel *k,
-                            sml_op op, sml_dtype dt, const sml_prop_result *res, double t0,
-                            int force) {
+                            sml_op op, sml_dtype dt, const sml_prop_result *res, int force) {
+    double t0 = pg->t0;
     if (!cfg->progress) return;
     double now = sml_prop_now();
     if (!force && now - pg->last < (pg->tty ? 0.25 : 10.0)) return;
@@ -80,7 +80,147 @@ int sml_prop_context_lost(sml_prop_outcome outcome, const char *msg) {
     return outcome == SML_PROP_ERROR && msg && strstr(msg, "CUDA") != NULL;
 }
 
-/* Shrink, save and report the first failure of property p at case `index`. */
+/* The case rerun in a fresh worker (the runner's `fresh` launcher; in this process, a fresh
+ * handle and buffers): 1 when property p fails on it again the same way, 0 when it passes,
+ * -1 when no rerun could be made. The rerun's verdict in words into msg. */
+static int rerun_fresh(const sml_prop_env *env, const sml_prop_config *cfg, sml_prop_id p,
+                       const sml_prop_case *c, const sml_prop_verdict *first, char *msg,
+                       size_t n) {
+    sml_prop_launcher l = {0};
+    int remote = cfg->runner.open != NULL;
+    if (remote && cfg->runner.open(cfg->runner.ctx, env->k, 1, &l) != SML_OK) return -1;
+    sml_prop_env fresh;
+    int r = -1;
+    if (sml_prop_env_init(&fresh, env->k, remote ? &l : NULL) == SML_OK) {
+        fresh.stream_check = 1;
+        fresh.ex.phase = SML_PROP_PHASE_RERUN;
+        fresh.ex.index = env->ex.index;
+        fresh.ex.prop = (int)p;
+        sml_prop_eval e;
+        sml_prop_verdict v;
+        sml_prop_eval_begin(&e, &fresh, c);
+        sml_prop_eval_check(&e, p, &v);
+        int judged = e.engine_status == SML_OK &&
+                     (v.outcome != SML_PROP_SKIP || v.ended == SML_PROP_ENDED_NONE);
+        sml_prop_eval_end(&e);
+        if (judged) {
+            r = v.outcome == first->outcome && !v.ended == !first->ended;
+            snprintf(msg, n, "%s: %.200s", sml_prop_outcome_name(v.outcome), v.msg);
+        }
+    }
+    sml_prop_env_free(&fresh);
+    if (remote) cfg->runner.close(cfg->runner.ctx, &l);
+    return r;
+}
+
+/* Is the failure reproduced in a fresh worker? The shrunk case first (what the reproducer
+ * holds), then the case as drawn; the answer into f, counted in the result's events. A hang
+ * was confirmed alone already (the worker layer ran it again, under ten times its deadline). */
+static void confirm(const sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
+                    sml_prop_failure *f, const sml_prop_case *drawn, const sml_prop_case *small,
+                    const sml_prop_verdict *v) {
+    f->confirmed = -1;
+    if (v->ended == SML_PROP_ENDED_HUNG || v->ended == SML_PROP_ENDED_FORGED) {
+        f->confirmed = 1;
+        snprintf(f->rerun, sizeof f->rerun, "%s",
+                 v->ended == SML_PROP_ENDED_HUNG ? "confirmed alone" : "a forged answer stands");
+        res->events.n[SML_EV_RERUN_FAIL]++;
+        return;
+    }
+    int r = rerun_fresh(env, cfg, f->prop, small, v, f->rerun, sizeof f->rerun);
+    if (r == 0 && small != drawn) r = rerun_fresh(env, cfg, f->prop, drawn, v, f->rerun,
+                                                  sizeof f->rerun);
+    f->confirmed = r;
+    if (r == 1) res->events.n[SML_EV_RERUN_FAIL]++;
+    if (r == 0) res->events.n[SML_EV_RERUN_PASS]++;
+}
+
+/* The report of a failure (FAIL, ERROR or FLAKY), its reproducer and the commands. */
+static void report_failure(const sml_prop_env *env, const sml_prop_config *cfg,
+                           const sml_prop_failure *f, const sml_prop_case *c,
+                           const sml_prop_case *small, const sml_prop_verdict *v,
+                           const sml_prop_shrink_stats *st, int shrunk, int64_t index, int level) {
+    const sml_kernel *k = env->k;
+    char a[96], b[96];
+    /* A plugin kernel's commands load its library first (a reproducer records it too). */
+    char load[4400];
+    sml_prop_load_arg(sml_kernel_library(k), load, sizeof load);
+    /* Runs on other threads report too: one report's lines stay together. */
+    FILE *L = sml_prop_report_begin(cfg);
+    sml_prop_case_shape_str(c, a, sizeof a);
+    sml_prop_case_shape_str(small, b, sizeof b);
+    const char *head = f->confirmed == 0               ? "FLAKY"
+                       : v->outcome == SML_PROP_ERROR ? "ERROR"
+                                                      : "FAIL";
+    fprintf(L, "%s %s %s %s: property %s %s at case %lld (%s, %s, seed 0x%016llx)\n", head,
+            k->name, sml_op_name(c->op), sml_dtype_name(c->dtype), sml_prop_name(f->prop),
+            v->outcome == SML_PROP_ERROR ? "errored" : "failed", (long long)index, a, c->family,
+            (unsigned long long)c->seed);
+    if (shrunk) {
+        fprintf(L, "  first: %s\n", v->msg);
+        fprintf(L, "  shrunk in %lld steps (%lld tries%s) to %s: %s\n", (long long)st->steps,
+                (long long)st->evals, st->exhausted ? ", stopped by its limits" : "", b,
+                f->message);
+    } else {
+        fprintf(L, "  %s\n", v->msg);
+    }
+    if (f->confirmed == 1)
+        fprintf(L, "  rerun in a fresh worker: fails again (%s)\n", f->rerun);
+    if (f->confirmed == 0)
+        fprintf(L,
+                "  rerun in a fresh worker: %s\n  FLAKY: the failure did not reproduce; the "
+                "kernel is nondeterministic or depends on what ran before it in its process "
+                "(rerun the whole job with the seed below)\n",
+                f->rerun);
+    if (f->repro[0]) {
+        fprintf(L, "  reproducer: %s\n", f->repro);
+        fprintf(L, "  replay: %s%s %s\n",
+                sml_prop_replay_prefix(sml_kernel_library(k), cfg->replay_cmd), load, f->repro);
+    }
+    /* A Python kernel reruns through the binding (which imports its module first), as it
+     * replays: "softmax-lab check" becomes "python3 -m softmax_lab check". */
+    const char *rerun = cfg->rerun_cmd, *rerun_tool = "";
+    if (rerun && !strncmp(rerun, "softmax-lab ", 12) &&
+        sml_source_is_python(sml_kernel_library(k))) {
+        rerun_tool = "python3 -m softmax_lab ";
+        rerun += 12;
+    }
+    if (rerun) {
+        fprintf(L,
+                "  rerun: %s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld "
+                "--level %d --props %s\n",
+                rerun_tool, rerun, load, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
+                (unsigned long long)cfg->seed, (long long)index, level, sml_prop_name(f->prop));
+        if (f->confirmed == 0)
+            fprintf(L, "  rerun the job: %s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx "
+                       "--cases %lld\n",
+                    rerun_tool, rerun, load, k->name, sml_op_name(c->op),
+                    sml_dtype_name(c->dtype), (unsigned long long)cfg->seed,
+                    (long long)cfg->max_cases);
+    }
+    const char *lib = sml_kernel_library(k);
+    if (lib && !strcmp(lib, SML_PYTHON_SOURCE_PREFIX "__main__"))
+        fprintf(
+            L,
+            "  (a kernel defined in __main__ cannot be imported again: define it in a module that "
+            "registers it on import, e.g. mykernels.py, and pass --load python:mykernels)\n");
+    fflush(L);
+    sml_prop_report_end(cfg, L);
+}
+
+/* The seconds a shrink may take: its own limit, and never past the run's cap. */
+static double shrink_seconds(const sml_prop_config *cfg) {
+    double s = cfg->shrink_max_seconds;
+    if (cfg->deadline > 0.0) {
+        double left = cfg->deadline - sml_prop_now();
+        if (left < s) s = left > 0.0 ? left : 0.0;
+    }
+    return s;
+}
+
+/* The first failure of property p at case `index`: recorded at once (a failure is final),
+ * then shrunk, rerun in a fresh worker (FAIL when it fails again, FLAKY when it does not),
+ * saved and reported. */
 static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
                            sml_prop_id p, const sml_prop_case *c, const sml_prop_verdict *v,
                            int64_t index, int level) {
@@ -96,37 +236,35 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
     f->ld = c->ld;
     f->offset = c->offset;
     f->inplace = c->inplace;
+    f->ended = v->ended;
     snprintf(f->family, sizeof f->family, "%s", c->family);
 
     sml_prop_case small = *c;
     sml_prop_verdict sv = *v;
     sml_prop_shrink_stats st = {0, 0, 0};
     int shrunk = 0;
-    /* A CUDA error may have taken the context with it: nothing after it can be trusted. */
-    int cuda_lost = sml_prop_context_lost(v->outcome, v->msg);
-    if (cfg->shrink && !cuda_lost) {
+    /* A CUDA error in this process may have taken the context with it: nothing after it can
+     * be trusted there (a worker's context is replaced by the worker layer). A hang is not
+     * shrunk: every smaller case would cost a deadline. */
+    int cuda_lost = !cfg->runner.open && sml_prop_context_lost(v->outcome, v->msg);
+    if (cfg->shrink && !cuda_lost && v->ended != SML_PROP_ENDED_HUNG) {
         if (cfg->hooks.case_begin)
             cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_SHRINK, index, level, (int)p,
                                   (double)sml_prop_case_elems(c));
         int checked = env->stream_check;
         env->stream_check = 1; /* every smaller case is held to the same checks */
-        if (sml_prop_shrink(env, p, v->outcome, c, v, cfg->shrink_max_evals,
-                            cfg->shrink_max_seconds, &small, &sv, &st) == SML_OK)
+        env->ex.phase = SML_PROP_PHASE_SHRINK;
+        if (sml_prop_shrink(env, p, v->outcome, c, v, cfg->shrink_max_evals, shrink_seconds(cfg),
+                            &small, &sv, &st) == SML_OK)
             shrunk = 1;
         env->stream_check = checked;
+        if (st.exhausted) res->events.n[SML_EV_SHRINK_CUT]++;
     }
     sml_prop_failure_shrunk(f, &small, &st);
     snprintf(f->message, sizeof f->message, "%s", sv.msg);
+    confirm(env, cfg, res, f, c, &small, &sv);
 
     const sml_kernel *k = env->k;
-    char a[96], b[96];
-    /* A plugin kernel's commands load its library first (a reproducer records it too). */
-    char load[4400];
-    sml_prop_load_arg(sml_kernel_library(k), load, sizeof load);
-    /* Runs on other threads report too: one report's lines stay together. */
-    FILE *L = sml_prop_report_begin(cfg);
-    sml_prop_case_shape_str(c, a, sizeof a);
-    sml_prop_case_shape_str(&small, b, sizeof b);
     if (cfg->save_dir) {
         sml_prop_repro m;
         sml_prop_repro_describe(&m, k->name, p, sv.outcome, sv.msg, cfg->seed, index, level, c,
@@ -136,54 +274,19 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
         if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, f->repro,
                                 sizeof f->repro, err, sizeof err) != SML_OK) {
             f->repro[0] = 0;
+            FILE *L = sml_prop_report_begin(cfg);
             fprintf(L, "  (could not save the reproducer: %s)\n", err);
+            sml_prop_report_end(cfg, L);
         }
     }
-    fprintf(L, "%s %s %s %s: property %s %s at case %lld (%s, %s, seed 0x%016llx)\n",
-            v->outcome == SML_PROP_ERROR ? "ERROR" : "FAIL", k->name, sml_op_name(c->op),
-            sml_dtype_name(c->dtype), sml_prop_name(p),
-            v->outcome == SML_PROP_ERROR ? "errored" : "failed", (long long)index, a, c->family,
-            (unsigned long long)c->seed);
-    if (shrunk) {
-        fprintf(L, "  first: %s\n", v->msg);
-        fprintf(L, "  shrunk in %lld steps (%lld tries%s) to %s: %s\n", (long long)st.steps,
-                (long long)st.evals, st.exhausted ? ", budget spent" : "", b, sv.msg);
-    } else {
-        fprintf(L, "  %s\n", v->msg);
-    }
-    if (f->repro[0]) {
-        fprintf(L, "  reproducer: %s\n", f->repro);
-        fprintf(L, "  replay: %s%s %s\n",
-                sml_prop_replay_prefix(sml_kernel_library(k), cfg->replay_cmd), load, f->repro);
-    }
-    /* A Python kernel reruns through the binding (which imports its module first), as it
-     * replays: "softmax-lab check" becomes "python3 -m softmax_lab check". */
-    const char *rerun = cfg->rerun_cmd, *rerun_tool = "";
-    if (rerun && !strncmp(rerun, "softmax-lab ", 12) &&
-        sml_source_is_python(sml_kernel_library(k))) {
-        rerun_tool = "python3 -m softmax_lab ";
-        rerun += 12;
-    }
-    if (rerun)
-        fprintf(L,
-                "  rerun: %s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld "
-                "--level %d --props %s\n",
-                rerun_tool, rerun, load, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
-                (unsigned long long)cfg->seed, (long long)index, level, sml_prop_name(p));
-    const char *lib = sml_kernel_library(k);
-    if (lib && !strcmp(lib, SML_PYTHON_SOURCE_PREFIX "__main__"))
-        fprintf(
-            L,
-            "  (a kernel defined in __main__ cannot be imported again: define it in a module that "
-            "registers it on import, e.g. mykernels.py, and pass --load python:mykernels)\n");
-    fflush(L);
-    sml_prop_report_end(cfg, L);
+    report_failure(env, cfg, f, c, &small, v, &st, shrunk, index, level);
     if (shrunk) sml_prop_case_free(&small);
 }
 
 /* Replay every saved reproducer for this op and dtype on kernel k: each is a hard input
  * that once broke some kernel, and must pass here. -1 (res->note says why) when the engine
- * could not allocate what one needs: no verdict, the run ends. */
+ * could not allocate what one needs, -2 when the run's cap stopped it, -3 when no worker could
+ * run the kernel: no verdict, the run ends. */
 static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op op, sml_dtype dt,
                          sml_prop_result *res) {
     char **paths;
@@ -205,10 +308,20 @@ static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op o
             if (cfg->hooks.case_begin)
                 cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_REGRESSION, (int64_t)i, 0,
                                       (int)m.prop, (double)sml_prop_case_elems(&c));
+            env->ex.phase = SML_PROP_PHASE_REGRESSION;
+            env->ex.index = (int64_t)i;
+            env->ex.prop = (int)m.prop;
             sml_prop_eval_begin(&e, env, &c);
             sml_prop_eval_check(&e, m.prop, &v);
             int oom = e.engine_status == SML_ERR_OUT_OF_MEMORY;
             sml_prop_eval_end(&e);
+            if (v.ended == SML_PROP_ENDED_CAPPED || v.ended == SML_PROP_ENDED_NOT_RUN) {
+                /* No verdict on the kernel: the run ends, saying why (sml_prop_run). */
+                snprintf(res->note, sizeof res->note, "%.190s", v.msg);
+                sml_prop_case_free(&c);
+                sml_prop_repro_list_free(paths, n);
+                return v.ended == SML_PROP_ENDED_CAPPED ? -2 : -3;
+            }
             if (oom) {
                 snprintf(res->note, sizeof res->note,
                          "engine: out of memory for the reproducer %.120s; not judged", paths[i]);
@@ -217,8 +330,10 @@ static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op o
                 return -1;
             }
             res->regressions++;
+            res->events.n[SML_EV_REGRESSION]++;
             if (v.outcome == SML_PROP_FAIL || v.outcome == SML_PROP_ERROR) {
                 res->regressions_failed++;
+                res->events.n[SML_EV_FAIL]++; /* a saved failure again: it stands */
                 if (res->nfail < SML_PROP_COUNT) {
                     sml_prop_failure *f = &res->failures[res->nfail++];
                     memset(f, 0, sizeof *f);
@@ -309,7 +424,8 @@ static void acc_finish(acc_log *a, const sml_prop_config *cfg, sml_prop_result *
 /* Check every property still standing on case c (index i, size level `level`): count the
  * results, note its agreement figures, handle each property's first failure. 1 if some
  * property failed or errored on it; -1 when the engine could not allocate what the case
- * needs (res->note says so; nothing about the kernel is concluded from it). */
+ * needs, -2 when the run's cap stopped it, -3 when no worker could run the kernel (res->note
+ * says so; nothing about the kernel is concluded from it). */
 static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
                       acc_log *acc, progress *pg, const sml_prop_case *c, int64_t i, int level,
                       unsigned *retired, int *stop) {
@@ -325,7 +441,18 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
         if (cfg->hooks.case_begin)
             cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_CASE, i, level, p,
                                   (double)(c->rows * c->cols));
+        env->ex.phase = SML_PROP_PHASE_CASE;
+        env->ex.index = i;
+        env->ex.prop = p;
         sml_prop_eval_check(&e, (sml_prop_id)p, &v);
+        if (v.ended == SML_PROP_ENDED_CAPPED || v.ended == SML_PROP_ENDED_NOT_RUN) {
+            /* No verdict: the case is not judged, the run ends saying why (sml_prop_run). */
+            snprintf(res->note, sizeof res->note, "case %lld not judged: %.150s", (long long)i,
+                     v.msg);
+            case_failed = v.ended == SML_PROP_ENDED_CAPPED ? -2 : -3;
+            *stop = 1;
+            break;
+        }
         if (e.engine_status == SML_ERR_OUT_OF_MEMORY) {
             /* No verdict on the kernel: the run ends with the reason (sml_prop_run). */
             char shape[96];
@@ -354,22 +481,180 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
         if (v.deviation) res->deviations[p]++;
         if (v.outcome == SML_PROP_PASS) continue;
         res->fails[p]++;
+        res->events.n[SML_EV_FAIL]++;
         case_failed = 1;
         res->killed_at[p] = res->cases;
         *retired |= 1u << p;
         progress_clear(pg, cfg);
         if (res->nfail < SML_PROP_COUNT)
             handle_failure(env, cfg, res, (sml_prop_id)p, c, &v, i, level);
-        if (sml_prop_context_lost(v.outcome, v.msg)) {
+        if (!cfg->runner.open && sml_prop_context_lost(v.outcome, v.msg)) {
             snprintf(res->note, sizeof res->note,
                      "a CUDA error stopped the run (the context may be lost)");
             *stop = 1;
         }
+        /* The worker's death, a hang or a forged answer is the job's verdict: nothing after it
+         * in that job is run. */
+        if (v.ended) *stop = 1;
         if (cfg->stop_on_failure) *stop = 1;
     }
     if (sml_prop_eval_refused(&e)) res->refused++;
     sml_prop_eval_end(&e);
     return case_failed;
+}
+
+/* The cases the profile names for the job: [first, max_cases) in its shard, or the one
+ * case --case asks for. */
+static int64_t planned_cases(const sml_prop_config *cfg) {
+    if (cfg->only_case >= 0) return 1;
+    int64_t first = cfg->first_case > 0 ? cfg->first_case : 0, n = 0;
+    if (first >= cfg->max_cases) return 0;
+    if (!cfg->shard.count) return cfg->max_cases - first;
+    for (int64_t i = first; i < cfg->max_cases; i++) n += sml_shard_has(&cfg->shard, i);
+    return n;
+}
+
+void sml_prop_result_decide(sml_prop_result *res) {
+    res->verdict = sml_verdict_decide(&res->events);
+    switch (res->verdict) {
+    case SML_JOB_FAIL:
+    case SML_JOB_FLAKY: res->outcome = SML_PROP_FAIL; break;
+    case SML_JOB_ERROR: res->outcome = SML_PROP_ERROR; break;
+    case SML_JOB_SKIP: res->outcome = SML_PROP_SKIP; break;
+    default: res->outcome = SML_PROP_PASS; break;
+    }
+    /* A kernel error (ERROR, not FAIL) is what the properties saw, when nothing failed. */
+    int any_fail = 0, any_error = 0;
+    for (int i = 0; i < res->nfail; i++) {
+        if (res->failures[i].outcome == SML_PROP_ERROR)
+            any_error = 1;
+        else
+            any_fail = 1;
+    }
+    if (res->outcome == SML_PROP_FAIL && any_error && !any_fail) res->outcome = SML_PROP_ERROR;
+}
+
+/* Why a kernel/op/dtype job is not run here at all (res->note), or NULL. */
+static int cannot_run(const sml_kernel *k, sml_op op, sml_dtype dt, sml_prop_result *res) {
+    if (!(k->ops & (1u << op)) || !(k->dtypes & (1u << dt)))
+        snprintf(res->note, sizeof res->note, "%s does not support %s %s", k->name, sml_op_name(op),
+                 sml_dtype_name(dt));
+    else if (!k->launch)
+        snprintf(res->note, sizeof res->note, "%s is not built in this build (no CUDA or cuDNN)",
+                 k->name);
+    else if (k->device == SML_DEVICE_GPU && !sml_gpu_available())
+        snprintf(res->note, sizeof res->note, "no CUDA device: GPU kernel %s not run", k->name);
+    else
+        return 0;
+    res->events.n[SML_EV_SKIP]++;
+    return 1;
+}
+
+/* Is the run out of time before case i? Only a cap stops it (the profile is its case count). */
+static int capped(const sml_prop_config *cfg, double t0) {
+    double now = sml_prop_now();
+    return (cfg->deadline > 0.0 && now >= cfg->deadline) ||
+           (cfg->max_seconds > 0.0 && now - t0 >= cfg->max_seconds);
+}
+
+/* The size level of case i: by case count; a driver's ramp_by_time (never a profile's) may
+ * raise it with the time spent of its per-job cap. */
+static int level_of(const sml_prop_config *cfg, int64_t i, double t0) {
+    if (cfg->only_case >= 0) return cfg->only_level;
+    int level = sml_prop_case_level(cfg, i);
+    double spent = sml_prop_now() - t0;
+    if (cfg->ramp_by_time && !cfg->shard.count && cfg->max_seconds > 0.0 &&
+        spent / cfg->max_seconds > level / 100.0)
+        level = (int)(100.0 * spent / cfg->max_seconds);
+    return level > 100 ? 100 : level;
+}
+
+/* One random case, drawn, judged and counted: 0 go on, 1 stop (res->note says why when the
+ * case was not judged). */
+static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
+                    acc_log *acc, progress *pg, int64_t i, int level, unsigned *retired,
+                    int *oom) {
+    sml_prop_case c;
+    sml_status s = sml_prop_gen_case(env->k, res->op, res->dtype,
+                                     sml_derive_seed(cfg->seed, (uint64_t)i), level, &cfg->sizes,
+                                     &c);
+    if (s != SML_OK) {
+        res->events.n[SML_EV_NOT_JUDGED]++;
+        snprintf(res->note, sizeof res->note, "engine: cannot draw case %lld: %s%s", (long long)i,
+                 sml_strerror(s), s == SML_ERR_OUT_OF_MEMORY ? "; not judged" : "");
+        *oom = s == SML_ERR_OUT_OF_MEMORY;
+        return 1;
+    }
+    if (!acc_grow(acc, res->cases + 1)) {
+        sml_prop_case_free(&c);
+        res->events.n[SML_EV_NOT_JUDGED]++;
+        snprintf(res->note, sizeof res->note,
+                 "engine: out of memory for the run's records at case %lld; not judged",
+                 (long long)i);
+        *oom = 1;
+        return 1;
+    }
+    acc->ratio[res->cases] = acc->ulps[res->cases] = NAN;
+    acc->level[res->cases] = (unsigned char)level;
+    acc->index[res->cases] = i;
+    uint64_t digest = res->accuracy.digest;
+    res->accuracy.digest = sml_accuracy_digest_case(digest, &c);
+    res->cases++;
+    int stop = 0;
+    int case_failed = check_case(env, cfg, res, acc, pg, &c, i, level, retired, &stop);
+    if (case_failed < 0) { /* not judged: counted as no case */
+        res->cases--;
+        res->accuracy.digest = digest;
+        if (case_failed == -1 || case_failed == -3) res->events.n[SML_EV_NOT_JUDGED]++;
+        if (case_failed == -2) res->events.n[SML_EV_CAP]++;
+        *oom = case_failed == -1;
+        sml_prop_case_free(&c);
+        return 1;
+    }
+    res->last_level = level;
+    res->elements += (double)(c.rows * c.cols);
+    res->tall += c.tall;
+    sml_prop_case_free(&c);
+    if (case_failed) res->failed_cases++;
+    if (cfg->hooks.case_done) cfg->hooks.case_done(cfg->hooks.ctx, case_failed);
+    unsigned live = 0;
+    for (int p = 0; p < SML_PROP_COUNT; p++)
+        if ((cfg->props & (1u << p)) && sml_prop_applies((sml_prop_id)p, res->op)) live |= 1u << p;
+    if (live && (*retired & live) == live) stop = 1; /* every property has failed already */
+    progress_update(pg, cfg, env->k, res->op, res->dtype, res, 0);
+    return stop;
+}
+
+/* The job's cases after its reproducers: until the profile's count, a failure that ends the
+ * job, or a cap. 1 when the engine ran out of memory. */
+static int run_cases(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
+                     acc_log *acc, progress *pg, double t0) {
+    unsigned retired = 0;
+    int oom = 0;
+    int64_t first = cfg->only_case >= 0 ? cfg->only_case : cfg->first_case > 0 ? cfg->first_case : 0;
+    int64_t end = cfg->only_case >= 0 ? cfg->only_case : cfg->max_cases - 1;
+    /* i <= end, not i < end + 1: --case 9223372036854775807 must not overflow. */
+    for (int64_t i = first; i >= 0 && i <= end; i = i < INT64_MAX ? i + 1 : -1) {
+        if (cfg->only_case < 0 && !sml_shard_has(&cfg->shard, i)) continue;
+        if (capped(cfg, t0)) {
+            res->events.n[SML_EV_CAP]++;
+            break;
+        }
+        if (one_case(env, cfg, res, acc, pg, i, level_of(cfg, i, t0), &retired, &oom)) break;
+        if (i == INT64_MAX) break;
+    }
+    return oom;
+}
+
+/* The job's worker (cfg->runner) or this process, as an env. */
+static sml_status env_open(sml_prop_env *env, const sml_kernel *k, const sml_prop_config *cfg,
+                           sml_prop_launcher *l) {
+    memset(l, 0, sizeof *l);
+    if (cfg->runner.open) {
+        sml_status s = cfg->runner.open(cfg->runner.ctx, k, 0, l);
+        if (s != SML_OK) return s;
+    }
+    return sml_prop_env_init(env, k, cfg->runner.open ? l : NULL);
 }
 
 sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_config *cfg,
@@ -383,125 +668,60 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     res->kernel = k;
     res->op = op;
     res->dtype = dt;
-    res->outcome = SML_PROP_PASS;
-    if (!(k->ops & (1u << op)) || !(k->dtypes & (1u << dt))) {
-        res->outcome = SML_PROP_SKIP;
-        snprintf(res->note, sizeof res->note, "%s does not support %s %s", k->name, sml_op_name(op),
-                 sml_dtype_name(dt));
-        return SML_OK;
-    }
-    if (!k->launch) {
-        res->outcome = SML_PROP_SKIP;
-        snprintf(res->note, sizeof res->note, "%s is not built in this build (no CUDA or cuDNN)",
-                 k->name);
-        return SML_OK;
-    }
-    if (k->device == SML_DEVICE_GPU && !sml_gpu_available()) {
-        res->outcome = SML_PROP_SKIP;
-        snprintf(res->note, sizeof res->note, "no CUDA device: GPU kernel %s not run", k->name);
+    res->events.planned = planned_cases(cfg);
+    if (cannot_run(k, op, dt, res)) {
+        sml_prop_result_decide(res);
         return SML_OK;
     }
     sml_prop_env env;
-    sml_status s = sml_prop_env_init(&env, k);
+    sml_prop_launcher l;
+    sml_status s = env_open(&env, k, cfg, &l);
     if (s != SML_OK) {
         sml_prop_env_free(&env);
+        if (cfg->runner.open && l.launch) cfg->runner.close(cfg->runner.ctx, &l);
         return s;
     }
     double t0 = sml_prop_now();
-    progress pg = {t0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
-    unsigned retired = 0;
-    int stop = 0, oom = 0;
-    if (cfg->regressions_dir && cfg->shard.index <= 1 && replay_corpus(&env, cfg, op, dt, res) < 0)
-        stop = oom = 1;
+    progress pg = {t0, t0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
+    int oom = 0, corpus = 0;
     acc_log acc = {0};
-    /* -1 after INT64_MAX: --case 9223372036854775807 must not overflow i++. */
-    for (int64_t i = cfg->only_case >= 0   ? cfg->only_case
-                     : cfg->first_case > 0 ? cfg->first_case
-                                           : 0;
-         !stop; i = i < INT64_MAX ? i + 1 : -1) {
-        int level;
-        if (cfg->only_case >= 0) {
-            if (i != cfg->only_case) break;
-            level = cfg->only_level;
-        } else {
-            if (i >= cfg->max_cases) break;
-            if (!sml_shard_has(&cfg->shard, i)) continue;
-            double spent = sml_prop_now() - t0;
-            if (cfg->max_seconds > 0.0 && spent >= cfg->max_seconds) break;
-            level = sml_prop_case_level(cfg, i);
-            if (cfg->ramp_by_time && !cfg->shard.count && cfg->max_seconds > 0.0 &&
-                spent / cfg->max_seconds > level / 100.0)
-                level = (int)(100.0 * spent / cfg->max_seconds);
-            if (level > 100) level = 100;
-        }
-        sml_prop_case c;
-        s = sml_prop_gen_case(k, op, dt, sml_derive_seed(cfg->seed, (uint64_t)i), level,
-                              &cfg->sizes, &c);
-        if (s != SML_OK) {
-            res->outcome = SML_PROP_ERROR;
-            snprintf(res->note, sizeof res->note, "engine: cannot draw case %lld: %s%s",
-                     (long long)i, sml_strerror(s),
-                     s == SML_ERR_OUT_OF_MEMORY ? "; not judged" : "");
-            if (s == SML_ERR_OUT_OF_MEMORY) oom = 1;
-            break;
-        }
-        if (!acc_grow(&acc, res->cases + 1)) {
-            sml_prop_case_free(&c);
-            res->outcome = SML_PROP_ERROR;
-            snprintf(res->note, sizeof res->note,
-                     "engine: out of memory for the run's records at case %lld; not judged",
-                     (long long)i);
-            oom = 1;
-            break;
-        }
-        acc.ratio[res->cases] = acc.ulps[res->cases] = NAN;
-        acc.level[res->cases] = (unsigned char)level;
-        acc.index[res->cases] = i;
-        res->accuracy.digest = sml_accuracy_digest_case(res->accuracy.digest, &c);
-        res->cases++;
-        res->last_level = level;
-        res->elements += (double)(c.rows * c.cols);
-        res->tall += c.tall;
-        int case_failed = check_case(&env, cfg, res, &acc, &pg, &c, i, level, &retired, &stop);
-        if (case_failed < 0) { /* not judged: counted as no case */
-            oom = 1;
-            res->cases--;
-            res->elements -= (double)(c.rows * c.cols);
-            res->tall -= c.tall;
-        }
-        sml_prop_case_free(&c);
-        if (oom) break;
-        if (case_failed) res->failed_cases++;
-        if (cfg->hooks.case_done) cfg->hooks.case_done(cfg->hooks.ctx, case_failed);
-        unsigned live = 0;
-        for (int p = 0; p < SML_PROP_COUNT; p++)
-            if ((cfg->props & (1u << p)) && sml_prop_applies((sml_prop_id)p, op)) live |= 1u << p;
-        if (live && (retired & live) == live) stop = 1; /* every property has failed already */
-        progress_update(&pg, cfg, k, op, dt, res, t0, 0);
-    }
+    if (cfg->regressions_dir && cfg->shard.index <= 1)
+        corpus = replay_corpus(&env, cfg, op, dt, res);
+    if (corpus == -1 || corpus == -3) res->events.n[SML_EV_NOT_JUDGED]++;
+    if (corpus == -2) res->events.n[SML_EV_CAP]++;
+    oom = corpus == -1;
+    if (corpus == 0) oom = run_cases(&env, cfg, res, &acc, &pg, t0);
     progress_clear(&pg, cfg);
     acc_finish(&acc, cfg, res);
     res->seconds = sml_prop_now() - t0;
-    int any_fail = 0, any_error = 0;
-    for (int i = 0; i < res->nfail; i++) {
-        if (res->failures[i].outcome == SML_PROP_ERROR)
-            any_error = 1;
-        else
-            any_fail = 1;
-    }
-    if (any_fail)
-        res->outcome = SML_PROP_FAIL;
-    else if (any_error || res->outcome == SML_PROP_ERROR)
-        res->outcome = SML_PROP_ERROR;
+    res->events.n[SML_EV_CASE] = res->cases;
+    res->events.n[SML_EV_SLOW] += env.ex.slow;
+    res->events.n[SML_EV_BYSTANDER] += env.ex.alone;
     sml_prop_env_free(&env);
+    if (cfg->runner.open) cfg->runner.close(cfg->runner.ctx, &l);
+    sml_prop_result_decide(res);
     /* Memory the engine could not get is no verdict on the kernel: the caller reports the
      * run as not checked, with res->note (failures found before it stay in res). */
-    if (oom && res->outcome != SML_PROP_FAIL) res->outcome = SML_PROP_ERROR;
     return oom ? SML_ERR_OUT_OF_MEMORY : SML_OK;
 }
 
+static sml_status replay(const char *json_path, const sml_kernel *k, sml_prop_lookup_fn lookup,
+                         void *lookup_ctx, const sml_prop_runner *runner,
+                         sml_prop_replay_result *r);
+
 sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_lookup_fn lookup,
                            void *lookup_ctx, sml_prop_replay_result *r) {
+    return replay(json_path, k, lookup, lookup_ctx, NULL, r);
+}
+
+sml_status sml_prop_replay_in(const char *json_path, const sml_kernel *k,
+                              const sml_prop_runner *runner, sml_prop_replay_result *r) {
+    return replay(json_path, k, NULL, NULL, runner, r);
+}
+
+static sml_status replay(const char *json_path, const sml_kernel *k, sml_prop_lookup_fn lookup,
+                         void *lookup_ctx, const sml_prop_runner *runner,
+                         sml_prop_replay_result *r) {
     if (!json_path || !r) return SML_ERR_NULL_POINTER;
     memset(r, 0, sizeof *r);
     sml_prop_case c;
@@ -557,9 +777,18 @@ sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_
         return SML_OK;
     }
     sml_prop_env env;
-    s = sml_prop_env_init(&env, k);
+    sml_prop_launcher l = {0};
+    int remote = runner && runner->open;
+    if (remote && (s = runner->open(runner->ctx, k, 1, &l)) != SML_OK) {
+        sml_prop_case_free(&c);
+        return s;
+    }
+    s = sml_prop_env_init(&env, k, remote ? &l : NULL);
     if (s == SML_OK) {
         env.stream_check = 1; /* a reproducer replays with every check the suite may make */
+        env.ex.phase = SML_PROP_PHASE_CASE;
+        env.ex.index = -1;
+        env.ex.prop = (int)m.prop;
         sml_prop_eval e;
         sml_prop_verdict v;
         sml_prop_eval_begin(&e, &env, &c);
@@ -573,7 +802,7 @@ sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_
              * on the kernel, and the reproducer was not replayed. */
             s = engine;
             snprintf(r->message, sizeof r->message,
-                     "not replayed: the engine cannot run this case here (%s%s%s)",
+                     "not replayed: the engine cannot run this case here (%s%s%.300s)",
                      sml_strerror(engine), why[0] ? ": " : "", why);
         } else {
             r->outcome = v.outcome;
@@ -581,6 +810,7 @@ sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_
         }
     }
     sml_prop_env_free(&env);
+    if (remote) runner->close(runner->ctx, &l);
     sml_prop_case_free(&c);
     return s;
 }

@@ -3,6 +3,7 @@
 #include "prop/exec.h"
 
 #include "prop/guard.h"
+#include "prop/prop.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +23,15 @@ typedef struct layout {
 
 static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-static layout layout_of(const sml_prop_case *c) {
+static sml_prop_shape shape_of(const sml_prop_case *c) {
+    sml_prop_shape sh = {(int32_t)c->op, (int32_t)c->dtype, c->inplace, 0,
+                         c->rows,        c->cols,           c->ld,      c->offset};
+    return sh;
+}
+
+static layout layout_of(const sml_prop_shape *c) {
     layout L;
-    L.esz = sml_dtype_size(c->dtype);
+    L.esz = sml_dtype_size((sml_dtype)c->dtype);
     L.span = (size_t)((c->rows - 1) * c->ld + c->cols);
     L.base = SML_PROP_GUARD + (size_t)c->offset * L.esz;
     /* Regions start 256-byte aligned, as separate cudaMalloc allocations would. */
@@ -32,7 +39,7 @@ static layout layout_of(const sml_prop_case *c) {
     L.x = 0;
     L.total = L.region;
     L.dy = L.out = NONE;
-    if (sml_op_is_backward(c->op)) {
+    if (sml_op_is_backward((sml_op)c->op)) {
         L.dy = L.total;
         L.total += L.region;
     }
@@ -69,18 +76,29 @@ static void release_host(unsigned char *p, int pinned) {
         free(p);
 }
 
+void sml_prop_exec_init_remote(sml_prop_exec *e, sml_device d, sml_prop_launcher l) {
+    memset(e, 0, sizeof *e);
+    e->device = d;
+    e->buf.device = d;
+    e->host_bytes = host_phys_bytes();
+    e->remote = l;
+}
+
 void sml_prop_exec_free(sml_prop_exec *e) {
-    if (e->device != SML_DEVICE_CPU) sml_prop_gpu_free(&e->gpu);
-    sml_buffer_free(&e->buf);
-    sml_prop_arena_free(&e->arena);
-    sml_stream_destroy(e->device, e->stream);
+    if (!e->remote.launch) {
+        if (e->device != SML_DEVICE_CPU) sml_prop_gpu_free(&e->gpu);
+        sml_buffer_free(&e->buf);
+        sml_prop_arena_free(&e->arena);
+        sml_stream_destroy(e->device, e->stream);
+    }
     release_host(e->img, e->img_pinned);
     release_host(e->back, e->back_pinned);
     memset(e, 0, sizeof *e);
 }
 
-/* A host buffer of at least n bytes (its contents need not survive): on the GPU page-locked
- * up to SML_PROP_PIN_MAX, so the copies are asynchronous and unstaged, else malloc's. */
+/* A host buffer of at least n bytes (its contents need not survive): where this process
+ * launches on the GPU page-locked up to SML_PROP_PIN_MAX, so the copies are asynchronous and
+ * unstaged, else malloc's. */
 static sml_status grow_host(const sml_prop_exec *e, unsigned char **p, size_t *cap, int *pinned,
                             size_t n) {
     if (*cap >= n) return SML_OK;
@@ -88,7 +106,7 @@ static sml_status grow_host(const sml_prop_exec *e, unsigned char **p, size_t *c
     release_host(*p, *pinned);
     *p = NULL;
     *cap = 0;
-    *pinned = e->device != SML_DEVICE_CPU && want <= SML_PROP_PIN_MAX &&
+    *pinned = e->device != SML_DEVICE_CPU && !e->remote.launch && want <= SML_PROP_PIN_MAX &&
               sml_prop_gpu_host_alloc((void **)p, want) == SML_OK;
     if (!*pinned && (*p = malloc(want)) == NULL) return SML_ERR_OUT_OF_MEMORY;
     *cap = want;
@@ -104,7 +122,7 @@ static sml_status grow_buf(sml_buffer *b, sml_device d, size_t n) {
 }
 
 /* A region's image: `fill` everywhere, the dense rows placed at stride ld. */
-static void place_rows(unsigned char *region, const layout *L, const sml_prop_case *c,
+static void place_rows(unsigned char *region, const layout *L, const sml_prop_shape *c,
                        const void *dense, unsigned char fill) {
     memset(region, fill, L->region);
     size_t row_bytes = (size_t)c->cols * L->esz;
@@ -114,7 +132,7 @@ static void place_rows(unsigned char *region, const layout *L, const sml_prop_ca
 }
 
 /* The output region: canary everywhere, poison where the rows go. */
-static void place_output(unsigned char *region, const layout *L, const sml_prop_case *c) {
+static void place_output(unsigned char *region, const layout *L, const sml_prop_shape *c) {
     memset(region, SML_PROP_CANARY, L->region);
     for (int64_t r = 0; r < c->rows; r++)
         memset(region + L->base + (size_t)(r * c->ld) * L->esz, SML_PROP_POISON,
@@ -122,11 +140,11 @@ static void place_output(unsigned char *region, const layout *L, const sml_prop_
 }
 
 /* The tensor a region holds, by its start in the layout. */
-static const char *region_name(const layout *L, const sml_prop_case *c, size_t at) {
+static const char *region_name(const layout *L, const sml_prop_shape *c, size_t at) {
     return at == L->dy ? "dy" : at == L->out || c->inplace ? "out" : "x";
 }
 
-static void describe_byte(char *buf, size_t n, const layout *L, const sml_prop_case *c, size_t at,
+static void describe_byte(char *buf, size_t n, const layout *L, const sml_prop_shape *c, size_t at,
                           const char *what) {
     size_t end = L->base + L->span * L->esz;
     if (at < SML_PROP_GUARD)
@@ -149,8 +167,8 @@ static void describe_byte(char *buf, size_t n, const layout *L, const sml_prop_c
 }
 
 /* Changed canary bytes of the output region (everything but the rows' data). */
-static int64_t check_canaries(const unsigned char *region, const layout *L, const sml_prop_case *c,
-                              char *where, size_t wn) {
+static int64_t check_canaries(const unsigned char *region, const layout *L,
+                              const sml_prop_shape *c, char *where, size_t wn) {
     int64_t bad = 0;
     size_t first = NONE;
     size_t row_bytes = (size_t)c->cols * L->esz, ld_bytes = (size_t)c->ld * L->esz;
@@ -171,7 +189,7 @@ static int64_t check_canaries(const unsigned char *region, const layout *L, cons
 /* How many bytes of a region differ from the image uploaded; the first is described in
  * `where` as `what`. */
 static int64_t region_changed(const unsigned char *now, const unsigned char *img, const layout *L,
-                              const sml_prop_case *c, const char *what, char *where, size_t wn) {
+                              const sml_prop_shape *c, const char *what, char *where, size_t wn) {
     if (memcmp(now, img, L->region) == 0) return 0;
     size_t i = 0;
     while (now[i] == img[i]) i++;
@@ -193,7 +211,7 @@ static void zones_of(const layout *L, unsigned char *const *reg, int n, unsigned
 /* Where the kernel sees each region (reg[0..n-1], in layout order): the device buffer, each
  * region between guard zones (poisoned when `guard`), or for a CPU kernel the arena's
  * guarded slots, with the guard zones named for the fault handler. The image goes there. */
-static sml_status stage(sml_prop_exec *e, const layout *L, const sml_prop_case *c,
+static sml_status stage(sml_prop_exec *e, const layout *L, const sml_prop_shape *c,
                         unsigned char **reg, int *n, int guard) {
     *n = (int)(L->total / L->region);
     sml_status s;
@@ -247,34 +265,40 @@ static sml_status fetch(sml_prop_exec *e, const layout *L, unsigned char *const 
     return SML_OK;
 }
 
-/* The case's layout and its host image in e->img (e->back sized for its return), held
- * against the machine's memory. */
-static sml_status prepare(sml_prop_exec *e, const sml_prop_case *c, layout *L, char *where,
-                          size_t wn) {
-    /* Sizes below are computed in size_t: only a case inside the bounds is laid out. */
-    if (!sml_prop_case_in_bounds(c, where, wn)) return SML_ERR_INVALID_ARG;
-    *L = layout_of(c);
-    if (e->host_bytes && L->total > e->host_bytes / 2) {
+/* Room for a layout of `total` bytes in e->img and e->back, held against the machine's
+ * memory. */
+static sml_status room(sml_prop_exec *e, size_t total, char *where, size_t wn) {
+    if (e->host_bytes && total > e->host_bytes / 2) {
         snprintf(where, wn,
                  "the layout needs 2 x %.1f GiB of host memory; this machine has %.1f GiB",
-                 (double)L->total / (double)(1u << 30), (double)e->host_bytes / (double)(1u << 30));
+                 (double)total / (double)(1u << 30), (double)e->host_bytes / (double)(1u << 30));
         return SML_ERR_OUT_OF_MEMORY;
     }
     sml_status s;
-    if ((s = grow_host(e, &e->img, &e->cap_img, &e->img_pinned, L->total)) != SML_OK) return s;
-    if ((s = grow_host(e, &e->back, &e->cap_back, &e->back_pinned, L->total)) != SML_OK) return s;
-    place_rows(e->img + L->x, L, c, c->x, c->inplace ? SML_PROP_CANARY : SML_PROP_POISON);
-    if (L->dy != NONE) place_rows(e->img + L->dy, L, c, c->dy, SML_PROP_POISON);
-    if (L->out != NONE) place_output(e->img + L->out, L, c);
+    if ((s = grow_host(e, &e->img, &e->cap_img, &e->img_pinned, total)) != SML_OK) return s;
+    return grow_host(e, &e->back, &e->cap_back, &e->back_pinned, total);
+}
+
+/* The case's layout and its host image in e->img (e->back sized for its return). */
+static sml_status prepare(sml_prop_exec *e, const sml_prop_case *c, const sml_prop_shape *sh,
+                          layout *L, char *where, size_t wn) {
+    /* Sizes below are computed in size_t: only a case inside the bounds is laid out. */
+    if (!sml_prop_case_in_bounds(c, where, wn)) return SML_ERR_INVALID_ARG;
+    *L = layout_of(sh);
+    sml_status s = room(e, L->total, where, wn);
+    if (s != SML_OK) return s;
+    place_rows(e->img + L->x, L, sh, c->x, c->inplace ? SML_PROP_CANARY : SML_PROP_POISON);
+    if (L->dy != NONE) place_rows(e->img + L->dy, L, sh, c->dy, SML_PROP_POISON);
+    if (L->out != NONE) place_output(e->img + L->out, L, sh);
     return SML_OK;
 }
 
 static size_t out_region_of(const layout *L) { return L->out != NONE ? L->out : L->x; }
 
-static sml_problem problem_of(const sml_prop_exec *e, const layout *L, const sml_prop_case *c,
+static sml_problem problem_of(const sml_prop_exec *e, const layout *L, const sml_prop_shape *c,
                               unsigned char *const *reg) {
-    sml_problem p = {c->op,
-                     c->dtype,
+    sml_problem p = {(sml_op)c->op,
+                     (sml_dtype)c->dtype,
                      c->rows,
                      c->cols,
                      c->ld,
@@ -290,38 +314,37 @@ static sml_status wait_kernel(sml_prop_exec *e) {
     return e->device == SML_DEVICE_CPU ? SML_OK : sml_prop_gpu_wait(&e->gpu, e->stream);
 }
 
-/* The guard zones' changes after a GPU main run (sml_prop_gpu_guard_check queued, the stream
- * waited for) into rep: counted with the canaries, and the first changed zone named in
- * rep->where ("wrote past the end of out: bytes 1048576..1048579 after it changed"), which
- * then stands for the whole run's writes outside the tensors. */
-static void guard_report(const sml_prop_exec *e, const layout *L, const sml_prop_case *c, int n,
+/* The guard zones' changes after a GPU main run (res->hit) into rep: counted with the
+ * canaries, and the first changed zone named in rep->where ("wrote past the end of out: bytes
+ * 1048576..1048579 after it changed"), which then stands for the whole run's writes outside
+ * the tensors. */
+static void guard_report(const layout *L, const sml_prop_shape *c, const sml_prop_launch_res *res,
                          sml_prop_run_report *rep) {
-    sml_prop_zone_hit hit[SML_PROP_GUARD_ZONES_MAX];
-    sml_prop_gpu_guard_hits(&e->gpu, 2 * n, hit);
     unsigned long long G = SML_PROP_DEVICE_GUARD, base = L->base, end = L->base + L->span * L->esz;
     unsigned long long region = L->region;
     int said = 0;
-    for (int z = 0; z < 2 * n; z++) {
-        if (!hit[z].count) continue;
-        rep->canary_bad += (int64_t)hit[z].count;
+    for (int z = 0; z < res->nzones && z < SML_PROP_GUARD_ZONES_MAX; z++) {
+        const sml_prop_zone_hit *hit = &res->hit[z];
+        if (!hit->count) continue;
+        rep->canary_bad += (int64_t)hit->count;
         if (said++) continue;
         const char *name = region_name(L, c, (size_t)(z / 2) * L->region);
         if (z % 2)
             snprintf(rep->where, sizeof rep->where,
                      "wrote past the end of %s: bytes %llu..%llu after it changed", name,
-                     (unsigned long long)(region - end + hit[z].first),
-                     (unsigned long long)(region - end + hit[z].last));
+                     (unsigned long long)(region - end + hit->first),
+                     (unsigned long long)(region - end + hit->last));
         else
             snprintf(rep->where, sizeof rep->where,
                      "wrote before the start of %s: bytes %llu..%llu before it changed", name,
-                     (unsigned long long)(base + G - 1 - hit[z].last),
-                     (unsigned long long)(base + G - 1 - hit[z].first));
+                     (unsigned long long)(base + G - 1 - hit->last),
+                     (unsigned long long)(base + G - 1 - hit->first));
     }
 }
 
 /* The main run's checks on what came back: canaries, inputs, the GPU's guard zones. */
-static void verify_run(const sml_prop_exec *e, const layout *L, const sml_prop_case *c, int nreg,
-                       sml_prop_run_report *rep) {
+static void verify_run(const sml_prop_exec *e, const layout *L, const sml_prop_shape *c,
+                       const sml_prop_launch_res *res, sml_prop_run_report *rep) {
     const unsigned char *o = e->back + out_region_of(L);
     rep->canary_bad = check_canaries(o, L, c, rep->where, sizeof rep->where);
     char w[192];
@@ -337,33 +360,155 @@ static void verify_run(const sml_prop_exec *e, const layout *L, const sml_prop_c
         rep->input_modified = 1;
         if (!said) snprintf(rep->where, sizeof rep->where, "%s", w);
     }
-    if (e->device != SML_DEVICE_CPU) guard_report(e, L, c, nreg, rep);
+    guard_report(L, c, res, rep);
 }
 
 /* A refused run (SML_ERR_UNSUPPORTED) must have written nothing: its output region as
  * uploaded and, on a GPU main run, the guard zones as poisoned. */
-static sml_status refusal_check(sml_prop_exec *e, const layout *L, const sml_prop_case *c,
-                                unsigned char *const *reg, int nreg, int guarded,
-                                sml_prop_run_report *rep) {
+static void refusal_check(const sml_prop_exec *e, const layout *L, const sml_prop_shape *c,
+                          const sml_prop_launch_res *res, sml_prop_run_report *rep) {
     size_t out_region = out_region_of(L);
-    sml_status s = fetch(e, L, reg, out_region, L->region);
-    if (s != SML_OK) return s;
     rep->canary_bad =
         region_changed(e->back + out_region, e->img + out_region, L, c,
                        "refused with SML_ERR_UNSUPPORTED yet wrote", rep->where, sizeof rep->where);
+    int64_t before = rep->canary_bad;
+    char keep[sizeof rep->where], zone[sizeof rep->where];
+    memcpy(keep, rep->where, sizeof keep);
+    guard_report(L, c, res, rep);
+    memcpy(zone, rep->where, sizeof zone);
+    if (before)
+        memcpy(rep->where, keep, sizeof keep); /* the region's own change first */
+    else if (rep->canary_bad)
+        snprintf(rep->where, sizeof rep->where, "refused with SML_ERR_UNSUPPORTED yet %.150s",
+                 zone);
+}
+
+/* The kernel's run on the image in e->img, in this process: res says what it returned and
+ * which bytes of the layout came back into e->back. */
+static sml_status launch_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *h, const layout *L,
+                             const sml_prop_shape *c, int verify, sml_prop_launch_res *res) {
+    unsigned char *reg[3], *zone[SML_PROP_GUARD_ZONES_MAX];
+    int nreg, guarded = verify && e->device != SML_DEVICE_CPU;
+    sml_status s = stage(e, L, c, reg, &nreg, guarded);
+    if (s != SML_OK) return s;
+    sml_problem p = problem_of(e, L, c, reg);
+    double t0 = sml_prop_now();
+    sml_status ks = sml_run(k, h, &p);
+    if (ks == SML_OK) ks = wait_kernel(e);
+    res->seconds = sml_prop_now() - t0;
+    res->status = (int32_t)ks;
+    sml_prop_guard_clear();
+    if (ks == SML_ERR_CUDA) snprintf(res->error, sizeof res->error, "%s", sml_last_cuda_error());
+    /* The guard zones are compared on the device; the result comes back with the copy below. */
+    zones_of(L, reg, nreg, zone);
+    if (guarded && (ks == SML_OK || ks == SML_ERR_UNSUPPORTED) &&
+        (s = sml_prop_gpu_guard_check(&e->gpu, zone, 2 * nreg, SML_PROP_DEVICE_GUARD, e->stream)) !=
+            SML_OK)
+        return s;
+    if (ks != SML_OK && ks != SML_ERR_UNSUPPORTED) return SML_OK;
+    /* A refusal must write nothing (the API's promise): its output region comes back. Else
+     * only the output region, unless everything is to be verified. */
+    res->from = verify && ks == SML_OK ? 0 : out_region_of(L);
+    res->n = verify && ks == SML_OK ? L->total : L->region;
+    if ((s = fetch(e, L, reg, res->from, res->n)) != SML_OK) return s;
     if (guarded) {
-        int64_t before = rep->canary_bad;
-        char keep[sizeof rep->where], zone[sizeof rep->where];
-        memcpy(keep, rep->where, sizeof keep);
-        guard_report(e, L, c, nreg, rep);
-        memcpy(zone, rep->where, sizeof zone);
-        if (before)
-            memcpy(rep->where, keep, sizeof keep); /* the region's own change first */
-        else if (rep->canary_bad)
-            snprintf(rep->where, sizeof rep->where, "refused with SML_ERR_UNSUPPORTED yet %.150s",
-                     zone);
+        res->nzones = 2 * nreg;
+        sml_prop_gpu_guard_hits(&e->gpu, 2 * nreg, res->hit);
     }
     return SML_OK;
+}
+
+/* The stream check's held run (GPU), in this process. */
+static sml_status launch_held(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
+                              const layout *L, const sml_prop_shape *c, sml_prop_launch_res *res) {
+    res->ran = -1;
+    if (e->device == SML_DEVICE_CPU || e->held_off) return SML_OK;
+    unsigned char *reg[3];
+    int nreg;
+    sml_status s = stage(e, L, c, reg, &nreg, 0);
+    if (s != SML_OK) return s;
+    unsigned char *o = reg[out_region_of(L) / L->region];
+    sml_problem p = problem_of(e, L, c, reg);
+    sml_status ks = SML_OK;
+    int ran = -1;
+    s = sml_prop_gpu_hold(&e->gpu, o, L->region, e->stream);
+    if (s == SML_OK && (ks = sml_run(k, h, &p)) == SML_OK)
+        s = sml_prop_gpu_judge(&e->gpu, o, L->region, &ran);
+    sml_prop_gpu_release(&e->gpu);
+    sml_status w = sml_prop_gpu_wait(&e->gpu, e->stream);
+    /* A launch that did not return inside the hold waits for its own stream: every later check
+     * would cost it the whole hold again. */
+    if (s == SML_OK && ks == SML_OK && w == SML_OK && ran < 0) e->held_off = 1;
+    /* The kernel's own failure is the main run's to report, and its runs that follow. */
+    res->ran = ks != SML_OK || w != SML_OK ? -1 : ran;
+    res->status = (int32_t)(ks != SML_OK ? ks : w);
+    return s;
+}
+
+int sml_prop_exec_req_valid(const sml_prop_launch_req *req) {
+    const sml_prop_shape *sh = &req->shape;
+    if ((unsigned)sh->op >= SML_OP_COUNT || (unsigned)sh->dtype >= SML_DTYPE_COUNT ||
+        (req->kind != SML_PROP_LAUNCH_RUN && req->kind != SML_PROP_LAUNCH_HELD))
+        return 0;
+    sml_prop_case c = {.op = (sml_op)sh->op,
+                       .dtype = (sml_dtype)sh->dtype,
+                       .rows = sh->rows,
+                       .cols = sh->cols,
+                       .ld = sh->ld,
+                       .offset = sh->offset,
+                       .inplace = sh->inplace != 0};
+    char why[64];
+    if (!sml_prop_case_in_bounds(&c, why, sizeof why)) return 0;
+    layout L = layout_of(sh);
+    return req->image_bytes == L.total;
+}
+
+sml_status sml_prop_exec_image(sml_prop_exec *e, size_t bytes) {
+    char why[192];
+    return room(e, bytes, why, sizeof why);
+}
+
+sml_status sml_prop_exec_launch(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
+                                const sml_prop_launch_req *req, sml_prop_launch_res *res) {
+    memset(res, 0, sizeof *res);
+    res->ran = -1;
+    if (!sml_prop_exec_req_valid(req)) return SML_ERR_INVALID_ARG;
+    layout L = layout_of(&req->shape);
+    if (req->kind == SML_PROP_LAUNCH_HELD) return launch_held(e, k, h, &L, &req->shape, res);
+    return launch_run(e, k, h, &L, &req->shape, req->verify, res);
+}
+
+/* One launch of req: in this process, or through the exec's remote launcher. */
+static sml_status launch(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
+                         const sml_prop_launch_req *req, sml_prop_launch_res *res) {
+    if (!e->remote.launch) return sml_prop_exec_launch(e, k, h, req, res);
+    if (e->capped) {
+        memset(res, 0, sizeof *res);
+        res->ended = SML_PROP_ENDED_CAPPED;
+        snprintf(res->cause, sizeof res->cause, "the run's time cap had passed");
+        return SML_OK;
+    }
+    sml_status s = e->remote.launch(e->remote.ctx, req, e->img, res, e->back);
+    if (s != SML_OK) return s;
+    if (res->alone) e->alone++;
+    if (res->deadline > 0 && !res->ended) e->slow++;
+    if (res->ended == SML_PROP_ENDED_CAPPED) e->capped = 1;
+    return SML_OK;
+}
+
+static sml_prop_launch_req request(const sml_prop_exec *e, const sml_prop_shape *sh, int kind,
+                                   int verify, const layout *L) {
+    sml_prop_launch_req r = {*sh, kind, verify, e->phase, e->prop, e->index, L->total};
+    return r;
+}
+
+/* A launch that gave no answer to judge, into rep. */
+static int ended(const sml_prop_launch_res *res, sml_prop_run_report *rep) {
+    if (!res->ended) return 0;
+    rep->ended = res->ended;
+    rep->status = SML_ERR_KERNEL_FAILED;
+    snprintf(rep->where, sizeof rep->where, "%s", res->cause);
+    return 1;
 }
 
 sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
@@ -371,66 +516,68 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
                              sml_prop_run_report *rep) {
     memset(rep, 0, sizeof *rep);
     layout L;
-    sml_status s = prepare(e, c, &L, rep->where, sizeof rep->where);
+    sml_prop_shape sh = shape_of(c);
+    sml_status s = prepare(e, c, &sh, &L, rep->where, sizeof rep->where);
     if (s != SML_OK) return s;
-    unsigned char *reg[3], *zone[SML_PROP_GUARD_ZONES_MAX];
-    int nreg, guarded = verify && e->device != SML_DEVICE_CPU;
-    if ((s = stage(e, &L, c, reg, &nreg, guarded)) != SML_OK) return s;
-    sml_problem p = problem_of(e, &L, c, reg);
-    rep->status = sml_run(k, h, &p);
-    if (rep->status == SML_OK) rep->status = wait_kernel(e);
-    sml_prop_guard_clear();
-    /* The guard zones are compared on the device; the result comes back with the copy below. */
-    zones_of(&L, reg, nreg, zone);
-    if (guarded && (rep->status == SML_OK || rep->status == SML_ERR_UNSUPPORTED) &&
-        (s = sml_prop_gpu_guard_check(&e->gpu, zone, 2 * nreg, SML_PROP_DEVICE_GUARD, e->stream)) !=
-            SML_OK)
-        return s;
+    sml_prop_launch_req req = request(e, &sh, SML_PROP_LAUNCH_RUN, verify, &L);
+    sml_prop_launch_res res;
+    if ((s = launch(e, k, h, &req, &res)) != SML_OK) return s;
+    if (ended(&res, rep)) return SML_OK;
+    rep->status = (sml_status)res.status;
     if (rep->status != SML_OK) {
-        snprintf(rep->where, sizeof rep->where, "%s returned %s%s%s", k->name,
+        snprintf(rep->where, sizeof rep->where, "%s returned %s%s%.160s", k->name,
                  sml_strerror(rep->status), rep->status == SML_ERR_CUDA ? ": " : "",
-                 rep->status == SML_ERR_CUDA ? sml_last_cuda_error() : "");
-        /* A refusal must write nothing (the API's promise). */
-        if (rep->status == SML_ERR_UNSUPPORTED)
-            return refusal_check(e, &L, c, reg, nreg, guarded, rep);
+                 rep->status == SML_ERR_CUDA ? res.error : "");
+        if (rep->status == SML_ERR_UNSUPPORTED) refusal_check(e, &L, &sh, &res, rep);
         return SML_OK;
     }
-    /* Only the output region comes back, unless everything is to be verified. */
-    size_t out_region = out_region_of(&L);
-    size_t from = verify ? 0 : out_region, n = verify ? L.total : L.region;
-    if ((s = fetch(e, &L, reg, from, n)) != SML_OK) return s;
-    const unsigned char *o = e->back + out_region;
+    const unsigned char *o = e->back + out_region_of(&L);
     size_t row_bytes = (size_t)c->cols * L.esz;
     for (int64_t r = 0; r < c->rows; r++)
         memcpy((unsigned char *)out + (size_t)r * row_bytes,
                o + L.base + (size_t)(r * c->ld) * L.esz, row_bytes);
-    if (verify) verify_run(e, &L, c, nreg, rep);
+    if (verify) verify_run(e, &L, &sh, &res, rep);
     return SML_OK;
 }
 
+sml_status sml_prop_exec_ping(sml_prop_exec *e, sml_prop_run_report *rep) {
+    memset(rep, 0, sizeof *rep);
+    if (!e->remote.launch || e->capped) return SML_OK;
+    sml_prop_launch_req req;
+    memset(&req, 0, sizeof req);
+    req.kind = SML_PROP_LAUNCH_PING;
+    req.phase = e->phase;
+    req.index = e->index;
+    sml_prop_launch_res res;
+    sml_status s = e->remote.launch(e->remote.ctx, &req, NULL, &res, NULL);
+    if (s == SML_OK) ended(&res, rep);
+    return s;
+}
+
+void sml_prop_exec_expect(const sml_prop_launch_req *req, int32_t status, uint64_t *from,
+                          uint64_t *n) {
+    *from = *n = 0;
+    if (req->kind != SML_PROP_LAUNCH_RUN || !sml_prop_exec_req_valid(req)) return;
+    if (status != SML_OK && status != SML_ERR_UNSUPPORTED) return;
+    layout L = layout_of(&req->shape);
+    int all = req->verify && status == SML_OK;
+    *from = all ? 0 : out_region_of(&L);
+    *n = all ? L.total : L.region;
+}
+
 sml_status sml_prop_exec_stream_check(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
-                                      const sml_prop_case *c, int *ran) {
+                                      const sml_prop_case *c, int *ran, sml_prop_run_report *rep) {
     *ran = -1;
+    memset(rep, 0, sizeof *rep);
     if (e->device == SML_DEVICE_CPU || e->held_off) return SML_OK;
     layout L;
-    char why[192];
-    unsigned char *reg[3];
-    int nreg;
-    sml_status s = prepare(e, c, &L, why, sizeof why);
-    if (s == SML_OK) s = stage(e, &L, c, reg, &nreg, 0);
+    sml_prop_shape sh = shape_of(c);
+    sml_status s = prepare(e, c, &sh, &L, rep->where, sizeof rep->where);
     if (s != SML_OK) return s;
-    unsigned char *o = reg[out_region_of(&L) / L.region];
-    sml_problem p = problem_of(e, &L, c, reg);
-    sml_status ks = SML_OK;
-    s = sml_prop_gpu_hold(&e->gpu, o, L.region, e->stream);
-    if (s == SML_OK && (ks = sml_run(k, h, &p)) == SML_OK)
-        s = sml_prop_gpu_judge(&e->gpu, o, L.region, ran);
-    sml_prop_gpu_release(&e->gpu);
-    sml_status w = sml_prop_gpu_wait(&e->gpu, e->stream);
-    /* A launch that did not return inside the hold waits for its own stream: every later check
-     * would cost it the whole hold again. */
-    if (s == SML_OK && ks == SML_OK && w == SML_OK && *ran < 0) e->held_off = 1;
-    /* The kernel's own failure is the main run's to report, and its runs that follow. */
-    if (ks != SML_OK || w != SML_OK) *ran = -1;
-    return s;
+    sml_prop_launch_req req = request(e, &sh, SML_PROP_LAUNCH_HELD, 0, &L);
+    sml_prop_launch_res res;
+    if ((s = launch(e, k, h, &req, &res)) != SML_OK) return s;
+    if (ended(&res, rep)) return SML_OK;
+    *ran = res.ran;
+    return SML_OK;
 }

@@ -14,7 +14,9 @@
 
 #include "prop/accuracy.h"
 #include "prop/case.h"
+#include "prop/exec.h"
 #include "prop/shard.h"
+#include "prop/verdict.h"
 #include "softmax_lab.h"
 
 #ifdef __cplusplus
@@ -105,18 +107,35 @@ enum {
     SML_PROP_PHASE_IDLE = 0,
     SML_PROP_PHASE_CASE,
     SML_PROP_PHASE_SHRINK,
-    SML_PROP_PHASE_REGRESSION
+    SML_PROP_PHASE_REGRESSION,
+    SML_PROP_PHASE_RERUN /* a failure's case run again in a fresh worker */
 };
 
+/* Where a job's kernel runs when not in the engine's own process (src/worker sets it): open
+ * gives the job a launcher (exec.h) to the kernel's worker, or, with `fresh`, to a worker of
+ * its own that no other case has run in (the rerun of a failure); close gives it back. NULL
+ * open: the kernel runs in the engine's process. */
+typedef struct sml_prop_runner {
+    sml_status (*open)(void *ctx, const sml_kernel *k, int fresh, sml_prop_launcher *out);
+    void (*close)(void *ctx, sml_prop_launcher *l);
+    void *ctx;
+} sml_prop_runner;
+
 typedef struct sml_prop_config {
-    uint64_t seed;        /* the run seed; each case's seed is sml_derive_seed(seed, index) */
-    int64_t max_cases;    /* per kernel, op and dtype */
-    int64_t level_cases;  /* the case count the size ramp spreads over; 0: max_cases */
-    double max_seconds;   /* per kernel, op and dtype; 0: no limit */
-    double total_seconds; /* for drivers running many: the whole run's budget; 0: none */
-    int ramp_by_time;     /* sizes ramp with time spent too, not only cases run: reaches the
-                               big shapes when time cuts a run short, at the cost of a case
-                               sequence that depends on speed (GPU and long profiles) */
+    uint64_t seed;       /* the run seed; each case's seed is sml_derive_seed(seed, index) */
+    int64_t max_cases;   /* per kernel, op and dtype: the profile is a number of cases */
+    int64_t level_cases; /* the case count the size ramp spreads over; 0: max_cases */
+    /* Caps, never part of a profile (the same seed runs the same cases at any speed): a job a
+       cap stops before max_cases is INCOMPLETE (verdict.h). */
+    double max_seconds;   /* per kernel, op and dtype (the mutation tests' drivers); 0: none */
+    double total_seconds; /* the whole run's cap (--seconds); 0: none */
+    double deadline;      /* total_seconds as a monotonic time (sml_prop_now), set by the
+                               driver when the run starts; 0: none */
+    double case_timeout;  /* the seconds a case's launch may take in a worker before it is
+                               confirmed alone (--case-timeout); 0: derived from the case */
+    int ramp_by_time;     /* sizes ramp with time spent too: only for drivers that want big
+                               shapes from a per-job cap and do not need the same cases at
+                               every speed (the GPU mutation test); no profile sets it */
     unsigned props;       /* mask of sml_prop_id bits to check */
     sml_prop_sizes sizes;
     int shrink; /* shrink failures before reporting them */
@@ -147,6 +166,7 @@ typedef struct sml_prop_config {
                                reproducers are replayed by slice 1 only, and sizes ramp by case
                                count only (ramp_by_time is ignored): a slice's cases must be
                                those of the whole run. {0, 0}: the whole run */
+    sml_prop_runner runner; /* where the kernel runs (above); all NULL: in this process */
 } sml_prop_config;
 
 #define SML_PROP_MAX_THREADS 16
@@ -192,6 +212,9 @@ typedef struct sml_prop_failure {
     };
     int inplace, s_inplace;
     int64_t shrink_steps, shrink_evals;
+    int ended;     /* SML_PROP_ENDED_* (exec.h): the worker gave no answer (died, hung, forged) */
+    int confirmed; /* its rerun in a fresh worker: 1 failed again, 0 passed (FLAKY), -1 none */
+    char rerun[256]; /* what the rerun gave, in words */
     char family[64];   /* the logit generator that drew it */
     char message[384]; /* what the shrunk case shows */
     char repro[1024];  /* the reproducer's .json, or "" if not saved */
@@ -201,7 +224,10 @@ typedef struct sml_prop_result {
     const sml_kernel *kernel;
     sml_op op;
     sml_dtype dtype;
-    sml_prop_outcome outcome; /* PASS, FAIL, SKIP (could not run here: see note), ERROR */
+    sml_verdict verdict;        /* sml_verdict_decide(&events): what the job's verdict is */
+    sml_verdict_events events;  /* what happened in the job, counted (verdict.h) */
+    sml_prop_outcome outcome;   /* the properties' side of it: PASS (also INCOMPLETE), FAIL (also
+                                   FLAKY), SKIP (could not run here: see note), ERROR */
     char note[192];
     int64_t cases;        /* random cases run */
     int64_t failed_cases; /* cases where some property failed or errored */
@@ -244,6 +270,9 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
 int sml_prop_case_level(const sml_prop_config *cfg, int64_t i);
 /* The property that failed in the fewest cases (the mutation test's "killed by"), or -1. */
 int sml_prop_result_killer(const sml_prop_result *res);
+/* res->verdict from res->events (verdict.h), and res->outcome in step with it; whoever adds
+ * an event after sml_prop_run (a worker's exit status under a tool) calls it again. */
+void sml_prop_result_decide(sml_prop_result *res);
 
 /* Reproducers. A kernel named in one that is not in the registry (a mutant) is resolved by
  * `lookup` when given. */
@@ -274,6 +303,9 @@ typedef struct sml_prop_replay_result {
  * r->message. */
 sml_status sml_prop_replay(const char *json_path, const sml_kernel *k, sml_prop_lookup_fn lookup,
                            void *lookup_ctx, sml_prop_replay_result *r);
+/* The same with the kernel run where `runner` puts it (a fresh worker: src/worker). */
+sml_status sml_prop_replay_in(const char *json_path, const sml_kernel *k,
+                              const sml_prop_runner *runner, sml_prop_replay_result *r);
 
 #ifdef __cplusplus
 }

@@ -54,16 +54,21 @@ const char *sml_prop_outcome_name(sml_prop_outcome o) {
     return "?";
 }
 
-sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k) {
+sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k,
+                             const sml_prop_launcher *remote) {
     memset(env, 0, sizeof *env);
     env->k = k;
+    if (remote && remote->launch) {
+        sml_prop_exec_init_remote(&env->ex, k->device, *remote);
+        return SML_OK;
+    }
     sml_status s = sml_prop_exec_init(&env->ex, k->device);
     return s != SML_OK ? s : sml_handle_create(&env->h);
 }
 
 void sml_prop_env_free(sml_prop_env *env) {
     sml_prop_exec_free(&env->ex);
-    sml_handle_destroy(env->h);
+    if (env->h) sml_handle_destroy(env->h);
     env->h = NULL;
 }
 
@@ -191,6 +196,18 @@ int sml_prop_eval_refused(const sml_prop_eval *e) {
            refused_legitimately(e->c, &e->main);
 }
 
+/* A run in a worker that gave no answer to judge (exec.h, SML_PROP_ENDED_*): the worker's death,
+ * a confirmed hang or a forged answer is the kernel's FAIL, with the cause; a run the cap
+ * stopped, or that no worker could take, is no verdict (SKIP here; the engine stops the job and
+ * says why). 1 when rep ended so. */
+static int ended_verdict(const sml_prop_run_report *rep, sml_prop_verdict *v) {
+    if (!rep->ended) return 0;
+    int judged = rep->ended != SML_PROP_ENDED_CAPPED && rep->ended != SML_PROP_ENDED_NOT_RUN;
+    verdict(v, judged ? SML_PROP_FAIL : SML_PROP_SKIP, -1, -1, "%s", rep->where);
+    v->ended = rep->ended;
+    return 1;
+}
+
 /* Run the kernel on case c into out; turn a refusal or engine failure into a verdict.
  * Returns 1 when the output is there to judge. */
 static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_prop_run_report *rep,
@@ -201,6 +218,7 @@ static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_pro
         verdict(v, SML_PROP_ERROR, -1, -1, "engine: %s", sml_strerror(s));
         return 0;
     }
+    if (ended_verdict(rep, v)) return 0;
     if (refused_legitimately(c, rep)) {
         verdict(v, SML_PROP_SKIP, -1, -1, "%s", rep->where);
         return 0;
@@ -214,14 +232,22 @@ static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_pro
 
 /* After the main run: did the kernel run outside the stream it was given (exec.h)? The
  * answer goes with the main run's report; 0 (with an error verdict) when the engine failed. */
+static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v);
+
 static int stream_check(sml_prop_eval *e, sml_prop_verdict *v) {
     int ran = -1;
-    sml_status s = sml_prop_exec_stream_check(&e->env->ex, e->env->k, e->env->h, e->c, &ran);
+    sml_prop_run_report rep;
+    sml_status s = sml_prop_exec_stream_check(&e->env->ex, e->env->k, e->env->h, e->c, &ran, &rep);
     if (s != SML_OK) {
         e->engine_status = s;
         e->main_state = -1;
         verdict(v, SML_PROP_ERROR, -1, -1, "engine: the stream check failed: %s", sml_strerror(s));
         return 0;
+    }
+    if (rep.ended) { /* the held run's worker gave no answer: that stands for the case */
+        e->main = rep;
+        e->main_state = -1;
+        return ensure_main(e, v);
     }
     e->main.off_stream = ran == 1;
     return 1;
@@ -231,6 +257,7 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
     if (e->main_state > 0) return 1;
     if (e->main_state < 0) {
         /* Repeat the first run's verdict for every property that needs it. */
+        if (ended_verdict(&e->main, v)) return 0;
         if (refused_legitimately(e->c, &e->main))
             verdict(v, SML_PROP_SKIP, -1, -1, "%s", e->main.where);
         else if (e->engine_status != SML_OK)
@@ -825,5 +852,6 @@ void sml_prop_eval_check(sml_prop_eval *e, sml_prop_id p, sml_prop_verdict *v) {
         return;
     }
     FNS[p](e, v);
-    if (p != SML_PROP_CANARIES) excuse(e, v);
+    /* A worker's end is no value a declaration can excuse. */
+    if (p != SML_PROP_CANARIES && !v->ended) excuse(e, v);
 }

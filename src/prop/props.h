@@ -28,7 +28,9 @@ typedef struct sml_prop_env {
     int stream_check;
 } sml_prop_env;
 
-sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k);
+/* remote: where the kernel runs (a worker process, src/worker); NULL: in this process. */
+sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k,
+                             const sml_prop_launcher *remote);
 void sml_prop_env_free(sml_prop_env *env);
 
 typedef struct sml_prop_verdict {
@@ -36,6 +38,8 @@ typedef struct sml_prop_verdict {
     int deviation;      /* PASS only because the kernel's known_deviation excuses the miss:
                              any property but canaries (docs/PROPERTIES.md, "Known deviations") */
     double ratio, ulps; /* agreement: the worst error against the bound; else 0 */
+    int ended;          /* SML_PROP_ENDED_* (exec.h): the run gave no answer to judge, why in
+                           msg (a FAIL: the worker's death, a hang, a forged answer) */
     int64_t row, col;   /* where it broke; -1 when not about one element */
     char msg[384];
 } sml_prop_verdict;

@@ -1,5 +1,5 @@
-/* suite.c: a pool of host threads that takes kernel/op/dtype jobs in order, the shared
- * time budget, and the one progress line. Two locks, never held together: `lock` for the
+/* suite.c: a pool of host threads that takes kernel/op/dtype jobs in order, the run's cap,
+ * and the one progress line. Two locks, never held together: `lock` for the
  * job queue (next, finished, who runs what), `out` for everything written (the progress
  * line, the `done` reports, the engine's failure reports). The suite drives the engine
  * (sml_prop_run) and hears from it only through the hooks it gives each run. */
@@ -78,11 +78,9 @@ static void *worker(void *arg) {
         int j = st->next++;
         sml_prop_job *job = &st->jobs[j];
         st->running[w->id] = j;
-        /* The share of what is left, over the rounds of jobs not yet started (this one too). */
-        sml_prop_config shared = job->cfg;
-        shared.total_seconds = st->s->total_seconds;
-        job->cfg.max_seconds =
-            sml_prop_next_seconds(&shared, sml_prop_now() - st->t0, st->njobs - j, st->threads);
+        /* The run's cap, the same moment for every job; no job has a time of its own. */
+        job->cfg.total_seconds = st->s->total_seconds;
+        job->cfg.deadline = st->s->total_seconds > 0 ? st->t0 + st->s->total_seconds : 0.0;
         pthread_mutex_unlock(&st->lock);
 
         job->cfg.hooks = (sml_prop_hooks){.case_done = tally_case,
@@ -131,7 +129,7 @@ static void draw_progress(suite_state *st, int finished, const int *running) {
     double spent = sml_prop_now() - st->t0;
     char budget[48] = "";
     if (st->s->total_seconds > 0)
-        snprintf(budget, sizeof budget, " of %.0f s", st->s->total_seconds);
+        snprintf(budget, sizeof budget, " (cap %.0f s)", st->s->total_seconds);
     pthread_mutex_lock(&t->out);
     fprintf(t->progress,
             "%s%s: %d/%d runs done, %d running%s%s%s, %lld cases, %lld failed, %.0f s%s%s",

@@ -6,9 +6,11 @@
  * handle, buffers and a non-blocking stream, made by sml_prop_run), so the suite only hands
  * out jobs, shares the time budget and keeps the output in one piece:
  *
- *   - jobs start in the order given (put the slow kernels first) as threads come free;
- *   - a job gets its own max_seconds, or less: what is left of total_seconds split over
- *     the rounds of jobs still to start (sml_prop_next_seconds);
+ *   - jobs start in the order given (kernel after kernel: the jobs of a kernel share its
+ *     worker, src/worker) as threads come free;
+ *   - every job runs its profile's cases; the run's cap (total_seconds, --seconds), when
+ *     there is one, is the same moment for all of them (cfg.deadline), and a job it stops
+ *     before its cases are done is INCOMPLETE (verdict.h);
  *   - the suite draws one progress line for everything (runs done and running, cases,
  *     failures, time), and `done` reports each finished job, one at a time, in the order
  *     they finish; failure reports from the engine take the same lock.
@@ -25,7 +27,7 @@ typedef struct sml_prop_job {
     const sml_kernel *k;
     sml_op op;
     sml_dtype dtype;
-    sml_prop_config cfg; /* this run's budget and sizes; the suite sets max_seconds, hooks
+    sml_prop_config cfg; /* this run's cases and sizes; the suite sets deadline, hooks
                              and progress */
     sml_status status;   /* what sml_prop_run returned (an error only for a bad argument) */
     sml_prop_result res;
@@ -36,7 +38,7 @@ typedef void (*sml_prop_job_done_fn)(sml_prop_job *job, void *ctx);
 
 typedef struct sml_prop_suite {
     int threads;          /* host threads; clamped to 1..njobs */
-    double total_seconds; /* the budget the jobs share; 0: each has its own max_seconds */
+    double total_seconds; /* the run's cap (--seconds); 0: none */
     const char *label;    /* progress line prefix */
     FILE *progress;       /* the progress line; NULL: none */
     sml_prop_job_done_fn done;

@@ -1,10 +1,13 @@
 /* board.h: what a worker and its supervisor share, inside src/worker only.
  *
- * The board is shared memory with one slot per job the worker can run at once: the thread
- * serving a slot writes the case it is about to run before it runs it (no system call per
- * case), and, from the fault handler, where a fault hit; the supervisor reads it while the
- * worker runs (progress, deadlines) and after it died (the cause, and whose it was). Each
- * slot has its own socket, carrying frames [u32 type][u32 length][payload] both ways. */
+ * The board is shared memory with one slot per launch the worker can run at once: the thread
+ * serving a slot writes the request it is about to run before it runs the kernel, and, from
+ * the fault handler, where a fault hit; the supervisor reads it after the worker died (the
+ * cause, and whose it was). Each slot has its own socket, carrying frames [u32 type][u32
+ * length][payload] both ways; a RUN frame's image and a DONE frame's bytes follow their frame
+ * raw, their length in the frame's fixed part, checked against what the request allows before
+ * a byte is read. Nothing on the board or in a frame decides a verdict: the supervisor judges
+ * the bytes that come back itself, and reads the board only to say how a worker ended. */
 #ifndef SML_WORKER_BOARD_H
 #define SML_WORKER_BOARD_H
 
@@ -12,23 +15,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "prop/prop.h"
+#include "prop/exec.h"
 
-/* The most case ratios a job ships back (64 MiB of floats; a shard of the nightly profile
- * holds far fewer). */
-#define SML_WK_MAX_RATIOS ((int64_t)1 << 24)
-
-/* One job slot: what the thread serving it is doing. */
+/* One slot: what the thread serving it is doing. */
 typedef struct sml_worker_slot {
-    atomic_int phase; /* SML_PROP_PHASE_* (IDLE between jobs and while starting) */
-    atomic_llong seq; /* bumped at every announcement */
-    int64_t index;    /* the case (or the regression's index) */
-    int level, prop;
-    double elements;
-    double start;                     /* sml_prop_now() when announced (CLOCK_MONOTONIC) */
-    atomic_llong cases, failed_cases; /* cases finished in the current job */
-    atomic_int fault_set;             /* the fault handler wrote `fault` */
-    char fault[256];                  /* "wrote past the end of out by 4096 bytes" */
+    atomic_int busy;       /* 1 from a request's arrival until its answer is sent */
+    atomic_llong seq;      /* the request it serves or served last */
+    atomic_int fault_set;  /* the fault handler wrote `fault` */
+    char fault[256];       /* "wrote past the end of out by 4096 bytes" */
 } sml_worker_slot;
 
 /* The whole board: which slot's thread ended the worker, when the worker knows, then the
@@ -40,6 +34,7 @@ struct sml_worker_board {
     int nslots;
     atomic_int fault_slot; /* took a fatal signal (-1: none) */
     atomic_int exit_slot;  /* called exit() (-1: none) */
+    atomic_int quitting;   /* the worker was told to quit, and is ending so */
     sml_worker_slot slot[];
 };
 
@@ -47,28 +42,32 @@ struct sml_worker_board {
 size_t sml_wk_board_bytes(int nslots);
 
 enum {
-    SML_WK_JOB = 1, /* supervisor -> worker: a suite job (frame: job_msg, strings) */
-    SML_WK_REPLAY,  /* supervisor -> worker: replay a reproducer (path \0 kernel \0) */
-    SML_WK_QUIT,
-    SML_WK_TEXT = 16, /* worker -> supervisor: lines of a failure report */
-    SML_WK_RESULT,    /* sml_prop_result */
-    SML_WK_REPLAYED,  /* sml_prop_replay_result */
-    SML_WK_RATIOS     /* before RESULT, when the job asked for them (a shard's run): each
-                          * case's agreement err/bound, case_cap floats (prop.h case_ratio) */
+    SML_WK_RUN = 1,  /* supervisor -> worker: a launch (sml_wk_run_msg, then the image) */
+    SML_WK_PING = 2, /* supervisor -> worker: are you there (u64 seq) */
+    SML_WK_QUIT = 3,
+    SML_WK_DONE = 16,     /* worker -> supervisor: a launch's answer (sml_wk_done_msg, then the
+                             bytes of the layout that came back) */
+    SML_WK_PONG = 17,     /* worker -> supervisor: the PING's seq */
+    SML_WK_NO_KERNEL = 18 /* worker -> supervisor: it cannot run its kernel (text: why) */
 };
 
-/* A job as it travels: the config with its pointers cleared; its strings follow in the
- * frame, each NUL-terminated: library, save_dir, regressions_dir, replay_cmd, rerun_cmd. */
-typedef struct sml_worker_job_msg {
-    char kernel[64];
-    int op, dtype;
-    sml_prop_config cfg;
-} sml_worker_job_msg;
+typedef struct sml_wk_run_msg {
+    uint64_t seq;
+    sml_prop_launch_req req;
+} sml_wk_run_msg;
+
+typedef struct sml_wk_done_msg {
+    uint64_t seq;
+    sml_prop_launch_res res; /* the worker's part (status, ran, from, n, zones, error, seconds) */
+} sml_wk_done_msg;
 
 int sml_wk_send(int fd, uint32_t type, const void *a, size_t na, const void *b, size_t nb);
-/* Read one frame: type and a malloc'd payload (NUL-terminated for convenience); 0 ok,
- * -1 end of stream or error. */
-int sml_wk_recv(int fd, uint32_t *type, char **payload, size_t *len);
+/* Read one frame: type and a malloc'd payload (NUL-terminated for convenience) of at most
+ * `max` bytes; 0 ok, -1 end of stream, an error, or a longer frame. */
+int sml_wk_recv(int fd, uint32_t *type, char **payload, size_t *len, size_t max);
+/* Exactly n bytes, to or from fd: 0 ok, -1 end of stream or error. */
+int sml_wk_send_all(int fd, const void *p, size_t n);
+int sml_wk_recv_all(int fd, void *p, size_t n);
 
 struct sml_worker;
 /* Wait for the worker to end, up to `seconds`, then kill it; its wait status. */

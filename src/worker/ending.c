@@ -1,8 +1,7 @@
 /* ending.c: how and when a worker process ends, in words and in seconds: the deadline of a
- * case (from the double reference's speed here), and the cause of an end ("SIGSEGV during
- * case 3", "exited with status 0 during case 812") as the supervisor prints it. Below
- * everything else in src/worker that judges an end (supervise.c, share.c, crash.c, replay.c,
- * command.c). */
+ * launch (from the double reference's speed here), and the words of an end ("SIGSEGV",
+ * "exited with status 0"). Below everything else in src/worker that says how a worker ended
+ * (channel.c, pool.c, command.c). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +12,7 @@
 
 #include "core/internal.h"
 #include "reference/reference.h"
+#include "prop/prop.h"
 #include "worker/ending.h"
 #include "worker/worker.h"
 
@@ -60,20 +60,6 @@ const char *sml_wk_signal_name(int sig) {
     }
 }
 
-void sml_wk_doing(const sml_worker_slot *b, char *buf, size_t n) {
-    int phase = atomic_load(&b->phase);
-    if (phase == SML_PROP_PHASE_CASE && b->index >= 0)
-        snprintf(buf, n, "during case %lld", (long long)b->index);
-    else if (phase == SML_PROP_PHASE_CASE)
-        snprintf(buf, n, "during the replayed case");
-    else if (phase == SML_PROP_PHASE_SHRINK)
-        snprintf(buf, n, "while shrinking case %lld", (long long)b->index);
-    else if (phase == SML_PROP_PHASE_REGRESSION)
-        snprintf(buf, n, "during saved reproducer %lld", (long long)b->index + 1);
-    else
-        snprintf(buf, n, "before its first case");
-}
-
 void sml_wk_status_words(int status, char *buf, size_t n) {
     if (WIFSIGNALED(status)) {
         const char *name = sml_wk_signal_name(WTERMSIG(status));
@@ -86,19 +72,4 @@ void sml_wk_status_words(int status, char *buf, size_t n) {
     } else {
         snprintf(buf, n, "ended (wait status 0x%x)", (unsigned)status);
     }
-}
-
-void sml_wk_cause(const sml_wk_death *d, const sml_worker_slot *b, char *buf, size_t n) {
-    char at[96], how[48];
-    sml_wk_doing(b, at, sizeof at);
-    if (d->killed) {
-        snprintf(buf, n, "did not finish %s in %.1f s (killed)",
-                 at + (strncmp(at, "during ", 7) ? 0 : 7), d->limit);
-        return;
-    }
-    sml_wk_status_words(d->status, how, sizeof how);
-    if (WIFSIGNALED(d->status) && atomic_load(&b->fault_set))
-        snprintf(buf, n, "%.200s (%s) %s", b->fault, how, at);
-    else
-        snprintf(buf, n, "%s %s", how, at);
 }

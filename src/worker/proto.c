@@ -8,7 +8,7 @@
 
 #include "worker/board.h"
 
-static int send_all(int fd, const void *p, size_t n) {
+int sml_wk_send_all(int fd, const void *p, size_t n) {
     const char *c = p;
     while (n) {
         ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
@@ -20,7 +20,7 @@ static int send_all(int fd, const void *p, size_t n) {
     return 0;
 }
 
-static int recv_all(int fd, void *p, size_t n) {
+int sml_wk_recv_all(int fd, void *p, size_t n) {
     char *c = p;
     while (n) {
         ssize_t k = recv(fd, c, n, 0);
@@ -41,22 +41,22 @@ int sml_wk_send(int fd, uint32_t type, const void *a, size_t na, const void *b, 
         memcpy(small, head, sizeof head);
         if (na) memcpy(small + sizeof head, a, na);
         if (nb) memcpy(small + sizeof head + na, b, nb);
-        return send_all(fd, small, total);
+        return sml_wk_send_all(fd, small, total);
     }
-    if (send_all(fd, head, sizeof head)) return -1;
-    if (na && send_all(fd, a, na)) return -1;
-    if (nb && send_all(fd, b, nb)) return -1;
+    if (sml_wk_send_all(fd, head, sizeof head)) return -1;
+    if (na && sml_wk_send_all(fd, a, na)) return -1;
+    if (nb && sml_wk_send_all(fd, b, nb)) return -1;
     return 0;
 }
 
-int sml_wk_recv(int fd, uint32_t *type, char **payload, size_t *len) {
+int sml_wk_recv(int fd, uint32_t *type, char **payload, size_t *len, size_t max) {
     uint32_t head[2];
     *payload = NULL;
-    if (recv_all(fd, head, sizeof head)) return -1;
-    if (head[1] > (1u << 28)) return -1;
+    if (sml_wk_recv_all(fd, head, sizeof head)) return -1;
+    if (head[1] > max) return -1;
     char *p = malloc((size_t)head[1] + 1);
     if (!p) return -1;
-    if (head[1] && recv_all(fd, p, head[1])) {
+    if (head[1] && sml_wk_recv_all(fd, p, head[1])) {
         free(p);
         return -1;
     }

@@ -93,20 +93,22 @@ static int worker_argv(const sml_worker_opts *o, char *store, size_t n, char **a
     return argc;
 }
 
-/* The environment of the child: ours, without SML_WORKER_FDS and (with a device) without
- * CUDA_VISIBLE_DEVICES, plus those two as the worker needs them. */
-static char **child_env(char *fds, char *cvd) {
+/* The environment of the child: ours, without SML_WORKER_FDS, SML_WORKER_KERNEL and (with a
+ * device) CUDA_VISIBLE_DEVICES, plus those as the worker needs them. */
+static char **child_env(char *fds, char *kernel, char *cvd) {
     size_t n = 0;
     while (environ[n]) n++;
-    char **env = malloc((n + 3) * sizeof *env);
+    char **env = malloc((n + 4) * sizeof *env);
     if (!env) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (!strncmp(environ[i], "SML_WORKER_FDS=", 15)) continue;
+        if (!strncmp(environ[i], "SML_WORKER_KERNEL=", 18)) continue;
         if (cvd[0] && !strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21)) continue;
         env[k++] = environ[i];
     }
     env[k++] = fds;
+    env[k++] = kernel;
     if (cvd[0]) env[k++] = cvd;
     env[k] = NULL;
     return env;
@@ -211,10 +213,11 @@ sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, 
     int bfd = -1;
     w->board_bytes = sml_wk_board_bytes(w->nslots);
     w->board = board_new(w->nslots, w->board_bytes, &bfd);
-    char fds[64 + 12 * SML_PROP_MAX_THREADS], cvd[300];
+    char fds[64 + 12 * SML_PROP_MAX_THREADS], cvd[300], kernel[128];
     fds_var(bfd, theirs, w->nslots, fds, sizeof fds);
     device_var(w->device, cvd, sizeof cvd);
-    char **env = w->board ? child_env(fds, cvd) : NULL;
+    snprintf(kernel, sizeof kernel, "SML_WORKER_KERNEL=%.96s", o && o->kernel ? o->kernel : "");
+    char **env = w->board ? child_env(fds, kernel, cvd) : NULL;
     pid_t pid = env ? start_child(argv, env, bfd, theirs, w->nslots) : -1;
     int err = errno, had_env = env != NULL;
     free(env);

@@ -1,14 +1,28 @@
 /* worker.h: judged kernels run in worker processes; the process that keeps the verdicts
- * (the supervisor) never calls one. A worker is the softmax-lab binary (or the Python
- * binding) re-executed with the hidden command `__worker`: it takes jobs (one kernel, op and
- * dtype of the property suite, or one reproducer to replay) over a socket and answers with
- * their results. Before the kernel runs on a case the worker writes the case into a page it
- * shares with the supervisor (the board), so when the worker dies (a signal, an exit, a
- * deadline passed) the supervisor knows the case, turns the death into a FAIL of that
- * kernel, op and dtype with its cause, saves the case as a reproducer and goes on with a
- * fresh worker. A worker whose job did not pass is never given another job: kernels do not
- * share a CUDA context with one that failed. docs/SECURITY.md says what this protects
- * against and what not. */
+ * (the supervisor) never calls one and decides from nothing a worker writes but the bytes a
+ * kernel's launch gave back, which it judges itself against its own double-precision
+ * reference. A worker is the softmax-lab binary (or the Python binding) re-executed with the
+ * hidden command `__worker` for one kernel: it takes launches (a case's layout as an image,
+ * prop/exec.h) over a socket per slot, runs the kernel and sends back what came out. The
+ * property engine runs in the supervisor with a launcher that sends each of its launches to
+ * the kernel's worker (pool.c, channel.c): cases, references, comparisons, shrinking and
+ * reproducers all stay on the supervisor's side.
+ *
+ * How a launch ends, and what that is (channel.c):
+ *   - an answer that matches the request (its frame type, sequence number, and the bytes the
+ *     request allows): judged by the engine like any run;
+ *   - anything else on the socket: FAIL ("answered with a frame that does not match");
+ *   - the worker's death in this launch's thread (a signal, exit()): FAIL with the cause;
+ *   - a death no thread can be named for (_exit(), a kill from outside), or one in another
+ *     launch's thread: the launch runs again alone in a fresh worker, and that run is its
+ *     answer (a death there is its FAIL);
+ *   - past its deadline (sml_worker_case_deadline, or --case-timeout): a suspicion only. The
+ *     worker is killed and the launch runs again alone under ten times the deadline: an answer
+ *     there is judged (the case was slow, and the report says so); none is a FAIL "did not
+ *     finish";
+ *   - the run's cap (--seconds): no answer, no verdict; the job is INCOMPLETE;
+ *   - a CUDA error: the worker's context may be lost, so the worker takes no new launch.
+ * docs/SECURITY.md says what this protects against and what not. */
 #ifndef SML_WORKER_WORKER_H
 #define SML_WORKER_WORKER_H
 
@@ -23,7 +37,7 @@ typedef struct sml_worker_board sml_worker_board; /* the shared page (board.h) *
 
 typedef struct sml_worker {
     pid_t pid;                      /* 0: none */
-    int nslots;                     /* jobs it can run at once, each on its own thread and socket */
+    int nslots;                     /* launches it can run at once, each on its own thread */
     int sock[SML_PROP_MAX_THREADS]; /* the supervisor's end of each slot's socket pair */
     sml_worker_board *board;
     size_t board_bytes;
@@ -32,11 +46,13 @@ typedef struct sml_worker {
     const char *const *wrap; /* the tool the worker runs under (argv prefix), or NULL */
 } sml_worker;
 
-/* How a worker is started: on which GPU (CUDA_VISIBLE_DEVICES of the child is that entry of
- * the supervisor's visible list; -1: the same view as the supervisor), which kernel library
- * it must import first (only a Python module needs it: C plugin libraries travel with each
- * job and are loaded by the worker on first use), and how many jobs it runs at once. */
+/* How a worker is started: for which kernel, on which GPU (CUDA_VISIBLE_DEVICES of the child is
+ * that entry of the supervisor's visible list; -1: the same view as the supervisor), which
+ * kernel library it must import first (only a Python module needs it: the C plugin libraries
+ * the supervisor loaded are loaded by every worker at its start), and how many launches it
+ * runs at once. */
 typedef struct sml_worker_opts {
+    const char *kernel;
     int device;
     const char *library;
     const char *const *wrap; /* NULL, or a tool's argv prefix (NULL-terminated) the worker
@@ -55,60 +71,44 @@ sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, 
  * Its wait status, -1 when there was none. */
 int sml_worker_close(sml_worker *w);
 
-/* The seconds a case of `elements` input elements may take in a worker before it is
- * killed: 200 times the double-precision reference's time for it on this machine, at least
- * SML_WORKER_FLOOR_S. */
+/* The seconds a launch of a case of `elements` input elements may take in a worker before it
+ * is a suspect (then confirmed alone under ten times as long): 200 times the double-precision
+ * reference's time for the elements on this machine, measured once, at least
+ * SML_WORKER_FLOOR_S. A kernel slower than that is judged all the same; a hung one costs
+ * eleven deadlines. */
 #define SML_WORKER_FLOOR_S 4.0
 double sml_worker_case_deadline(double elements);
 
-/* Run one job of the suite in w (spawned when w->pid is 0). job->res is the worker's result,
- * or, when the worker ended before answering, a FAIL with the cause in res.note and in
- * failures[0] (its reproducer saved under job->cfg.save_dir), reported through
- * job->cfg.hooks. `deadline` (monotonic seconds, 0: none) is when the whole run must end.
- * The worker is closed after any job that did not pass. */
-sml_status sml_worker_run_job(sml_worker *w, sml_prop_job *job, double deadline);
-
 /* Replay the reproducer at path on kernel `kernel` ("" or NULL: the one it names) in a fresh
  * worker. SML_OK with r filled; when the worker ends abnormally r->outcome is FAIL and
- * r->message the cause. */
-sml_status sml_worker_replay(const char *path, const char *kernel, sml_prop_replay_result *r);
+ * r->message the cause. case_timeout: --case-timeout (0: derived). */
+sml_status sml_worker_replay(const char *path, const char *kernel, double case_timeout,
+                             sml_prop_replay_result *r);
 
-/* The worker's side, `softmax-lab __worker`: serve jobs until told to quit. */
+/* The worker's side, `softmax-lab __worker`: serve launches until told to quit. */
 int sml_worker_main(int argc, char **argv);
 
 /* The workers of a suite (sml_prop_suite.run = sml_worker_suite_run, run_ctx = the pool).
  *
- * By default the suite's jobs share workers: one worker per GPU (per kernel library that
- * needs its own interpreter), running as many jobs at once as the suite has threads, so
- * jobs on a GPU share one CUDA context as they would in one process (contexts of separate
- * processes take turns on a GPU; many of them run the suite several times slower). A job
- * that ends a shared worker is a FAIL when the worker can say whose it was (the thread
- * that faulted, called exit() or passed its case's deadline); the jobs beside it run again
- * in a fresh worker. Where it cannot say (an _exit(), a kill from outside), each job that
- * was in it runs again alone in a fresh worker and that run is its verdict. Jobs do not
- * shrink in a shared worker (shrinking holds the kernel's stream, which stalls the other
- * threads of the context): a job that does not pass there runs again alone, where it
- * shrinks, and that run is its verdict (a sticky CUDA error, which shows in every job of the
- * context, so lands on the kernel that caused it). A worker in which a job did not pass
- * takes no new job.
- *
- * With `share` 0 (a tool wraps the worker, whose verdict is its exit status, or
- * SML_WORKER_SHARE=0) every suite thread has a worker of its own, one job at a time. */
-typedef struct sml_worker_pool {
-    sml_worker w[SML_PROP_MAX_THREADS]; /* the unshared workers, one per suite thread */
-    double deadline;                    /* monotonic seconds the run must end by; 0: none */
-    int device;   /* the GPU of every worker (-1: the supervisor's view) ... */
-    int ndevices; /* ... or, when > 0, suite thread t's jobs run on devices[t % n] */
-    int devices[SML_PROP_MAX_THREADS];
-    const char *const *wrap;     /* every worker runs under this tool (sml_worker_opts.wrap) */
-    int share;                   /* 1: jobs share workers (the default; see above) */
-    int threads;                 /* the suite's threads: slots of a shared worker */
-    struct sml_wk_share *shared; /* the shared workers (share.c) */
-} sml_worker_pool;
-/* total_seconds: the run's --seconds (0: none); threads: the suite's. */
-void sml_worker_pool_init(sml_worker_pool *p, double total_seconds, int threads);
+ * A worker runs one kernel, so no kernel is ever blamed for another's end. By default the jobs
+ * of a kernel share its worker: one per kernel and GPU, with a slot per suite thread, so the
+ * kernel's jobs on a GPU share one CUDA context as they would in one process (contexts of
+ * separate processes take turns on a GPU). The suite runs the jobs kernel after kernel, so few
+ * kernels' workers are open at once. With `share` 0 (a tool wraps the worker, whose verdict is
+ * its exit status, or SML_WORKER_SHARE=0) every job has a worker of its own. */
+typedef struct sml_worker_pool sml_worker_pool;
+/* total_seconds: the run's --seconds cap (0: none); case_timeout: --case-timeout (0: derived);
+ * threads: the suite's; device: the GPU of every worker (-1: the supervisor's view); wrap: a
+ * tool every worker runs under, or NULL. NULL when there is no memory. */
+sml_worker_pool *sml_worker_pool_new(double total_seconds, double case_timeout, int threads,
+                                     int device, const char *const *wrap);
 sml_status sml_worker_suite_run(sml_prop_job *job, int slot, void *pool);
-void sml_worker_pool_close(sml_worker_pool *p);
+/* The runner (prop.h) of suite thread `slot`: its jobs' launches go to the pool's workers. */
+sml_prop_runner sml_worker_runner(sml_worker_pool *p, int slot);
+/* Ends every worker. A worker that ended on its own after its kernel's last launch (a timer
+ * in the kernel, say) is that kernel's FAIL: each job of jobs[0..njobs) with that kernel gets
+ * the failure (res->events, res->verdict) and a line says so. */
+void sml_worker_pool_close(sml_worker_pool *p, sml_prop_job *jobs, int njobs);
 
 /* A whole command in a worker process (command.c), for the commands that run kernels
  * outside the suite's jobs: check --input and --against, bench, the edge-shape harness.

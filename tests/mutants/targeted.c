@@ -104,7 +104,7 @@ sml_status sml_mut_targeted_run(const sml_kernel *k, const sml_mut_hint *h,
     if (!k || !h || !cfg || h->shape.rows <= 0 || h->cases <= 0) return SML_ERR_INVALID_ARG;
     if (sml_op_is_backward(h->shape.op)) return SML_ERR_INVALID_ARG; /* no dy generator here */
     sml_prop_env env;
-    sml_status s = sml_prop_env_init(&env, k);
+    sml_status s = sml_prop_env_init(&env, k, NULL);
     if (s != SML_OK) {
         sml_prop_env_free(&env);
         return s;

@@ -1,0 +1,45 @@
+/* channel.h: one job's launcher to its kernel's worker (src/worker only). A channel holds a
+ * slot of a host (host.h) while it launches; pool.c hands hosts out, channel.c speaks the
+ * protocol and turns every way a launch can end into an answer or an end (worker.h lists
+ * them). */
+#ifndef SML_WORKER_CHANNEL_H
+#define SML_WORKER_CHANNEL_H
+
+#include <stdint.h>
+
+#include "prop/exec.h"
+#include "worker/host.h"
+
+struct sml_worker_pool;
+
+typedef struct wk_chan {
+    struct sml_worker_pool *pool;
+    const sml_kernel *k;
+    int device;
+    int own;       /* a host of its own (never shared): a rerun, a replay, a job under a tool */
+    wk_host *host; /* the host it holds a slot of (NULL: none yet, or it let go) */
+    int slot;
+    uint64_t seq;
+    int status;   /* the wait status of its own host when it was closed (-1: none) */
+    int unasked;  /* ... and 1 when that host had ended before it was told to quit */
+} wk_chan;
+
+/* The launcher's function (exec.h, sml_prop_launcher) with a wk_chan as ctx. */
+sml_status sml_wk_chan_launch(void *ctx, const sml_prop_launch_req *req,
+                              const unsigned char *image, sml_prop_launch_res *res,
+                              unsigned char *back);
+
+/* pool.c's side, for the channel: a slot of a live host of the channel's kernel (a host of its
+ * own when chan->own); NULL with why[] filled when no worker can be started. */
+wk_host *sml_wk_pool_attach(struct sml_worker_pool *p, wk_chan *c, char *why, size_t n);
+/* Let go of the slot (closing the host when it is its own, or retired and unused). */
+void sml_wk_pool_detach(struct sml_worker_pool *p, wk_chan *c);
+/* Retire a host: it takes no new channel (a CUDA error in it may have lost its context). */
+void sml_wk_pool_retire(struct sml_worker_pool *p, wk_host *h);
+/* The seconds a launch of req may take before it is a suspect; the run's cap (0: none). */
+double sml_wk_pool_deadline(const struct sml_worker_pool *p, const sml_prop_launch_req *req);
+double sml_wk_pool_cap(const struct sml_worker_pool *p);
+/* The channels holding a slot of h now, the caller among them. */
+int sml_wk_pool_users(struct sml_worker_pool *p, wk_host *h);
+
+#endif
