@@ -37,7 +37,8 @@
  *   --under-load 'COMMAND'  runs COMMAND with sh -c under the same load and exits with its
  *                      status: the reproduce line of every loaded run's failure.
  *
- * Every failure prints the one command that reproduces it: the check command line for an idle
+ * Each check command runs under timeout(1) (90 s; 30 s for rel_hang), so that one that never
+ * ends fails with its output. Every failure prints the one command that reproduces it: the check command line for an idle
  * run, test_reliability --under-load '...' for a loaded one, test_reliability --test NAME for
  * a comparison across runs. The scratch directory is kept when something failed. */
 #define _GNU_SOURCE /* strcasestr */
@@ -64,15 +65,17 @@ static char OUT[1 << 20];
 
 /* One run of check: its command line, how it ended and what it printed that outlives OUT. */
 typedef struct run {
-    const char *phase; /* "idle" or "loaded" */
+    char phase[64];    /* "idle" or "loaded", and what else tells the run apart */
     char cmd[4096];    /* the check command line */
     char repro[8400];  /* the one command that reproduces this run */
     int rc;
     double seconds;
     char digest[17]; /* "" when none was printed */
+    int shown;       /* its output was printed with a failure already */
 } run;
 
-static const char *NAME;   /* the test: slow_wrong, ... */
+static const char *NAME;       /* the test: slow_wrong, ... */
+static const char *LABEL = ""; /* after "idle" or "loaded" in messages: " --threads 1" */
 static char WHOLE[4200]; /* test_reliability --test NAME: the reproducer of comparisons */
 
 static double now_s(void) {
@@ -87,7 +90,18 @@ static const char *tail(void) {
     return n > 6000 ? OUT + n - 6000 : OUT;
 }
 
-#define expect(r, ok, ...) sml_expect(&T, (ok), (r)->repro, 1024, tail(), 6000, __VA_ARGS__)
+/* One check on run r, just after it ran (OUT is its output): a failure prints the message,
+ * the end of the output (once per run) and the command that reproduces the run. */
+static void expect(run *r, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void expect(run *r, int ok, const char *fmt, ...) {
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sml_expect(&T, ok, r->repro, sizeof msg, r->shown ? NULL : tail(), 6000, "%s", msg);
+    if (!ok) r->shown = 1;
+}
 #define expect_all(ok, ...) sml_expect(&T, (ok), WHOLE, 2048, NULL, 0, __VA_ARGS__)
 
 /* The 16 hex digits after "case set digest 0x" in OUT, into d ("" when absent). */
@@ -103,16 +117,22 @@ static void find_digest(char d[17]) {
     d[16] = 0;
 }
 
-/* Run `check ARGS` in TMP, idle or with every core busy, into OUT; prints one line saying how
- * it ended, for the log. */
+/* A run past this is stopped (timeout(1): exit 124, or 137 after SIGKILL), so that a check
+ * that never ends fails its assertions with its output rather than the whole test. */
+static int LIMIT_S = 90;
+
+/* Run `check ARGS` in TMP under timeout(1), idle or with every core busy, into OUT; prints one
+ * line saying how it ended, for the log. */
 static void check(run *r, int loaded, const char *fmt, ...) {
     char args[3500];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    r->phase = loaded ? "loaded" : "idle";
-    snprintf(r->cmd, sizeof r->cmd, "cd %s && %s check %s", TMP, SML_CLI_PATH, args);
+    snprintf(r->phase, sizeof r->phase, "%s%s", loaded ? "loaded" : "idle", LABEL);
+    r->shown = 0;
+    snprintf(r->cmd, sizeof r->cmd, "cd %s && timeout -k 5 %d %s check %s", TMP, LIMIT_S,
+             SML_CLI_PATH, args);
     if (loaded)
         snprintf(r->repro, sizeof r->repro, "%s --under-load '%s'", SELF, r->cmd);
     else
@@ -200,7 +220,7 @@ static long long row_of(const char *kernel, char *line, size_t n) {
 }
 
 /* A bystander's row says pass with the full case count. */
-static void expect_passed(const run *r, const char *kernel, long long cases) {
+static void expect_passed(run *r, const char *kernel, long long cases) {
     char row[2048];
     long long got = row_of(kernel, row, sizeof row);
     expect(r, got == cases && has_word(row, "pass"),
@@ -218,12 +238,12 @@ static long long ran_of(long long m) {
     return -1;
 }
 
-static void expect_rc(const run *r, int want, const char *what) {
-    expect(r, r->rc == want, "%s (%s): check exit %d, want %d (%s)", NAME, r->phase, r->rc, want,
-           what);
+static void expect_rc(run *r, int want, const char *what) {
+    expect(r, r->rc == want, "%s (%s): check exit %d, want %d (%s)%s", NAME, r->phase, r->rc, want,
+           what, r->rc == 124 || r->rc == 137 ? "; it was stopped by timeout(1), still running" : "");
 }
 
-static void expect_digest(const run *r) {
+static void expect_digest(run *r) {
     expect(r, r->digest[0] != 0, "%s (%s): no '" DIGEST_KEY "' followed by 16 hex digits", NAME,
            r->phase);
 }
@@ -244,8 +264,10 @@ static void lib(char *buf, size_t n, const char *plant) {
 #define SUITE "--op softmax --dtype fp32 --regressions none"
 
 /* rel_slow_wrong: FAIL on any load with no cap; INCOMPLETE, never PASS, when --seconds stops it
- * before its wrong cases. The cases of 1,000 columns and more start near case 650 of 3,000
- * (5 to 7 calls a case, over 1 ms each: about 4 s in), and near case 260 of 1,200. */
+ * before its wrong cases. With the default seed its first case of 1,000 columns or more is
+ * case 310 of 1,200 and case 656 of 3,000 (4 to 7 calls a case, over 1 ms each: about 4 s
+ * in, twice the cap). The 1,200 cases take 6 s or more: a time budget of the job's own (6 s
+ * in the CI profile) stops them at 980 cases idle and at 700 under load. */
 static void test_slow_wrong(void) {
     char l[600];
     lib(l, sizeof l, "slow_wrong");
@@ -345,19 +367,21 @@ static void test_forger(void) {
         run *x = &r[i];
         int loaded = i & 1;
         const char *threads = i < 2 ? " --threads 1" : ""; /* then the default: one per job */
+        LABEL = threads;
         check(x, loaded,
               "--load %s --load %s --kernel rel_forger,plug_ok " SUITE " --cases 40 --no-shrink%s",
               l, ok, threads);
         expect_rc(x, 1, "FAIL: a kernel that writes on its worker's socket and exits");
         expect(x, line_with("FAIL rel_forger softmax fp32", ""),
-               "%s (%s%s): no line 'FAIL rel_forger softmax fp32: ...'", NAME, x->phase, threads);
+               "%s (%s): no line 'FAIL rel_forger softmax fp32: ...'", NAME, x->phase);
         char row[2048];
         row_of("rel_forger", row, sizeof row);
-        expect(x, !has_word(row, "pass"), "%s (%s%s): the forger's row says pass: '%s'", NAME,
-               x->phase, threads, row);
+        expect(x, !has_word(row, "pass"), "%s (%s): the forger's row says pass: '%s'", NAME,
+               x->phase, row);
         expect_passed(x, "plug_ok", 40);
         expect_digest(x);
     }
+    LABEL = "";
     for (int i = 1; i < 4; i++) expect_same_digest(&r[0], &r[i]);
 }
 
@@ -367,6 +391,7 @@ static void test_hang(void) {
     lib(l, sizeof l, "hang");
     snprintf(ok, sizeof ok, "%s/plug_ok.so", SML_PLUGIN_DIR);
     run r[2];
+    LIMIT_S = 30;
     for (int loaded = 0; loaded < 2; loaded++) {
         run *x = &r[loaded];
         check(x, loaded,
@@ -394,6 +419,7 @@ static void test_digest(void) {
     for (int i = 0; i < 4; i++) {
         run *x = &r[i];
         int threads = i < 2 ? 1 : 2;
+        LABEL = threads == 1 ? " --threads 1" : " --threads 2";
         check(x, i & 1, "--load %s --kernel cpu_naive,plug_ok " SUITE " --cases 200 --threads %d",
               ok, threads);
         expect_rc(x, 0, "PASS: right kernels");
@@ -401,6 +427,7 @@ static void test_digest(void) {
         expect_passed(x, "plug_ok", 200);
         expect_digest(x);
     }
+    LABEL = "";
     for (int i = 1; i < 4; i++) expect_same_digest(&r[0], &r[i]);
 }
 
