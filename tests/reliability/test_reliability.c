@@ -34,6 +34,8 @@
  *   --test incomplete  rel_sleepy (right, 50 ms a call), 300 cases, --seconds 2: exit 4,
  *                      INCOMPLETE, "ran N of 300" with N < 300, not a pass, within the cap.
  *
+ *   --test parsers     the readers of check's output above, on outputs written here.
+ *
  *   --under-load 'COMMAND'  runs COMMAND with sh -c under the same load and exits with its
  *                      status: the reproduce line of every loaded run's failure.
  *
@@ -65,9 +67,9 @@ static char OUT[1 << 20];
 
 /* One run of check: its command line, how it ended and what it printed that outlives OUT. */
 typedef struct run {
-    char phase[64];    /* "idle" or "loaded", and what else tells the run apart */
-    char cmd[4096];    /* the check command line */
-    char repro[8400];  /* the one command that reproduces this run */
+    char phase[64];   /* "idle" or "loaded", and what else tells the run apart */
+    char cmd[4096];   /* the check command line */
+    char repro[8400]; /* the one command that reproduces this run */
     int rc;
     double seconds;
     char digest[17]; /* "" when none was printed */
@@ -76,7 +78,7 @@ typedef struct run {
 
 static const char *NAME;       /* the test: slow_wrong, ... */
 static const char *LABEL = ""; /* after "idle" or "loaded" in messages: " --threads 1" */
-static char WHOLE[4200]; /* test_reliability --test NAME: the reproducer of comparisons */
+static char WHOLE[4200];       /* test_reliability --test NAME: the reproducer of comparisons */
 
 static double now_s(void) {
     struct timespec ts;
@@ -240,7 +242,8 @@ static long long ran_of(long long m) {
 
 static void expect_rc(run *r, int want, const char *what) {
     expect(r, r->rc == want, "%s (%s): check exit %d, want %d (%s)%s", NAME, r->phase, r->rc, want,
-           what, r->rc == 124 || r->rc == 137 ? "; it was stopped by timeout(1), still running" : "");
+           what,
+           r->rc == 124 || r->rc == 137 ? "; it was stopped by timeout(1), still running" : "");
 }
 
 static void expect_digest(run *r) {
@@ -274,8 +277,7 @@ static void test_slow_wrong(void) {
     run r[2];
     for (int loaded = 0; loaded < 2; loaded++) {
         run *x = &r[loaded];
-        check(x, loaded, "--load %s --kernel rel_slow_wrong " SUITE " --cases 1200 --no-shrink",
-              l);
+        check(x, loaded, "--load %s --kernel rel_slow_wrong " SUITE " --cases 1200 --no-shrink", l);
         expect_rc(x, 1, "FAIL: wrong from 1000 columns on, and nothing may cut the run short");
         expect(x, line_with("FAIL rel_slow_wrong softmax fp32", ""),
                "%s (%s): no line 'FAIL rel_slow_wrong softmax fp32: ...'", NAME, x->phase);
@@ -453,6 +455,44 @@ static void test_incomplete(void) {
     }
 }
 
+/* The readers of check's output on outputs written here, each of the shape the rules ask for
+ * and a near miss: a reader that always agrees would make the tests above unable to fail. */
+static void test_parsers(void) {
+    run r = {.phase = "parsers"};
+    snprintf(r.repro, sizeof r.repro, "%s", WHOLE);
+    char d[17], row[2048];
+    snprintf(OUT, sizeof OUT,
+             "kernel     dev     cases failures   regr  worst/bound  worst ulp  seconds  status\n"
+             "cpu_naive  cpu       200        0      0        0.282         52      0.0  pass\n"
+             "plug_ok    cpu       200        0      0        0.282         52      0.0  PASS\n"
+             "rel_sleepy cpu         8        0      0       0.0142      0.409      2.3  "
+             "INCOMPLETE: ran 8 of 300 cases\n"
+             "FAIL rel_hang softmax fp32: the kernel's worker did not finish case 3\n"
+             "FLAKY rel_stateful softmax fp32: failed at case 41, passed in a fresh worker\n"
+             "\n408 cases in 2.3 s; case set digest 0x0123456789abcDEF\n");
+    find_digest(d);
+    expect(&r, !strcmp(d, "0123456789abcDEF"), "digest read as '%s'", d);
+    expect(&r, row_of("plug_ok", row, sizeof row) == 200 && has_word(row, "pass"),
+           "plug_ok's row: %lld cases, '%s'", row_of("plug_ok", row, sizeof row), row);
+    expect(&r, row_of("plug", row, sizeof row) == -1, "a row found for a prefix of a name");
+    expect(&r, row_of("rel_sleepy", row, sizeof row) == 8 && !has_word(row, "pass"),
+           "rel_sleepy's row: '%s'", row);
+    expect(&r, ran_of(300) == 8 && ran_of(3000) == -1, "ran_of: %lld %lld", ran_of(300),
+           ran_of(3000));
+    expect(&r,
+           line_with("FAIL rel_hang softmax fp32", "did not finish") &&
+               !line_with("FAIL rel_hang softmax fp32", "hung") &&
+               !line_with("FAIL rel_han softmax fp32", "") &&
+               line_starting("flaky REL_STATEFUL softmax fp32:", row, sizeof row) &&
+               !line_starting("FAIL rel_stateful", row, sizeof row),
+           "line_with / line_starting");
+    expect(&r, !has_word("x passed y", "pass") && has_word("x pass: y", "pass"), "has_word");
+    snprintf(OUT, sizeof OUT, "case set digest 0x0123456789abcde\ncase set digest 0x%s1\n",
+             "0123456789abcdef");
+    find_digest(d);
+    expect(&r, d[0] == 0, "a digest of 15 or 17 digits read as '%s'", d);
+}
+
 /* --under-load 'COMMAND': COMMAND under a busy loop on every core; its exit status. */
 static int under_load(const char *command) {
     sml_cpu_load load = {0};
@@ -475,7 +515,7 @@ static const struct {
 } TESTS[] = {
     {"slow_wrong", test_slow_wrong}, {"slow_right", test_slow_right}, {"flaky", test_flaky},
     {"stateful", test_stateful},     {"forger", test_forger},         {"hang", test_hang},
-    {"digest", test_digest},         {"incomplete", test_incomplete},
+    {"digest", test_digest},         {"incomplete", test_incomplete}, {"parsers", test_parsers},
 };
 
 int main(int argc, char **argv) {
@@ -490,7 +530,7 @@ int main(int argc, char **argv) {
     if (!fn) {
         fprintf(stderr,
                 "usage: %s --test slow_wrong|slow_right|flaky|stateful|forger|hang|digest|"
-                "incomplete\n       %s --under-load 'COMMAND'\n",
+                "incomplete|parsers\n       %s --under-load 'COMMAND'\n",
                 argv[0], argv[0]);
         return 2;
     }
