@@ -40,9 +40,10 @@
  *                      status: the reproduce line of every loaded run's failure.
  *
  * Each check command runs under timeout(1) (90 s; 30 s for rel_hang), so that one that never
- * ends fails with its output. Every failure prints the one command that reproduces it: the check command line for an idle
- * run, test_reliability --under-load '...' for a loaded one, test_reliability --test NAME for
- * a comparison across runs. The scratch directory is kept when something failed. */
+ * ends fails with its output. Every failure prints the one command that reproduces it: the
+ * check command line for an idle run, test_reliability --under-load '...' for a loaded one,
+ * test_reliability --test NAME for a comparison across runs. The scratch directory the
+ * commands run in is kept when something failed. */
 #define _GNU_SOURCE /* strcasestr */
 #include <ctype.h>
 #include <stdarg.h>
@@ -242,8 +243,7 @@ static long long ran_of(long long m) {
 
 static void expect_rc(run *r, int want, const char *what) {
     expect(r, r->rc == want, "%s (%s): check exit %d, want %d (%s)%s", NAME, r->phase, r->rc, want,
-           what,
-           r->rc == 124 || r->rc == 137 ? "; it was stopped by timeout(1), still running" : "");
+           what, r->rc == 124 || r->rc == 137 ? "; timeout(1) stopped it, still running" : "");
 }
 
 static void expect_digest(run *r) {
