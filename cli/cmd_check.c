@@ -155,10 +155,11 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
     sml_jw_kstr(w, "dtype", sml_dtype_name(dt));
     sml_jw_kstr(w, "outcome", sml_prop_outcome_name(res->outcome));
     sml_jw_kstr(w, "verdict", sml_verdict_name(res->verdict));
-    sml_jw_kstr(w, "note", res->outcome == SML_PROP_SKIP || res->outcome == SML_PROP_ERROR ||
-                                   res->verdict == SML_JOB_INCOMPLETE
-                               ? res->note
-                               : NULL);
+    sml_jw_kstr(w, "note",
+                res->outcome == SML_PROP_SKIP || res->outcome == SML_PROP_ERROR ||
+                        res->verdict == SML_JOB_INCOMPLETE
+                    ? res->note
+                    : NULL);
     sml_jw_kint(w, "cases", res->cases);
     sml_jw_kint(w, "planned", res->events.planned);
     sml_jw_kint(w, "slow", res->events.n[SML_EV_SLOW]);
@@ -184,9 +185,10 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
         sml_jw_kint(w, "shrunk_rows", fl->s_rows);
         sml_jw_kint(w, "shrunk_cols", fl->s_cols);
         sml_jw_kstr(w, "message", fl->message);
-        sml_jw_kstr(w, "rerun", fl->confirmed == 1   ? "failed again"
-                                : fl->confirmed == 0 ? "passed (flaky)"
-                                                     : "not rerun");
+        sml_jw_kstr(w, "rerun",
+                    fl->confirmed == 1   ? "failed again"
+                    : fl->confirmed == 0 ? "passed (flaky)"
+                                         : "not rerun");
         sml_jw_kstr(w, "reproducer", fl->repro);
         sml_jw_end(w);
     }
@@ -409,8 +411,7 @@ static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, i
      * (gdb). */
     sml_worker_pool *pool = NULL;
     if ((!a->in_process || a->wrap) && sml_worker_available()) {
-        pool = sml_worker_pool_new(a->cfg.total_seconds, a->cfg.case_timeout, threads, -1,
-                                   a->wrap);
+        pool = sml_worker_pool_new(a->cfg.total_seconds, a->cfg.case_timeout, threads, -1, a->wrap);
         if (!pool) return SML_ERR_OUT_OF_MEMORY;
         suite.run = sml_worker_suite_run;
         suite.run_ctx = pool;
@@ -515,7 +516,8 @@ static uint64_t run_digest(const sml_prop_job *jobs, int njobs) {
     for (int j = 0; j < njobs; j++) {
         if (jobs[j].res.verdict == SML_JOB_SKIP) continue;
         uint64_t h = 1469598103934665603ull;
-        for (const char *c = jobs[j].k->name; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        for (const char *c = jobs[j].k->name; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
         h ^= jobs[j].res.accuracy.digest;
         h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
         h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
@@ -553,11 +555,12 @@ static int json_finish(sml_jw *w, sml_out_file *jout, const char *json, const ks
         if (chosen[i] && sum[i].runs && sum[i].runs == sum[i].skipped)
             sml_jw_str(w, sml_kernel_at(i)->name);
     sml_jw_end(w);
-    sml_jw_kstr(w, "result", rc == 1   ? "failed"
-                             : rc == 5 ? "flaky"
-                             : rc == 4 ? "incomplete"
-                             : rc == 3 ? "not-checked"
-                                       : "passed");
+    sml_jw_kstr(w, "result",
+                rc == 1   ? "failed"
+                : rc == 5 ? "flaky"
+                : rc == 4 ? "incomplete"
+                : rc == 3 ? "not-checked"
+                          : "passed");
     char dg[24];
     snprintf(dg, sizeof dg, "0x%016llx", (unsigned long long)digest);
     sml_jw_kstr(w, "digest", dg);

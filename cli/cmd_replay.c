@@ -126,8 +126,9 @@ int sml_cmd_replay(int argc, char **argv) {
             continue;
         }
         sml_prop_replay_result r;
-        sml_status s = in_process || !sml_worker_available() ? sml_prop_replay(p, k, NULL, NULL, &r)
-                                                             : sml_worker_replay(p, kernel, case_timeout, &r);
+        sml_status s = in_process || !sml_worker_available()
+                           ? sml_prop_replay(p, k, NULL, NULL, &r)
+                           : sml_worker_replay(p, kernel, case_timeout, &r);
         if (s != SML_OK) {
             fprintf(stderr, ME ": %s: %s\n", p, r.message);
             bad = 1;

@@ -176,10 +176,9 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         return 1;
     }
     int known = !strcmp(a, "--seed") || !strcmp(a, "--cases") || !strcmp(a, "--seconds") ||
-                !strcmp(a, "--case-timeout") ||
-                !strcmp(a, "--props") || !strcmp(a, "--case") || !strcmp(a, "--level") ||
-                !strcmp(a, "--save") || !strcmp(a, "--regressions") || !strcmp(a, "--threads") ||
-                !strcmp(a, "--shard");
+                !strcmp(a, "--case-timeout") || !strcmp(a, "--props") || !strcmp(a, "--case") ||
+                !strcmp(a, "--level") || !strcmp(a, "--save") || !strcmp(a, "--regressions") ||
+                !strcmp(a, "--threads") || !strcmp(a, "--shard");
     if (!known) return 0;
     if (!need(argc, argv, i, &v)) return -1;
     int ok = 1;

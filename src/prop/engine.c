@@ -84,8 +84,7 @@ int sml_prop_context_lost(sml_prop_outcome outcome, const char *msg) {
  * handle and buffers): 1 when property p fails on it again the same way, 0 when it passes,
  * -1 when no rerun could be made. The rerun's verdict in words into msg. */
 static int rerun_fresh(const sml_prop_env *env, const sml_prop_config *cfg, sml_prop_id p,
-                       const sml_prop_case *c, const sml_prop_verdict *first, char *msg,
-                       size_t n) {
+                       const sml_prop_case *c, const sml_prop_verdict *first, char *msg, size_t n) {
     sml_prop_launcher l = {0};
     int remote = cfg->runner.open != NULL;
     if (remote && cfg->runner.open(cfg->runner.ctx, env->k, 1, &l) != SML_OK) return -1;
@@ -128,8 +127,8 @@ static void confirm(const sml_prop_env *env, const sml_prop_config *cfg, sml_pro
         return;
     }
     int r = rerun_fresh(env, cfg, f->prop, small, v, f->rerun, sizeof f->rerun);
-    if (r == 0 && small != drawn) r = rerun_fresh(env, cfg, f->prop, drawn, v, f->rerun,
-                                                  sizeof f->rerun);
+    if (r == 0 && small != drawn)
+        r = rerun_fresh(env, cfg, f->prop, drawn, v, f->rerun, sizeof f->rerun);
     f->confirmed = r;
     if (r == 1) res->events.n[SML_EV_RERUN_FAIL]++;
     if (r == 0) res->events.n[SML_EV_RERUN_PASS]++;
@@ -149,23 +148,31 @@ static void report_failure(const sml_prop_env *env, const sml_prop_config *cfg,
     FILE *L = sml_prop_report_begin(cfg);
     sml_prop_case_shape_str(c, a, sizeof a);
     sml_prop_case_shape_str(small, b, sizeof b);
-    const char *head = f->confirmed == 0               ? "FLAKY"
+    const char *head = f->confirmed == 0              ? "FLAKY"
                        : v->outcome == SML_PROP_ERROR ? "ERROR"
                                                       : "FAIL";
-    fprintf(L, "%s %s %s %s: property %s %s at case %lld (%s, %s, seed 0x%016llx)\n", head,
-            k->name, sml_op_name(c->op), sml_dtype_name(c->dtype), sml_prop_name(f->prop),
-            v->outcome == SML_PROP_ERROR ? "errored" : "failed", (long long)index, a, c->family,
-            (unsigned long long)c->seed);
-    if (shrunk) {
+    if (v->ended) /* the worker's end is the headline: no property was judged */
+        fprintf(L, "%s %s %s %s: %s (case %lld: %s, %s, seed 0x%016llx)\n", head, k->name,
+                sml_op_name(c->op), sml_dtype_name(c->dtype), v->msg, (long long)index, a,
+                c->family, (unsigned long long)c->seed);
+    else
+        fprintf(L, "%s %s %s %s: property %s %s at case %lld (%s, %s, seed 0x%016llx)\n", head,
+                k->name, sml_op_name(c->op), sml_dtype_name(c->dtype), sml_prop_name(f->prop),
+                v->outcome == SML_PROP_ERROR ? "errored" : "failed", (long long)index, a, c->family,
+                (unsigned long long)c->seed);
+    if (shrunk && v->ended) {
+        fprintf(L, "  shrunk in %lld steps (%lld tries%s) to %s, ending the same way\n",
+                (long long)st->steps, (long long)st->evals,
+                st->exhausted ? ", stopped by its limits" : "", b);
+    } else if (shrunk) {
         fprintf(L, "  first: %s\n", v->msg);
         fprintf(L, "  shrunk in %lld steps (%lld tries%s) to %s: %s\n", (long long)st->steps,
                 (long long)st->evals, st->exhausted ? ", stopped by its limits" : "", b,
                 f->message);
-    } else {
+    } else if (!v->ended) {
         fprintf(L, "  %s\n", v->msg);
     }
-    if (f->confirmed == 1)
-        fprintf(L, "  rerun in a fresh worker: fails again (%s)\n", f->rerun);
+    if (f->confirmed == 1) fprintf(L, "  rerun in a fresh worker: fails again (%s)\n", f->rerun);
     if (f->confirmed == 0)
         fprintf(L,
                 "  rerun in a fresh worker: %s\n  FLAKY: the failure did not reproduce; the "
@@ -192,11 +199,11 @@ static void report_failure(const sml_prop_env *env, const sml_prop_config *cfg,
                 rerun_tool, rerun, load, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
                 (unsigned long long)cfg->seed, (long long)index, level, sml_prop_name(f->prop));
         if (f->confirmed == 0)
-            fprintf(L, "  rerun the job: %s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx "
-                       "--cases %lld\n",
-                    rerun_tool, rerun, load, k->name, sml_op_name(c->op),
-                    sml_dtype_name(c->dtype), (unsigned long long)cfg->seed,
-                    (long long)cfg->max_cases);
+            fprintf(L,
+                    "  rerun the job: %s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx "
+                    "--cases %lld\n",
+                    rerun_tool, rerun, load, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
+                    (unsigned long long)cfg->seed, (long long)cfg->max_cases);
     }
     const char *lib = sml_kernel_library(k);
     if (lib && !strcmp(lib, SML_PYTHON_SOURCE_PREFIX "__main__"))
@@ -421,6 +428,27 @@ static void acc_finish(acc_log *a, const sml_prop_config *cfg, sml_prop_result *
     memset(a, 0, sizeof *a);
 }
 
+/* A GPU kernel's failure on a suite case, whose main run was not held (props.h): was it
+ * because the kernel ran outside the stream it was given (the read-back then races its
+ * writes, and the symptom is any property's)? The case's canaries, with the stream check: 1
+ * with that verdict in *v when so. */
+static int ran_off_stream(sml_prop_env *env, const sml_prop_config *cfg, const sml_prop_case *c,
+                          unsigned retired, sml_prop_verdict *v) {
+    if (env->k->device != SML_DEVICE_GPU || env->stream_check ||
+        !(cfg->props & (1u << SML_PROP_CANARIES)) || (retired & (1u << SML_PROP_CANARIES)))
+        return 0;
+    env->stream_check = 1;
+    sml_prop_eval e;
+    sml_prop_verdict cv;
+    sml_prop_eval_begin(&e, env, c);
+    sml_prop_eval_check(&e, SML_PROP_CANARIES, &cv);
+    int off = e.main_state > 0 && e.main.off_stream && cv.outcome == SML_PROP_FAIL;
+    sml_prop_eval_end(&e);
+    env->stream_check = 0;
+    if (off) *v = cv;
+    return off;
+}
+
 /* Check every property still standing on case c (index i, size level `level`): count the
  * results, note its agreement figures, handle each property's first failure. 1 if some
  * property failed or errored on it; -1 when the engine could not allocate what the case
@@ -486,11 +514,16 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
         res->killed_at[p] = res->cases;
         *retired |= 1u << p;
         progress_clear(pg, cfg);
-        if (res->nfail < SML_PROP_COUNT)
-            handle_failure(env, cfg, res, (sml_prop_id)p, c, &v, i, level);
-        if (!cfg->runner.open && sml_prop_context_lost(v.outcome, v.msg)) {
-            snprintf(res->note, sizeof res->note,
-                     "a CUDA error stopped the run (the context may be lost)");
+        sml_prop_id fp = (sml_prop_id)p;
+        if (!v.ended && ran_off_stream(env, cfg, c, *retired, &v)) {
+            fp = SML_PROP_CANARIES; /* the cause, not the symptom, is the failure reported */
+            *retired |= 1u << fp;
+        }
+        if (res->nfail < SML_PROP_COUNT) handle_failure(env, cfg, res, fp, c, &v, i, level);
+        /* A CUDA error: the context it came from may be lost (a worker's is replaced for the
+         * shrink and the rerun); the job's verdict is that error, and it stops there. */
+        if (sml_prop_context_lost(v.outcome, v.msg)) {
+            snprintf(res->note, sizeof res->note, "a CUDA error stopped the run");
             *stop = 1;
         }
         /* The worker's death, a hang or a forged answer is the job's verdict: nothing after it
@@ -572,12 +605,11 @@ static int level_of(const sml_prop_config *cfg, int64_t i, double t0) {
 /* One random case, drawn, judged and counted: 0 go on, 1 stop (res->note says why when the
  * case was not judged). */
 static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
-                    acc_log *acc, progress *pg, int64_t i, int level, unsigned *retired,
-                    int *oom) {
+                    acc_log *acc, progress *pg, int64_t i, int level, unsigned *retired, int *oom) {
     sml_prop_case c;
-    sml_status s = sml_prop_gen_case(env->k, res->op, res->dtype,
-                                     sml_derive_seed(cfg->seed, (uint64_t)i), level, &cfg->sizes,
-                                     &c);
+    sml_status s =
+        sml_prop_gen_case(env->k, res->op, res->dtype, sml_derive_seed(cfg->seed, (uint64_t)i),
+                          level, &cfg->sizes, &c);
     if (s != SML_OK) {
         res->events.n[SML_EV_NOT_JUDGED]++;
         snprintf(res->note, sizeof res->note, "engine: cannot draw case %lld: %s%s", (long long)i,
@@ -631,7 +663,9 @@ static int run_cases(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_res
                      acc_log *acc, progress *pg, double t0) {
     unsigned retired = 0;
     int oom = 0;
-    int64_t first = cfg->only_case >= 0 ? cfg->only_case : cfg->first_case > 0 ? cfg->first_case : 0;
+    int64_t first = cfg->only_case >= 0   ? cfg->only_case
+                    : cfg->first_case > 0 ? cfg->first_case
+                                          : 0;
     int64_t end = cfg->only_case >= 0 ? cfg->only_case : cfg->max_cases - 1;
     /* i <= end, not i < end + 1: --case 9223372036854775807 must not overflow. */
     for (int64_t i = first; i >= 0 && i <= end; i = i < INT64_MAX ? i + 1 : -1) {

@@ -167,8 +167,8 @@ static void describe_byte(char *buf, size_t n, const layout *L, const sml_prop_s
 }
 
 /* Changed canary bytes of the output region (everything but the rows' data). */
-static int64_t check_canaries(const unsigned char *region, const layout *L,
-                              const sml_prop_shape *c, char *where, size_t wn) {
+static int64_t check_canaries(const unsigned char *region, const layout *L, const sml_prop_shape *c,
+                              char *where, size_t wn) {
     int64_t bad = 0;
     size_t first = NONE;
     size_t row_bytes = (size_t)c->cols * L->esz, ld_bytes = (size_t)c->ld * L->esz;
@@ -419,8 +419,8 @@ static sml_status launch_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
 }
 
 /* The stream check's held run (GPU), in this process. */
-static sml_status launch_held(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
-                              const layout *L, const sml_prop_shape *c, sml_prop_launch_res *res) {
+static sml_status launch_held(sml_prop_exec *e, const sml_kernel *k, sml_handle *h, const layout *L,
+                              const sml_prop_shape *c, sml_prop_launch_res *res) {
     res->ran = -1;
     if (e->device == SML_DEVICE_CPU || e->held_off) return SML_OK;
     unsigned char *reg[3];
@@ -490,6 +490,7 @@ static sml_status launch(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
     }
     sml_status s = e->remote.launch(e->remote.ctx, req, e->img, res, e->back);
     if (s != SML_OK) return s;
+    if (!res->ended && res->engine != SML_OK) return (sml_status)res->engine;
     if (res->alone) e->alone++;
     if (res->deadline > 0 && !res->ended) e->slow++;
     if (res->ended == SML_PROP_ENDED_CAPPED) e->capped = 1;

@@ -70,10 +70,13 @@ typedef struct sml_prop_launch_res {
     sml_prop_zone_hit hit[SML_PROP_GUARD_ZONES_MAX];
     char error[160]; /* the CUDA error's words where status is SML_ERR_CUDA */
     double seconds;  /* the launch's wall time */
+    int32_t engine;  /* the launching side's own failure (no memory for the layout, a
+                        transfer): SML_OK, or no verdict on the kernel */
+    int32_t unused2;
     /* The supervisor's part: */
-    int32_t ended;    /* SML_PROP_ENDED_*: the launch gave no answer to judge; cause[] says why */
-    int32_t alone;    /* it was run again alone in a fresh worker, and that run is this answer */
-    double deadline;  /* the seconds it had, when it passed them (slow) */
+    int32_t ended;   /* SML_PROP_ENDED_*: the launch gave no answer to judge; cause[] says why */
+    int32_t alone;   /* it was run again alone in a fresh worker, and that run is this answer */
+    double deadline; /* the seconds it had, when it passed them (slow) */
     char cause[320];
 } sml_prop_launch_res;
 

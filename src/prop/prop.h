@@ -162,7 +162,7 @@ typedef struct sml_prop_config {
     float *case_ratio;            /* when set (case_cap entries): each case's agreement err/bound by
                                case index, NaN where not judged (the accuracy gate's pairing) */
     int64_t case_cap;
-    sml_shard shard; /* run only this slice of the case indices (shard.h); the saved
+    sml_shard shard;        /* run only this slice of the case indices (shard.h); the saved
                                reproducers are replayed by slice 1 only, and sizes ramp by case
                                count only (ramp_by_time is ignored): a slice's cases must be
                                those of the whole run. {0, 0}: the whole run */
@@ -212,10 +212,10 @@ typedef struct sml_prop_failure {
     };
     int inplace, s_inplace;
     int64_t shrink_steps, shrink_evals;
-    int ended;     /* SML_PROP_ENDED_* (exec.h): the worker gave no answer (died, hung, forged) */
-    int confirmed; /* its rerun in a fresh worker: 1 failed again, 0 passed (FLAKY), -1 none */
+    int ended;       /* SML_PROP_ENDED_* (exec.h): the worker gave no answer (died, hung, forged) */
+    int confirmed;   /* its rerun in a fresh worker: 1 failed again, 0 passed (FLAKY), -1 none */
     char rerun[256]; /* what the rerun gave, in words */
-    char family[64];   /* the logit generator that drew it */
+    char family[64]; /* the logit generator that drew it */
     char message[384]; /* what the shrunk case shows */
     char repro[1024];  /* the reproducer's .json, or "" if not saved */
 } sml_prop_failure;
@@ -224,9 +224,9 @@ typedef struct sml_prop_result {
     const sml_kernel *kernel;
     sml_op op;
     sml_dtype dtype;
-    sml_verdict verdict;        /* sml_verdict_decide(&events): what the job's verdict is */
-    sml_verdict_events events;  /* what happened in the job, counted (verdict.h) */
-    sml_prop_outcome outcome;   /* the properties' side of it: PASS (also INCOMPLETE), FAIL (also
+    sml_verdict verdict;       /* sml_verdict_decide(&events): what the job's verdict is */
+    sml_verdict_events events; /* what happened in the job, counted (verdict.h) */
+    sml_prop_outcome outcome;  /* the properties' side of it: PASS (also INCOMPLETE), FAIL (also
                                    FLAKY), SKIP (could not run here: see note), ERROR */
     char note[192];
     int64_t cases;        /* random cases run */

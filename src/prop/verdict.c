@@ -26,9 +26,7 @@ int sml_verdict_exit(sml_verdict v) {
     return (unsigned)v < SML_JOB_COUNT ? EXITS[v] : EXITS[SML_JOB_ERROR];
 }
 
-const char *sml_verdict_name(sml_verdict v) {
-    return (unsigned)v < SML_JOB_COUNT ? WORDS[v] : "?";
-}
+const char *sml_verdict_name(sml_verdict v) { return (unsigned)v < SML_JOB_COUNT ? WORDS[v] : "?"; }
 
 /* Gravest first: the order of the enum, except that SKIP says less than PASS. */
 static int gravity(sml_verdict v) {

@@ -21,12 +21,12 @@
 
 #include <stdint.h>
 
-#define SML_JOB_LIST(X)                                                                        \
-    X(PASS, "PASS", 0)                                                                             \
-    X(FAIL, "FAIL", 1)                                                                             \
-    X(FLAKY, "FLAKY", 5)                                                                           \
-    X(ERROR, "ERROR", 3)                                                                           \
-    X(INCOMPLETE, "INCOMPLETE", 4)                                                                 \
+#define SML_JOB_LIST(X)            \
+    X(PASS, "PASS", 0)             \
+    X(FAIL, "FAIL", 1)             \
+    X(FLAKY, "FLAKY", 5)           \
+    X(ERROR, "ERROR", 3)           \
+    X(INCOMPLETE, "INCOMPLETE", 4) \
     X(SKIP, "SKIP", 0)
 
 #define SML_JOB_ENUM_(id, word, exit) SML_JOB_##id,
@@ -35,18 +35,18 @@ typedef enum sml_verdict { SML_JOB_LIST(SML_JOB_ENUM_) SML_JOB_COUNT } sml_verdi
 
 /* What can happen in a job, counted. */
 typedef enum sml_event {
-    SML_EV_CASE = 0,     /* a random case judged (every property still standing checked) */
-    SML_EV_REGRESSION,   /* a saved reproducer replayed and judged */
-    SML_EV_FAIL,         /* a property failed or errored: a wrong result, a kernel error, the
+    SML_EV_CASE = 0,   /* a random case judged (every property still standing checked) */
+    SML_EV_REGRESSION, /* a saved reproducer replayed and judged */
+    SML_EV_FAIL,       /* a property failed or errored: a wrong result, a kernel error, the
                             worker's death, a confirmed hang, a forged frame, a hazard */
-    SML_EV_RERUN_FAIL,   /* a failure, rerun in a fresh worker, failed again */
-    SML_EV_RERUN_PASS,   /* a failure, rerun in a fresh worker, passed */
-    SML_EV_SLOW,         /* a case past its deadline that finished when run alone */
-    SML_EV_BYSTANDER,    /* a case run again alone: the worker it ran in ended for another */
-    SML_EV_SHRINK_CUT,   /* a shrink stopped by its limits: the smallest case so far stands */
-    SML_EV_CAP,          /* the run's cap (--seconds) ended the job */
-    SML_EV_NOT_JUDGED,   /* the engine could not judge the job */
-    SML_EV_SKIP,         /* the kernel cannot run here */
+    SML_EV_RERUN_FAIL, /* a failure, rerun in a fresh worker, failed again */
+    SML_EV_RERUN_PASS, /* a failure, rerun in a fresh worker, passed */
+    SML_EV_SLOW,       /* a case past its deadline that finished when run alone */
+    SML_EV_BYSTANDER,  /* a case run again alone: the worker it ran in ended for another */
+    SML_EV_SHRINK_CUT, /* a shrink stopped by its limits: the smallest case so far stands */
+    SML_EV_CAP,        /* the run's cap (--seconds) ended the job */
+    SML_EV_NOT_JUDGED, /* the engine could not judge the job */
+    SML_EV_SKIP,       /* the kernel cannot run here */
     SML_EV_COUNT
 } sml_event;
 

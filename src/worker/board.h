@@ -19,10 +19,10 @@
 
 /* One slot: what the thread serving it is doing. */
 typedef struct sml_worker_slot {
-    atomic_int busy;       /* 1 from a request's arrival until its answer is sent */
-    atomic_llong seq;      /* the request it serves or served last */
-    atomic_int fault_set;  /* the fault handler wrote `fault` */
-    char fault[256];       /* "wrote past the end of out by 4096 bytes" */
+    atomic_int busy;      /* 1 from a request's arrival until its answer is sent */
+    atomic_llong seq;     /* the request it serves or served last */
+    atomic_int fault_set; /* the fault handler wrote `fault` */
+    char fault[256];      /* "wrote past the end of out by 4096 bytes" */
 } sml_worker_slot;
 
 /* The whole board: which slot's thread ended the worker, when the worker knows, then the

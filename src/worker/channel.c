@@ -71,8 +71,9 @@ static t_end read_answer(int fd, uint64_t seq, const sml_prop_launch_req *q,
             return T_FORGED;
         }
         if (sml_wk_recv_all(fd, &got, sizeof got)) return T_BROKE;
-        if (got != seq) snprintf(detail, n, "ping %llu answered as %llu", (unsigned long long)seq,
-                                 (unsigned long long)got);
+        if (got != seq)
+            snprintf(detail, n, "ping %llu answered as %llu", (unsigned long long)seq,
+                     (unsigned long long)got);
         return got == seq ? T_GOT : T_FORGED;
     }
     sml_wk_done_msg d;
@@ -83,12 +84,13 @@ static t_end read_answer(int fd, uint64_t seq, const sml_prop_launch_req *q,
     if (sml_wk_recv_all(fd, &d, sizeof d)) return T_BROKE;
     uint64_t from, want;
     sml_prop_exec_expect(q, d.res.status, &from, &want);
+    if (d.res.engine != SML_OK) from = want = 0; /* the worker's own failure: nothing back */
     if (d.seq != seq || d.res.n != want || (want && d.res.from != from) || d.res.nzones < 0 ||
         d.res.nzones > SML_PROP_GUARD_ZONES_MAX) {
         snprintf(detail, n, "answer %llu to request %llu, %llu bytes at %llu where %llu at %llu",
-                 (unsigned long long)d.seq, (unsigned long long)seq,
-                 (unsigned long long)d.res.n, (unsigned long long)d.res.from,
-                 (unsigned long long)want, (unsigned long long)from);
+                 (unsigned long long)d.seq, (unsigned long long)seq, (unsigned long long)d.res.n,
+                 (unsigned long long)d.res.from, (unsigned long long)want,
+                 (unsigned long long)from);
         return T_FORGED;
     }
     if (want && sml_wk_recv_all(fd, back + from, (size_t)want)) return T_BROKE;
@@ -99,8 +101,8 @@ static t_end read_answer(int fd, uint64_t seq, const sml_prop_launch_req *q,
 
 /* One try of q on the channel's host: send, wait, read. */
 static t_end try_launch(wk_chan *c, const sml_prop_launch_req *q, const unsigned char *image,
-                        double seconds, sml_prop_launch_res *res, unsigned char *back,
-                        char *detail, size_t n) {
+                        double seconds, sml_prop_launch_res *res, unsigned char *back, char *detail,
+                        size_t n) {
     int fd = c->host->w.sock[c->slot];
     uint64_t seq = ++c->seq;
     int sent;
@@ -122,7 +124,8 @@ static void death_cause(const wk_host *h, int slot, const char *at, const char *
     char how[64];
     sml_wk_status_words(h->status, how, sizeof how);
     if (WIFSIGNALED(h->status) && slot >= 0 && h->fault[slot][0])
-        snprintf(buf, n, "the kernel's worker %.150s (%s) %.64s%.16s", h->fault[slot], how, at, tail);
+        snprintf(buf, n, "the kernel's worker %.150s (%s) %.64s%.16s", h->fault[slot], how, at,
+                 tail);
     else
         snprintf(buf, n, "the kernel's worker %s %.64s%.16s", how, at, tail);
 }
@@ -149,10 +152,11 @@ static void alone(wk_chan *c, const sml_prop_launch_req *q, const unsigned char 
         res->alone = 1;
         if (first > 0) res->deadline = first;
     } else if (e == T_LATE) {
-        snprintf(res->cause, sizeof res->cause,
-                 "the kernel's worker did not finish %.64s in %.1f s, nor run again alone in %.1f s "
-                 "(killed)",
-                 strncmp(at, "during ", 7) ? at : at + 7, first > 0 ? first : seconds, seconds);
+        snprintf(
+            res->cause, sizeof res->cause,
+            "the kernel's worker did not finish %.64s in %.1f s, nor run again alone in %.1f s "
+            "(killed)",
+            strncmp(at, "during ", 7) ? at : at + 7, first > 0 ? first : seconds, seconds);
         res->ended = SML_PROP_ENDED_HUNG;
     } else if (e == T_CAP) {
         end_with(res, SML_PROP_ENDED_CAPPED, "the run's time cap ended it %s%s", at, "");

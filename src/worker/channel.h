@@ -20,14 +20,13 @@ typedef struct wk_chan {
     wk_host *host; /* the host it holds a slot of (NULL: none yet, or it let go) */
     int slot;
     uint64_t seq;
-    int status;   /* the wait status of its own host when it was closed (-1: none) */
-    int unasked;  /* ... and 1 when that host had ended before it was told to quit */
+    int status;  /* the wait status of its own host when it was closed (-1: none) */
+    int unasked; /* ... and 1 when that host had ended before it was told to quit */
 } wk_chan;
 
 /* The launcher's function (exec.h, sml_prop_launcher) with a wk_chan as ctx. */
-sml_status sml_wk_chan_launch(void *ctx, const sml_prop_launch_req *req,
-                              const unsigned char *image, sml_prop_launch_res *res,
-                              unsigned char *back);
+sml_status sml_wk_chan_launch(void *ctx, const sml_prop_launch_req *req, const unsigned char *image,
+                              sml_prop_launch_res *res, unsigned char *back);
 
 /* pool.c's side, for the channel: a slot of a live host of the channel's kernel (a host of its
  * own when chan->own); NULL with why[] filled when no worker can be started. */

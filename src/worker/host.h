@@ -15,18 +15,18 @@ typedef struct wk_host {
     const sml_kernel *k;
     int device;
     sml_worker w;
-    int shared;                   /* takes any channel of its kernel; 0: one channel's own */
-    int users;                    /* channels holding a slot (under the pool's lock) */
+    int shared;                     /* takes any channel of its kernel; 0: one channel's own */
+    int users;                      /* channels holding a slot (under the pool's lock) */
     int busy[SML_PROP_MAX_THREADS]; /* the slot is held by a channel */
-    int retired;                  /* takes no new channel: dead, or a CUDA error in it */
+    int retired;                    /* takes no new channel: dead, or a CUDA error in it */
     /* Its end, recorded once by whoever saw it first (under `mu`): */
     pthread_mutex_t mu;
-    int dead;        /* ended and reaped */
-    int status;      /* its wait status */
-    int fault_slot;  /* the slot whose thread took a fatal signal (-1: none) */
-    int exit_slot;   /* the slot whose thread called exit() (-1: none) */
-    int killed_slot; /* the slot whose deadline had the supervisor kill it (-1: none) */
-    int capped;      /* killed at the run's cap */
+    int dead;             /* ended and reaped */
+    int status;           /* its wait status */
+    int fault_slot;       /* the slot whose thread took a fatal signal (-1: none) */
+    int exit_slot;        /* the slot whose thread called exit() (-1: none) */
+    int killed_slot;      /* the slot whose deadline had the supervisor kill it (-1: none) */
+    int capped;           /* killed at the run's cap */
     unsigned busy_at_end; /* the slots that were running a launch when it ended (bits) */
     char fault[SML_PROP_MAX_THREADS][256]; /* what the fault handler wrote, per slot */
     struct wk_host *next;

@@ -28,40 +28,53 @@ typedef struct serve {
     int ready; /* ex and h made (on the first launch: a GPU context only where one is used) */
 } serve;
 
+/* Read the n bytes of an image that will not be run. */
+static int drain(int fd, uint64_t n) {
+    char sink[65536];
+    while (n) {
+        size_t k = n < sizeof sink ? (size_t)n : sizeof sink;
+        if (sml_wk_recv_all(fd, sink, k)) return -1;
+        n -= k;
+    }
+    return 0;
+}
+
+/* The kernel and its device, ready on this slot; 0, or why not in *why. */
+static int ready(serve *s, const char **why) {
+    if (!s->k) {
+        *why = s->why;
+        return 0;
+    }
+    if (!s->ready) {
+        if (sml_prop_exec_init(&s->ex, s->k->device) != SML_OK ||
+            sml_handle_create(&s->h) != SML_OK) {
+            *why = "cannot set up the kernel's device";
+            return 0;
+        }
+        s->ready = 1;
+    }
+    return 1;
+}
+
 /* A request, the image after it, the launch, and its answer. 0 go on, -1 the stream broke. */
 static int run_one(serve *s, const char *p, size_t len) {
     sml_wk_run_msg m;
     if (len != sizeof m) return -1;
     memcpy(&m, p, sizeof m);
-    if (!s->k) {
-        sml_wk_send(s->fd, SML_WK_NO_KERNEL, s->why, strlen(s->why), NULL, 0);
-        return -1;
-    }
     if (!sml_prop_exec_req_valid(&m.req)) return -1;
-    if (!s->ready) {
-        if (sml_prop_exec_init(&s->ex, s->k->device) != SML_OK ||
-            sml_handle_create(&s->h) != SML_OK) {
-            sml_wk_send(s->fd, SML_WK_NO_KERNEL, "cannot set up the kernel's device", 33, NULL, 0);
-            return -1;
-        }
-        s->ready = 1;
+    const char *why = NULL;
+    if (!ready(s, &why)) { /* every request gets the same answer: no verdict on the kernel */
+        if (drain(s->fd, m.req.image_bytes)) return -1;
+        return sml_wk_send(s->fd, SML_WK_NO_KERNEL, why, strlen(why), NULL, 0);
     }
     sml_wk_done_msg d;
     memset(&d, 0, sizeof d);
     d.seq = m.seq;
     sml_status st = sml_prop_exec_image(&s->ex, (size_t)m.req.image_bytes);
-    if (st != SML_OK) {
-        /* No room for the image: read it away, and say the engine could not run it. */
-        char sink[65536];
-        for (uint64_t left = m.req.image_bytes; left;) {
-            size_t n = left < sizeof sink ? (size_t)left : sizeof sink;
-            if (sml_wk_recv_all(s->fd, sink, n)) return -1;
-            left -= n;
-        }
-        d.res.status = (int32_t)st;
+    if (st != SML_OK) { /* no room for the image: the engine could not run it */
+        if (drain(s->fd, m.req.image_bytes)) return -1;
+        d.res.engine = (int32_t)st;
         d.res.ran = -1;
-        snprintf(d.res.error, sizeof d.res.error, "worker: %s for the case's layout",
-                 sml_strerror(st));
         return sml_wk_send(s->fd, SML_WK_DONE, &d, sizeof d, NULL, 0);
     }
     if (sml_wk_recv_all(s->fd, s->ex.img, (size_t)m.req.image_bytes)) return -1;
@@ -70,9 +83,8 @@ static int run_one(serve *s, const char *p, size_t len) {
     st = sml_prop_exec_launch(&s->ex, s->k, s->h, &m.req, &d.res);
     if (st != SML_OK) { /* the worker's own failure (a transfer, memory): no bytes come back */
         memset(&d.res, 0, sizeof d.res);
-        d.res.status = (int32_t)st;
+        d.res.engine = (int32_t)st;
         d.res.ran = -1;
-        snprintf(d.res.error, sizeof d.res.error, "worker: %s", sml_strerror(st));
     }
     int r = sml_wk_send(s->fd, SML_WK_DONE, &d, sizeof d, NULL, 0);
     if (r == 0 && d.res.n) r = sml_wk_send_all(s->fd, s->ex.back + d.res.from, (size_t)d.res.n);

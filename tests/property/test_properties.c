@@ -103,10 +103,17 @@ static void report_run(sml_prop_job *job, void *ctx) {
                "writes outside the output and launch errors are still enforced\n",
                k->name, k->known_deviation, (long long)dev,
                (long long)res->deviations[SML_PROP_AGREEMENT]);
-    if (res->outcome == SML_PROP_SKIP) {
+    if (res->verdict == SML_JOB_SKIP) {
         rc->t->skipped++;
-    } else if (res->outcome == SML_PROP_PASS) {
+    } else if (res->verdict == SML_JOB_PASS) {
         sml_tally_pass(rc->t);
+    } else if (res->verdict == SML_JOB_INCOMPLETE) {
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "%s --kernel %s --op %s --dtype %s --seed 0x%016llx", rc->rerun,
+                 k->name, sml_op_name(op), sml_dtype_name(dt), (unsigned long long)rc->seed);
+        sml_tally_fail(rc->t, cmd, "%s %s %s: INCOMPLETE: ran %lld of %lld cases (%s)", k->name,
+                       sml_op_name(op), sml_dtype_name(dt), (long long)res->cases,
+                       (long long)res->events.planned, res->note);
     } else {
         for (int f = 0; f < res->nfail; f++) {
             const sml_prop_failure *fl = &res->failures[f];
@@ -132,7 +139,7 @@ static void report_run(sml_prop_job *job, void *ctx) {
 }
 
 /* Per kernel: the fewest cases any of its op/dtype runs reached, and the ramp it got to;
- * then whether every run reached the case budget (the GPU profile promises 10,000 each). */
+ * then whether every run reached its cases (the GPU profile has 10,000 each). */
 static void summarize(const sml_prop_job *jobs, int n, int64_t target, const char *name,
                       double wall, int threads) {
     int64_t all = 0;
@@ -172,7 +179,7 @@ static void summarize(const sml_prop_job *jobs, int n, int64_t target, const cha
         printf("every run reached its %lld cases\n", (long long)target);
     else {
         if (short_runs)
-            printf("%d of %d runs stopped short of %lld cases (time budget)", short_runs, ran,
+            printf("%d of %d runs stopped short of %lld cases (the --seconds cap)", short_runs, ran,
                    (long long)target);
         if (short_runs && stopped) printf("; ");
         if (stopped) printf("%d of %d runs stopped early on a failure or error", stopped, ran);
@@ -255,8 +262,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     check_docs_table(&t);
-    printf("%s: seed 0x%016llx, up to %lld cases per kernel/op/dtype, %.0f s budget%s\n", name,
-           (unsigned long long)cfg.seed, (long long)cfg.max_cases, cfg.total_seconds,
+    printf("%s: seed 0x%016llx, %lld cases per kernel/op/dtype, %s%s\n", name,
+           (unsigned long long)cfg.seed, (long long)cfg.max_cases,
+           cfg.total_seconds > 0 ? "capped by --seconds" : "no time cap",
            cfg.only_case >= 0 ? " (one case)" : "");
 
     /* The runs this invocation makes, slow kernels first as the registry lists them. */

@@ -115,7 +115,8 @@ expect(r.exit == 1 and any(c == "ERROR" and "exited with status 0" in d for c, d
        and [c for c, _ in checks.get("numpy", [])] == ["ok"],
        "bench(): the exiting kernel's row says why, numpy is still measured (exit %d, %s)" % (r.exit, checks))
 softmax_lab.unregister("py_exits")
-# A worker that cannot import a kernel's module says so, and the job is an ERROR, never a pass.
+# A worker that cannot import a kernel's module says so, and the job is an ERROR (not judged: exit 3),
+# never a pass.
 gone_dir = tempfile.mkdtemp(prefix="sml-gone-")
 with open(os.path.join(gone_dir, "sml_gone_kernels.py"), "w") as f:
     f.write("def k(op, x, dy, out):\n    out[...] = x\n")
@@ -126,7 +127,7 @@ import shutil  # noqa: E402
 shutil.rmtree(gone_dir)
 r = softmax_lab.check(kernels="py_gone", cases=5, extra=["--regressions", "none"])
 gone = [run for run in r.get("runs", []) if run.get("kernel") == "py_gone"]
-expect(r.exit == 1 and gone and gone[0].get("outcome") == "error" and "no kernel 'py_gone'" in (gone[0].get("note") or ""),
+expect(r.exit == 3 and gone and gone[0].get("outcome") == "error" and "no kernel 'py_gone'" in (gone[0].get("note") or ""),
        "a kernel its worker cannot import is an ERROR with the reason, not a pass (exit %d, %s)" % (r.exit, gone))
 softmax_lab.unregister("py_gone")
 sys.path.remove(gone_dir)
