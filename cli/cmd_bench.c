@@ -296,6 +296,11 @@ static int parse_value(bench_opts *o, const char *a, const char *v) {
     } else if (!strcmp(a, "--max-seconds")) {
         if (!parse_dbl(v, 0, 3600, &d)) return bad("bad --max-seconds '%s' (0 to 3600)", v);
         cfg->stop.max_seconds = d;
+    } else if (!strcmp(a, "--case-timeout")) {
+        /* The worker's supervisor reads it (src/worker/command.c): a kernel call past it is
+         * slow, past ten times it a hang. */
+        if (!parse_dbl(v, 1e-3, 1e6, &d))
+            return bad("bad --case-timeout '%s' (0.001 to 1e6 seconds)", v);
     } else if (!strcmp(a, "--time-limit")) {
         if (!parse_dbl(v, 1e-3, 1e6, &d))
             return bad("bad --time-limit '%s' (0.001 to 1e6 seconds)", v);

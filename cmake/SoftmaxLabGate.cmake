@@ -3,7 +3,7 @@
 #
 #   softmax_lab_add_gate(NAME <name> PLUGIN <target> KERNELS <kernel>...
 #                        [DEVICE cpu|gpu] [CLAIM "<x> over <baseline> on <shapes>"]
-#                        [CASES <n>] [SWEEP <sweep>] [SHARDS <n>])
+#                        [CASES <n>] [SWEEP <sweep>] [SHARDS <n>] [CASE_TIMEOUT <seconds>])
 #
 # For each kernel K of the shared-library target <target>:
 #   <name>.K.properties   softmax-lab check --load <plugin> --kernel K: the property suite
@@ -27,6 +27,10 @@
 #   <name>.K.perf         (with CLAIM) softmax-lab bench --backend K --gate on SWEEP (default
 #                         standard): K must be Supported on its claim; ledger under
 #                         <build>/<name>-ledger                        labels perf;<device>
+# CASE_TIMEOUT sets the seconds a kernel call may take before it is a suspect (the properties,
+# the edge shapes and the sanitizer run): past it the call runs again alone under ten times
+# it, and only a call that does not finish there fails as a hang; a slow call that finishes is
+# judged like any other. The default is derived from each call's size (at least 4 s).
 # DEVICE (default gpu) and CLAIM (default: none) are checked against the kernel's table line
 # before each test runs, so a gate never passes a kernel it does not describe. CLAIM reads
 # like the table's sml_claim: "1.2x over cudnn on long" is {"cudnn", 1.2, "long"}. Tests of a
@@ -55,7 +59,8 @@ function(_softmax_lab_gate_shards run check t k name n device cli)
 endfunction()
 
 function(softmax_lab_add_gate)
-  cmake_parse_arguments(G "" "NAME;PLUGIN;DEVICE;CLAIM;CASES;SWEEP;SHARDS" "KERNELS" ${ARGN})
+  cmake_parse_arguments(G "" "NAME;PLUGIN;DEVICE;CLAIM;CASES;SWEEP;SHARDS;CASE_TIMEOUT" "KERNELS"
+                        ${ARGN})
   if(G_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "softmax_lab_add_gate: unknown arguments: ${G_UNPARSED_ARGUMENTS}")
   endif()
@@ -76,6 +81,13 @@ function(softmax_lab_add_gate)
   endif()
   if(DEFINED G_SHARDS AND NOT G_SHARDS MATCHES "^([2-9]|[1-9][0-9]+)$")
     message(FATAL_ERROR "softmax_lab_add_gate(${G_NAME}): SHARDS is a count of at least 2, not '${G_SHARDS}'")
+  endif()
+  if(DEFINED G_CASE_TIMEOUT AND NOT G_CASE_TIMEOUT MATCHES "^([0-9]+(\\.[0-9]*)?|\\.[0-9]+)$")
+    message(FATAL_ERROR "softmax_lab_add_gate(${G_NAME}): CASE_TIMEOUT is a number of seconds, not '${G_CASE_TIMEOUT}'")
+  endif()
+  set(timeout "")
+  if(G_CASE_TIMEOUT)
+    set(timeout --case-timeout ${G_CASE_TIMEOUT})
   endif()
   if(NOT G_SWEEP)
     set(G_SWEEP standard)
@@ -109,7 +121,8 @@ function(softmax_lab_add_gate)
   foreach(k IN LISTS G_KERNELS)
     set(run sh ${_SML_GATE_SCRIPT} ${cli} ${plugin} ${k} ${G_DEVICE} "${claim}" --)
     set(t ${G_NAME}.${k})
-    set(check ${cli} check --load ${plugin} --kernel ${k} ${cases} --save ${CMAKE_CURRENT_BINARY_DIR}/${G_NAME}-failures)
+    set(check ${cli} check --load ${plugin} --kernel ${k} ${cases} ${timeout}
+              --save ${CMAKE_CURRENT_BINARY_DIR}/${G_NAME}-failures)
     if(G_SHARDS)
       _softmax_lab_gate_shards("${run}" "${check}" ${t} ${k} ${G_NAME} ${G_SHARDS} ${G_DEVICE} ${cli})
     else()
@@ -119,11 +132,12 @@ function(softmax_lab_add_gate)
     endif()
     if(G_DEVICE STREQUAL "gpu")
       add_test(NAME ${t}.edge_shapes
-               COMMAND ${run} $<TARGET_FILE:softmax_lab::edge_shapes> --load ${plugin} --kernel ${k})
+               COMMAND ${run} $<TARGET_FILE:softmax_lab::edge_shapes> --load ${plugin} --kernel ${k}
+                       ${timeout})
       set_tests_properties(${t}.edge_shapes PROPERTIES LABELS "unit;gpu" TIMEOUT 900)
       list(APPEND tests ${t}.edge_shapes)
       add_test(NAME ${t}.sanitize
-               COMMAND ${run} ${cli} check --load ${plugin} --kernel ${k}
+               COMMAND ${run} ${cli} check --load ${plugin} --kernel ${k} ${timeout}
                        --sanitize memcheck,racecheck,synccheck,initcheck)
       set_tests_properties(${t}.sanitize PROPERTIES LABELS "sanitize;gpu" TIMEOUT 1800)
       list(APPEND tests ${t}.sanitize)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # isolation_throughput.sh: the property suite's throughput (cases per second of wall time)
-# with kernels in worker processes against --in-process, alternated REPEATS times on the
-# same build, on the default (CI) profile's cases with no time budget.
+# with kernels in worker processes (judged by the supervisor) against --in-process,
+# alternated REPEATS times on the same build, on the profile's cases (or CASES per kernel, op
+# and dtype).
 #
-#   tools/isolation_throughput.sh [BUILD_DIR] [KERNELS] [REPEATS]
+#   tools/isolation_throughput.sh [BUILD_DIR] [KERNELS] [REPEATS] [CASES]
 #   tools/isolation_throughput.sh build cpu_naive,cpu_online 3        (CPU)
-#   tools/isolation_throughput.sh build-gpu warp,block,online 3       (GPU: the GPU profile's cases)
+#   tools/isolation_throughput.sh build-gpu warp,block 3              (GPU: the GPU profile's cases)
 #
 # Prints each run's cases, seconds and cases/s, then the median of each mode and the
 # workers' median as a percentage of the in-process one.
@@ -13,14 +14,15 @@ set -euo pipefail
 build=${1:-build}
 kernels=${2:-cpu_naive,cpu_online}
 repeats=${3:-3}
+cases=${4:+--cases $4}
 cli="$build/softmax-lab"
 [ -x "$cli" ] || { echo "isolation_throughput.sh: no $cli (build first)" >&2; exit 2; }
 one() { # mode flag -> "cases seconds"
   local line
-  line=$("$cli" check --kernel "$kernels" --seconds 100000 --regressions none $1 2>/dev/null |
-         grep -E '^[0-9]+ cases in [0-9.]+ s of wall time' || true)
+  line=$("$cli" check --kernel "$kernels" --regressions none $cases $1 2>/dev/null |
+         grep -E '^[0-9]+ of [0-9]+ planned cases in [0-9.]+ s of wall time' || true)
   [ -n "$line" ] || { echo "isolation_throughput.sh: no summary line from check $1" >&2; exit 1; }
-  awk '{print $1, $4}' <<<"$line"
+  awk '{print $1, $7}' <<<"$line"
 }
 declare -a inproc workers
 for ((i = 0; i < repeats; i++)); do

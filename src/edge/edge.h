@@ -53,7 +53,9 @@
  *                             it assigned): with several, one worker process per GPU runs every
  *                             n-th case (--shard i/n) with the same seed, each worker's output is
  *                             printed whole, and the run fails if any worker fails (split.c)
- *   --shard K/N               run only the cases i with i mod N = K - 1 */
+ *   --shard K/N               run only the cases i with i mod N = K - 1
+ *   --case-timeout S          a kernel call past S seconds is slow; past 10 x S it is a hang
+ *                             and a FAIL (default: from the call's size, at least 4 s) */
 #ifndef SML_EDGE_H
 #define SML_EDGE_H
 

@@ -16,7 +16,7 @@ static int usage(const char *argv0) {
         "[--cpu]\n"
         "          [--known-deviation KERNEL] [--plant padding|input|guard|value|twin] [--load "
         "PLUGIN]...\n"
-        "          [--devices D[,D]] [--shard K/N] [--in-process]\n"
+        "          [--devices D[,D]] [--shard K/N] [--case-timeout S] [--in-process]\n"
         "  every visible GPU is used (--devices to choose): one worker process per GPU runs every\n"
         "  n-th case (--shard i/n); the run fails if any worker's slice fails. The kernels run in "
         "a\n"
@@ -84,6 +84,17 @@ int sml_edge_parse(sml_edge_opts *o, int argc, char **argv) {
             char why[128];
             if (!sml_shard_parse(v, &o->shard, why, sizeof why)) {
                 fprintf(stderr, "%s: bad value for --shard: '%.40s' (%s)\n", argv[0], v, why);
+                return 2;
+            }
+        } else if (!strcmp(a, "--case-timeout")) {
+            /* The supervisor of the worker process reads it (src/worker/command.c); checked here
+             * so that a bad value is refused before anything runs. */
+            char *end;
+            double t = strtod(v, &end);
+            if (*end || end == v || !(t > 0)) {
+                fprintf(stderr,
+                        "%s: bad value for --case-timeout: '%.40s' (seconds, more than 0)\n",
+                        argv[0], v);
                 return 2;
             }
         } else if (!strcmp(a, "--known-deviation"))

@@ -91,8 +91,11 @@ static const row ROWS[] = {
      {EV(CASE) = 10, EV(FAIL) = 3, EV(RERUN_PASS) = 2},
      SML_JOB_FAIL,
      1},
-    {"a saved reproducer fails again: FAIL", 300,
-     {EV(CASE) = 300, EV(REGRESSION) = 4, EV(FAIL) = 1}, SML_JOB_FAIL, 1},
+    {"a saved reproducer fails again: FAIL",
+     300,
+     {EV(CASE) = 300, EV(REGRESSION) = 4, EV(FAIL) = 1},
+     SML_JOB_FAIL,
+     1},
 };
 
 int main(void) {
@@ -126,8 +129,8 @@ int main(void) {
                        sml_verdict_name(WORSE[i].b), sml_verdict_name(got), sml_verdict_name(got2),
                        sml_verdict_name(WORSE[i].want));
     }
-    static const int EXITS[][3] = {{0, 1, 1}, {5, 1, 1}, {4, 5, 5}, {0, 4, 4}, {3, 4, 3},
-                                   {3, 5, 5}, {2, 1, 2}};
+    static const int EXITS[][3] = {{0, 1, 1}, {5, 1, 1}, {4, 5, 5}, {0, 4, 4},
+                                   {3, 4, 3}, {3, 5, 5}, {2, 1, 2}};
     for (size_t i = 0; i < sizeof EXITS / sizeof EXITS[0]; i++) {
         int got = sml_verdict_exit_worse(EXITS[i][0], EXITS[i][1]);
         sml_test_check(&T, got == EXITS[i][2], again, "exit_worse(%d, %d): got %d, want %d",
