@@ -152,10 +152,12 @@ int main(int argc, char **argv) {
     const char *const plot[] = {"plot", "run.json", "again.svg", "--dtype", "bf16", NULL};
     expect_rc(57, "plot a run's ledger", plot, 0, 0);
     sml_test_check_case(&T, &F, LOG, 58, exists("again.svg"), "plot wrote the SVG");
-    const char *const dflt[] = {"bench", "--help", NULL};
-    expect_rc(59, "bench --help", dflt, 0, 0);
-    sml_test_check_case(&T, &F, LOG, 60, strstr(LOG, "standard") && strstr(LOG, "16384x128"),
-                        "--help lists the sweeps and their shapes");
+    const char *const dflt[] = {"help", "--reference", NULL};
+    expect_rc(59, "help --reference", dflt, 0, 0);
+    const char *bench = strstr(LOG, "\n## bench\n");
+    sml_test_check_case(&T, &F, LOG, 60,
+                        bench && strstr(bench, "\n  standard ") && strstr(bench, "16384x128"),
+                        "the reference's bench section lists the sweeps and their shapes");
 
     /* A time limit the first case outlasts: exit 0, a partial ledger, and the run says so. */
     const char *const part[] = {
