@@ -147,18 +147,16 @@ static const sml_opt *opt_at(const sml_cli_spec *spec, size_t i) {
     return NULL;
 }
 
-/* "unknown option '--x'; the options of CMD: --a, --b, ..." wrapped. */
+/* "unknown option '--x' (its options: --a, --b, ...)", one line: a caller that keeps the last
+ * lines of standard error (the Python binding's errors) keeps all of it. */
 static int unknown_option(const sml_cli_spec *spec, const char *word) {
     char list[4096] = "";
     size_t n = count_opts(spec), used = 0;
     for (size_t i = 0; i < n && used < sizeof list; i++)
         used += (size_t)snprintf(list + used, sizeof list - used, "%s--%s", i ? ", " : "",
                                  opt_at(spec, i)->name);
-    char head[256];
-    snprintf(head, sizeof head,
-             "softmax-lab %s: unknown option '%.60s'; its options are:", spec->name, word);
-    fprintf(stderr, "%s\n  ", head);
-    sml_cli_wrap(stderr, 2, 2, list);
+    fprintf(stderr, "softmax-lab %s: unknown option '%.60s' (its options: %s)\n", spec->name, word,
+            list);
     return 2;
 }
 
