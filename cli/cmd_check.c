@@ -25,6 +25,7 @@
 #include "check_report.h"
 #include "masks.h"
 #include "options.h"
+#include "regressions.h"
 #include "commands.h"
 #include "devices.h"
 #include "prop/prop.h"
@@ -36,11 +37,6 @@
 #include "io/out_file.h"
 
 #define ME "softmax-lab check"
-
-static int dir_exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 typedef struct ksum {
     int64_t cases, failed, regressions, runs, skipped, errors, deviations;
@@ -149,6 +145,8 @@ typedef struct check_args {
     int64_t default_cases;
     unsigned ops, dts; /* --op and --dtype: every one by default */
     sml_prop_config cfg;
+    const char *regressions_from; /* what chose cfg.regressions_dir, as check says it */
+    char regressions[8192];       /* the default corpus (regressions.h) */
 } check_args;
 
 enum {
@@ -261,6 +259,7 @@ static int on_option(void *ctx, const sml_opt *o, const char *v, char *why, size
     check_args *a = ctx;
     if (in(o, sml_prop_flags, sml_prop_nflags)) {
         if (!strcmp(o->name, "seconds")) a->seconds_given = 1;
+        if (!strcmp(o->name, "regressions")) a->regressions_from = "--regressions";
         return sml_prop_config_set(&a->cfg, o, v, why, n);
     }
     if (in(o, sml_cli_devices_opts, 1)) return 0; /* taken by sml_cli_devices */
@@ -292,6 +291,45 @@ const sml_cli_spec *sml_spec_check(void) {
     return &spec;
 }
 
+/* The reproducers of real bugs, and the inputs that killed the mutants, replayed first:
+ * SML_REGRESSIONS, else the default corpus (regressions.h); neither is read after
+ * --regressions. 0, or 2 after the message for a bad SML_REGRESSIONS. */
+static int default_regressions(check_args *a) {
+    const char *env = getenv("SML_REGRESSIONS");
+    const sml_opt *flag = NULL;
+    for (size_t i = 0; i < sml_prop_nflags; i++)
+        if (!strcmp(sml_prop_flags[i].name, "regressions")) flag = &sml_prop_flags[i];
+    if (env && *env) {
+        char why[256] = "";
+        if (sml_prop_config_set(&a->cfg, flag, env, why, sizeof why) != 0) {
+            fprintf(stderr, ME ": bad SML_REGRESSIONS '%.200s' (%s%svalid: %s)\n", env, why,
+                    why[0] ? "; " : "", flag->values);
+            return 2;
+        }
+        a->regressions_from = "SML_REGRESSIONS";
+        return 0;
+    }
+    sml_cli_default_regressions(a->regressions, sizeof a->regressions);
+    a->cfg.regressions_dir = a->regressions[0] ? a->regressions : NULL;
+    a->regressions_from = "the default corpus: docs/CLI.md, \"check\"";
+    return 0;
+}
+
+/* What was replayed before the cases, and from where. */
+static void print_regressions(const check_args *a, const sml_prop_job *jobs, int njobs) {
+    int64_t n = 0;
+    for (int j = 0; j < njobs; j++) n += jobs[j].res.regressions;
+    if (!a->cfg.regressions_dir)
+        printf("check: no saved regression replayed (%s)\n",
+               a->wrap ? "--sanitize"
+               : !strcmp(a->regressions_from, "--regressions")
+                   ? "--regressions none"
+                   : "none found: docs/CLI.md, \"check\"");
+    else
+        printf("check: %lld saved regression case%s replayed, from %s (%s)\n", (long long)n,
+               n == 1 ? "" : "s", a->cfg.regressions_dir, a->regressions_from);
+}
+
 /* -1: parsed; else the exit status (help printed, or a bad argument reported). */
 static int parse_args(int argc, char **argv, check_args *a) {
     memset(a, 0, sizeof *a);
@@ -302,14 +340,12 @@ static int parse_args(int argc, char **argv, check_args *a) {
     /* A time budget the user set (--seconds or SML_PROP_SECONDS) is kept as given. */
     a->seconds_given = getenv("SML_PROP_SECONDS") != NULL;
     a->cfg.replay_cmd = "softmax-lab replay";
-    /* The reproducers of real bugs, and the inputs that killed the mutants. */
-    a->cfg.regressions_dir =
-        dir_exists("tests/regressions") ? "tests/regressions:tests/mutants/corpus" : NULL;
     a->ops = SML_OPS_ALL;
     a->dts = SML_DTYPES_ALL;
     int npos;
     int rc = sml_cli_parse(sml_spec_check(), argc, argv, on_option, a, NULL, 0, &npos, NULL);
     if (rc >= 0) return rc;
+    if (!a->regressions_from && default_regressions(a) != 0) return 2;
     if (a->cfg.shard.count && (a->input || a->against || a->cfg.only_case >= 0)) {
         fprintf(stderr, ME ": --shard (or SML_SHARD) goes with the suite, not with %s\n",
                 a->input     ? "--input"
@@ -652,6 +688,7 @@ static int run_suite(check_args *a) {
                 fprintf(stderr, ME ": cannot start the runs (out of memory)\n");
                 if (a->json) sml_out_abort(&jout);
             } else {
+                print_regressions(a, jobs, njobs);
                 rc = report(a, jobs, njobs, chosen, named, nk, sum, &jout, threads, wall);
             }
         }

@@ -175,8 +175,9 @@ const sml_opt sml_prop_flags[] = {
      "write a reproducer of each failure into DIR", NULL, F_SAVE},
     {"regressions", "DIR[:DIR]", "existing folders, ':' between them, or none",
      "replay the reproducers under each DIR first, not the default corpus (none: no replay)",
-     "without it (or SML_REGRESSIONS) check replays the corpus installed with softmax-lab and "
-     "./tests/regressions and ./tests/mutants/corpus where they exist",
+     "without it check replays the folders of SML_REGRESSIONS=DIR[:DIR], else the corpus "
+     "installed with softmax-lab and ./tests/regressions and ./tests/mutants/corpus where they "
+     "exist",
      F_REGRESSIONS},
     {"shard", "K/N", "K/N with 1 <= K <= N",
      "run the K-th of N slices of the cases, for softmax-lab merge (env SML_SHARD)",
