@@ -171,6 +171,13 @@ int main(int argc, char **argv) {
         strstr(LOG, "time limit: 0.001 s reached after 1 of 8 cases; the ledger is partial") !=
             NULL,
         "the run says where the time limit stopped it");
+    /* A CPU-only run names what it did: no GPU method (launches, the hold kernel, the L2, the
+     * copy kernel) in its header. */
+    sml_test_check_case(&T, &F, LOG, 69,
+                        strstr(LOG, "method: ") && !strstr(LOG, "launch") && !strstr(LOG, "hold") &&
+                            !strstr(LOG, "L2") && !strstr(LOG, "copy kernel"),
+                        "a CPU-only bench's output names no GPU method (launch, hold, L2, copy "
+                        "kernel)");
     snprintf(path, sizeof path, "%s/part.json", TMP);
     doc = NULL;
     const sml_json *pj = sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK
