@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check_report.h"
+#include "masks.h"
 #include "prop/case.h"
 #include "prop/exec.h"
 #include "io/npy.h"
@@ -203,8 +204,11 @@ static int parse_kernels(ci_state *st) {
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         const sml_kernel *k = sml_kernel_find(t);
         if (!k) {
-            fprintf(stderr, ME ": --kernel: no kernel '%s' in the registry (softmax-lab list)\n",
-                    t);
+            char names[2048];
+            fprintf(
+                stderr,
+                ME ": bad value for --kernel: no kernel '%s' in the registry (valid: %s, or all)\n",
+                t, sml_cli_kernel_names(names, sizeof names));
             return -1;
         }
         if (st->nonly < MAX_ONLY) st->only[st->nonly++] = k;

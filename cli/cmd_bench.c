@@ -344,14 +344,26 @@ static int number_option(bench_opts *o, int id, const char *v) {
     }
 }
 
+/* Each name of --backend a class (all, gpu, cpu) or a registered kernel; else 0 with the
+ * unknown one and the registry's names in why. */
+static int backends_known(const char *spec, char *why, size_t n) {
+    char buf[512], names[2048];
+    if (!*spec || snprintf(buf, sizeof buf, "%s", spec) >= (int)sizeof buf) return 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "all") || !strcmp(t, "gpu") || !strcmp(t, "cpu") || sml_kernel_find(t))
+            continue;
+        snprintf(why, n, "unknown backend '%.40s'; the registry: %.190s", t,
+                 sml_cli_kernel_names(names, sizeof names));
+        return 0;
+    }
+    return 1;
+}
+
 static int on_option(void *ctx, const sml_opt *opt, const char *v, char *why, size_t n) {
     bench_opts *o = ctx;
     if (opt == sml_cli_devices_opts) return 0; /* taken by sml_cli_devices */
     switch (opt->id) {
-    case B_BACKEND:
-        if (!*v) return -1;
-        o->backend = v;
-        return 0;
+    case B_BACKEND: o->backend = v; return backends_known(v, why, n) ? 0 : -1;
     case B_OP: return sml_cli_parse_mask(v, 1, &o->ops, why, n) ? 0 : -1;
     case B_DTYPE: o->dtypes_given = 1; return sml_cli_parse_mask(v, 0, &o->dtypes, why, n) ? 0 : -1;
     case B_SWEEP: o->sweep = v; return 0;
@@ -430,6 +442,15 @@ static int plan_shapes_and_outputs(bench_opts *o, sml_bench_plan *plan) {
     return -1;
 }
 
+static int versus_unknown(const char *name) {
+    char names[2048];
+    fprintf(stderr,
+            "softmax-lab bench: bad value for --versus: no kernel '%s' in the registry (valid: "
+            "%s)\n",
+            name, sml_cli_kernel_names(names, sizeof names));
+    return 2;
+}
+
 /* The backends (with --versus's baseline): -1, or the exit code after the message. */
 static int plan_kernels(bench_opts *o, int gpu, sml_bench_plan *plan, const sml_kernel **kernels,
                         int *baseline_only, char *notes, size_t notes_len) {
@@ -453,8 +474,7 @@ static int plan_kernels(bench_opts *o, int gpu, sml_bench_plan *plan, const sml_
     if (o->versus) {
         /* The claims' common baseline is timed like the other baselines. */
         const sml_kernel *v = sml_kernel_find(o->versus);
-        if (!v)
-            return bad("--versus: no kernel '%s' in the registry (softmax-lab list)", o->versus);
+        if (!v) return versus_unknown(o->versus);
         size_t i = 0;
         while (i < nk && kernels[i] != v) i++;
         if (i == nk) {

@@ -70,7 +70,11 @@ static int parse_kernels(const char *spec, size_t nk, unsigned char *chosen, uns
         }
         const sml_kernel *k = sml_kernel_find(t);
         if (!k) {
-            fprintf(stderr, ME ": no kernel '%s' in the registry (softmax-lab list)\n", t);
+            char names[2048];
+            fprintf(
+                stderr,
+                ME ": bad value for --kernel: no kernel '%s' in the registry (valid: %s, or all)\n",
+                t, sml_cli_kernel_names(names, sizeof names));
             return 0;
         }
         size_t i = registry_index(k);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "masks.h"
 #include "options.h"
 #include "prop/prop.h"
 #include "prop/repro.h"
@@ -104,8 +105,9 @@ int sml_cmd_replay(int argc, char **argv) {
     int in_process = a.in_process, trust = a.trust;
     const sml_kernel *k = NULL;
     if (kernel && !(k = sml_kernel_find(kernel))) {
+        char names[2048];
         fprintf(stderr, ME ": bad value for --kernel: '%s' (not in the registry; valid: %s)\n",
-                kernel, OPTS[0].values);
+                kernel, sml_cli_kernel_names(names, sizeof names));
         return 2;
     }
     struct stat st;

@@ -35,6 +35,15 @@ int sml_cli_parse_mask(const char *s, int ops, unsigned *mask, char *why, size_t
     return 1;
 }
 
+const char *sml_cli_kernel_names(char *buf, size_t n) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sml_kernel_count() && used < n; i++)
+        used +=
+            (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", sml_kernel_at(i)->name);
+    return buf;
+}
+
 int sml_cli_mask_one(unsigned mask, int *one) {
     if (!mask || (mask & (mask - 1))) return 0;
     for (*one = 0; !(mask >> *one & 1); (*one)++) {}

@@ -15,6 +15,10 @@
  * 'x'" in why), an empty list or a list over 255 characters. */
 int sml_cli_parse_mask(const char *s, int ops, unsigned *mask, char *why, size_t n);
 
+/* The registry's kernel names, "cpu_naive, cpu_online, ..." (plugin and Python kernels
+ * included), into buf: what an error about a kernel name lists as the valid ones. */
+const char *sml_cli_kernel_names(char *buf, size_t n);
+
 /* 1 when mask holds exactly one bit (its index in *one). */
 int sml_cli_mask_one(unsigned mask, int *one);
 

@@ -177,6 +177,14 @@ static void values(void) {
         {{"check", "--props", "nosuch", NULL}, {"agreement,", "bwd_sum,", "all", NULL}},
         {{"check", "--kern", "cpu_naive", NULL},
          {"unknown option '--kern' (its options: --kernel,", NULL}},
+        {{"check", "--kernel", "nosuch", NULL},
+         {"'nosuch'", "cpu_naive, cpu_online,", "or all", NULL}},
+        {{"check", "--kernel", "cpu_naive", "--against", "nosuch", NULL},
+         {"cpu_naive, cpu_online,", NULL}},
+        {{"bench", "--backend", "cpu,nosuch", NULL},
+         {"'nosuch'", "cpu_naive, cpu_online,", "gpu, cpu", NULL}},
+        {{"bench", "--versus", "nosuch", NULL}, {"cpu_naive, cpu_online,", NULL}},
+        {{"replay", "x.json", "--kernel", "nosuch", NULL}, {"cpu_naive, cpu_online,", NULL}},
     };
     char bad[2048] = "";
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
