@@ -14,7 +14,7 @@
 
 static sml_tally T = {"test_cli_help", 0, 0, 0};
 static sml_case_filter F;
-static char TMP[256], LOG[1 << 17], HELP[1 << 16];
+static char TMP[256], LOG[1 << 17], HELP[1 << 17];
 
 #define MAX_LINES 60
 #define MAX_WIDTH 100
