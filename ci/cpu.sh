@@ -19,6 +19,11 @@ trap 'rm -rf "$prefix"' EXIT
 cmake --install build --prefix "$prefix"
 # auto's shipped plan tables go beside the library (share/softmax_lab/plans, src/core/plan_cache.h).
 test -d "$prefix/share/softmax_lab/plans" || { echo "ci/cpu.sh: no share/softmax_lab/plans in the install"; exit 1; }
+# ... and the saved regressions check replays wherever it runs (cli/regressions.h).
+for d in regressions mutants-corpus; do
+  ls "$prefix/share/softmax_lab/$d/"*.json >/dev/null 2>&1 ||
+    { echo "ci/cpu.sh: no reproducers in share/softmax_lab/$d of the install"; exit 1; }
+done
 rm -rf build/example
 cmake -S examples/external-kernel -B build/example -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build build/example -j 4

@@ -8,6 +8,7 @@
  * 1 a property failed or some op/dtype is LESS ACCURATE, 2 bad usage or --json could not be
  * written (the old file, or none, is left), 3 nothing was compared (neither kernel ran here). */
 #include "check_against.h"
+#include "masks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +59,10 @@ static void json_row(sml_jw *w, const sml_prop_against *a) {
 int sml_check_against_cli(const sml_check_against_args *x) {
     const sml_kernel *base = sml_kernel_find(x->base);
     if (!base) {
-        fprintf(stderr, ME ": --against: no kernel '%s' in the registry (softmax-lab list)\n",
-                x->base);
+        char names[2048];
+        fprintf(stderr,
+                ME ": bad value for --against: no kernel '%s' in the registry (valid: %s)\n",
+                x->base, sml_cli_kernel_names(names, sizeof names));
         return 2;
     }
     if (base == x->cand) {

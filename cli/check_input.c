@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check_report.h"
+#include "masks.h"
 #include "prop/case.h"
 #include "prop/exec.h"
 #include "io/npy.h"
@@ -74,19 +75,11 @@ static void row_sums(sml_op op, sml_dtype dt, const void *out, const double *wan
     }
 }
 
-static int parse_ops(const char *s, int have_dy, unsigned *mask) {
-    if (!s) {
-        *mask = 1u << SML_SOFTMAX;
-        return 1;
-    }
-    if (!strcmp(s, "all")) {
-        *mask = have_dy ? SML_OPS_ALL : SML_OPS_FWD;
-        return 1;
-    }
-    sml_op op;
-    if (sml_op_parse(s, &op) != SML_OK) return 0;
-    *mask = 1u << op;
-    return 1;
+/* The ops to run: softmax without --op; every op --op named, forward only for "all"
+ * without --dy. */
+static unsigned ops_to_run(const sml_check_input_args *a) {
+    if (!a->op) return 1u << SML_SOFTMAX;
+    return a->ops == SML_OPS_ALL && !a->dy ? SML_OPS_FWD : a->ops;
 }
 
 static void write_json(sml_jw *w, const sml_check_input_args *a, const sml_npy *x,
@@ -211,8 +204,11 @@ static int parse_kernels(ci_state *st) {
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         const sml_kernel *k = sml_kernel_find(t);
         if (!k) {
-            fprintf(stderr, ME ": --kernel: no kernel '%s' in the registry (softmax-lab list)\n",
-                    t);
+            char names[2048];
+            fprintf(
+                stderr,
+                ME ": bad value for --kernel: no kernel '%s' in the registry (valid: %s, or all)\n",
+                t, sml_cli_kernel_names(names, sizeof names));
             return -1;
         }
         if (st->nonly < MAX_ONLY) st->only[st->nonly++] = k;
@@ -252,12 +248,7 @@ static int prepare(ci_state *st) {
         fprintf(stderr, ME ": %s\n", err);
         return SML_EXIT_UNUSABLE;
     }
-    if (!parse_ops(a->op, a->dy != NULL, &st->ops)) {
-        fprintf(stderr,
-                ME ": unknown op '%s' (softmax, log_softmax, softmax_bwd, log_softmax_bwd, all)\n",
-                a->op);
-        return SML_EXIT_UNUSABLE;
-    }
+    st->ops = ops_to_run(a);
     if ((st->ops & ~SML_OPS_FWD) && !a->dy) {
         fprintf(stderr, ME ": backward ops need the upstream gradient: --dy grad.npy\n");
         return SML_EXIT_UNUSABLE;

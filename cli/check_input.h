@@ -9,7 +9,8 @@ typedef struct sml_check_input_args {
     const char *output;   /* .npy output to judge (made elsewhere), or NULL: run kernels */
     const char *dy;       /* .npy upstream gradient (backward ops), or NULL */
     const char *kernel;   /* a kernel name, or NULL / "all" */
-    const char *op;       /* op name, "all", or NULL (softmax) */
+    const char *op;       /* --op as given, or NULL (softmax) */
+    unsigned ops;         /* the ops --op names (masks.h); SML_OPS_ALL without --dy: forward */
     int dtype;            /* -1, or the dtype raw 16-bit data holds (--dtype bf16) */
     const char *save_dir; /* write each kernel's output here, or NULL */
     const char *json;     /* write the report as JSON here, or NULL */

@@ -16,105 +16,18 @@
 #include "report/table.h"
 #include "commands.h"
 #include "masks.h"
+#include "options.h"
 #include "devices.h"
 #include "io/out_file.h"
 #include "io/path_same.h"
 #include "bench/memneed.h"
 #include "worker/worker.h"
 
-static void usage(FILE *f) {
-    fprintf(
-        f,
-        "usage: softmax-lab bench [options]\n"
-        "  --backend all|gpu|cpu|K[,K...]  backends (default all: the GPU kernels, or the CPU\n"
-        "                          backends when there is no GPU); cudnn and naive (cpu_naive)\n"
-        "                          are added as baselines, marked *\n"
-        "  --op OP[,OP...]|all     softmax (default), log_softmax, softmax_bwd, log_softmax_bwd\n"
-        "  --sweep NAME            %s (default seeds)\n"
-        "  --rows R --cols C       one shape instead of a sweep\n"
-        "  --dtype D[,D...]|all    fp32, fp16, bf16 (default: each shape's own dtypes)\n"
-        "  --json FILE --md FILE   write the ledger to these files (directories are made)\n"
-        "  --ledger DIR            also write DIR/<sweep>_<ops>.json and .md (default: "
-        "build/ledger\n"
-        "                          for a build tree's ./build/softmax-lab, else ./ledger in the\n"
-        "                          current directory; none when --json or --md is given)\n"
-        "  --svg FILE              plot GB/s against cols from this run's ledger\n"
-        "  --min-samples N         at least N samples per measurement (default 10)\n"
-        "  --max-seconds S         per measurement, once N samples are in (default 0.5)\n"
-        "  --time-limit S          start no case after S seconds of the run (the first case "
-        "always\n"
-        "                          runs, a started one finishes: leave headroom); the ledger is\n"
-        "                          then partial, says which cases ran, calls no claim Supported,\n"
-        "                          and --gate fails (default: none)\n"
-        "  --min-batch N           GPU launches per sample at least N (default 4; 1: single "
-        "launches)\n"
-        "  --in-process            run the kernels in this process (for a debugger); by default\n"
-        "                          the bench runs in a worker process, and a kernel that crashes,\n"
-        "                          exits or hangs there is a FAIL naming it\n"
-        "  --no-hold               start each GPU sample's launches as they are made, not queued\n"
-        "                          behind the hold kernel (times the host's launch calls too)\n"
-        "  --noise X               stop when IQR/median <= X (default 0.02)\n"
-        "  --margin X              decision noise floor (default 0.03, at most 0.10: a tolerance\n"
-        "                          for timing noise, never a discount on the claim)\n"
-        "  --l2 cold|warm          cold: rotate buffers past 4x L2 (default); warm: same buffers\n"
-        "  --seed S                run seed (default 0x5eedbe4c5eedbe4c)\n"
-        "  --threads N             host threads for inputs and checks (default: all cores)\n"
-        "  --check-elems N|all     check each kernel on at most N elements per case: whole rows\n"
-        "                          in 64 blocks spread over the tensor, first and last row\n"
-        "                          included (default 16777216); all: every element\n"
-        "  --no-shrink             keep full sweep shapes on a CPU-only run\n"
-        "  --versus K              decide every backend's claim as '>= 1.00x K on all shapes'\n"
-        "                          (K is timed too), e.g. --versus torch: each backend against\n"
-        "                          PyTorch, the seeds' decision matrix\n"
-        "  --shard K/N             measure the K-th of N slices of the cases (every N-th case\n"
-        "                          from K-1), for softmax-lab merge; env SML_SHARD\n"
-        "  --devices D[,D]         the GPUs to use (default: every visible GPU): with several, "
-        "one\n"
-        "                          worker process per GPU measures its slice of the cases (never\n"
-        "                          two measurements on one GPU at once) and the slices' ledgers "
-        "are\n"
-        "                          merged into one\n"
-        "  --gate                  exit 1 if a kernel with a claim is not Supported, or if a\n"
-        "                          kernel is LESS ACCURATE than its baseline in this run\n"
-        "  --allow-less-accurate   with --gate: report LESS ACCURATE without failing\n"
-        "  --quiet                 no progress line\n"
-        "exit: 0 done, 1 a kernel was WRONG or failed, a write failed, or --gate missed, 2 bad\n"
-        "      usage or a case that cannot fit in memory (nothing written), 3 a backend named in\n"
-        "      --backend could not run here, nothing was measured, or memory ran out mid-run\n"
-        "sweeps:\n",
-        sml_sweep_names());
-    const char *names[] = {"seeds", "seed-row-fusion", "seed-cutedsl", "cols",
-                           "long",  "short",           "standard"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char d[1024];
-        sml_sweep_describe(names[i], d, sizeof d);
-        fprintf(f, "  %-16s %s\n", names[i], d);
-    }
-}
-
 static int bad(const char *fmt, const char *a) {
     fprintf(stderr, "softmax-lab bench: ");
     fprintf(stderr, fmt, a);
     fprintf(stderr, " (see softmax-lab bench --help)\n");
     return 2;
-}
-
-static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 0);
-    if (!*s || *end || errno || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_dbl(const char *s, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !(v >= lo && v <= hi)) return 0;
-    *out = v;
-    return 1;
 }
 
 /* A directory is fine if it exists and is writable, or if its nearest existing ancestor is
@@ -256,88 +169,232 @@ static int parse_seed(const char *v, uint64_t *out) {
     return 1;
 }
 
-/* One "--flag value" pair: 0, or the exit code after the message. */
-static int parse_value(bench_opts *o, const char *a, const char *v) {
+enum {
+    B_BACKEND,
+    B_OP,
+    B_SWEEP,
+    B_ROWS,
+    B_COLS,
+    B_DTYPE,
+    B_JSON,
+    B_MD,
+    B_LEDGER,
+    B_SVG,
+    B_MIN_SAMPLES,
+    B_MAX_SECONDS,
+    B_TIME_LIMIT,
+    B_CASE_TIMEOUT,
+    B_MIN_BATCH,
+    B_IN_PROCESS,
+    B_NO_HOLD,
+    B_NOISE,
+    B_MARGIN,
+    B_L2,
+    B_SEED,
+    B_THREADS,
+    B_CHECK_ELEMS,
+    B_NO_SHRINK,
+    B_VERSUS,
+    B_SHARD,
+    B_GATE,
+    B_ALLOW_LESS,
+    B_QUIET
+};
+
+static const sml_opt OPTS[] = {
+    {"backend", "B[,B]", "all, gpu, cpu or registered kernel names, comma-separated",
+     "the backends (default all: the GPU kernels, or the CPU ones without a GPU)",
+     "cudnn and naive (cpu_naive) are added as baselines, marked *", B_BACKEND},
+    {"op", "OP[,OP]", SML_CLI_OP_LIST, "the ops (default softmax)", NULL, B_OP},
+    {"sweep", "NAME", SML_SWEEP_NAMES,
+     "a named sweep of shapes (default seeds; docs/CLI.md lists their shapes)", NULL, B_SWEEP},
+    {"rows", "R", "1 to 2^31", "one shape instead of a sweep: R rows (with --cols)", NULL, B_ROWS},
+    {"cols", "C", "1 to 2^31", "... of C columns (with --rows)", NULL, B_COLS},
+    {"dtype", "D[,D]", SML_CLI_DTYPE_LIST, "the dtypes (default: each shape's own)", NULL, B_DTYPE},
+    {"json", "FILE", "a file name (its folder is made), or - for standard output",
+     "write the ledger as JSON", NULL, B_JSON},
+    {"md", "FILE", "a file name (its folder is made), or - for standard output",
+     "write the ledger as Markdown", NULL, B_MD},
+    {"ledger", "DIR", "a folder name (made when needed)",
+     "also write DIR/SWEEP_OPS.json and .md (default: docs/CLI.md)",
+     "the default is build/ledger for a build tree's ./build/softmax-lab, else ./ledger in the "
+     "current directory; none when --json or --md is given",
+     B_LEDGER},
+    {"svg", "FILE", "a file name (its folder is made)", "plot GB/s against cols from the ledger",
+     NULL, B_SVG},
+    {"min-samples", "N", "1 to 100000", "at least N samples per measurement (default 10)", NULL,
+     B_MIN_SAMPLES},
+    {"max-seconds", "S", "0 to 3600", "per measurement, once N samples are in (default 0.5)", NULL,
+     B_MAX_SECONDS},
+    {"case-timeout", "S", "0.001 to 1e6 seconds",
+     "a kernel call's deadline in the worker process: past it slow, past 10 x S a hang",
+     "only a call that does not finish within ten times its deadline is a FAIL (default: from "
+     "the call's size, at least 4 s)",
+     B_CASE_TIMEOUT},
+    {"time-limit", "S", "0.001 to 1e6 seconds",
+     "start no case after S seconds (the ledger is then partial)",
+     "the first case always runs and a started one finishes: leave headroom. A partial ledger "
+     "says which cases ran, calls no claim Supported, and --gate fails",
+     B_TIME_LIMIT},
+    {"min-batch", "N", "1 to 1000", "GPU launches per sample, at least N (default 4)", NULL,
+     B_MIN_BATCH},
+    {"in-process", NULL, NULL, "run the kernels in this process (for a debugger), not a worker",
+     "by default the bench runs in a worker process, and a kernel that crashes, exits or hangs "
+     "there is a FAIL naming it",
+     B_IN_PROCESS},
+    {"no-hold", NULL, NULL, "GPU launches start as made, not queued behind the hold kernel",
+     "this times the host's launch calls too", B_NO_HOLD},
+    {"noise", "X", "0 to 1", "stop sampling when IQR/median <= X (default 0.02)", NULL, B_NOISE},
+    {"margin", "X", "0 to 0.10 (a tolerance for timing noise, not a discount on a claim)",
+     "the decisions' noise floor (default 0.03)", NULL, B_MARGIN},
+    {"l2", "MODE", "cold or warm",
+     "cold: rotate buffers past 4x L2 (default); warm: the same buffers", NULL, B_L2},
+    {"seed", "S", "0 to 2^64 - 1, decimal or 0x hex",
+     "the inputs' seed (default 0x5eedbe4c5eedbe4c)", NULL, B_SEED},
+    {"threads", "N", "1 to 64", "host threads for inputs and checks (default: every core)", NULL,
+     B_THREADS},
+    {"check-elems", "N", "a count of at least 1, or all",
+     "check each kernel on at most N elements per case (default 16777216)",
+     "whole rows in 64 blocks spread over the tensor, the first and last row included; all: "
+     "every element",
+     B_CHECK_ELEMS},
+    {"no-shrink", NULL, NULL, "keep the sweep's full shapes on a CPU-only run", NULL, B_NO_SHRINK},
+    {"versus", "K", "a registered kernel name",
+     "decide every claim as '>= 1.00x K on all shapes' (K is timed too)",
+     "e.g. --versus torch: each backend against PyTorch, the seeds' decision matrix", B_VERSUS},
+    {"shard", "K/N", "K/N with 1 <= K <= N",
+     "measure the K-th of N slices of the cases, for merge (env SML_SHARD)",
+     "slice K holds every N-th case from K-1", B_SHARD},
+    {"gate", NULL, NULL, "exit 1 if a claim is not Supported or a kernel is LESS ACCURATE", NULL,
+     B_GATE},
+    {"allow-less-accurate", NULL, NULL, "with --gate: report LESS ACCURATE without failing", NULL,
+     B_ALLOW_LESS},
+    {"quiet", NULL, NULL, "no progress line", NULL, B_QUIET},
+};
+
+/* Each sweep of SML_SWEEP_NAMES with its shapes. */
+static void sweeps(FILE *f) {
+    char names[] = SML_SWEEP_NAMES;
+    fprintf(f, "\nSweeps (--sweep):\n");
+    for (char *save = NULL, *t = strtok_r(names, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        char d[1024];
+        sml_sweep_describe(t, d, sizeof d);
+        fprintf(f, "  %-16s ", t);
+        sml_cli_wrap(f, 19, 19, d);
+    }
+}
+
+static const sml_cli_spec SPEC = {
+    "bench",
+    "[--backend B] [--op OP] [--sweep NAME | --rows R --cols C] [--json FILE] [options]",
+    "Times the backends on each case of a sweep (or one shape) by docs/BENCHMARKING.md's method, "
+    "checks each on the same input, prints a table per case and decides each kernel's claim; "
+    "writes the decision ledger. Every flag is checked before anything runs or is written.",
+    {SML_OPT_GROUP(NULL, OPTS), SML_OPT_GROUP(NULL, sml_cli_devices_opts)},
+    "exit: 0 done, 1 a kernel was WRONG or failed, a write failed, or --gate missed, 2 bad usage "
+    "or a case that cannot fit in memory (nothing written), 3 a backend named in --backend "
+    "could not run here, nothing was measured, or memory ran out mid-run",
+    NULL,
+    sweeps};
+
+const sml_cli_spec *sml_spec_bench(void) { return &SPEC; }
+
+static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (!*s || *end || errno || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_dbl(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= lo && v <= hi)) return 0;
+    *out = v;
+    return 1;
+}
+
+/* The options that take a number: 0 or -1 (bad value). */
+static int number_option(bench_opts *o, int id, const char *v) {
     sml_bench_config *cfg = &o->cfg;
     int64_t n;
     double d;
-    if (!strcmp(a, "--backend")) {
-        if (!*v) return bad("empty --backend%s (all, gpu, cpu or kernel names)", "");
-        o->backend = v;
-    } else if (!strcmp(a, "--op")) {
-        if (!sml_cli_parse_mask(v, 1, &o->ops)) return bad("bad --op '%s'", v);
-    } else if (!strcmp(a, "--dtype")) {
-        if (!sml_cli_parse_mask(v, 0, &o->dtypes)) return bad("bad --dtype '%s'", v);
-        o->dtypes_given = 1;
-    } else if (!strcmp(a, "--sweep"))
-        o->sweep = v;
-    else if (!strcmp(a, "--rows")) {
-        if (!parse_i64(v, 1, (int64_t)1 << 31, &o->rows))
-            return bad("bad --rows '%s' (1 to 2^31)", v);
-    } else if (!strcmp(a, "--cols")) {
-        if (!parse_i64(v, 1, (int64_t)1 << 31, &o->cols))
-            return bad("bad --cols '%s' (1 to 2^31)", v);
-    } else if (!strcmp(a, "--json"))
-        o->json = v;
-    else if (!strcmp(a, "--md"))
-        o->md = v;
-    else if (!strcmp(a, "--ledger"))
-        o->ledger = v;
-    else if (!strcmp(a, "--svg"))
-        o->svg = v;
-    else if (!strcmp(a, "--versus"))
-        o->versus = v;
-    else if (!strcmp(a, "--min-samples")) {
-        if (!parse_i64(v, 1, 100000, &n)) return bad("bad --min-samples '%s' (1 to 100000)", v);
+    switch (id) {
+    case B_ROWS: return parse_i64(v, 1, (int64_t)1 << 31, &o->rows) ? 0 : -1;
+    case B_COLS: return parse_i64(v, 1, (int64_t)1 << 31, &o->cols) ? 0 : -1;
+    case B_MIN_SAMPLES:
+        if (!parse_i64(v, 1, 100000, &n)) return -1;
         cfg->stop.min_samples = (int)n;
-    } else if (!strcmp(a, "--min-batch")) {
-        if (!parse_i64(v, 1, 1000, &n)) return bad("bad --min-batch '%s' (1 to 1000)", v);
+        return 0;
+    case B_MIN_BATCH:
+        if (!parse_i64(v, 1, 1000, &n)) return -1;
         cfg->gpu_min_batch = (int)n;
-    } else if (!strcmp(a, "--max-seconds")) {
-        if (!parse_dbl(v, 0, 3600, &d)) return bad("bad --max-seconds '%s' (0 to 3600)", v);
-        cfg->stop.max_seconds = d;
-    } else if (!strcmp(a, "--case-timeout")) {
-        /* The worker's supervisor reads it (src/worker/command.c): a kernel call past it is
-         * slow, past ten times it a hang. */
-        if (!parse_dbl(v, 1e-3, 1e6, &d))
-            return bad("bad --case-timeout '%s' (0.001 to 1e6 seconds)", v);
-    } else if (!strcmp(a, "--time-limit")) {
-        if (!parse_dbl(v, 1e-3, 1e6, &d))
-            return bad("bad --time-limit '%s' (0.001 to 1e6 seconds)", v);
-        cfg->time_limit_s = d;
-    } else if (!strcmp(a, "--noise")) {
-        if (!parse_dbl(v, 0, 1, &d)) return bad("bad --noise '%s' (0 to 1)", v);
-        cfg->stop.noise = d;
-    } else if (!strcmp(a, "--margin")) {
-        if (!parse_dbl(v, 0, SML_MAX_MARGIN, &d) || !sml_margin_ok(d))
-            return bad(
-                "bad --margin '%s' (0 to 0.10: a tolerance for timing noise, not a discount)", v);
-        cfg->margin = d;
-    } else if (!strcmp(a, "--l2")) {
-        if (!strcmp(v, "cold"))
-            cfg->l2_warm = 0;
-        else if (!strcmp(v, "warm"))
-            cfg->l2_warm = 1;
-        else
-            return bad("bad --l2 '%s' (cold or warm)", v);
-    } else if (!strcmp(a, "--seed")) {
-        if (!parse_seed(v, &cfg->seed))
-            return bad("bad --seed '%s' (0 to 2^64 - 1, decimal or 0x hex)", v);
-    } else if (!strcmp(a, "--check-elems")) {
-        if (!sml_bench_parse_check_elems(v, &cfg->check_max_elems))
-            return bad("bad --check-elems '%s' (N >= 1 or all)", v);
-    } else if (!strcmp(a, "--shard")) {
-        char why[128];
-        if (!sml_shard_parse(v, &o->shard, why, sizeof why)) {
-            fprintf(stderr, "softmax-lab bench: bad value for --shard: '%.40s' (%s)\n", v, why);
-            return 2;
-        }
-    } else if (!strcmp(a, "--threads")) {
-        if (!parse_i64(v, 1, 64, &n)) return bad("bad --threads '%s' (1 to 64)", v);
+        return 0;
+    case B_THREADS:
+        if (!parse_i64(v, 1, 64, &n)) return -1;
         cfg->threads = (int)n;
-    } else
-        return bad("unknown option '%s'", a);
-    return 0;
+        return 0;
+    case B_MAX_SECONDS: return parse_dbl(v, 0, 3600, &cfg->stop.max_seconds) ? 0 : -1;
+    case B_TIME_LIMIT: return parse_dbl(v, 1e-3, 1e6, &cfg->time_limit_s) ? 0 : -1;
+    case B_CASE_TIMEOUT: { /* the worker's supervisor reads it (src/worker/command.c) */
+        double d;
+        return parse_dbl(v, 1e-3, 1e6, &d) ? 0 : -1;
+    }
+    case B_NOISE: return parse_dbl(v, 0, 1, &cfg->stop.noise) ? 0 : -1;
+    case B_MARGIN:
+        if (!parse_dbl(v, 0, SML_MAX_MARGIN, &d) || !sml_margin_ok(d)) return -1;
+        cfg->margin = d;
+        return 0;
+    case B_SEED: return parse_seed(v, &cfg->seed) ? 0 : -1;
+    case B_CHECK_ELEMS: return sml_bench_parse_check_elems(v, &cfg->check_max_elems) ? 0 : -1;
+    default: return -1;
+    }
+}
+
+/* Each name of --backend a class (all, gpu, cpu) or a registered kernel; else 0 with the
+ * unknown one and the registry's names in why. */
+static int backends_known(const char *spec, char *why, size_t n) {
+    char buf[512], names[2048];
+    if (!*spec || snprintf(buf, sizeof buf, "%s", spec) >= (int)sizeof buf) return 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "all") || !strcmp(t, "gpu") || !strcmp(t, "cpu") || sml_kernel_find(t))
+            continue;
+        snprintf(why, n, "unknown backend '%.40s'; the registry: %.190s", t,
+                 sml_cli_kernel_names(names, sizeof names));
+        return 0;
+    }
+    return 1;
+}
+
+static int on_option(void *ctx, const sml_opt *opt, const char *v, char *why, size_t n) {
+    bench_opts *o = ctx;
+    if (opt == sml_cli_devices_opts) return 0; /* taken by sml_cli_devices */
+    switch (opt->id) {
+    case B_BACKEND: o->backend = v; return backends_known(v, why, n) ? 0 : -1;
+    case B_OP: return sml_cli_parse_mask(v, 1, &o->ops, why, n) ? 0 : -1;
+    case B_DTYPE: o->dtypes_given = 1; return sml_cli_parse_mask(v, 0, &o->dtypes, why, n) ? 0 : -1;
+    case B_SWEEP: o->sweep = v; return 0;
+    case B_JSON: o->json = v; return 0;
+    case B_MD: o->md = v; return 0;
+    case B_LEDGER: o->ledger = v; return 0;
+    case B_SVG: o->svg = v; return 0;
+    case B_VERSUS: o->versus = v; return 0;
+    case B_L2:
+        if (strcmp(v, "cold") && strcmp(v, "warm")) return -1;
+        o->cfg.l2_warm = !strcmp(v, "warm");
+        return 0;
+    case B_SHARD: return sml_shard_parse(v, &o->shard, why, n) ? 0 : -1;
+    case B_NO_SHRINK: o->no_shrink = 1; return 0;
+    case B_GATE: o->gate = 1; return 0;
+    case B_ALLOW_LESS: o->allow_less = 1; return 0;
+    case B_QUIET: o->quiet = 1; return 0;
+    case B_NO_HOLD: o->cfg.gpu_hold = 0; return 0;
+    case B_IN_PROCESS: o->in_process = 1; return 0;
+    default: return number_option(o, opt->id, v);
+    }
 }
 
 /* -1: go on; else the exit code (0 after --help). */
@@ -348,41 +405,9 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
     o->dtypes = SML_DTYPES_ALL;
     sml_bench_config_default(&o->cfg);
     if (sml_shard_env("softmax-lab bench", &o->shard) < 0) return 2;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--no-shrink")) {
-            o->no_shrink = 1;
-            continue;
-        }
-        if (!strcmp(a, "--gate")) {
-            o->gate = 1;
-            continue;
-        }
-        if (!strcmp(a, "--allow-less-accurate")) {
-            o->allow_less = 1;
-            continue;
-        }
-        if (!strcmp(a, "--quiet")) {
-            o->quiet = 1;
-            continue;
-        }
-        if (!strcmp(a, "--no-hold")) {
-            o->cfg.gpu_hold = 0;
-            continue;
-        }
-        if (!strcmp(a, "--in-process")) {
-            o->in_process = 1;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0) return bad("unexpected argument '%s'", a);
-        if (i + 1 >= argc) return bad("%s needs a value", a);
-        int rc = parse_value(o, a, argv[++i]);
-        if (rc) return rc;
-    }
+    int npos;
+    int rc = sml_cli_parse(&SPEC, argc, argv, on_option, o, NULL, 0, &npos, NULL);
+    if (rc >= 0) return rc;
     if (o->cfg.stop.max_samples < o->cfg.stop.min_samples)
         o->cfg.stop.max_samples = o->cfg.stop.min_samples;
     o->cfg.progress = !o->quiet;
@@ -403,8 +428,7 @@ static int plan_shapes_and_outputs(bench_opts *o, sml_bench_plan *plan) {
     } else {
         if (!o->sweep) o->sweep = "seeds";
         if (sml_sweep_get(o->sweep, &plan->shapes) != SML_OK)
-            return bad("unknown --sweep '%s' (softmax-lab bench --help lists the sweeps)",
-                       o->sweep);
+            return bad("bad value for --sweep: '%s' (valid: " SML_SWEEP_NAMES ")", o->sweep);
         snprintf(plan->sweep, sizeof plan->sweep, "%s", o->sweep);
     }
     plan->ops = o->ops;
@@ -426,6 +450,15 @@ static int plan_shapes_and_outputs(bench_opts *o, sml_bench_plan *plan) {
     if (o->to_dir && !dir_ok(o->ledger))
         return bad("cannot create or write the --ledger directory '%s'", o->ledger);
     return -1;
+}
+
+static int versus_unknown(const char *name) {
+    char names[2048];
+    fprintf(stderr,
+            "softmax-lab bench: bad value for --versus: no kernel '%s' in the registry (valid: "
+            "%s)\n",
+            name, sml_cli_kernel_names(names, sizeof names));
+    return 2;
 }
 
 /* The backends (with --versus's baseline): -1, or the exit code after the message. */
@@ -451,8 +484,7 @@ static int plan_kernels(bench_opts *o, int gpu, sml_bench_plan *plan, const sml_
     if (o->versus) {
         /* The claims' common baseline is timed like the other baselines. */
         const sml_kernel *v = sml_kernel_find(o->versus);
-        if (!v)
-            return bad("--versus: no kernel '%s' in the registry (softmax-lab list)", o->versus);
+        if (!v) return versus_unknown(o->versus);
         size_t i = 0;
         while (i < nk && kernels[i] != v) i++;
         if (i == nk) {

@@ -23,6 +23,9 @@
 #include "check_against.h"
 #include "check_input.h"
 #include "check_report.h"
+#include "masks.h"
+#include "options.h"
+#include "regressions.h"
 #include "commands.h"
 #include "devices.h"
 #include "prop/prop.h"
@@ -34,70 +37,6 @@
 #include "io/out_file.h"
 
 #define ME "softmax-lab check"
-
-static void usage(FILE *f) {
-    fprintf(
-        f,
-        "usage: softmax-lab check [--kernel K|all] [--op OP|all] [--dtype D|all] [--cases N]\n"
-        "                         [--seconds S] [--seed S] [--save DIR] [--json FILE] [...]\n"
-        "       softmax-lab check --input logits.npy [--kernel K|all] [--op OP|all] [--dy "
-        "grad.npy]\n"
-        "                         [--dtype bf16] [--save DIR] [--json FILE]\n"
-        "       softmax-lab check --input x.npy --output y.npy [--op OP] [--dy dy.npy]\n"
-        "                         [--dtype bf16] [--save DIR] [--json FILE]\n\n"
-        "The first form runs the property suite (11 properties, shrinking, reproducers) on\n"
-        "each selected kernel, op and dtype; the saved reproducers under tests/regressions/\n"
-        "and tests/mutants/corpus/ are replayed first. The second runs the kernels on your\n"
-        "own tensor (numpy.save; fp32, fp16, or bf16 bits as uint16 with --dtype bf16;\n"
-        "softmax over the last axis) and judges each against the double-precision reference;\n"
-        "--save writes each kernel's output as .npy. For backward ops --input holds the\n"
-        "logits: y is the reference forward output of them, rounded to the dtype, and --dy\n"
-        "the upstream gradient.\n"
-        "The third judges an output made elsewhere (PyTorch, JAX, Triton): --output holds what\n"
-        "the op gave for --input (forward: the logits; backward: the forward output y, with\n"
-        "--dy the upstream gradient and --output the dx), all of one dtype and shape. It prints\n"
-        "the verdict, the number of elements outside the contract and the worst %d with their\n"
-        "index, got, want, error and bound in ulps; --save DIR writes the reference rounded to\n"
-        "the dtype as DIR/reference.<op>.npy. --dtype takes numpy/PyTorch names (float32,\n"
-        "torch.bfloat16, ...).\n\n"
-        "Exit (--input): 0 the contract holds, 1 it is broken, 2 bad usage or input or a failed\n"
-        "write (nothing written), 3 nothing was checked (empty tensor, or a kernel named with\n"
-        "--kernel could not run here; --kernel all says what it skipped and exits 0).\n\n"
-        "Suite options:\n"
-        "  --kernel K[,K]   registered kernels (softmax-lab list), or all (default)\n"
-        "  --op OP          softmax, log_softmax, softmax_bwd, log_softmax_bwd, or all (default)\n"
-        "  --dtype D        fp32, fp16, bf16, or all (default)\n"
-        "  --json FILE      write the results as JSON (softmax-lab-check/1; with each run's\n"
-        "                   accuracy: err/bound worst, p99, median, worst ulps, seed, cases and\n"
-        "                   the cases' digest)\n"
-        "  --against BASE   with --kernel K: run BASE on the very cases K runs and judge K's\n"
-        "                   accuracy against it per op and dtype: MORE ACCURATE / LESS ACCURATE /\n"
-        "                   SAME (docs/NUMERICS.md, section 8); --save DIR keeps the case of the\n"
-        "                   largest loss as a reproducer; exit 1 on LESS ACCURATE. K stops at\n"
-        "                   --seconds, BASE runs the same cases; with a GPU kernel and no\n"
-        "                   --seconds, the GPU profile's 10,000 cases and 540 s budget\n"
-        "  --allow-less-accurate  report LESS ACCURATE without failing the run\n"
-        "  --skip-bad-regressions  skip reproducers under --regressions that cannot be read\n"
-        "                   (without it they fail the run, exit 2)\n"
-        "  --sanitize T[,T] run each GPU kernel's first 20 cases per op and dtype (or --cases)\n"
-        "                   under compute-sanitizer --tool T (memcheck, racecheck, synccheck,\n"
-        "                   initcheck) in worker processes: a reported hazard is a FAIL with\n"
-        "                   the tool's report; exit 77 where compute-sanitizer is absent\n"
-        "  --in-process     run the kernels in this process (for a debugger); by default each\n"
-        "                   runs in a worker process, and a crash, an exit, a hang past the\n"
-        "                   case's deadline or the run's --seconds is a FAIL of that kernel\n"
-        "%s%s"
-        "exit: 0 every property held on every kernel that ran (under --kernel all, kernels\n"
-        "     that cannot run here are listed as skipped), 1 a kernel failed, 2 bad usage or\n"
-        "     input, or --json could not be written (the old file, or none, is left), 3 a\n"
-        "     kernel named with --kernel could not run here, or nothing at all was checked\n",
-        SML_CHECK_SHOW_WORST, sml_prop_flags_help(), sml_cli_devices_help());
-}
-
-static int dir_exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 typedef struct ksum {
     int64_t cases, planned, failed, regressions, runs, skipped, errors, deviations, slow;
@@ -134,7 +73,11 @@ static int parse_kernels(const char *spec, size_t nk, unsigned char *chosen, uns
         }
         const sml_kernel *k = sml_kernel_find(t);
         if (!k) {
-            fprintf(stderr, ME ": no kernel '%s' in the registry (softmax-lab list)\n", t);
+            char names[2048];
+            fprintf(
+                stderr,
+                ME ": bad value for --kernel: no kernel '%s' in the registry (valid: %s, or all)\n",
+                t, sml_cli_kernel_names(names, sizeof names));
             return 0;
         }
         size_t i = registry_index(k);
@@ -217,9 +160,192 @@ typedef struct check_args {
     int allow_less, in_process, gpu_only, skip_bad;
     const char *const *wrap; /* the tool workers run under (--sanitize), or NULL */
     int64_t default_cases;
-    unsigned ops, dts;
+    unsigned ops, dts; /* --op and --dtype: every one by default */
     sml_prop_config cfg;
+    const char *regressions_from; /* what chose cfg.regressions_dir, as check says it */
+    char regressions[8192];       /* the default corpus (regressions.h) */
 } check_args;
+
+enum {
+    O_KERNEL,
+    O_OP,
+    O_DTYPE,
+    O_JSON,
+    O_AGAINST,
+    O_ALLOW_LESS,
+    O_SKIP_BAD,
+    O_SANITIZE,
+    O_IN_PROCESS,
+    O_INPUT,
+    O_OUTPUT,
+    O_DY
+};
+
+static const sml_opt OPTS[] = {
+    {"kernel", "K[,K]", "registered kernel names (softmax-lab list), comma-separated, or all",
+     "the kernels to check (default all)", NULL, O_KERNEL},
+    {"op", "OP[,OP]", SML_CLI_OP_LIST, "the ops (default all; with --input: softmax)", NULL, O_OP},
+    {"dtype", "D[,D]", SML_CLI_DTYPE_LIST " (numpy and PyTorch names too: float32, torch.bfloat16)",
+     "the dtypes (default all); with --input: what 16-bit raw data holds", NULL, O_DTYPE},
+    {"json", "FILE", "a file name, or - for standard output",
+     "write the results as JSON (softmax-lab-check/1)",
+     "with each run's accuracy: err/bound worst, p99, median, worst ulps, seed, cases and the "
+     "cases' digest",
+     O_JSON},
+    {"against", "BASE", "a registered kernel name",
+     "with --kernel K: is K MORE / LESS ACCURATE than BASE, on the very same cases",
+     "judged per op and dtype (docs/NUMERICS.md, section 8); --save DIR keeps the case of the "
+     "largest loss as a reproducer; exit 1 on LESS ACCURATE. K stops at --seconds and BASE runs "
+     "the same cases; with a GPU kernel and no --seconds, the GPU profile's 10,000 cases and "
+     "540 s budget",
+     O_AGAINST},
+    {"allow-less-accurate", NULL, NULL, "report LESS ACCURATE without failing the run", NULL,
+     O_ALLOW_LESS},
+    {"skip-bad-regressions", NULL, NULL, "skip saved reproducers that cannot be read (else exit 2)",
+     NULL, O_SKIP_BAD},
+    {"sanitize", "T[,T]", "memcheck, racecheck, synccheck, initcheck, comma-separated",
+     "GPU kernels' first 20 cases under compute-sanitizer --tool T",
+     "per op and dtype (or --cases), in worker processes: a reported hazard is a FAIL with the "
+     "tool's report; exit 77 where compute-sanitizer is absent",
+     O_SANITIZE},
+    {"in-process", NULL, NULL, "run the kernels in this process (for a debugger), not in workers",
+     "by default each kernel runs in a worker process, and a crash, an exit, a hang past the "
+     "case's deadline or the run's --seconds is a FAIL of that kernel",
+     O_IN_PROCESS},
+};
+
+static const sml_opt INPUT_OPTS[] = {
+    {"input", "FILE", "a .npy file (numpy.save): fp32, fp16, or bf16 bits as uint16",
+     "run the kernels on these logits (softmax over the last axis)",
+     "each kernel is judged against the double-precision reference; --save DIR writes each "
+     "kernel's output as .npy. For backward ops --input holds the logits: y is the reference "
+     "forward output of them, rounded to the dtype",
+     O_INPUT},
+    {"output", "FILE", "a .npy file of --input's dtype and shape",
+     "judge this output of --op on --input, made elsewhere (PyTorch, JAX)",
+     "forward: --input holds the logits; backward: --input holds the forward output y, --dy the "
+     "upstream gradient and --output the dx. Prints the verdict, the count of elements outside "
+     "the contract and the worst ones (index, got, want, error, bound in ulps); --save DIR writes "
+     "the reference rounded to the dtype as DIR/reference.OP.npy",
+     O_OUTPUT},
+    {"dy", "FILE", "a .npy file of --input's dtype and shape",
+     "the upstream gradient, for backward ops", NULL, O_DY},
+};
+
+static void reference(FILE *f) {
+    fprintf(f, "\nThe default corpus of saved regressions, replayed first (`check` prints "
+               "how many cases it replayed, and from where):\n\n");
+    sml_cli_wrap(f, 0, 0,
+                 "1. the corpus installed with softmax-lab (share/softmax_lab/regressions and "
+                 "share/softmax_lab/mutants-corpus beside its library; in a build tree, the "
+                 "checkout's tests/regressions and tests/mutants/corpus);\n"
+                 "2. tests/regressions and tests/mutants/corpus under the current directory, "
+                 "where they exist (a checkout, or a project's own corpus).\n"
+                 "--regressions DIR[:DIR] or SML_REGRESSIONS=DIR[:DIR] replays those folders "
+                 "instead; none replays nothing.");
+}
+
+static const sml_cli_spec SPEC = {
+    "check",
+    "[--kernel K|all] [--op OP|all] [--dtype D|all] [--cases N] [options]\n"
+    "--kernel K --against BASE [--allow-less-accurate] [options]\n"
+    "--input x.npy [--kernel K|all] [--op OP|all] [--dy dy.npy] [options]\n"
+    "--input x.npy --output y.npy [--op OP] [--dy dy.npy] [options]",
+    "The property suite (11 properties, shrinking, a reproducer per failure) on each kernel, op "
+    "and dtype, after replaying the saved regressions; a kernel's accuracy against another's on "
+    "the same cases; kernels on your own tensor; an output made elsewhere, judged against the "
+    "double-precision reference. More: docs/CLI.md, docs/PROPERTIES.md.",
+    {SML_OPT_GROUP(NULL, OPTS),
+     SML_OPT_GROUP("Your own tensors", INPUT_OPTS),
+     {"Suite (engine) options", sml_prop_flags, 0},
+     SML_OPT_GROUP(NULL, sml_cli_devices_opts)},
+    "exit: 0 every planned case of every kernel that ran held (under --kernel all, kernels "
+    "that cannot run here are listed as skipped), 1 a kernel FAILED, 5 FLAKY (a failure a fresh "
+    "worker did not reproduce), 4 INCOMPLETE (the --seconds cap stopped it), 3 a kernel named "
+    "with --kernel could not run here, a job could not be judged, or nothing was checked, 2 bad "
+    "usage or input, or --json could not be written (the old file, or none, is left)",
+    NULL,
+    reference};
+
+static int in(const sml_opt *o, const sml_opt *table, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (o == &table[i]) return 1;
+    return 0;
+}
+
+static int on_option(void *ctx, const sml_opt *o, const char *v, char *why, size_t n) {
+    check_args *a = ctx;
+    if (in(o, sml_prop_flags, sml_prop_nflags)) {
+        if (!strcmp(o->name, "regressions")) a->regressions_from = "--regressions";
+        return sml_prop_config_set(&a->cfg, o, v, why, n);
+    }
+    if (in(o, sml_cli_devices_opts, 1)) return 0; /* taken by sml_cli_devices */
+    if (in(o, INPUT_OPTS, 3)) {
+        *(o->id == O_INPUT ? &a->input : o->id == O_OUTPUT ? &a->output : &a->dy) = v;
+        return 0;
+    }
+    switch (o->id) {
+    case O_KERNEL: a->kernel = v; return 0;
+    case O_OP: a->op_s = v; return sml_cli_parse_mask(v, 1, &a->ops, why, n) ? 0 : -1;
+    case O_DTYPE: a->dt_s = v; return sml_cli_parse_mask(v, 0, &a->dts, why, n) ? 0 : -1;
+    case O_JSON: a->json = v; return 0;
+    case O_AGAINST: a->against = v; return 0;
+    case O_SANITIZE: a->sanitize = v; return 0;
+    case O_ALLOW_LESS: a->allow_less = 1; return 0;
+    case O_SKIP_BAD: a->skip_bad = 1; return 0;
+    case O_IN_PROCESS: a->in_process = 1; return 0;
+    default: return -1;
+    }
+}
+
+/* The help of check, and its section of the reference. */
+const sml_cli_spec *sml_spec_check(void) {
+    static sml_cli_spec spec;
+    if (!spec.name) {
+        spec = SPEC;
+        spec.groups[2].n = sml_prop_nflags;
+    }
+    return &spec;
+}
+
+/* The reproducers of real bugs, and the inputs that killed the mutants, replayed first:
+ * SML_REGRESSIONS, else the default corpus (regressions.h); neither is read after
+ * --regressions. 0, or 2 after the message for a bad SML_REGRESSIONS. */
+static int default_regressions(check_args *a) {
+    const char *env = getenv("SML_REGRESSIONS");
+    const sml_opt *flag = NULL;
+    for (size_t i = 0; i < sml_prop_nflags; i++)
+        if (!strcmp(sml_prop_flags[i].name, "regressions")) flag = &sml_prop_flags[i];
+    if (env && *env) {
+        char why[256] = "";
+        if (sml_prop_config_set(&a->cfg, flag, env, why, sizeof why) != 0) {
+            fprintf(stderr, ME ": bad SML_REGRESSIONS '%.200s' (%s%svalid: %s)\n", env, why,
+                    why[0] ? "; " : "", flag->values);
+            return 2;
+        }
+        a->regressions_from = "SML_REGRESSIONS";
+        return 0;
+    }
+    sml_cli_default_regressions(a->regressions, sizeof a->regressions);
+    a->cfg.regressions_dir = a->regressions[0] ? a->regressions : NULL;
+    a->regressions_from = "the default corpus: docs/CLI.md, \"check\"";
+    return 0;
+}
+
+/* What was replayed before the cases, and from where. */
+static void print_regressions(const check_args *a, const sml_prop_job *jobs, int njobs) {
+    int64_t n = 0;
+    for (int j = 0; j < njobs; j++) n += jobs[j].res.regressions;
+    if (!a->cfg.regressions_dir)
+        printf("check: no saved regression replayed (%s)\n",
+               a->wrap ? "--sanitize"
+               : !strcmp(a->regressions_from, "--regressions")
+                   ? "--regressions none"
+                   : "none found: docs/CLI.md, \"check\"");
+    else
+        printf("check: %lld saved regression case%s replayed, from %s (%s)\n", (long long)n,
+               n == 1 ? "" : "s", a->cfg.regressions_dir, a->regressions_from);
+}
 
 /* -1: parsed; else the exit status (help printed, or a bad argument reported). */
 static int parse_args(int argc, char **argv, check_args *a) {
@@ -229,47 +355,12 @@ static int parse_args(int argc, char **argv, check_args *a) {
     if (sml_shard_env(ME, &a->cfg.shard) < 0) return 2;
     a->default_cases = a->cfg.max_cases;
     a->cfg.replay_cmd = "softmax-lab replay";
-    /* The reproducers of real bugs, and the inputs that killed the mutants. */
-    a->cfg.regressions_dir =
-        dir_exists("tests/regressions") ? "tests/regressions:tests/mutants/corpus" : NULL;
-    for (int i = 0; i < argc;) {
-        const char *s = argv[i];
-        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        const char **slot = !strcmp(s, "--kernel")     ? &a->kernel
-                            : !strcmp(s, "--op")       ? &a->op_s
-                            : !strcmp(s, "--dtype")    ? &a->dt_s
-                            : !strcmp(s, "--json")     ? &a->json
-                            : !strcmp(s, "--input")    ? &a->input
-                            : !strcmp(s, "--dy")       ? &a->dy
-                            : !strcmp(s, "--output")   ? &a->output
-                            : !strcmp(s, "--against")  ? &a->against
-                            : !strcmp(s, "--sanitize") ? &a->sanitize
-                                                       : NULL;
-        if (!strcmp(s, "--allow-less-accurate") || !strcmp(s, "--in-process") ||
-            !strcmp(s, "--skip-bad-regressions")) {
-            *(s[2] == 'a' ? &a->allow_less : s[2] == 'i' ? &a->in_process : &a->skip_bad) = 1;
-            i++;
-            continue;
-        }
-        if (slot) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, ME ": %s needs a value\n", s);
-                return 2;
-            }
-            *slot = argv[i + 1];
-            i += 2;
-            continue;
-        }
-        int r = sml_prop_config_flag(&a->cfg, argc, argv, &i);
-        if (r < 0) return 2;
-        if (r == 0) {
-            fprintf(stderr, ME ": unknown option '%s' (softmax-lab check --help)\n", s);
-            return 2;
-        }
-    }
+    a->ops = SML_OPS_ALL;
+    a->dts = SML_DTYPES_ALL;
+    int npos;
+    int rc = sml_cli_parse(sml_spec_check(), argc, argv, on_option, a, NULL, 0, &npos, NULL);
+    if (rc >= 0) return rc;
+    if (!a->regressions_from && default_regressions(a) != 0) return 2;
     if (a->cfg.shard.count && (a->input || a->against || a->cfg.only_case >= 0)) {
         fprintf(stderr, ME ": --shard (or SML_SHARD) goes with the suite, not with %s\n",
                 a->input     ? "--input"
@@ -285,41 +376,15 @@ static int parse_args(int argc, char **argv, check_args *a) {
     return -1;
 }
 
-/* --op and --dtype into masks; 0 on a bad name (reported). */
-static int parse_masks(check_args *a) {
-    a->ops = SML_OPS_ALL;
-    a->dts = SML_DTYPES_ALL;
-    if (a->op_s && strcmp(a->op_s, "all")) {
-        sml_op op;
-        if (sml_op_parse(a->op_s, &op) != SML_OK) {
-            fprintf(stderr, ME ": unknown op '%s'\n", a->op_s);
-            return 0;
-        }
-        a->ops = 1u << op;
-    }
-    if (a->dt_s && strcmp(a->dt_s, "all")) {
-        sml_dtype d;
-        if (sml_dtype_parse(a->dt_s, &d) != SML_OK) {
-            fprintf(stderr, ME ": unknown dtype '%s'\n", a->dt_s);
-            return 0;
-        }
-        a->dts = 1u << d;
-    }
-    return 1;
-}
-
 static int run_input(check_args *a) {
     int dt = -1;
-    if (a->dt_s && strcmp(a->dt_s, "all")) {
-        sml_dtype d;
-        if (sml_dtype_parse(a->dt_s, &d) != SML_OK) {
-            fprintf(stderr, ME ": unknown dtype '%s'\n", a->dt_s);
-            return 2;
-        }
-        dt = d;
+    if (a->dts != SML_DTYPES_ALL && !sml_cli_mask_one(a->dts, &dt)) {
+        fprintf(stderr, ME ": --input takes one --dtype (valid: %s), not '%s'\n", SML_CLI_DTYPES,
+                a->dt_s);
+        return 2;
     }
-    sml_check_input_args ia = {a->input, a->output, a->dy,           a->kernel,
-                               a->op_s,  dt,        a->cfg.save_dir, a->json};
+    sml_check_input_args ia = {a->input, a->output, a->dy,           a->kernel, a->op_s,
+                               a->ops,   dt,        a->cfg.save_dir, a->json};
     return sml_check_input(&ia);
 }
 
@@ -693,6 +758,7 @@ static int run_suite(check_args *a) {
                 fprintf(stderr, ME ": cannot start the runs (out of memory)\n");
                 if (a->json) sml_out_abort(&jout);
             } else {
+                print_regressions(a, jobs, njobs);
                 rc = report(a, jobs, njobs, chosen, named, nk, sum, &jout, threads, wall);
             }
         }
@@ -786,7 +852,6 @@ int sml_cmd_check(int argc, char **argv) {
         return 2;
     }
     if (regressions_unreadable(&a.cfg, a.skip_bad)) return 2;
-    if (!parse_masks(&a)) return 2;
     if (a.sanitize) return run_sanitize(&a);
     if (a.against || a.allow_less) return run_against(&a);
     return run_suite(&a);

@@ -12,34 +12,71 @@
 #include "analysis/compare.h"
 #include "commands.h"
 #include "compare_accuracy.h"
+#include "options.h"
 
-static void usage(FILE *f) {
-    fprintf(
-        f,
-        "usage: softmax-lab compare OLD.json NEW.json [--threshold X] [--changes] "
-        "[--allow-less-accurate]\n"
-        "                           [--allow-different-gpu]\n"
-        "  OLD/NEW      ledger JSON written by `softmax-lab bench` (--json or --ledger DIR), or\n"
-        "               `softmax-lab check --json` files (accuracy only)\n"
-        "  --threshold  smallest relative change that counts (default 0.03)\n"
-        "  --changes    list only cases that are not SAME\n"
-        "Per case (kernel, op, dtype, rows, cols), with change = new/old - 1 and noise =\n"
+typedef struct compare_args {
+    double threshold;
+    int changes_only, allow_less, allow_gpu;
+} compare_args;
+
+enum { C_THRESHOLD, C_CHANGES, C_ALLOW_LESS, C_ALLOW_GPU };
+
+static const sml_opt OPTS[] = {
+    {"threshold", "X", "0 or more, under 1",
+     "the smallest relative change that counts (default 0.03)", NULL, C_THRESHOLD},
+    {"changes", NULL, NULL, "list only the cases that are not SAME", NULL, C_CHANGES},
+    {"allow-less-accurate", NULL, NULL, "report LESS ACCURATE without failing", NULL, C_ALLOW_LESS},
+    {"allow-different-gpu", NULL, NULL, "compare ledgers timed on different GPUs",
+     "refused otherwise: their timings say nothing about a change in the code", C_ALLOW_GPU},
+};
+
+static void verdicts(FILE *f) {
+    fprintf(f, "\nVerdicts:\n");
+    sml_cli_wrap(
+        f, 0, 2,
+        "  per case (kernel, op, dtype, rows, cols), with change = new/old - 1 and noise = "
         "sqrt(old_spread^2 + new_spread^2) from both runs' IQR/median:\n"
-        "  SLOW / FAST  |change| > max(threshold, 2*noise)\n"
-        "  SAME         |change| <= threshold and noise <= threshold\n"
-        "  UNCLEAR      otherwise (the noise hides the answer), or a side was not timed\n"
-        "Per kernel, op and dtype, on the same cases (same seed, case count and case digest, else\n"
-        "NOT COMPARABLE): MORE ACCURATE / LESS ACCURATE / SAME by worst and p99 err/bound, a "
-        "factor\n"
-        "of 1.25 beyond a floor of 0.05 of the bound (docs/NUMERICS.md, section 8)\n"
-        "  --allow-less-accurate  report LESS ACCURATE without failing\n"
-        "  --allow-different-gpu  compare ledgers timed on different GPUs (refused otherwise: "
-        "their\n"
-        "                         timings say nothing about a change in the code)\n"
-        "exit: 0 no SLOW and nothing LESS ACCURATE, 1 a SLOW case, a check that broke or a LESS\n"
-        "      ACCURATE one, 2 bad usage or input (ledgers of two GPUs without "
-        "--allow-different-gpu), 3 nothing compared: no case is in both files\n"
-        "      with a time on both sides (check JSONs: no run on the same cases)\n");
+        "SLOW / FAST  |change| > max(threshold, 2*noise)\n"
+        "SAME         |change| <= threshold and noise <= threshold\n"
+        "UNCLEAR      otherwise (the noise hides the answer), or a side was not timed");
+    sml_cli_wrap(f, 0, 2,
+                 "  per kernel, op and dtype, on the same cases (same seed, case count and case "
+                 "digest, else NOT COMPARABLE): MORE ACCURATE / LESS ACCURATE / SAME by worst and "
+                 "p99 err/bound, a factor of 1.25 beyond a floor of 0.05 of the bound "
+                 "(docs/NUMERICS.md, section 8)");
+}
+
+static const sml_cli_spec SPEC = {
+    "compare",
+    "OLD.json NEW.json [--threshold X] [--changes] [--allow-less-accurate] [--allow-different-gpu]",
+    "OLD and NEW are ledgers written by `softmax-lab bench` (--json or --ledger DIR), compared "
+    "case by case on time and kernel by kernel on accuracy, or `softmax-lab check --json` files "
+    "(accuracy only).",
+    {SML_OPT_GROUP(NULL, OPTS)},
+    "exit: 0 no SLOW and nothing LESS ACCURATE, 1 a SLOW case, a check that broke or a LESS "
+    "ACCURATE one, 2 bad usage or input (ledgers of two GPUs without --allow-different-gpu), 3 "
+    "nothing compared: no case is in both files with a time on both sides (check JSONs: no run "
+    "on the same cases)",
+    verdicts,
+    NULL};
+
+const sml_cli_spec *sml_spec_compare(void) { return &SPEC; }
+
+static int on_option(void *ctx, const sml_opt *o, const char *v, char *why, size_t n) {
+    (void)why;
+    (void)n;
+    compare_args *a = ctx;
+    char *end;
+    switch (o->id) {
+    case C_CHANGES: a->changes_only = 1; return 0;
+    case C_ALLOW_LESS: a->allow_less = 1; return 0;
+    case C_ALLOW_GPU: a->allow_gpu = 1; return 0;
+    case C_THRESHOLD:
+        errno = 0;
+        a->threshold = strtod(v, &end);
+        return !*v || *end || errno || !(a->threshold >= 0 && a->threshold < 1) ? -1 : 0;
+    default: return -1;
+    }
 }
 
 static void fmt_time(char *buf, size_t n, int timed, double ms, double spread) {
@@ -81,46 +118,17 @@ static void print_rows(const sml_cmp_report *r, int changes_only) {
 
 int sml_cmd_compare(int argc, char **argv) {
     const char *paths[2] = {NULL, NULL};
-    double threshold = 0.03;
-    int changes_only = 0, np = 0, allow_less = 0, allow_gpu = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(argv[i], "--changes")) {
-            changes_only = 1;
-        } else if (!strcmp(argv[i], "--allow-less-accurate")) {
-            allow_less = 1;
-        } else if (!strcmp(argv[i], "--allow-different-gpu")) {
-            allow_gpu = 1;
-        } else if (!strcmp(argv[i], "--threshold")) {
-            char *end;
-            if (i + 1 >= argc) {
-                fprintf(stderr, "softmax-lab compare: --threshold needs a value\n");
-                return 2;
-            }
-            errno = 0;
-            threshold = strtod(argv[++i], &end);
-            if (*end || errno || !(threshold >= 0 && threshold < 1)) {
-                fprintf(stderr, "softmax-lab compare: bad --threshold '%s' (0 <= X < 1)\n",
-                        argv[i]);
-                return 2;
-            }
-        } else if (!strncmp(argv[i], "--", 2)) {
-            fprintf(stderr, "softmax-lab compare: unknown option '%s'\n", argv[i]);
-            return 2;
-        } else if (np < 2) {
-            paths[np++] = argv[i];
-        } else {
-            fprintf(stderr, "softmax-lab compare: more than two files\n");
-            return 2;
-        }
-    }
+    compare_args a = {0.03, 0, 0, 0};
+    int np = 0;
+    int rc = sml_cli_parse(&SPEC, argc, argv, on_option, &a, paths, 2, &np, "OLD.json NEW.json");
+    if (rc >= 0) return rc;
     if (np != 2) {
-        usage(stderr);
+        fprintf(stderr, "softmax-lab compare: two files, OLD.json and NEW.json\n");
+        sml_cli_usage(stderr, &SPEC);
         return 2;
     }
+    double threshold = a.threshold;
+    int changes_only = a.changes_only, allow_less = a.allow_less, allow_gpu = a.allow_gpu;
     sml_cmp_report r;
     char err[512];
     sml_status s = sml_compare_files(paths[0], paths[1], threshold, &r, err, sizeof err);
@@ -152,7 +160,7 @@ int sml_cmd_compare(int argc, char **argv) {
         "(threshold %.1f%%)\n",
         r.count[SML_CMP_SLOW], r.count[SML_CMP_FAST], r.count[SML_CMP_SAME],
         r.count[SML_CMP_UNCLEAR], r.only_old, r.only_new, r.broke, threshold * 100);
-    int rc = sml_cmp_failed(&r) ? 1 : 0;
+    rc = sml_cmp_failed(&r) ? 1 : 0;
     if (rc == 0 && r.compared == 0) {
         printf("NOTHING COMPARED: no case is in both files with a time on both sides; exit 3\n");
         rc = 3;

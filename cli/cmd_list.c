@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "options.h"
 #include "softmax_lab.h"
 #include "softmax_lab_plugin.h"
 
@@ -48,24 +49,33 @@ static const char *availability(const sml_kernel *k, int gpu) {
     return "ready";
 }
 
+static const sml_opt OPTS[] = {
+    {"json", NULL, NULL, "print the registry as a JSON array of objects", NULL, 0},
+};
+
+static const sml_cli_spec SPEC = {
+    "list",
+    "[--json]",
+    "The kernel registry: each kernel's device, whether it can run here, ops, dtypes, row "
+    "lengths, claim and summary, built-in kernels first, then plugin kernels with the library "
+    "each came from.",
+    {SML_OPT_GROUP(NULL, OPTS)},
+    "exit: 0, or 2 on bad usage",
+    NULL,
+    NULL};
+
+const sml_cli_spec *sml_spec_list(void) { return &SPEC; }
+
+static int on_option(void *ctx, const sml_opt *o, const char *v, char *why, size_t n) {
+    (void)o, (void)v, (void)why, (void)n;
+    *(int *)ctx = 1; /* --json */
+    return 0;
+}
+
 int sml_cmd_list(int argc, char **argv) {
-    int json = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf(
-                "usage: softmax-lab list [--json]\n"
-                "The kernel registry: each kernel's device, whether it can run here, ops, dtypes,\n"
-                "row lengths, claim and summary, built-in kernels first, then plugin kernels with\n"
-                "the library each came from; --json as an array of objects.\n"
-                "exit: 0, or 2 on bad usage\n");
-            return 0;
-        } else {
-            fprintf(stderr, "softmax-lab list: unknown option '%s'\n", argv[i]);
-            return 2;
-        }
-    }
+    int json = 0, npos;
+    int rc = sml_cli_parse(&SPEC, argc, argv, on_option, &json, NULL, 0, &npos, NULL);
+    if (rc >= 0) return rc;
     int gpu = sml_gpu_available();
     char ops[96], dts[32], claim[64];
     if (json)

@@ -8,35 +8,58 @@
 
 #include "analysis/merge.h"
 #include "commands.h"
+#include "options.h"
 #include "io/out_file.h"
 #include "report/ledger_write.h"
 #include "report/table.h"
 
 #define ME "softmax-lab merge"
 
-static void usage(FILE *f) {
-    fprintf(
-        f,
-        "usage: softmax-lab merge SHARD.json SHARD.json... [--json OUT.json] [--md OUT.md] "
-        "[--partial]\n\n"
-        "Joins the results of the shards of one run into the result of the whole run: check "
-        "--json\n"
-        "files of `softmax-lab check --shard K/N`, or ledgers of `softmax-lab bench --shard K/N`.\n"
-        "Per kernel, op and dtype the merge gives the unsharded run's case counts, outcome, first\n"
-        "failure of each property (with its reproducer), accuracy (worst, p99, median over every\n"
-        "judged case) and case digest; for ledgers every row, and the decisions and accuracy made\n"
-        "again from them by the bench's rule.\n"
-        "The shards must be of one run: the same seed, softmax-lab version, kernels, ops and\n"
-        "dtypes and case settings (check), sweep and GPU model (ledger); each shard once.\n\n"
-        "  --json FILE   the merged result as check --json (or a ledger) writes it\n"
-        "  --md FILE     the merged result as Markdown\n"
-        "  --partial     merge although shards are missing: the result says which, and is not\n"
-        "                a pass (exit 3 unless something failed)\n\n"
-        "exit: 0 every shard given and every property held (or every measurement checked), 1 a\n"
-        "     kernel failed in some shard, 2 bad usage, an unreadable file, shards that are not "
-        "of\n"
-        "     one run, a shard given twice or missing without --partial, or a failed write (the\n"
-        "     old file, or none, is left), 3 nothing (or not all) was checked\n");
+typedef struct merge_args {
+    const char *json, *md;
+    int partial;
+} merge_args;
+
+static const sml_opt OPTS[] = {
+    {"json", "FILE", "a file name, or - for standard output",
+     "the merged result as check --json (or a ledger) writes it", NULL, 0},
+    {"md", "FILE", "a file name, or - for standard output", "the merged result as Markdown", NULL,
+     1},
+    {"partial", NULL, NULL, "merge although shards are missing (then exit 3 at best)",
+     "the result says which shards are missing, and is not a pass (exit 3 unless something "
+     "failed)",
+     2},
+};
+
+static const sml_cli_spec SPEC = {
+    "merge",
+    "SHARD.json SHARD.json... [--json OUT.json] [--md OUT.md] [--partial]",
+    "Joins the results of the shards of one run into the result of the whole run: check --json "
+    "files of `softmax-lab check --shard K/N`, or ledgers of `softmax-lab bench --shard K/N`. Per "
+    "kernel, op and dtype the merge gives the unsharded run's case counts, outcome, first failure "
+    "of each property (with its reproducer), accuracy (worst, p99, median over every judged "
+    "case) and case digest; for ledgers every row, and the decisions and accuracy made again "
+    "from them by the bench's rule. The shards must be of one run: the same seed, softmax-lab "
+    "version, kernels, ops and dtypes and case settings (check), sweep and GPU model (ledger); "
+    "each shard once.",
+    {SML_OPT_GROUP(NULL, OPTS)},
+    "exit: 0 every shard given and every property held (or every measurement checked), 1 a "
+    "kernel failed in some shard, 2 bad usage, an unreadable file, shards that are not of one "
+    "run, a shard given twice or missing without --partial, or a failed write (the old file, or "
+    "none, is left), 3 nothing (or not all) was checked",
+    NULL,
+    NULL};
+
+const sml_cli_spec *sml_spec_merge(void) { return &SPEC; }
+
+static int on_option(void *ctx, const sml_opt *o, const char *v, char *why, size_t n) {
+    (void)why, (void)n;
+    merge_args *a = ctx;
+    if (o->id == 2)
+        a->partial = 1;
+    else
+        *(o->id == 0 ? &a->json : &a->md) = v;
+    return 0;
 }
 
 static int write_check(const sml_merge *m, const char *const *paths, const char *path, int json) {
@@ -80,33 +103,17 @@ static const char *verdict_line(int rc) {
 }
 
 int sml_cmd_merge(int argc, char **argv) {
-    const char *json = NULL, *md = NULL;
-    int partial = 0, n = 0;
+    merge_args a = {NULL, NULL, 0};
+    int n = 0;
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     if (!files) return 2;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            free(files);
-            return 0;
-        }
-        if (!strcmp(a, "--partial"))
-            partial = 1;
-        else if (!strcmp(a, "--json") || !strcmp(a, "--md")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, ME ": %s needs a file name\n", a);
-                free(files);
-                return 2;
-            }
-            *(!strcmp(a, "--json") ? &json : &md) = argv[++i];
-        } else if (!strncmp(a, "--", 2)) {
-            fprintf(stderr, ME ": unknown option '%s' (softmax-lab merge --help)\n", a);
-            free(files);
-            return 2;
-        } else
-            files[n++] = a;
+    int rc = sml_cli_parse(&SPEC, argc, argv, on_option, &a, files, argc, &n, "SHARD.json files");
+    if (rc >= 0) {
+        free(files);
+        return rc;
     }
+    const char *json = a.json, *md = a.md;
+    int partial = a.partial;
     sml_merge m;
     char err[2048];
     if (sml_merge_files(files, n, partial, &m, err, sizeof err) != SML_OK) {
@@ -120,7 +127,7 @@ int sml_cmd_merge(int argc, char **argv) {
     else
         sml_bench_print_decisions(stdout, &m.run, &m.ledger);
     if (m.missing[0]) printf("merge: PARTIAL: shard(s) %s of %d missing\n", m.missing, m.count);
-    int rc = m.exit_code;
+    rc = m.exit_code;
     if (!write_one(&m, files, json, 1) || !write_one(&m, files, md, 0)) rc = rc == 1 ? 1 : 2;
     if (m.kind == SML_MERGE_CHECK)
         printf("merge: %s\n", verdict_line(m.exit_code));

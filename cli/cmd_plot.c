@@ -7,74 +7,68 @@
 #include "json/json_read.h"
 #include "report/plot_svg.h"
 #include "commands.h"
+#include "masks.h"
+#include "options.h"
 #include "io/out_file.h"
 #include "io/path_same.h"
 
-static void usage(FILE *f) {
-    fprintf(
-        f,
-        "usage: softmax-lab plot LEDGER.json OUT.svg [--op OP] [--dtype D] [--rows R]\n"
-        "  one line per backend, log2 columns on x, GB/s on y; the run's device copy bandwidth\n"
-        "  dashed, the copy kernel on the same bytes dashed grey. Defaults: op softmax, the\n"
-        "  dtype with most points, the row count that spans the most column counts.\n"
-        "exit: 0 written, 1 the SVG could not be written (no file left), 2 bad usage or input\n");
+enum { P_OP, P_DTYPE, P_ROWS };
+
+static const sml_opt OPTS[] = {
+    {"op", "OP", SML_CLI_OPS, "the op plotted (default softmax)", NULL, P_OP},
+    {"dtype", "D", SML_CLI_DTYPES, "the dtype plotted (default: the one with most points)", NULL,
+     P_DTYPE},
+    {"rows", "R", "a row count of at least 1",
+     "the row count plotted (default: the one spanning the most column counts)", NULL, P_ROWS},
+};
+
+static const sml_cli_spec SPEC = {
+    "plot",
+    "LEDGER.json OUT.svg [--op OP] [--dtype D] [--rows R]",
+    "One line per backend, log2 columns on x, GB/s on y; the run's device copy bandwidth dashed, "
+    "the copy kernel on the same bytes dashed grey.",
+    {SML_OPT_GROUP(NULL, OPTS)},
+    "exit: 0 written, 1 the SVG could not be written (no file left), 2 bad usage or input",
+    NULL,
+    NULL};
+
+const sml_cli_spec *sml_spec_plot(void) { return &SPEC; }
+
+static int on_option(void *ctx, const sml_opt *o, const char *v, char *why, size_t n) {
+    sml_plot_opts *p = ctx;
+    unsigned mask;
+    int one;
+    char *end;
+    switch (o->id) {
+    case P_OP:
+    case P_DTYPE:
+        if (!sml_cli_parse_mask(v, o->id == P_OP, &mask, why, n)) return -1;
+        if (!sml_cli_mask_one(mask, &one)) return -1; /* one op or dtype, not all */
+        if (o->id == P_OP)
+            p->op = sml_op_name((sml_op)one);
+        else
+            p->dtype = sml_dtype_name((sml_dtype)one);
+        return 0;
+    case P_ROWS:
+        errno = 0;
+        p->rows = strtoll(v, &end, 10);
+        return !*v || *end || errno || p->rows < 1 ? -1 : 0;
+    default: return -1;
+    }
 }
 
 int sml_cmd_plot(int argc, char **argv) {
-    const char *in = NULL, *out = NULL;
+    const char *files[2] = {NULL, NULL};
     sml_plot_opts o = {NULL, NULL, 0};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--op") || !strcmp(a, "--dtype") || !strcmp(a, "--rows")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "softmax-lab plot: %s needs a value\n", a);
-                return 2;
-            }
-            const char *v = argv[++i];
-            if (!strcmp(a, "--op")) {
-                sml_op op;
-                if (sml_op_parse(v, &op) != SML_OK) {
-                    fprintf(stderr, "softmax-lab plot: bad --op '%s'\n", v);
-                    return 2;
-                }
-                o.op = sml_op_name(op);
-            } else if (!strcmp(a, "--dtype")) {
-                sml_dtype d;
-                if (sml_dtype_parse(v, &d) != SML_OK) {
-                    fprintf(stderr, "softmax-lab plot: bad --dtype '%s'\n", v);
-                    return 2;
-                }
-                o.dtype = sml_dtype_name(d);
-            } else {
-                char *end;
-                errno = 0;
-                long long r = strtoll(v, &end, 10);
-                if (!*v || *end || errno || r < 1) {
-                    fprintf(stderr, "softmax-lab plot: bad --rows '%s'\n", v);
-                    return 2;
-                }
-                o.rows = r;
-            }
-        } else if (!strncmp(a, "--", 2)) {
-            fprintf(stderr, "softmax-lab plot: unknown option '%s'\n", a);
-            return 2;
-        } else if (!in) {
-            in = a;
-        } else if (!out) {
-            out = a;
-        } else {
-            fprintf(stderr, "softmax-lab plot: too many arguments\n");
-            return 2;
-        }
-    }
-    if (!in || !out) {
-        usage(stderr);
+    int nf;
+    int rc = sml_cli_parse(&SPEC, argc, argv, on_option, &o, files, 2, &nf, "LEDGER.json OUT.svg");
+    if (rc >= 0) return rc;
+    if (nf != 2) {
+        fprintf(stderr, "softmax-lab plot: a ledger and the SVG to write\n");
+        sml_cli_usage(stderr, &SPEC);
         return 2;
     }
+    const char *in = files[0], *out = files[1];
     sml_json *doc = NULL;
     char err[1200], info[256];
     const sml_path_arg paths[] = {{"the ledger", in, 0}, {"the SVG", out, 1}};

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "masks.h"
+#include "options.h"
 #include "prop/prop.h"
 #include "prop/repro.h"
 #include "softmax_lab.h"
@@ -42,62 +44,83 @@ static int needs_code(const char *p) {
     return 1;
 }
 
-int sml_cmd_replay(int argc, char **argv) {
-    const char *path = NULL, *kernel = NULL;
-    int in_process = 0, trust = 0;
-    double case_timeout = 0.0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--in-process") || !strcmp(argv[i], "--trust-reproducer")) {
-            *(argv[i][2] == 'i' ? &in_process : &trust) = 1;
-            continue;
-        }
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf(
-                "usage: softmax-lab replay FILE.json|DIR [--kernel K]\n"
-                "Re-runs a saved reproducer (or every one under DIR) on the kernel it names, or\n"
-                "on K, and says whether the property still fails. A plugin kernel's reproducer\n"
-                "records its library, loaded again here unless a --load library already has a\n"
-                "kernel of that name (a rebuilt plugin, say). The kernel runs in a worker\n"
-                "process: a crash, an exit or a hang is a failure with its cause (--in-process:\n"
-                "in this process, for a debugger). --case-timeout S: a launch past S seconds runs\n"
-                "again alone under 10 x S before it counts as a hang (default: from its size).\n"
-                "A reproducer is data: the library (or Python module) it names is loaded only "
-                "with\n"
-                "--load LIB, or with --trust-reproducer; else replay prints the command and exits "
-                "2.\n"
-                "exit: 0 none fails now, 1 some still fails, 2 bad usage or a reproducer could "
-                "not\n"
-                "     be read, 3 none fails but some could not run here (skipped: nothing "
-                "checked)\n");
-            return 0;
-        }
-        if (!strcmp(argv[i], "--kernel") && i + 1 < argc) {
-            kernel = argv[++i];
-            continue;
-        }
-        if (!strcmp(argv[i], "--case-timeout") && i + 1 < argc) {
-            char *end;
-            case_timeout = strtod(argv[++i], &end);
-            if (*end || end == argv[i] || !(case_timeout > 0)) {
-                fprintf(stderr, ME ": bad value for --case-timeout: '%s' (seconds, more than 0)\n",
-                        argv[i]);
-                return 2;
-            }
-            continue;
-        }
-        if (argv[i][0] == '-' || path) {
-            fprintf(stderr, ME ": unexpected argument '%s' (softmax-lab replay --help)\n", argv[i]);
-            return 2;
-        }
-        path = argv[i];
+typedef struct replay_args {
+    const char *kernel;
+    int in_process, trust;
+    double case_timeout;
+} replay_args;
+
+enum { R_KERNEL, R_IN_PROCESS, R_TRUST, R_CASE_TIMEOUT };
+
+static const sml_opt OPTS[] = {
+    {"kernel", "K", "a registered kernel name (softmax-lab list)",
+     "run the reproducer on K, not the kernel it names",
+     "a fix, say, or the production kernel a "
+     "mutant's reproducer came from",
+     R_KERNEL},
+    {"in-process", NULL, NULL, "run the kernel in this process (for a debugger), not a worker",
+     NULL, R_IN_PROCESS},
+    {"trust-reproducer", NULL, NULL, "load the library or Python module the reproducer names",
+     "without it (or --load LIB) replay prints the command and exits 2", R_TRUST},
+    {"case-timeout", "S", "seconds, more than 0",
+     "a launch's deadline; past it, the launch runs again alone under 10 x S",
+     "only a launch that does not finish alone is a hang (default: from the case's size, at "
+     "least 4 s)",
+     R_CASE_TIMEOUT},
+};
+
+static const sml_cli_spec SPEC = {
+    "replay",
+    "FILE.json|DIR [--kernel K] [--in-process] [--trust-reproducer] [--case-timeout S]",
+    "Re-runs a saved reproducer (or every one under DIR) on the kernel it names, or on K, and "
+    "says whether the property still fails. A plugin kernel's reproducer records its library, "
+    "loaded again here unless a --load library already has a kernel of that name (a rebuilt "
+    "plugin, say). The kernel runs in a worker process: a crash, an exit or a hang is a failure "
+    "with its cause. A reproducer is data: the library (or Python module) it names is loaded "
+    "only with --load LIB, or with --trust-reproducer.",
+    {SML_OPT_GROUP(NULL, OPTS)},
+    "exit: 0 none fails now, 1 some still fails, 2 bad usage or a reproducer could not be read, "
+    "3 none fails but some could not run here (skipped: nothing checked)",
+    NULL,
+    NULL};
+
+const sml_cli_spec *sml_spec_replay(void) { return &SPEC; }
+
+static int on_option(void *ctx, const sml_opt *o, const char *v, char *why, size_t n) {
+    (void)why, (void)n;
+    replay_args *a = ctx;
+    if (o->id == R_KERNEL) {
+        a->kernel = v;
+    } else if (o->id == R_CASE_TIMEOUT) {
+        char *end;
+        a->case_timeout = strtod(v, &end);
+        if (*end || end == v || !(a->case_timeout > 0)) return -1;
+    } else {
+        *(o->id == R_IN_PROCESS ? &a->in_process : &a->trust) = 1;
     }
+    return 0;
+}
+
+int sml_cmd_replay(int argc, char **argv) {
+    replay_args a = {NULL, 0, 0, 0.0};
+    const char *path = NULL;
+    int npos;
+    int rc = sml_cli_parse(&SPEC, argc, argv, on_option, &a, &path, 1, &npos,
+                           "one reproducer or folder");
+    if (rc >= 0) return rc;
     if (!path) {
-        fprintf(stderr, "usage: softmax-lab replay FILE.json|DIR [--kernel K]\n");
+        fprintf(stderr, ME ": which reproducer?\n");
+        sml_cli_usage(stderr, &SPEC);
         return 2;
     }
+    const char *kernel = a.kernel;
+    int in_process = a.in_process, trust = a.trust;
+    double case_timeout = a.case_timeout;
     const sml_kernel *k = NULL;
     if (kernel && !(k = sml_kernel_find(kernel))) {
-        fprintf(stderr, ME ": no kernel '%s' in the registry\n", kernel);
+        char names[2048];
+        fprintf(stderr, ME ": bad value for --kernel: '%s' (not in the registry; valid: %s)\n",
+                kernel, sml_cli_kernel_names(names, sizeof names));
         return 2;
     }
     struct stat st;

@@ -14,6 +14,7 @@
 #include "analysis/targets.h"
 #include "bench/ledger.h"
 #include "commands.h"
+#include "options.h"
 #include "io/out_file.h"
 #include "io/path_same.h"
 
@@ -21,76 +22,80 @@ typedef struct opts {
     const char *ledger, *kernel, *json, *md;
 } opts;
 
-static void usage(FILE *f) {
-    fprintf(
-        f,
-        "usage: softmax-lab targets LEDGER.json [--kernel NAME] [--json OUT.json] [--md OUT.md]\n"
-        "  LEDGER.json  a ledger written by `softmax-lab bench --json` (or --ledger DIR)\n"
-        "  --kernel     the kernel whose record is evaluated (default auto)\n"
-        "  --json, --md also write the report as JSON (softmax-lab-targets/1) or Markdown\n"
-        "The targets, each over the kernel's evidence rows (every op and dtype):\n"
-        "  T1  frac_memcpy >= 0.90 on rows moving >= 64 MiB (2^26 bytes)\n"
-        "  T2  frac_memcpy >= 0.90 on the long rows 128x1048576 and 1024x131072\n"
-        "  T3  vs_cudnn >= 1.20 on every row\n"
-        "  T4  vs_best_other >= 1 - the ledger's decision margin on every row\n"
-        "  T5  frac_copy_kernel >= 1/1.3 on rows of 128 to 512 columns\n"
-        "  T6  the kernel's status is Supported\n"
-        "Against the field and the limit, timed in the same run:\n"
-        "  vs-field        time(fastest framework baseline) / time >= 1.00 on rows moving >= 64 "
-        "MiB\n"
-        "  at-limit        frac_limit >= 0.97 on rows moving >= 64 MiB (the limit moves the same\n"
-        "                  bytes with the op's own pattern: 1 read + 1 write forward, 2 reads +\n"
-        "                  1 write backward)\n"
-        "  short-vs-field  time(fastest framework baseline) / time >= 1.00 on rows moving < 64 "
-        "MiB\n"
-        "  The framework baselines are the ledger's records with \"framework\": true (the bench\n"
-        "  writes it from the kernel's registry line); a softmax-lab-ledger/1 ledger has no such\n"
-        "  field, and there they are the records of torch, triton, triton_online, liger and "
-        "cudnn.\n"
-        "  A row with no baseline timed on its cell, or no limit in the ledger, is NOT MEASURED,\n"
-        "  and so is a target with such a row or no row: never met.\n"
-        "A row that passes T3, T4 or a field target while a kernel it is compared with on its\n"
-        "cell (cudnn; any other; a framework baseline) was timed without the launch hold\n"
-        "(`held`: 0) is NOT DECIDED, neither met nor missed: that time includes the host's\n"
-        "launch calls. Its target is then NOT MEASURED at best.\n"
-        "A row whose check is not ok misses every target it is in.\n"
-        "exit: 0 every target met, 1 a target missed, 2 bad usage or input, or an output could\n"
-        "     not be written (the old file, or none, is left), 3 none missed but one NOT MEASURED\n"
-        "     or NOT DECIDED\n");
+enum { G_KERNEL, G_JSON, G_MD };
+
+static const sml_opt OPTS[] = {
+    {"kernel", "NAME", "the name of a kernel with a record in the ledger",
+     "the kernel whose record is evaluated (default auto)", NULL, G_KERNEL},
+    {"json", "FILE", "a file name, or - for standard output",
+     "also write the report as JSON (softmax-lab-targets/1)", NULL, G_JSON},
+    {"md", "FILE", "a file name, or - for standard output", "also write the report as Markdown",
+     NULL, G_MD},
+};
+
+static void rules(FILE *f) {
+    fprintf(f, "\nThe targets, each over the kernel's evidence rows (every op and dtype):\n");
+    sml_cli_wrap(f, 0, 2,
+                 "  T1  frac_memcpy >= 0.90 on rows moving >= 64 MiB (2^26 bytes)\n"
+                 "T2  frac_memcpy >= 0.90 on the long rows 128x1048576 and 1024x131072\n"
+                 "T3  vs_cudnn >= 1.20 on every row\n"
+                 "T4  vs_best_other >= 1 - the ledger's decision margin on every row\n"
+                 "T5  frac_copy_kernel >= 1/1.3 on rows of 128 to 512 columns\n"
+                 "T6  the kernel's status is Supported\n"
+                 "vs-field        time(fastest framework baseline) / time >= 1.00, >= 64 MiB\n"
+                 "at-limit        frac_limit >= 0.97 on rows moving >= 64 MiB\n"
+                 "short-vs-field  time(fastest framework baseline) / time >= 1.00, < 64 MiB");
+    sml_cli_wrap(f, 0, 0,
+                 "A row with no baseline timed on its cell, or no limit in the ledger, is NOT "
+                 "MEASURED, and so is a target with such a row or no row: never met. "
+                 "docs/BENCHMARKING.md (\"Targets\") has the rules in full.");
+}
+
+static void rules_more(FILE *f) {
+    sml_cli_wrap(f, 0, 0,
+                 "\nThe limit moves the same bytes with the op's own pattern: 1 read + 1 write "
+                 "forward, 2 reads + 1 write backward. The framework baselines are the ledger's "
+                 "records with \"framework\": true (the bench writes it from the kernel's "
+                 "registry line); a softmax-lab-ledger/1 ledger has no such field, and there they "
+                 "are the records of torch, triton, triton_online, liger and cudnn. A row that "
+                 "passes T3, T4 or a field target while a kernel it is compared with on its cell "
+                 "(cudnn; any other; a framework baseline) was timed without the launch hold "
+                 "(`held`: 0) is NOT DECIDED, neither met nor missed: that time includes the "
+                 "host's launch calls. Its target is then NOT MEASURED at best. A row whose check "
+                 "is not ok misses every target it is in.");
+}
+
+static const sml_cli_spec SPEC = {
+    "targets",
+    "LEDGER.json [--kernel NAME] [--json OUT.json] [--md OUT.md]",
+    "The bandwidth and speed targets of one kernel of a ledger written by `softmax-lab bench "
+    "--json` (or --ledger DIR): met / missed rows, read from the ledger alone (no GPU needed).",
+    {SML_OPT_GROUP(NULL, OPTS)},
+    "exit: 0 every target met, 1 a target missed, 2 bad usage or input, or an output could not "
+    "be written (the old file, or none, is left), 3 none missed but one NOT MEASURED or NOT "
+    "DECIDED",
+    rules,
+    rules_more};
+
+const sml_cli_spec *sml_spec_targets(void) { return &SPEC; }
+
+static int on_option(void *ctx, const sml_opt *o, const char *v, char *why, size_t n) {
+    (void)why, (void)n;
+    opts *a = ctx;
+    if (!*v) return -1;
+    *(o->id == G_KERNEL ? &a->kernel : o->id == G_JSON ? &a->json : &a->md) = v;
+    return 0;
 }
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, opts *o) {
     *o = (opts){NULL, "auto", NULL, NULL};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--kernel") || !strcmp(a, "--json") || !strcmp(a, "--md")) {
-            if (i + 1 >= argc || !argv[i + 1][0]) {
-                fprintf(stderr, "softmax-lab targets: %s needs a value\n", a);
-                return 2;
-            }
-            const char **dst = !strcmp(a, "--kernel") ? &o->kernel
-                               : !strcmp(a, "--json") ? &o->json
-                                                      : &o->md;
-            *dst = argv[++i];
-        } else if (!strncmp(a, "--", 2) || (a[0] == '-' && a[1])) {
-            fprintf(stderr, "softmax-lab targets: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        } else if (!o->ledger) {
-            o->ledger = a;
-        } else {
-            fprintf(stderr, "softmax-lab targets: more than one ledger ('%s')\n", a);
-            usage(stderr);
-            return 2;
-        }
-    }
+    int npos;
+    int rc = sml_cli_parse(&SPEC, argc, argv, on_option, o, &o->ledger, 1, &npos, "one ledger");
+    if (rc >= 0) return rc;
     if (!o->ledger) {
-        usage(stderr);
+        fprintf(stderr, "softmax-lab targets: which ledger?\n");
+        sml_cli_usage(stderr, &SPEC);
         return 2;
     }
     /* An output over the ledger (or over the other output) would lose what was just read. */

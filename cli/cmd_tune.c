@@ -10,48 +10,74 @@
 #include "bench/sweeps.h"
 #include "commands.h"
 #include "masks.h"
+#include "options.h"
 #include "io/out_file.h"
 #include "tune/tune.h"
 
 #define ME "softmax-lab tune"
-
-static void usage(FILE *f) {
-    fprintf(
-        f,
-        "usage: softmax-lab tune [--sweep S] [--op OP[,OP]|all] [--dtype D[,D]|all] [--out FILE]\n"
-        "                        [--min-gain X] [--quiet]\n\n"
-        "Times the candidate plans of `auto` (each kernel family's launcher default and a small\n"
-        "grid of its knobs: threads, K, R, cluster size C, stages) on every cell of the sweep on\n"
-        "the GPU at hand, with the bench's method (CUDA events, warm-up, medians, cold L2),\n"
-        "keeps the fastest per cell (the rules' own plan unless another is faster by --min-gain),\n"
-        "merges neighbouring cells into column and row bands, and writes a plan table keyed by\n"
-        "this GPU (name, SMs, DRAM bytes per SM clock). `auto` reads it with --plans FILE or\n"
-        "SML_PLANS=FILE; copied into data/plans/ it ships with the library.\n\n"
-        "  --sweep S        %s (default standard)\n"
-        "  --op OP          softmax, log_softmax, softmax_bwd, log_softmax_bwd, or all (default)\n"
-        "  --dtype D        fp32, fp16, bf16, or all (default: each shape's own dtypes)\n"
-        "  --out FILE       write the table here (default: stdout)\n"
-        "  --min-gain X     keep the rules' plan unless the best is X faster (default 0.01)\n"
-        "  --quiet          no progress lines on stderr\n"
-        "exit: 0 written, 1 a measurement or the write failed (the old file, or none, is left), "
-        "or\n"
-        "      a candidate's launch failed other than as unsupported (the table is written\n"
-        "      without it),\n"
-        "      2 bad usage (nothing written), 3 no GPU (nothing measured)\n",
-        sml_sweep_names());
-}
-
-static int bad(const char *what, const char *v) {
-    fprintf(stderr, ME ": %s '%s' (see softmax-lab tune --help)\n", what, v);
-    return 2;
-}
 
 typedef struct tune_args {
     sml_tune_opts o;
     const char *out;
 } tune_args;
 
-/* 0 parsed, 2 bad usage, -1 help printed. */
+enum { T_SWEEP, T_OP, T_DTYPE, T_OUT, T_MIN_GAIN, T_QUIET };
+
+static const sml_opt OPTS[] = {
+    {"sweep", "S", SML_SWEEP_NAMES, "the cells to time (default standard; bench --help lists them)",
+     NULL, T_SWEEP},
+    {"op", "OP[,OP]", SML_CLI_OP_LIST, "the ops (default all)", NULL, T_OP},
+    {"dtype", "D[,D]", SML_CLI_DTYPE_LIST, "the dtypes (default: each shape's own)", NULL, T_DTYPE},
+    {"out", "FILE", "a file name", "write the table here (default: standard output)", NULL, T_OUT},
+    {"min-gain", "X", "0 or more, under 0.5",
+     "keep the rules' plan unless the best is X faster (default 0.01)", NULL, T_MIN_GAIN},
+    {"quiet", NULL, NULL, "no progress lines on standard error", NULL, T_QUIET},
+};
+
+static const sml_cli_spec SPEC = {
+    "tune",
+    "[--sweep S] [--op OP[,OP]|all] [--dtype D[,D]|all] [--out FILE] [--min-gain X] [--quiet]",
+    "Times the candidate plans of `auto` (each kernel family's launcher default and a small grid "
+    "of its knobs: threads, K, R, cluster size C, stages) on every cell of the sweep on the GPU at "
+    "hand, with the bench's method (CUDA events, warm-up, medians, cold L2), keeps the fastest "
+    "per cell (the rules' own plan unless another is faster by --min-gain), merges neighbouring "
+    "cells into column and row bands, and writes a plan table keyed by this GPU (name, SMs, DRAM "
+    "bytes per SM clock). `auto` reads it with --plans FILE or SML_PLANS=FILE; copied into "
+    "data/plans/ it ships with the library.",
+    {SML_OPT_GROUP(NULL, OPTS)},
+    "exit: 0 written, 1 a measurement or the write failed (the old file, or none, is left), or a "
+    "candidate's launch failed other than as unsupported (the table is written without it), 2 "
+    "bad usage (nothing written), 3 no GPU (nothing measured)",
+    NULL,
+    NULL};
+
+const sml_cli_spec *sml_spec_tune(void) { return &SPEC; }
+
+static int on_option(void *ctx, const sml_opt *o, const char *v, char *why, size_t n) {
+    tune_args *a = ctx;
+    sml_sweep sw;
+    char *end;
+    switch (o->id) {
+    case T_QUIET: a->o.progress = 0; return 0;
+    case T_SWEEP:
+        if (sml_sweep_get(v, &sw) != SML_OK) return -1;
+        a->o.sweep = v;
+        return 0;
+    case T_OP: return sml_cli_parse_mask(v, 1, &a->o.ops, why, n) ? 0 : -1;
+    case T_DTYPE: return sml_cli_parse_mask(v, 0, &a->o.dtypes, why, n) ? 0 : -1;
+    case T_OUT:
+        if (!*v || v[strlen(v) - 1] == '/') return -1;
+        a->out = v;
+        return 0;
+    case T_MIN_GAIN:
+        errno = 0;
+        a->o.min_gain = strtod(v, &end);
+        return !*v || *end || errno || !(a->o.min_gain >= 0 && a->o.min_gain < 0.5) ? -1 : 0;
+    default: return -1;
+    }
+}
+
+/* -1 parsed, else the exit status (0 after --help, 2 bad usage). */
 static int parse(int argc, char **argv, tune_args *a) {
     memset(a, 0, sizeof *a);
     a->o.sweep = "standard";
@@ -59,40 +85,8 @@ static int parse(int argc, char **argv, tune_args *a) {
     a->o.dtypes = SML_DTYPES_ALL;
     a->o.min_gain = 0.01;
     a->o.progress = 1;
-    for (int i = 0; i < argc; i++) {
-        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            usage(stdout);
-            return -1;
-        }
-        if (!strcmp(f, "--quiet")) {
-            a->o.progress = 0;
-            continue;
-        }
-        if (!v) return bad("a value is missing after", f);
-        i++;
-        sml_sweep sw;
-        char *end;
-        if (!strcmp(f, "--sweep")) {
-            if (sml_sweep_get(v, &sw) != SML_OK) return bad("unknown sweep", v);
-            a->o.sweep = v;
-        } else if (!strcmp(f, "--op")) {
-            if (!sml_cli_parse_mask(v, 1, &a->o.ops)) return bad("unknown op in --op", v);
-        } else if (!strcmp(f, "--dtype")) {
-            if (!sml_cli_parse_mask(v, 0, &a->o.dtypes)) return bad("unknown dtype in --dtype", v);
-        } else if (!strcmp(f, "--out")) {
-            if (!*v || v[strlen(v) - 1] == '/') return bad("--out needs a file name, not", v);
-            a->out = v;
-        } else if (!strcmp(f, "--min-gain")) {
-            errno = 0;
-            a->o.min_gain = strtod(v, &end);
-            if (!*v || *end || errno || !(a->o.min_gain >= 0 && a->o.min_gain < 0.5))
-                return bad("--min-gain takes a number from 0 to 0.5, not", v);
-        } else {
-            return bad("unknown option", f);
-        }
-    }
-    return 0;
+    int npos;
+    return sml_cli_parse(&SPEC, argc, argv, on_option, a, NULL, 0, &npos, NULL);
 }
 
 /* The table into a.out (or stdout), whole or not at all. */
@@ -129,7 +123,7 @@ static int write_table(const tune_args *a, const sml_plan_table *t, size_t ncell
 int sml_cmd_tune(int argc, char **argv) {
     tune_args a;
     const int rc = parse(argc, argv, &a);
-    if (rc) return rc < 0 ? 0 : rc;
+    if (rc >= 0) return rc;
     char err[1024];
     sml_out_file
         probe; /* an --out that cannot be written is bad usage, found before minutes of timing */

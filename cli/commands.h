@@ -16,6 +16,18 @@ int sml_cmd_targets(int argc, char **argv); /* cmd_targets.c */
 int sml_cmd_tune(int argc, char **argv);    /* cmd_tune.c */
 int sml_cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 
+/* Each command's options, help and reference section (options.h), from its own file. */
+struct sml_cli_spec;
+const struct sml_cli_spec *sml_spec_list(void);
+const struct sml_cli_spec *sml_spec_bench(void);
+const struct sml_cli_spec *sml_spec_check(void);
+const struct sml_cli_spec *sml_spec_replay(void);
+const struct sml_cli_spec *sml_spec_compare(void);
+const struct sml_cli_spec *sml_spec_plot(void);
+const struct sml_cli_spec *sml_spec_targets(void);
+const struct sml_cli_spec *sml_spec_tune(void);
+const struct sml_cli_spec *sml_spec_merge(void);
+
 /* The real standard output while the command's own goes to standard error ("--json -",
  * "--md -"); -1 when standard output is itself. */
 int sml_cli_stdout(void);

@@ -12,18 +12,18 @@
 #include "core/rng.h"
 #include "io/out_file.h"
 #include "io/per_device.h"
+#include "options.h"
 #include "report/ledger_write.h"
 #include "report/table.h"
 #include "softmax_lab_plugin.h"
 
-const char *sml_cli_devices_help(void) {
-    return "  --devices D[,D]  the GPUs to use (indices as CUDA_VISIBLE_DEVICES shows them; "
-           "default:\n"
-           "                   every visible GPU): with several, one worker process per GPU runs\n"
-           "                   its slice of the cases (--shard i/n) and the slices are merged "
-           "into\n"
-           "                   the 1-GPU run's result (softmax-lab merge)\n";
-}
+const sml_opt sml_cli_devices_opts[1] = {
+    {"devices", "D[,D]", "GPU indices as CUDA_VISIBLE_DEVICES shows them, comma-separated",
+     "the GPUs to use (default: every visible GPU), one worker process each",
+     "with several, one worker process per GPU runs its slice of the cases (--shard i/n) and the "
+     "slices are merged into the 1-GPU run's result (softmax-lab merge; docs/SCALING.md)",
+     0},
+};
 
 static int has(int argc, char **argv, const char *flag) {
     for (int i = 0; i < argc; i++)
@@ -297,9 +297,10 @@ int sml_cli_devices(const char *cmd, int *argc, char **argv) {
     const char *spec = NULL;
     int n = 0;
     for (int i = 0; i < *argc; i++) {
-        if (!strcmp(argv[i], "--devices")) {
+        if (sml_opt_is(argv[i], sml_cli_devices_opts)) {
             if (i + 1 >= *argc) {
-                fprintf(stderr, "softmax-lab %s: --devices needs a list of GPUs (e.g. 0,1)\n", cmd);
+                fprintf(stderr, "softmax-lab %s: --devices needs a value (valid: %s)\n", cmd,
+                        sml_cli_devices_opts[0].values);
                 return 2;
             }
             spec = argv[++i];

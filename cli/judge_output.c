@@ -13,6 +13,7 @@
 #include "check_report.h"
 #include "prop/repro.h"
 #include "core/dtype.h"
+#include "masks.h"
 #include "reference/reference.h"
 #include "io/path_same.h"
 
@@ -93,14 +94,12 @@ static int refuse_clash(const sml_check_input_args *a, const char *saved) {
 /* The op (into *op) and the flags that go with it: 1 if they are usable, else 0 after the
  * message. */
 static int usable_args(const sml_check_input_args *a, sml_op *op) {
-    *op = SML_SOFTMAX;
-    if (a->op && sml_op_parse(a->op, op) != SML_OK) {
-        fprintf(stderr,
-                ME ": --output judges one op: softmax, log_softmax, softmax_bwd or "
-                   "log_softmax_bwd, not '%s'\n",
-                a->op);
+    int one = SML_SOFTMAX;
+    if (a->op && !sml_cli_mask_one(a->ops, &one)) {
+        fprintf(stderr, ME ": --output judges one op (valid: " SML_CLI_OPS "), not '%s'\n", a->op);
         return 0;
     }
+    *op = (sml_op)one;
     if (a->kernel) {
         fprintf(stderr, ME ": --output judges a given output; --kernel runs kernels on --input: "
                            "use one or the other\n");

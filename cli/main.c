@@ -9,34 +9,40 @@
 
 #include "argv_norm.h"
 #include "commands.h"
+#include "options.h"
 #include "plans_flag.h"
 #include "plugins.h"
 #include "softmax_lab_cli.h"
 #include "worker/worker.h"
 
 /* Every command: its name, its function, whether it takes a kernel (and so --load and
- * SML_LOAD, plugins.c), whether it runs `auto` (and so --plans), and its line in the usage. */
+ * SML_LOAD, plugins.c), whether it runs `auto` (and so --plans), its line in the usage, and
+ * its options table (the help and the reference's section). */
 static const struct {
     const char *name;
     int (*run)(int, char **);
     int takes_load; /* --load PATH: plugin kernels (plugins.c); 2: SML_LOAD too (it runs kernels) */
     int takes_plans; /* --plans PATH|off and SML_PLANS: auto's plan table (plans_flag.c) */
     const char *help;
+    const sml_cli_spec *(*spec)(void);
 } COMMANDS[] = {
     {"bench", sml_cmd_bench, 2, 1,
-     "time backends on shapes or named sweeps; write the decision ledger"},
+     "time backends on shapes or named sweeps; write the decision ledger", sml_spec_bench},
     {"check", sml_cmd_check, 2, 1,
-     "run the property suite, or check kernels on your own .npy logits"},
-    {"replay", sml_cmd_replay, 2, 1, "re-run a saved reproducer and say whether it still fails"},
+     "run the property suite, or check kernels on your own .npy logits", sml_spec_check},
+    {"replay", sml_cmd_replay, 2, 1, "re-run a saved reproducer and say whether it still fails",
+     sml_spec_replay},
     {"compare", sml_cmd_compare, 1, 0,
-     "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR"},
-    {"plot", sml_cmd_plot, 0, 0, "SVG of GB/s against columns per backend from a ledger JSON"},
+     "compare two benchmark JSON files: FAST / SLOW / SAME / UNCLEAR", sml_spec_compare},
+    {"plot", sml_cmd_plot, 0, 0, "SVG of GB/s against columns per backend from a ledger JSON",
+     sml_spec_plot},
     {"targets", sml_cmd_targets, 1, 0,
-     "the bandwidth targets T1-T6 for one kernel of a ledger JSON: met / missed rows"},
+     "the bandwidth targets of one kernel of a ledger JSON: met / missed rows", sml_spec_targets},
     {"merge", sml_cmd_merge, 0, 0,
-     "join the results of a run's shards (--shard K/N) into one report"},
-    {"tune", sml_cmd_tune, 0, 0, "time auto's candidate plans on this GPU; write its plan table"},
-    {"list", sml_cmd_list, 2, 0, "print the kernel registry"},
+     "join the results of a run's shards (--shard K/N) into one report", sml_spec_merge},
+    {"tune", sml_cmd_tune, 0, 0, "time auto's candidate plans on this GPU; write its plan table",
+     sml_spec_tune},
+    {"list", sml_cmd_list, 2, 0, "print the kernel registry", sml_spec_list},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
@@ -52,8 +58,9 @@ static const char *prog_name(const char *argv0) {
 static void usage(FILE *f, const char *prog) {
     fprintf(f,
             "usage: %s COMMAND [options]   (%s help COMMAND, or COMMAND --help)\n"
-            "       %s --version\n\n",
-            prog, prog, prog);
+            "       %s --version\n"
+            "       %s help --reference   (every command's options: docs/CLI.md)\n\n",
+            prog, prog, prog, prog);
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].help);
     fprintf(f,
@@ -194,6 +201,23 @@ static int run_command(const char *prog, const char *name, int argc, char **argv
     return 2;
 }
 
+/* docs/CLI.md: the usage, then every command's section from its table, each with the shared
+ * options it takes. */
+static void print_reference(void) {
+    printf("# The softmax-lab command line\n\n"
+           "<!-- Made by `softmax-lab help --reference` from the commands' option tables "
+           "(cli/);\n     test_cli_help fails when this file differs from it. -->\n\n```\n");
+    usage(stdout, "softmax-lab");
+    printf("```\n");
+    const sml_opt_group load = SML_OPT_GROUP("Plugin kernels", sml_cli_plugin_opts),
+                        plans = SML_OPT_GROUP("Plan tables", sml_cli_plans_opts);
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        sml_cli_reference(stdout, COMMANDS[i].spec());
+        if (COMMANDS[i].takes_load) sml_cli_reference_group(stdout, &load);
+        if (COMMANDS[i].takes_plans) sml_cli_reference_group(stdout, &plans);
+    }
+}
+
 int sml_cli_main(int argc, char **argv) {
     /* Past a file-size limit a write must fail (and be reported, the old file kept) rather
      * than kill the process half-way through it. */
@@ -222,6 +246,10 @@ int sml_cli_main(int argc, char **argv) {
     /* A worker process judged kernels run in (src/worker/worker.h), started by a supervisor. */
     if (!strcmp(argv[1], "__worker"))
         return sml_cli_run_with_plugins("__worker", sml_worker_main, argc - 2, argv + 2, 1);
+    if (!strcmp(argv[1], "help") && argc == 3 && !strcmp(argv[2], "--reference")) {
+        print_reference();
+        return 0;
+    }
     if (!strcmp(argv[1], "help")) {
         if (argc > 3) {
             fprintf(stderr, "%s help: one command at a time\n", prog);

@@ -8,26 +8,28 @@
 #include <string.h>
 
 #include "core/plan_cache.h"
+#include "options.h"
+
+const sml_opt sml_cli_plans_opts[1] = {
+    {"plans", "PATH|off", "the path of a plan table for this GPU, or off",
+     "auto's plan table (env SML_PLANS; default: the shipped table of this GPU, if any)",
+     "softmax-lab tune writes them; off: the rules everywhere. A bad table, or one for another "
+     "GPU, exits 2",
+     0},
+};
 
 void sml_cli_plans_help(void) {
-    printf(
-        "\nPlan tables (what `auto` runs on a GPU it was tuned on; softmax-lab tune writes them):\n"
-        "  --plans PATH     auto uses the plan table at PATH (it must be for this GPU), or\n"
-        "                   none with --plans off (the rules everywhere); a bad table exits 2\n"
-        "  SML_PLANS=PATH   the same from the environment; without either, the shipped table\n"
-        "                   of this GPU, if there is one\n");
+    const sml_opt_group g = SML_OPT_GROUP("Plan tables", sml_cli_plans_opts);
+    sml_cli_help_group(stdout, &g);
 }
 
-/* Remove --plans PATH / --plans=PATH; *path the last one given, "" when one had no value. */
+/* Remove --plans PATH (the arguments are normalised: argv_norm.h); *path the last one given,
+ * "" when one had no value. */
 static void strip(int *argc, char **argv, const char **path) {
     int n = 0;
     for (int i = 0; i < *argc; i++) {
-        if (!strcmp(argv[i], "--plans")) {
+        if (sml_opt_is(argv[i], sml_cli_plans_opts)) {
             *path = i + 1 < *argc ? argv[++i] : "";
-            continue;
-        }
-        if (!strncmp(argv[i], "--plans=", 8)) {
-            *path = argv[i] + 8;
             continue;
         }
         argv[n++] = argv[i];
@@ -75,7 +77,8 @@ int sml_cli_take_plans(const char *name, int *argc, char **argv) {
         if (!path || !*path) return 0;
     }
     if (!*path) {
-        fprintf(stderr, "softmax-lab %s: --plans needs a table's path or off\n", name);
+        fprintf(stderr, "softmax-lab %s: --plans needs a value (valid: %s)\n", name,
+                sml_cli_plans_opts[0].values);
         return 2;
     }
     if (!strcmp(path, "off")) return setenv("SML_PLANS", "off", 1) ? 2 : 0;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/internal.h"
+#include "options.h"
 #include "softmax_lab_plugin.h"
 
 /* A library that someone else could have replaced is code nobody vouched for: refused when
@@ -82,15 +83,21 @@ static int load_env(const char *name, int allow_writable) {
     return rc;
 }
 
+const sml_opt sml_cli_plugin_opts[2] = {
+    {"load", "PATH", "the path of a shared library exporting sml_plugin_kernels",
+     "load the library's kernels first (repeatable; env SML_LOAD=P1:P2)",
+     "they are listed, checked, benchmarked and replayed like built-in ones "
+     "(softmax_lab_plugin.h). "
+     "SML_LOAD's libraries (paths only) are loaded before --load's; compare and targets, which "
+     "run no kernel, ignore it",
+     0},
+    {"allow-writable-plugin", NULL, NULL, "load a library although group or others may write it",
+     "refused by default: the library or its folder writable by group or others", 1},
+};
+
 static void help(void) {
-    printf(
-        "\nPlugin kernels (shared libraries exporting sml_plugin_kernels, softmax_lab_plugin.h):\n"
-        "  --load PATH      load the kernels of the library at PATH first (repeatable); they are\n"
-        "                   listed, checked, benchmarked and replayed like built-in ones\n"
-        "  SML_LOAD=P1:P2   the same from the environment (loaded before --load; paths only;\n"
-        "                   ignored by compare and targets, which run no kernel)\n"
-        "  --allow-writable-plugin  load a library even when it or its folder is writable by\n"
-        "                   group or others (refused by default)\n");
+    const sml_opt_group g = SML_OPT_GROUP("Plugin kernels", sml_cli_plugin_opts);
+    sml_cli_help_group(stdout, &g);
 }
 
 int sml_cli_run_with_plugins(const char *name, int (*cmd)(int, char **), int argc, char **argv,
@@ -105,26 +112,18 @@ int sml_cli_run_with_plugins(const char *name, int (*cmd)(int, char **), int arg
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) asks_help = 1;
-        if (!strcmp(a, "--allow-writable-plugin")) {
+        if (sml_opt_is(a, &sml_cli_plugin_opts[1])) {
             allow_writable = 1;
             continue;
         }
-        if (!strcmp(a, "--load")) {
+        if (sml_opt_is(a, &sml_cli_plugin_opts[0])) {
             if (i + 1 >= argc || !argv[i + 1][0]) {
-                fprintf(stderr, "softmax-lab %s: --load needs a library path\n", name);
+                fprintf(stderr, "softmax-lab %s: --load needs a value (valid: %s)\n", name,
+                        sml_cli_plugin_opts[0].values);
                 free(paths);
                 return 2;
             }
             paths[npaths++] = argv[++i];
-            continue;
-        }
-        if (!strncmp(a, "--load=", 7)) {
-            if (!a[7]) {
-                fprintf(stderr, "softmax-lab %s: --load needs a library path\n", name);
-                free(paths);
-                return 2;
-            }
-            paths[npaths++] = a + 7;
             continue;
         }
         argv[n++] = argv[i];

@@ -26,6 +26,11 @@ install(TARGETS softmax_lab softmax_lab_cli softmax-lab softmax-lab-edge-shapes 
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/plans/ DESTINATION ${CMAKE_INSTALL_DATADIR}/softmax_lab/plans
         FILES_MATCHING PATTERN "*.plans")
+# The saved regressions `check` replays first wherever it runs (cli/regressions.h).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/tests/regressions/
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/softmax_lab/regressions)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/tests/mutants/corpus/
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/softmax_lab/mutants-corpus)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ ${PROJECT_BINARY_DIR}/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(EXPORT softmax_lab_targets NAMESPACE softmax_lab:: FILE softmax_labTargets.cmake

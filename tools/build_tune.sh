@@ -25,7 +25,19 @@ done
 sed -i -e 's|#include "kernels/common.cuh"|#include "common.cuh"|' -e 's|#include "kernels/auto_dispatch.h"|#include "auto_dispatch.h"|' \
        -e '/#include "kernels\/launchers.h"/d' -e 's/extern "C" sml_status sml_launch_/sml_status v1_launch_/' \
        -e 's/sml_launch_\(warp\|block\|online\|split\|auto\)(/v1_launch_\1(/g' "$W"/v1/*.cu
-cp "$ROOT/tools/tune_v1.cu" "$W/v1.cu"
+# The v1 kernels in a namespace, their launchers under v1_* names (tune.cu calls them).
+{
+  printf '#include <cooperative_groups.h>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n'
+  printf '#include <cuda_runtime.h>\n#include <float.h>\n#include <stdint.h>\n#include <string.h>\n'
+  printf '#include "softmax_lab.h"\nnamespace v1 {\n'
+  for f in common.cuh softmax_warp.cu softmax_block.cu softmax_online.cu softmax_split.cu softmax_auto.cu; do
+    printf '#include "v1/%s"\n' "$f"
+  done
+  printf '} // namespace v1\n'
+  for k in auto warp block online split; do
+    printf 'extern "C" sml_status v1_%s(sml_handle *h, const sml_problem *p) { return v1::v1_launch_%s(h, p); }\n' "$k" "$k"
+  done
+} > "$W/v1.cu"
 I="-I$ROOT -I$ROOT/include -I$ROOT/src -I$W"
 nvcc -O3 -arch=sm_90 -std=c++17 $I -c "$W/v1.cu" -o "$W/v1.o"
 nvcc -O3 -arch=sm_90 -std=c++17 $I -c "$ROOT/tools/tune.cu" -o "$W/tune.o"

@@ -390,19 +390,39 @@ def _split_load(env):
     return parts
 
 
+def _take_verbose(argv):
+    """--verbose, anywhere among the options (before "--"), taken out: True if it was there."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    verbose = "--verbose" in argv[:end]
+    if verbose:
+        argv[:end] = [a for a in argv[:end] if a != "--verbose"]
+    return verbose
+
+
+def _unavailable(skipped, out):
+    """One line per framework backend that is not registered here, and why."""
+    for name, why in sorted(skipped.items()):
+        out.write("python backend %s: not available: %s\n" % (name, why))
+    out.flush()
+
+
 def main(argv=None, prog="python3 -m softmax_lab"):
-    """`python -m softmax_lab`: the Python backends registered, then the command line run."""
+    """`python -m softmax_lab`: the Python backends registered, then the command line run.
+
+    Nothing is written to stderr unless something goes wrong or --verbose asks: the backends
+    that are not available here are listed by `list` on stdout (with --verbose, by every
+    command on stderr)."""
     from .backends import register_all
     argv = list(sys.argv[1:] if argv is None else argv)
-    quiet = not argv or argv[0] in ("-h", "--help", "help", "--version")
+    verbose = _take_verbose(argv)
     try:
         done, skipped = register_all()
     except _native.LibraryNotFound as e:
         sys.stderr.write("%s\n" % e)
         return 2
-    if not quiet and argv[0] in ("list", "check", "bench") and not os.environ.get("SML_CMD_FD"):
-        for name, why in skipped.items():
-            sys.stderr.write("softmax_lab: backend %s not available: %s\n" % (name, why))
+    worker = bool(os.environ.get("SML_CMD_FD")) or (bool(argv) and argv[0] == "__worker")
+    if verbose and not worker:
+        _unavailable(skipped, sys.stderr)
     # `python -m` puts the current directory first on sys.path: replay imports nothing from it
     # (a reproducer from elsewhere must not run a module that happens to lie here) unless told.
     if argv and argv[0] == "replay":
@@ -426,7 +446,12 @@ def main(argv=None, prog="python3 -m softmax_lab"):
     except ImportError as e:
         sys.stderr.write("softmax_lab: cannot import a Python kernel module: %s\n" % e)
         return 2
-    return run_cli(argv, prog, isolate=not child)
+    rc = run_cli(argv, prog, isolate=not child)
+    # `list` shows what this build and this Python can run: the backends left out too.
+    if (rc == 0 and argv and argv[0] == "list" and not child
+            and not any(a in ("--json", "-h", "--help") for a in argv[1:])):
+        _unavailable(skipped, sys.stdout)
+    return rc
 
 
 def console_main():

@@ -72,9 +72,7 @@ sml_status sml_sweep_get(const char *name, sml_sweep *out) {
     return SML_ERR_INVALID_ARG;
 }
 
-const char *sml_sweep_names(void) {
-    return "seeds, seed-row-fusion, seed-cutedsl, cols, long, short, standard";
-}
+const char *sml_sweep_names(void) { return SML_SWEEP_NAMES; }
 
 void sml_sweep_describe(const char *name, char *buf, size_t n) {
     sml_sweep s;

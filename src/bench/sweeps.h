@@ -29,6 +29,7 @@ typedef struct sml_sweep {
 sml_status sml_sweep_get(const char *name, sml_sweep *out);
 /* The names, for --help: "seeds, cols, long, short, standard". */
 const char *sml_sweep_names(void);
+#define SML_SWEEP_NAMES "seeds, seed-row-fusion, seed-cutedsl, cols, long, short, standard"
 /* One line describing a sweep's shapes, for --help and the ledger. */
 void sml_sweep_describe(const char *name, char *buf, size_t n);
 

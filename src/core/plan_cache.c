@@ -10,10 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifndef SML_PLANS_RELDIR
-#define SML_PLANS_RELDIR "../share/softmax_lab/plans"
+#ifndef SML_SHARE_RELDIR
+#define SML_SHARE_RELDIR "../share/softmax_lab"
 #endif
-#define SML_PLANS_BUILD_RELDIR "../share/softmax_lab/plans"
+#define SML_SHARE_BUILD_RELDIR "../share/softmax_lab"
 
 void sml_plan_slot_free(sml_plan_slot *s) {
     if (!s) return;
@@ -32,9 +32,9 @@ static int is_dir(const char *p) {
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int sml_plans_data_dir(char *buf, size_t n) {
+int sml_data_dir(const char *sub, char *buf, size_t n) {
     Dl_info info;
-    if (!dladdr((void *)&sml_plans_data_dir, &info) || !info.dli_fname) return 0;
+    if (!dladdr((void *)&sml_data_dir, &info) || !info.dli_fname) return 0;
     char lib[1024];
     if (snprintf(lib, sizeof lib, "%s", info.dli_fname) >= (int)sizeof lib) return 0;
     char *slash = strrchr(lib, '/');
@@ -42,14 +42,16 @@ int sml_plans_data_dir(char *buf, size_t n) {
         *slash = 0;
     else
         snprintf(lib, sizeof lib, ".");
-    static const char *const REL[] = {SML_PLANS_RELDIR, SML_PLANS_BUILD_RELDIR};
+    static const char *const REL[] = {SML_SHARE_RELDIR, SML_SHARE_BUILD_RELDIR};
     for (size_t i = 0; i < sizeof REL / sizeof REL[0]; i++) {
-        if (snprintf(buf, n, "%s/%s", lib, REL[i]) >= (int)n) continue;
+        if (snprintf(buf, n, "%s/%s/%s", lib, REL[i], sub) >= (int)n) continue;
         if (is_dir(buf)) return 1;
     }
     buf[0] = 0;
     return 0;
 }
+
+int sml_plans_data_dir(char *buf, size_t n) { return sml_data_dir("plans", buf, n); }
 
 /* Load path into slot if it is a good table for gpu; 1 when it is. */
 static int try_table(const char *path, const sml_plan_key *gpu, sml_plan_slot *slot) {

@@ -44,8 +44,11 @@ void sml_plan_cache_free(struct sml_plan_cache *c);
  * data directory as above; dir (may be NULL: the library's own) replaces the data directory. */
 void sml_plans_lookup(const sml_plan_key *gpu, const char *dir, sml_plan_slot *slot);
 
-/* The shipped tables' directory: share/softmax_lab/plans beside the library's lib/ (the first
- * that exists of the install layout and the build tree's). 0 when none is found. */
+/* A folder of the data installed with the library: share/softmax_lab/SUB beside the library's
+ * lib/ (the first that exists of the install layout and the build tree's), into buf. 0 when
+ * none is found. */
+int sml_data_dir(const char *sub, char *buf, size_t n);
+/* The shipped tables' directory: sml_data_dir("plans"). */
 int sml_plans_data_dir(char *buf, size_t n);
 
 /* The GPU key of device dev (name, SMs, DRAM bytes per SM clock). SML_ERR_NO_DEVICE without

@@ -116,148 +116,194 @@ void sml_prop_config_env(sml_prop_config *cfg) {
         fprintf(stderr, "warning: SML_PROP_SECONDS='%s' is not a number; ignored\n", v);
 }
 
-/* One line of --props' help per property: "      name: what it checks". */
-#define PROP_HELP_(id, name, ops, help) "                     " #name ": " help "\n"
+/* The engine's flags, one table (core/opt.h): what sml_prop_config_flag parses and what the
+ * help of every driver says. */
+enum {
+    F_SEED = 1,
+    F_CASES,
+    F_SECONDS,
+    F_THREADS,
+    F_LONG,
+    F_PROPS,
+    F_CASE,
+    F_LEVEL,
+    F_NO_SHRINK,
+    F_SAVE,
+    F_REGRESSIONS,
+    F_SHARD,
+    F_CASE_TIMEOUT
+};
+
+#define PROP_NAME_(id, name, ops, help) #name ", "
+
+const sml_opt sml_prop_flags[] = {
+    {"seed", "S", "a number (decimal or 0x hex) or random", "the run's seed (env SML_PROP_SEED)",
+     "each case's seed derives from it and its index, so a seed names the same cases on any "
+     "machine",
+     F_SEED},
+    {"cases", "N", "a count of at least 1 (0 cases would check nothing)",
+     "cases per kernel, op and dtype (env SML_PROP_CASES)", NULL, F_CASES},
+    {"seconds", "S", "seconds, 0 or more (0: no cap)",
+     "cap the whole run's wall time (env SML_PROP_SECONDS)",
+     "a run the cap stops before its cases are done is INCOMPLETE (exit 4), never a pass",
+     F_SECONDS},
+    {"threads", "N", "0 to 16 (0: one per core)",
+     "host threads running kernel/op/dtype runs side by side (env SML_PROP_THREADS)", NULL,
+     F_THREADS},
+    {"long", NULL, NULL, "nightly profile: 100,000 cases, bigger shapes (env SML_PROP_LONG=1)",
+     "the seed is drawn afresh unless --seed is given", F_LONG},
+    {"props", "P[,P]", SML_PROP_LIST(PROP_NAME_) "all",
+     "only these properties (docs/PROPERTIES.md)", NULL, F_PROPS},
+    {"case", "I", "a case index, 0 or more",
+     "run only case I (with --level L), as a failure's rerun line says", NULL, F_CASE},
+    {"level", "L", "0 to 100", "the size level of --case", NULL, F_LEVEL},
+    {"no-shrink", NULL, NULL, "report failures as drawn, not shrunk", NULL, F_NO_SHRINK},
+    {"save", "DIR", "a folder name (made when needed)",
+     "write a reproducer of each failure into DIR", NULL, F_SAVE},
+    {"regressions", "DIR[:DIR]", "existing folders, ':' between them, or none",
+     "replay the reproducers under each DIR first, not the default corpus (none: no replay)",
+     "without it check replays the folders of SML_REGRESSIONS=DIR[:DIR], else the corpus "
+     "installed with softmax-lab and ./tests/regressions and ./tests/mutants/corpus where they "
+     "exist",
+     F_REGRESSIONS},
+    {"shard", "K/N", "K/N with 1 <= K <= N",
+     "run the K-th of N slices of the cases, for softmax-lab merge (env SML_SHARD)",
+     "slice K holds every N-th case index from K-1", F_SHARD},
+    {"case-timeout", "S", "seconds, 0 or more (0: derived from the case)",
+     "a kernel launch's deadline; past it, the launch runs again alone under 10 x S",
+     "only a launch that does not finish alone is a FAIL (a hang); the default is 200 times the "
+     "double reference's time for the case here, at least 4 s",
+     F_CASE_TIMEOUT},
+};
+
+const size_t sml_prop_nflags = sizeof sml_prop_flags / sizeof sml_prop_flags[0];
 
 const char *sml_prop_flags_help(void) {
-    return "  --seed S         run seed (decimal, 0x hex, or 'random'); env SML_PROP_SEED\n"
-           "  --cases N        cases per kernel, op and dtype (at least 1); env SML_PROP_CASES\n"
-           "  --seconds S      cap the whole run's wall time (0: none); a run it stops before its\n"
-           "                   cases are done is INCOMPLETE (exit 4); env SML_PROP_SECONDS\n"
-           "  --case-timeout S  a launch past S seconds runs again alone under 10 x S before it\n"
-           "                   counts as a hang (default: from the case's size, at least 4 s)\n"
-           "  --threads N      host threads running kernel/op/dtype runs side by side (0: one per\n"
-           "                   core, at most 16); env SML_PROP_THREADS\n"
-           "  --long           nightly profile: 100,000 cases, bigger shapes; env SML_PROP_LONG=1\n"
-           "  --props P[,P]    only these properties (docs/PROPERTIES.md):\n" SML_PROP_LIST(
-               PROP_HELP_) "  --case I --level L   run only case I at size level L (0..100), as a "
-                           "failure prints\n"
-                           "  --no-shrink      report failures as drawn\n"
-                           "  --save DIR       write reproducers of failures into DIR\n"
-                           "  --shard K/N      run the K-th of N slices of the cases (1-based; "
-                           "every N-th case\n"
-                           "                   index from K-1), for softmax-lab merge; env "
-                           "SML_SHARD\n"
-                           "  --regressions DIR[:DIR]  replay the reproducers under each DIR first "
-                           "('none': skip)\n";
+    static char text[4096];
+    if (text[0]) return text;
+    size_t used = 0;
+    for (size_t i = 0; i < sml_prop_nflags && used < sizeof text; i++) {
+        const sml_opt *o = &sml_prop_flags[i];
+        char left[64];
+        snprintf(left, sizeof left, "  --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        used += (size_t)snprintf(text + used, sizeof text - used, "%-24s%s\n", left, o->help);
+    }
+    return text;
 }
 
-static int need(int argc, char **argv, int *i, const char **val) {
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "%s needs a value\n", argv[*i]);
-        return 0;
+/* --regressions DIR[:DIR]: each one a folder (a wrong name replayed nothing, silently). */
+static int regressions_ok(const char *v, char *why, size_t n) {
+    for (const char *d = v; strcmp(v, "none") && *d;) {
+        size_t len = strcspn(d, ":");
+        char dir[2048];
+        struct stat st;
+        int found = 0;
+        if (len > 0 && len < sizeof dir) {
+            memcpy(dir, d, len);
+            dir[len] = 0;
+            found = stat(dir, &st) == 0;
+        }
+        if (len == 0 || len >= sizeof dir || !found || !S_ISDIR(st.st_mode)) {
+            snprintf(why, n, "%.*s: %s", (int)(len < 200 ? len : 200), d,
+                     len == 0 ? "an empty folder name"
+                     : found  ? "not a directory"
+                              : "no such directory");
+            return 0;
+        }
+        d += len + (d[len] == ':');
     }
-    *val = argv[++*i];
     return 1;
 }
 
-int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
-    const char *a = argv[*i], *v;
-    if (!strcmp(a, "--long")) {
-        sml_prop_config cur = *cfg;
-        sml_prop_config_init(cfg, SML_PROP_PROFILE_LONG);
-        cfg->replay_cmd = cur.replay_cmd;
-        cfg->rerun_cmd = cur.rerun_cmd;
-        cfg->save_dir = cur.save_dir;
-        cfg->regressions_dir = cur.regressions_dir;
-        cfg->log = cur.log;
-        cfg->progress = cur.progress;
-        cfg->props = cur.props;
-        cfg->threads = cur.threads;
-        cfg->shard = cur.shard;
-        cfg->total_seconds = cur.total_seconds;
-        cfg->case_timeout = cur.case_timeout;
-        *i += 1;
-        return 1;
+static int props_mask(const char *v, unsigned *out) {
+    unsigned mask = 0;
+    char buf[512];
+    if (snprintf(buf, sizeof buf, "%s", v) >= (int)sizeof buf) return 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        sml_prop_id p;
+        if (!strcmp(t, "all"))
+            mask = SML_PROPS_ALL;
+        else if (sml_prop_parse(t, &p) == SML_OK)
+            mask |= 1u << p;
+        else
+            return 0;
     }
-    if (!strcmp(a, "--no-shrink")) {
-        cfg->shrink = 0;
-        *i += 1;
-        return 1;
-    }
-    int known = !strcmp(a, "--seed") || !strcmp(a, "--cases") || !strcmp(a, "--seconds") ||
-                !strcmp(a, "--case-timeout") || !strcmp(a, "--props") || !strcmp(a, "--case") ||
-                !strcmp(a, "--level") || !strcmp(a, "--save") || !strcmp(a, "--regressions") ||
-                !strcmp(a, "--threads") || !strcmp(a, "--shard");
-    if (!known) return 0;
-    if (!need(argc, argv, i, &v)) return -1;
-    int ok = 1;
-    char why[128] = "";
-    if (!strcmp(a, "--seed"))
-        ok = parse_seed(v, &cfg->seed);
-    else if (!strcmp(a, "--shard"))
-        ok = sml_shard_parse(v, &cfg->shard, why, sizeof why);
-    else if (!strcmp(a, "--cases")) {
-        int64_t n;
-        ok = parse_i64(v, &n) && n >= 1; /* 0 cases would check nothing and call it a pass */
-        if (ok) cfg->max_cases = n;
-    } else if (!strcmp(a, "--seconds")) {
-        ok = parse_f(v, &cfg->total_seconds);
-    } else if (!strcmp(a, "--case-timeout")) {
-        ok = parse_f(v, &cfg->case_timeout) && cfg->case_timeout > 0;
-    } else if (!strcmp(a, "--threads")) {
-        int64_t t;
-        ok = parse_i64(v, &t) && t <= SML_PROP_MAX_THREADS;
-        if (ok) cfg->threads = (int)t;
-    } else if (!strcmp(a, "--case"))
-        ok = parse_i64(v, &cfg->only_case);
-    else if (!strcmp(a, "--level")) {
-        int64_t l;
-        ok = parse_i64(v, &l) && l <= 100;
-        if (ok) cfg->only_level = (int)l;
-    } else if (!strcmp(a, "--save")) {
-        ok = *v != 0; /* "" would lose every reproducer */
-        if (ok) cfg->save_dir = v;
-    } else if (!strcmp(a, "--regressions")) {
-        /* Each folder of DIR[:DIR] must be one: a wrong name replayed nothing, silently. */
-        for (const char *d = v; strcmp(v, "none") && *d;) {
-            size_t n = strcspn(d, ":");
-            char dir[2048];
-            struct stat st;
-            int found = 0;
-            if (n > 0 && n < sizeof dir) {
-                memcpy(dir, d, n);
-                dir[n] = 0;
-                found = stat(dir, &st) == 0;
-            }
-            if (n == 0 || n >= sizeof dir || !found || !S_ISDIR(st.st_mode)) {
-                fprintf(stderr, "--regressions: %.*s: %s\n", (int)(n < 200 ? n : 200), d,
-                        n == 0  ? "an empty folder name"
-                        : found ? "not a directory"
-                                : "no such directory");
-                return -1;
-            }
-            d += n + (d[n] == ':');
-        }
+    if (!mask) return 0; /* no property: nothing would be checked */
+    *out = mask;
+    return 1;
+}
+
+/* --long: the long profile, keeping what the command line and the driver set. */
+static void take_long(sml_prop_config *cfg) {
+    sml_prop_config cur = *cfg;
+    sml_prop_config_init(cfg, SML_PROP_PROFILE_LONG);
+    cfg->replay_cmd = cur.replay_cmd;
+    cfg->rerun_cmd = cur.rerun_cmd;
+    cfg->save_dir = cur.save_dir;
+    cfg->regressions_dir = cur.regressions_dir;
+    cfg->log = cur.log;
+    cfg->progress = cur.progress;
+    cfg->props = cur.props;
+    cfg->threads = cur.threads;
+    cfg->shard = cur.shard;
+    cfg->total_seconds = cur.total_seconds;
+    cfg->case_timeout = cur.case_timeout;
+}
+
+int sml_prop_config_set(sml_prop_config *cfg, const sml_opt *o, const char *v, char *why,
+                        size_t n) {
+    int64_t i64;
+    switch (o->id) {
+    case F_LONG: take_long(cfg); return 0;
+    case F_NO_SHRINK: cfg->shrink = 0; return 0;
+    case F_SEED: return parse_seed(v, &cfg->seed) ? 0 : -1;
+    case F_SHARD: return sml_shard_parse(v, &cfg->shard, why, n) ? 0 : -1;
+    case F_CASES:
+        if (!parse_i64(v, &i64) || i64 < 1) return -1;
+        cfg->max_cases = i64;
+        return 0;
+    case F_SECONDS: return parse_f(v, &cfg->total_seconds) ? 0 : -1;
+    case F_THREADS:
+        if (!parse_i64(v, &i64) || i64 > SML_PROP_MAX_THREADS) return -1;
+        cfg->threads = (int)i64;
+        return 0;
+    case F_CASE: return parse_i64(v, &cfg->only_case) ? 0 : -1;
+    case F_LEVEL:
+        if (!parse_i64(v, &i64) || i64 > 100) return -1;
+        cfg->only_level = (int)i64;
+        return 0;
+    case F_SAVE:
+        if (!*v) return -1; /* "" would lose every reproducer */
+        cfg->save_dir = v;
+        return 0;
+    case F_REGRESSIONS:
+        if (!regressions_ok(v, why, n)) return -1;
         cfg->regressions_dir = strcmp(v, "none") ? v : NULL;
-    } else if (!strcmp(a, "--props")) {
-        unsigned mask = 0;
-        char buf[512];
-        snprintf(buf, sizeof buf, "%s", v);
-        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && ok;
-             t = strtok_r(NULL, ",", &save)) {
-            sml_prop_id p;
-            if (!strcmp(t, "all"))
-                mask = SML_PROPS_ALL;
-            else if (sml_prop_parse(t, &p) == SML_OK)
-                mask |= 1u << p;
-            else
-                ok = 0;
-        }
-        if (!mask) ok = 0; /* no property: nothing would be checked */
-        if (ok) cfg->props = mask;
+        return 0;
+    case F_PROPS: return props_mask(v, &cfg->props) ? 0 : -1;
+    case F_CASE_TIMEOUT: return parse_f(v, &cfg->case_timeout) ? 0 : -1;
+    default: return -1;
     }
-    if (!ok) {
-        if (why[0]) {
-            fprintf(stderr, "bad value for %s: '%.40s' (%s)\n", a, v, why);
+}
+
+int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
+    const char *a = argv[*i];
+    const sml_opt *o = NULL;
+    for (size_t k = 0; k < sml_prop_nflags && !o; k++)
+        if (!strncmp(a, "--", 2) && !strcmp(a + 2, sml_prop_flags[k].name)) o = &sml_prop_flags[k];
+    if (!o) return 0;
+    const char *v = NULL;
+    if (o->arg) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "%s needs a value (valid: %s)\n", a, o->values);
             return -1;
         }
-        const char *want =
-            !strcmp(a, "--cases")   ? " (a count of at least 1: 0 cases would check nothing)"
-            : !strcmp(a, "--props") ? " (property names, comma-separated, or all: see --help)"
-            : !strcmp(a, "--case-timeout") ? " (seconds, more than 0)"
-                                           : "";
-        fprintf(stderr, "bad value for %s: '%s'%s\n", a, v, want);
+        v = argv[++*i];
+    }
+    char why[256] = "";
+    if (sml_prop_config_set(cfg, o, v, why, sizeof why) != 0) {
+        fprintf(stderr, "bad value for %s: '%.200s' (%s%svalid: %s)\n", a, v ? v : "", why,
+                why[0] ? "; " : "", o->values);
         return -1;
     }
     *i += 1;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/opt.h"
 #include "prop/accuracy.h"
 #include "prop/case.h"
 #include "prop/exec.h"
@@ -175,13 +176,19 @@ typedef struct sml_prop_config {
  * run), SML_PROP_THREADS, SML_PROP_LONG=1 (long profile) from the environment. */
 void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile);
 void sml_prop_config_env(sml_prop_config *cfg);
-/* Parse one engine flag at argv[*i] (--seed S, --cases N, --seconds S, --threads N, --long,
- * --props a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR[:DIR],
- * --shard K/N):
- * returns 1 and advances *i when consumed, 0 when the flag is not the engine's, -1 on a bad
- * value (message on stderr). */
+/* The engine's flags (--seed S, --cases N, --seconds S, --threads N, --long, --props a,b,
+ * --case I, --level L, --no-shrink, --save DIR, --regressions DIR[:DIR], --shard K/N,
+ * --case-timeout S) as one table: what every driver parses and prints in its help. */
+extern const sml_opt sml_prop_flags[];
+extern const size_t sml_prop_nflags;
+/* Sets flag o of that table from its value v (NULL for a flag without one): 0, or -1 for a
+ * bad value, with what is wrong in why when more than o->values says it. */
+int sml_prop_config_set(sml_prop_config *cfg, const sml_opt *o, const char *v, char *why, size_t n);
+/* Parse one engine flag at argv[*i] (the table's, written whole): returns 1 and advances *i
+ * when consumed, 0 when the flag is not the engine's, -1 on a bad value (message on stderr
+ * naming the valid values). */
 int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i);
-/* The usage text of those flags. */
+/* The usage text of those flags, one line each, from the table. */
 const char *sml_prop_flags_help(void);
 /* The seconds a driver should give its next kernel/op/dtype run: max_seconds, or less so
  * that total_seconds is shared evenly by the `remaining` runs not yet started after `spent`

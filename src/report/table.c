@@ -23,24 +23,39 @@ void sml_bench_print_header(FILE *f, const sml_bench_run *run) {
     if (e->has_host_memcpy)
         fprintf(f, "copy bandwidth (this run): host memcpy %.0f MiB = %.1f GB/s (read + write)\n",
                 (double)e->host_memcpy_bytes / 1048576.0, e->host_memcpy_gbps);
+    /* The GPU's method (launches per sample, the hold kernel, the L2, the copy and limit
+     * kernels) only where a GPU kernel was timed: a CPU run names what it did. */
+    int gpu = 0;
+    for (size_t i = 0; i < run->plan.nkernels; i++)
+        gpu |= run->plan.kernels[i]->device == SML_DEVICE_GPU;
+    fprintf(f, "method: >= %d samples", run->cfg.stop.min_samples);
+    if (gpu)
+        fprintf(f, " (GPU: >= %d launches each, %s)", run->cfg.gpu_min_batch,
+                run->cfg.gpu_hold ? "queued behind a hold" : "as made");
+    fprintf(f, " until IQR/median <= %.1f%% or %.2f s; ", run->cfg.stop.noise * 100,
+            run->cfg.stop.max_seconds);
+    if (gpu)
+        fprintf(f, "L2 %s; ",
+                run->cfg.l2_warm ? "warm (same buffers)" : "cold (rotated past 4x L2)");
+    fprintf(f, "seed 0x%016llx; host %s, %d threads\n", (unsigned long long)run->cfg.seed, e->host,
+            e->threads);
     fprintf(f,
-            "method: >= %d samples (GPU: >= %d launches each, %s) until IQR/median <= %.1f%% or "
-            "%.2f s; L2 %s; seed 0x%016llx; "
-            "host %s, %d threads\n",
-            run->cfg.stop.min_samples, run->cfg.gpu_min_batch,
-            run->cfg.gpu_hold ? "queued behind a hold" : "as made", run->cfg.stop.noise * 100,
-            run->cfg.stop.max_seconds,
-            run->cfg.l2_warm ? "warm (same buffers)" : "cold (rotated past 4x L2)",
-            (unsigned long long)run->cfg.seed, e->host, e->threads);
-    fprintf(
-        f,
-        "columns: GB/s counts forward 2x, backward 3x the tensor bytes; %%copy = of the copy "
-        "bandwidth above; %%copyk = copy kernel time on the same bytes / time; %%limit = time of a "
-        "kernel with the op's own reads and write (2 reads + 1 write backward) / time; samples = "
-        "count x launches per sample, ! = stopped by the time limit with the spread above "
-        "the noise level, ~ = launch holds ran out of time in 3 samples (each taken again), so the "
-        "rest was timed as made; * = added as a baseline; (x) = a WRONG kernel's ratio, never a "
-        "win\n");
+            "columns: GB/s counts forward 2x, backward 3x the tensor bytes; %%copy = of the copy "
+            "bandwidth above; ");
+    if (gpu)
+        fprintf(f,
+                "%%copyk = copy kernel time on the same bytes / time; %%limit = time of a kernel "
+                "with the op's own reads and write (2 reads + 1 write backward) / time; "
+                "samples = count x launches per sample, ! = stopped by the time limit with the "
+                "spread above the noise level, ~ = launch holds ran out of time in 3 samples "
+                "(each taken again), so the rest was timed as made; ");
+    else
+        fprintf(f, "%%copyk = host memcpy time on the same bytes / time; %%limit = time of a host "
+                   "pass with the op's own reads and write (2 reads + 1 write backward) / time; "
+                   "samples = count x calls "
+                   "per sample, ! = stopped by the time limit with the spread above the noise "
+                   "level; ");
+    fprintf(f, "* = added as a baseline; (x) = a WRONG kernel's ratio, never a win\n");
     if (run->notes[0]) fprintf(f, "note: %s\n", run->notes);
 }
 

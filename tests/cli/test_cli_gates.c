@@ -26,6 +26,26 @@ static void skip(int n, const char *why) {
     T.skipped++;
 }
 
+/* A .npy file of `descr` ("<f4", "<i2") and `shape` ("(2, 4)") holding n bytes of data. */
+static void write_npy(const char *path, const char *descr, const char *shape, const void *data,
+                      size_t n) {
+    char dict[128], head[128];
+    int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
+                       descr, shape);
+    int total = (10 + len + 1 + 63) / 64 * 64; /* the header padded to 64 bytes, '\n' last */
+    memset(head, ' ', sizeof head);
+    memcpy(head, "\x93NUMPY\x01\x00", 8);
+    head[8] = (char)((total - 10) & 0xff);
+    head[9] = (char)((total - 10) >> 8);
+    memcpy(head + 10, dict, (size_t)len);
+    head[total - 1] = '\n';
+    FILE *f = fopen(path, "wb");
+    if (!f) return;
+    fwrite(head, 1, (size_t)total, f);
+    fwrite(data, 1, n, f);
+    fclose(f);
+}
+
 /* A ledger with no evidence at all, and one whose first "records" is empty. */
 static const char *EMPTY =
     "{\"schema\": \"softmax-lab-ledger/1\", \"environment\": {\"gpu\": {\"name\": "
@@ -62,18 +82,14 @@ static void more_gates(const char *old) {
     }
     /* 16. int16 data with --dtype fp16: refused (only bf16 comes as raw bits). */
     if (sml_case_filter_want(&F, 16)) {
-        int rc =
-            sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
-                      "cd '%s' && python3 -c \"import numpy as n; n.save('i16.npy', n.arange(8, "
-                      "dtype=n.int16)"
-                      ".reshape(2, 4))\" 2>/dev/null && '%s' check --input i16.npy --dtype fp16",
-                      TMP, F.cli);
-        if (strstr(LOG, "No module named") || rc == 1)
-            skip(16, "no numpy");
-        else
-            sml_test_check_case(&T, &F, LOG, 16,
-                                rc == 2 && strstr(LOG, "i16.npy") && strstr(LOG, "fp16"),
-                                "check --input int16.npy --dtype fp16 exits 2, naming the file");
+        snprintf(p, sizeof p, "%s/i16.npy", TMP);
+        const short i16[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        write_npy(p, "<i2", "(2, 4)", i16, sizeof i16);
+        const char *a[] = {"check", "--input", "i16.npy", "--dtype", "fp16", NULL};
+        int rc = run(a);
+        sml_test_check_case(&T, &F, LOG, 16,
+                            rc == 2 && strstr(LOG, "i16.npy") && strstr(LOG, "fp16"),
+                            "check --input int16.npy --dtype fp16 exits 2, naming the file");
     }
     /* 19. Escape codes and newlines in a ledger's names are not echoed raw to the terminal. */
     if (sml_case_filter_want(&F, 19)) {
@@ -87,8 +103,7 @@ static void more_gates(const char *old) {
         const char *a[] = {"compare", "esc_old.json", "esc_new.json", NULL};
         int rc = run(a);
         sml_test_check_case(
-            &T, &F, LOG, 19,
-            (rc == 0 || rc == 1) && !strchr(LOG, 0x1b) && strstr(LOG, "wa?[2Jrp?FORGED"),
+            &T, &F, LOG, 19, rc == 0 && !strchr(LOG, 0x1b) && strstr(LOG, "wa?[2Jrp?FORGED"),
             "compare prints a kernel name holding ESC and a newline as 'wa?[2Jrp?FORGED'");
     }
     /* 20. A file starting with a UTF-8 BOM: named as such, no raw byte printed. */
@@ -118,17 +133,18 @@ static void more_gates(const char *old) {
         skip(17, "AddressSanitizer reserves more address space than the limit");
         return;
 #endif
-        int rc = sml_shell(
-            cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
-            "cd '%s' && python3 -c \"import numpy as n; n.save('big.npy', n.ones((20000, 512), "
-            "n.float32))\" && (ulimit -v 230000; '%s' check --input big.npy --kernel cpu_naive)",
-            TMP, F.cli);
-        if (strstr(LOG, "No module named"))
-            skip(17, "no numpy");
-        else
-            sml_test_check_case(
-                &T, &F, LOG, 17, rc == 3 && strstr(LOG, "out of memory") && !strstr(LOG, "FAIL"),
-                "check --input under ulimit -v 230000 exits 3 'out of memory', not FAIL");
+        snprintf(p, sizeof p, "%s/big.npy", TMP);
+        float *ones = malloc(20000 * 512 * sizeof *ones);
+        for (int i = 0; ones && i < 20000 * 512; i++) ones[i] = 1.0f;
+        if (ones) write_npy(p, "<f4", "(20000, 512)", ones, 20000 * 512 * sizeof *ones);
+        free(ones);
+        int rc = sml_shell(cmd, sizeof cmd, LOG, sizeof LOG, SML_SHELL_ECHO_RC,
+                           "cd '%s' && (ulimit -v 230000; '%s' check --input big.npy --kernel "
+                           "cpu_naive)",
+                           TMP, F.cli);
+        sml_test_check_case(
+            &T, &F, LOG, 17, rc == 3 && strstr(LOG, "out of memory") && !strstr(LOG, "FAIL"),
+            "check --input under ulimit -v 230000 exits 3 'out of memory', not FAIL");
     }
 }
 
@@ -214,8 +230,8 @@ int main(int argc, char **argv) {
                             "compare OLD EMPTY exits 3: nothing was compared");
     }
     if (sml_case_filter_want(&F, 9)) {
-        /* The old ledger's records again, behind an empty first "records": read either way,
-         * this compares nothing it can stand behind. */
+        /* The old ledger's records again, behind an empty first "records": the reader keeps
+         * the first of a repeated key, so nothing is compared (never the records behind it). */
         char *text = malloc(1 << 20);
         snprintf(p, sizeof p, "%s/dup.json", TMP);
         FILE *in = fopen(old, "r");
@@ -230,8 +246,8 @@ int main(int argc, char **argv) {
         const char *a[] = {"compare", old, "dup.json", NULL};
         int rc = run(a);
         sml_test_check_case(
-            &T, &F, LOG, 9, rc == 2 || rc == 3,
-            "compare OLD DUP (\"records\": [] before the real records) exits 2 or 3");
+            &T, &F, LOG, 9, rc == 3 && strstr(LOG, "NOTHING COMPARED"),
+            "compare OLD DUP (\"records\": [] before the real records) exits 3, NOTHING COMPARED");
     }
     /* 10. The same file twice does compare: 0 (the 3 above is not compare's only answer). */
     if (sml_case_filter_want(&F, 10)) {
@@ -272,9 +288,11 @@ int main(int argc, char **argv) {
         if (!gpu)
             skip(13, "no GPU: check --against on GPU kernels cannot run");
         else {
-            const char *a[] = {"check", "--kernel",      "block",   "--against", "warp",
-                               "--op",  "softmax",       "--dtype", "fp32",      "--seconds",
-                               "3",     "--regressions", "none",    NULL};
+            const char *a[] = {"check",         "--kernel",  "block",
+                               "--against",     "warp",      "--allow-less-accurate",
+                               "--op",          "softmax",   "--dtype",
+                               "fp32",          "--seconds", "3",
+                               "--regressions", "none",      NULL};
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
             const int rc = run(a);
@@ -282,8 +300,9 @@ int main(int argc, char **argv) {
             const double took =
                 (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
             sml_test_check_case(
-                &T, &F, LOG, 13, (rc == 0 || rc == 1) && took < 60.0,
-                "check --kernel block --against warp --seconds 3 gives a verdict within 60 s");
+                &T, &F, LOG, 13, rc == 0 && strstr(LOG, "ACCURATE") && took < 60.0,
+                "check --kernel block --against warp --allow-less-accurate --seconds 3 gives "
+                "its verdict (exit 0) within 60 s");
         }
     }
     more_gates(old);

@@ -152,10 +152,12 @@ int main(int argc, char **argv) {
     const char *const plot[] = {"plot", "run.json", "again.svg", "--dtype", "bf16", NULL};
     expect_rc(57, "plot a run's ledger", plot, 0, 0);
     sml_test_check_case(&T, &F, LOG, 58, exists("again.svg"), "plot wrote the SVG");
-    const char *const dflt[] = {"bench", "--help", NULL};
-    expect_rc(59, "bench --help", dflt, 0, 0);
-    sml_test_check_case(&T, &F, LOG, 60, strstr(LOG, "standard") && strstr(LOG, "16384x128"),
-                        "--help lists the sweeps and their shapes");
+    const char *const dflt[] = {"help", "--reference", NULL};
+    expect_rc(59, "help --reference", dflt, 0, 0);
+    const char *bench = strstr(LOG, "\n## bench\n");
+    sml_test_check_case(&T, &F, LOG, 60,
+                        bench && strstr(bench, "\n  standard ") && strstr(bench, "16384x128"),
+                        "the reference's bench section lists the sweeps and their shapes");
 
     /* A time limit the first case outlasts: exit 0, a partial ledger, and the run says so. */
     const char *const part[] = {
@@ -169,6 +171,13 @@ int main(int argc, char **argv) {
         strstr(LOG, "time limit: 0.001 s reached after 1 of 8 cases; the ledger is partial") !=
             NULL,
         "the run says where the time limit stopped it");
+    /* A CPU-only run names what it did: no GPU method (launches, the hold kernel, the L2, the
+     * copy kernel) in its header. */
+    sml_test_check_case(&T, &F, LOG, 69,
+                        strstr(LOG, "method: ") && !strstr(LOG, "launch") && !strstr(LOG, "hold") &&
+                            !strstr(LOG, "L2") && !strstr(LOG, "copy kernel"),
+                        "a CPU-only bench's output names no GPU method (launch, hold, L2, copy "
+                        "kernel)");
     snprintf(path, sizeof path, "%s/part.json", TMP);
     doc = NULL;
     const sml_json *pj = sml_json_parse_file(path, &doc, err, sizeof err) == SML_OK

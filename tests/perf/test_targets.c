@@ -720,7 +720,7 @@ static void cli_refusals(const char *fx) {
                                    "schema",
                                    "records[1].evidence[3]: 'frac_memcpy'",
                                    "no record for kernel 'nosuch'",
-                                   "usage",
+                                   "unknown option '--bogus' (its options: --kernel,",
                                    "/nonexistent/dir/out.json",
                                    "--kernel needs a value",
                                    "usage"};

@@ -165,8 +165,8 @@ static void part_refusals(void) {
            "a second library with a registered name: exit %d (want 2), message '%s', nothing run",
            rc, want);
     rc = run("%s list --load", SML_CLI_PATH);
-    expect(rc == 2 && strstr(OUT, "--load needs a library path"), "--load without a path: exit %d",
-           rc);
+    expect(rc == 2 && strstr(OUT, "--load needs a value (valid: the path of a shared library"),
+           "--load without a path: exit %d", rc);
 
     /* Every command that takes a kernel refuses a bad plugin before doing anything. */
     const char *bad = plugin("plug_bad_null_launch");
@@ -482,7 +482,8 @@ static void part_bench(void) {
     rc = run("cd '%s' && %s bench --load %s --backend plug_boast --rows 8 --cols 64 --margin 0.9 "
              "--gate --ledger L",
              TMP, SML_CLI_PATH, plugin("plug_boast"));
-    expect(rc == 2 && strstr(OUT, "--margin '0.9'") && entries(TMP) == 0,
+    expect(rc == 2 && strstr(OUT, "bad value for --margin: '0.9' (valid: 0 to 0.10") &&
+               entries(TMP) == 0,
            "bench --margin 0.9: exit %d, want 2 naming --margin, nothing written", rc);
 }
 

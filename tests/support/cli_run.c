@@ -16,8 +16,10 @@ int sml_shell(char *cmd, size_t cmdlen, char *out, size_t outlen, int flags, con
     va_start(ap, fmt);
     vsnprintf(cmd, cmdlen, fmt, ap);
     va_end(ap);
-    snprintf(full, fulllen, (flags & SML_SHELL_ECHO_RC) ? "%s 2>&1; echo \"rc=$?\"" : "%s 2>&1",
-             cmd);
+    /* The whole command line in a subshell whose stderr goes with its stdout: "a && b 2>&1"
+     * would send only b's. */
+    snprintf(full, fulllen,
+             (flags & SML_SHELL_ECHO_RC) ? "(%s\n) 2>&1; echo \"rc=$?\"" : "(%s\n) 2>&1", cmd);
     free(scratch);
     out[0] = 0;
     FILE *p = popen(full, "r");

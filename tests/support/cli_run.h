@@ -98,7 +98,7 @@ static inline int sml_cli_setup(const char *test, const char *cli, char *tmp, si
 #define SML_SHELL_ECHO_RC 1
 
 /* Format the command line into cmd (cmdlen bytes; a scratch buffer when cmd is NULL), run it
- * with `sh -c` through popen, stdout and stderr together read into out (at most outlen - 1
+ * with `sh -c` through popen, stdout and stderr of every step together read into out (at most outlen - 1
  * bytes, NUL-terminated; emptied first). Returns the exit code, -1 if popen fails or the
  * command did not exit. */
 int sml_shell(char *cmd, size_t cmdlen, char *out, size_t outlen, int flags, const char *fmt, ...)
