@@ -104,6 +104,7 @@ void sml_prop_config_env(sml_prop_config *cfg) {
         sml_prop_config_init(cfg, SML_PROP_PROFILE_LONG);
         cfg->replay_cmd = cmd;
     }
+    if ((v = getenv("SML_PROP_STRICT")) && *v && strcmp(v, "0") != 0) cfg->strict = 1;
     if ((v = getenv("SML_PROP_SEED")) && *v && !parse_seed(v, &cfg->seed))
         fprintf(stderr, "warning: SML_PROP_SEED='%s' is not a number or 'random'; ignored\n", v);
     int64_t cases;
@@ -145,6 +146,10 @@ const char *sml_prop_flags_help(void) {
                PROP_HELP_) "  --case I --level L   run only case I at size level L (0..100), as a "
                            "failure prints\n"
                            "  --no-shrink      report failures as drawn\n"
+                           "  --strict         hold every kernel to the contract itself: a "
+                           "declared deviation\n"
+                           "                   (sml_kernel.deviation) excuses nothing; env "
+                           "SML_PROP_STRICT=1\n"
                            "  --save DIR       write reproducers of failures into DIR\n"
                            "  --shard K/N      run the K-th of N slices of the cases (1-based; "
                            "every N-th case\n"
@@ -177,11 +182,17 @@ int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i) {
         cfg->props = cur.props;
         cfg->threads = cur.threads;
         cfg->shard = cur.shard;
+        cfg->strict = cur.strict;
         *i += 1;
         return 1;
     }
     if (!strcmp(a, "--no-shrink")) {
         cfg->shrink = 0;
+        *i += 1;
+        return 1;
+    }
+    if (!strcmp(a, "--strict")) {
+        cfg->strict = 1;
         *i += 1;
         return 1;
     }

@@ -351,7 +351,11 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
             res->worst_ratio = v.ratio;
             res->worst_ulps = v.ulps;
         }
-        if (v.deviation) res->deviations[p]++;
+        if (v.deviation) {
+            res->deviations[p]++;
+            res->excused_ulps = fmax(res->excused_ulps, v.excused_ulps);
+            res->excused_ratio = fmax(res->excused_ratio, v.excused_ratio);
+        }
         if (v.outcome == SML_PROP_PASS) continue;
         res->fails[p]++;
         case_failed = 1;
@@ -407,6 +411,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         sml_prop_env_free(&env);
         return s;
     }
+    env.strict = cfg->strict;
     double t0 = sml_prop_now();
     progress pg = {t0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
     unsigned retired = 0;

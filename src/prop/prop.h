@@ -123,6 +123,8 @@ typedef struct sml_prop_config {
     int64_t shrink_max_evals;
     double shrink_max_seconds;
     int stop_on_failure;         /* end a kernel/op/dtype run at its first failure */
+    int strict;                  /* a kernel's declared deviation excuses nothing: every
+                                    kernel is held to the contract itself */
     const char *save_dir;        /* write reproducers of failures here; NULL: do not */
     const char *regressions_dir; /* replay every reproducer under it first (several folders:
                                     separated by ':'); NULL: none */
@@ -156,8 +158,8 @@ typedef struct sml_prop_config {
 void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile);
 void sml_prop_config_env(sml_prop_config *cfg);
 /* Parse one engine flag at argv[*i] (--seed S, --cases N, --seconds S, --threads N, --long,
- * --props a,b, --case I, --level L, --no-shrink, --save DIR, --regressions DIR[:DIR],
- * --shard K/N):
+ * --props a,b, --case I, --level L, --no-shrink, --strict, --save DIR, --regressions
+ * DIR[:DIR], --shard K/N):
  * returns 1 and advances *i when consumed, 0 when the flag is not the engine's, -1 on a bad
  * value (message on stderr). */
 int sml_prop_config_flag(sml_prop_config *cfg, int argc, char **argv, int *i);
@@ -208,7 +210,10 @@ typedef struct sml_prop_result {
     int64_t refused;      /* cases the kernel refused (padded stride) and so skipped */
     int64_t regressions, regressions_failed; /* saved reproducers replayed first */
     int64_t checks[SML_PROP_COUNT], fails[SML_PROP_COUNT], skips[SML_PROP_COUNT];
-    int64_t deviations[SML_PROP_COUNT]; /* passes excused by the kernel's known_deviation */
+    int64_t deviations[SML_PROP_COUNT]; /* checks outside the contract but within the kernel's
+                                           declared deviation (sml_kernel.deviation) */
+    double excused_ulps, excused_ratio; /* the largest error the declaration excused, over the
+                                           value comparisons: ulps of the dtype, x the bound */
     int64_t killed_at[SML_PROP_COUNT];  /* cases run when the property first failed; 0: never */
     double worst_ratio;                 /* agreement: worst |error| / allowed over all cases */
     double worst_ulps;                  /* ... in ulps of the output dtype, at that element */

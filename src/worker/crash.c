@@ -104,7 +104,7 @@ static int shrink_case(const sml_prop_job *job, sml_prop_id prop, const sml_prop
              (int)(during ? (size_t)(during - cause) : strlen(cause)), cause);
     memset(st, 0, sizeof *st);
     if (!mkdtemp(t.dir)) return sml_prop_case_copy(small, c) == SML_OK ? 0 : -1;
-    sml_prop_verdict first = {want, 0, 0.0, 0.0, -1, -1, ""}, last;
+    sml_prop_verdict first = {want, 0, 0.0, 0.0, -1, -1, "", 0.0, 0.0}, last;
     snprintf(first.msg, sizeof first.msg, "%s", cause);
     sml_status s =
         sml_prop_shrink_by(test_in_worker, &t, prop, want, c, &first, job->cfg.shrink_max_evals,

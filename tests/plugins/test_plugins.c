@@ -81,7 +81,7 @@ static void empty_tmp(void) {
 static const struct {
     const char *lib, *want;
 } BAD[] = {
-    {"plug_bad_abi", "plugin ABI version 3, this softmax-lab takes versions 1 to 2"},
+    {"plug_bad_abi", "plugin ABI version 4, this softmax-lab takes versions 1 to 3"},
     {"plug_bad_no_symbol", "no symbol sml_plugin_kernels"},
     {"plug_bad_taken_builtin",
      "kernel 0 'cpu_naive': the name is taken by a registered kernel (built into softmax-lab)"},
