@@ -17,7 +17,8 @@
  *   --part deviation a declared deviation is a bound, never a pass: garbage under a label or
  *                    a declaration FAILs (the label's note printed); an fp16 kernel 1 to 1.4
  *                    ulp off passes within 1.5 ulp (the largest excused error asserted), FAILs
- *                    with 1.0 ulp, with nothing declared and under --strict
+ *                    with 1.0 ulp, with nothing declared and under --strict; in the bench it
+ *                    is KNOWN-DEV within 1.5 ulp and WRONG with 1.0 ulp
  *   --part bench     bench --load P --backend K gives the plugin kernel a row and evaluates its
  *                    claim; a line marked SML_KERNEL_FRAMEWORK is "framework": true in the ledger; a claim it misses fails --gate, and so does a kernel LESS ACCURATE
  *                    than its baseline (unless --allow-less-accurate); --margin is bounded
@@ -603,6 +604,20 @@ static void part_deviation(void) {
              SML_CLI_PATH, plugin("plug_h14_15"));
     expect(rc == 0 && strstr(OUT, "agreement ") && strstr(OUT, "row_sum "),
            "1.4 ulp off, 1.5 declared, agreement and row_sum: exit %d, want 0, both excused", rc);
+    /* The bench: KNOWN-DEV within the declaration; WRONG (exit 1) outside it, naming it. */
+    rc = run("%s bench --load %s --backend h14_15 --rows 64 --cols 1000 --dtype fp16 --op softmax "
+             "--ledger %s",
+             SML_CLI_PATH, plugin("plug_h14_15"), TMP);
+    expect(rc == 0 && strstr(OUT, " KNOWN-DEV\n") &&
+               strstr(OUT, "within its declared deviation (softmax fp16 <= 1.5 ulp): "),
+           "bench, 1.4 ulp off, 1.5 declared: exit %d, want 0 and KNOWN-DEV naming it", rc);
+    rc = run("%s bench --load %s --backend h14_10 --rows 64 --cols 1000 --dtype fp16 --op softmax "
+             "--ledger %s",
+             SML_CLI_PATH, plugin("plug_h14_10"), TMP);
+    expect(rc == 1 && strstr(OUT, " WRONG\n") &&
+               strstr(OUT, "outside its declared deviation (softmax fp16 <= 1 ulp): row "),
+           "bench, 1.4 ulp off, 1.0 declared: exit %d, want 1 and WRONG naming the declaration",
+           rc);
     rc = run("%s check --load %s --kernel kd_half3 --op softmax --dtype fp32 --cases 100 --props "
              "agreement",
              SML_CLI_PATH, plugin("plug_kd_half3"));
