@@ -81,14 +81,30 @@ void sml_dev_describe(const sml_deviation *d, char *buf, size_t n) {
         snprintf(buf, n, "none");
         return;
     }
-    /* One clause per op and figure, its dtypes joined: "softmax fp16,bf16 <= 1.5 ulp". */
+    /* One clause per group of ops with the same figures and per figure, its ops and dtypes
+     * joined: "softmax fp16,bf16 <= 1.5 ulp", "every op fp16 <= 2 ulp". */
+    unsigned ops_done = 0;
     for (int op = 0; op < SML_OP_COUNT; op++) {
+        if (ops_done >> op & 1u) continue;
+        unsigned same = 0;
+        for (int o2 = op; o2 < SML_OP_COUNT; o2++)
+            if (!memcmp(d->ulps[o2], d->ulps[op], sizeof d->ulps[op]) &&
+                !memcmp(d->bound_factor[o2], d->bound_factor[op], sizeof d->bound_factor[op]))
+                same |= 1u << o2;
+        ops_done |= same;
         unsigned done = 0;
         for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
             double u = d->ulps[op][dt], f = d->bound_factor[op][dt];
             if ((done >> dt & 1u) || !(u > 0 || f > 0)) continue;
             cat(buf, n, buf[0] ? "; " : "");
-            cat(buf, n, sml_op_name((sml_op)op));
+            if (same == SML_OPS_ALL)
+                cat(buf, n, "every op");
+            else
+                for (int o2 = op; o2 < SML_OP_COUNT; o2++)
+                    if (same >> o2 & 1u) {
+                        if (o2 != op) cat(buf, n, ",");
+                        cat(buf, n, sml_op_name((sml_op)o2));
+                    }
             for (int d2 = dt; d2 < SML_DTYPE_COUNT; d2++)
                 if (d->ulps[op][d2] == u && d->bound_factor[op][d2] == f) {
                     cat(buf, n, d2 == dt ? " " : ",");
