@@ -502,11 +502,15 @@ static void print_declaration(const sml_kernel *k, const ksum *s, const char *st
             snprintf(by + used, sizeof by - used, "%s%s %lld", used ? ", " : "",
                      sml_prop_name((sml_prop_id)p), (long long)s->excused[p]);
         }
+    char largest[96] = "";
+    if (s->excused_ulps > 0 || s->excused_ratio > 0)
+        snprintf(largest, sizeof largest,
+                 "; largest value error excused %.3g ulp, %.3g x the bound", s->excused_ulps,
+                 s->excused_ratio);
     if (s->deviations)
         printf("%-10s      PASS within its declared deviation: %s (%lld checks outside the "
-               "contract and within it: %s; largest value error excused %.3g ulp, %.3g x the "
-               "bound)\n",
-               "", dev, (long long)s->deviations, by, s->excused_ulps, s->excused_ratio);
+               "contract and within it: %s%s)\n",
+               "", dev, (long long)s->deviations, by, largest);
     else
         printf("%-10s      PASS within the contract itself (its declared deviation, %s, was not "
                "needed)\n",

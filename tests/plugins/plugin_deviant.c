@@ -6,7 +6,15 @@
  *                     it declares
  *   -DDEV_HALF_OFF    a 16-bit softmax (fp16) one ulp below a correct one on about 40% of its
  *                     outputs, never more than 1.4 ulp from the exact value (below)
- *   -DDEV_ULPS=U      declares softmax <= U ulp for its dtype (sml_kernel.deviation)
+ *   -DDEV_SHIFTVAR=F  an fp32 log_softmax whose bits depend on the row's first logit: the
+ *                     correctly rounded result where floor(x_0) is even, else (F = 1) the fp32
+ *                     value below it, under 3 ulp from the exact value, or (F > 1) that
+ *                     result times 1 + F 2^-23, far off; so integer logits shifted by an odd
+ *                     integer change its output bits
+ *   -DDEV_NEGINF      an fp32 softmax in double, right but for a row of -inf logits: 0 there,
+ *                     not NaN (as cuDNN gives)
+ *   -DDEV_ULPS=U      declares its op <= U ulp for its dtype (sml_kernel.deviation)
+ *   -DDEV_EXC=B       declares the exceptions B (SML_DEV_* bits: 1 all -inf rows, 2 shift bits)
  *   -DDEV_ABI2        built as a plugin of ABI version 2 was: no `deviation` field at all, so
  *                     its known_deviation label (below) is all it says, and excuses nothing
  *   -DDEV_NAME="..."  the kernel's name
@@ -33,11 +41,15 @@
 /* The known_deviation labels: words for people, which excuse nothing. */
 #ifdef DEV_GARBAGE
 #define DEV_LABEL "fp32 results not correctly rounded (<= 2 ulp)"
+#elif defined(DEV_SHIFTVAR)
+#define DEV_LABEL "log_softmax bits depend on the logits' parity"
+#elif defined(DEV_NEGINF)
+#define DEV_LABEL "all -inf rows give 0"
 #else
 #define DEV_LABEL "fp16 softmax one ulp below a correct one on some outputs"
 #endif
 
-#ifndef DEV_GARBAGE
+#if !defined(DEV_GARBAGE) && !defined(DEV_SHIFTVAR) && !defined(DEV_NEGINF)
 /* IEEE half <-> double, exact for every half; the rounding of double to half is to nearest
  * even. */
 static double half_to_double(uint16_t h) {
@@ -92,6 +104,62 @@ static void softmax_row(const double *x, double *y, int64_t n) {
 }
 #endif
 
+#if defined(DEV_NEGINF)
+static sml_status launch(sml_handle *h, const sml_problem *p) {
+    (void)h;
+    if (p->op != SML_SOFTMAX || p->dtype != SML_F32) return SML_ERR_UNSUPPORTED;
+    int64_t n = p->cols;
+    if (p->rows == 0 || n == 0) return SML_OK;
+    double *x = malloc((size_t)n * sizeof *x);
+    if (!x) return SML_ERR_OUT_OF_MEMORY;
+    for (int64_t r = 0; r < p->rows; r++) {
+        const float *xr = (const float *)p->x + r * p->ld;
+        float *out = (float *)p->out + r * p->ld;
+        double m = -INFINITY, s = 0.0;
+        int all_ninf = 1;
+        for (int64_t i = 0; i < n; i++) { /* read whole first: in place works */
+            x[i] = xr[i];
+            all_ninf &= x[i] == -INFINITY;
+            if (x[i] > m) m = x[i];
+        }
+        for (int64_t i = 0; i < n; i++) s += exp(x[i] - m);
+        for (int64_t i = 0; i < n; i++) out[i] = all_ninf ? 0.0f : (float)(exp(x[i] - m) / s);
+    }
+    free(x);
+    return SML_OK;
+}
+#elif defined(DEV_SHIFTVAR)
+static sml_status launch(sml_handle *h, const sml_problem *p) {
+    (void)h;
+    if (p->op != SML_LOG_SOFTMAX || p->dtype != SML_F32) return SML_ERR_UNSUPPORTED;
+    int64_t n = p->cols;
+    if (p->rows == 0 || n == 0) return SML_OK;
+    double *x = malloc((size_t)n * sizeof *x);
+    if (!x) return SML_ERR_OUT_OF_MEMORY;
+    for (int64_t r = 0; r < p->rows; r++) {
+        const float *xr = (const float *)p->x + r * p->ld;
+        float *out = (float *)p->out + r * p->ld;
+        double m = -INFINITY, s = 0.0;
+        for (int64_t i = 0; i < n; i++) { /* read whole first: in place works */
+            x[i] = xr[i];
+            if (x[i] > m) m = x[i];
+        }
+        /* A NaN, a +inf or an all -inf row is NaN everywhere (x - max is NaN somewhere). */
+        for (int64_t i = 0; i < n; i++) s += exp(x[i] - m);
+        double l = log(s), f0 = floor(x[0]);
+        int odd = isfinite(f0) && fmod(fabs(f0), 2.0) == 1.0;
+        for (int64_t i = 0; i < n; i++) {
+            float y = (float)((x[i] - m) - l);
+            if (odd && isfinite(y))
+                y = DEV_SHIFTVAR == 1 ? nextafterf(y, -INFINITY)
+                                      : y * (1.0f + (float)(DEV_SHIFTVAR)*0x1p-23f);
+            out[i] = y;
+        }
+    }
+    free(x);
+    return SML_OK;
+}
+#else
 static sml_status launch(sml_handle *h, const sml_problem *p) {
     (void)h;
     if (p->op != SML_SOFTMAX) return SML_ERR_UNSUPPORTED;
@@ -117,15 +185,27 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
     return SML_OK;
 #endif
 }
+#endif
 
-#ifdef DEV_GARBAGE
+#if defined(DEV_GARBAGE) || defined(DEV_SHIFTVAR) || defined(DEV_NEGINF)
 #define DTYPE SML_F32
 #else
 #define DTYPE SML_F16
 #endif
-
-#ifdef DEV_ULPS
-static const sml_deviation DEVIATION = {.ulps = {[SML_SOFTMAX] = {[DTYPE] = DEV_ULPS}}};
+#ifdef DEV_SHIFTVAR
+#define OP SML_LOG_SOFTMAX
+#else
+#define OP SML_SOFTMAX
+#endif
+#if defined(DEV_ULPS) || defined(DEV_EXC)
+#ifndef DEV_EXC
+#define DEV_EXC 0u
+#endif
+#ifndef DEV_ULPS
+#define DEV_ULPS 0.0
+#endif
+static const sml_deviation DEVIATION = {.ulps = {[OP] = {[DTYPE] = DEV_ULPS}},
+                                        .exceptions = DEV_EXC};
 #define DECLARED &DEVIATION
 #else
 #define DECLARED NULL
@@ -156,7 +236,7 @@ static const line KERNELS[] = {
     {DEV_NAME,
      "tests/plugins/plugin_deviant.c",
      SML_DEVICE_CPU,
-     1u << SML_SOFTMAX,
+     1u << OP,
      1u << DTYPE,
      1,
      0,

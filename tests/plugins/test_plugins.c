@@ -18,7 +18,9 @@
  *                    a declaration FAILs (the label's note printed); an fp16 kernel 1 to 1.4
  *                    ulp off passes within 1.5 ulp (the largest excused error asserted), FAILs
  *                    with 1.0 ulp, with nothing declared and under --strict; in the bench it
- *                    is KNOWN-DEV within 1.5 ulp and WRONG with 1.0 ulp
+ *                    is KNOWN-DEV within 1.5 ulp and WRONG with 1.0 ulp; the named exceptions
+ *                    (an all -inf row's 0, log_softmax's shift bits) pass where declared, fail
+ *                    where not, and a shifted output far off fails under the exception
  *   --part bench     bench --load P --backend K gives the plugin kernel a row and evaluates its
  *                    claim; a line marked SML_KERNEL_FRAMEWORK is "framework": true in the ledger; a claim it misses fails --gate, and so does a kernel LESS ACCURATE
  *                    than its baseline (unless --allow-less-accurate); --margin is bounded
@@ -604,6 +606,34 @@ static void part_deviation(void) {
              SML_CLI_PATH, plugin("plug_h14_15"));
     expect(rc == 0 && strstr(OUT, "agreement ") && strstr(OUT, "row_sum "),
            "1.4 ulp off, 1.5 declared, agreement and row_sum: exit %d, want 0, both excused", rc);
+    /* Named exceptions: each covers its rule, within the value bound; none, nothing. */
+    rc = run("%s check --load %s --kernel neginf_exc --cases 300", SML_CLI_PATH,
+             plugin("plug_neginf_exc"));
+    expect(rc == 0 &&
+               strstr(OUT, "PASS within its declared deviation: all -inf rows give 0 / -inf (") &&
+               strstr(OUT, "special_values "),
+           "0 for an all -inf row, declared: exit %d, want 0 with special_values excused", rc);
+    rc = run("%s check --load %s --kernel neginf --cases 300", SML_CLI_PATH, plugin("plug_neginf"));
+    expect(rc == 1 && strstr(OUT, "FAIL neginf softmax fp32: property special_values failed"),
+           "0 for an all -inf row, undeclared: exit %d, want 1 and special_values failed", rc);
+    rc = run("%s check --load %s --kernel shiftvar_exc --cases 300 --props shift", SML_CLI_PATH,
+             plugin("plug_shiftvar_exc"));
+    expect(rc == 0 &&
+               strstr(OUT, "PASS within its declared deviation: log_softmax fp32 <= 3 ulp; "
+                           "log_softmax not bitwise shift-invariant (") &&
+               strstr(OUT, ": shift "),
+           "shift bits declared, 1 ulp off: exit %d, want 0 with shift excused", rc);
+    rc = run("%s check --load %s --kernel shiftvar --cases 300 --props shift", SML_CLI_PATH,
+             plugin("plug_shiftvar"));
+    expect(rc == 1 && strstr(OUT, "change the output bits"),
+           "shift bits undeclared: exit %d, want 1 and shift failed", rc);
+    rc = run("%s check --load %s --kernel shiftfar_exc --cases 300 --props shift", SML_CLI_PATH,
+             plugin("plug_shiftfar_exc"));
+    expect(
+        rc == 1 && strstr(OUT, "change the output bits") &&
+            strstr(OUT, "output: outside its declared deviation (log_softmax fp32 <= 3 ulp; "),
+        "shift bits declared, the shifted output far off: exit %d, want 1 naming the value bound",
+        rc);
     /* The bench: KNOWN-DEV within the declaration; WRONG (exit 1) outside it, naming it. */
     rc = run("%s bench --load %s --backend h14_15 --rows 64 --cols 1000 --dtype fp16 --op softmax "
              "--ledger %s",
