@@ -489,10 +489,14 @@ static void print_declaration(const sml_kernel *k, const ksum *s, const char *st
             "", dev);
         return;
     }
-    if (strcmp(status, "pass")) {
-        printf("%-10s      %s: its declared deviation (%s) does not cover what the FAIL lines "
+    if (!strcmp(status, "FAIL")) {
+        printf("%-10s      FAIL: its declared deviation (%s) does not cover what the FAIL lines "
                "above name\n",
-               "", status, dev);
+               "", dev);
+        return;
+    }
+    if (strcmp(status, "pass")) {
+        printf("%-10s      declared deviation: %s\n", "", dev);
         return;
     }
     char by[256] = "";
