@@ -26,9 +26,9 @@
  *
  * Declared deviations: a kernel whose line declares a deviation (sml_kernel.deviation: the
  * cuDNN baseline, a plugin's) has each element outside the contract judged against the terms
- * it declares for the op and dtype (src/prop/deviation.h): within them, the case is counted
- * and printed as "within its declared deviation" with the terms, never as a plain pass; a miss
- * outside them fails, naming the terms. A known_deviation label alone excuses nothing.
+ * it declares for the op and dtype (src/prop/deviation.h): within them, the case passes and is
+ * printed as "WITHIN DECLARED DEVIATION" with the terms and the largest excused error (the
+ * summary counts such cases apart); a miss outside them fails, naming the terms. A known_deviation label alone excuses nothing.
  * Overwritten canaries, changed inputs, twins that differ in bits and launch errors fail as
  * for any kernel; --strict applies no declaration. A launcher
  * may refuse a strided layout (ld > cols) with SML_ERR_UNSUPPORTED (cuDNN cannot honour the
