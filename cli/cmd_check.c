@@ -20,6 +20,7 @@
 
 #include "prop/accuracy_json.h"
 #include "json/json_write.h"
+#include "prop/deviation.h"
 #include "check_against.h"
 #include "check_input.h"
 #include "check_report.h"
@@ -40,6 +41,8 @@
 
 typedef struct ksum {
     int64_t cases, planned, failed, regressions, runs, skipped, errors, deviations, slow;
+    int64_t excused[SML_PROP_COUNT];    /* checks outside the contract, within the declaration */
+    double excused_ulps, excused_ratio; /* the largest error the declaration excused */
     double worst_ratio, worst_ulps, seconds;
     sml_verdict verdict; /* the gravest of its jobs' */
     int exit;            /* the gravest of its jobs' exit statuses */
@@ -114,6 +117,16 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
     sml_jw_knum(w, "seconds", res->seconds);
     sml_jw_kint(w, "ramp", res->last_level);
     sml_acc_write(w, "accuracy", &res->accuracy);
+    /* The kernel's declared deviation for this op and dtype (null: the contract), as applied
+     * (strict: not applied), and the checks it excused. */
+    sml_dev_terms t;
+    int decl = sml_dev_terms_get(k->deviation, op, dt, &t);
+    sml_jw_kstr(w, "declared_deviation", decl ? t.text : NULL);
+    int64_t excused = 0;
+    for (int p = 0; p < SML_PROP_COUNT; p++) excused += res->deviations[p];
+    sml_jw_kint(w, "excused", excused);
+    sml_jw_knum(w, "excused_worst_ulps", res->excused_ulps);
+    sml_jw_knum(w, "excused_worst_ratio", res->excused_ratio);
     sml_jw_key(w, "failures");
     sml_jw_array_inline(w);
     for (int f = 0; f < res->nfail; f++) {
@@ -516,7 +529,12 @@ static int sum_jobs(const sml_prop_job *jobs, int njobs, ksum *sum, sml_jw *w) {
             snprintf(s->short_note, sizeof s->short_note, "%s %s ran %lld of %lld cases%s%.150s",
                      sml_op_name(res->op), sml_dtype_name(res->dtype), (long long)res->cases,
                      (long long)res->events.planned, res->note[0] ? ": " : "", res->note);
-        for (int p = 0; p < SML_PROP_COUNT; p++) s->deviations += res->deviations[p];
+        for (int p = 0; p < SML_PROP_COUNT; p++) {
+            s->deviations += res->deviations[p];
+            s->excused[p] += res->deviations[p];
+        }
+        if (res->excused_ulps > s->excused_ulps) s->excused_ulps = res->excused_ulps;
+        if (res->excused_ratio > s->excused_ratio) s->excused_ratio = res->excused_ratio;
         s->cases += res->cases;
         s->planned += res->verdict == SML_JOB_SKIP ? 0 : res->events.planned;
         s->slow += res->events.n[SML_EV_SLOW];
@@ -544,7 +562,56 @@ static const char *status_word(const ksum *s) {
     }
 }
 
-static void print_table(const ksum *sum, const unsigned char *chosen, size_t nk) {
+/* The verdict line of a kernel with a declared deviation (or a label that declares none). */
+static void print_declaration(const sml_kernel *k, const ksum *s, const char *status, int strict) {
+    char dev[512], note[640];
+    sml_dev_describe(k->deviation, dev, sizeof dev);
+    if (!sml_dev_declared(k->deviation)) {
+        if (k->known_deviation)
+            printf("%-10s      note: %s\n", "",
+                   sml_dev_words_only_note(k->known_deviation, note, sizeof note));
+        return;
+    }
+    if (strict) {
+        printf(
+            "%-10s      STRICT: held to the contract itself; its declared deviation (%s) was not "
+            "applied\n",
+            "", dev);
+        return;
+    }
+    if (!strcmp(status, "FAIL")) {
+        printf("%-10s      FAIL: its declared deviation (%s) does not cover what the FAIL lines "
+               "above name\n",
+               "", dev);
+        return;
+    }
+    if (strcmp(status, "pass")) {
+        printf("%-10s      declared deviation: %s\n", "", dev);
+        return;
+    }
+    char by[256] = "";
+    for (int p = 0; p < SML_PROP_COUNT; p++)
+        if (s->excused[p]) {
+            size_t used = strlen(by);
+            snprintf(by + used, sizeof by - used, "%s%s %lld", used ? ", " : "",
+                     sml_prop_name((sml_prop_id)p), (long long)s->excused[p]);
+        }
+    char largest[96] = "";
+    if (s->excused_ulps > 0 || s->excused_ratio > 0)
+        snprintf(largest, sizeof largest,
+                 "; largest value error excused %.3g ulp, %.3g x the bound", s->excused_ulps,
+                 s->excused_ratio);
+    if (s->deviations)
+        printf("%-10s      PASS within its declared deviation: %s (%lld checks outside the "
+               "contract and within it: %s%s)\n",
+               "", dev, (long long)s->deviations, by, largest);
+    else
+        printf("%-10s      PASS within the contract itself (its declared deviation, %s, was not "
+               "needed)\n",
+               "", dev);
+}
+
+static void print_table(const ksum *sum, const unsigned char *chosen, size_t nk, int strict) {
     printf("\n%-10s %-4s %8s %8s %6s %12s %10s %8s  %s\n", "kernel", "dev", "cases", "failures",
            "regr", "worst/bound", "worst ulp", "seconds", "status");
     for (size_t i = 0; i < nk; i++) {
@@ -566,10 +633,7 @@ static void print_table(const ksum *sum, const unsigned char *chosen, size_t nk)
             printf("%-10s      slow, not failed: %lld launch%s passed the deadline and finished "
                    "when run again alone\n",
                    "", (long long)s->slow, s->slow == 1 ? "" : "es");
-        if (s->deviations)
-            printf("%-10s      KNOWN DEVIATION: %lld checks missed the value bounds and were "
-                   "excused (%s)\n",
-                   "", (long long)s->deviations, k->known_deviation);
+        if (s->runs > s->skipped) print_declaration(k, s, status_word(s), strict);
     }
 }
 
@@ -651,6 +715,7 @@ static void json_begin(sml_jw *w, sml_out_file *jout, const check_args *a, int t
     snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)a->cfg.seed);
     sml_jw_kstr(w, "seed", seed);
     sml_jw_kint(w, "threads", threads);
+    sml_jw_kbool(w, "strict", a->cfg.strict);
     if (a->cfg.shard.count) sml_shard_json_head(w, &a->cfg.shard);
     sml_jw_key(w, "runs");
     sml_jw_array(w);
@@ -678,11 +743,18 @@ static int report(const check_args *a, const sml_prop_job *jobs, int njobs,
     if (a->json) json_begin(&w, jout, a, threads);
     int rc = sum_jobs(jobs, njobs, sum, a->json ? &w : NULL);
     int engine = engine_failures(jobs, njobs);
-    print_table(sum, chosen, nk);
+    print_table(sum, chosen, nk, a->cfg.strict);
     int64_t all = 0, planned = 0;
     for (size_t i = 0; i < nk; i++) all += sum[i].cases, planned += sum[i].planned;
     char unrun[512] = "", skipped[512] = "";
     int any_checked = not_checked(sum, chosen, named, nk, unrun, skipped, sizeof unrun);
+    char within[512] = ""; /* the kernels that passed only within their declared deviation */
+    for (size_t i = 0; i < nk; i++)
+        if (chosen[i] && sum[i].deviations) {
+            size_t used = strlen(within);
+            snprintf(within + used, sizeof within - used, "%s%s", used ? ", " : "",
+                     sml_kernel_at(i)->name);
+        }
     if (unrun[0] || !any_checked || engine) rc = sml_verdict_exit_worse(rc, 3);
     uint64_t digest = run_digest(jobs, njobs);
     if (a->json) {
@@ -714,8 +786,13 @@ static int report(const check_args *a, const sml_prop_job *jobs, int njobs,
         printf("check: INCOMPLETE: the --seconds cap stopped the run after %lld of %lld planned "
                "cases; nothing failed, and that is no pass; exit 4\n",
                (long long)all, (long long)planned);
+    else if (within[0])
+        printf("check: every property held on every planned case of every kernel that ran, on %s "
+               "within its declared deviation (above; --strict holds it to the contract itself)\n",
+               within);
     else
-        printf("check: every property held on every planned case of every kernel that ran\n");
+        printf("check: every property held on every planned case of every kernel that ran%s\n",
+               a->cfg.strict ? " (strict: no declared deviation applied)" : "");
     return rc;
 }
 

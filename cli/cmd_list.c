@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "options.h"
+#include "prop/deviation.h"
 #include "softmax_lab.h"
 #include "softmax_lab_plugin.h"
 
@@ -108,6 +109,10 @@ int sml_cmd_list(int argc, char **argv) {
             json_str(k->summary);
             printf(", \"known_deviation\": ");
             json_str(k->known_deviation);
+            char dev[512];
+            sml_dev_describe(k->deviation, dev, sizeof dev);
+            printf(", \"deviation\": ");
+            json_str(sml_dev_declared(k->deviation) ? dev : NULL);
             printf(", \"origin\": ");
             json_str(sml_kernel_origin(k));
             printf(", \"framework\": %s}%s\n", k->flags & SML_KERNEL_FRAMEWORK ? "true" : "false",
@@ -122,10 +127,18 @@ int sml_cmd_list(int argc, char **argv) {
         printf("]\n");
         return 0;
     }
-    for (size_t i = 0; i < sml_kernel_count(); i++)
-        if (sml_kernel_at(i)->known_deviation)
-            printf("known deviation, reported but not gated: %s: %s\n", sml_kernel_at(i)->name,
-                   sml_kernel_at(i)->known_deviation);
+    for (size_t i = 0; i < sml_kernel_count(); i++) {
+        const sml_kernel *k = sml_kernel_at(i);
+        char dev[512];
+        sml_dev_describe(k->deviation, dev, sizeof dev);
+        if (sml_dev_declared(k->deviation))
+            printf("declared deviation, checked as a looser bound (check --strict: the contract): "
+                   "%s: %s\n",
+                   k->name, dev);
+        else if (k->known_deviation)
+            printf("%s: %s\n", k->name,
+                   sml_dev_words_only_note(k->known_deviation, dev, sizeof dev));
+    }
     char field[512] = "";
     for (size_t i = 0; i < sml_kernel_count(); i++)
         if (sml_kernel_at(i)->flags & SML_KERNEL_FRAMEWORK) {

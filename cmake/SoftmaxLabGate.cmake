@@ -3,7 +3,8 @@
 #
 #   softmax_lab_add_gate(NAME <name> PLUGIN <target> KERNELS <kernel>...
 #                        [DEVICE cpu|gpu] [CLAIM "<x> over <baseline> on <shapes>"]
-#                        [CASES <n>] [SWEEP <sweep>] [SHARDS <n>] [CASE_TIMEOUT <seconds>])
+#                        [CASES <n>] [SWEEP <sweep>] [SHARDS <n>] [CASE_TIMEOUT <seconds>]
+#                        [STRICT])
 #
 # For each kernel K of the shared-library target <target>:
 #   <name>.K.properties   softmax-lab check --load <plugin> --kernel K: the property suite
@@ -31,6 +32,11 @@
 # the edge shapes and the sanitizer run): past it the call runs again alone under ten times
 # it, and only a call that does not finish there fails as a hang; a slow call that finishes is
 # judged like any other. The default is derived from each call's size (at least 4 s).
+# A kernel whose table line declares a deviation from the numerics contract (sml_kernel.deviation)
+# is held to it as a looser bound, never excused by it: each test prints the declaration, and
+# the property suite's and edge shapes' verdicts say "within its declared deviation: <terms>";
+# a miss outside it fails. STRICT holds the kernels to the contract itself (check and the edge
+# shapes with --strict): a declared deviation then fails the gate.
 # DEVICE (default gpu) and CLAIM (default: none) are checked against the kernel's table line
 # before each test runs, so a gate never passes a kernel it does not describe. CLAIM reads
 # like the table's sml_claim: "1.2x over cudnn on long" is {"cudnn", 1.2, "long"}. Tests of a
@@ -59,8 +65,8 @@ function(_softmax_lab_gate_shards run check t k name n device cli)
 endfunction()
 
 function(softmax_lab_add_gate)
-  cmake_parse_arguments(G "" "NAME;PLUGIN;DEVICE;CLAIM;CASES;SWEEP;SHARDS;CASE_TIMEOUT" "KERNELS"
-                        ${ARGN})
+  cmake_parse_arguments(G "STRICT" "NAME;PLUGIN;DEVICE;CLAIM;CASES;SWEEP;SHARDS;CASE_TIMEOUT"
+                        "KERNELS" ${ARGN})
   if(G_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "softmax_lab_add_gate: unknown arguments: ${G_UNPARSED_ARGUMENTS}")
   endif()
@@ -118,10 +124,14 @@ function(softmax_lab_add_gate)
   if(G_CASES)
     set(cases --cases ${G_CASES})
   endif()
+  set(strict "")
+  if(G_STRICT)
+    set(strict --strict)
+  endif()
   foreach(k IN LISTS G_KERNELS)
     set(run sh ${_SML_GATE_SCRIPT} ${cli} ${plugin} ${k} ${G_DEVICE} "${claim}" --)
     set(t ${G_NAME}.${k})
-    set(check ${cli} check --load ${plugin} --kernel ${k} ${cases} ${timeout}
+    set(check ${cli} check --load ${plugin} --kernel ${k} ${cases} ${timeout} ${strict}
               --save ${CMAKE_CURRENT_BINARY_DIR}/${G_NAME}-failures)
     if(G_SHARDS)
       _softmax_lab_gate_shards("${run}" "${check}" ${t} ${k} ${G_NAME} ${G_SHARDS} ${G_DEVICE} ${cli})
@@ -133,11 +143,11 @@ function(softmax_lab_add_gate)
     if(G_DEVICE STREQUAL "gpu")
       add_test(NAME ${t}.edge_shapes
                COMMAND ${run} $<TARGET_FILE:softmax_lab::edge_shapes> --load ${plugin} --kernel ${k}
-                       ${timeout})
+                       ${timeout} ${strict})
       set_tests_properties(${t}.edge_shapes PROPERTIES LABELS "unit;gpu" TIMEOUT 900)
       list(APPEND tests ${t}.edge_shapes)
       add_test(NAME ${t}.sanitize
-               COMMAND ${run} ${cli} check --load ${plugin} --kernel ${k} ${timeout}
+               COMMAND ${run} ${cli} check --load ${plugin} --kernel ${k} ${timeout} ${strict}
                        --sanitize memcheck,racecheck,synccheck,initcheck)
       set_tests_properties(${t}.sanitize PROPERTIES LABELS "sanitize;gpu" TIMEOUT 1800)
       list(APPEND tests ${t}.sanitize)

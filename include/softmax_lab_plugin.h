@@ -7,7 +7,7 @@
  *     static sml_status my_launch(sml_handle *h, const sml_problem *p) { ... }
  *     static const sml_kernel KERNELS[] = {
  *         {"my_kernel", "my_kernel.cu", SML_DEVICE_GPU, SML_OPS_FWD, 1u << SML_F32, 1, 0,
- *          my_launch, "one line: what it does", {"cudnn", 1.0, "all"}, NULL, 0},
+ *          my_launch, "one line: what it does", {"cudnn", 1.0, "all"}, NULL, 0, NULL},
  *     };
  *     SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi) {
  *         *count = sizeof KERNELS / sizeof KERNELS[0];
@@ -28,14 +28,25 @@
  * max_cols; a claim's baseline a registered kernel (or an earlier line of the table), its
  * min_speedup > 0 and its shapes "all", "short", "mid" or "long"; flags with no bit past
  * SML_KERNEL_FLAGS_ALL (SML_KERNEL_FRAMEWORK marks a framework baseline: a library's kernel
- * the others are measured against). file, summary and known_deviation may be NULL. One bad
- * line refuses the whole table, with a message naming the line, the problem and where the
- * table came from.
+ * the others are measured against); a deviation (sml_deviation, softmax_lab.h) with every
+ * figure finite and >= 0, each bound_factor 0 or >= 1, no exception bit past
+ * SML_DEV_EXCEPTIONS_ALL, and no bound for an op or dtype the line does not run. file,
+ * summary, known_deviation and deviation may be NULL. One bad line refuses the whole table,
+ * with a message naming the line, the problem and where the table came from.
  *
- * A table built against ABI version 1 (sml_kernel without `flags`) still loads: it reports
- * version 1, and its lines are read in that layout, with flags 0 (none a framework baseline).
- * The registry then holds a copy of its lines, so sml_kernel_at returns pointers into that
- * copy, not into the plugin's table. */
+ * A kernel that misses the contract in a measured way declares how in `deviation`, in terms
+ * the checker enforces; `known_deviation` is a label only. For example, a 16-bit softmax that
+ * is not correctly rounded:
+ *
+ *     static const sml_deviation MY_DEVIATION = {
+ *         .ulps = {[SML_SOFTMAX] = {[SML_F16] = 1.5, [SML_BF16] = 1.5}}};
+ *     ... "fp16/bf16 softmax not correctly rounded", 0, &MY_DEVIATION},
+ *
+ * Tables built against ABI versions 1 (sml_kernel without `flags`) and 2 (without
+ * `deviation`) still load: their lines are read in that layout, with flags 0 (none a
+ * framework baseline) and no deviation, so a `known_deviation` text of theirs excuses nothing
+ * (`softmax-lab list` and `check` say so). The registry then holds a copy of their lines, so
+ * sml_kernel_at returns pointers into that copy, not into the plugin's table. */
 #ifndef SOFTMAX_LAB_PLUGIN_H
 #define SOFTMAX_LAB_PLUGIN_H
 
@@ -48,8 +59,10 @@ extern "C" {
 #endif
 
 /* Bumped whenever sml_kernel, sml_problem, sml_claim or the launch signature change.
- * Version 2 added sml_kernel.flags at the end; version 1 tables are still taken. */
-#define SML_PLUGIN_ABI_VERSION 2u
+ * Version 2 added sml_kernel.flags at the end; version 3 added sml_kernel.deviation after it
+ * (a declared deviation is a checked bound; the known_deviation text no longer excuses
+ * anything). Version 1 and 2 tables are still taken. */
+#define SML_PLUGIN_ABI_VERSION 3u
 #define SML_PLUGIN_ABI_OLDEST  1u /* the oldest version sml_register_kernels still takes */
 
 /* Kernels registered from Python give an origin "python:MODULE (versions)". Their source,

@@ -20,7 +20,24 @@ typedef struct row_ctx {
     sml_row_facts facts;
     sml_check_elem *top; /* the k worst elements outside their bound so far, worst first */
     int k, *ntop;
+    sml_check_miss_fn miss; /* told of every element outside its bound, or NULL */
+    void *miss_ctx;
 } row_ctx;
+
+static sml_check_elem make_elem(const row_ctx *c, int64_t j, double got, double want, double ratio,
+                                double allowed) {
+    sml_check_elem e;
+    e.row = c->row;
+    e.col = j;
+    e.got = got;
+    e.want = want;
+    e.ratio = ratio;
+    e.allowed = allowed;
+    int finite = isfinite(got) && isfinite(want);
+    e.ulps = finite ? fabs(got - want) / sml_ulp(c->dt, want) : INFINITY;
+    e.allowed_ulps = finite ? allowed / sml_ulp(c->dt, want) : NAN;
+    return e;
+}
 
 /* Keep element j among the k worst violations (ratio descending; ties keep the earlier
  * element first, so the list is the same whatever k). allowed is NAN for a special-value
@@ -33,17 +50,18 @@ static void keep_bad(const row_ctx *c, int64_t j, double got, double want, doubl
     if (at >= c->k) return;
     if (n == c->k) n--; /* the last one drops out */
     for (int i = n; i > at; i--) c->top[i] = c->top[i - 1];
-    sml_check_elem *e = &c->top[at];
-    e->row = c->row;
-    e->col = j;
-    e->got = got;
-    e->want = want;
-    e->ratio = ratio;
-    e->allowed = allowed;
-    int finite = isfinite(got) && isfinite(want);
-    e->ulps = finite ? fabs(got - want) / sml_ulp(c->dt, want) : INFINITY;
-    e->allowed_ulps = finite ? allowed / sml_ulp(c->dt, want) : NAN;
+    c->top[at] = make_elem(c, j, got, want, ratio, allowed);
     *c->ntop = n + 1;
+}
+
+/* Element j is outside its bound: counted in the caller; listed and told here. */
+static void missed(const row_ctx *c, int64_t j, double got, double want, double ratio,
+                   double allowed) {
+    keep_bad(c, j, got, want, ratio, allowed);
+    if (c->miss) {
+        sml_check_elem e = make_elem(c, j, got, want, ratio, allowed);
+        c->miss(c->miss_ctx, &e);
+    }
 }
 
 static void record_worst(sml_check_report *r, const row_ctx *c, int64_t j, double got, double want,
@@ -88,7 +106,7 @@ static void check_row(sml_check_report *r, row_ctx *c) {
                 r->inf_mismatch++;
             r->bad++;
             record_worst(r, c, j, got, want, INFINITY);
-            keep_bad(c, j, got, want, INFINITY, NAN);
+            missed(c, j, got, want, INFINITY, NAN);
             continue;
         }
         double dy_j = c->dy ? c->dy[j] : 0.0;
@@ -106,7 +124,7 @@ static void check_row(sml_check_report *r, row_ctx *c) {
                 r->inf_mismatch++;
             r->bad++;
             record_worst(r, c, j, got, want, INFINITY);
-            keep_bad(c, j, got, want, INFINITY, NAN);
+            missed(c, j, got, want, INFINITY, NAN);
             continue;
         }
         double err = fabs(got - want);
@@ -114,7 +132,7 @@ static void check_row(sml_check_report *r, row_ctx *c) {
         double ratio = err == 0.0 ? 0.0 : err / allowed; /* allowed 0 and err > 0: inf */
         if (ratio > 1.0) {
             r->bad++;
-            keep_bad(c, j, got, want, ratio, allowed);
+            missed(c, j, got, want, ratio, allowed);
         }
         record_worst(r, c, j, got, want, ratio);
     }
@@ -166,7 +184,8 @@ static void report_init(sml_check_report *r) {
  * row by row. */
 static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
                              const void *x, const void *dy, const double *want_all, const void *out,
-                             sml_check_report *r, sml_check_elem *top, int k, int *ntop) {
+                             sml_check_report *r, sml_check_elem *top, int k, int *ntop,
+                             sml_check_miss_fn miss, void *miss_ctx) {
     sml_status s = check_args(op, dt, rows, cols, ld, x, dy, out, r);
     if (s != SML_OK) return s;
     if (k > 0 && (!top || !ntop)) return SML_ERR_NULL_POINTER;
@@ -197,9 +216,10 @@ static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
                 default: sml_ref_log_softmax_backward(xr, dyr, wr, cols); break;
                 }
             }
-            row_ctx c = {op,  dt,  row,  cols,
-                         xr,  dyr, want, (const char *)out + (size_t)(row * ld) * esz,
-                         {0}, top, k,    ntop};
+            row_ctx c = {op,   dt,      row,  cols,
+                         xr,   dyr,     want, (const char *)out + (size_t)(row * ld) * esz,
+                         {0},  top,     k,    ntop,
+                         miss, miss_ctx};
             check_row(r, &c);
         }
         free(xr);
@@ -213,14 +233,14 @@ static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
 
 sml_status sml_check(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld, const void *x,
                      const void *dy, const void *out, sml_check_report *r) {
-    return check_impl(op, dt, rows, cols, ld, x, dy, NULL, out, r, NULL, 0, NULL);
+    return check_impl(op, dt, rows, cols, ld, x, dy, NULL, out, r, NULL, 0, NULL, NULL, NULL);
 }
 
 sml_status sml_check_against(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
                              const void *x, const void *dy, const double *want, const void *out,
                              sml_check_report *r) {
     if (rows > 0 && cols > 0 && !want) return SML_ERR_NULL_POINTER;
-    return check_impl(op, dt, rows, cols, ld, x, dy, want, out, r, NULL, 0, NULL);
+    return check_impl(op, dt, rows, cols, ld, x, dy, want, out, r, NULL, 0, NULL, NULL, NULL);
 }
 
 sml_status sml_check_against_worst(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
@@ -229,5 +249,13 @@ sml_status sml_check_against_worst(sml_op op, sml_dtype dt, int64_t rows, int64_
                                    int k, int *nworst) {
     if (rows > 0 && cols > 0 && !want) return SML_ERR_NULL_POINTER;
     if (k < 0) return SML_ERR_INVALID_ARG;
-    return check_impl(op, dt, rows, cols, ld, x, dy, want, out, r, worst, k, nworst);
+    return check_impl(op, dt, rows, cols, ld, x, dy, want, out, r, worst, k, nworst, NULL, NULL);
+}
+
+sml_status sml_check_against_each(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
+                                  const void *x, const void *dy, const double *want,
+                                  const void *out, sml_check_report *r, sml_check_miss_fn miss,
+                                  void *ctx) {
+    if (rows > 0 && cols > 0 && !want) return SML_ERR_NULL_POINTER;
+    return check_impl(op, dt, rows, cols, ld, x, dy, want, out, r, NULL, 0, NULL, miss, ctx);
 }

@@ -66,6 +66,17 @@ sml_status sml_check_against_worst(sml_op op, sml_dtype dt, int64_t rows, int64_
                                    const void *out, sml_check_report *r, sml_check_elem *worst,
                                    int k, int *nworst);
 
+/* sml_check_against, also calling miss(ctx, e) for every element outside its bound, in
+ * row-major order, as sml_check_against_worst lists it (ratio inf and allowed NaN for a
+ * special-value mismatch): the hook a second judgment (a kernel's declared deviation,
+ * src/prop/deviation.h) uses without a tolerance of its own here. The report is the
+ * contract's, whatever miss does. */
+typedef void (*sml_check_miss_fn)(void *ctx, const sml_check_elem *e);
+sml_status sml_check_against_each(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
+                                  const void *x, const void *dy, const double *want,
+                                  const void *out, sml_check_report *r, sml_check_miss_fn miss,
+                                  void *ctx);
+
 /* What the contract's bound needs to know about a row besides its length; computed from
  * the row's inputs (as doubles) by sml_row_facts_compute. */
 typedef struct sml_row_facts {

@@ -58,7 +58,8 @@ static const sml_kernel KERNELS[] = {
      "example plugin, CPU fp32: max, pairwise sum of exp, divide",
      {NULL, 0.0, NULL},
      NULL,
-     0},
+     0,
+     NULL},
 };
 
 const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

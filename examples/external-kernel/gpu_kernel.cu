@@ -65,7 +65,8 @@ static const sml_kernel KERNELS[] = {
      "example plugin, CUDA fp32: one warp per row, row in registers, shuffle reductions",
      {"naive", 2.0, "short"},
      NULL,
-     0},
+     0,
+     NULL},
 };
 
 extern "C" const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

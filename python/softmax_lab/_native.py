@@ -58,6 +58,21 @@ class Claim(ctypes.Structure):
     ]
 
 
+class Deviation(ctypes.Structure):
+    """struct sml_deviation: a declared deviation from the numerics contract (per op and dtype a
+    bound in ulps or a factor on the contract's bound, 0 for the contract; named exceptions)"""
+    _fields_ = [
+        ("ulps", (ctypes.c_double * 3) * 4),
+        ("bound_factor", (ctypes.c_double * 3) * 4),
+        ("exceptions", ctypes.c_uint),
+    ]
+
+
+# The SML_DEV_* exception bits of include/softmax_lab.h, by the names register() takes.
+DEV_EXCEPTIONS = {"all_neg_inf_row": 1 << 0, "log_softmax_shift_bits": 1 << 1,
+                  "bwd_16bit_overflow": 1 << 2}
+
+
 class Kernel(ctypes.Structure):
     """struct sml_kernel"""
     _fields_ = [
@@ -73,6 +88,7 @@ class Kernel(ctypes.Structure):
         ("claim", Claim),
         ("known_deviation", ctypes.c_char_p),
         ("flags", ctypes.c_uint),  # SML_KERNEL_* bits (plugin ABI version 2)
+        ("deviation", ctypes.POINTER(Deviation)),  # NULL: the contract (plugin ABI version 3)
     ]
 
 

@@ -25,7 +25,7 @@ import warnings
 
 from . import _native
 
-ABI_VERSION = 2  # SML_PLUGIN_ABI_VERSION of include/softmax_lab_plugin.h
+ABI_VERSION = 3  # SML_PLUGIN_ABI_VERSION of include/softmax_lab_plugin.h
 
 SML_OK = 0
 # enum sml_status of softmax_lab.h: a Python kernel that raised is reported as
@@ -229,8 +229,56 @@ def _check_args(name, fn, device, claim, min_cols, max_cols):
     return device
 
 
+def _deviation(where, deviation, ops, dtypes):
+    """A sml_deviation from register()'s `deviation` dict (None: None): "ulps" and
+    "bound_factor" map an op (or "all": every op in `ops`) to a dict of dtype (or "all") to a
+    number; "exceptions" lists names of _native.DEV_EXCEPTIONS."""
+    if deviation is None:
+        return None
+    if not isinstance(deviation, dict):
+        raise TypeError("%s: deviation must be a dict such as {\"ulps\": {\"softmax\": {\"fp16\": 1.5}}, "
+                        "\"exceptions\": [\"all_neg_inf_row\"]}, not %r" % (where, deviation))
+    unknown = set(deviation) - {"ulps", "bound_factor", "exceptions"}
+    if unknown:
+        raise ValueError("%s: deviation: unknown key(s) %s (known: ulps, bound_factor, exceptions)"
+                         % (where, ", ".join(sorted(map(repr, unknown)))))
+    d = _native.Deviation()
+    for field in ("ulps", "bound_factor"):
+        table = deviation.get(field) or {}
+        if not isinstance(table, dict):
+            raise TypeError("%s: deviation[%r] must map ops to {dtype: number}, not %r" % (where, field, table))
+        for op, per_dtype in table.items():
+            op_names = ops if op == "all" else [op]
+            if not isinstance(per_dtype, dict):
+                raise TypeError("%s: deviation[%r][%r] must map dtypes to numbers, not %r"
+                                % (where, field, op, per_dtype))
+            for o in op_names:
+                if o not in _native.OPS:
+                    raise ValueError("%s: deviation[%r]: unknown op %r (known: all, %s)"
+                                     % (where, field, o, ", ".join(_native.OPS)))
+                for dt, v in per_dtype.items():
+                    for t in (dtypes if dt == "all" else [_native.DTYPE_ALIASES.get(dt, dt)]):
+                        if t not in _native.DTYPES:
+                            raise ValueError("%s: deviation[%r][%r]: unknown dtype %r (known: all, %s)"
+                                             % (where, field, op, dt, ", ".join(_native.DTYPES)))
+                        if isinstance(v, bool) or not isinstance(v, (int, float)):
+                            raise TypeError("%s: deviation[%r][%r][%r] must be a number, not %r"
+                                            % (where, field, op, dt, v))
+                        getattr(d, field)[_native.OPS.index(o)][_native.DTYPES.index(t)] = float(v)
+    names = deviation.get("exceptions") or []
+    if isinstance(names, str) or not isinstance(names, (list, tuple, set)):
+        raise TypeError("%s: deviation['exceptions'] must be a list of names, not %r" % (where, names))
+    for e in names:
+        if e not in _native.DEV_EXCEPTIONS:
+            raise ValueError("%s: deviation['exceptions']: unknown exception %r (known: %s)"
+                             % (where, e, ", ".join(_native.DEV_EXCEPTIONS)))
+        d.exceptions |= _native.DEV_EXCEPTIONS[e]
+    return d
+
+
 def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_cols=0,
-             summary=None, origin=None, known_deviation=None, file=None, framework=False):
+             summary=None, origin=None, known_deviation=None, file=None, framework=False,
+             deviation=None):
     """Add fn as kernel `name` to the suite's registry, for every later check / bench / replay
     in this process. ops and dtypes: lists or comma-separated names ("all" for every one).
     device: "cpu" (fn gets numpy arrays) or "gpu" (torch tensors); when omitted it is inferred
@@ -241,6 +289,14 @@ def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_col
     framework: True for a framework baseline (a library's kernel, such as PyTorch's, that the
     suite's kernels are measured against): the bench writes "framework": true in its ledger
     record, and `targets` takes the field targets' time to beat from such records.
+    deviation: for a kernel measured to miss the numerics contract (a framework's), what it
+    declares in terms the checker enforces (docs/PROPERTIES.md, "Declared deviations"), e.g.
+    {"ulps": {"softmax": {"fp16": 1.5, "bf16": 1.5}}, "bound_factor": {"softmax_bwd": {"bf16":
+    600}}, "exceptions": ["all_neg_inf_row"]}: per op and dtype ("all" for every one the kernel
+    runs) a bound in ulps of the output or a factor on the contract's bound, and named
+    exceptions (all_neg_inf_row, log_softmax_shift_bits, bwd_16bit_overflow). A miss outside it
+    fails, naming it; check(strict=True) applies none. known_deviation is a label shown beside
+    it: words alone excuse nothing (a warning says so).
     A name registered from Python before is replaced (with a warning): re-running a notebook
     cell works. Usage errors raise TypeError or ValueError naming the argument."""
     device = _check_args(name, fn, device, claim, min_cols, max_cols)
@@ -271,6 +327,15 @@ def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_col
         baseline, speedup, shapes = claim
         k.claim = _native.Claim(enc(baseline), float(speedup), enc(shapes))
     k.known_deviation = enc(known_deviation)
+    ops_list = [o for o in _native.OPS if k.ops >> _native.OPS.index(o) & 1]
+    dts_list = [t for t in _native.DTYPES if k.dtypes >> _native.DTYPES.index(t) & 1]
+    dev = _deviation("softmax_lab.register(%r)" % name, deviation, ops_list, dts_list)
+    k.deviation = ctypes.pointer(dev) if dev is not None else None
+    if known_deviation is not None and dev is None and not _bootstrapping:
+        warnings.warn("softmax_lab.register(%r): known_deviation=%r is a label: its words declare nothing the "
+                      "checker can apply, so they excuse nothing; declare the deviation's bounds with "
+                      "deviation={\"ulps\": {op: {dtype: N}}, \"bound_factor\": {...}, \"exceptions\": [...]}"
+                      % (name, known_deviation), RuntimeWarning, stacklevel=2)
     k.flags = _native.KERNEL_FRAMEWORK if framework else 0
     if origin is None:
         from .versions import describe
@@ -290,7 +355,7 @@ def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_col
                 core.sml_register_kernels(old, 1, ABI_VERSION, _origins[name], None, 0)
             raise ValueError("softmax_lab.register(%r): %s" % (name, msg.value.decode(errors="replace")
                                                                 or core.sml_strerror(s).decode()))
-        _keep.append((table, launch, strings, k, fn, origin.encode()))
+        _keep.append((table, launch, strings, k, fn, origin.encode(), dev))
         _registered[name] = table
         _origins[name] = origin.encode()
         _recipes[name] = (fn, dict(ops=list(ops) if not isinstance(ops, str) else ops,
@@ -298,7 +363,7 @@ def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_col
                                    device=device, claim=list(claim) if claim else None,
                                    min_cols=int(min_cols), max_cols=int(max_cols), summary=summary,
                                    origin=origin, known_deviation=known_deviation, file=file,
-                                   framework=framework))
+                                   framework=framework, deviation=deviation))
         if _importing:
             _on_import.add(name)
         else:

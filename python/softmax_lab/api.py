@@ -199,12 +199,19 @@ def _extra(extra, where):
     return [str(e) for e in extra]
 
 
-def check(kernels="all", cases=None, seed=None, props=None, ops=None, dtypes=None, extra=()):
+def check(kernels="all", cases=None, seed=None, props=None, ops=None, dtypes=None, extra=(),
+          strict=False):
     """The property suite on the named kernels; returns a Result (exit 0: every property held
-    on every kernel that ran; 1: a failure, with its reproducers; 3: nothing could run).
-    Usage errors raise TypeError or ValueError naming the argument."""
+    on every kernel that ran, a kernel with a declared deviation within it, as the verdict line
+    and each run's "declared_deviation" say; 1: a failure, with its reproducers; 3: nothing
+    could run). strict=True holds every kernel to the contract itself (--strict): no declared
+    deviation applies. Usage errors raise TypeError or ValueError naming the argument."""
     extra = _extra(extra, "check")
+    if not isinstance(strict, bool):
+        raise TypeError("softmax_lab.check: strict must be True or False, not %r" % (strict,))
     argv = ["check", "--kernel", _kernel_names(kernels, "kernels", "check", extra)]
+    if strict:
+        argv.append("--strict")
     for flag, v in (("--cases", _count(cases, "cases", "check", 1)), ("--seed", _count(seed, "seed", "check", 0)),
                     ("--props", _names(props, "props", "check")),
                     ("--op", _names(ops, "ops", "check", _native.OPS)),

@@ -91,6 +91,11 @@ def _describe(name, result, save):
         others = ["%s (%s %s)" % (g.get("property"), r.get("op"), r.get("dtype")) for r, g in pairs[1:]]
         if others:
             lines.append("also failed: %s; their reproducers are in %s" % (", ".join(others), save))
+    declared = sorted({r["declared_deviation"] for r in runs if r.get("declared_deviation")})
+    if declared:
+        lines.append("its declared deviation (%s): %s" % (
+            "not applied: strict" if result.get("strict") else "each failure above is outside it",
+            "; ".join(declared)))
     for run in runs:
         if run.get("verdict", "PASS") not in ("PASS", "FAIL") or (
                 run.get("verdict") == "FAIL" and not run.get("failures")):
@@ -102,22 +107,40 @@ def _describe(name, result, save):
     return "\n".join(lines)
 
 
+def _declared(result):
+    """The declared terms the runs needed (those that excused a miss), "; "-joined, or ""."""
+    terms = []
+    for r in result.get("runs", []):
+        if r.get("declared_deviation") and r.get("excused") and r["declared_deviation"] not in terms:
+            terms.append(r["declared_deviation"])
+    return "; ".join(terms)
+
+
 def assert_kernel(fn, ops, dtypes, device=None, cases=None, seed=None, against=None, name=None,
-                  save=None, props=None, min_cols=1, max_cols=0, extra=()):
+                  save=None, props=None, min_cols=1, max_cols=0, extra=(), deviation=None,
+                  known_deviation=None, strict=False):
     """Raise AssertionError unless fn(op, x, dy, out) passes the property suite on every op and
     dtype given (and, with against="BASE", is not less accurate than BASE on the same cases).
-    Returns the check's Result when it passes."""
+    deviation and known_deviation: as softmax_lab.register's, a declared deviation (a bound
+    the checker applies; a pass within it says so) and its label (which excuses nothing);
+    strict=True holds the kernel to the contract itself. Returns the check's Result when it
+    passes; its .declared names the declared deviation the pass needed ("" for none)."""
     name = _kernel_name(fn, name)
     if against is not None and not isinstance(against, str):
         raise TypeError("softmax_lab.testing.assert_kernel: against must be a kernel name, not %r" % (against,))
-    _register.register(name, fn, ops, dtypes, device=device, min_cols=min_cols, max_cols=max_cols)
+    _register.register(name, fn, ops, dtypes, device=device, min_cols=min_cols, max_cols=max_cols,
+                       deviation=deviation, known_deviation=known_deviation)
     try:
         d = _save_dir(save, name)
         more = ["--save", d] + (["--against", against] if against else []) + list(extra)
-        result = api.check(kernels=name, cases=cases, seed=seed, props=props, extra=more)
+        result = api.check(kernels=name, cases=cases, seed=seed, props=props, extra=more, strict=strict)
     finally:
         _register.unregister(name)
+    result.declared = _declared(result)
     if result.exit == 0:
+        if result.declared:
+            print("softmax_lab.testing.assert_kernel: %r PASS within its declared deviation: %s"
+                  % (name, result.declared))
         return result
     runs = result.get("runs", [])
     if result.exit == 3 and all(r.get("verdict", "SKIP") == "SKIP" for r in runs):

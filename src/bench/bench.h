@@ -50,9 +50,9 @@ typedef enum sml_bench_verdict {
     SML_VERDICT_OK = 0,         /* passed the correctness check on this input */
     SML_VERDICT_WRONG,          /* ran, but broke the numerics contract: its time never counts */
     SML_VERDICT_ERROR,          /* failed to run (launch error, unsupported at run time) */
-    SML_VERDICT_KNOWN_DEVIATION /* missed value bounds only, as its registry entry's
-                                   known_deviation declares (no NaN/inf mismatch): reported,
-                                   not a contract failure of the run, never a win */
+    SML_VERDICT_KNOWN_DEVIATION /* outside the contract, every miss within the kernel's declared
+                                   deviation (sml_kernel.deviation): reported, not a contract
+                                   failure of the run, never a win */
 } sml_bench_verdict;
 /* "ok", "WRONG", "ERROR", "KNOWN-DEV" */
 const char *sml_bench_verdict_name(sml_bench_verdict v);

@@ -152,6 +152,8 @@ typedef struct check_ctx {
     const chunk_list *l;
     sml_check_report *reports;
     sml_status *status;
+    const sml_dev_terms *terms; /* the kernel's declared terms, or NULL */
+    sml_dev_report *devs;       /* per chunk: each miss judged against them */
 } check_ctx;
 
 static void check_chunk(void *arg, int64_t i, int64_t unused0, int64_t unused1) {
@@ -161,9 +163,10 @@ static void check_chunk(void *arg, int64_t i, int64_t unused0, int64_t unused1) 
     const chunk *k = &c->l->c[i];
     size_t off = (size_t)(k->r0 * c->cols) * c->esz;
     memset(&c->reports[i], 0, sizeof c->reports[i]);
-    c->status[i] = sml_check_against(c->op, c->dt, k->r1 - k->r0, c->cols, c->cols, c->x + off,
-                                     c->dy ? c->dy + off : NULL, c->want + k->w0 * c->cols,
-                                     c->out + off, &c->reports[i]);
+    c->status[i] =
+        sml_dev_check_against(c->terms, c->op, c->dt, k->r1 - k->r0, c->cols, c->cols, c->x + off,
+                              c->dy ? c->dy + off : NULL, c->want + k->w0 * c->cols, c->out + off,
+                              &c->reports[i], &c->devs[i]);
     if (c->reports[i].worst_row >= 0) c->reports[i].worst_row += k->r0;
 }
 
@@ -174,9 +177,11 @@ static double severity(const sml_check_report *r) {
 
 sml_status sml_bench_check(sml_op op, sml_dtype dt, int64_t cols, const void *x, const void *dy,
                            const sml_rowset *s, const double *want, const void *out, int threads,
-                           sml_check_report *r) {
+                           const sml_dev_terms *terms, sml_check_report *r, sml_dev_report *dev) {
     memset(r, 0, sizeof *r);
     r->worst_row = r->worst_col = -1;
+    memset(dev, 0, sizeof *dev);
+    dev->row = dev->col = -1;
     chunk_list l;
     if (!chunks_make(s, cols, &l)) return SML_ERR_OUT_OF_MEMORY;
     int64_t nchunks = l.n;
@@ -188,16 +193,31 @@ sml_status sml_bench_check(sml_op op, sml_dtype dt, int64_t cols, const void *x,
     }
     sml_check_report *reports = calloc((size_t)nchunks, sizeof *reports);
     sml_status *status = calloc((size_t)nchunks, sizeof *status);
-    if (!reports || !status) {
+    sml_dev_report *devs = calloc((size_t)nchunks, sizeof *devs);
+    if (!reports || !status || !devs) {
         free(reports);
         free(status);
+        free(devs);
         free(l.c);
         return SML_ERR_OUT_OF_MEMORY;
     }
-    check_ctx c = {
-        op, dt,      cols,  x, sml_op_is_backward(op) ? dy : NULL, out, want, sml_dtype_size(dt),
-        &l, reports, status};
+    check_ctx c = {op,
+                   dt,
+                   cols,
+                   x,
+                   sml_op_is_backward(op) ? dy : NULL,
+                   out,
+                   want,
+                   sml_dtype_size(dt),
+                   &l,
+                   reports,
+                   status,
+                   terms,
+                   devs};
     sml_parallel_rows(nchunks, 1, threads, check_chunk, &c);
+    for (int64_t i = 0; i < nchunks; i++)
+        if (status[i] == SML_OK) sml_dev_report_merge(dev, &devs[i], l.c[i].r0);
+    free(devs);
     free(l.c);
     char scope[128] = "";
     if (s->total_rows < s->rows)

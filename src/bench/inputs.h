@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "prop/deviation.h"
 #include "reference/check.h"
 #include "softmax_lab.h"
 
@@ -36,13 +37,14 @@ void sml_rowset_make(int64_t rows, int64_t cols, int64_t max_elems, sml_rowset *
 sml_status sml_bench_reference(sml_op op, sml_dtype dt, int64_t cols, const void *x, const void *dy,
                                const sml_rowset *s, double *want, int threads);
 
-/* Check `out` (dense, dtype dt) on the rows of s against want under the numerics contract.
- * The per-chunk reports are merged: counts add up, the worst element is the worst of all
- * chunks and its row is the tensor's. r->message is rewritten to say so, and says how many
- * rows were checked when s is a sample. */
+/* Check `out` (dense, dtype dt) on the rows of s against want under the numerics contract,
+ * and each miss against the kernel's declared terms (NULL: none) into dev
+ * (src/prop/deviation.h). The per-chunk reports are merged: counts add up, the worst element
+ * is the worst of all chunks and its row is the tensor's. r->message is rewritten to say so,
+ * and says how many rows were checked when s is a sample. */
 sml_status sml_bench_check(sml_op op, sml_dtype dt, int64_t cols, const void *x, const void *dy,
                            const sml_rowset *s, const double *want, const void *out, int threads,
-                           sml_check_report *r);
+                           const sml_dev_terms *terms, sml_check_report *r, sml_dev_report *dev);
 
 #ifdef __cplusplus
 }

@@ -24,12 +24,13 @@
  * resident clusters, on rows long enough for its whole-step loop, each op and dtype, checked
  * on sampled rows (run_sampled.c).
  *
- * Known deviations: a kernel whose registry line carries `known_deviation` (the vendor
- * baseline, measured to miss the contract on 16-bit rounding) has its value-bound misses
- * counted and printed as KNOWN DEVIATION instead of failing, but only when the checker saw no
- * NaN or inf mismatch and the worst error stays within KNOWN_DEVIATION_MAX_ULPS ulp of the
- * exact value (a far larger error is a new bug, not the measured one). Special-value mismatches,
- * overwritten canaries, changed inputs and launch errors fail as for any kernel. A launcher
+ * Declared deviations: a kernel whose line declares a deviation (sml_kernel.deviation: the
+ * cuDNN baseline, a plugin's) has each element outside the contract judged against the terms
+ * it declares for the op and dtype (src/prop/deviation.h): within them, the case passes and is
+ * printed as "WITHIN DECLARED DEVIATION" with the terms and the largest excused error (the
+ * summary counts such cases apart); a miss outside them fails, naming the terms. A known_deviation label alone excuses nothing.
+ * Overwritten canaries, changed inputs, twins that differ in bits and launch errors fail as
+ * for any kernel; --strict applies no declaration. A launcher
  * may refuse a strided layout (ld > cols) with SML_ERR_UNSUPPORTED (cuDNN cannot honour the
  * row stride): that is counted as `refused`, never for `auto` and never for a dense layout.
  *
@@ -40,8 +41,9 @@
  *                             rows checked), as a tall case's reproduce line says
  *   --no-huge                 leave out the > 2^31-element cases
  *   --cpu                     run the CPU kernels instead (checks this harness without a GPU)
- *   --known-deviation K       treat kernel K as if its registry line had a known_deviation
- *                             (checks the known-deviation rule itself, e.g. with --cpu)
+ *   --strict                  hold every kernel to the contract itself: no declared deviation
+ *                             applies (the test plugins with declarations check the rule itself
+ *                             with --cpu --load)
  *   --load PATH               load a plugin library's kernels (softmax_lab_plugin.h) into the
  *                             registry first, so they are tested like built-in ones (repeatable)
  *   --plant W                 after each run of a sampled case, damage one element of the
@@ -90,9 +92,9 @@ typedef struct sml_edge_opts {
     int64_t rows, cols, ld, offset, inplace; /* -1: not given */
     uint64_t seed;
     int list, cpu, huge, sampled;
-    const char *mark_known; /* --known-deviation */
-    const char *plant;      /* --plant: a harness self-check (sampled cases) */
-    const char *loads[8];   /* --load: plugin libraries whose kernels join the registry */
+    int strict;           /* --strict: no kernel's declared deviation applies */
+    const char *plant;    /* --plant: a harness self-check (sampled cases) */
+    const char *loads[8]; /* --load: plugin libraries whose kernels join the registry */
     int nloads;
     sml_shard shard;     /* --shard K/N: every N-th case from K-1 (a worker's slice) */
     const char *devices; /* --devices D[,D]: the GPUs to split over (default: all visible) */

@@ -9,19 +9,16 @@
 
 #include "core/internal.h"
 #include "edge/edge.h"
+#include "prop/deviation.h"
 #include "reference/check.h"
 
-#define GUARD                    64 /* canary elements before and after every tensor */
-#define CANARY                   0x77 /* fp32 5.0e33, fp16 30576, bf16 5.0e33: poisons a max if read */
-#define POISON                   0xFF /* NaN in every dtype */
-#define MAX_PICK                 8    /* rows checked of a sampled (huge or tall) case */
-#define INPUT_CHECK_BYTES        ((size_t)64 << 20) /* re-read inputs after a run up to this size */
-#define MAX_KERNELS              64
-#define PRINT_CAP                8 /* failures printed per kernel and dtype; the rest are counted */
-/* Measured for cuDNN 9.14 on an H100: worst 1.47 ulp from exact (2.91 x the bound). One ulp
- * off the correctly rounded value is under 1.5 ulp from exact; past 2 ulp it is not the
- * deviation that was measured but a new bug, and fails. */
-#define KNOWN_DEVIATION_MAX_ULPS 2.0
+#define GUARD             64   /* canary elements before and after every tensor */
+#define CANARY            0x77 /* fp32 5.0e33, fp16 30576, bf16 5.0e33: poisons a max if read */
+#define POISON            0xFF /* NaN in every dtype */
+#define MAX_PICK          8    /* rows checked of a sampled (huge or tall) case */
+#define INPUT_CHECK_BYTES ((size_t)64 << 20) /* re-read inputs after a run up to this size */
+#define MAX_KERNELS       64
+#define PRINT_CAP         8 /* failures printed per kernel and dtype; the rest are counted */
 
 /* Passed, failed and skipped checks; `name` opens every line printed. */
 typedef struct sml_edge_tally {
@@ -31,9 +28,9 @@ typedef struct sml_edge_tally {
 
 /* One kernel and dtype's results. */
 typedef struct sml_edge_cell {
-    int64_t cases, fails, known, refused;
+    int64_t cases, fails, known, refused; /* known: cases within the declared deviation only */
     double worst_ratio, worst_ulps;
-    double known_ratio, known_ulps; /* worst among the KNOWN DEVIATION cases */
+    double known_ratio, known_ulps; /* the largest error the declaration excused */
 } sml_edge_cell;
 
 typedef struct sml_edge_ctx {
@@ -78,7 +75,16 @@ sml_status sml_edge_sampled_upload(sml_buffer *b, const sml_edge_case *t, int64_
 /* verdict.c: which kernels run, and what a run's result counts as */
 int sml_edge_kernel_selected(const sml_edge_ctx *c, const sml_kernel *k);
 int sml_edge_kernel_supports(const sml_kernel *k, const sml_edge_case *t);
-const char *sml_edge_known_deviation(const sml_edge_ctx *c, const sml_kernel *k);
+/* The terms kernel k declares for the case's op and dtype into t (none under --strict): 1 when
+ * there are any. */
+int sml_edge_terms(const sml_edge_ctx *c, const sml_kernel *k, const sml_edge_case *t,
+                   sml_dev_terms *terms);
+/* The contract's checker on rows x cols (stride ld) of the case, and each miss judged against
+ * k's declared terms (deviation.h) into d. */
+sml_status sml_edge_check(const sml_edge_ctx *c, const sml_kernel *k, const sml_edge_case *t,
+                          int64_t rows, int64_t ld, const void *x, const void *dy,
+                          const double *want, const void *got, sml_check_report *rep,
+                          sml_dev_report *d);
 void sml_edge_fail_run(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
                        const char *what, const char *detail);
 /* A run that stopped with status s: a failure (what it says, with the CUDA error on a GPU).
@@ -86,7 +92,8 @@ void sml_edge_fail_run(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sm
 int sml_edge_fail_status(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
                          sml_status s);
 void sml_edge_judge(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
-                    sml_status s, const sml_check_report *rep, const char *detail);
+                    sml_status s, const sml_check_report *rep, const sml_dev_report *d,
+                    const char *detail);
 
 /* run_input.c, run_sampled.c: one case on every selected kernel */
 void sml_edge_run_input(sml_edge_ctx *c, const sml_edge_case *t);

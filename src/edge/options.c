@@ -14,8 +14,7 @@ static int usage(const char *argv0) {
         "usage: %s [--list-cases] [--kernel NAME] [--op OP] [--dtype DT] [--rows R --cols C\n"
         "          [--ld L] [--offset ELEMS] [--inplace 0|1] [--sampled]] [--seed S] [--no-huge] "
         "[--cpu]\n"
-        "          [--known-deviation KERNEL] [--plant padding|input|guard|value|twin] [--load "
-        "PLUGIN]...\n"
+        "          [--strict] [--plant padding|input|guard|value|twin] [--load PLUGIN]...\n"
         "          [--devices D[,D]] [--shard K/N] [--case-timeout S] [--in-process]\n"
         "  every visible GPU is used (--devices to choose): one worker process per GPU runs every\n"
         "  n-th case (--shard i/n); the run fails if any worker's slice fails. The kernels run in "
@@ -51,6 +50,10 @@ int sml_edge_parse(sml_edge_opts *o, int argc, char **argv) {
         }
         if (!strcmp(a, "--sampled")) {
             o->sampled = 1;
+            continue;
+        }
+        if (!strcmp(a, "--strict")) {
+            o->strict = 1;
             continue;
         }
         if (!strcmp(a, "--in-process")) continue; /* the program decides that before it parses */
@@ -97,9 +100,7 @@ int sml_edge_parse(sml_edge_opts *o, int argc, char **argv) {
                         argv[0], v);
                 return 2;
             }
-        } else if (!strcmp(a, "--known-deviation"))
-            o->mark_known = v;
-        else if (!strcmp(a, "--load")) {
+        } else if (!strcmp(a, "--load")) {
             char msg[1024];
             if (o->nloads == (int)(sizeof o->loads / sizeof o->loads[0]) ||
                 sml_load_plugin(v, msg, sizeof msg) != SML_OK) {
@@ -121,11 +122,9 @@ int sml_edge_parse(sml_edge_opts *o, int argc, char **argv) {
     if ((o->rows > 0) != (o->cols > 0) || (o->ld >= 0 && o->ld < o->cols)) return usage(argv[0]);
     if (o->sampled && (o->rows <= 0 || o->offset > 0 || o->inplace > 0)) return usage(argv[0]);
     if (o->plant && !o->sampled) return usage(argv[0]); /* it damages sampled cases only */
-    const char *names[2] = {o->kernel, o->mark_known};
-    for (int i = 0; i < 2; i++)
-        if (names[i] && !sml_kernel_find(names[i])) {
-            fprintf(stderr, "%s: no kernel named '%s' in the registry\n", argv[0], names[i]);
-            return 2;
-        }
+    if (o->kernel && !sml_kernel_find(o->kernel)) {
+        fprintf(stderr, "%s: no kernel named '%s' in the registry\n", argv[0], o->kernel);
+        return 2;
+    }
     return 0;
 }

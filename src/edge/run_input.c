@@ -149,10 +149,10 @@ static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r, siz
         return 0;
     }
     sml_check_report rep;
-    memset(&rep, 0, sizeof rep);
-    s = sml_check_against(t->op, t->dt, t->rows, t->cols, t->ld, r->hx + data,
-                          r->bwd ? r->hdy + data : NULL, r->want, r->hgot + data, &rep);
-    sml_edge_judge(c, ki, k, t, s, &rep, s != SML_OK ? sml_strerror(s) : rep.message);
+    sml_dev_report dev;
+    s = sml_edge_check(c, k, t, t->rows, t->ld, r->hx + data, r->bwd ? r->hdy + data : NULL,
+                       r->want, r->hgot + data, &rep, &dev);
+    sml_edge_judge(c, ki, k, t, s, &rep, &dev, s != SML_OK ? sml_strerror(s) : rep.message);
     return 0;
 }
 

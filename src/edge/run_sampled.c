@@ -242,17 +242,17 @@ static void judge_values(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r
                          const sml_kernel *k) {
     char msg[512];
     sml_check_report rep;
-    memset(&rep, 0, sizeof rep);
-    sml_status s = sml_check_against(t->op, t->dt, r->np, t->cols, t->cols, r->px,
-                                     r->bwd ? r->pdy : NULL, r->pwant, r->pgot, &rep);
+    sml_dev_report dev;
+    sml_status s = sml_edge_check(c, k, t, r->np, t->cols, r->px, r->bwd ? r->pdy : NULL, r->pwant,
+                                  r->pgot, &rep, &dev);
     /* rep's row r is checked row pick[r] of the tensor */
     int len = snprintf(msg, sizeof msg, "%s [checked-row index -> tensor row:",
                        s != SML_OK ? sml_strerror(s) : rep.message);
     for (int i = 0; i < r->np && len > 0 && (size_t)len < sizeof msg; i++)
         len += snprintf(msg + len, sizeof msg - (size_t)len, " %d->%" PRId64, i, r->pick[i]);
     if (len > 0 && (size_t)len < sizeof msg) snprintf(msg + len, sizeof msg - (size_t)len, "]");
-    /* Twins that differ fail even a kernel whose values a known deviation excuses: bits that
-     * move with a row's place are not that deviation. */
+    /* Twins that differ fail even a kernel whose values a declared deviation excuses: bits
+     * that move with a row's place are no value bound. */
     char tmsg[512];
     if (s == SML_OK && twins_differ(t, r->nb, &r->bout, r->row, r->twin_row, tmsg, sizeof tmsg)) {
         char both[1100];
@@ -260,7 +260,7 @@ static void judge_values(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r
         sml_edge_fail_run(c, ki, k, t, "", both);
         return;
     }
-    sml_edge_judge(c, ki, k, t, s, &rep, msg);
+    sml_edge_judge(c, ki, k, t, s, &rep, &dev, msg);
 }
 
 /* Kernel k on the case; returns 1 when the run must stop (a CUDA error). */

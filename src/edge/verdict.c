@@ -1,6 +1,6 @@
 /* verdict.c: the edge-shape harness's bookkeeping: which kernels run on a case, what a run's
- * result counts as (pass, KNOWN DEVIATION, fail), and the lines that say so with the command
- * that reproduces them. */
+ * result counts as (pass, within the kernel's declared deviation, fail), and the lines that
+ * say so with the command that reproduces them. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,8 +29,8 @@ static void repro_line(const sml_edge_ctx *c, const char *kernel, const sml_edge
                  sml_dtype_name(t->dt), t->rows, t->cols, t->ld, t->offset, t->inplace, c->o.seed);
     if (t->sampled && len > 0 && (size_t)len < n)
         len += snprintf(buf + len, n - (size_t)len, " --sampled");
-    if (c->o.mark_known && len > 0 && (size_t)len < n)
-        snprintf(buf + len, n - (size_t)len, " --known-deviation %s", c->o.mark_known);
+    if (c->o.strict && len > 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, " --strict");
 }
 
 static void describe(const sml_edge_ctx *c, const sml_kernel *k, const sml_edge_case *t, char *buf,
@@ -68,11 +68,20 @@ static void record(sml_edge_ctx *c, size_t ki, sml_dtype dt, int fail, const sml
     }
 }
 
-/* The kernel's known deviation (registry, or --known-deviation for a harness check). */
-const char *sml_edge_known_deviation(const sml_edge_ctx *c, const sml_kernel *k) {
-    if (c->o.mark_known && !strcmp(c->o.mark_known, k->name))
-        return k->known_deviation ? k->known_deviation : "(marked by --known-deviation)";
-    return k->known_deviation;
+int sml_edge_terms(const sml_edge_ctx *c, const sml_kernel *k, const sml_edge_case *t,
+                   sml_dev_terms *terms) {
+    return sml_dev_terms_get(c->o.strict ? NULL : k->deviation, t->op, t->dt, terms);
+}
+
+sml_status sml_edge_check(const sml_edge_ctx *c, const sml_kernel *k, const sml_edge_case *t,
+                          int64_t rows, int64_t ld, const void *x, const void *dy,
+                          const double *want, const void *got, sml_check_report *rep,
+                          sml_dev_report *d) {
+    sml_dev_terms terms;
+    int decl = sml_edge_terms(c, k, t, &terms);
+    memset(rep, 0, sizeof *rep);
+    return sml_dev_check_against(decl ? &terms : NULL, t->op, t->dt, rows, t->cols, ld, x, dy, want,
+                                 got, rep, d);
 }
 
 /* Count a failure; print it with its reproduce line unless this kernel and dtype already
@@ -102,35 +111,46 @@ void sml_edge_fail_run(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sm
     report_fail(c, ki, k, t, NULL, msg);
 }
 
-/* The verdict on a checked output: pass, KNOWN DEVIATION (a value-bound miss of a kernel
- * with a known deviation: no NaN or inf mismatch, worst error within
- * KNOWN_DEVIATION_MAX_ULPS), or fail. `detail` is the checker's message. */
+/* The verdict on a checked output: pass; within the kernel's declared deviation (every miss
+ * covered by its terms: counted and printed with them, never a plain pass); or fail (with the
+ * terms it broke, for a kernel that declares any). `detail` is the checker's message. */
 void sml_edge_judge(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
-                    sml_status s, const sml_check_report *rep, const char *detail) {
+                    sml_status s, const sml_check_report *rep, const sml_dev_report *d,
+                    const char *detail) {
     if (s == SML_OK && rep->pass) {
         sml_edge_tally_pass(&c->tally);
         record(c, ki, t->dt, 0, rep);
         return;
     }
-    const char *known = sml_edge_known_deviation(c, k);
-    if (s == SML_OK && known && rep->nan_mismatch == 0 && rep->inf_mismatch == 0 &&
-        rep->worst_ulps <= KNOWN_DEVIATION_MAX_ULPS) {
+    sml_dev_terms terms;
+    int decl = sml_edge_terms(c, k, t, &terms);
+    char why[400];
+    if (s == SML_OK && decl) sml_dev_report_why(d, &terms, why, sizeof why);
+    if (s == SML_OK && decl && sml_dev_report_pass(d)) {
         sml_edge_cell *cl = &c->stats[ki][t->dt];
         if (cl->known < PRINT_CAP) {
             char what[256], repro[512];
             describe(c, k, t, what, sizeof what);
             repro_line(c, k->name, t, repro, sizeof repro);
-            printf(
-                "KNOWN DEVIATION %s: %s: worst %.3g ulp (%.3g x the bound): %s\n  reproduce: %s\n",
-                c->tally.name, what, rep->worst_ulps, rep->worst_ratio, detail, repro);
+            printf("WITHIN DECLARED DEVIATION %s: %s: %s; largest excused error %.3g ulp (%.3g x "
+                   "the bound): %s\n  reproduce: %s\n",
+                   c->tally.name, what, why, d->worst_ulps, d->worst_ratio, detail, repro);
             if (cl->known + 1 == PRINT_CAP)
-                printf("  (further known deviations of %s %s are counted, not printed)\n", k->name,
-                       sml_dtype_name(t->dt));
+                printf("  (further cases of %s %s within its declared deviation are counted, not "
+                       "printed)\n",
+                       k->name, sml_dtype_name(t->dt));
         }
         cl->known++;
-        if (rep->worst_ratio > cl->known_ratio) cl->known_ratio = rep->worst_ratio;
-        if (rep->worst_ulps > cl->known_ulps) cl->known_ulps = rep->worst_ulps;
+        sml_edge_tally_pass(&c->tally);
+        if (d->worst_ratio > cl->known_ratio) cl->known_ratio = d->worst_ratio;
+        if (d->worst_ulps > cl->known_ulps) cl->known_ulps = d->worst_ulps;
         record(c, ki, t->dt, 0, rep);
+        return;
+    }
+    if (s == SML_OK && decl) {
+        char both[1024];
+        snprintf(both, sizeof both, "%s; %s", why, detail);
+        report_fail(c, ki, k, t, rep, both);
         return;
     }
     report_fail(c, ki, k, t, rep, detail);

@@ -94,6 +94,7 @@ void sml_prop_config_env(sml_prop_config *cfg) {
         sml_prop_config_init(cfg, SML_PROP_PROFILE_LONG);
         cfg->replay_cmd = cmd;
     }
+    if ((v = getenv("SML_PROP_STRICT")) && *v && strcmp(v, "0") != 0) cfg->strict = 1;
     if ((v = getenv("SML_PROP_SEED")) && *v && !parse_seed(v, &cfg->seed))
         fprintf(stderr, "warning: SML_PROP_SEED='%s' is not a number or 'random'; ignored\n", v);
     int64_t cases;
@@ -131,7 +132,8 @@ enum {
     F_SAVE,
     F_REGRESSIONS,
     F_SHARD,
-    F_CASE_TIMEOUT
+    F_CASE_TIMEOUT,
+    F_STRICT
 };
 
 #define PROP_NAME_(id, name, ops, help) #name ", "
@@ -158,6 +160,12 @@ const sml_opt sml_prop_flags[] = {
      "run only case I (with --level L), as a failure's rerun line says", NULL, F_CASE},
     {"level", "L", "0 to 100", "the size level of --case", NULL, F_LEVEL},
     {"no-shrink", NULL, NULL, "report failures as drawn, not shrunk", NULL, F_NO_SHRINK},
+    {"strict", NULL, NULL,
+     "hold every kernel to the contract itself: a declared deviation excuses nothing (env "
+     "SML_PROP_STRICT=1)",
+     "a kernel's declared deviation (sml_kernel.deviation) is otherwise a looser bound it is "
+     "held to (docs/PROPERTIES.md, \"Declared deviations\")",
+     F_STRICT},
     {"save", "DIR", "a folder name (made when needed)",
      "write a reproducer of each failure into DIR", NULL, F_SAVE},
     {"regressions", "DIR[:DIR]", "existing folders, ':' between them, or none",
@@ -248,6 +256,7 @@ static void take_long(sml_prop_config *cfg) {
     cfg->shard = cur.shard;
     cfg->total_seconds = cur.total_seconds;
     cfg->case_timeout = cur.case_timeout;
+    cfg->strict = cur.strict;
 }
 
 int sml_prop_config_set(sml_prop_config *cfg, const sml_opt *o, const char *v, char *why,
@@ -256,6 +265,7 @@ int sml_prop_config_set(sml_prop_config *cfg, const sml_opt *o, const char *v, c
     switch (o->id) {
     case F_LONG: take_long(cfg); return 0;
     case F_NO_SHRINK: cfg->shrink = 0; return 0;
+    case F_STRICT: cfg->strict = 1; return 0;
     case F_SEED: return parse_seed(v, &cfg->seed) ? 0 : -1;
     case F_SHARD: return sml_shard_parse(v, &cfg->shard, why, n) ? 0 : -1;
     case F_CASES:

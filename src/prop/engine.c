@@ -506,7 +506,11 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
             res->worst_ratio = v.ratio;
             res->worst_ulps = v.ulps;
         }
-        if (v.deviation) res->deviations[p]++;
+        if (v.deviation) {
+            res->deviations[p]++;
+            res->excused_ulps = fmax(res->excused_ulps, v.excused_ulps);
+            res->excused_ratio = fmax(res->excused_ratio, v.excused_ratio);
+        }
         if (v.outcome == SML_PROP_PASS) continue;
         res->fails[p]++;
         res->events.n[SML_EV_FAIL]++;
@@ -715,6 +719,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         if (cfg->runner.open && l.launch) cfg->runner.close(cfg->runner.ctx, &l);
         return s;
     }
+    env.strict = cfg->strict;
     double t0 = sml_prop_now();
     progress pg = {t0, t0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
     int oom = 0, corpus = 0;

@@ -143,6 +143,8 @@ typedef struct sml_prop_config {
     int64_t shrink_max_evals;
     double shrink_max_seconds;
     int stop_on_failure;         /* end a kernel/op/dtype run at its first failure */
+    int strict;                  /* a kernel's declared deviation excuses nothing: every
+                                    kernel is held to the contract itself */
     const char *save_dir;        /* write reproducers of failures here; NULL: do not */
     const char *regressions_dir; /* replay every reproducer under it first (several folders:
                                     separated by ':'); NULL: none */
@@ -177,7 +179,7 @@ typedef struct sml_prop_config {
 void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile);
 void sml_prop_config_env(sml_prop_config *cfg);
 /* The engine's flags (--seed S, --cases N, --seconds S, --threads N, --long, --props a,b,
- * --case I, --level L, --no-shrink, --save DIR, --regressions DIR[:DIR], --shard K/N,
+ * --case I, --level L, --no-shrink, --strict, --save DIR, --regressions DIR[:DIR], --shard K/N,
  * --case-timeout S) as one table: what every driver parses and prints in its help. */
 extern const sml_opt sml_prop_flags[];
 extern const size_t sml_prop_nflags;
@@ -241,7 +243,10 @@ typedef struct sml_prop_result {
     int64_t refused;      /* cases the kernel refused (padded stride) and so skipped */
     int64_t regressions, regressions_failed; /* saved reproducers replayed first */
     int64_t checks[SML_PROP_COUNT], fails[SML_PROP_COUNT], skips[SML_PROP_COUNT];
-    int64_t deviations[SML_PROP_COUNT]; /* passes excused by the kernel's known_deviation */
+    int64_t deviations[SML_PROP_COUNT]; /* checks outside the contract but within the kernel's
+                                           declared deviation (sml_kernel.deviation) */
+    double excused_ulps, excused_ratio; /* the largest error the declaration excused, over the
+                                           value comparisons: ulps of the dtype, x the bound */
     int64_t killed_at[SML_PROP_COUNT];  /* cases run when the property first failed; 0: never */
     double worst_ratio;                 /* agreement: worst |error| / allowed over all cases */
     double worst_ulps;                  /* ... in ulps of the output dtype, at that element */

@@ -26,6 +26,7 @@ typedef struct sml_prop_env {
     sml_handle *h;
     sml_prop_exec ex;
     int stream_check;
+    int strict; /* the kernel's declared deviation is not applied (sml_prop_config.strict) */
 } sml_prop_env;
 
 /* remote: where the kernel runs (a worker process, src/worker); NULL: in this process. */
@@ -35,13 +36,15 @@ void sml_prop_env_free(sml_prop_env *env);
 
 typedef struct sml_prop_verdict {
     sml_prop_outcome outcome;
-    int deviation;      /* PASS only because the kernel's known_deviation excuses the miss:
-                             any property but canaries (docs/PROPERTIES.md, "Known deviations") */
+    int deviation;      /* PASS only because the kernel's declared deviation covers the miss
+                           (docs/PROPERTIES.md, "Declared deviations") */
     double ratio, ulps; /* agreement: the worst error against the bound; else 0 */
     int ended;          /* SML_PROP_ENDED_* (exec.h): the run gave no answer to judge, why in
                            msg (a FAIL: the worker's death, a hang, a forged answer) */
     int64_t row, col;   /* where it broke; -1 when not about one element */
     char msg[384];
+    double excused_ulps, excused_ratio; /* a value comparison PASS within the declaration: its
+                                           largest excused error, in ulps and x the bound */
 } sml_prop_verdict;
 
 typedef struct sml_prop_eval {

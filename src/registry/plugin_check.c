@@ -36,26 +36,72 @@ static long line_named(const sml_kernel *table, size_t count, const char *name, 
     return -1;
 }
 
-/* The layout of version 1 is this build's up to `flags`: the offsets agree, so a version 1
- * line is copied field by field and its flags read as 0. */
+/* The layouts of versions 1 and 2 are this build's up to `flags` and `deviation`: the offsets
+ * agree, so an old line is copied field by field and its missing fields read as 0 / NULL. */
 _Static_assert(offsetof(sml_kernel_v1, known_deviation) == offsetof(sml_kernel, known_deviation),
                "sml_kernel_v1 must lay out as sml_kernel before flags");
 _Static_assert(offsetof(sml_kernel, flags) >= sizeof(sml_kernel_v1),
                "flags must follow the version 1 fields");
+_Static_assert(offsetof(sml_kernel_v2, flags) == offsetof(sml_kernel, flags),
+               "sml_kernel_v2 must lay out as sml_kernel before deviation");
+_Static_assert(offsetof(sml_kernel, deviation) >= sizeof(sml_kernel_v2),
+               "deviation must follow the version 2 fields");
+
+static sml_kernel from_v1(const sml_kernel_v1 *o, unsigned flags) {
+    return (sml_kernel){o->name,    o->file,     o->device,          o->ops,
+                        o->dtypes,  o->min_cols, o->max_cols,        o->launch,
+                        o->summary, o->claim,    o->known_deviation, flags,
+                        NULL};
+}
 
 const sml_kernel *sml_plugin_table_current(const void *table, size_t count, unsigned abi_version,
                                            sml_kernel **copy) {
     *copy = NULL;
-    if (abi_version != 1u || !table || count == 0 || count > SML_PLUGIN_MAX_KERNELS) return table;
-    const sml_kernel_v1 *old = table;
+    if ((abi_version != 1u && abi_version != 2u) || !table || count == 0 ||
+        count > SML_PLUGIN_MAX_KERNELS)
+        return table;
     sml_kernel *k = calloc(count, sizeof *k);
     if (!k) return NULL;
     for (size_t i = 0; i < count; i++)
-        k[i] = (sml_kernel){old[i].name,    old[i].file,     old[i].device,          old[i].ops,
-                            old[i].dtypes,  old[i].min_cols, old[i].max_cols,        old[i].launch,
-                            old[i].summary, old[i].claim,    old[i].known_deviation, 0u};
+        k[i] = abi_version == 1u ? from_v1(&((const sml_kernel_v1 *)table)[i], 0u)
+                                 : from_v1(&((const sml_kernel_v2 *)table)[i].v1,
+                                           ((const sml_kernel_v2 *)table)[i].flags);
     *copy = k;
     return k;
+}
+
+/* NULL when line k's declared deviation (if any) is well formed, else what is wrong, in why. */
+static const char *deviation_problem(const sml_kernel *k, char *why, size_t n) {
+    const sml_deviation *d = k->deviation;
+    if (!d) return NULL;
+    if (d->exceptions & ~SML_DEV_EXCEPTIONS_ALL) {
+        snprintf(why, n, "deviation.exceptions 0x%x has bits outside SML_DEV_EXCEPTIONS_ALL (0x%x)",
+                 d->exceptions, SML_DEV_EXCEPTIONS_ALL);
+        return why;
+    }
+    for (int op = 0; op < SML_OP_COUNT; op++)
+        for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
+            double u = d->ulps[op][dt], f = d->bound_factor[op][dt];
+            const char *on = sml_op_name((sml_op)op), *dn = sml_dtype_name((sml_dtype)dt);
+            if (!isfinite(u) || u < 0 || !isfinite(f) || f < 0) {
+                snprintf(why, n, "deviation for %s %s: ulps %g, bound_factor %g (finite, >= 0)", on,
+                         dn, u, f);
+                return why;
+            }
+            if (f > 0 && f < 1) {
+                snprintf(why, n,
+                         "deviation for %s %s: bound_factor %g is tighter than the contract (0, or "
+                         ">= 1)",
+                         on, dn, f);
+                return why;
+            }
+            if ((u > 0 || f > 0) && (!(k->ops >> op & 1u) || !(k->dtypes >> dt & 1u))) {
+                snprintf(why, n, "deviation declares a bound for %s %s, which it does not run", on,
+                         dn);
+                return why;
+            }
+        }
+    return NULL;
 }
 
 sml_status sml_plugin_check_table(const sml_kernel *table, size_t count, unsigned abi_version,
@@ -108,6 +154,8 @@ sml_status sml_plugin_check_table(const sml_kernel *table, size_t count, unsigne
         if (k->flags & ~SML_KERNEL_FLAGS_ALL)
             REFUSE("flags 0x%x has bits outside SML_KERNEL_FLAGS_ALL (0x%x)", k->flags,
                    SML_KERNEL_FLAGS_ALL);
+        char dev_why[200];
+        if (deviation_problem(k, dev_why, sizeof dev_why)) REFUSE("%s", dev_why);
         const sml_claim *c = &k->claim;
         if (c->baseline) {
             if (!strcmp(c->baseline, k->name)) REFUSE("the claim's baseline is the kernel itself");

@@ -30,9 +30,15 @@ typedef struct sml_kernel_v1 {
     const char *known_deviation;
 } sml_kernel_v1;
 
-/* The lines of a table of `abi_version` in this build's layout: for version 1, a malloc'd
- * copy with flags 0, put in *copy for the caller to free (NULL: out of memory); for any other
- * version, the table itself (*copy NULL). A NULL table, a count of 0 or one past
+/* A line of a table built against plugin ABI version 2: sml_kernel before `deviation`. */
+typedef struct sml_kernel_v2 {
+    sml_kernel_v1 v1;
+    unsigned flags;
+} sml_kernel_v2;
+
+/* The lines of a table of `abi_version` in this build's layout: for versions 1 and 2, a
+ * malloc'd copy (flags 0 for version 1, deviation NULL), put in *copy for the caller to free
+ * (NULL: out of memory); for the current version, the table itself (*copy NULL). A NULL table, a count of 0 or one past
  * SML_PLUGIN_MAX_KERNELS is passed through for sml_plugin_check_table to refuse. */
 const sml_kernel *sml_plugin_table_current(const void *table, size_t count, unsigned abi_version,
                                            sml_kernel **copy);

@@ -88,7 +88,8 @@ static const sml_kernel KERNELS[] = {
      "test plugin: a right fp32 softmax that breaks its process on rows of 8 columns or more",
      {NULL, 0.0, NULL},
      NULL,
-     0},
+     0,
+     NULL},
 };
 
 SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version);

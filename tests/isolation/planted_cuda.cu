@@ -95,7 +95,8 @@ static const sml_kernel KERNELS[] = {
      "test plugin: an fp32 GPU softmax with a planted fault",
      {NULL, 0.0, NULL},
      NULL,
-     0},
+     0,
+     NULL},
 };
 
 SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

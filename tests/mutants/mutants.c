@@ -18,7 +18,7 @@
 #define KERNEL(name, file, ops, dts, max_cols, fn, summary)                              \
     {                                                                                    \
         name, "tests/mutants/" file, SML_DEVICE_GPU, ops, dts, 1, max_cols, fn, summary, \
-            {NULL, 0.0, NULL}, NULL, 0                                                   \
+            {NULL, 0.0, NULL}, NULL, 0, NULL                                             \
     }
 #define NO_HINT \
     { {SML_SOFTMAX, SML_F32, 0, 0, 0, 0}, NULL, 0, 0.0, NULL }

@@ -23,7 +23,7 @@ static const char *TEST = "test_accuracy_gate_gpu";
     {                                                                                    \
         name, "tests/mutants/acc_pair_gpu.cu", SML_DEVICE_GPU,                           \
             1u << SML_SOFTMAX | 1u << SML_LOG_SOFTMAX, 1u << SML_F32, 1, 8192, fn, what, \
-            {NULL, 0.0, NULL}, NULL, 0                                                   \
+            {NULL, 0.0, NULL}, NULL, 0, NULL                                             \
     }
 static const sml_kernel ACCURATE =
     PAIR("acc_gpu_expf", sml_acc_gpu_launch_expf, "block per row, expf");

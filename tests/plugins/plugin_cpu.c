@@ -185,7 +185,7 @@ typedef struct line {
 #define ABI         1u
 #else
 typedef sml_kernel line;
-#define END_OF_LINE NULL, FLAGS
+#define END_OF_LINE NULL, FLAGS, NULL
 #define ABI         (PLUG_BAD == BAD_ABI ? SML_PLUGIN_ABI_VERSION + 1 : SML_PLUGIN_ABI_VERSION)
 #endif
 
@@ -219,7 +219,8 @@ static const line KERNELS[] = {
      NULL
 #ifndef PLUG_ABI1
      ,
-     0u
+     0u,
+     NULL
 #endif
     },
 };

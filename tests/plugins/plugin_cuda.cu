@@ -99,7 +99,8 @@ static const sml_kernel KERNELS[] = {
      "test plugin: fp32 GPU softmax, one block per row, sums in double",
      {"naive", 1.0, "all"},
      NULL,
-     0},
+     0,
+     NULL},
 };
 
 const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

@@ -90,7 +90,8 @@ static const sml_kernel KERNELS[] = {
      "test plugin: right but slow, one GPU thread per row, sums in double",
      {NULL, 0.0, NULL}, /* no speed claim: it is slow on purpose */
      NULL,
-     0},
+     0,
+     NULL},
 };
 
 const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version) {

@@ -10,6 +10,7 @@
  * then starts inside the first). */
 #include <pthread.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,7 +32,7 @@ static sml_status noop(sml_handle *h, const sml_problem *p) {
 #define LINE(name)                                                                                 \
     {                                                                                              \
         name, NULL, SML_DEVICE_CPU, SML_OPS_FWD, 1u << SML_F32, 1, 0, noop, NULL, {NULL, 0, NULL}, \
-            NULL, 0                                                                                \
+            NULL, 0, NULL                                                                          \
     }
 
 static const sml_kernel GOOD[] = {LINE("py_a"), LINE("py_b")};
@@ -47,7 +48,8 @@ static const sml_kernel HALF_BAD[] = {LINE("py_c"),
                                        NULL,
                                        {NULL, 0, NULL},
                                        NULL,
-                                       0}};
+                                       0,
+                                       NULL}};
 static const sml_kernel TAKEN[] = {LINE("py_e"), LINE("py_a")};
 
 #define THREADS 4
@@ -116,6 +118,70 @@ static const line_v1 V1[] = {
      "its deviation"},
 };
 
+/* sml_kernel as ABI version 2 laid it out: version 1's fields, then flags. */
+typedef struct line_v2 {
+    line_v1 v1;
+    unsigned flags;
+} line_v2;
+
+static const line_v2 V2[] = {
+    {{"v2_a",
+      "a2.c",
+      SML_DEVICE_CPU,
+      SML_OPS_FWD,
+      1u << SML_F16,
+      1,
+      0,
+      noop,
+      "v2 first",
+      {NULL, 0, NULL},
+      "fp16 within 2 ulp (words only)"},
+     SML_KERNEL_FRAMEWORK},
+};
+
+/* A table of one line carrying deviation d (fp32 forward kernel), registered: its status. */
+static sml_status register_declared(const sml_deviation *d, char *msg, size_t n) {
+    static sml_kernel line[1];
+    line[0] = (sml_kernel){"py_dev", NULL, SML_DEVICE_CPU, SML_OPS_FWD,     1u << SML_F32, 1,
+                           0,        noop, NULL,           {NULL, 0, NULL}, "label",       0,
+                           d};
+    sml_status s = sml_register_kernels(line, 1, SML_PLUGIN_ABI_VERSION, "python:dev", msg, n);
+    if (s == SML_OK) sml_unregister_kernels(line);
+    return s;
+}
+
+/* A declared deviation is checked when the table is: every figure finite and >= 0, a factor 0
+ * or >= 1, known exception bits, and bounds only for what the line runs. */
+static void declared_deviations(void) {
+    char msg[512];
+    static const struct {
+        sml_deviation d;
+        const char *want;
+    } BAD[] = {
+        {{.exceptions = 0x40u}, "deviation.exceptions 0x40 has bits outside"},
+        {{.ulps = {[SML_SOFTMAX] = {[SML_F32] = -1.0}}}, "deviation for softmax fp32: ulps -1"},
+        {{.ulps = {[SML_SOFTMAX] = {[SML_F32] = INFINITY}}},
+         "deviation for softmax fp32: ulps inf"},
+        {{.bound_factor = {[SML_LOG_SOFTMAX] = {[SML_F32] = 0.5}}},
+         "bound_factor 0.5 is tighter than the contract"},
+        {{.ulps = {[SML_SOFTMAX] = {[SML_F16] = 1.5}}},
+         "deviation declares a bound for softmax fp16, which it does not run"},
+        {{.bound_factor = {[SML_SOFTMAX_BWD] = {[SML_F32] = 2.0}}},
+         "deviation declares a bound for softmax_bwd fp32, which it does not run"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        sml_status s = register_declared(&BAD[i].d, msg, sizeof msg);
+        expect(s == SML_ERR_PLUGIN && strstr(msg, "kernel 0 'py_dev': ") &&
+                   strstr(msg, BAD[i].want),
+               "bad declaration %zu: want '%s', got status %d '%s'", i, BAD[i].want, (int)s, msg);
+    }
+    static const sml_deviation GOOD_DEV = {.ulps = {[SML_SOFTMAX] = {[SML_F32] = 1.5}},
+                                           .bound_factor = {[SML_LOG_SOFTMAX] = {[SML_F32] = 3.0}},
+                                           .exceptions = SML_DEV_EXCEPTIONS_ALL};
+    sml_status s = register_declared(&GOOD_DEV, msg, sizeof msg);
+    expect(s == SML_OK, "a well-formed declaration is refused: '%s'", msg);
+}
+
 static void flags_and_old_abi(size_t builtin) {
     char msg[512];
     static const sml_kernel BAD_FLAGS[] = {{"py_f",
@@ -129,7 +195,8 @@ static void flags_and_old_abi(size_t builtin) {
                                             NULL,
                                             {NULL, 0, NULL},
                                             NULL,
-                                            0x10u}};
+                                            0x10u,
+                                            NULL}};
     sml_status s =
         sml_register_kernels(BAD_FLAGS, 1, SML_PLUGIN_ABI_VERSION, "python:flags", msg, sizeof msg);
     expect(s == SML_ERR_PLUGIN &&
@@ -146,7 +213,8 @@ static void flags_and_old_abi(size_t builtin) {
                                      NULL,
                                      {NULL, 0, NULL},
                                      NULL,
-                                     SML_KERNEL_FRAMEWORK}};
+                                     SML_KERNEL_FRAMEWORK,
+                                     NULL}};
     s = sml_register_kernels(FW, 1, SML_PLUGIN_ABI_VERSION, "python:fw", msg, sizeof msg);
     const sml_kernel *k = sml_kernel_find("py_fw");
     expect(s == SML_OK && k && k->flags == SML_KERNEL_FRAMEWORK,
@@ -172,6 +240,15 @@ static void flags_and_old_abi(size_t builtin) {
     expect(sml_unregister_kernels((const sml_kernel *)V1) == SML_OK && !sml_kernel_find("v1_b") &&
                sml_kernel_count() == builtin + 2,
            "%s: withdrawn by the table registered", "v1");
+    /* Version 2 (no deviation): flags kept, the words kept as a label, no declaration. */
+    s = sml_register_kernels((const sml_kernel *)V2, 1, 2, "python:v2", msg, sizeof msg);
+    const sml_kernel *c = sml_kernel_find("v2_a");
+    expect(s == SML_OK && c && c != (const sml_kernel *)V2 && !strcmp(c->file, "a2.c") &&
+               c->dtypes == 1u << SML_F16 && c->flags == SML_KERNEL_FRAMEWORK &&
+               !strcmp(c->known_deviation, "fp16 within 2 ulp (words only)") && !c->deviation,
+           "an ABI version 2 table: read wrong or refused: '%s'", msg);
+    expect(sml_unregister_kernels((const sml_kernel *)V2) == SML_OK && !sml_kernel_find("v2_a"),
+           "%s: withdrawn by the table registered", "v2");
 }
 
 int main(void) {
@@ -203,12 +280,13 @@ int main(void) {
     s = sml_register_kernels(GOOD, 2, SML_PLUGIN_ABI_VERSION + 1, "python:abi", msg, sizeof msg);
     expect(
         s == SML_ERR_PLUGIN &&
-            strstr(msg, "python:abi: plugin ABI version 3, this softmax-lab takes versions 1 to 2"),
+            strstr(msg, "python:abi: plugin ABI version 4, this softmax-lab takes versions 1 to 3"),
         "ABI mismatch: '%s'", msg);
     s = sml_register_kernels(GOOD, 2, 0, "python:abi0", msg, sizeof msg);
     expect(s == SML_ERR_PLUGIN && strstr(msg, "python:abi0: plugin ABI version 0"), "ABI 0: '%s'",
            msg);
     flags_and_old_abi(builtin);
+    declared_deviations();
     s = sml_register_kernels(TAKEN, 2, SML_PLUGIN_ABI_VERSION, "python:taken", msg, sizeof msg);
     expect(s == SML_ERR_PLUGIN &&
                strstr(msg,

@@ -14,6 +14,13 @@
  *                    as printed, from another directory; replay loads the recorded library
  *                    itself; --load overrides it (a fixed build passes); a recorded library
  *                    that is gone exits 2
+ *   --part deviation a declared deviation is a bound, never a pass: garbage under a label or
+ *                    a declaration FAILs (the label's note printed); an fp16 kernel 1 to 1.4
+ *                    ulp off passes within 1.5 ulp (the largest excused error asserted), FAILs
+ *                    with 1.0 ulp, with nothing declared and under --strict; in the bench it
+ *                    is KNOWN-DEV within 1.5 ulp and WRONG with 1.0 ulp; the named exceptions
+ *                    (an all -inf row's 0, log_softmax's shift bits) pass where declared, fail
+ *                    where not, and a shifted output far off fails under the exception
  *   --part bench     bench --load P --backend K gives the plugin kernel a row and evaluates its
  *                    claim; a line marked SML_KERNEL_FRAMEWORK is "framework": true in the ledger; a claim it misses fails --gate, and so does a kernel LESS ACCURATE
  *                    than its baseline (unless --allow-less-accurate); --margin is bounded
@@ -81,7 +88,7 @@ static void empty_tmp(void) {
 static const struct {
     const char *lib, *want;
 } BAD[] = {
-    {"plug_bad_abi", "plugin ABI version 3, this softmax-lab takes versions 1 to 2"},
+    {"plug_bad_abi", "plugin ABI version 4, this softmax-lab takes versions 1 to 3"},
     {"plug_bad_no_symbol", "no symbol sml_plugin_kernels"},
     {"plug_bad_taken_builtin",
      "kernel 0 'cpu_naive': the name is taken by a registered kernel (built into softmax-lab)"},
@@ -516,13 +523,148 @@ static int part_gpu(void) {
 #endif
 }
 
+/* ---- declared deviations ------------------------------------------------------------------ */
+
+/* The check JSON's first run's field `key` (a number), or NaN. */
+static double run_number(const char *json_path, const char *key) {
+    sml_json *doc = NULL;
+    char err[256];
+    double v = NAN;
+    if (sml_json_parse_file(json_path, &doc, err, sizeof err) == SML_OK)
+        v = sml_json_num(sml_json_get(sml_json_at(sml_json_get(doc, "runs"), 0), key), NAN);
+    sml_json_free(doc);
+    return v;
+}
+
+static void part_deviation(void) {
+    /* Garbage (0.5 everywhere) under a label only (an ABI 2 plugin): the words excuse nothing,
+     * and check says so and how to declare bounds. */
+    int rc = run("%s check --load %s --kernel kd_half --op softmax --dtype fp32 --cases 100",
+                 SML_CLI_PATH, plugin("plug_kd_half"));
+    expect(rc == 1 && strstr(OUT, "FAIL kd_half softmax fp32") &&
+               strstr(OUT, "note: its known_deviation text (\"fp32 results not correctly rounded "
+                           "(<= 2 ulp)\") declares nothing the checker can apply, so it excuses "
+                           "nothing: declare the deviation's bounds in sml_kernel.deviation") &&
+               !strstr(OUT, "every property held"),
+           "garbage with a known_deviation label: exit %d, want 1, FAIL and the label's note", rc);
+    rc = run("%s list --load %s", SML_CLI_PATH, plugin("plug_kd_half"));
+    expect(rc == 0 && strstr(OUT, "kd_half: its known_deviation text (\"fp32 results"),
+           "list of a label-only plugin: exit %d, want the note", rc);
+    /* The same garbage declaring a bound it cannot keep: a FAIL naming the declaration. */
+    rc = run("%s check --load %s --kernel kd_half3 --op softmax --dtype fp32 --cases 100",
+             SML_CLI_PATH, plugin("plug_kd_half3"));
+    expect(rc == 1 && strstr(OUT, "outside its declared deviation (softmax fp32 <= 2 ulp): row ") &&
+               strstr(OUT, "FAIL: its declared deviation (softmax fp32 <= 2 ulp) does not cover"),
+           "garbage declaring 2 ulp: exit %d, want 1 and a FAIL naming the declaration", rc);
+
+    /* A 16-bit softmax 1 to 1.4 ulp off: passes within a 1.5-ulp declaration, and the largest
+     * error it excused is that 1 to 1.4 ulp. */
+    char json[400];
+    snprintf(json, sizeof json, "%s/h14.json", TMP);
+    rc = run("%s check --load %s --kernel h14_15 --cases 300 --json %s", SML_CLI_PATH,
+             plugin("plug_h14_15"), json);
+    double worst = run_number(json, "excused_worst_ulps");
+    expect(rc == 0 &&
+               strstr(OUT, "PASS within its declared deviation: softmax fp16 <= 1.5 ulp (") &&
+               strstr(OUT, "check: every property held on every kernel that ran, on h14_15 "
+                           "within its declared deviation") &&
+               worst > 1.3 && worst <= 1.4 + 1e-6 && run_number(json, "excused") > 0,
+           "1.4 ulp off, 1.5 declared: exit %d, want 0, the verdict line naming the declaration "
+           "and the largest excused error in (1.3, 1.4] ulp (got %.9g)",
+           rc, worst);
+    rc = run("%s list --json --load %s", SML_CLI_PATH, plugin("plug_h14_15"));
+    expect(rc == 0 && strstr(OUT, "\"deviation\": \"softmax fp16 <= 1.5 ulp\""),
+           "list --json: exit %d, want the declaration", rc);
+    /* Strict: the contract itself, by flag or environment. */
+    rc = run("%s check --load %s --kernel h14_15 --cases 100 --strict", SML_CLI_PATH,
+             plugin("plug_h14_15"));
+    expect(rc == 1 && strstr(OUT, "STRICT: held to the contract itself; its declared deviation "
+                                  "(softmax fp16 <= 1.5 ulp) was not applied"),
+           "--strict on a 1.5-ulp declaration: exit %d, want 1", rc);
+    rc = run("SML_PROP_STRICT=1 %s check --load %s --kernel h14_15 --cases 100", SML_CLI_PATH,
+             plugin("plug_h14_15"));
+    expect(rc == 1, "SML_PROP_STRICT=1 on a 1.5-ulp declaration: exit %d, want 1", rc);
+    /* No declaration, or one tighter than the kernel: FAIL. */
+    rc = run("%s check --load %s --kernel h14_none --cases 100", SML_CLI_PATH,
+             plugin("plug_h14_none"));
+    expect(rc == 1 && strstr(OUT, "FAIL h14_none softmax fp16"),
+           "1.4 ulp off, nothing declared: exit %d, want 1", rc);
+    rc = run("%s check --load %s --kernel h14_10 --cases 100", SML_CLI_PATH, plugin("plug_h14_10"));
+    expect(rc == 1 && strstr(OUT, "outside its declared deviation (softmax fp16 <= 1 ulp): row "),
+           "1.4 ulp off, 1.0 declared: exit %d, want 1 and a FAIL naming the declaration", rc);
+    /* Each judgment on its own: the elements (agreement) and the row sums. */
+    rc = run("%s check --load %s --kernel h14_10 --cases 100 --props agreement", SML_CLI_PATH,
+             plugin("plug_h14_10"));
+    expect(rc == 1 && strstr(OUT, "outside its declared deviation (softmax fp16 <= 1 ulp): row ") &&
+               strstr(OUT, " ulp, ") && strstr(OUT, " x the contract's bound"),
+           "1.4 ulp off, 1.0 declared, agreement: exit %d, want 1 naming the element's ulps", rc);
+    rc = run("%s check --load %s --kernel h14_10 --cases 100 --props row_sum", SML_CLI_PATH,
+             plugin("plug_h14_10"));
+    expect(rc == 1 && strstr(OUT, "outside its declared deviation (softmax fp16 <= 1 ulp): row ") &&
+               strstr(OUT, "softmax sums to"),
+           "1.4 ulp off, 1.0 declared, row_sum: exit %d, want 1 naming the row's sum", rc);
+    rc = run("%s check --load %s --kernel h14_15 --cases 100 --props agreement,row_sum",
+             SML_CLI_PATH, plugin("plug_h14_15"));
+    expect(rc == 0 && strstr(OUT, "agreement ") && strstr(OUT, "row_sum "),
+           "1.4 ulp off, 1.5 declared, agreement and row_sum: exit %d, want 0, both excused", rc);
+    /* Named exceptions: each covers its rule, within the value bound; none, nothing. */
+    rc = run("%s check --load %s --kernel neginf_exc --cases 300", SML_CLI_PATH,
+             plugin("plug_neginf_exc"));
+    expect(rc == 0 &&
+               strstr(OUT, "PASS within its declared deviation: all -inf rows give 0 / -inf (") &&
+               strstr(OUT, "special_values "),
+           "0 for an all -inf row, declared: exit %d, want 0 with special_values excused", rc);
+    rc = run("%s check --load %s --kernel neginf --cases 300", SML_CLI_PATH, plugin("plug_neginf"));
+    expect(rc == 1 && strstr(OUT, "FAIL neginf softmax fp32: property special_values failed"),
+           "0 for an all -inf row, undeclared: exit %d, want 1 and special_values failed", rc);
+    rc = run("%s check --load %s --kernel shiftvar_exc --cases 300 --props shift", SML_CLI_PATH,
+             plugin("plug_shiftvar_exc"));
+    expect(rc == 0 &&
+               strstr(OUT, "PASS within its declared deviation: log_softmax fp32 <= 3 ulp; "
+                           "log_softmax not bitwise shift-invariant (") &&
+               strstr(OUT, ": shift "),
+           "shift bits declared, 1 ulp off: exit %d, want 0 with shift excused", rc);
+    rc = run("%s check --load %s --kernel shiftvar --cases 300 --props shift", SML_CLI_PATH,
+             plugin("plug_shiftvar"));
+    expect(rc == 1 && strstr(OUT, "change the output bits"),
+           "shift bits undeclared: exit %d, want 1 and shift failed", rc);
+    rc = run("%s check --load %s --kernel shiftfar_exc --cases 300 --props shift", SML_CLI_PATH,
+             plugin("plug_shiftfar_exc"));
+    expect(
+        rc == 1 && strstr(OUT, "change the output bits") &&
+            strstr(OUT, "output: outside its declared deviation (log_softmax fp32 <= 3 ulp; "),
+        "shift bits declared, the shifted output far off: exit %d, want 1 naming the value bound",
+        rc);
+    /* The bench: KNOWN-DEV within the declaration; WRONG (exit 1) outside it, naming it. */
+    rc = run("%s bench --load %s --backend h14_15 --rows 64 --cols 1000 --dtype fp16 --op softmax "
+             "--ledger %s",
+             SML_CLI_PATH, plugin("plug_h14_15"), TMP);
+    expect(rc == 0 && strstr(OUT, " KNOWN-DEV\n") &&
+               strstr(OUT, "within its declared deviation (softmax fp16 <= 1.5 ulp): "),
+           "bench, 1.4 ulp off, 1.5 declared: exit %d, want 0 and KNOWN-DEV naming it", rc);
+    rc = run("%s bench --load %s --backend h14_10 --rows 64 --cols 1000 --dtype fp16 --op softmax "
+             "--ledger %s",
+             SML_CLI_PATH, plugin("plug_h14_10"), TMP);
+    expect(rc == 1 && strstr(OUT, " WRONG\n") &&
+               strstr(OUT, "outside its declared deviation (softmax fp16 <= 1 ulp): row "),
+           "bench, 1.4 ulp off, 1.0 declared: exit %d, want 1 and WRONG naming the declaration",
+           rc);
+    rc = run("%s check --load %s --kernel kd_half3 --op softmax --dtype fp32 --cases 100 --props "
+             "agreement",
+             SML_CLI_PATH, plugin("plug_kd_half3"));
+    expect(rc == 1 && strstr(OUT, "outside its declared deviation (softmax fp32 <= 2 ulp): row ") &&
+               strstr(OUT, " x the contract's bound"),
+           "garbage declaring 2 ulp, agreement: exit %d, want 1 naming the element", rc);
+}
+
 int main(int argc, char **argv) {
     const char *part = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--part") && i + 1 < argc)
             part = argv[++i];
         else {
-            fprintf(stderr, "usage: %s --part refusals|suite|planted|bench|gpu\n", argv[0]);
+            fprintf(stderr, "usage: %s --part refusals|suite|planted|deviation|bench|gpu\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -543,6 +685,8 @@ int main(int argc, char **argv) {
         part_suite();
     else if (!strcmp(part, "planted"))
         part_planted();
+    else if (!strcmp(part, "deviation"))
+        part_deviation();
     else if (!strcmp(part, "bench"))
         part_bench();
     else if (!strcmp(part, "gpu"))

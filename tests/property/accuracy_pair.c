@@ -77,7 +77,7 @@ static sml_status l_narrow(sml_handle *h, const sml_problem *p) {
 #define PAIR(name, fn, what)                                                                       \
     {                                                                                              \
         name, "tests/property/accuracy_pair.c", SML_DEVICE_CPU, SML_OPS_FWD, SML_DTYPES_ALL, 1, 0, \
-            fn, what, {NULL, 0.0, NULL}, NULL, 0                                                   \
+            fn, what, {NULL, 0.0, NULL}, NULL, 0, NULL                                             \
     }
 
 const sml_kernel sml_acc_accurate_exp =

@@ -217,7 +217,8 @@ LAUNCHER(l_refuse_dense, B_REFUSE_DENSE)
          bug,                               \
          {NULL, 0.0, NULL},                 \
          NULL,                              \
-         0},                                \
+         0,                                 \
+         NULL},                             \
             bug, survive                    \
     }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prop/deviation.h"
 #include "prop/prop.h"
 #include "prop/suite.h"
 #include "test_support.h"
@@ -98,11 +99,15 @@ static void report_run(sml_prop_job *job, void *ctx) {
         printf("  %s refused %lld of %lld cases (SML_ERR_UNSUPPORTED on a padded stride): "
                "skipped, after checking it wrote nothing\n",
                k->name, (long long)res->refused, (long long)res->cases);
-    if (dev)
-        printf("  KNOWN DEVIATION of %s (%s): %lld property checks excused (agreement %lld); "
-               "writes outside the output and launch errors are still enforced\n",
-               k->name, k->known_deviation, (long long)dev,
-               (long long)res->deviations[SML_PROP_AGREEMENT]);
+    if (dev) {
+        sml_dev_terms t;
+        sml_dev_terms_get(k->deviation, (sml_op)op, (sml_dtype)dt, &t);
+        printf("  %s passed within its declared deviation (%s): %lld checks outside the contract "
+               "and within it (agreement %lld), largest value error excused %.3g ulp, %.3g x the "
+               "bound\n",
+               k->name, t.text, (long long)dev, (long long)res->deviations[SML_PROP_AGREEMENT],
+               res->excused_ulps, res->excused_ratio);
+    }
     if (res->verdict == SML_JOB_SKIP) {
         rc->t->skipped++;
     } else if (res->verdict == SML_JOB_PASS) {

@@ -204,7 +204,8 @@ static const sml_kernel KERNELS[] = {
      "test plugin: an fp32 softmax that is slow, unlucky or hostile (planted_reliability.c)",
      {NULL, 0.0, NULL},
      NULL,
-     0},
+     0,
+     NULL},
 };
 
 SML_PLUGIN_EXPORT const sml_kernel *sml_plugin_kernels(size_t *count, unsigned *abi_version);

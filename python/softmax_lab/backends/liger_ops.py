@@ -30,10 +30,15 @@ def kernels():
     return [("liger", run, ["softmax", "softmax_bwd"], "all",
              {"summary": "Liger-Kernel's Triton softmax, one program per row (its launch settings)",
               "claim": ("torch", 1.0, "all"), "max_cols": MAX_COLS, "known_deviation": KNOWN_DEVIATION,
-              "mods": ("torch", "triton", "liger_kernel"), "framework": True})]
+              "deviation": DEVIATION, "mods": ("torch", "triton", "liger_kernel"), "framework": True})]
 
 
-# Measured by the property suite (docs/NUMERICS.md's contract, not loosened). Liger's
-# backward works in the tensors' own 16-bit type (no fp32 accumulation).
-KNOWN_DEVIATION = ("softmax_bwd fp16/bf16 outside the contract (up to 18x the bound; a huge dy overflows "
-                   "to -inf/NaN where the result is finite); H100, liger-kernel 0.8.5")
+# What Liger's kernels do outside the contract (docs/NUMERICS.md, not loosened), declared in
+# terms the checker enforces: a miss outside them fails the property suite and is WRONG in the
+# bench. Its backward works in the tensors' own 16-bit type (no fp32 accumulation): on the
+# bench's standard sweep up to 136x the bound (fp16) and 1,670x (bf16) on both the H100 and
+# the H200 (docs/ledgers, liger-kernel 0.8.5); on the property suite's cases (H100) a huge dy
+# overflows to -inf or NaN where the result is finite. Nothing else is excused.
+DEVIATION = {"bound_factor": {"softmax_bwd": {"fp16": 1700, "bf16": 1700}},
+             "exceptions": ["bwd_16bit_overflow"]}
+KNOWN_DEVIATION = "liger-kernel 0.8.5: 16-bit softmax backward in the 16-bit type"

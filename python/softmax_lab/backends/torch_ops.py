@@ -31,10 +31,16 @@ def kernels():
     """[(name, fn, ops, dtypes, extra register() arguments)]"""
     return [("torch", run, "all", "all",
              {"summary": "PyTorch's aten softmax kernels (torch.softmax, log_softmax, _backward_data)",
-              "known_deviation": KNOWN_DEVIATION, "mods": ("torch",), "framework": True})]
+              "known_deviation": KNOWN_DEVIATION, "deviation": DEVIATION, "mods": ("torch",),
+              "framework": True})]
 
 
-# Measured by the property suite (docs/NUMERICS.md's contract, not loosened): what PyTorch's
-# kernels do outside it. Reported and counted as KNOWN DEVIATION, never gated.
-KNOWN_DEVIATION = ("softmax_bwd fp16/bf16 outside the contract: up to 2.4e3x the bound (188 ulp) on the property "
-                   "suite's cases, and on 4x8x1000 autograd dx 31x (fp16) and 914x (bf16); H100, torch 2.11")
+# What PyTorch's kernels do outside the contract (docs/NUMERICS.md, not loosened), declared in
+# terms the checker enforces: a miss outside them fails the property suite and is WRONG in the
+# bench. Its 16-bit softmax backward is off by a factor of the contract's bound (the bound of a
+# backward element scales with the row's dot product, so a factor says it where ulps of a tiny
+# dx do not): on the bench's standard sweep up to 78.5x (fp16) and 569x (bf16, 3,950 ulp) on
+# both the H100 and the H200 (docs/ledgers, torch 2.11), on the property suite's cases up to
+# 2.4e3x (188 ulp; H100). Nothing else is excused.
+DEVIATION = {"bound_factor": {"softmax_bwd": {"fp16": 2500, "bf16": 2500}}}
+KNOWN_DEVIATION = "torch 2.11: 16-bit softmax backward outside the contract's bound"

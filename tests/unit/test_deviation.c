@@ -1,0 +1,172 @@
+/* test_deviation.c: a declared deviation (sml_deviation, src/prop/deviation.h) as the checker
+ * applies it. Its words (what verdict lines print); which terms apply to which op and dtype
+ * (each named exception only where it names a rule); each exception excusing exactly the
+ * elements it describes and no others; the value bound excusing an element within it, failing
+ * one past it with its place, and never excusing a NaN; chunks merged with their row offset. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "prop/deviation.h"
+#include "reference/reference.h"
+#include "test_support.h"
+
+#define REPRO "build/tests/unit/test_deviation"
+
+static sml_tally T = {"test_deviation", 0, 0, 0};
+
+#define check(ok, ...) sml_test_check(&T, (ok), REPRO, __VA_ARGS__)
+
+static void words(void) {
+    char buf[512];
+    sml_dev_describe(NULL, buf, sizeof buf);
+    check(!strcmp(buf, "none"), "NULL described as '%s'", buf);
+    static const sml_deviation one = {.ulps = {[SML_SOFTMAX] = {[SML_F16] = 1.5}}};
+    sml_dev_describe(&one, buf, sizeof buf);
+    check(!strcmp(buf, "softmax fp16 <= 1.5 ulp"), "one bound described as '%s'", buf);
+    static const sml_deviation fw = {
+        .bound_factor = {[SML_SOFTMAX_BWD] = {[SML_F16] = 2500, [SML_BF16] = 2500}},
+        .exceptions = SML_DEV_BWD_16BIT_OVERFLOW};
+    sml_dev_describe(&fw, buf, sizeof buf);
+    check(!strcmp(buf, "softmax_bwd fp16,bf16 <= 2500x the bound; 16-bit backward overflows to "
+                       "inf/NaN on huge dy"),
+          "a factor and an exception described as '%s'", buf);
+    static const sml_deviation every = {
+        .ulps = {{0, 2, 2}, {0, 2, 2}, {0, 2, 2}, {0, 2, 2}},
+        .bound_factor = {{0, 3, 3}, {0, 3, 3}, {0, 3, 3}, {0, 3, 3}},
+        .exceptions = SML_DEV_ALL_NEG_INF_ROW | SML_DEV_LOG_SOFTMAX_SHIFT_BITS};
+    sml_dev_describe(&every, buf, sizeof buf);
+    check(!strcmp(buf, "every op fp16,bf16 <= 2 ulp or 3x the bound; all -inf rows give 0 / -inf; "
+                       "log_softmax not bitwise shift-invariant"),
+          "every op described as '%s'", buf);
+    static const sml_deviation empty = {{{0}}, {{0}}, 0};
+    check(!sml_dev_declared(&empty) && sml_dev_declared(&one) && !sml_dev_declared(NULL),
+          "sml_dev_declared: an empty declaration is none");
+}
+
+/* Each exception applies only to the ops and dtypes it names. */
+static void scope(void) {
+    static const sml_deviation d = {.exceptions = SML_DEV_EXCEPTIONS_ALL};
+    sml_dev_terms t;
+    int any = sml_dev_terms_get(&d, SML_SOFTMAX, SML_F32, &t);
+    check(any && t.exceptions == SML_DEV_ALL_NEG_INF_ROW &&
+              !strcmp(t.text, "all -inf rows give 0 / -inf"),
+          "softmax fp32: exceptions 0x%x '%s'", t.exceptions, t.text);
+    sml_dev_terms_get(&d, SML_LOG_SOFTMAX, SML_BF16, &t);
+    check(t.exceptions == (SML_DEV_ALL_NEG_INF_ROW | SML_DEV_LOG_SOFTMAX_SHIFT_BITS),
+          "log_softmax bf16: exceptions 0x%x", t.exceptions);
+    any = sml_dev_terms_get(&d, SML_SOFTMAX_BWD, SML_F32, &t);
+    check(!any && t.exceptions == 0 && !strcmp(t.text, "the contract"),
+          "softmax_bwd fp32: no exception applies (0x%x, '%s')", t.exceptions, t.text);
+    sml_dev_terms_get(&d, SML_LOG_SOFTMAX_BWD, SML_F16, &t);
+    check(t.exceptions == SML_DEV_BWD_16BIT_OVERFLOW, "log_softmax_bwd fp16: exceptions 0x%x",
+          t.exceptions);
+    static const sml_deviation v = {.ulps = {[SML_SOFTMAX] = {[SML_F16] = 1.5}}};
+    any = sml_dev_terms_get(&v, SML_SOFTMAX, SML_BF16, &t);
+    check(!any && t.ulps == 0, "a bound for fp16 applies to bf16 (%g)", t.ulps);
+    any = sml_dev_terms_get(&v, SML_SOFTMAX, SML_F16, &t);
+    check(any && t.ulps == 1.5 && !strcmp(t.text, "softmax fp16 <= 1.5 ulp"), "softmax fp16: '%s'",
+          t.text);
+    double ulp = sml_ulp(SML_F16, 0.3);
+    check(sml_dev_allowed(&t, SML_F16, 1e-9, 0.3) == 1.5 * ulp &&
+              sml_dev_allowed(&t, SML_F16, 1.0, 0.3) == 1.0 &&
+              sml_dev_allowed(NULL, SML_F16, 1e-9, 0.3) == 1e-9,
+          "sml_dev_allowed: the larger of the contract's and 1.5 ulp");
+}
+
+/* The elements each exception covers, and the ones next to them it does not. */
+static void exceptions(void) {
+    static const sml_deviation d = {.exceptions = SML_DEV_EXCEPTIONS_ALL};
+    sml_dev_terms sm, lsm, bwd16, bwd32, none;
+    sml_dev_terms_get(&d, SML_SOFTMAX, SML_F32, &sm);
+    sml_dev_terms_get(&d, SML_LOG_SOFTMAX, SML_F32, &lsm);
+    sml_dev_terms_get(&d, SML_SOFTMAX_BWD, SML_F16, &bwd16);
+    sml_dev_terms_get(&d, SML_SOFTMAX_BWD, SML_BF16, &bwd32);
+    sml_dev_terms_get(NULL, SML_SOFTMAX, SML_F32, &none);
+    const double all_ninf[3] = {-INFINITY, -INFINITY, -INFINITY},
+                 one_finite[3] = {-INFINITY, 1, -INFINITY};
+    check(sml_dev_special_excused(&sm, all_ninf, NULL, 3, 0.0, NAN),
+          "softmax all -inf row: 0 for NaN");
+    check(!sml_dev_special_excused(&sm, all_ninf, NULL, 3, 0.5, NAN),
+          "softmax all -inf row: 0.5 excused");
+    check(!sml_dev_special_excused(&sm, all_ninf, NULL, 3, -INFINITY, NAN),
+          "softmax all -inf row: -inf excused (log_softmax's value)");
+    check(!sml_dev_special_excused(&sm, one_finite, NULL, 3, 0.0, 1.0),
+          "a row with a finite logit excused");
+    check(!sml_dev_special_excused(&none, all_ninf, NULL, 3, 0.0, NAN),
+          "no declaration: an all -inf row excused");
+    check(sml_dev_special_excused(&lsm, all_ninf, NULL, 3, -INFINITY, NAN),
+          "log_softmax all -inf row: -inf for NaN");
+    check(!sml_dev_special_excused(&lsm, all_ninf, NULL, 3, 0.0, NAN),
+          "log_softmax all -inf row: 0 excused");
+    /* 16-bit backward: only where max|dy| + sum|dy y| reaches the dtype's largest value. */
+    const double y[2] = {0.5, 0.5}, dy_huge[2] = {60000, 20000}, dy_small[2] = {1, 2};
+    check(sml_dev_special_excused(&bwd16, y, dy_huge, 2, -INFINITY, -1000.0),
+          "fp16 softmax_bwd, 60000 + 40000 >= 65504: -inf excused");
+    check(sml_dev_special_excused(&bwd16, y, dy_huge, 2, NAN, -1000.0),
+          "fp16 softmax_bwd, huge dy: NaN excused");
+    check(!sml_dev_special_excused(&bwd16, y, dy_small, 2, -INFINITY, -0.25),
+          "fp16 softmax_bwd, small dy: -inf excused");
+    check(!sml_dev_special_excused(&bwd16, y, dy_huge, 2, 7.0, -1000.0),
+          "fp16 softmax_bwd, huge dy: a finite value excused as a special one");
+    check(!sml_dev_special_excused(&bwd32, y, dy_huge, 2, -INFINITY, -1000.0),
+          "bf16 softmax_bwd, dy far below bf16's largest value: -inf excused");
+}
+
+/* A 1x4 fp16 softmax row, correctly rounded but one element moved by one ulp (1 to 1.5 ulp
+ * from exact), judged under a 1.5 ulp and a 0.5 ulp declaration; then a NaN in it. */
+static void values(void) {
+    const double xv[4] = {0.25, -1.0, 2.0, 0.5};
+    uint16_t x[4], out[4];
+    double want[4];
+    for (int i = 0; i < 4; i++) sml_store(SML_F16, x, i, xv[i]);
+    sml_ref_run(SML_SOFTMAX, SML_F16, 1, 4, 4, x, NULL, want);
+    for (int i = 0; i < 4; i++) sml_store(SML_F16, out, i, want[i]);
+    /* element 2 one ulp away from the exact value's side: 1 to 1.5 ulp off */
+    double r = sml_load(SML_F16, out, 2), u = sml_ulp(SML_F16, want[2]);
+    sml_store(SML_F16, out, 2, r + (r >= want[2] ? u : -u));
+    double off = fabs(sml_load(SML_F16, out, 2) - want[2]) / u;
+    static const sml_deviation wide = {.ulps = {[SML_SOFTMAX] = {[SML_F16] = 1.5}}};
+    static const sml_deviation tight = {.ulps = {[SML_SOFTMAX] = {[SML_F16] = 0.5}}};
+    sml_dev_terms tw, tt;
+    sml_dev_terms_get(&wide, SML_SOFTMAX, SML_F16, &tw);
+    sml_dev_terms_get(&tight, SML_SOFTMAX, SML_F16, &tt);
+    sml_check_report rep;
+    sml_dev_report d;
+    sml_status s =
+        sml_dev_check_against(&tw, SML_SOFTMAX, SML_F16, 1, 4, 4, x, NULL, want, out, &rep, &d);
+    check(s == SML_OK && !rep.pass && rep.bad == 1 && d.misses == 1 && d.excused == 1 &&
+              sml_dev_report_pass(&d) && fabs(d.worst_ulps - off) < 1e-9 && off > 1.0 && off <= 1.5,
+          "%.3g ulp off, 1.5 declared: contract pass %d, %lld of %lld excused, worst %.3g", off,
+          rep.pass, (long long)d.excused, (long long)d.misses, d.worst_ulps);
+    s = sml_dev_check_against(&tt, SML_SOFTMAX, SML_F16, 1, 4, 4, x, NULL, want, out, &rep, &d);
+    char why[400];
+    sml_dev_report_why(&d, &tt, why, sizeof why);
+    check(s == SML_OK && !sml_dev_report_pass(&d) && d.row == 0 && d.col == 2 && !d.special &&
+              strstr(why, "outside its declared deviation (softmax fp16 <= 0.5 ulp): row 0 col 2:"),
+          "%.3g ulp off, 0.5 declared: want a miss at row 0 col 2, got '%s'", off, why);
+    s = sml_dev_check_against(NULL, SML_SOFTMAX, SML_F16, 1, 4, 4, x, NULL, want, out, &rep, &d);
+    check(s == SML_OK && !sml_dev_report_pass(&d) && d.col == 2,
+          "no terms: the miss is not excused");
+    sml_store(SML_F16, out, 1, NAN);
+    s = sml_dev_check_against(&tw, SML_SOFTMAX, SML_F16, 1, 4, 4, x, NULL, want, out, &rep, &d);
+    sml_dev_report_why(&d, &tw, why, sizeof why);
+    check(s == SML_OK && d.misses == 2 && d.excused == 1 && d.special && d.col == 1 &&
+              strstr(why, "a special value no declared exception covers"),
+          "a NaN where a value is due is excused by a value bound: '%s'", why);
+    /* merged chunks: the row offset applied, a special miss preferred to a value miss */
+    sml_dev_report a = {1, 1, 1.2, 2.0, -1, -1, 0, 0, 0, 0, 0}, b = d;
+    sml_dev_report_merge(&a, &b, 40);
+    check(a.misses == 3 && a.excused == 2 && a.row == 40 && a.col == 1 && a.special,
+          "merge: %lld misses, %lld excused, row %lld", (long long)a.misses, (long long)a.excused,
+          (long long)a.row);
+}
+
+int main(void) {
+    words();
+    scope();
+    exceptions();
+    values();
+    return sml_tally_finish(&T);
+}
