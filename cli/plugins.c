@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 #include "core/internal.h"
+#include "describe.h"
+#include "io/per_device.h"
 #include "options.h"
 #include "softmax_lab_plugin.h"
 
@@ -100,8 +102,23 @@ static void help(void) {
     sml_cli_help_group(stdout, &g);
 }
 
+/* A command that runs kernels only in worker processes, or none (check, replay, bench, list,
+ * compare, targets), run as the softmax-lab executable and not --in-process, never loads a
+ * plugin library itself: its table is read in a child (describe.c), and each worker loads the
+ * library it runs. Its verdicts are then made by a process no judged code ran in. */
+static int describes(const char *name, int argc, char **argv) {
+    static const char *const CMDS[] = {"check", "replay", "bench", "list", "compare", "targets"};
+    int cmd = 0;
+    for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++) cmd |= !strcmp(name, CMDS[i]);
+    for (int i = 0; i < argc && cmd; i++)
+        if (!strcmp(argv[i], "--in-process")) return 0;
+    char exe[4096];
+    return cmd && sml_self_exe_is(exe, sizeof exe, "softmax-lab");
+}
+
 int sml_cli_run_with_plugins(const char *name, int (*cmd)(int, char **), int argc, char **argv,
                              int read_env) {
+    if (describes(name, argc, argv)) sml_registry_set_plugin_loader(sml_cli_describe_load);
     int asks_help = 0, n = 0, allow_writable = 0;
     const char **paths = malloc(((size_t)argc + 1) * sizeof *paths);
     if (!paths) {

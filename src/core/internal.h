@@ -131,6 +131,11 @@ void sml_gpu_forget_error(void);
 sml_status sml_registry_add(const sml_kernel *table, size_t count, unsigned abi_version,
                             const char *origin, const char *library, void *dl, int *already,
                             char *msg, size_t msglen);
+/* How sml_load_plugin loads a library in this process: NULL (the default) dlopens it here; a
+ * process that judges kernels without loading their code sets a loader that reads the table in
+ * a child and registers it with sml_registry_add (cli/describe.c). */
+typedef sml_status (*sml_plugin_loader_fn)(const char *path, char *msg, size_t msglen);
+void sml_registry_set_plugin_loader(sml_plugin_loader_fn fn);
 /* The path of the shared library a registered kernel was loaded from (sml_load_plugin), which
  * `--load` takes back; NULL for built-in kernels and tables registered directly. */
 const char *sml_kernel_library(const sml_kernel *k);

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,15 @@
 #include "core/internal.h"
 #include "softmax_lab_plugin.h"
 
+/* The registry's loader (internal.h): set once, before the command loads anything. */
+static _Atomic(sml_plugin_loader_fn) LOADER;
+
+void sml_registry_set_plugin_loader(sml_plugin_loader_fn fn) { atomic_store(&LOADER, fn); }
+
 sml_status sml_load_plugin(const char *path, char *msg, size_t msglen) {
     if (msg && msglen) msg[0] = 0;
+    sml_plugin_loader_fn loader = atomic_load(&LOADER);
+    if (loader && path && *path && !sml_source_is_python(path)) return loader(path, msg, msglen);
     if (!path || !*path)
         return sml_errorf(SML_ERR_PLUGIN, msg, msglen, "plugin: no library path given");
     if (sml_source_is_python(path))

@@ -9,6 +9,8 @@
  *   slow      sleeps 3.7 s, then computes the right answer (within the 4 s case deadline)
  *   cudaerr   returns SML_ERR_CUDA, as a GPU kernel does after a fault that may have lost
  *             the CUDA context (the engine stops the job and does not shrink in that process)
+ *   ctor      always right; its library's constructor appends the process id to the file
+ *             SML_TEST_CTOR_LOG names: which processes loaded it
  *
  * The isolation test (test_isolation.c) checks each beside a right kernel: the supervisor
  * must name the kernel and the cause, save a reproducer that replays to the same cause, and
@@ -23,6 +25,17 @@
 #include "softmax_lab_plugin.h"
 
 #define PLANT_COLS 8
+
+#if PLANT == 11
+#include <stdio.h>
+__attribute__((constructor)) static void loaded(void) {
+    const char *log = getenv("SML_TEST_CTOR_LOG");
+    FILE *f = log ? fopen(log, "a") : NULL;
+    if (!f) return;
+    fprintf(f, "%ld\n", (long)getpid());
+    fclose(f);
+}
+#endif
 
 static volatile float sink;
 static volatile uintptr_t zero;

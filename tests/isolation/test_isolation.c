@@ -14,7 +14,7 @@
  * saying why and plug_ok's measured.
  *
  *   test_isolation --plant NAME      (exit0 uexit0 abort segv loop write4k write1m readx
- *                                     cudaerr slow)
+ *                                     cudaerr slow ctor)
  *   test_isolation --command NAME    (exit0 segv loop) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +146,41 @@ static void budget_test(void) {
                strstr(OUT, "the run's time cap ended it during case "),
            "slow: no INCOMPLETE line naming the case the cap ended");
     expect(strstr(OUT, "FAIL") == NULL, "slow: a FAIL line");
+}
+
+/* The supervisor of `check` never loads a plugin's library (its table is read in a child, the
+ * workers load it): the constructor of planted_ctor logs every process id it runs in, and the
+ * supervisor's (the shell's $$, which exec keeps) is not among them; with --in-process it is,
+ * which shows the log would see it. */
+static void ctor_test(void) {
+    char lib[600], log[300];
+    snprintf(lib, sizeof lib, "%s/planted_ctor.so", SML_ISOLATION_DIR);
+    snprintf(log, sizeof log, "%s/ctor.log", TMP);
+    for (int in_process = 0; in_process <= 1; in_process++) {
+        unlink(log);
+        int rc = run("sh -c 'echo supervisor $$; SML_TEST_CTOR_LOG=%s exec %s check --load %s "
+                     "--kernel planted_ctor --op softmax --dtype fp32 --cases 20 --regressions "
+                     "none%s'",
+                     log, SML_CLI_PATH, lib, in_process ? " --in-process" : "");
+        long sup = 0, pid, n = 0, seen = 0;
+        const char *s = strstr(OUT, "supervisor ");
+        if (s) sup = atol(s + 11);
+        FILE *f = fopen(log, "r");
+        while (f && fscanf(f, "%ld", &pid) == 1) n++, seen |= pid == sup;
+        if (f) fclose(f);
+        expect(rc == 0 && sup > 0, "ctor: check%s exit %d (want 0)",
+               in_process ? " --in-process" : "", rc);
+        if (in_process)
+            expect(seen,
+                   "ctor: --in-process: the supervisor (%ld) is not among the %ld processes "
+                   "that loaded the library: the test cannot see a load",
+                   sup, n);
+        else
+            expect(n > 0 && !seen,
+                   "ctor: the supervisor (%ld) loaded the plugin's library, or nothing did (%ld "
+                   "loads logged)",
+                   sup, n);
+    }
 }
 
 /* A 64x256 fp32 .npy of small values at path: 0 ok. */
@@ -296,6 +331,10 @@ int main(int argc, char **argv) {
         }
     if (!command && !strcmp(which, "slow")) {
         budget_test();
+        found = 1;
+    }
+    if (!command && !strcmp(which, "ctor")) {
+        ctor_test();
         found = 1;
     }
     if (!command && !strcmp(which, "cudaerr")) {

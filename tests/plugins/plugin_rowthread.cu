@@ -15,21 +15,33 @@
 
 #define THREADS 128
 
-template <typename T> __device__ static double load(const T *p, int64_t i);
-template <> __device__ double load<float>(const float *p, int64_t i) { return p[i]; }
-template <> __device__ double load<__half>(const __half *p, int64_t i) {
+template <typename T>
+__device__ static double load(const T *p, int64_t i);
+template <>
+__device__ double load<float>(const float *p, int64_t i) {
+    return p[i];
+}
+template <>
+__device__ double load<__half>(const __half *p, int64_t i) {
     return __half2float(p[i]);
 }
-template <> __device__ double load<__nv_bfloat16>(const __nv_bfloat16 *p, int64_t i) {
+template <>
+__device__ double load<__nv_bfloat16>(const __nv_bfloat16 *p, int64_t i) {
     return __bfloat162float(p[i]);
 }
 
-template <typename T> __device__ static void store(T *p, int64_t i, double v);
-template <> __device__ void store<float>(float *p, int64_t i, double v) { p[i] = (float)v; }
-template <> __device__ void store<__half>(__half *p, int64_t i, double v) {
+template <typename T>
+__device__ static void store(T *p, int64_t i, double v);
+template <>
+__device__ void store<float>(float *p, int64_t i, double v) {
+    p[i] = (float)v;
+}
+template <>
+__device__ void store<__half>(__half *p, int64_t i, double v) {
     p[i] = __double2half(v);
 }
-template <> __device__ void store<__nv_bfloat16>(__nv_bfloat16 *p, int64_t i, double v) {
+template <>
+__device__ void store<__nv_bfloat16>(__nv_bfloat16 *p, int64_t i, double v) {
     p[i] = __double2bfloat16(v);
 }
 
@@ -62,7 +74,8 @@ __global__ static void row_kernel(int op, const T *x, const T *dy, T *out, int64
                                     : load(gr, j) - exp(load(xr, j)) * s);
 }
 
-template <typename T> static void launch(const sml_problem *p, unsigned blocks) {
+template <typename T>
+static void launch(const sml_problem *p, unsigned blocks) {
     row_kernel<T><<<blocks, THREADS, 0, (cudaStream_t)p->stream>>>(
         (int)p->op, (const T *)p->x, (const T *)p->dy, (T *)p->out, p->rows, p->cols, p->ld);
 }

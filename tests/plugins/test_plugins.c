@@ -566,7 +566,8 @@ static void part_deviation(void) {
     double worst = run_number(json, "excused_worst_ulps");
     expect(rc == 0 &&
                strstr(OUT, "PASS within its declared deviation: softmax fp16 <= 1.5 ulp (") &&
-               strstr(OUT, "check: every property held on every kernel that ran, on h14_15 "
+               strstr(OUT, "check: every property held on every planned case of every kernel that "
+                           "ran, on h14_15 "
                            "within its declared deviation") &&
                worst > 1.3 && worst <= 1.4 + 1e-6 && run_number(json, "excused") > 0,
            "1.4 ulp off, 1.5 declared: exit %d, want 0, the verdict line naming the declaration "
