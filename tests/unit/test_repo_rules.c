@@ -27,13 +27,6 @@ static char ROOT[1100], MSG[1 << 14];
 #define KERNELS_LINES      600
 #define FUNCTION_LINES     120
 
-/* A function the rework of the verdicts rewrites (src/prop/engine.c): held at its length
- * until then, never longer. */
-static const struct {
-    const char *file, *name;
-    int lines;
-} PENDING[] = {{"src/prop/engine.c", "sml_prop_run", 127}};
-
 static char *slurp(const char *rel) {
     char path[1400];
     snprintf(path, sizeof path, "%s/%s", ROOT, rel);
@@ -247,9 +240,6 @@ static void lengths(const char *s, scan *sc) {
             } else if (depth > 0 && --depth == 0) {
                 if (is_fn) sc->functions++;
                 int n = line - start + 1, allowed = FUNCTION_LINES;
-                for (size_t i = 0; i < sizeof PENDING / sizeof PENDING[0]; i++)
-                    if (!strcmp(PENDING[i].file, sc->file) && !strcmp(PENDING[i].name, name))
-                        allowed = PENDING[i].lines;
                 if (is_fn && n > allowed)
                     snprintf(sc->bad + strlen(sc->bad), sizeof sc->bad - strlen(sc->bad),
                              "\n  %s:%d: %s is %d lines (at most %d)", sc->file, start, name, n,
