@@ -9,7 +9,7 @@
 
 #include "argv_norm.h"
 #include "commands.h"
-#include "describe.h"
+#include "worker/describe.h"
 #include "options.h"
 #include "plans_flag.h"
 #include "plugins.h"
@@ -249,7 +249,7 @@ int sml_cli_main(int argc, char **argv) {
         return sml_cli_run_with_plugins("__worker", sml_worker_main, argc - 2, argv + 2, 1);
     /* A plugin library's table, read for a process that does not load it (describe.c). */
     if (!strcmp(argv[1], "__describe"))
-        return sml_cli_run_with_plugins("__describe", sml_cli_describe_main, argc - 2, argv + 2, 0);
+        return sml_cli_run_with_plugins("__describe", sml_wk_describe_main, argc - 2, argv + 2, 0);
     if (!strcmp(argv[1], "help") && argc == 3 && !strcmp(argv[2], "--reference")) {
         print_reference();
         return 0;

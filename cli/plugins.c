@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/internal.h"
-#include "describe.h"
+#include "worker/describe.h"
 #include "io/per_device.h"
 #include "options.h"
 #include "softmax_lab_plugin.h"
@@ -118,7 +118,7 @@ static int describes(const char *name, int argc, char **argv) {
 
 int sml_cli_run_with_plugins(const char *name, int (*cmd)(int, char **), int argc, char **argv,
                              int read_env) {
-    if (describes(name, argc, argv)) sml_registry_set_plugin_loader(sml_cli_describe_load);
+    if (describes(name, argc, argv)) sml_registry_set_plugin_loader(sml_wk_describe_load);
     int asks_help = 0, n = 0, allow_writable = 0;
     const char **paths = malloc(((size_t)argc + 1) * sizeof *paths);
     if (!paths) {

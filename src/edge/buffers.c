@@ -1,5 +1,5 @@
 /* buffers.c: the edge-shape harness's memory: host images with canaries, the random inputs,
- * and device buffers filled, poisoned and copied on either device. */
+ * and the sampled cases' device tensors built and poisoned (through dev.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,40 +7,8 @@
 #include "core/rng.h"
 #include "edge/harness.h"
 #include "reference/reference.h"
-#ifdef SML_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 #define LOGIT_SCALE 3.0
-
-static sml_status dev_copy(sml_buffer *dst, size_t dst_off, const sml_buffer *src, size_t src_off,
-                           size_t n) {
-    if (dst->device == SML_DEVICE_CPU) {
-        memcpy((char *)dst->ptr + dst_off, (const char *)src->ptr + src_off, n);
-        return SML_OK;
-    }
-#ifdef SML_HAVE_CUDA
-    return cudaMemcpy((char *)dst->ptr + dst_off, (const char *)src->ptr + src_off, n,
-                      cudaMemcpyDeviceToDevice) == cudaSuccess
-               ? SML_OK
-               : SML_ERR_CUDA;
-#else
-    return SML_ERR_NO_DEVICE;
-#endif
-}
-
-sml_status sml_edge_dev_fill(sml_buffer *b, size_t off, unsigned char byte, size_t n) {
-    if (b->device == SML_DEVICE_CPU) {
-        memset((char *)b->ptr + off, byte, n);
-        return SML_OK;
-    }
-#ifdef SML_HAVE_CUDA
-    if (cudaMemset((char *)b->ptr + off, byte, n) != cudaSuccess) return SML_ERR_CUDA;
-    return cudaDeviceSynchronize() == cudaSuccess ? SML_OK : SML_ERR_CUDA;
-#else
-    return SML_ERR_NO_DEVICE;
-#endif
-}
 
 /* First byte outside the rows where `got` differs from `image`; -1 if none. The rows are
  * elements [base + r*ld, base + r*ld + cols) of a buffer of `total` elements. */
@@ -91,39 +59,30 @@ sml_status sml_edge_make_inputs(const sml_edge_case *t, uint64_t seed, void *x, 
 
 /* The output image of a sampled case, built on the device (run_input builds it on the host and
  * uploads it; these tensors are too big to): rows poisoned, stride padding and guard canaries. */
-sml_status sml_edge_dev_poison_rows(sml_buffer *b, const sml_edge_case *t, size_t bytes) {
+sml_status sml_edge_dev_poison_rows(sml_edge_ctx *c, sml_buffer *b, const sml_edge_case *t,
+                                    size_t bytes) {
     const size_t esz = sml_dtype_size(t->dt),
                  span = (size_t)((t->rows - 1) * t->ld + t->cols) * esz;
     if (t->ld == t->cols) { /* the rows are one run of elements */
-        sml_status s = sml_edge_dev_fill(b, 0, POISON, span);
-        return s == SML_OK ? sml_edge_dev_fill(b, span, CANARY, bytes - span) : s;
+        sml_status s = sml_edge_dev_fill(c, b, 0, POISON, span);
+        return s == SML_OK ? sml_edge_dev_fill(c, b, span, CANARY, bytes - span) : s;
     }
-    sml_status s = sml_edge_dev_fill(b, 0, CANARY, bytes);
+    sml_status s = sml_edge_dev_fill(c, b, 0, CANARY, bytes);
     if (s != SML_OK) return s;
-    if (b->device == SML_DEVICE_CPU) {
-        for (int64_t r = 0; r < t->rows; r++)
-            memset((char *)b->ptr + (size_t)(r * t->ld) * esz, POISON, (size_t)t->cols * esz);
-        return SML_OK;
-    }
-#ifdef SML_HAVE_CUDA
-    if (cudaMemset2D(b->ptr, (size_t)t->ld * esz, POISON, (size_t)t->cols * esz, (size_t)t->rows) !=
-        cudaSuccess)
-        return SML_ERR_CUDA;
-    return cudaDeviceSynchronize() == cudaSuccess ? SML_OK : SML_ERR_CUDA;
-#else
-    return SML_ERR_NO_DEVICE;
-#endif
+    return sml_edge_dev_fill2d(c, b, (size_t)t->ld * esz, POISON, (size_t)t->cols * esz,
+                               (size_t)t->rows);
 }
 
 /* A sampled case's input on the device: the nb-row host block uploaded, then doubled by device
  * copies until it fills the tensor (row r holds block row r % nb). */
-sml_status sml_edge_sampled_upload(sml_buffer *b, const sml_edge_case *t, int64_t nb,
-                                   const unsigned char *block) {
+sml_status sml_edge_sampled_upload(sml_edge_ctx *c, sml_buffer *b, const sml_edge_case *t,
+                                   int64_t nb, const unsigned char *block) {
     const size_t esz = sml_dtype_size(t->dt);
-    sml_status s = sml_buffer_upload(b, 0, block, (size_t)(nb * t->ld) * esz);
+    sml_status s = sml_edge_upload(c, b, 0, block, (size_t)(nb * t->ld) * esz);
     for (int64_t done_rows = nb; s == SML_OK && done_rows < t->rows;) {
         const int64_t n = done_rows < t->rows - done_rows ? done_rows : t->rows - done_rows;
-        s = dev_copy(b, (size_t)(done_rows * t->ld) * esz, b, 0, (size_t)(n * t->ld) * esz);
+        s = sml_edge_dev_copy(c, b, (size_t)(done_rows * t->ld) * esz, b, 0,
+                              (size_t)(n * t->ld) * esz);
         done_rows += n;
     }
     return s;

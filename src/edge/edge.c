@@ -46,7 +46,7 @@ static void visit(void *arg, const sml_edge_case *t) {
         c->n_elems += el;
         for (size_t ki = 0; ki < sml_kernel_count(); ki++) {
             const sml_kernel *k = sml_kernel_at(ki);
-            if (sml_edge_kernel_selected(c, k) && sml_edge_kernel_supports(k, t)) {
+            if (sml_edge_kernel_selected(c, ki, k) && sml_edge_kernel_supports(k, t)) {
                 c->n_runs++;
                 c->n_checked +=
                     sampled ? sml_edge_sampled_rows(t, sml_edge_sampled_block(t), pick) * t->cols
@@ -56,6 +56,13 @@ static void visit(void *arg, const sml_edge_case *t) {
         return;
     }
     if (c->dead) return;
+    /* No kernel left to run on it (each ended its worker, or takes no such case): no inputs or
+     * reference to make. */
+    int any = 0;
+    for (size_t ki = 0; ki < sml_kernel_count() && ki < MAX_KERNELS && !any; ki++)
+        any = sml_edge_kernel_selected(c, ki, sml_kernel_at(ki)) &&
+              sml_edge_kernel_supports(sml_kernel_at(ki), t);
+    if (!any) return;
     if (sml_edge_sampled_case(t))
         sml_edge_run_sampled(c, t);
     else
@@ -82,9 +89,10 @@ static int open_device(sml_edge_ctx *c) {
     return 0;
 }
 
-int sml_edge_main(const char *name, int argc, char **argv) {
+int sml_edge_main(const char *name, int argc, char **argv, const sml_edge_remote *remote) {
     static sml_edge_ctx c; /* large: keep it off the stack */
     memset(&c, 0, sizeof c);
+    c.remote = remote;
     int rc = sml_edge_parse(&c.o, argc, argv);
     if (rc) return rc;
     c.tally.name = name;

@@ -111,10 +111,49 @@ void sml_edge_cases(const sml_edge_opts *o, sml_edge_visit_fn visit, void *arg);
 /* 1 when the case runs through the sampled path (past 2^31 elements, or a tall case). */
 int sml_edge_sampled_case(const sml_edge_case *t);
 
+/* Where the kernels run when not in the harness's process (src/worker/edge_remote.c): every
+ * operation on the harness's device buffers and every kernel launch is sent to a worker process
+ * that holds the buffers and the kernels; the inputs, the references, the canaries and every
+ * comparison stay in the harness, which never calls a judged kernel. A buffer is named by an id
+ * the harness chooses; its pointer here (sml_buffer.ptr) is a token, (id << 40) | offset, that
+ * only the worker turns into memory. */
+typedef enum sml_edge_opkind {
+    SML_EDGE_ALLOC = 1, /* id, device, n bytes */
+    SML_EDGE_FREE,      /* id */
+    SML_EDGE_UPLOAD,    /* id, off, n bytes that follow the request */
+    SML_EDGE_DOWNLOAD,  /* id, off, n bytes that come back */
+    SML_EDGE_FILL,      /* id, off, n bytes of `byte` */
+    SML_EDGE_FILL2D,    /* id: height rows of width bytes, pitch apart, of `byte` */
+    SML_EDGE_COPY,      /* id, off <- id2, off2: n bytes */
+    SML_EDGE_RUN        /* kernel on the problem, pointers as tokens; then the device's sync */
+} sml_edge_opkind;
+
+#define SML_EDGE_TOKEN_SHIFT 40
+
+typedef struct sml_edge_op {
+    int32_t kind, device, byte, unused;
+    uint64_t id, off, id2, off2, n, pitch, height;
+    char kernel[64];
+    int32_t op, dtype;
+    int64_t rows, cols, ld;
+    uint64_t x, dy, out; /* tokens; dy 0 for a forward op */
+} sml_edge_op;
+
+typedef struct sml_edge_remote {
+    /* One operation in the worker: `in` (op->n bytes, UPLOAD) goes with it, `out` (op->n bytes,
+     * DOWNLOAD) comes back. A RUN whose worker ended (a crash, an exit, past ten times its
+     * deadline) returns SML_ERR_KERNEL_FAILED with the cause in why; the next operation starts a
+     * fresh worker, in which none of the old buffers exists. */
+    sml_status (*op)(void *ctx, const sml_edge_op *op, const void *in, void *out, char *why,
+                     size_t n);
+    void *ctx;
+} sml_edge_remote;
+
 /* The whole program: parse -> run every case on every selected kernel -> print the summary.
- * `name` opens every line it prints ("FAIL <name>: ..."). Returns the exit code: 0 pass,
- * 1 fail, 2 bad arguments, 77 no GPU (without --cpu or --list-cases). */
-int sml_edge_main(const char *name, int argc, char **argv);
+ * `name` opens every line it prints ("FAIL <name>: ..."). remote: where the kernels run (NULL:
+ * in this process). Returns the exit code: 0 pass, 1 fail, 2 bad arguments, 77 no GPU (without
+ * --cpu or --list-cases). */
+int sml_edge_main(const char *name, int argc, char **argv, const sml_edge_remote *remote);
 /* With several GPUs (o->devices, or every visible one) and no --shard: this program again per
  * GPU on its slice; returns the run's exit code. -1: run here. */
 int sml_edge_split(const char *name, const sml_edge_opts *o, int argc, char **argv);

@@ -42,8 +42,12 @@ typedef struct sml_edge_ctx {
     float dram; /* what auto's decision reads of the device (src/core/internal.h) */
     sml_edge_cell stats[MAX_KERNELS][SML_DTYPE_COUNT];
     int64_t n_inputs, n_runs, n_elems, n_checked; /* --list-cases */
-    int dead;        /* a CUDA error: the context may be unusable, stop */
-    int64_t visited; /* cases enumerated so far: the index --shard slices */
+    int dead;                         /* a CUDA error: the context may be unusable, stop */
+    int64_t visited;                  /* cases enumerated so far: the index --shard slices */
+    const sml_edge_remote *remote;    /* where the kernels run (edge.h); NULL: here */
+    uint64_t next_id;                 /* the next remote buffer's id */
+    int lost;                         /* the remote worker ended: the case's buffers are gone */
+    unsigned char ended[MAX_KERNELS]; /* the kernel ended its worker: it runs no more */
 } sml_edge_ctx;
 
 /* tally.c */
@@ -61,19 +65,39 @@ int64_t sml_edge_sampled_block(const sml_edge_case *t);
 int sml_edge_sampled_rows(const sml_edge_case *t, int64_t nb, int64_t *pick);
 int64_t sml_edge_sampled_twin(const sml_edge_case *t, int64_t nb, int64_t i);
 
+/* dev.c: the harness's device buffers and launches, here or in the kernels' worker (edge.h,
+ * sml_edge_remote): the same calls either way. */
+sml_status sml_edge_buf_alloc(sml_edge_ctx *c, sml_buffer *b, size_t bytes);
+void sml_edge_buf_free(sml_edge_ctx *c, sml_buffer *b);
+sml_status sml_edge_upload(sml_edge_ctx *c, sml_buffer *b, size_t off, const void *src, size_t n);
+sml_status sml_edge_download(sml_edge_ctx *c, const sml_buffer *b, size_t off, void *dst, size_t n);
+sml_status sml_edge_dev_fill(sml_edge_ctx *c, sml_buffer *b, size_t off, unsigned char byte,
+                             size_t n);
+/* height rows of width bytes, pitch apart, from the buffer's start. */
+sml_status sml_edge_dev_fill2d(sml_edge_ctx *c, sml_buffer *b, size_t pitch, unsigned char byte,
+                               size_t width, size_t height);
+sml_status sml_edge_dev_copy(sml_edge_ctx *c, sml_buffer *dst, size_t dst_off,
+                             const sml_buffer *src, size_t src_off, size_t n);
+/* Kernel k (registry index ki) on p, then the device's sync. Where its worker ended, the FAIL
+ * is printed here (naming k and the cause), k runs no more (c->ended) and c->lost says that the
+ * case's buffers are gone: SML_ERR_KERNEL_FAILED. */
+sml_status sml_edge_launch(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
+                           const sml_problem *p);
+
 /* buffers.c: host images and device buffers */
-sml_status sml_edge_dev_fill(sml_buffer *b, size_t off, unsigned char byte, size_t n);
 int64_t sml_edge_changed_outside_rows(const unsigned char *got, const unsigned char *image,
                                       size_t esz, int64_t total, int64_t base,
                                       const sml_edge_case *t);
 unsigned char *sml_edge_canary_image(size_t bytes);
 sml_status sml_edge_make_inputs(const sml_edge_case *t, uint64_t seed, void *x, void *dy);
-sml_status sml_edge_dev_poison_rows(sml_buffer *b, const sml_edge_case *t, size_t bytes);
-sml_status sml_edge_sampled_upload(sml_buffer *b, const sml_edge_case *t, int64_t nb,
-                                   const unsigned char *block);
+sml_status sml_edge_dev_poison_rows(sml_edge_ctx *c, sml_buffer *b, const sml_edge_case *t,
+                                    size_t bytes);
+sml_status sml_edge_sampled_upload(sml_edge_ctx *c, sml_buffer *b, const sml_edge_case *t,
+                                   int64_t nb, const unsigned char *block);
 
 /* verdict.c: which kernels run, and what a run's result counts as */
-int sml_edge_kernel_selected(const sml_edge_ctx *c, const sml_kernel *k);
+/* Kernel k (registry index ki) runs in this harness: its device, --kernel, and not ended. */
+int sml_edge_kernel_selected(const sml_edge_ctx *c, size_t ki, const sml_kernel *k);
 int sml_edge_kernel_supports(const sml_kernel *k, const sml_edge_case *t);
 /* The terms kernel k declares for the case's op and dtype into t (none under --strict): 1 when
  * there are any. */
@@ -88,7 +112,8 @@ sml_status sml_edge_check(const sml_edge_ctx *c, const sml_kernel *k, const sml_
 void sml_edge_fail_run(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
                        const char *what, const char *detail);
 /* A run that stopped with status s: a failure (what it says, with the CUDA error on a GPU).
- * Returns 1 when the context may be unusable (a CUDA error), after marking c->dead. */
+ * Returns 1 when the context may be unusable (a CUDA error), after marking c->dead; with the
+ * kernels in a worker, the worker is replaced instead (c->lost) and 0. */
 int sml_edge_fail_status(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,
                          sml_status s);
 void sml_edge_judge(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,

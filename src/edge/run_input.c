@@ -20,10 +20,10 @@ typedef struct dense_run {
     sml_buffer bx, bdy, bout;
 } dense_run;
 
-static void dense_free(dense_run *r) {
-    sml_buffer_free(&r->bx);
-    sml_buffer_free(&r->bdy);
-    sml_buffer_free(&r->bout);
+static void dense_free(sml_edge_ctx *c, dense_run *r) {
+    sml_edge_buf_free(c, &r->bx);
+    sml_edge_buf_free(c, &r->bdy);
+    sml_edge_buf_free(c, &r->bout);
     free(r->hx);
     free(r->hdy);
     free(r->hout0);
@@ -68,11 +68,11 @@ static int dense_setup(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r) {
     /* The output image: poison inside the rows, canaries around them. */
     for (int64_t row = 0; row < t->rows; row++)
         memset(r->hout0 + data + (size_t)(row * t->ld) * esz, POISON, (size_t)t->cols * esz);
-    s = sml_buffer_alloc(&r->bx, c->dev, bytes);
-    if (s == SML_OK && r->bwd) s = sml_buffer_alloc(&r->bdy, c->dev, bytes);
-    if (s == SML_OK && !t->inplace) s = sml_buffer_alloc(&r->bout, c->dev, bytes);
-    if (s == SML_OK) s = sml_buffer_upload(&r->bx, 0, r->hx, bytes);
-    if (s == SML_OK && r->bwd) s = sml_buffer_upload(&r->bdy, 0, r->hdy, bytes);
+    s = sml_edge_buf_alloc(c, &r->bx, bytes);
+    if (s == SML_OK && r->bwd) s = sml_edge_buf_alloc(c, &r->bdy, bytes);
+    if (s == SML_OK && !t->inplace) s = sml_edge_buf_alloc(c, &r->bout, bytes);
+    if (s == SML_OK) s = sml_edge_upload(c, &r->bx, 0, r->hx, bytes);
+    if (s == SML_OK && r->bwd) s = sml_edge_upload(c, &r->bdy, 0, r->hdy, bytes);
     if (s != SML_OK) {
         printf("FAIL %s: device buffers (%zu bytes): %s\n", c->tally.name, bytes, sml_strerror(s));
         c->tally.failed++;
@@ -83,17 +83,17 @@ static int dense_setup(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r) {
 }
 
 /* 1 when a kernel changed an input buffer (then uploaded again for the kernels after it). */
-static int inputs_changed(const sml_edge_case *t, dense_run *r) {
+static int inputs_changed(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r) {
     if (!r->hcheck || t->inplace) return 0;
-    sml_status s = sml_buffer_download(&r->bx, 0, r->hcheck, r->bytes);
+    sml_status s = sml_edge_download(c, &r->bx, 0, r->hcheck, r->bytes);
     int bad = s != SML_OK || memcmp(r->hcheck, r->hx, r->bytes);
     if (!bad && r->bwd) {
-        s = sml_buffer_download(&r->bdy, 0, r->hcheck, r->bytes);
+        s = sml_edge_download(c, &r->bdy, 0, r->hcheck, r->bytes);
         bad = s != SML_OK || memcmp(r->hcheck, r->hdy, r->bytes);
     }
     if (bad) {
-        sml_buffer_upload(&r->bx, 0, r->hx, r->bytes);
-        if (r->bwd) sml_buffer_upload(&r->bdy, 0, r->hdy, r->bytes);
+        sml_edge_upload(c, &r->bx, 0, r->hx, r->bytes);
+        if (r->bwd) sml_edge_upload(c, &r->bdy, 0, r->hdy, r->bytes);
     }
     return bad;
 }
@@ -122,16 +122,16 @@ static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r, siz
         return 0;
     }
     const unsigned char *image = t->inplace ? r->hx : r->hout0;
-    s = sml_buffer_upload(out, 0, image, r->bytes);
-    if (s == SML_OK) s = sml_run(k, c->h, &p);
+    s = sml_edge_upload(c, out, 0, image, r->bytes);
+    if (s == SML_OK) s = sml_edge_launch(c, ki, k, t, &p);
+    if (s == SML_ERR_KERNEL_FAILED) return 0; /* its worker ended: reported, the case lost */
     if (s == SML_ERR_UNSUPPORTED && t->ld != t->cols && strcmp(k->name, "auto") != 0) {
         /* A layout the launcher cannot honour (cuDNN and row strides): refused, counted. */
         c->stats[ki][t->dt].refused++;
         c->tally.skipped++;
         return 0;
     }
-    if (s == SML_OK) s = sml_device_sync(c->dev, NULL);
-    if (s == SML_OK) s = sml_buffer_download(out, 0, r->hgot, r->bytes);
+    if (s == SML_OK) s = sml_edge_download(c, out, 0, r->hgot, r->bytes);
     if (s != SML_OK) return sml_edge_fail_status(c, ki, k, t, s);
     int64_t at = sml_edge_changed_outside_rows(r->hgot, image, r->esz, r->total, r->base, t);
     if (at >= 0) {
@@ -144,7 +144,7 @@ static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r, siz
         sml_edge_fail_run(c, ki, k, t, "", msg);
         return 0;
     }
-    if (inputs_changed(t, r)) {
+    if (inputs_changed(c, t, r)) {
         sml_edge_fail_run(c, ki, k, t, "", "an input buffer changed");
         return 0;
     }
@@ -159,10 +159,17 @@ static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r, siz
 void sml_edge_run_input(sml_edge_ctx *c, const sml_edge_case *t) {
     dense_run r;
     memset(&r, 0, sizeof r);
-    if (dense_setup(c, t, &r) == 0)
-        for (size_t ki = 0; ki < sml_kernel_count() && ki < MAX_KERNELS; ki++) {
-            const sml_kernel *k = sml_kernel_at(ki);
-            if (sml_edge_kernel_selected(c, k) && run_kernel(c, t, &r, ki, k)) break;
+    int ok = dense_setup(c, t, &r) == 0;
+    for (size_t ki = 0; ok && ki < sml_kernel_count() && ki < MAX_KERNELS; ki++) {
+        const sml_kernel *k = sml_kernel_at(ki);
+        if (!sml_edge_kernel_selected(c, ki, k)) continue;
+        if (run_kernel(c, t, &r, ki, k)) break;
+        if (c->lost) { /* the worker and its buffers are gone: the case again, in a fresh one */
+            dense_free(c, &r);
+            memset(&r, 0, sizeof r);
+            c->lost = 0;
+            ok = dense_setup(c, t, &r) == 0;
         }
-    dense_free(&r);
+    }
+    dense_free(c, &r);
 }

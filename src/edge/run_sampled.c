@@ -15,14 +15,14 @@
 
 /* Each of the nb distinct rows against its twin, bit for bit; 0, or 1 with msg filled. `a`, `b`:
  * row buffers of cols elements. */
-static int twins_differ(const sml_edge_case *t, int64_t nb, sml_buffer *bout, unsigned char *a,
-                        unsigned char *b, char *msg, size_t msg_n) {
+static int twins_differ(sml_edge_ctx *c, const sml_edge_case *t, int64_t nb, sml_buffer *bout,
+                        unsigned char *a, unsigned char *b, char *msg, size_t msg_n) {
     const size_t esz = sml_dtype_size(t->dt), n = (size_t)t->cols * esz;
     for (int64_t i = 0; i < nb; i++) {
         const int64_t twin = sml_edge_sampled_twin(t, nb, i);
         if (twin < 0) continue;
-        sml_status s = sml_buffer_download(bout, (size_t)(i * t->ld) * esz, a, n);
-        if (s == SML_OK) s = sml_buffer_download(bout, (size_t)(twin * t->ld) * esz, b, n);
+        sml_status s = sml_edge_download(c, bout, (size_t)(i * t->ld) * esz, a, n);
+        if (s == SML_OK) s = sml_edge_download(c, bout, (size_t)(twin * t->ld) * esz, b, n);
         if (s != SML_OK) {
             snprintf(msg, msg_n, "downloading rows %" PRId64 " and %" PRId64 ": %s", i, twin,
                      sml_strerror(s));
@@ -74,28 +74,28 @@ static void tall_extremes(const sml_edge_case *t, unsigned char *hx, int64_t nb,
 
 /* --plant: after each kernel run of a sampled case, the harness itself damages what the checks
  * look at, as a kernel bug would, so that a test of this harness can show each check fails. */
-static sml_status plant(const sml_edge_ctx *c, const sml_edge_case *t, const int64_t *pick, int np,
+static sml_status plant(sml_edge_ctx *c, const sml_edge_case *t, const int64_t *pick, int np,
                         sml_buffer *bx, sml_buffer *bout, size_t bytes) {
     const size_t esz = sml_dtype_size(t->dt);
     const char *w = c->o.plant;
     if (!w) return SML_OK;
     if (!strcmp(w, "padding") &&
         t->ld > t->cols) /* one element of the first checked row's padding */
-        return sml_edge_dev_fill(bout, (size_t)(pick[0] * t->ld + t->cols) * esz, 0, esz);
+        return sml_edge_dev_fill(c, bout, (size_t)(pick[0] * t->ld + t->cols) * esz, 0, esz);
     if (!strcmp(w, "input"))
-        return sml_edge_dev_fill(bx, (size_t)(pick[np - 1] * t->ld) * esz, 0, esz);
+        return sml_edge_dev_fill(c, bx, (size_t)(pick[np - 1] * t->ld) * esz, 0, esz);
     if (!strcmp(w, "guard"))
-        return sml_edge_dev_fill(bout, bytes - esz, 0, esz); /* the guard's last element */
+        return sml_edge_dev_fill(c, bout, bytes - esz, 0, esz); /* the guard's last element */
     if (!strcmp(w, "value"))
-        return sml_edge_dev_fill(bout, (size_t)(pick[np - 1] * t->ld + t->cols / 2) * esz, POISON,
-                                 esz);
+        return sml_edge_dev_fill(c, bout, (size_t)(pick[np - 1] * t->ld + t->cols / 2) * esz,
+                                 POISON, esz);
     const int64_t twin = sml_edge_sampled_twin(t, sml_edge_sampled_block(t), 0);
     if (!strcmp(w, "twin") && twin > 0) { /* row 0's twin's last element: its lowest bit flipped */
         const size_t at = (size_t)(twin * t->ld + t->cols - 1) * esz;
         unsigned char lo;
-        sml_status s = sml_buffer_download(bout, at, &lo, 1);
+        sml_status s = sml_edge_download(c, bout, at, &lo, 1);
         lo ^= 0x01;
-        return s == SML_OK ? sml_buffer_upload(bout, at, &lo, 1) : s;
+        return s == SML_OK ? sml_edge_upload(c, bout, at, &lo, 1) : s;
     }
     return SML_OK;
 }
@@ -111,10 +111,10 @@ typedef struct sampled_run {
     sml_buffer bx, bdy, bout;
 } sampled_run;
 
-static void sampled_free(sampled_run *r) {
-    sml_buffer_free(&r->bx);
-    sml_buffer_free(&r->bdy);
-    sml_buffer_free(&r->bout);
+static void sampled_free(sml_edge_ctx *c, sampled_run *r) {
+    sml_edge_buf_free(c, &r->bx);
+    sml_edge_buf_free(c, &r->bdy);
+    sml_edge_buf_free(c, &r->bout);
     free(r->hx);
     free(r->hdy);
     free(r->want);
@@ -182,9 +182,9 @@ static int sampled_setup(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r
         c->tally.failed++;
         return 1;
     }
-    s = sml_buffer_alloc(&r->bx, c->dev, r->bytes);
-    if (s == SML_OK && r->bwd) s = sml_buffer_alloc(&r->bdy, c->dev, r->bytes);
-    if (s == SML_OK) s = sml_buffer_alloc(&r->bout, c->dev, r->bytes);
+    s = sml_edge_buf_alloc(c, &r->bx, r->bytes);
+    if (s == SML_OK && r->bwd) s = sml_edge_buf_alloc(c, &r->bdy, r->bytes);
+    if (s == SML_OK) s = sml_edge_buf_alloc(c, &r->bout, r->bytes);
     if (s == SML_ERR_OUT_OF_MEMORY) {
         printf("SKIP %s: %s rows=%" PRId64 " cols=%" PRId64
                ": not enough device memory for 2-3 x %zu bytes\n",
@@ -192,8 +192,8 @@ static int sampled_setup(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r
         c->tally.skipped++;
         return 1;
     }
-    if (s == SML_OK) s = sml_edge_sampled_upload(&r->bx, t, r->nb, r->hx);
-    if (s == SML_OK && r->bwd) s = sml_edge_sampled_upload(&r->bdy, t, r->nb, r->hdy);
+    if (s == SML_OK) s = sml_edge_sampled_upload(c, &r->bx, t, r->nb, r->hx);
+    if (s == SML_OK && r->bwd) s = sml_edge_sampled_upload(c, &r->bdy, t, r->nb, r->hdy);
     if (s != SML_OK) {
         printf("FAIL %s: sampled case device setup: %s\n", c->tally.name, sml_strerror(s));
         c->tally.failed++;
@@ -206,8 +206,8 @@ static int sampled_setup(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r
  * the guard follows), its inputs compared with the block's, then the guard downloaded. *bad
  * names the first damage seen (in row *bad_row); inputs a kernel wrote are uploaded again, so
  * that it does not fail the kernels after it. */
-static sml_status read_checked_rows(const sml_edge_case *t, sampled_run *r, const char **bad,
-                                    int64_t *bad_row) {
+static sml_status read_checked_rows(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r,
+                                    const char **bad, int64_t *bad_row) {
     const size_t esz = r->esz;
     int inputs_changed = 0;
     sml_status s = SML_OK;
@@ -215,24 +215,24 @@ static sml_status read_checked_rows(const sml_edge_case *t, sampled_run *r, cons
         const int64_t pk = r->pick[i];
         const size_t n = pk == t->rows - 1 ? (size_t)t->cols * esz : r->row_bytes;
         const size_t at = (size_t)(pk * t->ld) * esz;
-        s = sml_buffer_download(&r->bout, at, r->row, n);
+        s = sml_edge_download(c, &r->bout, at, r->row, n);
         if (s != SML_OK) break;
         memcpy(r->pgot + (size_t)(i * t->cols) * esz, r->row, (size_t)t->cols * esz);
         for (size_t j = (size_t)t->cols * esz; j < n && !*bad; j++)
             if (r->row[j] != CANARY) *bad = "wrote into the stride padding", *bad_row = pk;
         const size_t src = (size_t)((pk % r->nb) * t->ld) * esz;
         for (int pass = 0; pass < (r->bwd ? 2 : 1) && s == SML_OK && !*bad; pass++) {
-            s = sml_buffer_download(pass ? &r->bdy : &r->bx, at, r->row, n);
+            s = sml_edge_download(c, pass ? &r->bdy : &r->bx, at, r->row, n);
             if (s == SML_OK && memcmp(r->row, (pass ? r->hdy : r->hx) + src, n)) {
                 *bad = pass ? "changed its input dy" : "changed its input x", *bad_row = pk;
                 inputs_changed = 1;
             }
         }
     }
-    if (s == SML_OK) s = sml_buffer_download(&r->bout, (size_t)r->span * esz, r->guard, r->gbytes);
+    if (s == SML_OK) s = sml_edge_download(c, &r->bout, (size_t)r->span * esz, r->guard, r->gbytes);
     if (s == SML_OK && inputs_changed) {
-        s = sml_edge_sampled_upload(&r->bx, t, r->nb, r->hx);
-        if (s == SML_OK && r->bwd) s = sml_edge_sampled_upload(&r->bdy, t, r->nb, r->hdy);
+        s = sml_edge_sampled_upload(c, &r->bx, t, r->nb, r->hx);
+        if (s == SML_OK && r->bwd) s = sml_edge_sampled_upload(c, &r->bdy, t, r->nb, r->hdy);
     }
     return s;
 }
@@ -254,7 +254,8 @@ static void judge_values(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r
     /* Twins that differ fail even a kernel whose values a declared deviation excuses: bits
      * that move with a row's place are no value bound. */
     char tmsg[512];
-    if (s == SML_OK && twins_differ(t, r->nb, &r->bout, r->row, r->twin_row, tmsg, sizeof tmsg)) {
+    if (s == SML_OK &&
+        twins_differ(c, t, r->nb, &r->bout, r->row, r->twin_row, tmsg, sizeof tmsg)) {
         char both[1100];
         snprintf(both, sizeof both, "%s%s%s", rep.pass ? "" : msg, rep.pass ? "" : "; and ", tmsg);
         sml_edge_fail_run(c, ki, k, t, "", both);
@@ -274,18 +275,18 @@ static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r, s
         c->tally.skipped++;
         return 0;
     }
-    s = sml_edge_dev_poison_rows(&r->bout, t, r->bytes);
-    if (s == SML_OK) s = sml_run(k, c->h, &p);
+    s = sml_edge_dev_poison_rows(c, &r->bout, t, r->bytes);
+    if (s == SML_OK) s = sml_edge_launch(c, ki, k, t, &p);
+    if (s == SML_ERR_KERNEL_FAILED) return 0; /* its worker ended: reported, the case lost */
     if (s == SML_ERR_UNSUPPORTED && t->ld != t->cols && strcmp(k->name, "auto") != 0) {
         c->stats[ki][t->dt].refused++; /* as in run_input.c */
         c->tally.skipped++;
         return 0;
     }
-    if (s == SML_OK) s = sml_device_sync(c->dev, NULL);
     if (s == SML_OK) s = plant(c, t, r->pick, r->np, &r->bx, &r->bout, r->bytes);
     const char *bad = NULL;
     int64_t bad_row = -1;
-    if (s == SML_OK) s = read_checked_rows(t, r, &bad, &bad_row);
+    if (s == SML_OK) s = read_checked_rows(c, t, r, &bad, &bad_row);
     if (s != SML_OK) return sml_edge_fail_status(c, ki, k, t, s);
     if (bad) {
         char msg[512];
@@ -306,10 +307,17 @@ static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r, s
 void sml_edge_run_sampled(sml_edge_ctx *c, const sml_edge_case *t) {
     sampled_run r;
     memset(&r, 0, sizeof r);
-    if (sampled_setup(c, t, &r) == 0)
-        for (size_t ki = 0; ki < sml_kernel_count() && ki < MAX_KERNELS; ki++) {
-            const sml_kernel *k = sml_kernel_at(ki);
-            if (sml_edge_kernel_selected(c, k) && run_kernel(c, t, &r, ki, k)) break;
+    int ok = sampled_setup(c, t, &r) == 0;
+    for (size_t ki = 0; ok && ki < sml_kernel_count() && ki < MAX_KERNELS; ki++) {
+        const sml_kernel *k = sml_kernel_at(ki);
+        if (!sml_edge_kernel_selected(c, ki, k)) continue;
+        if (run_kernel(c, t, &r, ki, k)) break;
+        if (c->lost) { /* the worker and its buffers are gone: the case again, in a fresh one */
+            sampled_free(c, &r);
+            memset(&r, 0, sizeof r);
+            c->lost = 0;
+            ok = sampled_setup(c, t, &r) == 0;
         }
-    sampled_free(&r);
+    }
+    sampled_free(c, &r);
 }

@@ -32,7 +32,7 @@ static void known_lines(const sml_edge_ctx *c) {
                    "%s\n",
                    c->tally.name, k->name, n, dev, worst);
         else if (k->known_deviation && !sml_dev_declared(k->deviation) &&
-                 sml_edge_kernel_selected(c, k))
+                 sml_edge_kernel_selected(c, ki, k))
             printf("note %s: %s: %s\n", c->tally.name, k->name,
                    sml_dev_words_only_note(k->known_deviation, dev, sizeof dev));
     }

@@ -46,8 +46,8 @@ static void describe(const sml_edge_ctx *c, const sml_kernel *k, const sml_edge_
                                    c->has_clusters, c->dram)));
 }
 
-int sml_edge_kernel_selected(const sml_edge_ctx *c, const sml_kernel *k) {
-    if (k->device != c->dev) return 0;
+int sml_edge_kernel_selected(const sml_edge_ctx *c, size_t ki, const sml_kernel *k) {
+    if (k->device != c->dev || (ki < MAX_KERNELS && c->ended[ki])) return 0;
     return !c->o.kernel || !strcmp(c->o.kernel, k->name);
 }
 
@@ -163,6 +163,10 @@ int sml_edge_fail_status(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const 
              c->dev == SML_DEVICE_GPU ? sml_last_cuda_error() : "cpu");
     sml_edge_fail_run(c, ki, k, t, "run failed: ", msg);
     if (s != SML_ERR_CUDA) return 0;
+    if (c->remote) { /* the worker's context: the case again in a fresh worker (dev.c) */
+        c->lost = 1;
+        return 0;
+    }
     c->dead = 1;
     return 1;
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "edge/edge.h"
 #include "prop/exec.h"
 
 /* One slot: what the thread serving it is doing. */
@@ -45,11 +46,28 @@ enum {
     SML_WK_RUN = 1,  /* supervisor -> worker: a launch (sml_wk_run_msg, then the image) */
     SML_WK_PING = 2, /* supervisor -> worker: are you there (u64 seq) */
     SML_WK_QUIT = 3,
-    SML_WK_DONE = 16,     /* worker -> supervisor: a launch's answer (sml_wk_done_msg, then the
+    SML_WK_DONE = 16,      /* worker -> supervisor: a launch's answer (sml_wk_done_msg, then the
                              bytes of the layout that came back) */
-    SML_WK_PONG = 17,     /* worker -> supervisor: the PING's seq */
-    SML_WK_NO_KERNEL = 18 /* worker -> supervisor: it cannot run its kernel (text: why) */
+    SML_WK_PONG = 17,      /* worker -> supervisor: the PING's seq */
+    SML_WK_NO_KERNEL = 18, /* worker -> supervisor: it cannot run its kernel (text: why) */
+    SML_WK_EDGE = 4,       /* supervisor -> edge worker: one operation (sml_wk_edge_msg, then
+                              op.n bytes for an UPLOAD) */
+    SML_WK_EDGE_DONE = 19  /* edge worker -> supervisor: sml_wk_edge_done, then op.n bytes for
+                              a DOWNLOAD that succeeded */
 };
+
+/* The edge-shape harness's operations (edge/edge.h) as they travel. */
+typedef struct sml_wk_edge_msg {
+    uint64_t seq;
+    sml_edge_op op;
+} sml_wk_edge_msg;
+
+typedef struct sml_wk_edge_done {
+    uint64_t seq;
+    int32_t status, unused;
+    uint64_t n;    /* bytes that follow */
+    char why[256]; /* a CUDA error's words, a refused operation's reason */
+} sml_wk_edge_done;
 
 typedef struct sml_wk_run_msg {
     uint64_t seq;
@@ -72,6 +90,9 @@ int sml_wk_recv_all(int fd, void *p, size_t n);
 struct sml_worker;
 /* Wait for the worker to end, up to `seconds`, then kill it; its wait status. */
 int sml_wk_reap(struct sml_worker *w, double seconds);
+
+/* The edge-shape harness's worker loop on one socket (edge_serve.c): 1 when QUIT came. */
+int sml_wk_edge_serve(int fd, sml_worker_slot *slot);
 
 /* The worker's handler of fatal signals (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) and of
  * exit(): names the slot of the thread they came from in the board, and for a fault the

@@ -16,8 +16,8 @@ wk_host *sml_wk_host_start(const sml_kernel *k, int device, int slots, int share
         return NULL;
     }
     const char *lib = sml_kernel_library(k);
-    sml_worker_opts o = {k->name, device, lib && sml_source_is_python(lib) ? lib : NULL, wrap,
-                         slots};
+    sml_worker_opts o = {k->name, 0,    device, lib && sml_source_is_python(lib) ? lib : NULL,
+                         wrap,    slots};
     if (sml_worker_spawn(&h->w, &o, why, n) != SML_OK) {
         free(h);
         return NULL;

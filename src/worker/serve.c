@@ -1,5 +1,6 @@
 /* serve.c: the worker's side (`softmax-lab __worker`, started by spawn.c only). A worker runs
- * one kernel (SML_WORKER_KERNEL names it): it maps the board, installs the fault handler, and
+ * one kernel (SML_WORKER_KERNEL names it), or serves the edge-shape harness
+ * (SML_WORKER_MODE=edge, edge_serve.c): it maps the board, installs the fault handler, and
  * serves each slot on a thread of its own (slot 0 on the main thread). What it serves is
  * launches: a request and the image of a case's layout come in, the kernel runs on it
  * (prop/exec.h, sml_prop_exec_launch: the guarded buffers, the canaries, the GPU's guard
@@ -121,6 +122,21 @@ static void *slot_thread(void *arg) {
     return NULL;
 }
 
+/* The edge-shape harness's worker (edge_serve.c): one slot, every kernel of the registry. */
+static int serve_edge(int bfd, int n, const int *fd) {
+    unsetenv("SML_WORKER_FDS");
+    size_t bytes = sml_wk_board_bytes(n);
+    sml_worker_board *b = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0);
+    close(bfd);
+    if (b == MAP_FAILED || b->nslots != n || n != 1) return 2;
+    sml_wk_fault_install(b);
+    sml_wk_fault_slot(0);
+    int quit = sml_wk_edge_serve(fd[0], &b->slot[0]);
+    sml_wk_fault_quitting();
+    if (quit) atomic_store(&b->quitting, 1);
+    return 0;
+}
+
 /* SML_WORKER_FDS=<board fd>,<slots>,<slot 0's socket>,...: 0 ok. */
 static int parse_fds(int *bfd, int *n, int *fd) {
     const char *v = getenv("SML_WORKER_FDS");
@@ -139,11 +155,14 @@ int sml_worker_main(int argc, char **argv) {
     (void)argc;
     (void)argv;
     int bfd = -1, n = 0, fd[SML_PROP_MAX_THREADS];
-    const char *name = getenv("SML_WORKER_KERNEL");
-    if (parse_fds(&bfd, &n, fd) != 0 || !name) {
-        fprintf(stderr, "softmax-lab __worker: started by softmax-lab itself only\n");
+    const char *name = getenv("SML_WORKER_KERNEL"), *mode = getenv("SML_WORKER_MODE");
+    int edge = mode && !strcmp(mode, "edge");
+    if (parse_fds(&bfd, &n, fd) != 0 || (!name && !edge)) {
+        fprintf(stderr, "__worker: started by softmax-lab itself only\n");
         return 2;
     }
+    unsetenv("SML_WORKER_MODE");
+    if (edge) return serve_edge(bfd, n, fd);
     static char why[160];
     const sml_kernel *k = sml_kernel_find(name);
     if (!k) snprintf(why, sizeof why, "the worker has no kernel '%.100s'", name);

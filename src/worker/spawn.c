@@ -25,8 +25,12 @@
 
 extern char **environ;
 
-/* The executable in buf when it is softmax-lab itself; else 0. */
-static int self_exe(char *buf, size_t n) { return sml_self_exe_is(buf, n, "softmax-lab"); }
+/* The executable in buf when it is softmax-lab itself, or softmax-lab-edge-shapes (each serves
+ * __worker); else 0. */
+static int self_exe(char *buf, size_t n) {
+    return sml_self_exe_is(buf, n, "softmax-lab") ||
+           sml_self_exe_is(buf, n, "softmax-lab-edge-shapes");
+}
 
 int sml_worker_available(void) {
     const char *env = getenv("SML_WORKER_ARGV");
@@ -104,6 +108,7 @@ static char **child_env(char *fds, char *kernel, char *cvd) {
     for (size_t i = 0; i < n; i++) {
         if (!strncmp(environ[i], "SML_WORKER_FDS=", 15)) continue;
         if (!strncmp(environ[i], "SML_WORKER_KERNEL=", 18)) continue;
+        if (!strncmp(environ[i], "SML_WORKER_MODE=", 16)) continue;
         if (cvd[0] && !strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21)) continue;
         env[k++] = environ[i];
     }
@@ -216,7 +221,10 @@ sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, 
     char fds[64 + 12 * SML_PROP_MAX_THREADS], cvd[300], kernel[128];
     fds_var(bfd, theirs, w->nslots, fds, sizeof fds);
     device_var(w->device, cvd, sizeof cvd);
-    snprintf(kernel, sizeof kernel, "SML_WORKER_KERNEL=%.96s", o && o->kernel ? o->kernel : "");
+    if (o && o->edge)
+        snprintf(kernel, sizeof kernel, "SML_WORKER_MODE=edge");
+    else
+        snprintf(kernel, sizeof kernel, "SML_WORKER_KERNEL=%.96s", o && o->kernel ? o->kernel : "");
     char **env = w->board ? child_env(fds, kernel, cvd) : NULL;
     pid_t pid = env ? start_child(argv, env, bfd, theirs, w->nslots) : -1;
     int err = errno, had_env = env != NULL;

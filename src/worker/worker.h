@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "edge/edge.h"
 #include "prop/prop.h"
 #include "prop/suite.h"
 
@@ -52,7 +53,8 @@ typedef struct sml_worker {
  * the supervisor loaded are loaded by every worker at its start), and how many launches it
  * runs at once. */
 typedef struct sml_worker_opts {
-    const char *kernel;
+    const char *kernel; /* NULL with `edge`: the edge-shape harness's worker (every kernel) */
+    int edge;
     int device;
     const char *library;
     const char *const *wrap; /* NULL, or a tool's argv prefix (NULL-terminated) the worker
@@ -109,6 +111,17 @@ sml_prop_runner sml_worker_runner(sml_worker_pool *p, int slot);
  * in the kernel, say) is that kernel's FAIL: each job of jobs[0..njobs) with that kernel gets
  * the failure (res->events, res->verdict) and a line says so. */
 void sml_worker_pool_close(sml_worker_pool *p, sml_prop_job *jobs, int njobs);
+
+/* The edge-shape harness's kernels in a worker process (edge_remote.c, edge_serve.c): the
+ * harness (src/edge) keeps its inputs, references and every check, and the worker holds its
+ * device buffers and runs each kernel launch (edge/edge.h, sml_edge_remote). device: the GPU
+ * the worker sees (an entry of this process's visible list; -1: the same view); case_timeout:
+ * --case-timeout (0: derived from each launch's size). Free closes the worker and prints how
+ * many launches were slow. */
+typedef struct sml_wk_edge sml_wk_edge;
+sml_wk_edge *sml_worker_edge_new(int device, double case_timeout);
+sml_edge_remote sml_worker_edge_remote(sml_wk_edge *e);
+void sml_worker_edge_free(sml_wk_edge *e);
 
 /* A whole command in a worker process (command.c), for the commands that run kernels
  * outside the suite's jobs: check --input and --against, bench, the edge-shape harness.

@@ -11,11 +11,11 @@
  * --command: the same plants in the commands that run kernels outside the suite's jobs
  * (check --input, check --against, bench, softmax-lab-edge-shapes): exit 1 and a FAIL line
  * naming the kernel and the cause; the bench still writes its ledger, the plant's rows
- * saying why and plug_ok's measured.
+ * saying why and plug_ok's measured; the edge harness goes on without the kernel.
  *
  *   test_isolation --plant NAME      (exit0 uexit0 abort segv loop write4k write1m readx
  *                                     cudaerr slow ctor)
- *   test_isolation --command NAME    (exit0 segv loop) */
+ *   test_isolation --command NAME    (exit0 segv loop forger) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,20 +148,29 @@ static void budget_test(void) {
     expect(strstr(OUT, "FAIL") == NULL, "slow: a FAIL line");
 }
 
-/* The supervisor of `check` never loads a plugin's library (its table is read in a child, the
- * workers load it): the constructor of planted_ctor logs every process id it runs in, and the
- * supervisor's (the shell's $$, which exec keeps) is not among them; with --in-process it is,
- * which shows the log would see it. */
+/* The supervisor of `check`, and the edge-shape harness, never load a plugin's library (its
+ * table is read in a child, the workers load it): the constructor of planted_ctor logs every
+ * process id it runs in, and the supervisor's (the shell's $$, which exec keeps) is not among
+ * them; with --in-process it is, which shows the log would see it. */
 static void ctor_test(void) {
     char lib[600], log[300];
     snprintf(lib, sizeof lib, "%s/planted_ctor.so", SML_ISOLATION_DIR);
     snprintf(log, sizeof log, "%s/ctor.log", TMP);
-    for (int in_process = 0; in_process <= 1; in_process++) {
+    for (int run_no = 0; run_no < 4; run_no++) {
+        int in_process = run_no & 1, edge = run_no >= 2;
         unlink(log);
-        int rc = run("sh -c 'echo supervisor $$; SML_TEST_CTOR_LOG=%s exec %s check --load %s "
-                     "--kernel planted_ctor --op softmax --dtype fp32 --cases 20 --regressions "
-                     "none%s'",
-                     log, SML_CLI_PATH, lib, in_process ? " --in-process" : "");
+        char cmd[1400];
+        if (edge)
+            snprintf(cmd, sizeof cmd,
+                     "%s --cpu --load %s --kernel planted_ctor --rows 3 --cols 40 --seed 1",
+                     SML_EDGE_PATH, lib);
+        else
+            snprintf(cmd, sizeof cmd,
+                     "%s check --load %s --kernel planted_ctor --op softmax --dtype fp32 --cases "
+                     "20 --regressions none",
+                     SML_CLI_PATH, lib);
+        int rc = run("sh -c 'echo supervisor $$; SML_TEST_CTOR_LOG=%s exec %s%s'", log, cmd,
+                     in_process ? " --in-process" : "");
         long sup = 0, pid, n = 0, seen = 0;
         const char *s = strstr(OUT, "supervisor ");
         if (s) sup = atol(s + 11);
@@ -181,6 +190,18 @@ static void ctor_test(void) {
                    "loads logged)",
                    sup, n);
     }
+}
+
+/* The edge-shape harness beside a kernel that writes forged frames on every socket it finds
+ * and exits (tests/reliability, rel_forger): a FAIL of that kernel, never a pass. */
+static void edge_forger_test(void) {
+    char lib[600], want[256];
+    snprintf(lib, sizeof lib, "%s/rel_forger.so", SML_RELIABILITY_DIR);
+    int rc = run("%s --cpu --load %s --kernel rel_forger --no-huge", SML_EDGE_PATH, lib);
+    snprintf(want, sizeof want, "rel_forger softmax fp32 rows=");
+    expect(rc == 1 && strstr(OUT, "FAIL softmax-lab-edge-shapes: ") && strstr(OUT, want) &&
+               strstr(OUT, "ended its worker"),
+           "edge forger: exit %d (want 1) and a FAIL of rel_forger", rc);
 }
 
 /* A 64x256 fp32 .npy of small values at path: 0 ok. */
@@ -238,9 +259,16 @@ static void command_test(const char *plant, const char *cause) {
     /* ok: plug_ok and cpu_naive, the baseline it is measured against */
     expect(strstr(OUT, "worker=1 ok=2") != NULL,
            "%s: bench: the ledger lacks the plant's row saying why or plug_ok's row", name);
+    /* The edge harness drives a worker that holds its buffers and runs the kernels: the FAIL of
+     * the case names the kernel and the cause, and the harness goes on without the kernel. */
+    const char *edge_cause = !strcmp(plant, "loop")   ? "did not finish "
+                             : !strcmp(plant, "segv") ? "SIGSEGV during "
+                                                      : "exited with status 0 during ";
+    snprintf(want, sizeof want, ": the kernel's worker %s%s softmax fp32 ", edge_cause, name);
     rc = run("%s --cpu --load %s --kernel %s --no-huge%s", SML_EDGE_PATH, lib, name, tmo);
-    expect(rc == 1 && strstr(OUT, want), "%s: softmax-lab-edge-shapes: exit %d (want 1) and '%s'",
-           name, rc, want);
+    expect(rc == 1 && strstr(OUT, want) &&
+               strstr(OUT, "ended its worker: it runs on no later case"),
+           "%s: softmax-lab-edge-shapes: exit %d (want 1) and '%s'", name, rc, want);
 }
 
 /* GPU plants beside plug_cuda: the fault as a CUDA error of that kernel (illegal), a changed
@@ -335,6 +363,10 @@ int main(int argc, char **argv) {
     }
     if (!command && !strcmp(which, "ctor")) {
         ctor_test();
+        found = 1;
+    }
+    if (command && !strcmp(which, "forger")) {
+        edge_forger_test();
         found = 1;
     }
     if (!command && !strcmp(which, "cudaerr")) {

@@ -159,7 +159,7 @@ static void check_lists(sml_tally *t, const char *repro) {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1) return sml_edge_main(NAME, argc, argv);
+    if (argc > 1) return sml_edge_main(NAME, argc, argv, NULL);
     sml_tally t = {NAME " (CPU checks of the harness)", 0, 0, 0};
     char repro[512];
     snprintf(repro, sizeof repro, "%s", argv[0]);
@@ -168,5 +168,5 @@ int main(int argc, char **argv) {
     int rc = sml_tally_finish(&t);
     if (rc) return rc;
     fflush(stdout);
-    return sml_edge_main(NAME, argc, argv);
+    return sml_edge_main(NAME, argc, argv, NULL);
 }

@@ -1,12 +1,13 @@
 /* describe.c: a plugin library's kernel table read in a child process, so that the process that
- * judges kernels never loads their code (docs/SECURITY.md). The child (`softmax-lab __describe
- * --load LIB`) loads the library as any command would and writes the table's lines to its
+ * judges kernels never loads their code (docs/SECURITY.md). The child (this program again,
+ * `softmax-lab __describe --load LIB` or `softmax-lab-edge-shapes __describe ...`) loads the
+ * library as any command would and writes the table's lines to its
  * standard output in a small binary form; the parent reads it with every length and count
  * bounded, and registers the lines with a launch that refuses to run here: the kernels run in
  * worker processes, which load the library themselves. A table the parent cannot read, or a
  * child that does not exit 0, is the library's refusal, with the child's words on stderr. */
 #define _GNU_SOURCE
-#include "describe.h"
+#include "worker/describe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,10 +66,10 @@ static void put_kernel(const sml_kernel *k) {
     put_u32(k->deviation->exceptions);
 }
 
-int sml_cli_describe_main(int argc, char **argv) {
+int sml_wk_describe_main(int argc, char **argv) {
     (void)argv;
     if (argc != 0) {
-        fprintf(stderr, "softmax-lab __describe: started by softmax-lab itself only\n");
+        fprintf(stderr, "__describe: started by softmax-lab itself only\n");
         return 2;
     }
     /* The library --load registered (sml_cli_run_with_plugins loaded it before this runs). */
@@ -81,7 +82,7 @@ int sml_cli_describe_main(int argc, char **argv) {
         if (!strcmp(l, lib)) count++;
     }
     if (!lib) {
-        fprintf(stderr, "softmax-lab __describe: no library loaded\n");
+        fprintf(stderr, "__describe: no library loaded\n");
         return 2;
     }
     put_u32(MAGIC);
@@ -187,6 +188,20 @@ static void get_kernel(reader *r, sml_kernel *k) {
     k->deviation = dev;
 }
 
+/* A table the registry did not take. */
+static void free_table(sml_kernel *t, uint32_t count) {
+    for (uint32_t i = 0; t && i < count; i++) {
+        free((char *)t[i].name);
+        free((char *)t[i].file);
+        free((char *)t[i].summary);
+        free((char *)t[i].claim.baseline);
+        free((char *)t[i].claim.shapes);
+        free((char *)t[i].known_deviation);
+        free((sml_deviation *)t[i].deviation);
+    }
+    free(t);
+}
+
 /* The child's output: at most MAX_TABLE bytes into *buf (malloc'd). 0, or -1 when there is
  * more or it cannot be read. */
 static int read_all(int fd, unsigned char **buf, size_t *n) {
@@ -221,18 +236,20 @@ static void child_words(int fd, char *why, size_t n) {
     while (k > 0 && (text[k - 1] == '\n' || text[k - 1] == '\r')) text[--k] = 0;
     const char *line = strrchr(text, '\n');
     line = line ? line + 1 : text;
-    const char *prefix = "softmax-lab __describe: ";
-    if (!strncmp(line, prefix, strlen(prefix))) line += strlen(prefix);
+    /* "softmax-lab __describe: " or "softmax-lab-edge-shapes: " before the words */
+    const char *colon = strstr(line, ": ");
+    if (colon && colon - line < 40 && !memchr(line, '/', (size_t)(colon - line))) line = colon + 2;
     snprintf(why, n, "%.1000s", line);
 }
 
-/* Run `softmax-lab __describe --load path --allow-writable-plugin` (the parent has checked the
- * file) and take its output; the child's exit status in *status, its words in why. */
+/* Run this program again as `__describe --load path --allow-writable-plugin` (the parent has
+ * checked the file) and take its output; the child's exit status in *status, its words in
+ * why. */
 static int run_child(const char *path, unsigned char **buf, size_t *n, int *status, char *why,
                      size_t wn) {
     char exe[PATH_MAX];
     why[0] = 0;
-    if (!sml_self_exe_is(exe, sizeof exe, "softmax-lab")) return -1;
+    if (!sml_self_exe(exe, sizeof exe)) return -1;
     int p[2], err = memfd_create("sml-describe-stderr", MFD_CLOEXEC);
     if (err < 0) return -1;
     if (pipe2(p, O_CLOEXEC) != 0) {
@@ -245,8 +262,7 @@ static int run_child(const char *path, unsigned char **buf, size_t *n, int *stat
     if (pid == 0) {
         dup2(p[1], 1);
         dup2(err, 2);
-        char *argv[] = {exe, "__describe", "--load", (char *)path, "--allow-writable-plugin",
-                        NULL};
+        char *argv[] = {exe, "__describe", "--load", (char *)path, "--allow-writable-plugin", NULL};
         execv("/proc/self/exe", argv);
         _exit(127);
     }
@@ -262,7 +278,7 @@ static int run_child(const char *path, unsigned char **buf, size_t *n, int *stat
     return rc;
 }
 
-sml_status sml_cli_describe_load(const char *path, char *msg, size_t msglen) {
+sml_status sml_wk_describe_load(const char *path, char *msg, size_t msglen) {
     unsigned char *buf = NULL;
     size_t n = 0;
     int status = 0;
@@ -288,14 +304,18 @@ sml_status sml_cli_describe_load(const char *path, char *msg, size_t msglen) {
     if (r.at != r.n) r.bad = 1;
     free(buf);
     if (r.bad) {
-        free(table);
+        free_table(table, count);
         free(lib);
         return sml_errorf(SML_ERR_PLUGIN, msg, msglen,
                           "%s: the kernel table its separate process wrote is malformed", path);
     }
     /* The lines are checked as a loaded table's are (plugin_check.h), under the library's
-     * real path, which the workers load again. */
+     * real path, which the workers load again; the registry keeps the lines it takes (a
+     * loaded table lives as long as the process), and copies the path. */
     int already = 0;
-    return sml_registry_add(table, count, SML_PLUGIN_ABI_VERSION, lib, lib, NULL, &already, msg,
-                            msglen);
+    sml_status s = sml_registry_add(table, count, SML_PLUGIN_ABI_VERSION, lib, lib, NULL, &already,
+                                    msg, msglen);
+    if (s != SML_OK || already) free_table(table, count);
+    free(lib);
+    return s;
 }
