@@ -101,18 +101,19 @@ int sml_check_against_cli(const sml_check_against_args *x) {
         if (x->json) sml_out_abort(&jout);
         return 2;
     }
-    int failed = 0, less = 0, judged = 0;
+    int failed = 0, less = 0, judged = 0, verdicts = 0;
     printf("\n%-10s %-10s %-16s %-5s %7s %8s  %-15s %s\n", "kernel", "base", "op", "dtype", "cases",
            "suite", "accuracy", "err/bound: base -> kernel");
     for (int i = 0; i < n; i++) {
         const sml_prop_against *y = &a[i];
         const sml_prop_result *r = &y->cand.res;
         if (r->outcome == SML_PROP_FAIL || r->outcome == SML_PROP_ERROR) failed = 1;
+        verdicts = sml_verdict_exit_worse(verdicts, sml_verdict_exit(r->verdict));
         if (y->verdict == SML_ACC_LESS) less++;
         if (y->verdict != SML_ACC_NOT_COMPARABLE) judged++;
         printf("%-10s %-10s %-16s %-5s %7lld %8s  %-15s %s\n", y->cand_k.name, y->base_k.name,
                sml_op_name(y->op), sml_dtype_name(y->dtype), (long long)r->cases,
-               sml_prop_outcome_name(r->outcome), sml_acc_verdict_name(y->verdict), y->why);
+               sml_verdict_name(r->verdict), sml_acc_verdict_name(y->verdict), y->why);
         if (y->verdict == SML_ACC_LESS && y->loss_case >= 0) {
             printf(
                 "%-10s largest loss: case %lld (level %d), %.3g of the bound on %s, %.3g on %s\n",
@@ -168,6 +169,12 @@ int sml_check_against_cli(const sml_check_against_args *x) {
         printf("check: nothing was compared (neither kernel ran here, or nothing was judged)\n");
     else if (!failed)
         printf("check: no op/dtype is less accurate than %s\n", base->name);
+    if (verdicts == 4)
+        printf("check: INCOMPLETE: the --seconds cap stopped %s before its cases were done (the "
+               "suite column); no pass; exit 4\n",
+               x->cand->name);
     if (write_failed) return 2;
-    return failed || (less && !x->allow_less) ? 1 : !judged ? 3 : 0;
+    /* The suite's verdicts (verdict.h: FLAKY 5, INCOMPLETE 4, ...), then the comparison's. */
+    int rc = sml_verdict_exit_worse(verdicts, failed || (less && !x->allow_less) ? 1 : 0);
+    return judged ? rc : sml_verdict_exit_worse(rc, 3);
 }

@@ -11,7 +11,6 @@
 #include <cuda_runtime_api.h>
 #endif
 
-
 static uint64_t id_of(const void *p) { return (uint64_t)(uintptr_t)p >> SML_EDGE_TOKEN_SHIFT; }
 
 /* One remote operation; its failure (the worker's end, a CUDA error) marks the case lost. */
@@ -48,8 +47,7 @@ void sml_edge_buf_free(sml_edge_ctx *c, sml_buffer *b) {
     memset(b, 0, sizeof *b);
 }
 
-sml_status sml_edge_upload(sml_edge_ctx *c, sml_buffer *b, size_t off, const void *src,
-                           size_t n) {
+sml_status sml_edge_upload(sml_edge_ctx *c, sml_buffer *b, size_t off, const void *src, size_t n) {
     if (!c->remote) return sml_buffer_upload(b, off, src, n);
     sml_edge_op op = {.kind = SML_EDGE_UPLOAD, .id = id_of(b->ptr), .off = off, .n = n};
     return remote(c, &op, src, NULL);

@@ -48,8 +48,8 @@ void sml_worker_edge_free(sml_wk_edge *e) {
 /* "auto softmax fp16 4097x12345" */
 static void what(const sml_edge_op *op, char *buf, size_t n) {
     if (op->kind != SML_EDGE_RUN) {
-        static const char *const NAMES[] = {"",         "an allocation", "a free", "an upload",
-                                            "a download", "a fill",       "a fill", "a copy"};
+        static const char *const NAMES[] = {"",           "an allocation", "a free", "an upload",
+                                            "a download", "a fill",        "a fill", "a copy"};
         snprintf(buf, n, "%s", op->kind > 0 && op->kind < SML_EDGE_RUN ? NAMES[op->kind] : "?");
         return;
     }
@@ -131,8 +131,9 @@ static sml_status edge_op(void *ctx, const sml_edge_op *op, const void *in, void
     if (s != SML_OK) return op->kind == SML_EDGE_RUN ? SML_ERR_KERNEL_FAILED : s;
     sml_wk_edge_msg m = {++e->seq, *op};
     int fd = e->w.sock[0];
-    int sent = sml_wk_send(fd, SML_WK_EDGE, &m, sizeof m, NULL, 0) == 0 &&
-               (op->kind != SML_EDGE_UPLOAD || !op->n || sml_wk_send_all(fd, in, (size_t)op->n) == 0);
+    int sent =
+        sml_wk_send(fd, SML_WK_EDGE, &m, sizeof m, NULL, 0) == 0 &&
+        (op->kind != SML_EDGE_UPLOAD || !op->n || sml_wk_send_all(fd, in, (size_t)op->n) == 0);
     double d = deadline(e, op), took = 0.0;
     int late = sent ? await(e, 10.0 * d, &took) : -1;
     sml_wk_edge_done done;

@@ -15,7 +15,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-#define MAX_IDS ((uint64_t)1 << 20)
+#define MAX_IDS      ((uint64_t)1 << 20)
 #define TOKEN_OFF(t) ((t) & (((uint64_t)1 << SML_EDGE_TOKEN_SHIFT) - 1))
 
 typedef struct edge_worker {
@@ -34,7 +34,8 @@ static sml_buffer *span(edge_worker *w, uint64_t id, uint64_t off, uint64_t n) {
 }
 
 static sml_status alloc(edge_worker *w, const sml_edge_op *op) {
-    if (op->id == 0 || op->id >= MAX_IDS || (op->device != SML_DEVICE_CPU && op->device != SML_DEVICE_GPU))
+    if (op->id == 0 || op->id >= MAX_IDS ||
+        (op->device != SML_DEVICE_CPU && op->device != SML_DEVICE_GPU))
         return SML_ERR_INVALID_ARG;
     if (op->id >= w->nbuf) {
         uint64_t n = op->id * 2;
@@ -87,8 +88,8 @@ static sml_status copy(sml_buffer *dst, const sml_buffer *src, const sml_edge_op
         return SML_OK;
     }
 #ifdef SML_HAVE_CUDA
-    return cudaMemcpy((char *)dst->ptr + op->off, (const char *)src->ptr + op->off2,
-                      (size_t)op->n, cudaMemcpyDeviceToDevice) == cudaSuccess
+    return cudaMemcpy((char *)dst->ptr + op->off, (const char *)src->ptr + op->off2, (size_t)op->n,
+                      cudaMemcpyDeviceToDevice) == cudaSuccess
                ? SML_OK
                : SML_ERR_CUDA;
 #else
@@ -111,8 +112,8 @@ static sml_status run(edge_worker *w, const sml_edge_op *op, char *why, size_t n
         snprintf(why, n, "the worker has no kernel '%s'", name);
         return SML_ERR_UNKNOWN_KERNEL;
     }
-    sml_problem p = {(sml_op)op->op, (sml_dtype)op->dtype, op->rows,       op->cols, op->ld,
-                     memory(w, op->x), memory(w, op->dy), memory(w, op->out), NULL};
+    sml_problem p = {(sml_op)op->op,   (sml_dtype)op->dtype, op->rows,           op->cols, op->ld,
+                     memory(w, op->x), memory(w, op->dy),    memory(w, op->out), NULL};
     atomic_store(&w->slot->busy, 1);
     sml_status s = sml_run(k, w->h, &p);
     if (s == SML_OK) s = sml_device_sync(k->device, NULL);
@@ -202,9 +203,9 @@ int sml_wk_edge_serve(int fd, sml_worker_slot *slot) {
         sml_wk_edge_done d;
         memset(&d, 0, sizeof d);
         d.seq = m.seq;
-        int up = m.op.kind == SML_EDGE_UPLOAD,
-            down = m.op.kind == SML_EDGE_DOWNLOAD && span(&w, m.op.id, m.op.off, m.op.n) &&
-                   w.buf[m.op.id].device != SML_DEVICE_CPU;
+        int up = m.op.kind == SML_EDGE_UPLOAD, down = m.op.kind == SML_EDGE_DOWNLOAD &&
+                                                      span(&w, m.op.id, m.op.off, m.op.n) &&
+                                                      w.buf[m.op.id].device != SML_DEVICE_CPU;
         if (up || down) {
             if (staged(&w, &m, &d) != 0) break;
             continue;

@@ -507,8 +507,8 @@ static int part_gpu(void) {
     rc = run("%s list --load %s", SML_CLI_PATH, cu);
     expect(rc == 0 && strstr(OUT, "\nplug_cuda  gpu  ready"),
            "list --load plug_cuda: exit %d, want a ready row", rc);
-    rc = run("%s check --load %s --kernel plug_cuda --seconds 120 --save %s/saved", SML_CLI_PATH,
-             cu, TMP);
+    rc = run("%s check --load %s --kernel plug_cuda --cases 3000 --save %s/saved", SML_CLI_PATH, cu,
+             TMP);
     expect(rc == 0 && strstr(OUT, "\nplug_cuda  gpu ") && strstr(OUT, "check: every property held"),
            "check --load plug_cuda: exit %d, want 0", rc);
     empty_tmp();

@@ -6,7 +6,7 @@
  *      property suite on `auto` under it (softmax-lab check --kernel auto --plans T) passes;
  *   2. every shipped table (the .plans files of data/plans), re-keyed to this GPU so that it applies
  *      here, the same way. With no shipped table, 1 alone runs the mechanism.
- * Flags: --seconds S (each suite run's budget, default 120), --only bad|shipped.
+ * Flags: --cases N (each suite run's cases per op and dtype, default 3000), --only bad|shipped.
  * Planted check: with the table lookup in kernels/auto_choice.c returning NULL, step 1 fails
  * on the explain check; with sml_plan_run's warp case passing K * 2 (a plan the kernel then
  * runs on rows it does not hold), the suite fails. */
@@ -29,7 +29,7 @@
 
 static sml_tally T = {"test_plans_gpu", 0, 0, 0};
 static char TMP[256], LOG[1 << 16], REPRO[512];
-static const char *SECONDS = "120";
+static const char *CASES = "3000";
 
 /* The bad table's bands for one op and dtype. */
 static void bad_entries(FILE *f, const char *op, const char *dt) {
@@ -75,15 +75,15 @@ static void run_under(const char *path, const char *what, int64_t rows, int64_t 
     if (s == SML_OK) s = sml_auto_explain(h, op, dt, rows, cols, expl, sizeof expl);
     sml_handle_destroy(h);
     unsetenv("SML_PLANS");
-    snprintf(REPRO, sizeof REPRO, "%s check --kernel auto --plans %s --seconds %s", SML_CLI_PATH,
-             path, SECONDS);
+    snprintf(REPRO, sizeof REPRO, "%s check --kernel auto --plans %s --cases %s", SML_CLI_PATH,
+             path, CASES);
     sml_expect(&T, s == SML_OK && strstr(expl, path) != NULL, REPRO, 600, NULL, 0,
                "%s: auto on %s %s %lldx%lld does not read the table: '%s' (%s)", what,
                sml_op_name(op), sml_dtype_name(dt), (long long)rows, (long long)cols, expl,
                sml_strerror(s));
     printf("%s: %s %s %lldx%lld: %s\n", what, sml_op_name(op), sml_dtype_name(dt), (long long)rows,
            (long long)cols, expl);
-    const char *args[] = {"check", "--kernel", "auto", "--plans", path, "--seconds", SECONDS, NULL};
+    const char *args[] = {"check", "--kernel", "auto", "--plans", path, "--cases", CASES, NULL};
     const int rc = sml_run_cli(SML_CLI_PATH, ".", args, LOG, sizeof LOG);
     const char *tail = strlen(LOG) > 6000 ? LOG + strlen(LOG) - 6000 : LOG;
     sml_expect(&T, rc == 0, REPRO, 600, tail, 6000,
@@ -128,18 +128,18 @@ static void shipped(const sml_plan_key *k) {
 int main(int argc, char **argv) {
     const char *only = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--seconds"))
-            SECONDS = argv[i + 1];
+        if (!strcmp(argv[i], "--cases"))
+            CASES = argv[i + 1];
         else if (!strcmp(argv[i], "--only"))
             only = argv[i + 1];
         else {
-            fprintf(stderr, "usage: %s [--seconds S] [--only bad|shipped]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--cases N] [--only bad|shipped]\n", argv[0]);
             return 2;
         }
     }
     const int rc = sml_test_require_gpu(T.test);
     if (rc) return rc;
-    snprintf(REPRO, sizeof REPRO, "%s --seconds %s", argv[0], SECONDS);
+    snprintf(REPRO, sizeof REPRO, "%s --cases %s", argv[0], CASES);
     if (sml_cli_setup(T.test, SML_CLI_PATH, TMP, sizeof TMP)) return 1;
     sml_plan_key k;
     if (sml_gpu_plan_key(sml_gpu_current(), &k) != SML_OK) {
