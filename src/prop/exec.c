@@ -84,7 +84,10 @@ void sml_prop_exec_init_remote(sml_prop_exec *e, sml_device d, sml_prop_launcher
     e->remote = l;
 }
 
+static void drop_pending(sml_prop_exec *e);
+
 void sml_prop_exec_free(sml_prop_exec *e) {
+    drop_pending(e);
     if (!e->remote.launch) {
         if (e->device != SML_DEVICE_CPU) sml_prop_gpu_free(&e->gpu);
         sml_buffer_free(&e->buf);
@@ -478,6 +481,16 @@ sml_status sml_prop_exec_launch(sml_prop_exec *e, const sml_kernel *k, sml_handl
     return launch_run(e, k, h, &L, &req->shape, req->verify, res);
 }
 
+/* A remote launch's answer, counted: the launcher's status s, or the worker's own failure. */
+static sml_status counted(sml_prop_exec *e, sml_prop_launch_res *res, sml_status s) {
+    if (s != SML_OK) return s;
+    if (!res->ended && res->engine != SML_OK) return (sml_status)res->engine;
+    if (res->alone) e->alone++;
+    if (res->deadline > 0 && !res->ended) e->slow++;
+    if (res->ended == SML_PROP_ENDED_CAPPED) e->capped = 1;
+    return SML_OK;
+}
+
 /* One launch of req: in this process, or through the exec's remote launcher. */
 static sml_status launch(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
                          const sml_prop_launch_req *req, sml_prop_launch_res *res) {
@@ -488,13 +501,7 @@ static sml_status launch(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
         snprintf(res->cause, sizeof res->cause, "the run's time cap had passed");
         return SML_OK;
     }
-    sml_status s = e->remote.launch(e->remote.ctx, req, e->img, res, e->back);
-    if (s != SML_OK) return s;
-    if (!res->ended && res->engine != SML_OK) return (sml_status)res->engine;
-    if (res->alone) e->alone++;
-    if (res->deadline > 0 && !res->ended) e->slow++;
-    if (res->ended == SML_PROP_ENDED_CAPPED) e->capped = 1;
-    return SML_OK;
+    return counted(e, res, e->remote.launch(e->remote.ctx, req, e->img, res, e->back));
 }
 
 static sml_prop_launch_req request(const sml_prop_exec *e, const sml_prop_shape *sh, int kind,
@@ -512,9 +519,53 @@ static int ended(const sml_prop_launch_res *res, sml_prop_run_report *rep) {
     return 1;
 }
 
+/* A begun run's answer nobody took (exec.h, sml_prop_exec_run_begin), taken and counted before
+ * the exec lays out anything else: the worker's socket is in step again, the image unchanged
+ * for a rerun alone. */
+static void drop_pending(sml_prop_exec *e) {
+    if (!e->pending) return;
+    e->pending = 0;
+    sml_prop_launch_res res;
+    counted(e, &res, e->remote.recv(e->remote.ctx, &e->pending_req, e->img, &res, e->back));
+}
+
+/* What a run's answer says, into rep and out. */
+static sml_status finish(sml_prop_exec *e, const sml_kernel *k, const sml_prop_case *c,
+                         const sml_prop_shape *sh, const layout *Lp, int verify, void *out,
+                         const sml_prop_launch_res *resp, sml_prop_run_report *rep);
+
+sml_status sml_prop_exec_run_begin(sml_prop_exec *e, const sml_prop_case *c, int verify) {
+    if (!e->remote.send || !e->remote.recv || e->capped || e->pending) return SML_OK;
+    layout L;
+    char why[sizeof((sml_prop_run_report *)0)->where];
+    sml_prop_shape sh = shape_of(c);
+    sml_status s = prepare(e, c, &sh, &L, why, sizeof why);
+    if (s != SML_OK) return SML_OK; /* end lays it out again and says why */
+    e->pending_req = request(e, &sh, SML_PROP_LAUNCH_RUN, verify, &L);
+    s = e->remote.send(e->remote.ctx, &e->pending_req, e->img);
+    e->pending = s == SML_OK;
+    return s;
+}
+
+sml_status sml_prop_exec_run_end(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
+                                 const sml_prop_case *c, int verify, void *out,
+                                 sml_prop_run_report *rep) {
+    if (!e->pending) return sml_prop_exec_run(e, k, h, c, verify, out, rep);
+    e->pending = 0;
+    memset(rep, 0, sizeof *rep);
+    sml_prop_shape sh = shape_of(c);
+    layout L = layout_of(&sh);
+    sml_prop_launch_res res;
+    sml_status s =
+        counted(e, &res, e->remote.recv(e->remote.ctx, &e->pending_req, e->img, &res, e->back));
+    if (s != SML_OK) return s;
+    return finish(e, k, c, &sh, &L, verify, out, &res, rep);
+}
+
 sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
                              const sml_prop_case *c, int verify, void *out,
                              sml_prop_run_report *rep) {
+    drop_pending(e);
     memset(rep, 0, sizeof *rep);
     layout L;
     sml_prop_shape sh = shape_of(c);
@@ -523,13 +574,21 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     sml_prop_launch_req req = request(e, &sh, SML_PROP_LAUNCH_RUN, verify, &L);
     sml_prop_launch_res res;
     if ((s = launch(e, k, h, &req, &res)) != SML_OK) return s;
+    return finish(e, k, c, &sh, &L, verify, out, &res, rep);
+}
+
+static sml_status finish(sml_prop_exec *e, const sml_kernel *k, const sml_prop_case *c,
+                         const sml_prop_shape *sh, const layout *Lp, int verify, void *out,
+                         const sml_prop_launch_res *resp, sml_prop_run_report *rep) {
+    layout L = *Lp;
+    sml_prop_launch_res res = *resp;
     if (ended(&res, rep)) return SML_OK;
     rep->status = (sml_status)res.status;
     if (rep->status != SML_OK) {
         snprintf(rep->where, sizeof rep->where, "%s returned %s%s%.160s", k->name,
                  sml_strerror(rep->status), rep->status == SML_ERR_CUDA ? ": " : "",
                  rep->status == SML_ERR_CUDA ? res.error : "");
-        if (rep->status == SML_ERR_UNSUPPORTED) refusal_check(e, &L, &sh, &res, rep);
+        if (rep->status == SML_ERR_UNSUPPORTED) refusal_check(e, &L, sh, &res, rep);
         return SML_OK;
     }
     const unsigned char *o = e->back + out_region_of(&L);
@@ -537,11 +596,12 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     for (int64_t r = 0; r < c->rows; r++)
         memcpy((unsigned char *)out + (size_t)r * row_bytes,
                o + L.base + (size_t)(r * c->ld) * L.esz, row_bytes);
-    if (verify) verify_run(e, &L, &sh, &res, rep);
+    if (verify) verify_run(e, &L, sh, &res, rep);
     return SML_OK;
 }
 
 sml_status sml_prop_exec_ping(sml_prop_exec *e, sml_prop_run_report *rep) {
+    drop_pending(e);
     memset(rep, 0, sizeof *rep);
     if (!e->remote.launch || e->capped) return SML_OK;
     sml_prop_launch_req req;
@@ -569,6 +629,7 @@ void sml_prop_exec_expect(const sml_prop_launch_req *req, int32_t status, uint64
 sml_status sml_prop_exec_stream_check(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
                                       const sml_prop_case *c, int *ran, sml_prop_run_report *rep) {
     *ran = -1;
+    drop_pending(e);
     memset(rep, 0, sizeof *rep);
     if (e->device == SML_DEVICE_CPU || e->held_off) return SML_OK;
     layout L;

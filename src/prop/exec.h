@@ -98,6 +98,11 @@ enum {
 typedef struct sml_prop_launcher {
     sml_status (*launch)(void *ctx, const sml_prop_launch_req *req, const unsigned char *image,
                          sml_prop_launch_res *res, unsigned char *back);
+    /* The same launch in two halves, so that the caller computes while the worker runs: send
+     * the request (the image must stay as it is until recv), then take its answer. */
+    sml_status (*send)(void *ctx, const sml_prop_launch_req *req, const unsigned char *image);
+    sml_status (*recv)(void *ctx, const sml_prop_launch_req *req, const unsigned char *image,
+                       sml_prop_launch_res *res, unsigned char *back);
     void *ctx;
 } sml_prop_launcher;
 
@@ -121,6 +126,8 @@ typedef struct sml_prop_exec {
     int64_t slow;  /* launches past their deadline that finished when run alone */
     int64_t alone; /* launches run again alone after their worker ended for another */
     int capped;    /* the run's cap stopped a launch: the exec judges no more */
+    int pending;   /* a main run begun (sml_prop_exec_run_begin), its answer not yet taken */
+    sml_prop_launch_req pending_req;
 } sml_prop_exec;
 
 typedef struct sml_prop_run_report {
@@ -146,6 +153,15 @@ void sml_prop_exec_free(sml_prop_exec *e);
 sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
                              const sml_prop_case *c, int verify, void *out,
                              sml_prop_run_report *rep);
+
+/* sml_prop_exec_run in two halves: begin sends the run of case c to the worker (where the
+ * launcher can split a launch; else it does nothing and end runs it all), end takes the answer
+ * as sml_prop_exec_run would. Between them the caller may compute (the case's reference),
+ * not use the exec. */
+sml_status sml_prop_exec_run_begin(sml_prop_exec *e, const sml_prop_case *c, int verify);
+sml_status sml_prop_exec_run_end(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
+                                 const sml_prop_case *c, int verify, void *out,
+                                 sml_prop_run_report *rep);
 
 /* The stream check (GPU; devguard.h): run k on case c again with the exec's stream held.
  * *ran: 1 the output changed while the stream was held (the kernel ran outside the stream it

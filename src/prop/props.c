@@ -77,25 +77,45 @@ void sml_prop_env_free(sml_prop_env *env) {
     env->h = NULL;
 }
 
+static size_t n_elems(const sml_prop_case *c) { return (size_t)(c->rows * c->cols); }
+static size_t n_bytes(const sml_prop_case *c) {
+    size_t b = n_elems(c) * sml_dtype_size(c->dtype);
+    return b ? b : 1;
+}
+
 void sml_prop_eval_begin(sml_prop_eval *e, sml_prop_env *env, const sml_prop_case *c) {
     memset(e, 0, sizeof *e);
     e->env = env;
     e->c = c;
 }
 
+static int ensure_want(sml_prop_eval *e);
+static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v);
+
+void sml_prop_eval_start(sml_prop_eval *e) {
+    sml_prop_exec *x = &e->env->ex;
+    if (!x->remote.send || !x->remote.recv || e->main_state || e->main_pending) return;
+    if (!e->out && !(e->out = malloc(n_bytes(e->c)))) return; /* ensure_main says it */
+    if (sml_prop_exec_run_begin(x, e->c, 1) != SML_OK || !x->pending) return;
+    e->main_pending = 1;
+    ensure_want(e);
+}
+
+/* Take the main run's answer, when it was sent, before the exec runs anything else. */
+static void take_pending(sml_prop_eval *e) {
+    if (!e->main_pending) return;
+    sml_prop_verdict scratch; /* the properties that need the main run repeat its verdict */
+    ensure_main(e, &scratch);
+}
+
 void sml_prop_eval_end(sml_prop_eval *e) {
+    take_pending(e);
     free(e->want);
     free(e->xd);
     free(e->dyd);
     free(e->facts);
     free(e->out);
     memset(e, 0, sizeof *e);
-}
-
-static size_t n_elems(const sml_prop_case *c) { return (size_t)(c->rows * c->cols); }
-static size_t n_bytes(const sml_prop_case *c) {
-    size_t b = n_elems(c) * sml_dtype_size(c->dtype);
-    return b ? b : 1;
 }
 
 static void verdict(sml_prop_verdict *v, sml_prop_outcome o, int64_t row, int64_t col,
@@ -251,6 +271,7 @@ static int ended_verdict(const sml_prop_run_report *rep, sml_prop_verdict *v) {
  * Returns 1 when the output is there to judge. */
 static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_prop_run_report *rep,
                     sml_prop_verdict *v) {
+    take_pending(e);
     sml_status s = sml_prop_exec_run(&e->env->ex, e->env->k, e->env->h, c, 0, out, rep);
     if (s != SML_OK) {
         if (s == SML_ERR_OUT_OF_MEMORY) e->engine_status = s;
@@ -271,7 +292,6 @@ static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_pro
 
 /* After the main run: did the kernel run outside the stream it was given (exec.h)? The
  * answer goes with the main run's report; 0 (with an error verdict) when the engine failed. */
-static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v);
 
 static int stream_check(sml_prop_eval *e, sml_prop_verdict *v) {
     int ran = -1;
@@ -305,14 +325,16 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
             verdict(v, SML_PROP_ERROR, -1, -1, "%s", e->main.where);
         return 0;
     }
-    e->out = malloc(n_bytes(e->c));
-    if (!e->out) {
+    if (!e->out && !(e->out = malloc(n_bytes(e->c)))) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         e->main_state = -1;
         engine_oom(e, v);
         return 0;
     }
-    sml_status s = sml_prop_exec_run(&e->env->ex, e->env->k, e->env->h, e->c, 1, e->out, &e->main);
+    /* The answer to the run sml_prop_eval_start sent, or the whole run here. */
+    e->main_pending = 0;
+    sml_status s =
+        sml_prop_exec_run_end(&e->env->ex, e->env->k, e->env->h, e->c, 1, e->out, &e->main);
     if (s != SML_OK) e->engine_status = s;
     e->main_state = (s == SML_OK && e->main.status == SML_OK) ? 1 : -1;
     if (e->main_state < 0) return ensure_main(e, v);

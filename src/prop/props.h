@@ -56,10 +56,15 @@ typedef struct sml_prop_eval {
     void *out;            /* the main run's output, dense, in the dtype */
     sml_prop_run_report main;
     int want_state, main_state, facts_state; /* 0 not yet, 1 done, -1 failed */
+    int main_pending; /* the main run was sent (sml_prop_eval_start), its answer not taken */
     sml_status engine_status;
 } sml_prop_eval;
 
 void sml_prop_eval_begin(sml_prop_eval *e, sml_prop_env *env, const sml_prop_case *c);
+/* With a worker's launcher: send the case's main run now and compute the reference while the
+ * worker runs it (its answer is taken by the first property that needs it, or by any other run
+ * of the case). Nothing otherwise. The exec's phase, index and prop name the run. */
+void sml_prop_eval_start(sml_prop_eval *e);
 void sml_prop_eval_end(sml_prop_eval *e);
 /* Evaluate property p on the case (SKIP where it does not apply). */
 void sml_prop_eval_check(sml_prop_eval *e, sml_prop_id p, sml_prop_verdict *v);

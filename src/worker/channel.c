@@ -99,23 +99,31 @@ static t_end read_answer(int fd, uint64_t seq, const sml_prop_launch_req *q,
     return T_GOT;
 }
 
+/* The request q (and its image) on the channel's host: 1 sent, 0 the socket broke. */
+static int send_request(wk_chan *c, const sml_prop_launch_req *q, const unsigned char *image) {
+    int fd = c->host->w.sock[c->slot];
+    uint64_t seq = ++c->seq;
+    if (q->kind == SML_PROP_LAUNCH_PING)
+        return sml_wk_send(fd, SML_WK_PING, &seq, sizeof seq, NULL, 0) == 0;
+    sml_wk_run_msg m = {seq, *q};
+    return sml_wk_send(fd, SML_WK_RUN, &m, sizeof m, NULL, 0) == 0 &&
+           sml_wk_send_all(fd, image, (size_t)q->image_bytes) == 0;
+}
+
+/* The answer to the request just sent (sent: whether it went), within `seconds`. */
+static t_end take_answer(wk_chan *c, int sent, const sml_prop_launch_req *q, double seconds,
+                         sml_prop_launch_res *res, unsigned char *back, char *detail, size_t n) {
+    if (!sent) return T_BROKE;
+    int fd = c->host->w.sock[c->slot];
+    t_end e = await(fd, sml_prop_now() + seconds, sml_wk_pool_cap(c->pool));
+    return e == T_GOT ? read_answer(fd, c->seq, q, res, back, detail, n) : e;
+}
+
 /* One try of q on the channel's host: send, wait, read. */
 static t_end try_launch(wk_chan *c, const sml_prop_launch_req *q, const unsigned char *image,
                         double seconds, sml_prop_launch_res *res, unsigned char *back, char *detail,
                         size_t n) {
-    int fd = c->host->w.sock[c->slot];
-    uint64_t seq = ++c->seq;
-    int sent;
-    if (q->kind == SML_PROP_LAUNCH_PING) {
-        sent = sml_wk_send(fd, SML_WK_PING, &seq, sizeof seq, NULL, 0) == 0;
-    } else {
-        sml_wk_run_msg m = {seq, *q};
-        sent = sml_wk_send(fd, SML_WK_RUN, &m, sizeof m, NULL, 0) == 0 &&
-               sml_wk_send_all(fd, image, (size_t)q->image_bytes) == 0;
-    }
-    if (!sent) return T_BROKE;
-    t_end e = await(fd, sml_prop_now() + seconds, sml_wk_pool_cap(c->pool));
-    return e == T_GOT ? read_answer(fd, seq, q, res, back, detail, n) : e;
+    return take_answer(c, send_request(c, q, image), q, seconds, res, back, detail, n);
 }
 
 /* "the kernel's worker SIGSEGV during case 3", with what the fault handler saw. */
@@ -141,7 +149,8 @@ static void alone(wk_chan *c, const sml_prop_launch_req *q, const unsigned char 
                   double seconds, double first, sml_prop_launch_res *res, unsigned char *back) {
     char at[96], why[512], detail[256] = "";
     doing(q, at, sizeof at);
-    wk_chan solo = {c->pool, c->k, c->device, 1, NULL, -1, 0, -1, 0};
+    wk_chan solo = {
+        .pool = c->pool, .k = c->k, .device = c->device, .own = 1, .slot = -1, .status = -1};
     wk_host *h = sml_wk_pool_attach(c->pool, &solo, why, sizeof why);
     if (!h) {
         end_with(res, SML_PROP_ENDED_NOT_RUN, "no worker to run it again alone: %.250s%s", why, "");
@@ -189,22 +198,31 @@ static int my_death(const wk_host *h, int slot) {
            (h->busy_at_end & ~(1u << slot)) == 0;
 }
 
-sml_status sml_wk_chan_launch(void *ctx, const sml_prop_launch_req *q, const unsigned char *image,
-                              sml_prop_launch_res *res, unsigned char *back) {
+sml_status sml_wk_chan_send(void *ctx, const sml_prop_launch_req *q, const unsigned char *image) {
+    wk_chan *c = ctx;
+    c->why[0] = 0;
+    c->sent = 0;
+    c->sent_to = sml_wk_pool_attach(c->pool, c, c->why, sizeof c->why);
+    if (c->sent_to) c->sent = send_request(c, q, image);
+    return SML_OK;
+}
+
+sml_status sml_wk_chan_recv(void *ctx, const sml_prop_launch_req *q, const unsigned char *image,
+                            sml_prop_launch_res *res, unsigned char *back) {
     wk_chan *c = ctx;
     memset(res, 0, sizeof *res);
     res->ran = -1;
-    char at[96], why[512], detail[256] = "";
+    char at[96], detail[256] = "";
     doing(q, at, sizeof at);
     double D = sml_wk_pool_deadline(c->pool, q);
-    wk_host *h = sml_wk_pool_attach(c->pool, c, why, sizeof why);
+    wk_host *h = c->sent_to;
     if (!h) {
-        end_with(res, SML_PROP_ENDED_NOT_RUN, "cannot start the kernel's worker: %.250s%s", why,
+        end_with(res, SML_PROP_ENDED_NOT_RUN, "cannot start the kernel's worker: %.250s%s", c->why,
                  "");
         return SML_OK;
     }
     int slot = c->slot;
-    t_end e = try_launch(c, q, image, D, res, back, detail, sizeof detail);
+    t_end e = take_answer(c, c->sent, q, D, res, back, detail, sizeof detail);
     if (e == T_GOT) {
         /* A CUDA error may have lost the worker's context: it takes no new launch. Where other
          * jobs' launches shared it, the error may be theirs: this one runs again alone. */
@@ -251,4 +269,10 @@ sml_status sml_wk_chan_launch(void *ctx, const sml_prop_launch_req *q, const uns
     }
     sml_wk_pool_detach(c->pool, c);
     return SML_OK;
+}
+
+sml_status sml_wk_chan_launch(void *ctx, const sml_prop_launch_req *q, const unsigned char *image,
+                              sml_prop_launch_res *res, unsigned char *back) {
+    sml_wk_chan_send(ctx, q, image);
+    return sml_wk_chan_recv(ctx, q, image, res, back);
 }

@@ -20,13 +20,20 @@ typedef struct wk_chan {
     wk_host *host; /* the host it holds a slot of (NULL: none yet, or it let go) */
     int slot;
     uint64_t seq;
-    int status;  /* the wait status of its own host when it was closed (-1: none) */
-    int unasked; /* ... and 1 when that host had ended before it was told to quit */
+    int status;       /* the wait status of its own host when it was closed (-1: none) */
+    int unasked;      /* ... and 1 when that host had ended before it was told to quit */
+    wk_host *sent_to; /* sml_wk_chan_send's host (NULL: none could start; why[] says why) */
+    int sent;         /* ... and 1 when the request went out whole */
+    char why[512];
 } wk_chan;
 
-/* The launcher's function (exec.h, sml_prop_launcher) with a wk_chan as ctx. */
+/* The launcher's functions (exec.h, sml_prop_launcher) with a wk_chan as ctx: launch is send
+ * then recv. */
 sml_status sml_wk_chan_launch(void *ctx, const sml_prop_launch_req *req, const unsigned char *image,
                               sml_prop_launch_res *res, unsigned char *back);
+sml_status sml_wk_chan_send(void *ctx, const sml_prop_launch_req *req, const unsigned char *image);
+sml_status sml_wk_chan_recv(void *ctx, const sml_prop_launch_req *req, const unsigned char *image,
+                            sml_prop_launch_res *res, unsigned char *back);
 
 /* pool.c's side, for the channel: a slot of a live host of the channel's kernel (a host of its
  * own when chan->own); NULL with why[] filled when no worker can be started. */

@@ -227,8 +227,15 @@ static sml_status runner_open(void *ctx, const sml_kernel *k, int fresh, sml_pro
     thread_ctx *t = ctx;
     wk_chan *c = calloc(1, sizeof *c);
     if (!c) return SML_ERR_OUT_OF_MEMORY;
-    *c = (wk_chan){t->p, k, t->p->device, fresh || !t->p->share, NULL, -1, 0, -1, 0};
+    *c = (wk_chan){.pool = t->p,
+                   .k = k,
+                   .device = t->p->device,
+                   .own = fresh || !t->p->share,
+                   .slot = -1,
+                   .status = -1};
     out->launch = sml_wk_chan_launch;
+    out->send = sml_wk_chan_send;
+    out->recv = sml_wk_chan_recv;
     out->ctx = c;
     return SML_OK;
 }
