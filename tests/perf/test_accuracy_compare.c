@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
         "--regressions none --json ag.json",
         cli);
     if (rc == 0 &&
-        strstr(log, "cpu_naive  cpu_online softmax          fp32       40     pass  SAME"))
+        strstr(log, "cpu_naive  cpu_online softmax          fp32       40     PASS  SAME"))
         sml_tally_pass(&t);
     else
         sml_tally_fail(&t, cmd, "exit %d, want 0 and a SAME line for 40 cases:\n%s", rc, log);
