@@ -17,6 +17,20 @@ def _store(out, v):
         out[...] = v.astype(out.dtype)
 
 
+def _row_sum(a):
+    """Each row's fp32 sum, its class decided before the finite terms are added (as the
+    contract wants, docs/NUMERICS.md section 2): a NaN gives NaN, infinities of both signs
+    NaN, one sign of infinity that infinity; otherwise the fp32 sum of the finite terms. The
+    class must not depend on the order: -1.7e31 - FLT_MAX overflows to -inf in fp32 before it
+    meets a +inf, where the exact sum is +inf."""
+    pos = np.isposinf(a).any(axis=1, keepdims=True)
+    neg = np.isneginf(a).any(axis=1, keepdims=True)
+    nan = np.isnan(a).any(axis=1, keepdims=True) | (pos & neg)
+    fin = np.where(np.isinf(a), np.float32(0), a).sum(axis=1, keepdims=True, dtype=np.float32)
+    inf = np.float32(np.inf)
+    return np.where(nan, np.float32(np.nan), np.where(pos, inf, np.where(neg, -inf, fin)))
+
+
 def run(op, x, dy, out):
     with np.errstate(all="ignore"):
         v = _load(x)
@@ -29,9 +43,9 @@ def run(op, x, dy, out):
         else:
             g = _load(dy)
             if op == "softmax_bwd":
-                r = v * (g - (g * v).sum(axis=1, keepdims=True, dtype=np.float32))
+                r = v * (g - _row_sum(g * v))
             else:
-                r = g - np.exp(v) * g.sum(axis=1, keepdims=True, dtype=np.float32)
+                r = g - np.exp(v) * _row_sum(g)
         _store(out, r)
 
 
