@@ -255,13 +255,54 @@ sml_status sml_buffer_fill_on(sml_buffer *b, unsigned char byte, void *stream) {
 
 sml_status sml_buffer_fill(sml_buffer *b, unsigned char byte) {
     if (!b || !b->ptr) return SML_ERR_NULL_POINTER;
+    return sml_buffer_fill_range(b, 0, byte, b->bytes);
+}
+
+sml_status sml_buffer_fill_range(sml_buffer *b, size_t offset, unsigned char byte, size_t n) {
+    if (!b || !b->ptr) return SML_ERR_NULL_POINTER;
+    if (offset > b->bytes || n > b->bytes - offset) return SML_ERR_INVALID_ARG;
     if (b->device == SML_DEVICE_CPU) {
-        memset(b->ptr, byte, b->bytes);
+        memset((char *)b->ptr + offset, byte, n);
         return SML_OK;
     }
 #ifdef SML_HAVE_CUDA
-    sml_status s = gpu_status(cudaMemset(b->ptr, byte, b->bytes));
+    sml_status s = gpu_status(cudaMemset((char *)b->ptr + offset, byte, n));
     return s != SML_OK ? s : gpu_status(cudaDeviceSynchronize());
+#else
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
+sml_status sml_buffer_fill_2d(sml_buffer *b, size_t pitch, unsigned char byte, size_t width,
+                              size_t height) {
+    if (!b || !b->ptr) return SML_ERR_NULL_POINTER;
+    if (height && (pitch < width || pitch > b->bytes / height)) return SML_ERR_INVALID_ARG;
+    if (b->device == SML_DEVICE_CPU) {
+        for (size_t r = 0; r < height; r++) memset((char *)b->ptr + r * pitch, byte, width);
+        return SML_OK;
+    }
+#ifdef SML_HAVE_CUDA
+    sml_status s = gpu_status(cudaMemset2D(b->ptr, pitch, byte, width, height));
+    return s != SML_OK ? s : gpu_status(cudaDeviceSynchronize());
+#else
+    return SML_ERR_NO_DEVICE;
+#endif
+}
+
+sml_status sml_buffer_copy(sml_buffer *dst, size_t dst_offset, const sml_buffer *src,
+                           size_t src_offset, size_t n) {
+    if (!dst || !dst->ptr || !src || !src->ptr) return SML_ERR_NULL_POINTER;
+    if (dst->device != src->device || dst_offset > dst->bytes || n > dst->bytes - dst_offset ||
+        src_offset > src->bytes || n > src->bytes - src_offset)
+        return SML_ERR_INVALID_ARG;
+    char *to = (char *)dst->ptr + dst_offset;
+    const char *from = (const char *)src->ptr + src_offset;
+    if (dst->device == SML_DEVICE_CPU) {
+        memmove(to, from, n);
+        return SML_OK;
+    }
+#ifdef SML_HAVE_CUDA
+    return gpu_status(cudaMemcpy(to, from, n, cudaMemcpyDeviceToDevice));
 #else
     return SML_ERR_NO_DEVICE;
 #endif

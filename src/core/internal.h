@@ -95,6 +95,14 @@ void sml_stream_destroy(sml_device d, void *stream);
 sml_status sml_buffer_fill(sml_buffer *b, unsigned char byte);
 /* The same on one stream, returning once it is done (no device-wide synchronisation). */
 sml_status sml_buffer_fill_on(sml_buffer *b, unsigned char byte, void *stream);
+/* Fill n bytes from offset; fill `height` rows of `width` bytes, `pitch` bytes apart; copy n
+ * bytes between two buffers of one device (ranges may overlap). Each returns once it is done,
+ * and SML_ERR_INVALID_ARG, touching nothing, when a range falls outside its buffer. */
+sml_status sml_buffer_fill_range(sml_buffer *b, size_t offset, unsigned char byte, size_t n);
+sml_status sml_buffer_fill_2d(sml_buffer *b, size_t pitch, unsigned char byte, size_t width,
+                              size_t height);
+sml_status sml_buffer_copy(sml_buffer *dst, size_t dst_offset, const sml_buffer *src,
+                           size_t src_offset, size_t n);
 /* Wait for the stream (GPU) and report any asynchronous error; no-op on the CPU. */
 sml_status sml_device_sync(sml_device d, void *stream);
 

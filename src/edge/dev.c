@@ -7,9 +7,6 @@
 #include <string.h>
 
 #include "edge/harness.h"
-#ifdef SML_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 static uint64_t id_of(const void *p) { return (uint64_t)(uintptr_t)p >> SML_EDGE_TOKEN_SHIFT; }
 
@@ -67,16 +64,7 @@ sml_status sml_edge_dev_fill(sml_edge_ctx *c, sml_buffer *b, size_t off, unsigne
             .kind = SML_EDGE_FILL, .byte = byte, .id = id_of(b->ptr), .off = off, .n = n};
         return remote(c, &op, NULL, NULL);
     }
-    if (b->device == SML_DEVICE_CPU) {
-        memset((char *)b->ptr + off, byte, n);
-        return SML_OK;
-    }
-#ifdef SML_HAVE_CUDA
-    if (cudaMemset((char *)b->ptr + off, byte, n) != cudaSuccess) return SML_ERR_CUDA;
-    return cudaDeviceSynchronize() == cudaSuccess ? SML_OK : SML_ERR_CUDA;
-#else
-    return SML_ERR_NO_DEVICE;
-#endif
+    return sml_buffer_fill_range(b, off, byte, n);
 }
 
 sml_status sml_edge_dev_fill2d(sml_edge_ctx *c, sml_buffer *b, size_t pitch, unsigned char byte,
@@ -90,16 +78,7 @@ sml_status sml_edge_dev_fill2d(sml_edge_ctx *c, sml_buffer *b, size_t pitch, uns
                           .height = height};
         return remote(c, &op, NULL, NULL);
     }
-    if (b->device == SML_DEVICE_CPU) {
-        for (size_t r = 0; r < height; r++) memset((char *)b->ptr + r * pitch, byte, width);
-        return SML_OK;
-    }
-#ifdef SML_HAVE_CUDA
-    if (cudaMemset2D(b->ptr, pitch, byte, width, height) != cudaSuccess) return SML_ERR_CUDA;
-    return cudaDeviceSynchronize() == cudaSuccess ? SML_OK : SML_ERR_CUDA;
-#else
-    return SML_ERR_NO_DEVICE;
-#endif
+    return sml_buffer_fill_2d(b, pitch, byte, width, height);
 }
 
 sml_status sml_edge_dev_copy(sml_edge_ctx *c, sml_buffer *dst, size_t dst_off,
@@ -113,18 +92,7 @@ sml_status sml_edge_dev_copy(sml_edge_ctx *c, sml_buffer *dst, size_t dst_off,
                           .n = n};
         return remote(c, &op, NULL, NULL);
     }
-    if (dst->device == SML_DEVICE_CPU) {
-        memcpy((char *)dst->ptr + dst_off, (const char *)src->ptr + src_off, n);
-        return SML_OK;
-    }
-#ifdef SML_HAVE_CUDA
-    return cudaMemcpy((char *)dst->ptr + dst_off, (const char *)src->ptr + src_off, n,
-                      cudaMemcpyDeviceToDevice) == cudaSuccess
-               ? SML_OK
-               : SML_ERR_CUDA;
-#else
-    return SML_ERR_NO_DEVICE;
-#endif
+    return sml_buffer_copy(dst, dst_off, src, src_off, n);
 }
 
 sml_status sml_edge_launch(sml_edge_ctx *c, size_t ki, const sml_kernel *k, const sml_edge_case *t,

@@ -11,9 +11,6 @@
 #include "core/internal.h"
 #include "worker/board.h"
 #include "worker/worker.h"
-#ifdef SML_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 #define MAX_IDS      ((uint64_t)1 << 20)
 #define TOKEN_OFF(t) ((t) & (((uint64_t)1 << SML_EDGE_TOKEN_SHIFT) - 1))
@@ -47,54 +44,6 @@ static sml_status alloc(edge_worker *w, const sml_edge_op *op) {
     }
     if (w->buf[op->id].ptr) return SML_ERR_INVALID_ARG;
     return sml_buffer_alloc(&w->buf[op->id], (sml_device)op->device, (size_t)op->n);
-}
-
-static sml_status fill2d(sml_buffer *b, const sml_edge_op *op) {
-    if (op->height && (op->pitch < op->n || op->pitch > b->bytes / op->height))
-        return SML_ERR_INVALID_ARG;
-    if (b->device == SML_DEVICE_CPU) {
-        for (uint64_t r = 0; r < op->height; r++)
-            memset((char *)b->ptr + r * op->pitch, op->byte, (size_t)op->n);
-        return SML_OK;
-    }
-#ifdef SML_HAVE_CUDA
-    if (cudaMemset2D(b->ptr, (size_t)op->pitch, op->byte, (size_t)op->n, (size_t)op->height) !=
-        cudaSuccess)
-        return SML_ERR_CUDA;
-    return cudaDeviceSynchronize() == cudaSuccess ? SML_OK : SML_ERR_CUDA;
-#else
-    return SML_ERR_NO_DEVICE;
-#endif
-}
-
-static sml_status fill(sml_buffer *b, const sml_edge_op *op) {
-    if (b->device == SML_DEVICE_CPU) {
-        memset((char *)b->ptr + op->off, op->byte, (size_t)op->n);
-        return SML_OK;
-    }
-#ifdef SML_HAVE_CUDA
-    if (cudaMemset((char *)b->ptr + op->off, op->byte, (size_t)op->n) != cudaSuccess)
-        return SML_ERR_CUDA;
-    return cudaDeviceSynchronize() == cudaSuccess ? SML_OK : SML_ERR_CUDA;
-#else
-    return SML_ERR_NO_DEVICE;
-#endif
-}
-
-static sml_status copy(sml_buffer *dst, const sml_buffer *src, const sml_edge_op *op) {
-    if (dst->device != src->device) return SML_ERR_INVALID_ARG;
-    if (dst->device == SML_DEVICE_CPU) {
-        memmove((char *)dst->ptr + op->off, (const char *)src->ptr + op->off2, (size_t)op->n);
-        return SML_OK;
-    }
-#ifdef SML_HAVE_CUDA
-    return cudaMemcpy((char *)dst->ptr + op->off, (const char *)src->ptr + op->off2, (size_t)op->n,
-                      cudaMemcpyDeviceToDevice) == cudaSuccess
-               ? SML_OK
-               : SML_ERR_CUDA;
-#else
-    return SML_ERR_NO_DEVICE;
-#endif
 }
 
 /* A token's memory: its buffer's start plus its offset (NULL when it names none). */
@@ -143,11 +92,14 @@ static sml_status one(edge_worker *w, const sml_edge_op *op, const void **out, c
             return SML_OK;
         }
         return SML_ERR_INVALID_ARG; /* a GPU download goes through a host copy: serve_op */
-    case SML_EDGE_FILL: return fill(b, op);
-    case SML_EDGE_FILL2D: return fill2d(b, op);
+    case SML_EDGE_FILL: return sml_buffer_fill_range(b, (size_t)op->off, op->byte, (size_t)op->n);
+    case SML_EDGE_FILL2D:
+        return sml_buffer_fill_2d(b, (size_t)op->pitch, op->byte, (size_t)op->n,
+                                  (size_t)op->height);
     case SML_EDGE_COPY: {
         sml_buffer *src = span(w, op->id2, op->off2, op->n);
-        return src ? copy(b, src, op) : SML_ERR_INVALID_ARG;
+        return src ? sml_buffer_copy(b, (size_t)op->off, src, (size_t)op->off2, (size_t)op->n)
+                   : SML_ERR_INVALID_ARG;
     }
     case SML_EDGE_RUN: return run(w, op, why, n);
     default: return SML_ERR_INVALID_ARG;
