@@ -98,6 +98,20 @@ sml_status sml_edge_sampled_upload(sml_edge_ctx *c, sml_buffer *b, const sml_edg
 /* verdict.c: which kernels run, and what a run's result counts as */
 /* Kernel k (registry index ki) runs in this harness: its device, --kernel, and not ended. */
 int sml_edge_kernel_selected(const sml_edge_ctx *c, size_t ki, const sml_kernel *k);
+/* How a case runs its kernels: setup makes the case's inputs, reference and buffers in state
+ * (0, or 1 after printing why it cannot), run runs kernel k on them (1: stop the case, a CUDA
+ * error), release frees them. */
+typedef struct sml_edge_case_runner {
+    int (*setup)(sml_edge_ctx *c, const sml_edge_case *t, void *state);
+    int (*run)(sml_edge_ctx *c, const sml_edge_case *t, void *state, size_t ki,
+               const sml_kernel *k);
+    void (*release)(sml_edge_ctx *c, void *state);
+} sml_edge_case_runner;
+/* Case t on every selected kernel, in registry order. A run that lost the kernels' worker
+ * (c->lost) took the case's device buffers with it: the case is set up again, in a fresh
+ * worker, for the kernels after it. state (state_bytes, zeroed here) holds one setup. */
+void sml_edge_each_kernel(sml_edge_ctx *c, const sml_edge_case *t, const sml_edge_case_runner *r,
+                          void *state, size_t state_bytes);
 int sml_edge_kernel_supports(const sml_kernel *k, const sml_edge_case *t);
 /* The terms kernel k declares for the case's op and dtype into t (none under --strict): 1 when
  * there are any. */

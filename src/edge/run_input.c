@@ -20,7 +20,8 @@ typedef struct dense_run {
     sml_buffer bx, bdy, bout;
 } dense_run;
 
-static void dense_free(sml_edge_ctx *c, dense_run *r) {
+static void dense_free(sml_edge_ctx *c, void *state) {
+    dense_run *r = state;
     sml_edge_buf_free(c, &r->bx);
     sml_edge_buf_free(c, &r->bdy);
     sml_edge_buf_free(c, &r->bout);
@@ -34,7 +35,8 @@ static void dense_free(sml_edge_ctx *c, dense_run *r) {
 
 /* The inputs, their reference, the output image and the device buffers; 0, or 1 after
  * counting and printing a failure. */
-static int dense_setup(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r) {
+static int dense_setup(sml_edge_ctx *c, const sml_edge_case *t, void *state) {
+    dense_run *r = state;
     r->esz = sml_dtype_size(t->dt);
     r->bwd = sml_op_is_backward(t->op);
     const int64_t span = (t->rows - 1) * t->ld + t->cols;
@@ -99,8 +101,9 @@ static int inputs_changed(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r)
 }
 
 /* Kernel k on the input; returns 1 when the run must stop (a CUDA error). */
-static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r, size_t ki,
+static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, void *state, size_t ki,
                       const sml_kernel *k) {
+    dense_run *r = state;
     const size_t data = r->data;
     sml_buffer *out = t->inplace ? &r->bx : &r->bout;
     sml_problem p = {t->op,
@@ -157,19 +160,7 @@ static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, dense_run *r, siz
 }
 
 void sml_edge_run_input(sml_edge_ctx *c, const sml_edge_case *t) {
+    static const sml_edge_case_runner runner = {dense_setup, run_kernel, dense_free};
     dense_run r;
-    memset(&r, 0, sizeof r);
-    int ok = dense_setup(c, t, &r) == 0;
-    for (size_t ki = 0; ok && ki < sml_kernel_count() && ki < MAX_KERNELS; ki++) {
-        const sml_kernel *k = sml_kernel_at(ki);
-        if (!sml_edge_kernel_selected(c, ki, k)) continue;
-        if (run_kernel(c, t, &r, ki, k)) break;
-        if (c->lost) { /* the worker and its buffers are gone: the case again, in a fresh one */
-            dense_free(c, &r);
-            memset(&r, 0, sizeof r);
-            c->lost = 0;
-            ok = dense_setup(c, t, &r) == 0;
-        }
-    }
-    dense_free(c, &r);
+    sml_edge_each_kernel(c, t, &runner, &r, sizeof r);
 }

@@ -111,7 +111,8 @@ typedef struct sampled_run {
     sml_buffer bx, bdy, bout;
 } sampled_run;
 
-static void sampled_free(sml_edge_ctx *c, sampled_run *r) {
+static void sampled_free(sml_edge_ctx *c, void *state) {
+    sampled_run *r = state;
     sml_edge_buf_free(c, &r->bx);
     sml_edge_buf_free(c, &r->bdy);
     sml_edge_buf_free(c, &r->bout);
@@ -167,7 +168,8 @@ static sml_status sampled_host(sml_edge_ctx *c, const sml_edge_case *t, sampled_
 }
 
 /* The host block and the device tensors; 0, or 1 after printing a failure or a skip. */
-static int sampled_setup(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r) {
+static int sampled_setup(sml_edge_ctx *c, const sml_edge_case *t, void *state) {
+    sampled_run *r = state;
     r->esz = sml_dtype_size(t->dt);
     r->bwd = sml_op_is_backward(t->op);
     r->nb = sml_edge_sampled_block(t);
@@ -265,8 +267,9 @@ static void judge_values(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r
 }
 
 /* Kernel k on the case; returns 1 when the run must stop (a CUDA error). */
-static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r, size_t ki,
+static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, void *state, size_t ki,
                       const sml_kernel *k) {
+    sampled_run *r = state;
     sml_problem p = {
         t->op,       t->dt, t->rows, t->cols, t->ld, r->bx.ptr, r->bwd ? r->bdy.ptr : NULL,
         r->bout.ptr, NULL};
@@ -305,19 +308,7 @@ static int run_kernel(sml_edge_ctx *c, const sml_edge_case *t, sampled_run *r, s
 }
 
 void sml_edge_run_sampled(sml_edge_ctx *c, const sml_edge_case *t) {
+    static const sml_edge_case_runner runner = {sampled_setup, run_kernel, sampled_free};
     sampled_run r;
-    memset(&r, 0, sizeof r);
-    int ok = sampled_setup(c, t, &r) == 0;
-    for (size_t ki = 0; ok && ki < sml_kernel_count() && ki < MAX_KERNELS; ki++) {
-        const sml_kernel *k = sml_kernel_at(ki);
-        if (!sml_edge_kernel_selected(c, ki, k)) continue;
-        if (run_kernel(c, t, &r, ki, k)) break;
-        if (c->lost) { /* the worker and its buffers are gone: the case again, in a fresh one */
-            sampled_free(c, &r);
-            memset(&r, 0, sizeof r);
-            c->lost = 0;
-            ok = sampled_setup(c, t, &r) == 0;
-        }
-    }
-    sampled_free(c, &r);
+    sml_edge_each_kernel(c, t, &runner, &r, sizeof r);
 }

@@ -51,6 +51,24 @@ int sml_edge_kernel_selected(const sml_edge_ctx *c, size_t ki, const sml_kernel 
     return !c->o.kernel || !strcmp(c->o.kernel, k->name);
 }
 
+void sml_edge_each_kernel(sml_edge_ctx *c, const sml_edge_case *t, const sml_edge_case_runner *r,
+                          void *state, size_t state_bytes) {
+    memset(state, 0, state_bytes);
+    int ok = r->setup(c, t, state) == 0;
+    for (size_t ki = 0; ok && ki < sml_kernel_count() && ki < MAX_KERNELS; ki++) {
+        const sml_kernel *k = sml_kernel_at(ki);
+        if (!sml_edge_kernel_selected(c, ki, k)) continue;
+        if (r->run(c, t, state, ki, k)) break;
+        if (c->lost) {
+            r->release(c, state);
+            memset(state, 0, state_bytes);
+            c->lost = 0;
+            ok = r->setup(c, t, state) == 0;
+        }
+    }
+    r->release(c, state);
+}
+
 /* 1 when k is registered for this op, dtype and row length (what sml_validate checks
  * before it looks at pointers and devices). */
 int sml_edge_kernel_supports(const sml_kernel *k, const sml_edge_case *t) {
