@@ -542,6 +542,7 @@ sml_status sml_prop_exec_run_begin(sml_prop_exec *e, const sml_prop_case *c, int
     sml_status s = prepare(e, c, &sh, &L, why, sizeof why);
     if (s != SML_OK) return SML_OK; /* end lays it out again and says why */
     e->pending_req = request(e, &sh, SML_PROP_LAUNCH_RUN, verify, &L);
+    e->pending_case = c;
     s = e->remote.send(e->remote.ctx, &e->pending_req, e->img);
     e->pending = s == SML_OK;
     return s;
@@ -550,7 +551,7 @@ sml_status sml_prop_exec_run_begin(sml_prop_exec *e, const sml_prop_case *c, int
 sml_status sml_prop_exec_run_end(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
                                  const sml_prop_case *c, int verify, void *out,
                                  sml_prop_run_report *rep) {
-    if (!e->pending) return sml_prop_exec_run(e, k, h, c, verify, out, rep);
+    if (!e->pending || e->pending_case != c) return sml_prop_exec_run(e, k, h, c, verify, out, rep);
     e->pending = 0;
     memset(rep, 0, sizeof *rep);
     sml_prop_shape sh = shape_of(c);

@@ -128,6 +128,7 @@ typedef struct sml_prop_exec {
     int capped;    /* the run's cap stopped a launch: the exec judges no more */
     int pending;   /* a main run begun (sml_prop_exec_run_begin), its answer not yet taken */
     sml_prop_launch_req pending_req;
+    const sml_prop_case *pending_case; /* ... of this case */
 } sml_prop_exec;
 
 typedef struct sml_prop_run_report {
@@ -156,8 +157,9 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
 
 /* sml_prop_exec_run in two halves: begin sends the run of case c to the worker (where the
  * launcher can split a launch; else it does nothing and end runs it all), end takes the answer
- * as sml_prop_exec_run would. Between them the caller may compute (the case's reference),
- * not use the exec. */
+ * as sml_prop_exec_run would (for another case, end runs that case whole). Between them the
+ * caller may compute (the case's reference); any other use of the exec first takes the begun
+ * run's answer and drops it. */
 sml_status sml_prop_exec_run_begin(sml_prop_exec *e, const sml_prop_case *c, int verify);
 sml_status sml_prop_exec_run_end(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
                                  const sml_prop_case *c, int verify, void *out,

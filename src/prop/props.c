@@ -92,18 +92,21 @@ void sml_prop_eval_begin(sml_prop_eval *e, sml_prop_env *env, const sml_prop_cas
 static int ensure_want(sml_prop_eval *e);
 static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v);
 
+/* 1 while this case's main run is out (sent by sml_prop_eval_start, its answer not taken). */
+static int main_sent(const sml_prop_eval *e) {
+    return e->env->ex.pending && e->env->ex.pending_case == e->c;
+}
+
 void sml_prop_eval_start(sml_prop_eval *e) {
     sml_prop_exec *x = &e->env->ex;
-    if (!x->remote.send || !x->remote.recv || e->main_state || e->main_pending) return;
+    if (!x->remote.send || !x->remote.recv || e->main_state || main_sent(e)) return;
     if (!e->out && !(e->out = malloc(n_bytes(e->c)))) return; /* ensure_main says it */
-    if (sml_prop_exec_run_begin(x, e->c, 1) != SML_OK || !x->pending) return;
-    e->main_pending = 1;
-    ensure_want(e);
+    if (sml_prop_exec_run_begin(x, e->c, 1) == SML_OK && main_sent(e)) ensure_want(e);
 }
 
 /* Take the main run's answer, when it was sent, before the exec runs anything else. */
 static void take_pending(sml_prop_eval *e) {
-    if (!e->main_pending) return;
+    if (!main_sent(e)) return;
     sml_prop_verdict scratch; /* the properties that need the main run repeat its verdict */
     ensure_main(e, &scratch);
 }
@@ -332,7 +335,6 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
         return 0;
     }
     /* The answer to the run sml_prop_eval_start sent, or the whole run here. */
-    e->main_pending = 0;
     sml_status s =
         sml_prop_exec_run_end(&e->env->ex, e->env->k, e->env->h, e->c, 1, e->out, &e->main);
     if (s != SML_OK) e->engine_status = s;

@@ -56,7 +56,6 @@ typedef struct sml_prop_eval {
     void *out;            /* the main run's output, dense, in the dtype */
     sml_prop_run_report main;
     int want_state, main_state, facts_state; /* 0 not yet, 1 done, -1 failed */
-    int main_pending; /* the main run was sent (sml_prop_eval_start), its answer not taken */
     sml_status engine_status;
 } sml_prop_eval;
 
