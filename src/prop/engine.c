@@ -460,19 +460,7 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
     sml_op op = c->op;
     sml_prop_eval e;
     sml_prop_eval_begin(&e, env, c);
-    /* With a worker, the case's main run goes out now and the reference is computed while it
-     * runs; it is named for the first property that will judge the case. */
-    for (int p = 0; p < SML_PROP_COUNT && !*stop; p++) {
-        if (!(cfg->props & (1u << p)) || (*retired & (1u << p)) ||
-            !sml_prop_applies((sml_prop_id)p, op))
-            continue;
-        env->ex.phase = SML_PROP_PHASE_CASE;
-        env->ex.index = i;
-        env->ex.prop = p;
-        sml_prop_eval_start(&e);
-        break;
-    }
-    int case_failed = 0;
+    int case_failed = 0, started = 0;
     for (int p = 0; p < SML_PROP_COUNT && !*stop; p++) {
         if (!(cfg->props & (1u << p)) || (*retired & (1u << p)) ||
             !sml_prop_applies((sml_prop_id)p, op))
@@ -484,6 +472,9 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
         env->ex.phase = SML_PROP_PHASE_CASE;
         env->ex.index = i;
         env->ex.prop = p;
+        /* With a worker, the case's main run goes out before the first property's check and
+         * the reference is computed while it runs (named for that property). */
+        if (!started++) sml_prop_eval_start(&e);
         sml_prop_eval_check(&e, (sml_prop_id)p, &v);
         if (v.ended == SML_PROP_ENDED_CAPPED || v.ended == SML_PROP_ENDED_NOT_RUN) {
             /* No verdict: the case is not judged, the run ends saying why (sml_prop_run). */
