@@ -531,8 +531,8 @@ static void drop_pending(sml_prop_exec *e) {
 
 /* What a run's answer says, into rep and out. */
 static sml_status finish(sml_prop_exec *e, const sml_kernel *k, const sml_prop_case *c,
-                         const sml_prop_shape *sh, const layout *Lp, int verify, void *out,
-                         const sml_prop_launch_res *resp, sml_prop_run_report *rep);
+                         const sml_prop_shape *sh, const layout *L, int verify, void *out,
+                         const sml_prop_launch_res *res, sml_prop_run_report *rep);
 
 sml_status sml_prop_exec_run_begin(sml_prop_exec *e, const sml_prop_case *c, int verify) {
     if (!e->remote.send || !e->remote.recv || e->capped || e->pending) return SML_OK;
@@ -579,25 +579,23 @@ sml_status sml_prop_exec_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
 }
 
 static sml_status finish(sml_prop_exec *e, const sml_kernel *k, const sml_prop_case *c,
-                         const sml_prop_shape *sh, const layout *Lp, int verify, void *out,
-                         const sml_prop_launch_res *resp, sml_prop_run_report *rep) {
-    layout L = *Lp;
-    sml_prop_launch_res res = *resp;
-    if (ended(&res, rep)) return SML_OK;
-    rep->status = (sml_status)res.status;
+                         const sml_prop_shape *sh, const layout *L, int verify, void *out,
+                         const sml_prop_launch_res *res, sml_prop_run_report *rep) {
+    if (ended(res, rep)) return SML_OK;
+    rep->status = (sml_status)res->status;
     if (rep->status != SML_OK) {
         snprintf(rep->where, sizeof rep->where, "%s returned %s%s%.160s", k->name,
                  sml_strerror(rep->status), rep->status == SML_ERR_CUDA ? ": " : "",
-                 rep->status == SML_ERR_CUDA ? res.error : "");
-        if (rep->status == SML_ERR_UNSUPPORTED) refusal_check(e, &L, sh, &res, rep);
+                 rep->status == SML_ERR_CUDA ? res->error : "");
+        if (rep->status == SML_ERR_UNSUPPORTED) refusal_check(e, L, sh, res, rep);
         return SML_OK;
     }
-    const unsigned char *o = e->back + out_region_of(&L);
-    size_t row_bytes = (size_t)c->cols * L.esz;
+    const unsigned char *o = e->back + out_region_of(L);
+    size_t row_bytes = (size_t)c->cols * L->esz;
     for (int64_t r = 0; r < c->rows; r++)
         memcpy((unsigned char *)out + (size_t)r * row_bytes,
-               o + L.base + (size_t)(r * c->ld) * L.esz, row_bytes);
-    if (verify) verify_run(e, &L, sh, &res, rep);
+               o + L->base + (size_t)(r * c->ld) * L->esz, row_bytes);
+    if (verify) verify_run(e, L, sh, res, rep);
     return SML_OK;
 }
 
