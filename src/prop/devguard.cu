@@ -199,6 +199,16 @@ extern "C" void sml_prop_gpu_host_free(void *p) {
     if (p) cudaFreeHost(p);
 }
 
+extern "C" sml_status sml_prop_gpu_host_register(void *p, size_t n, int readonly) {
+    sml_status s = st(cudaHostRegister(p, n, readonly ? cudaHostRegisterReadOnly : 0u));
+    if (s != SML_OK) (void)cudaGetLastError();
+    return s;
+}
+
+extern "C" void sml_prop_gpu_host_unregister(void *p) {
+    if (p && cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
+}
+
 static zones zones_of(unsigned char *const *zone, int n) {
     zones z;
     memset(&z, 0, sizeof z);

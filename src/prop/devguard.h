@@ -74,6 +74,10 @@ sml_status sml_prop_gpu_wait(sml_prop_gpu *g, void *stream);
  * truly asynchronous and need no staging), and its release; NULL after a failure. */
 sml_status sml_prop_gpu_host_alloc(void **p, size_t n);
 void sml_prop_gpu_host_free(void *p);
+/* Page-lock n bytes that are already mapped (a worker's window; `readonly`: mapped so), and
+ * undo it; a failure leaves them as they were. */
+sml_status sml_prop_gpu_host_register(void *p, size_t n, int readonly);
+void sml_prop_gpu_host_unregister(void *p);
 
 /* Poison zone[0..n) (each `len` bytes, 16-byte aligned, len a multiple of 16) and clear the
  * results, on `stream`. */

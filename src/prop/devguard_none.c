@@ -59,6 +59,13 @@ sml_status sml_prop_gpu_host_alloc(void **p, size_t n) {
 
 void sml_prop_gpu_host_free(void *p) { (void)p; }
 
+sml_status sml_prop_gpu_host_register(void *p, size_t n, int readonly) {
+    (void)p, (void)n, (void)readonly;
+    return SML_ERR_NO_DEVICE;
+}
+
+void sml_prop_gpu_host_unregister(void *p) { (void)p; }
+
 sml_status sml_prop_gpu_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
                                size_t width, size_t rows, int to_device, void *stream) {
     (void)dst, (void)dpitch, (void)src, (void)spitch, (void)width, (void)rows, (void)to_device,

@@ -94,8 +94,10 @@ void sml_prop_exec_free(sml_prop_exec *e) {
         sml_prop_arena_free(&e->arena);
         sml_stream_destroy(e->device, e->stream);
     }
-    release_host(e->img, e->img_pinned);
-    release_host(e->back, e->back_pinned);
+    if (!e->external) {
+        release_host(e->img, e->img_pinned);
+        release_host(e->back, e->back_pinned);
+    }
     memset(e, 0, sizeof *e);
 }
 
@@ -105,6 +107,7 @@ void sml_prop_exec_free(sml_prop_exec *e) {
 static sml_status grow_host(const sml_prop_exec *e, unsigned char **p, size_t *cap, int *pinned,
                             size_t n) {
     if (*cap >= n) return SML_OK;
+    if (e->external) return SML_ERR_OUT_OF_MEMORY; /* a lent buffer is the size it is */
     size_t want = n + n / 2;
     release_host(*p, *pinned);
     *p = NULL;
@@ -278,6 +281,12 @@ static sml_status room(sml_prop_exec *e, size_t total, char *where, size_t wn) {
         return SML_ERR_OUT_OF_MEMORY;
     }
     sml_status s;
+    if (e->remote.window) { /* the launcher's shared memory: the worker reads and writes there */
+        if ((s = e->remote.window(e->remote.ctx, total, &e->img, &e->back)) != SML_OK) return s;
+        e->cap_img = e->cap_back = total;
+        e->external = 1;
+        return SML_OK;
+    }
     if ((s = grow_host(e, &e->img, &e->cap_img, &e->img_pinned, total)) != SML_OK) return s;
     return grow_host(e, &e->back, &e->cap_back, &e->back_pinned, total);
 }
@@ -466,9 +475,18 @@ int sml_prop_exec_req_valid(const sml_prop_launch_req *req) {
     return req->image_bytes == L.total;
 }
 
-sml_status sml_prop_exec_image(sml_prop_exec *e, size_t bytes) {
-    char why[192];
-    return room(e, bytes, why, sizeof why);
+void sml_prop_exec_use(sml_prop_exec *e, const unsigned char *img, unsigned char *back,
+                       size_t cap) {
+    if (!e->external) {
+        release_host(e->img, e->img_pinned);
+        release_host(e->back, e->back_pinned);
+    }
+    /* The image is only ever read here (stage copies it to where the kernel runs). */
+    e->img = (unsigned char *)img;
+    e->back = back;
+    e->cap_img = e->cap_back = img ? cap : 0;
+    e->img_pinned = e->back_pinned = 0;
+    e->external = img != NULL;
 }
 
 sml_status sml_prop_exec_launch(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,

@@ -96,6 +96,10 @@ enum {
  * res->from + res->n). The return value is the launcher's own failure (no memory); the
  * kernel's, and a worker's end, are in res. */
 typedef struct sml_prop_launcher {
+    /* Where the image and what comes back are best laid out (memory the worker shares, so
+     * nothing is copied on the way): *img and *back of at least `bytes` each, kept until the
+     * next call; NULL function: the exec's own memory. */
+    sml_status (*window)(void *ctx, size_t bytes, unsigned char **img, unsigned char **back);
     sml_status (*launch)(void *ctx, const sml_prop_launch_req *req, const unsigned char *image,
                          sml_prop_launch_res *res, unsigned char *back);
     /* The same launch in two halves, so that the caller computes while the worker runs: send
@@ -115,10 +119,11 @@ typedef struct sml_prop_exec {
     unsigned char *img, *back; /* host image uploaded, and what came back */
     size_t cap_img, cap_back;
     int img_pinned, back_pinned; /* page-locked (GPU, up to SML_PROP_PIN_MAX), else malloc's */
-    size_t host_bytes;           /* the machine's physical memory, asked once (0: unknown) */
-    sml_prop_arena arena;        /* CPU kernels: the guarded slots they run in (arena.h) */
-    sml_prop_gpu gpu;            /* GPU: guard zones and the stream check (devguard.h) */
-    int held_off; /* the stream check stopped: a held launch did not return in time */
+    int external;      /* img and back are someone else's: the launcher's window, a worker's view */
+    size_t host_bytes; /* the machine's physical memory, asked once (0: unknown) */
+    sml_prop_arena arena; /* CPU kernels: the guarded slots they run in (arena.h) */
+    sml_prop_gpu gpu;     /* GPU: guard zones and the stream check (devguard.h) */
+    int held_off;         /* the stream check stopped: a held launch did not return in time */
     /* What the engine is doing, for a remote launch's request (the words of a death). */
     int phase, prop;
     int64_t index;
@@ -184,9 +189,10 @@ void sml_prop_exec_expect(const sml_prop_launch_req *req, int32_t status, uint64
                           uint64_t *n);
 
 /* A worker's side of a launch (src/worker): run req on the image already in e->img (at least
- * req->image_bytes; sml_prop_exec_image makes room for it) and leave what comes back in
- * e->back at [res->from, res->from + res->n). */
-sml_status sml_prop_exec_image(sml_prop_exec *e, size_t bytes);
+ * req->image_bytes) and leave what comes back in e->back at [res->from, res->from + res->n).
+ * sml_prop_exec_use lends the exec an image and an answer buffer of `cap` bytes each (a
+ * worker's window), or with NULL takes them back (the exec has none until its next use). */
+void sml_prop_exec_use(sml_prop_exec *e, const unsigned char *img, unsigned char *back, size_t cap);
 sml_status sml_prop_exec_launch(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
                                 const sml_prop_launch_req *req, sml_prop_launch_res *res);
 /* 1 when req's shape is inside the engine's bounds and req->image_bytes is its layout's size

@@ -4,10 +4,12 @@
  * serving a slot writes the request it is about to run before it runs the kernel, and, from
  * the fault handler, where a fault hit; the supervisor reads it after the worker died (the
  * cause, and whose it was). Each slot has its own socket, carrying frames [u32 type][u32
- * length][payload] both ways; a RUN frame's image and a DONE frame's bytes follow their frame
- * raw, their length in the frame's fixed part, checked against what the request allows before
- * a byte is read. Nothing on the board or in a frame decides a verdict: the supervisor judges
- * the bytes that come back itself, and reads the board only to say how a worker ended. */
+ * length][payload] both ways, and its window (window.h): a RUN frame's image lies in the
+ * window's first half, and the bytes a DONE frame names in its second, checked against what
+ * the request allows before a byte is read. (The edge worker's frames carry their bytes
+ * raw.) Nothing on the board, in a frame or in a window decides a verdict: the supervisor
+ * judges the bytes that come back itself, and reads the board only to say how a worker
+ * ended. */
 #ifndef SML_WORKER_BOARD_H
 #define SML_WORKER_BOARD_H
 
@@ -43,11 +45,14 @@ struct sml_worker_board {
 size_t sml_wk_board_bytes(int nslots);
 
 enum {
-    SML_WK_RUN = 1,  /* supervisor -> worker: a launch (sml_wk_run_msg, then the image) */
+    SML_WK_RUN = 1,  /* supervisor -> worker: a launch (sml_wk_run_msg; the image lies in the
+                        slot's window) */
     SML_WK_PING = 2, /* supervisor -> worker: are you there (u64 seq) */
     SML_WK_QUIT = 3,
-    SML_WK_DONE = 16,      /* worker -> supervisor: a launch's answer (sml_wk_done_msg, then the
-                             bytes of the layout that came back) */
+    SML_WK_WINDOW = 5,     /* supervisor -> worker: the slot's window from now on (u64 bytes of a
+                          half, the memfd with the frame; window.h) */
+    SML_WK_DONE = 16,      /* worker -> supervisor: a launch's answer (sml_wk_done_msg; the
+                             bytes of the layout that came back lie in the window's answer half) */
     SML_WK_PONG = 17,      /* worker -> supervisor: the PING's seq */
     SML_WK_NO_KERNEL = 18, /* worker -> supervisor: it cannot run its kernel (text: why) */
     SML_WK_EDGE = 4,       /* supervisor -> edge worker: one operation (sml_wk_edge_msg, then
@@ -80,9 +85,13 @@ typedef struct sml_wk_done_msg {
 } sml_wk_done_msg;
 
 int sml_wk_send(int fd, uint32_t type, const void *a, size_t na, const void *b, size_t nb);
+/* A frame of at most 4096 bytes of payload with the descriptor `passed` (a window's memfd). */
+int sml_wk_send_fd(int fd, uint32_t type, const void *a, size_t na, int passed);
 /* Read one frame: type and a malloc'd payload (NUL-terminated for convenience) of at most
- * `max` bytes; 0 ok, -1 end of stream, an error, or a longer frame. */
+ * `max` bytes; 0 ok, -1 end of stream, an error, or a longer frame. A descriptor that came
+ * with it is closed; sml_wk_recv_fd hands it over in *passed instead (-1: none). */
 int sml_wk_recv(int fd, uint32_t *type, char **payload, size_t *len, size_t max);
+int sml_wk_recv_fd(int fd, uint32_t *type, char **payload, size_t *len, size_t max, int *passed);
 /* Exactly n bytes, to or from fd: 0 ok, -1 end of stream or error. */
 int sml_wk_send_all(int fd, const void *p, size_t n);
 int sml_wk_recv_all(int fd, void *p, size_t n);

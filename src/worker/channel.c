@@ -1,8 +1,9 @@
 /* channel.c: a launch sent to the kernel's worker, its answer read and checked, and every
  * other end of it turned into an answer or an end (worker.h lists the rules). Nothing a
  * worker sends is taken on trust: an answer must be a DONE frame of the right size carrying
- * the request's sequence number and exactly the bytes of the layout the request allows; the
- * engine then judges those bytes itself. */
+ * the request's sequence number and naming exactly the bytes of the layout the request allows,
+ * which the worker wrote into the channel's window (window.h); the engine then judges those
+ * bytes itself. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stddef.h>
@@ -52,9 +53,11 @@ static t_end await(int fd, double until, double cap) {
     }
 }
 
+static unsigned char *answer_half(const wk_chan *c) { return c->win.base + c->win.half; }
+
 /* The answer on fd to request `seq` (q), checked; the worker's part of it into res, its bytes
  * into back. detail[]: what did not match. */
-static t_end read_answer(int fd, uint64_t seq, const sml_prop_launch_req *q,
+static t_end read_answer(const wk_chan *c, int fd, uint64_t seq, const sml_prop_launch_req *q,
                          sml_prop_launch_res *res, unsigned char *back, char *detail, size_t n) {
     uint32_t head[2];
     if (sml_wk_recv_all(fd, head, sizeof head)) return T_BROKE;
@@ -93,21 +96,48 @@ static t_end read_answer(int fd, uint64_t seq, const sml_prop_launch_req *q,
                  (unsigned long long)from);
         return T_FORGED;
     }
-    if (want && sml_wk_recv_all(fd, back + from, (size_t)want)) return T_BROKE;
+    (void)fd;
+    if (want && back != answer_half(c)) memcpy(back + from, answer_half(c) + from, (size_t)want);
     d.res.error[sizeof d.res.error - 1] = 0;
     memcpy(res, &d.res, offsetof(sml_prop_launch_res, ended));
     return T_GOT;
 }
 
-/* The request q (and its image) on the channel's host: 1 sent, 0 the socket broke. */
-static int send_request(wk_chan *c, const sml_prop_launch_req *q, const unsigned char *image) {
+/* The request q on the channel's host, its image in the channel's window (the window sent
+ * first where the slot holds another): 1 sent, 0 the socket broke. */
+static int send_request(wk_chan *c, const sml_prop_launch_req *q) {
     int fd = c->host->w.sock[c->slot];
     uint64_t seq = ++c->seq;
     if (q->kind == SML_PROP_LAUNCH_PING)
         return sml_wk_send(fd, SML_WK_PING, &seq, sizeof seq, NULL, 0) == 0;
+    if (c->host->win[c->slot] != c->win.id) {
+        uint64_t half = c->win.half;
+        if (sml_wk_send_fd(fd, SML_WK_WINDOW, &half, sizeof half, c->win.fd)) return 0;
+        c->host->win[c->slot] = c->win.id;
+    }
     sml_wk_run_msg m = {seq, *q};
-    return sml_wk_send(fd, SML_WK_RUN, &m, sizeof m, NULL, 0) == 0 &&
-           sml_wk_send_all(fd, image, (size_t)q->image_bytes) == 0;
+    return sml_wk_send(fd, SML_WK_RUN, &m, sizeof m, NULL, 0) == 0;
+}
+
+sml_status sml_wk_chan_window(void *ctx, size_t bytes, unsigned char **img, unsigned char **back) {
+    wk_chan *c = ctx;
+    if (!c->win.base || bytes > c->win.half) {
+        if (sml_wk_window_fit(&c->win, bytes, sml_wk_pool_window_id(c->pool)) != 0)
+            return SML_ERR_OUT_OF_MEMORY;
+    }
+    *img = c->win.base;
+    *back = answer_half(c);
+    return SML_OK;
+}
+
+/* The image of q in the channel's window (copied there when it lies elsewhere): 0, or -1 when
+ * there is no room for it. */
+static int place_image(wk_chan *c, const sml_prop_launch_req *q, const unsigned char *image) {
+    if (q->kind == SML_PROP_LAUNCH_PING || image == c->win.base) return 0;
+    unsigned char *img, *back;
+    if (sml_wk_chan_window(c, (size_t)q->image_bytes, &img, &back) != SML_OK) return -1;
+    memcpy(img, image, (size_t)q->image_bytes);
+    return 0;
 }
 
 /* The answer to the request just sent (sent: whether it went), within `seconds`. */
@@ -116,14 +146,13 @@ static t_end take_answer(wk_chan *c, int sent, const sml_prop_launch_req *q, dou
     if (!sent) return T_BROKE;
     int fd = c->host->w.sock[c->slot];
     t_end e = await(fd, sml_prop_now() + seconds, sml_wk_pool_cap(c->pool));
-    return e == T_GOT ? read_answer(fd, c->seq, q, res, back, detail, n) : e;
+    return e == T_GOT ? read_answer(c, fd, c->seq, q, res, back, detail, n) : e;
 }
 
 /* One try of q on the channel's host: send, wait, read. */
-static t_end try_launch(wk_chan *c, const sml_prop_launch_req *q, const unsigned char *image,
-                        double seconds, sml_prop_launch_res *res, unsigned char *back, char *detail,
-                        size_t n) {
-    return take_answer(c, send_request(c, q, image), q, seconds, res, back, detail, n);
+static t_end try_launch(wk_chan *c, const sml_prop_launch_req *q, double seconds,
+                        sml_prop_launch_res *res, unsigned char *back, char *detail, size_t n) {
+    return take_answer(c, send_request(c, q), q, seconds, res, back, detail, n);
 }
 
 /* "the kernel's worker SIGSEGV during case 3", with what the fault handler saw. */
@@ -145,18 +174,23 @@ static void end_with(sml_prop_launch_res *res, int ended, const char *fmt, const
 }
 
 /* q run again alone, in a host of its own, under `seconds`: the answer, or the end there. */
-static void alone(wk_chan *c, const sml_prop_launch_req *q, const unsigned char *image,
-                  double seconds, double first, sml_prop_launch_res *res, unsigned char *back) {
+static void alone(wk_chan *c, const sml_prop_launch_req *q, double seconds, double first,
+                  sml_prop_launch_res *res, unsigned char *back) {
     char at[96], why[512], detail[256] = "";
     doing(q, at, sizeof at);
-    wk_chan solo = {
-        .pool = c->pool, .k = c->k, .device = c->device, .own = 1, .slot = -1, .status = -1};
+    wk_chan solo = {.pool = c->pool,
+                    .k = c->k,
+                    .device = c->device,
+                    .own = 1,
+                    .slot = -1,
+                    .status = -1,
+                    .win = c->win};
     wk_host *h = sml_wk_pool_attach(c->pool, &solo, why, sizeof why);
     if (!h) {
         end_with(res, SML_PROP_ENDED_NOT_RUN, "no worker to run it again alone: %.250s%s", why, "");
         return;
     }
-    t_end e = try_launch(&solo, q, image, seconds, res, back, detail, sizeof detail);
+    t_end e = try_launch(&solo, q, seconds, res, back, detail, sizeof detail);
     if (e == T_GOT) {
         res->alone = 1;
         if (first > 0) res->deadline = first;
@@ -202,19 +236,26 @@ sml_status sml_wk_chan_send(void *ctx, const sml_prop_launch_req *q, const unsig
     wk_chan *c = ctx;
     c->why[0] = 0;
     c->sent = 0;
+    c->noroom = place_image(c, q, image) != 0;
+    if (c->noroom) return SML_OK;
     c->sent_to = sml_wk_pool_attach(c->pool, c, c->why, sizeof c->why);
-    if (c->sent_to) c->sent = send_request(c, q, image);
+    if (c->sent_to) c->sent = send_request(c, q);
     return SML_OK;
 }
 
 sml_status sml_wk_chan_recv(void *ctx, const sml_prop_launch_req *q, const unsigned char *image,
                             sml_prop_launch_res *res, unsigned char *back) {
     wk_chan *c = ctx;
+    (void)image; /* it lies in the window (sml_wk_chan_send put it there) */
     memset(res, 0, sizeof *res);
     res->ran = -1;
     char at[96], detail[256] = "";
     doing(q, at, sizeof at);
     double D = sml_wk_pool_deadline(c->pool, q);
+    if (c->noroom) { /* the supervisor's own failure: no verdict on the kernel */
+        res->engine = SML_ERR_OUT_OF_MEMORY;
+        return SML_OK;
+    }
     wk_host *h = c->sent_to;
     if (!h) {
         end_with(res, SML_PROP_ENDED_NOT_RUN, "cannot start the kernel's worker: %.250s%s", c->why,
@@ -230,7 +271,7 @@ sml_status sml_wk_chan_recv(void *ctx, const sml_prop_launch_req *q, const unsig
             int others = sml_wk_pool_users(c->pool, h) > 1;
             sml_wk_pool_retire(c->pool, h);
             sml_wk_pool_detach(c->pool, c);
-            if (others) alone(c, q, image, D, 0.0, res, back);
+            if (others) alone(c, q, D, 0.0, res, back);
         }
         return SML_OK;
     }
@@ -250,7 +291,7 @@ sml_status sml_wk_chan_recv(void *ctx, const sml_prop_launch_req *q, const unsig
         /* A suspicion only: confirmed alone under ten times the deadline. */
         sml_wk_host_ended(h, slot, 0);
         sml_wk_pool_detach(c->pool, c);
-        alone(c, q, image, 10.0 * D, D, res, back);
+        alone(c, q, 10.0 * D, D, res, back);
         return SML_OK;
     } else { /* T_BROKE: the worker ended */
         sml_wk_host_ended(h, -1, 0);
@@ -263,7 +304,7 @@ sml_status sml_wk_chan_recv(void *ctx, const sml_prop_launch_req *q, const unsig
             /* Another launch's doing, judged there: this job's last case stands. */
         } else { /* another launch's doing, or nobody can say whose: run it again alone */
             sml_wk_pool_detach(c->pool, c);
-            alone(c, q, image, D, 0.0, res, back);
+            alone(c, q, D, 0.0, res, back);
             return SML_OK;
         }
     }

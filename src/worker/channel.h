@@ -9,6 +9,7 @@
 
 #include "prop/exec.h"
 #include "worker/host.h"
+#include "worker/window.h"
 
 struct sml_worker_pool;
 
@@ -24,11 +25,14 @@ typedef struct wk_chan {
     int unasked;      /* ... and 1 when that host had ended before it was told to quit */
     wk_host *sent_to; /* sml_wk_chan_send's host (NULL: none could start; why[] says why) */
     int sent;         /* ... and 1 when the request went out whole */
+    int noroom;       /* ... or 0 because its image had no room in the window */
+    wk_window win;    /* its images and answers (a channel run alone borrows its job's) */
     char why[512];
 } wk_chan;
 
 /* The launcher's functions (exec.h, sml_prop_launcher) with a wk_chan as ctx: launch is send
- * then recv. */
+ * then recv; window lays the image out in the channel's window. */
+sml_status sml_wk_chan_window(void *ctx, size_t bytes, unsigned char **img, unsigned char **back);
 sml_status sml_wk_chan_launch(void *ctx, const sml_prop_launch_req *req, const unsigned char *image,
                               sml_prop_launch_res *res, unsigned char *back);
 sml_status sml_wk_chan_send(void *ctx, const sml_prop_launch_req *req, const unsigned char *image);
@@ -45,6 +49,8 @@ void sml_wk_pool_retire(struct sml_worker_pool *p, wk_host *h);
 /* The seconds a launch of req may take before it is a suspect; the run's cap (0: none). */
 double sml_wk_pool_deadline(const struct sml_worker_pool *p, const sml_prop_launch_req *req);
 double sml_wk_pool_cap(const struct sml_worker_pool *p);
+/* A name for a new window, unique in the pool. */
+uint64_t sml_wk_pool_window_id(struct sml_worker_pool *p);
 /* The channels holding a slot of h now, the caller among them. */
 int sml_wk_pool_users(struct sml_worker_pool *p, wk_host *h);
 

@@ -7,6 +7,7 @@
 #define SML_WORKER_HOST_H
 
 #include <pthread.h>
+#include <stdint.h>
 
 #include "worker/board.h"
 #include "worker/worker.h"
@@ -15,10 +16,11 @@ typedef struct wk_host {
     const sml_kernel *k;
     int device;
     sml_worker w;
-    int shared;                     /* takes any channel of its kernel; 0: one channel's own */
-    int users;                      /* channels holding a slot (under the pool's lock) */
-    int busy[SML_PROP_MAX_THREADS]; /* the slot is held by a channel */
-    int retired;                    /* takes no new channel: dead, or a CUDA error in it */
+    int shared;                         /* takes any channel of its kernel; 0: one channel's own */
+    int users;                          /* channels holding a slot (under the pool's lock) */
+    int busy[SML_PROP_MAX_THREADS];     /* the slot is held by a channel */
+    int retired;                        /* takes no new channel: dead, or a CUDA error in it */
+    uint64_t win[SML_PROP_MAX_THREADS]; /* the window each slot holds (window.h; 0: none) */
     /* Its end, recorded once by whoever saw it first (under `mu`): */
     pthread_mutex_t mu;
     int dead;             /* ended and reaped */

@@ -36,6 +36,7 @@ struct sml_worker_pool {
     thread_ctx ctx[SML_PROP_MAX_THREADS];
     ended_kernel *ended; /* kernels whose worker ended on its own after their launches */
     int nended;
+    uint64_t windows; /* windows named so far (channel.h) */
 };
 
 /* Past the run's --seconds a launch in flight gets this long before it is stopped: long
@@ -215,6 +216,13 @@ void sml_wk_pool_retire(sml_worker_pool *p, wk_host *h) {
     pthread_mutex_unlock(&p->mu);
 }
 
+uint64_t sml_wk_pool_window_id(sml_worker_pool *p) {
+    pthread_mutex_lock(&p->mu);
+    uint64_t id = ++p->windows;
+    pthread_mutex_unlock(&p->mu);
+    return id;
+}
+
 int sml_wk_pool_users(sml_worker_pool *p, wk_host *h) {
     pthread_mutex_lock(&p->mu);
     int n = h->users;
@@ -232,7 +240,9 @@ static sml_status runner_open(void *ctx, const sml_kernel *k, int fresh, sml_pro
                    .device = t->p->device,
                    .own = fresh || !t->p->share,
                    .slot = -1,
-                   .status = -1};
+                   .status = -1,
+                   .win = SML_WK_WINDOW_NONE};
+    out->window = sml_wk_chan_window;
     out->launch = sml_wk_chan_launch;
     out->send = sml_wk_chan_send;
     out->recv = sml_wk_chan_recv;
@@ -245,6 +255,7 @@ static void runner_close(void *ctx, sml_prop_launcher *l) {
     wk_chan *c = l->ctx;
     if (!c) return;
     sml_wk_pool_detach(t->p, c);
+    sml_wk_window_free(&c->win);
     if (t->p->wrap && c->status != -1 && WIFEXITED(c->status) &&
         WEXITSTATUS(c->status) == SML_WORKER_SANITIZER_EXIT)
         t->hazard = 1;

@@ -1,5 +1,6 @@
 /* proto.c: the frames on a worker's socket. Whole frames are written with one send where
- * they fit; MSG_NOSIGNAL so a peer that died is an error, not SIGPIPE. */
+ * they fit; MSG_NOSIGNAL so a peer that died is an error, not SIGPIPE. A window's memfd
+ * (window.h) travels with its frame's first bytes (SCM_RIGHTS). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,15 +50,84 @@ int sml_wk_send(int fd, uint32_t type, const void *a, size_t na, const void *b, 
     return 0;
 }
 
+int sml_wk_send_fd(int fd, uint32_t type, const void *a, size_t na, int passed) {
+    char frame[8 + 4096];
+    uint32_t head[2] = {type, (uint32_t)na};
+    if (na > 4096) return -1;
+    memcpy(frame, head, sizeof head);
+    if (na) memcpy(frame + sizeof head, a, na);
+    size_t total = sizeof head + na;
+    struct iovec iov = {frame, total};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &passed, sizeof passed);
+    ssize_t k;
+    do k = sendmsg(fd, &m, MSG_NOSIGNAL);
+    while (k < 0 && errno == EINTR);
+    if (k <= 0) return -1;
+    /* The descriptor went with the first byte; the rest of a short send follows plainly. */
+    return (size_t)k == total ? 0 : sml_wk_send_all(fd, frame + k, total - (size_t)k);
+}
+
+/* The frame's head, and a descriptor that came with it (-1: none; any beyond one closed). */
+static int recv_head(int fd, uint32_t head[2], int *passed) {
+    *passed = -1;
+    union {
+        char buf[CMSG_SPACE(4 * sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    size_t got = 0;
+    while (got < 2 * sizeof(uint32_t)) {
+        struct iovec iov = {(char *)head + got, 2 * sizeof(uint32_t) - got};
+        struct msghdr m = {.msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = ctl.buf,
+                           .msg_controllen = sizeof ctl.buf};
+        ssize_t k = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
+            if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+            size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < n; i++) {
+                int d;
+                memcpy(&d, CMSG_DATA(cm) + i * sizeof(int), sizeof d);
+                if (*passed < 0)
+                    *passed = d;
+                else
+                    close(d);
+            }
+        }
+        got += (size_t)k;
+    }
+    return 0;
+}
+
 int sml_wk_recv(int fd, uint32_t *type, char **payload, size_t *len, size_t max) {
+    int passed;
+    int r = sml_wk_recv_fd(fd, type, payload, len, max, &passed);
+    if (passed >= 0) close(passed);
+    return r;
+}
+
+int sml_wk_recv_fd(int fd, uint32_t *type, char **payload, size_t *len, size_t max, int *passed) {
     uint32_t head[2];
     *payload = NULL;
-    if (sml_wk_recv_all(fd, head, sizeof head)) return -1;
-    if (head[1] > max) return -1;
-    char *p = malloc((size_t)head[1] + 1);
-    if (!p) return -1;
-    if (head[1] && sml_wk_recv_all(fd, p, head[1])) {
+    if (recv_head(fd, head, passed)) return -1;
+    char *p = head[1] > max ? NULL : malloc((size_t)head[1] + 1);
+    if (!p || (head[1] && sml_wk_recv_all(fd, p, head[1]))) {
         free(p);
+        if (*passed >= 0) close(*passed);
+        *passed = -1;
         return -1;
     }
     p[head[1]] = 0;

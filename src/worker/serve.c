@@ -4,8 +4,9 @@
  * serves each slot on a thread of its own (slot 0 on the main thread). What it serves is
  * launches: a request and the image of a case's layout come in, the kernel runs on it
  * (prop/exec.h, sml_prop_exec_launch: the guarded buffers, the canaries, the GPU's guard
- * zones), and the bytes that came back go out. It judges nothing: the supervisor compares
- * what comes back with its own reference, and decides. */
+ * zones), and the bytes that came back go out. Both lie in the slot's window (window.h),
+ * which the supervisor sends before the first launch that needs it. It judges nothing: the
+ * supervisor compares what comes back with its own reference, and decides. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "core/internal.h"
 #include "worker/board.h"
+#include "worker/window.h"
 #include "worker/worker.h"
 
 typedef struct serve {
@@ -26,18 +28,18 @@ typedef struct serve {
     const char *why;
     sml_prop_exec ex;
     sml_handle *h;
-    int ready; /* ex and h made (on the first launch: a GPU context only where one is used) */
+    int ready;   /* ex and h made (on the first launch: a GPU context only where one is used) */
+    wk_view win; /* the slot's window (empty until the supervisor sends one) */
+    int pinned;  /* its halves are page-locked for the GPU's copies */
 } serve;
 
-/* Read the n bytes of an image that will not be run. */
-static int drain(int fd, uint64_t n) {
-    char sink[65536];
-    while (n) {
-        size_t k = n < sizeof sink ? (size_t)n : sizeof sink;
-        if (sml_wk_recv_all(fd, sink, k)) return -1;
-        n -= k;
+static void drop_window(serve *s) {
+    if (s->pinned) {
+        sml_prop_gpu_host_unregister((void *)s->win.img);
+        sml_prop_gpu_host_unregister(s->win.back);
+        s->pinned = 0;
     }
-    return 0;
+    sml_wk_view_unmap(&s->win);
 }
 
 /* The kernel and its device, ready on this slot; 0, or why not in *why. */
@@ -54,31 +56,54 @@ static int ready(serve *s, const char **why) {
         }
         s->ready = 1;
     }
+    if (s->win.img && s->ex.img != s->win.img) {
+        /* A GPU kernel's copies run from and to page-locked memory where it can be had (up to
+         * what an exec would lock of its own); else they are staged, and the same. */
+        if (s->k->device != SML_DEVICE_CPU && s->win.half <= SML_PROP_PIN_MAX &&
+            sml_prop_gpu_host_register((void *)s->win.img, s->win.half, 1) == SML_OK) {
+            if (sml_prop_gpu_host_register(s->win.back, s->win.half, 0) == SML_OK)
+                s->pinned = 1;
+            else
+                sml_prop_gpu_host_unregister((void *)s->win.img);
+        }
+        sml_prop_exec_use(&s->ex, s->win.img, s->win.back, s->win.half);
+    }
     return 1;
 }
 
-/* A request, the image after it, the launch, and its answer. 0 go on, -1 the stream broke. */
+/* A WINDOW frame: the memfd `passed` replaces the slot's window. -1: not a window. */
+static int take_window(serve *s, const char *p, size_t len, int passed) {
+    uint64_t half;
+    if (len != sizeof half || passed < 0) {
+        if (passed >= 0) close(passed);
+        return -1;
+    }
+    memcpy(&half, p, sizeof half);
+    if (s->ready) sml_prop_exec_use(&s->ex, NULL, NULL, 0);
+    drop_window(s);
+    sml_wk_view_map(passed, half, &s->win); /* none mapped: each launch says so */
+    return 0;
+}
+
+/* A request, the launch on the image in the window, and its answer. 0 go on, -1 the stream
+ * broke. */
 static int run_one(serve *s, const char *p, size_t len) {
     sml_wk_run_msg m;
     if (len != sizeof m) return -1;
     memcpy(&m, p, sizeof m);
     if (!sml_prop_exec_req_valid(&m.req)) return -1;
     const char *why = NULL;
-    if (!ready(s, &why)) { /* every request gets the same answer: no verdict on the kernel */
-        if (drain(s->fd, m.req.image_bytes)) return -1;
+    if (!ready(s, &why)) /* every request gets the same answer: no verdict on the kernel */
         return sml_wk_send(s->fd, SML_WK_NO_KERNEL, why, strlen(why), NULL, 0);
-    }
     sml_wk_done_msg d;
     memset(&d, 0, sizeof d);
     d.seq = m.seq;
-    sml_status st = sml_prop_exec_image(&s->ex, (size_t)m.req.image_bytes);
-    if (st != SML_OK) { /* no room for the image: the engine could not run it */
-        if (drain(s->fd, m.req.image_bytes)) return -1;
-        d.res.engine = (int32_t)st;
+    if (!s->win.img || m.req.image_bytes > s->win.half) { /* no window could be mapped */
+        d.res.engine = (int32_t)SML_ERR_OUT_OF_MEMORY;
         d.res.ran = -1;
         return sml_wk_send(s->fd, SML_WK_DONE, &d, sizeof d, NULL, 0);
     }
-    if (sml_wk_recv_all(s->fd, s->ex.img, (size_t)m.req.image_bytes)) return -1;
+    sml_status st;
     atomic_store(&s->b->seq, (long long)m.seq);
     atomic_store(&s->b->busy, 1);
     st = sml_prop_exec_launch(&s->ex, s->k, s->h, &m.req, &d.res);
@@ -88,7 +113,6 @@ static int run_one(serve *s, const char *p, size_t len) {
         d.res.ran = -1;
     }
     int r = sml_wk_send(s->fd, SML_WK_DONE, &d, sizeof d, NULL, 0);
-    if (r == 0 && d.res.n) r = sml_wk_send_all(s->fd, s->ex.back + d.res.from, (size_t)d.res.n);
     atomic_store(&s->b->busy, 0);
     return r;
 }
@@ -101,8 +125,13 @@ static int serve_slot(serve *s) {
         uint32_t type;
         char *p;
         size_t len;
-        if (sml_wk_recv(s->fd, &type, &p, &len, 4096) != 0) break;
+        int passed;
+        if (sml_wk_recv_fd(s->fd, &type, &p, &len, 4096, &passed) != 0) break;
         int r = 0;
+        if (type == SML_WK_WINDOW)
+            r = take_window(s, p, len, passed);
+        else if (passed >= 0)
+            close(passed);
         if (type == SML_WK_RUN) r = run_one(s, p, len);
         if (type == SML_WK_PING && len == sizeof(uint64_t))
             r = sml_wk_send(s->fd, SML_WK_PONG, p, len, NULL, 0);
@@ -111,9 +140,12 @@ static int serve_slot(serve *s) {
         if (quit || r != 0) break;
     }
     if (s->ready) {
+        sml_prop_exec_use(&s->ex, NULL, NULL, 0);
+        drop_window(s);
         sml_prop_exec_free(&s->ex);
         sml_handle_destroy(s->h);
     }
+    sml_wk_view_unmap(&s->win);
     return quit;
 }
 
