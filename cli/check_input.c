@@ -1,9 +1,12 @@
 /* check_input.c: `softmax-lab check --input logits.npy`: how a user reproduces a numerical
  * bug from a real model. Each selected kernel runs on the user's tensor (softmax over the
  * last axis) with the property engine's guarded, poisoned buffers; its output is judged by
- * the contract's checker against the double-precision reference, computed once per op. All
- * inputs are validated before anything is written. With --output, judge_output.c judges an
- * output made elsewhere instead. */
+ * the contract's checker against the double-precision reference, computed once per op. Run
+ * as the softmax-lab executable, each kernel runs in a worker process of its own
+ * (src/worker) and this process, which never calls a judged kernel, judges what comes back:
+ * a worker that dies, hangs or answers out of turn is that kernel's FAIL. All inputs are
+ * validated before anything is written. With --output, judge_output.c judges an output made
+ * elsewhere instead. */
 #include "check_input.h"
 
 #include <math.h>
@@ -24,6 +27,7 @@
 #include "reference/reference.h"
 #include "io/path_same.h"
 #include "softmax_lab.h"
+#include "worker/worker.h"
 
 #define ME "softmax-lab check"
 
@@ -31,6 +35,7 @@ typedef struct kres {
     const sml_kernel *k;
     sml_op op;
     const char *verdict; /* PASS FAIL ERROR SKIP */
+    int judged;          /* its output was compared (a FAIL may have none: its worker died) */
     char why[320];
     sml_check_report rep;
     sml_check_elem worst[SML_CHECK_SHOW_WORST];
@@ -98,7 +103,7 @@ static void write_json(sml_jw *w, const sml_check_input_args *a, const sml_npy *
     sml_jw_array(w);
     for (size_t i = 0; i < nres; i++) {
         const kres *r = &res[i];
-        int judged = strcmp(r->verdict, "SKIP") && strcmp(r->verdict, "ERROR");
+        int judged = r->judged;
         sml_jw_object_inline(w);
         sml_jw_kstr(w, "kernel", r->k->name);
         sml_jw_kstr(w, "op", sml_op_name(r->op));
@@ -142,7 +147,7 @@ static void print_table(const sml_npy *x, const kres *res, size_t nres) {
            "worst at: got vs want");
     for (size_t i = 0; i < nres; i++) {
         const kres *r = &res[i];
-        if (!strcmp(r->verdict, "SKIP") || !strcmp(r->verdict, "ERROR")) {
+        if (!r->judged) {
             printf("%-10s %-15s %-6s  %s\n", r->k->name, sml_op_name(r->op), r->verdict, r->why);
             continue;
         }
@@ -313,6 +318,49 @@ static int stage_output(ci_state *st, kres *r, const sml_prop_case *c) {
     return 0;
 }
 
+/* k on case c in this process (--in-process): the engine's status, the run's report. */
+static sml_status run_here(const sml_kernel *k, const sml_prop_case *c, void *out,
+                           sml_prop_run_report *run) {
+    sml_handle *h = NULL;
+    sml_prop_exec ex;
+    memset(run, 0, sizeof *run);
+    sml_status s = sml_prop_exec_init(&ex, k->device);
+    if (s == SML_OK) s = sml_handle_create(&h);
+    if (s == SML_OK) s = sml_prop_exec_run(&ex, k, h, c, 1, out, run);
+    sml_prop_exec_free(&ex);
+    sml_handle_destroy(h);
+    return s;
+}
+
+/* k on case c in a worker process of its own, as the suite runs it: the run's report, and in
+ * ended[] the worker's end after its answer (which voids the answer: it may not be the
+ * kernel's whole work). */
+static sml_status run_isolated(const sml_kernel *k, const sml_prop_case *c, double case_timeout,
+                               void *out, sml_prop_run_report *run, char *ended, size_t n) {
+    memset(run, 0, sizeof *run);
+    sml_worker_pool *pool = sml_worker_pool_new(0.0, case_timeout, 1, -1, NULL);
+    if (!pool) return SML_ERR_OUT_OF_MEMORY;
+    sml_prop_runner rn = sml_worker_runner(pool, 0);
+    sml_prop_launcher l = {0};
+    sml_status s = rn.open(rn.ctx, k, 0, &l);
+    if (s == SML_OK) {
+        sml_prop_exec ex;
+        sml_prop_exec_init_remote(&ex, k->device, l);
+        ex.phase = SML_PROP_PHASE_INPUT; /* the words of a death: "SIGSEGV on the input" */
+        ex.index = -1;
+        s = sml_prop_exec_run(&ex, k, NULL, c, 1, out, run);
+        sml_prop_run_report ping;
+        if (s == SML_OK && !run->ended && sml_prop_exec_ping(&ex, &ping) == SML_OK && ping.ended)
+            snprintf(ended, n, "%.250s", ping.where);
+        sml_prop_exec_free(&ex);
+        rn.close(rn.ctx, &l);
+    }
+    char cause[256] = "";
+    if (sml_worker_pool_finish(pool, k, cause, sizeof cause) && !ended[0] && !run->ended)
+        snprintf(ended, n, "%s", cause);
+    return s;
+}
+
 /* One kernel on the case: its verdict into r. 0, or -1 when the run must stop. */
 static int run_kernel(ci_state *st, kres *r, const sml_prop_case *c) {
     const sml_kernel *k = r->k;
@@ -321,16 +369,23 @@ static int run_kernel(ci_state *st, kres *r, const sml_prop_case *c) {
         fprintf(stderr, "\r\033[K" ME ": running %s %s ...", k->name, sml_op_name(c->op));
         fflush(stderr);
     }
-    sml_handle *h = NULL;
-    sml_prop_exec ex;
     sml_prop_run_report run;
-    memset(&run, 0, sizeof run);
-    sml_status s = sml_prop_exec_init(&ex, k->device);
-    if (s == SML_OK) s = sml_handle_create(&h);
-    if (s == SML_OK) s = sml_prop_exec_run(&ex, k, h, c, 1, st->out, &run);
-    sml_prop_exec_free(&ex);
-    sml_handle_destroy(h);
+    char ended[256] = "";
+    sml_status s = st->a->isolated
+                       ? run_isolated(k, c, st->a->case_timeout, st->out, &run, ended, sizeof ended)
+                       : run_here(k, c, st->out, &run);
     if (tty) fprintf(stderr, "\r\033[K");
+    if (s == SML_OK && (run.ended || ended[0])) {
+        if (run.ended == SML_PROP_ENDED_NOT_RUN) { /* no worker could run it: no verdict */
+            snprintf(r->why, sizeof r->why, "%.300s", run.where);
+            st->unchecked++;
+            return 0;
+        }
+        r->verdict = "FAIL"; /* it died, hung or answered out of turn: nothing to judge */
+        snprintf(r->why, sizeof r->why, "%.300s", run.ended ? run.where : ended);
+        st->broken = 1;
+        return 0;
+    }
     if (s == SML_ERR_OUT_OF_MEMORY || (s == SML_OK && run.status == SML_ERR_OUT_OF_MEMORY)) {
         /* A resource failure is no verdict on the kernel. */
         snprintf(r->why, sizeof r->why, "out of memory: not checked, no verdict on the kernel");
@@ -345,6 +400,7 @@ static int run_kernel(ci_state *st, kres *r, const sml_prop_case *c) {
         return 0;
     }
     st->judged++;
+    r->judged = 1;
     int64_t n = c->rows * c->cols;
     sml_check_against_worst(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy, st->want,
                             st->out, &r->rep, r->worst, SML_CHECK_SHOW_WORST, &r->nworst);

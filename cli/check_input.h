@@ -14,6 +14,8 @@ typedef struct sml_check_input_args {
     int dtype;            /* -1, or the dtype raw 16-bit data holds (--dtype bf16) */
     const char *save_dir; /* write each kernel's output here, or NULL */
     const char *json;     /* write the report as JSON here, or NULL */
+    int isolated;         /* each kernel runs in a worker process, judged here (src/worker) */
+    double case_timeout;  /* --case-timeout: a worker's deadline (0: derived from the size) */
 } sml_check_input_args;
 
 /* Exit code: 0 everything checked meets the contract, 1 something breaks it (a kernel

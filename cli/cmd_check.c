@@ -389,15 +389,16 @@ static int parse_args(int argc, char **argv, check_args *a) {
     return -1;
 }
 
-static int run_input(check_args *a) {
+static int run_input(check_args *a, int isolated) {
     int dt = -1;
     if (a->dts != SML_DTYPES_ALL && !sml_cli_mask_one(a->dts, &dt)) {
         fprintf(stderr, ME ": --input takes one --dtype (valid: %s), not '%s'\n", SML_CLI_DTYPES,
                 a->dt_s);
         return 2;
     }
-    sml_check_input_args ia = {a->input, a->output, a->dy,           a->kernel, a->op_s,
-                               a->ops,   dt,        a->cfg.save_dir, a->json};
+    sml_check_input_args ia = {
+        a->input,        a->output, a->dy,    a->kernel,          a->op_s, a->ops, dt,
+        a->cfg.save_dir, a->json,   isolated, a->cfg.case_timeout};
     return sml_check_input(&ia);
 }
 
@@ -917,13 +918,14 @@ int sml_cmd_check(int argc, char **argv) {
     check_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;
-    /* Outside the suite's jobs the kernels run in a worker process running this command
-     * again (src/worker/command.c): a crash, an exit or a hang is a FAIL naming the kernel.
-     * Judging an --output made elsewhere runs no kernel. */
-    if (((a.input && !a.output) || a.against || a.allow_less) && !a.in_process && !a.sanitize &&
+    /* --input runs each kernel in a worker and judges it here (check_input.c). --against
+     * runs its whole command in a worker process running this command again
+     * (src/worker/command.c): a crash, an exit or a hang is a FAIL naming the kernel. Judging
+     * an --output made elsewhere runs no kernel. */
+    if ((a.against || a.allow_less) && !a.input && !a.in_process && !a.sanitize &&
         sml_worker_command_available())
         return sml_worker_command("check", 1.0, 0, sml_cli_stdout(), sml_cli_line());
-    if (a.input) return run_input(&a);
+    if (a.input) return run_input(&a, !a.in_process && sml_worker_available());
     if (a.dy || a.output) {
         fprintf(stderr, ME ": %s goes with --input\n", a.dy ? "--dy" : "--output");
         return 2;

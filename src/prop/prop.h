@@ -109,7 +109,8 @@ enum {
     SML_PROP_PHASE_CASE,
     SML_PROP_PHASE_SHRINK,
     SML_PROP_PHASE_REGRESSION,
-    SML_PROP_PHASE_RERUN /* a failure's case run again in a fresh worker */
+    SML_PROP_PHASE_RERUN, /* a failure's case run again in a fresh worker */
+    SML_PROP_PHASE_INPUT  /* a user's own tensor (check --input) */
 };
 
 /* Where a job's kernel runs when not in the engine's own process (src/worker sets it): open

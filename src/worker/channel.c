@@ -32,6 +32,8 @@ static void doing(const sml_prop_launch_req *q, char *buf, size_t n) {
         snprintf(buf, n, "while shrinking case %lld", (long long)q->index);
     else if (q->phase == SML_PROP_PHASE_RERUN)
         snprintf(buf, n, "rerunning case %lld in a fresh worker", (long long)q->index);
+    else if (q->phase == SML_PROP_PHASE_INPUT)
+        snprintf(buf, n, "on the input");
     else if (q->phase == SML_PROP_PHASE_REGRESSION)
         snprintf(buf, n, "during saved reproducer %lld", (long long)q->index + 1);
     else

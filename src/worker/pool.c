@@ -325,13 +325,38 @@ sml_status sml_worker_suite_run(sml_prop_job *job, int slot, void *pool) {
     return job->status;
 }
 
-void sml_worker_pool_close(sml_worker_pool *p, sml_prop_job *jobs, int njobs) {
-    if (!p) return;
+/* Close every host; the kernels that ended on their own are then in p->ended. */
+static void close_hosts(sml_worker_pool *p) {
     for (wk_host *h = p->hosts, *next; h; h = next) {
         next = h->next;
         close_host(p, h, NULL);
     }
     p->hosts = NULL;
+}
+
+static void pool_free(sml_worker_pool *p) {
+    free(p->ended);
+    pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->start);
+    free(p);
+}
+
+int sml_worker_pool_finish(sml_worker_pool *p, const sml_kernel *k, char *cause, size_t n) {
+    if (!p) return 0;
+    close_hosts(p);
+    int ended = 0;
+    for (int e = 0; e < p->nended && !ended; e++)
+        if (p->ended[e].k == k) {
+            snprintf(cause, n, "%s", p->ended[e].cause);
+            ended = 1;
+        }
+    pool_free(p);
+    return ended;
+}
+
+void sml_worker_pool_close(sml_worker_pool *p, sml_prop_job *jobs, int njobs) {
+    if (!p) return;
+    close_hosts(p);
     for (int e = 0; e < p->nended; e++) {
         fprintf(stdout, "FAIL %s: %s\n", p->ended[e].k->name, p->ended[e].cause);
         for (int j = 0; j < njobs; j++) {
@@ -342,8 +367,5 @@ void sml_worker_pool_close(sml_worker_pool *p, sml_prop_job *jobs, int njobs) {
             sml_prop_result_decide(res);
         }
     }
-    free(p->ended);
-    pthread_mutex_destroy(&p->mu);
-    pthread_mutex_destroy(&p->start);
-    free(p);
+    pool_free(p);
 }

@@ -111,6 +111,9 @@ sml_prop_runner sml_worker_runner(sml_worker_pool *p, int slot);
  * in the kernel, say) is that kernel's FAIL: each job of jobs[0..njobs) with that kernel gets
  * the failure (res->events, res->verdict) and a line says so. */
 void sml_worker_pool_close(sml_worker_pool *p, sml_prop_job *jobs, int njobs);
+/* Ends every worker and frees the pool, for a command that ran one kernel through it: 1 when
+ * k's worker ended on its own after its last launch (the cause in cause[]), else 0. */
+int sml_worker_pool_finish(sml_worker_pool *p, const sml_kernel *k, char *cause, size_t n);
 
 /* The edge-shape harness's kernels in a worker process (edge_remote.c, edge_serve.c): the
  * harness (src/edge) keeps its inputs, references and every check, and the worker holds its
