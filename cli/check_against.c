@@ -18,6 +18,7 @@
 #include "json/json_write.h"
 #include "prop/against.h"
 #include "io/out_file.h"
+#include "worker/worker.h"
 
 /* The check JSON's schema with the against verdicts (runs[] as in softmax-lab-check/1). */
 #define SML_CHECK_AGAINST_SCHEMA "softmax-lab-check-against/1"
@@ -56,6 +57,17 @@ static void json_row(sml_jw *w, const sml_prop_against *a) {
     sml_jw_end(w);
 }
 
+/* End the workers: a candidate's worker that ended on its own after its last launch is the
+ * FAIL of each of its runs (sml_worker_pool_close). */
+static void close_pool(sml_worker_pool *pool, sml_prop_against *a, int n) {
+    if (!pool) return;
+    sml_prop_job *jobs = n > 0 && a ? calloc((size_t)n, sizeof *jobs) : NULL;
+    for (int i = 0; jobs && i < n; i++) jobs[i] = a[i].cand;
+    sml_worker_pool_close(pool, jobs, jobs ? n : 0);
+    for (int i = 0; jobs && i < n; i++) a[i].cand.res = jobs[i].res;
+    free(jobs);
+}
+
 int sml_check_against_cli(const sml_check_against_args *x) {
     const sml_kernel *base = sml_kernel_find(x->base);
     if (!base) {
@@ -88,8 +100,23 @@ int sml_check_against_cli(const sml_check_against_args *x) {
     fflush(stdout);
     sml_prop_against *a = NULL;
     int n = 0;
-    sml_status s =
-        sml_prop_against_run(x->cand, base, x->ops, x->dtypes, &cfg, threads, stderr, &a, &n);
+    /* Both kernels run in worker processes (src/worker) and are judged here: a crash, an exit
+     * or a hang is a FAIL of that kernel. */
+    sml_prop_suite how = {threads, 0.0, NULL, stderr, NULL, NULL, NULL, NULL};
+    sml_worker_pool *pool = NULL;
+    if (x->isolated) {
+        pool = sml_worker_pool_new(cfg.total_seconds, cfg.case_timeout, threads, -1, NULL);
+        if (!pool) {
+            fprintf(stderr, ME ": out of memory\n");
+            if (x->json) sml_out_abort(&jout);
+            return 2;
+        }
+        how.run = sml_worker_suite_run;
+        how.run_ctx = pool;
+        cfg.runner = sml_worker_runner(pool, 0);
+    }
+    sml_status s = sml_prop_against_run(x->cand, base, x->ops, x->dtypes, &cfg, &how, &a, &n);
+    close_pool(pool, a, n);
     if (s == SML_ERR_INVALID_ARG) {
         fprintf(stderr, ME ": %s and %s share no selected op and dtype\n", x->cand->name,
                 base->name);

@@ -11,6 +11,7 @@ typedef struct sml_check_against_args {
     const sml_prop_config *cfg;
     const char *json;
     int allow_less; /* --allow-less-accurate: report LESS ACCURATE, exit 0 for it */
+    int isolated;   /* the kernels run in worker processes and are judged here (src/worker) */
 } sml_check_against_args;
 
 int sml_check_against_cli(const sml_check_against_args *x);

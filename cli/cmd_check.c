@@ -402,7 +402,7 @@ static int run_input(check_args *a, int isolated) {
     return sml_check_input(&ia);
 }
 
-static int run_against(check_args *a) {
+static int run_against(check_args *a, int isolated) {
     const sml_kernel *cand = a->kernel ? sml_kernel_find(a->kernel) : NULL;
     if (!a->against || !cand) {
         fprintf(stderr,
@@ -419,7 +419,8 @@ static int run_against(check_args *a) {
         a->cfg.sizes = gp.sizes;
         if (a->cfg.max_cases == a->default_cases) a->cfg.max_cases = gp.max_cases;
     }
-    sml_check_against_args x = {cand, a->against, a->ops, a->dts, &a->cfg, a->json, a->allow_less};
+    sml_check_against_args x = {cand,    a->against, a->ops,        a->dts,
+                                &a->cfg, a->json,    a->allow_less, isolated};
     return sml_check_against_cli(&x);
 }
 
@@ -918,20 +919,17 @@ int sml_cmd_check(int argc, char **argv) {
     check_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;
-    /* --input runs each kernel in a worker and judges it here (check_input.c). --against
-     * runs its whole command in a worker process running this command again
-     * (src/worker/command.c): a crash, an exit or a hang is a FAIL naming the kernel. Judging
-     * an --output made elsewhere runs no kernel. */
-    if ((a.against || a.allow_less) && !a.input && !a.in_process && !a.sanitize &&
-        sml_worker_command_available())
-        return sml_worker_command("check", 1.0, 0, sml_cli_stdout(), sml_cli_line());
-    if (a.input) return run_input(&a, !a.in_process && sml_worker_available());
+    /* --input and --against run each kernel in a worker process and judge it here
+     * (check_input.c, check_against.c): a crash, an exit or a hang is a FAIL naming the
+     * kernel. Judging an --output made elsewhere runs no kernel. */
+    int isolated = !a.in_process && sml_worker_available();
+    if (a.input) return run_input(&a, isolated);
     if (a.dy || a.output) {
         fprintf(stderr, ME ": %s goes with --input\n", a.dy ? "--dy" : "--output");
         return 2;
     }
     if (regressions_unreadable(&a.cfg, a.skip_bad)) return 2;
     if (a.sanitize) return run_sanitize(&a);
-    if (a.against || a.allow_less) return run_against(&a);
+    if (a.against || a.allow_less) return run_against(&a, isolated);
     return run_suite(&a);
 }

@@ -25,12 +25,16 @@ static void shared_limits(const sml_kernel *a, const sml_kernel *b, sml_kernel *
     out->max_cols = hi;
 }
 
-/* The agreement verdict of kernel k on case c (for the reproducer's message). */
-static double agreement_on(const sml_kernel *k, const sml_prop_case *c, char *msg, size_t n) {
+/* The agreement verdict of kernel k on case c (for the reproducer's message), run where the
+ * suite ran it (cfg->runner: a worker). */
+static double agreement_on(const sml_kernel *k, const sml_prop_case *c, const sml_prop_config *cfg,
+                           char *msg, size_t n) {
     sml_prop_env env;
     double r = NAN;
     msg[0] = 0;
-    if (sml_prop_env_init(&env, k, NULL) == SML_OK) {
+    sml_prop_launcher l = {0};
+    if (cfg->runner.open && cfg->runner.open(cfg->runner.ctx, k, 0, &l) != SML_OK) return r;
+    if (sml_prop_env_init(&env, k, cfg->runner.open ? &l : NULL) == SML_OK) {
         sml_prop_eval e;
         sml_prop_verdict v;
         sml_prop_eval_begin(&e, &env, c);
@@ -40,6 +44,7 @@ static double agreement_on(const sml_kernel *k, const sml_prop_case *c, char *ms
         snprintf(msg, n, "%s", v.msg);
     }
     sml_prop_env_free(&env);
+    if (cfg->runner.open) cfg->runner.close(cfg->runner.ctx, &l);
     return r;
 }
 
@@ -52,8 +57,8 @@ static void save_loss(sml_prop_against *a, const sml_prop_config *cfg) {
                           &at.sizes, &c) != SML_OK)
         return;
     char mc[384], mb[384];
-    double rc = agreement_on(&a->cand_k, &c, mc, sizeof mc);
-    double rb = agreement_on(&a->base_k, &c, mb, sizeof mb);
+    double rc = agreement_on(&a->cand_k, &c, cfg, mc, sizeof mc);
+    double rb = agreement_on(&a->base_k, &c, cfg, mb, sizeof mb);
     char msg[sizeof mc + 128]; /* the message around mc, whole */
     snprintf(msg, sizeof msg, "accuracy: %.3g of the bound on %s, %.3g on %s: %s", rc,
              a->cand_k.name, rb, a->base_k.name, mc);
@@ -120,8 +125,8 @@ static void judge(sml_prop_against *a, const sml_prop_config *cfg) {
 }
 
 sml_status sml_prop_against_run(const sml_kernel *cand, const sml_kernel *base, unsigned ops,
-                                unsigned dtypes, const sml_prop_config *cfg, int threads,
-                                FILE *progress, sml_prop_against **out, int *n) {
+                                unsigned dtypes, const sml_prop_config *cfg,
+                                const sml_prop_suite *how, sml_prop_against **out, int *n) {
     if (!cand || !base || !cfg || !out || !n) return SML_ERR_NULL_POINTER;
     *out = NULL;
     *n = 0;
@@ -154,6 +159,7 @@ sml_status sml_prop_against_run(const sml_kernel *cand, const sml_kernel *base, 
                 return SML_ERR_OUT_OF_MEMORY;
             }
             sml_prop_config c = *cfg;
+            c.runner = (sml_prop_runner){0}; /* the suite's run gives each job its own */
             c.ramp_by_time = 0; /* the case sequence must not depend on either kernel's speed */
             c.case_ratio = x->cand_ratio;
             c.case_cap = cap;
@@ -164,8 +170,9 @@ sml_status sml_prop_against_run(const sml_kernel *cand, const sml_kernel *base, 
         free(jobs);
         return SML_ERR_INVALID_ARG;
     }
-    sml_prop_suite suite = {
-        threads, cfg->total_seconds, "check (candidate)", progress, NULL, NULL, NULL, NULL};
+    sml_prop_suite suite = *how;
+    suite.total_seconds = cfg->total_seconds;
+    suite.label = "check (candidate)";
     for (int i = 0; i < m; i++) jobs[i] = a[i].cand;
     sml_status s = sml_prop_suite_run(&suite, jobs, m);
     for (int i = 0; i < m && s == SML_OK; i++) {

@@ -31,11 +31,14 @@ typedef struct sml_prop_against {
 } sml_prop_against;
 
 /* Run cand against base for every op in `ops` and dtype in `dtypes` (bit masks) that both
- * kernels take, `threads` runs side by side. *out gets the array (sml_prop_against_free).
- * SML_ERR_INVALID_ARG when the two have no op and dtype in common. */
+ * kernels take, `how` saying how many run side by side, where (its run and run_ctx: worker
+ * processes, src/worker) and where the progress line goes. Where the kernels run in workers,
+ * cfg->runner is thread 0's runner, which the reproducer's two agreement runs use. *out gets
+ * the array (sml_prop_against_free). SML_ERR_INVALID_ARG when the two have no op and dtype in
+ * common. */
 sml_status sml_prop_against_run(const sml_kernel *cand, const sml_kernel *base, unsigned ops,
-                                unsigned dtypes, const sml_prop_config *cfg, int threads,
-                                FILE *progress, sml_prop_against **out, int *n);
+                                unsigned dtypes, const sml_prop_config *cfg,
+                                const sml_prop_suite *how, sml_prop_against **out, int *n);
 void sml_prop_against_free(sml_prop_against *a, int n);
 
 #endif

@@ -1,6 +1,5 @@
-/* command.c: a whole command in a worker process, for the commands that run kernels outside
- * the property suite's jobs (check --input, check --against, bench, the edge-shape
- * harness). The supervisor runs this program again with the same command line plus
+/* command.c: a whole command in a worker process, for the command that runs kernels outside
+ * the property suite's jobs and judges them there (bench). The supervisor runs this program again with the same command line plus
  * --in-process (or, where SML_COMMAND_ARGV names a program, that program with the command
  * line given to sml_cli_main: the Python binding's `python3 -m softmax_lab`). The child
  * announces each kernel call on a pipe (sml_call_watch: one write a call, a fixed-size

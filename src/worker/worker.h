@@ -127,7 +127,7 @@ sml_edge_remote sml_worker_edge_remote(sml_wk_edge *e);
 void sml_worker_edge_free(sml_wk_edge *e);
 
 /* A whole command in a worker process (command.c), for the commands that run kernels
- * outside the suite's jobs: check --input and --against, bench, the edge-shape harness.
+ * outside the suite's jobs and judge them there: bench.
  * available: this program can run itself again (it is softmax-lab or
  * softmax-lab-edge-shapes, or SML_COMMAND_ARGV names the program to run by its absolute
  * path, and it is not itself such a worker). sml_worker_command runs `line` (the command's
