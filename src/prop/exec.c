@@ -281,12 +281,14 @@ static sml_status room(sml_prop_exec *e, size_t total, char *where, size_t wn) {
         return SML_ERR_OUT_OF_MEMORY;
     }
     sml_status s;
-    if (e->remote.window) { /* the launcher's shared memory: the worker reads and writes there */
-        if ((s = e->remote.window(e->remote.ctx, total, &e->img, &e->back)) != SML_OK) return s;
-        e->cap_img = e->cap_back = total;
-        e->external = 1;
+    unsigned char *img, *back;
+    /* The launcher's shared memory where it has some (the worker reads and writes there), else
+     * this exec's own. */
+    if (e->remote.window && e->remote.window(e->remote.ctx, total, &img, &back) == SML_OK) {
+        sml_prop_exec_use(e, img, back, total);
         return SML_OK;
     }
+    if (e->external) sml_prop_exec_use(e, NULL, NULL, 0);
     if ((s = grow_host(e, &e->img, &e->cap_img, &e->img_pinned, total)) != SML_OK) return s;
     return grow_host(e, &e->back, &e->cap_back, &e->back_pinned, total);
 }
@@ -473,6 +475,12 @@ int sml_prop_exec_req_valid(const sml_prop_launch_req *req) {
     if (!sml_prop_case_in_bounds(&c, why, sizeof why)) return 0;
     layout L = layout_of(sh);
     return req->image_bytes == L.total;
+}
+
+sml_status sml_prop_exec_image(sml_prop_exec *e, size_t bytes) {
+    if (e->external) sml_prop_exec_use(e, NULL, NULL, 0);
+    char why[192];
+    return room(e, bytes, why, sizeof why);
 }
 
 void sml_prop_exec_use(sml_prop_exec *e, const unsigned char *img, unsigned char *back,

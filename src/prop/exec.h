@@ -191,7 +191,9 @@ void sml_prop_exec_expect(const sml_prop_launch_req *req, int32_t status, uint64
 /* A worker's side of a launch (src/worker): run req on the image already in e->img (at least
  * req->image_bytes) and leave what comes back in e->back at [res->from, res->from + res->n).
  * sml_prop_exec_use lends the exec an image and an answer buffer of `cap` bytes each (a
- * worker's window), or with NULL takes them back (the exec has none until its next use). */
+ * worker's window), or with NULL takes them back (the exec has none until its next use);
+ * sml_prop_exec_image gives it buffers of its own of at least `bytes` instead. */
+sml_status sml_prop_exec_image(sml_prop_exec *e, size_t bytes);
 void sml_prop_exec_use(sml_prop_exec *e, const unsigned char *img, unsigned char *back, size_t cap);
 sml_status sml_prop_exec_launch(sml_prop_exec *e, const sml_kernel *k, sml_handle *h,
                                 const sml_prop_launch_req *req, sml_prop_launch_res *res);

@@ -6,8 +6,8 @@
  * cause, and whose it was). Each slot has its own socket, carrying frames [u32 type][u32
  * length][payload] both ways, and its window (window.h): a RUN frame's image lies in the
  * window's first half, and the bytes a DONE frame names in its second, checked against what
- * the request allows before a byte is read. (The edge worker's frames carry their bytes
- * raw.) Nothing on the board, in a frame or in a window decides a verdict: the supervisor
+ * the request allows before a byte is read. (Where no window can be had, and in the edge
+ * worker's frames, the bytes follow their frames raw.) Nothing on the board, in a frame or in a window decides a verdict: the supervisor
  * judges the bytes that come back itself, and reads the board only to say how a worker
  * ended. */
 #ifndef SML_WORKER_BOARD_H
@@ -77,6 +77,9 @@ typedef struct sml_wk_edge_done {
 typedef struct sml_wk_run_msg {
     uint64_t seq;
     sml_prop_launch_req req;
+    uint64_t inline_bytes; /* 0: the image lies in the slot's window; else it follows the frame
+                              raw (req.image_bytes of it), and the answer's bytes follow the
+                              DONE frame: the fallback where no window can be had */
 } sml_wk_run_msg;
 
 typedef struct sml_wk_done_msg {

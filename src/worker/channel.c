@@ -98,27 +98,34 @@ static t_end read_answer(const wk_chan *c, int fd, uint64_t seq, const sml_prop_
                  (unsigned long long)from);
         return T_FORGED;
     }
-    (void)fd;
-    if (want && back != answer_half(c)) memcpy(back + from, answer_half(c) + from, (size_t)want);
+    if (c->inline_sent) {
+        if (want && sml_wk_recv_all(fd, back + from, (size_t)want)) return T_BROKE;
+    } else if (want && back != answer_half(c)) {
+        memcpy(back + from, answer_half(c) + from, (size_t)want);
+    }
     d.res.error[sizeof d.res.error - 1] = 0;
     memcpy(res, &d.res, offsetof(sml_prop_launch_res, ended));
     return T_GOT;
 }
 
-/* The request q on the channel's host, its image in the channel's window (the window sent
- * first where the slot holds another): 1 sent, 0 the socket broke. */
+/* The request q on the channel's host, its image (c->image) in the channel's window (the
+ * window sent first where the slot holds another), or after the frame where it is not in
+ * one: 1 sent, 0 the socket broke. */
 static int send_request(wk_chan *c, const sml_prop_launch_req *q) {
     int fd = c->host->w.sock[c->slot];
     uint64_t seq = ++c->seq;
+    c->inline_sent = 0;
     if (q->kind == SML_PROP_LAUNCH_PING)
         return sml_wk_send(fd, SML_WK_PING, &seq, sizeof seq, NULL, 0) == 0;
-    if (c->host->win[c->slot] != c->win.id) {
+    c->inline_sent = !c->win.base || c->image != c->win.base;
+    if (!c->inline_sent && c->host->win[c->slot] != c->win.id) {
         uint64_t half = c->win.half;
         if (sml_wk_send_fd(fd, SML_WK_WINDOW, &half, sizeof half, c->win.fd)) return 0;
         c->host->win[c->slot] = c->win.id;
     }
-    sml_wk_run_msg m = {seq, *q};
-    return sml_wk_send(fd, SML_WK_RUN, &m, sizeof m, NULL, 0) == 0;
+    sml_wk_run_msg m = {seq, *q, c->inline_sent ? q->image_bytes : 0};
+    return sml_wk_send(fd, SML_WK_RUN, &m, sizeof m, NULL, 0) == 0 &&
+           (!c->inline_sent || sml_wk_send_all(fd, c->image, (size_t)q->image_bytes) == 0);
 }
 
 sml_status sml_wk_chan_window(void *ctx, size_t bytes, unsigned char **img, unsigned char **back) {
@@ -132,14 +139,16 @@ sml_status sml_wk_chan_window(void *ctx, size_t bytes, unsigned char **img, unsi
     return SML_OK;
 }
 
-/* The image of q in the channel's window (copied there when it lies elsewhere): 0, or -1 when
- * there is no room for it. */
-static int place_image(wk_chan *c, const sml_prop_launch_req *q, const unsigned char *image) {
-    if (q->kind == SML_PROP_LAUNCH_PING || image == c->win.base) return 0;
+/* The image of q, in the channel's window where one can be had (copied there when it lies
+ * elsewhere), else where it is (it then goes through the socket). */
+static const unsigned char *place_image(wk_chan *c, const sml_prop_launch_req *q,
+                                        const unsigned char *image) {
     unsigned char *img, *back;
-    if (sml_wk_chan_window(c, (size_t)q->image_bytes, &img, &back) != SML_OK) return -1;
+    if (q->kind == SML_PROP_LAUNCH_PING || image == c->win.base ||
+        sml_wk_chan_window(c, (size_t)q->image_bytes, &img, &back) != SML_OK)
+        return image;
     memcpy(img, image, (size_t)q->image_bytes);
-    return 0;
+    return img;
 }
 
 /* The answer to the request just sent (sent: whether it went), within `seconds`. */
@@ -186,6 +195,7 @@ static void alone(wk_chan *c, const sml_prop_launch_req *q, double seconds, doub
                     .own = 1,
                     .slot = -1,
                     .status = -1,
+                    .image = c->image,
                     .win = c->win};
     wk_host *h = sml_wk_pool_attach(c->pool, &solo, why, sizeof why);
     if (!h) {
@@ -238,8 +248,7 @@ sml_status sml_wk_chan_send(void *ctx, const sml_prop_launch_req *q, const unsig
     wk_chan *c = ctx;
     c->why[0] = 0;
     c->sent = 0;
-    c->noroom = place_image(c, q, image) != 0;
-    if (c->noroom) return SML_OK;
+    c->image = place_image(c, q, image);
     c->sent_to = sml_wk_pool_attach(c->pool, c, c->why, sizeof c->why);
     if (c->sent_to) c->sent = send_request(c, q);
     return SML_OK;
@@ -248,16 +257,12 @@ sml_status sml_wk_chan_send(void *ctx, const sml_prop_launch_req *q, const unsig
 sml_status sml_wk_chan_recv(void *ctx, const sml_prop_launch_req *q, const unsigned char *image,
                             sml_prop_launch_res *res, unsigned char *back) {
     wk_chan *c = ctx;
-    (void)image; /* it lies in the window (sml_wk_chan_send put it there) */
+    (void)image; /* sml_wk_chan_send kept where it lies */
     memset(res, 0, sizeof *res);
     res->ran = -1;
     char at[96], detail[256] = "";
     doing(q, at, sizeof at);
     double D = sml_wk_pool_deadline(c->pool, q);
-    if (c->noroom) { /* the supervisor's own failure: no verdict on the kernel */
-        res->engine = SML_ERR_OUT_OF_MEMORY;
-        return SML_OK;
-    }
     wk_host *h = c->sent_to;
     if (!h) {
         end_with(res, SML_PROP_ENDED_NOT_RUN, "cannot start the kernel's worker: %.250s%s", c->why,

@@ -25,8 +25,10 @@ typedef struct wk_chan {
     int unasked;      /* ... and 1 when that host had ended before it was told to quit */
     wk_host *sent_to; /* sml_wk_chan_send's host (NULL: none could start; why[] says why) */
     int sent;         /* ... and 1 when the request went out whole */
-    int noroom;       /* ... or 0 because its image had no room in the window */
-    wk_window win;    /* its images and answers (a channel run alone borrows its job's) */
+    const unsigned char *image; /* ... its image (the caller keeps it until the answer) */
+    int inline_sent;            /* ... which went through the socket, and so comes its answer: no
+                         window could be had (a file-size limit holds memfds too) */
+    wk_window win;              /* its images and answers (a channel run alone borrows its job's) */
     char why[512];
 } wk_chan;
 

@@ -42,6 +42,17 @@ static void drop_window(serve *s) {
     sml_wk_view_unmap(&s->win);
 }
 
+/* Read the n bytes of an image that will not be run. */
+static int drain(int fd, uint64_t n) {
+    char sink[65536];
+    while (n) {
+        size_t k = n < sizeof sink ? (size_t)n : sizeof sink;
+        if (sml_wk_recv_all(fd, sink, k)) return -1;
+        n -= k;
+    }
+    return 0;
+}
+
 /* The kernel and its device, ready on this slot; 0, or why not in *why. */
 static int ready(serve *s, const char **why) {
     if (!s->k) {
@@ -56,18 +67,6 @@ static int ready(serve *s, const char **why) {
         }
         s->ready = 1;
     }
-    if (s->win.img && s->ex.img != s->win.img) {
-        /* A GPU kernel's copies run from and to page-locked memory where it can be had (up to
-         * what an exec would lock of its own); else they are staged, and the same. */
-        if (s->k->device != SML_DEVICE_CPU && s->win.half <= SML_PROP_PIN_MAX &&
-            sml_prop_gpu_host_register((void *)s->win.img, s->win.half, 1) == SML_OK) {
-            if (sml_prop_gpu_host_register(s->win.back, s->win.half, 0) == SML_OK)
-                s->pinned = 1;
-            else
-                sml_prop_gpu_host_unregister((void *)s->win.img);
-        }
-        sml_prop_exec_use(&s->ex, s->win.img, s->win.back, s->win.half);
-    }
     return 1;
 }
 
@@ -79,40 +78,72 @@ static int take_window(serve *s, const char *p, size_t len, int passed) {
         return -1;
     }
     memcpy(&half, p, sizeof half);
-    if (s->ready) sml_prop_exec_use(&s->ex, NULL, NULL, 0);
+    if (s->ready && s->ex.external) sml_prop_exec_use(&s->ex, NULL, NULL, 0);
     drop_window(s);
-    sml_wk_view_map(passed, half, &s->win); /* none mapped: each launch says so */
+    if (sml_wk_view_map(passed, half, &s->win) != 0) return 0; /* each launch then says so */
+    /* A GPU kernel's copies run from and to page-locked memory where it can be had (up to
+     * what an exec would lock of its own); else they are staged, and the same. */
+    if (s->k && s->k->device != SML_DEVICE_CPU && half <= SML_PROP_PIN_MAX &&
+        sml_prop_gpu_host_register((void *)s->win.img, s->win.half, 1) == SML_OK) {
+        if (sml_prop_gpu_host_register(s->win.back, s->win.half, 0) == SML_OK)
+            s->pinned = 1;
+        else
+            sml_prop_gpu_host_unregister((void *)s->win.img);
+    }
     return 0;
 }
 
-/* A request, the launch on the image in the window, and its answer. 0 go on, -1 the stream
- * broke. */
+/* The image of request m where the launch reads it: the window, or (sent raw after the
+ * frame) the exec's own memory. SML_OK, the worker's own failure (the image read and
+ * dropped), or -1 in *broke when the stream broke. */
+static sml_status take_image(serve *s, const sml_wk_run_msg *m, int *broke) {
+    *broke = 0;
+    uint64_t n = m->req.image_bytes;
+    if (m->inline_bytes) {
+        sml_status st = sml_prop_exec_image(&s->ex, (size_t)n);
+        if (st != SML_OK) {
+            *broke = drain(s->fd, n) != 0;
+            return st;
+        }
+        *broke = sml_wk_recv_all(s->fd, s->ex.img, (size_t)n) != 0;
+        return SML_OK;
+    }
+    if (!s->win.img || n > s->win.half) return SML_ERR_OUT_OF_MEMORY; /* no window mapped */
+    if (s->ex.img != s->win.img) sml_prop_exec_use(&s->ex, s->win.img, s->win.back, s->win.half);
+    return SML_OK;
+}
+
+/* A request, the launch on its image, and its answer. 0 go on, -1 the stream broke. */
 static int run_one(serve *s, const char *p, size_t len) {
     sml_wk_run_msg m;
     if (len != sizeof m) return -1;
     memcpy(&m, p, sizeof m);
-    if (!sml_prop_exec_req_valid(&m.req)) return -1;
+    if (!sml_prop_exec_req_valid(&m.req) || (m.inline_bytes && m.inline_bytes != m.req.image_bytes))
+        return -1;
     const char *why = NULL;
-    if (!ready(s, &why)) /* every request gets the same answer: no verdict on the kernel */
+    if (!ready(s, &why)) { /* every request gets the same answer: no verdict on the kernel */
+        if (m.inline_bytes && drain(s->fd, m.inline_bytes)) return -1;
         return sml_wk_send(s->fd, SML_WK_NO_KERNEL, why, strlen(why), NULL, 0);
+    }
     sml_wk_done_msg d;
     memset(&d, 0, sizeof d);
     d.seq = m.seq;
-    if (!s->win.img || m.req.image_bytes > s->win.half) { /* no window could be mapped */
-        d.res.engine = (int32_t)SML_ERR_OUT_OF_MEMORY;
-        d.res.ran = -1;
-        return sml_wk_send(s->fd, SML_WK_DONE, &d, sizeof d, NULL, 0);
+    int broke;
+    sml_status st = take_image(s, &m, &broke);
+    if (broke) return -1;
+    if (st == SML_OK) {
+        atomic_store(&s->b->seq, (long long)m.seq);
+        atomic_store(&s->b->busy, 1);
+        st = sml_prop_exec_launch(&s->ex, s->k, s->h, &m.req, &d.res);
     }
-    sml_status st;
-    atomic_store(&s->b->seq, (long long)m.seq);
-    atomic_store(&s->b->busy, 1);
-    st = sml_prop_exec_launch(&s->ex, s->k, s->h, &m.req, &d.res);
     if (st != SML_OK) { /* the worker's own failure (a transfer, memory): no bytes come back */
         memset(&d.res, 0, sizeof d.res);
         d.res.engine = (int32_t)st;
         d.res.ran = -1;
     }
     int r = sml_wk_send(s->fd, SML_WK_DONE, &d, sizeof d, NULL, 0);
+    if (r == 0 && m.inline_bytes && d.res.n)
+        r = sml_wk_send_all(s->fd, s->ex.back + d.res.from, (size_t)d.res.n);
     atomic_store(&s->b->busy, 0);
     return r;
 }

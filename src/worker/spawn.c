@@ -236,8 +236,9 @@ sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, 
         close_all(w->sock, w->nslots);
         if (w->board) munmap(w->board, w->board_bytes);
         w->board = NULL;
-        snprintf(why, n, "%s: %s", had_env ? "fork" : "cannot set up the worker's board",
-                 strerror(err));
+        snprintf(why, n, "%s: %s%s", had_env ? "fork" : "cannot set up the worker's board",
+                 strerror(err),
+                 err == EFBIG ? " (the file-size limit, ulimit -f, holds shared memory too)" : "");
         return SML_ERR_IO;
     }
     w->pid = pid;
