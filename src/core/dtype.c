@@ -1,11 +1,13 @@
 /* dtype.c: exact conversions between double and the 16-bit formats, element access for
  * every sml_dtype, and ulp arithmetic.
  *
- * One generic encoder serves fp16 and bf16: it scales the value by the quantum of its
- * binade (an exact power-of-two scaling), rounds once with rint() (round-to-nearest-even in
- * the default rounding mode) and rebuilds the bit pattern. Because the rounding happens on
- * the double itself, double -> fp16 never rounds twice, and float -> fp16 is the same path
- * (float -> double is exact). */
+ * One generic encoder serves fp16 and bf16: it takes the double's 53-bit significand and
+ * binade from its bit pattern, shifts the significand down to the target's quantum and
+ * rounds once, to nearest with ties to even, from the bits shifted out, then rebuilds the
+ * bit pattern. Because the rounding happens on the double itself, double -> fp16 never
+ * rounds twice, and float -> fp16 is the same path (float -> double is exact). Decoding
+ * builds the double's bit pattern directly. Both are integer work only: they run once per
+ * element of every case the suite judges, and libm's frexp/ldexp cost several times more. */
 #include "core/dtype.h"
 
 #include <float.h>
@@ -21,41 +23,64 @@ typedef struct fmt16 {
 static const fmt16 HALF = {10, 5, 0x7E00};
 static const fmt16 BF16 = {7, 8, 0x7FC0};
 
+#define D_MANT ((uint64_t)1 << 52) /* the double's implicit bit */
+#define D_QNAN 0x7FF8000000000000ull
+#define D_INF  0x7FF0000000000000ull
+#define D_MAG  0x7FFFFFFFFFFFFFFFull
+
 static int fmt_emin(const fmt16 *f) { return 2 - (1 << (f->ebits - 1)); } /* 1 - bias */
 
+static double from_bits(uint64_t b) {
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+static uint64_t to_bits(double d) {
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return b;
+}
+
+/* 2^k for k in double's normal range [-1022, 1023]. */
+static double pow2(int k) { return from_bits((uint64_t)(k + 1023) << 52); }
+
 static double decode16(const fmt16 *f, uint16_t bits) {
-    int sign = bits >> 15;
-    int exp = (bits >> f->mbits) & ((1 << f->ebits) - 1);
-    int mant = bits & ((1 << f->mbits) - 1);
-    double v;
-    if (exp == (1 << f->ebits) - 1)
-        v = mant ? NAN : INFINITY;
-    else if (exp == 0)
-        v = ldexp((double)mant, fmt_emin(f) - f->mbits);
-    else
-        v = ldexp((double)(mant | (1 << f->mbits)), exp - (1 << (f->ebits - 1)) + 1 - f->mbits);
-    return sign ? -v : v;
+    uint64_t sign = (uint64_t)(bits >> 15) << 63;
+    unsigned exp = (bits >> f->mbits) & ((1u << f->ebits) - 1);
+    uint64_t mant = bits & ((1u << f->mbits) - 1);
+    if (exp == (1u << f->ebits) - 1) return from_bits(sign | (mant ? D_QNAN : D_INF));
+    if (exp == 0) { /* subnormal (or zero): mant quanta of the smallest binade, exactly */
+        double v = (double)mant * pow2(fmt_emin(f) - f->mbits);
+        return sign ? -v : v;
+    }
+    int e = (int)exp + fmt_emin(f) - 1; /* the binade: value = 1.mant * 2^e */
+    return from_bits(sign | (uint64_t)(e + 1023) << 52 | mant << (52 - f->mbits));
 }
 
 static uint16_t encode16(const fmt16 *f, double d) {
-    uint16_t sign = signbit(d) ? 0x8000 : 0;
+    uint64_t b = to_bits(d), mag = b & D_MAG;
+    uint16_t sign = b >> 63 ? 0x8000 : 0;
     uint16_t inf_bits = (uint16_t)(((1 << f->ebits) - 1) << f->mbits);
-    if (isnan(d)) return sign | f->qnan;
-    double a = fabs(d);
-    if (isinf(a)) return sign | inf_bits;
-    if (a == 0.0) return sign;
-    int e2;
-    (void)frexp(a, &e2); /* a = m * 2^e2, m in [0.5, 1): binade exponent e2 - 1 */
-    int e = e2 - 1;
-    if (e < fmt_emin(f)) e = fmt_emin(f); /* subnormals share the smallest binade's quantum */
-    /* a / quantum is exact (power-of-two scaling of a double far from double's limits). */
-    double q = rint(ldexp(a, f->mbits - e));
-    /* bits = (e - emin) * 2^mbits + q: a carry out of the mantissa (q = 2^(mbits+1)) moves to
+    if (mag > D_INF) return sign | f->qnan;
+    if (mag == D_INF) return sign | inf_bits;
+    /* A double subnormal (or zero) is far below half the smallest 16-bit subnormal. */
+    if (mag < D_MANT) return sign;
+    int e = (int)(mag >> 52) - 1023; /* |d| = m * 2^(e - 52), m in [2^52, 2^53) */
+    uint64_t m = (mag & (D_MANT - 1)) | D_MANT;
+    int emin = fmt_emin(f), eq = e < emin ? emin : e; /* subnormals share emin's quantum */
+    /* q = |d| / 2^(eq - mbits) = m / 2^shift, rounded to nearest, ties to even. */
+    int shift = 52 - f->mbits + (eq - e);
+    if (shift > 54) return sign; /* below half the smallest subnormal: rounds to zero */
+    uint64_t q = m >> shift, rest = m & (((uint64_t)1 << shift) - 1),
+             half = (uint64_t)1 << (shift - 1);
+    if (rest > half || (rest == half && (q & 1))) q++;
+    /* bits = (eq - emin) * 2^mbits + q: a carry out of the mantissa (q = 2^(mbits+1)) moves to
      * the next binade by itself, and q = 2^mbits in the subnormal binade is the smallest
      * normal. */
-    double bits = ldexp((double)(e - fmt_emin(f)), f->mbits) + q;
-    if (bits >= (double)inf_bits) return sign | inf_bits;
-    return sign | (uint16_t)bits;
+    uint64_t out = ((uint64_t)(eq - emin) << f->mbits) + q;
+    if (out >= inf_bits) return sign | inf_bits;
+    return sign | (uint16_t)out;
 }
 
 double sml_half_to_double(uint16_t h) { return decode16(&HALF, h); }
@@ -102,12 +127,8 @@ double sml_ulp(sml_dtype dt, double v) {
     double top = sml_dtype_max(dt);
     if (a > top) a = top;
     int e = min_exp(dt);
-    if (a >= sml_dtype_min_normal(dt)) {
-        int e2;
-        (void)frexp(a, &e2);
-        e = e2 - 1;
-    }
-    return ldexp(1.0, e - mant_bits(dt));
+    if (a >= sml_dtype_min_normal(dt)) e = (int)(to_bits(a) >> 52) - 1023; /* a's binade */
+    return pow2(e - mant_bits(dt));
 }
 
 /* A signed integer that orders the finite values of dt and counts steps between them. */
@@ -149,5 +170,5 @@ double sml_dtype_min_normal(sml_dtype dt) {
 }
 
 double sml_dtype_eps(sml_dtype dt) {
-    return (unsigned)dt < SML_DTYPE_COUNT ? ldexp(1.0, -mant_bits(dt)) : NAN;
+    return (unsigned)dt < SML_DTYPE_COUNT ? pow2(-mant_bits(dt)) : NAN;
 }

@@ -1,7 +1,8 @@
 /* test_dtype.c: the conversions and ulp arithmetic of src/core/dtype.c, exhaustively where
  * that is possible: every fp16 and bf16 bit pattern round-trips, every rounding tie between
  * neighbouring 16-bit values goes to the even one (from double and from float), and random
- * values agree with an independent oracle (a search over the sorted table of all values). */
+ * values agree with an independent oracle (a search over the sorted table of all values),
+ * and every pattern decodes to the value the float bits or the compiler's _Float16 give. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -222,6 +223,34 @@ static void bf16_vs_bits(unit_run *u) {
                 (long long)bad, (unsigned)first);
 }
 
+/* Every 16-bit pattern decoded against what does not use dtype.c: bf16 is the top half of a
+ * float, and fp16 the compiler's _Float16 where it has one. */
+static void decode_vs_independent(unit_run *u) {
+    int64_t bad = 0;
+    uint32_t first = 0;
+    for (uint32_t b = 0; b < 65536; b++) {
+        uint32_t fbits = b << 16;
+        float fl;
+        memcpy(&fl, &fbits, sizeof fl);
+        double got = sml_bf16_to_double((uint16_t)b);
+        int ok = isnan(fl) ? isnan(got) && !signbit(got) == !signbit(fl)
+                           : memcmp(&got, &(double){fl}, sizeof got) == 0;
+#ifdef __FLT16_MAX__
+        _Float16 h;
+        uint16_t hb = (uint16_t)b;
+        memcpy(&h, &hb, sizeof h);
+        double hd = (double)h, hgot = sml_half_to_double(hb);
+        ok = ok && (isnan(hd) ? isnan(hgot) && !signbit(hgot) == !signbit(hd)
+                              : memcmp(&hgot, &hd, sizeof hd) == 0);
+#endif
+        if (!ok && bad++ == 0) first = b;
+    }
+    UNIT_EXPECT(u, bad == 0,
+                "%lld of 65536 bit patterns decode differently from the float / _Float16 "
+                "value (first 0x%04x)",
+                (long long)bad, (unsigned)first);
+}
+
 static void ulps(unit_run *u) {
     int64_t bad = 0;
     const char *what = "";
@@ -301,5 +330,6 @@ int main(int argc, char **argv) {
     if (unit_case(&u, 10, NULL)) ulps(&u);
     if (unit_case(&u, 11, &s)) load_store(&u, s);
     if (unit_case(&u, 12, NULL)) constants(&u);
+    if (unit_case(&u, 13, NULL)) decode_vs_independent(&u);
     return sml_tally_finish(&u.tally);
 }
