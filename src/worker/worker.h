@@ -3,7 +3,8 @@
  * kernel's launch gave back, which it judges itself against its own double-precision
  * reference. A worker is the softmax-lab binary (or the Python binding) re-executed with the
  * hidden command `__worker` for one kernel: it takes launches (a case's layout as an image,
- * prop/exec.h) over a socket per slot, runs the kernel and sends back what came out. The
+ * prop/exec.h) over a socket per slot, the image in the slot's window (window.h), runs the
+ * kernel and answers with what came out. The
  * property engine runs in the supervisor with a launcher that sends each of its launches to
  * the kernel's worker (pool.c, channel.c): cases, references, comparisons, shrinking and
  * reproducers all stay on the supervisor's side.
