@@ -13,13 +13,15 @@
 #include <stdint.h>
 
 typedef struct wk_window {
-    int fd;              /* the memfd (-1: none yet) */
-    unsigned char *base; /* the supervisor's mapping: the image at base, the answer at base + half */
-    size_t half;         /* bytes of each half, a whole number of pages */
-    uint64_t id;         /* which window a worker's slot holds (unique in the pool; 0: none) */
+    int fd; /* the memfd (-1: none yet) */
+    unsigned char
+        *base;   /* the supervisor's mapping: the image at base, the answer at base + half */
+    size_t half; /* bytes of each half, a whole number of pages */
+    uint64_t id; /* which window a worker's slot holds (unique in the pool; 0: none) */
 } wk_window;
 
-#define SML_WK_WINDOW_NONE {-1, NULL, 0, 0}
+#define SML_WK_WINDOW_NONE \
+    { -1, NULL, 0, 0 }
 
 /* Room for an image of `bytes` (a new, larger memfd when the window is smaller, named `id`);
  * 0, or -1 when the memory cannot be had (the old window stays). */
