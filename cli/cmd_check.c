@@ -737,6 +737,31 @@ static int engine_failures(const sml_prop_job *jobs, int njobs) {
     return n;
 }
 
+/* Where the jobs' host threads spent their time (sml_prop_host_time), summed over the jobs:
+ * what to make faster when the host, not the GPU, sets the pace. */
+static void print_host_time(const sml_prop_job *jobs, int njobs) {
+    sml_prop_host_time t = {0, 0, 0, 0, 0, 0};
+    double total = 0.0;
+    for (int j = 0; j < njobs; j++) {
+        const sml_prop_result *r = &jobs[j].res;
+        total += r->seconds;
+        t.gen += r->host.gen;
+        t.ref += r->host.ref;
+        t.run += r->host.run;
+        t.copy += r->host.copy;
+        t.check += r->host.check;
+        t.shrink += r->host.shrink;
+    }
+    if (!(total > 0.0)) return;
+    double other = total - t.gen - t.ref - t.run - t.copy - t.check - t.shrink;
+    printf("host time by stage, %.3g thread-seconds over the jobs: generation %.0f%%, reference "
+           "%.0f%%, kernel runs %.0f%%, copies %.0f%%, comparison %.0f%%, shrink %.0f%%, other "
+           "%.0f%%\n",
+           total, 100 * t.gen / total, 100 * t.ref / total, 100 * t.run / total,
+           100 * t.copy / total, 100 * t.check / total, 100 * t.shrink / total,
+           100 * (other > 0 ? other : 0) / total);
+}
+
 /* The verdict: the table, the JSON, the last lines; the exit status. */
 static int report(const check_args *a, const sml_prop_job *jobs, int njobs,
                   const unsigned char *chosen, const unsigned char *named, size_t nk, ksum *sum,
@@ -767,6 +792,7 @@ static int report(const check_args *a, const sml_prop_job *jobs, int njobs,
            "column adds up each kernel's runs); case set digest 0x%016llx\n",
            (long long)all, (long long)planned, wall, threads, threads == 1 ? "" : "s",
            (unsigned long long)digest);
+    print_host_time(jobs, njobs);
     if (skipped[0]) printf("check: not run here (skipped): %s\n", skipped);
     if (rc == 1)
         printf("check: FAILED (see the FAIL and ERROR lines above; each FAIL names the command "

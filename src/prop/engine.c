@@ -261,9 +261,14 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
         int checked = env->stream_check;
         env->stream_check = 1; /* every smaller case is held to the same checks */
         env->ex.phase = SML_PROP_PHASE_SHRINK;
+        sml_prop_host_time *clock = env->clock; /* a shrink counts as a whole */
+        env->clock = NULL;
+        double ts = sml_prop_now();
         if (sml_prop_shrink(env, p, v->outcome, c, v, cfg->shrink_max_evals, shrink_seconds(cfg),
                             &small, &sv, &st) == SML_OK)
             shrunk = 1;
+        env->clock = clock;
+        if (clock) clock->shrink += sml_prop_now() - ts;
         env->stream_check = checked;
         if (st.exhausted) res->events.n[SML_EV_SHRINK_CUT]++;
     }
@@ -614,9 +619,11 @@ static int level_of(const sml_prop_config *cfg, int64_t i, double t0) {
 static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
                     acc_log *acc, progress *pg, int64_t i, int level, unsigned *retired, int *oom) {
     sml_prop_case c;
+    double tg = sml_prop_now();
     sml_status s =
         sml_prop_gen_case(env->k, res->op, res->dtype, sml_derive_seed(cfg->seed, (uint64_t)i),
                           level, &cfg->sizes, &c);
+    res->host.gen += sml_prop_now() - tg;
     if (s != SML_OK) {
         res->events.n[SML_EV_NOT_JUDGED]++;
         snprintf(res->note, sizeof res->note, "engine: cannot draw case %lld: %s%s", (long long)i,
@@ -640,7 +647,13 @@ static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_resu
     res->accuracy.digest = sml_accuracy_digest_case(digest, &c);
     res->cases++;
     int stop = 0;
+    sml_prop_host_time before = res->host;
+    double tc = sml_prop_now();
     int case_failed = check_case(env, cfg, res, acc, pg, &c, i, level, retired, &stop);
+    /* The properties' own work: the case's time less what the stages below it counted. */
+    const sml_prop_host_time *h = &res->host;
+    res->host.check += sml_prop_now() - tc - (h->ref - before.ref) - (h->run - before.run) -
+                       (h->copy - before.copy) - (h->shrink - before.shrink);
     if (case_failed < 0) { /* not judged: counted as no case */
         res->cases--;
         res->accuracy.digest = digest;
@@ -723,6 +736,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
         return s;
     }
     env.strict = cfg->strict;
+    env.clock = &res->host;
     double t0 = sml_prop_now();
     progress pg = {t0, t0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
     int oom = 0, corpus = 0;

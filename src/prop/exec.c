@@ -298,12 +298,14 @@ static sml_status prepare(sml_prop_exec *e, const sml_prop_case *c, const sml_pr
                           layout *L, char *where, size_t wn) {
     /* Sizes below are computed in size_t: only a case inside the bounds is laid out. */
     if (!sml_prop_case_in_bounds(c, where, wn)) return SML_ERR_INVALID_ARG;
+    double t0 = sml_prop_now();
     *L = layout_of(sh);
     sml_status s = room(e, L->total, where, wn);
     if (s != SML_OK) return s;
     place_rows(e->img + L->x, L, sh, c->x, c->inplace ? SML_PROP_CANARY : SML_PROP_POISON);
     if (L->dy != NONE) place_rows(e->img + L->dy, L, sh, c->dy, SML_PROP_POISON);
     if (L->out != NONE) place_output(e->img + L->out, L, sh);
+    e->copy_seconds += sml_prop_now() - t0;
     return SML_OK;
 }
 
@@ -555,6 +557,10 @@ static void drop_pending(sml_prop_exec *e) {
     counted(e, &res, e->remote.recv(e->remote.ctx, &e->pending_req, e->img, &res, e->back));
 }
 
+static void read_back(sml_prop_exec *e, const sml_kernel *k, const sml_prop_case *c,
+                      const sml_prop_shape *sh, const layout *L, int verify, void *out,
+                      const sml_prop_launch_res *res, sml_prop_run_report *rep);
+
 /* What a run's answer says, into rep and out. */
 static sml_status finish(sml_prop_exec *e, const sml_kernel *k, const sml_prop_case *c,
                          const sml_prop_shape *sh, const layout *L, int verify, void *out,
@@ -608,13 +614,23 @@ static sml_status finish(sml_prop_exec *e, const sml_kernel *k, const sml_prop_c
                          const sml_prop_shape *sh, const layout *L, int verify, void *out,
                          const sml_prop_launch_res *res, sml_prop_run_report *rep) {
     if (ended(res, rep)) return SML_OK;
+    double t0 = sml_prop_now();
+    read_back(e, k, c, sh, L, verify, out, res, rep);
+    e->copy_seconds += sml_prop_now() - t0;
+    return SML_OK;
+}
+
+/* finish's work: the kernel's status, the output dense into out, the bytes around it. */
+static void read_back(sml_prop_exec *e, const sml_kernel *k, const sml_prop_case *c,
+                      const sml_prop_shape *sh, const layout *L, int verify, void *out,
+                      const sml_prop_launch_res *res, sml_prop_run_report *rep) {
     rep->status = (sml_status)res->status;
     if (rep->status != SML_OK) {
         snprintf(rep->where, sizeof rep->where, "%s returned %s%s%.160s", k->name,
                  sml_strerror(rep->status), rep->status == SML_ERR_CUDA ? ": " : "",
                  rep->status == SML_ERR_CUDA ? res->error : "");
         if (rep->status == SML_ERR_UNSUPPORTED) refusal_check(e, L, sh, res, rep);
-        return SML_OK;
+        return;
     }
     const unsigned char *o = e->back + out_region_of(L);
     size_t row_bytes = (size_t)c->cols * L->esz;
@@ -622,7 +638,6 @@ static sml_status finish(sml_prop_exec *e, const sml_kernel *k, const sml_prop_c
         memcpy((unsigned char *)out + (size_t)r * row_bytes,
                o + L->base + (size_t)(r * c->ld) * L->esz, row_bytes);
     if (verify) verify_run(e, L, sh, res, rep);
-    return SML_OK;
 }
 
 sml_status sml_prop_exec_ping(sml_prop_exec *e, sml_prop_run_report *rep) {

@@ -128,10 +128,12 @@ typedef struct sml_prop_exec {
     int phase, prop;
     int64_t index;
     /* Counted over the exec's life (a remote launch's ends that decide nothing): */
-    int64_t slow;  /* launches past their deadline that finished when run alone */
-    int64_t alone; /* launches run again alone after their worker ended for another */
-    int capped;    /* the run's cap stopped a launch: the exec judges no more */
-    int pending;   /* a main run begun (sml_prop_exec_run_begin), its answer not yet taken */
+    int64_t slow;        /* launches past their deadline that finished when run alone */
+    int64_t alone;       /* launches run again alone after their worker ended for another */
+    int capped;          /* the run's cap stopped a launch: the exec judges no more */
+    double copy_seconds; /* laying images out, reading outputs back and checking the bytes
+                            around them (host time, over the exec's life) */
+    int pending;         /* a main run begun (sml_prop_exec_run_begin), its answer not yet taken */
     sml_prop_launch_req pending_req;
     const sml_prop_case *pending_case; /* ... of this case */
 } sml_prop_exec;

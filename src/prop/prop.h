@@ -230,6 +230,15 @@ typedef struct sml_prop_failure {
     char repro[1024];  /* the reproducer's .json, or "" if not saved */
 } sml_prop_failure;
 
+/* Where a job's host thread spent its time, in seconds of wall time: drawing cases, the
+ * double reference (with the inputs widened and the row facts), the kernel's runs (with a
+ * worker: the round trip to it), laying the image out and reading the output back, the
+ * properties' comparisons, and shrinking failures (everything in it). The rest of the job
+ * (saved reproducers, reruns, reports) is its seconds less these. */
+typedef struct sml_prop_host_time {
+    double gen, ref, run, copy, check, shrink;
+} sml_prop_host_time;
+
 typedef struct sml_prop_result {
     const sml_kernel *kernel;
     sml_op op;
@@ -253,9 +262,10 @@ typedef struct sml_prop_result {
     double worst_ulps;                  /* ... in ulps of the output dtype, at that element */
     sml_accuracy accuracy;              /* agreement's err/bound over the cases (accuracy.h) */
     double seconds;
-    double elements; /* input elements over all cases */
-    int64_t tall;    /* cases drawn tall (gen.c), of cases */
-    int last_level;  /* the size ramp's position at the last case (100: the
+    sml_prop_host_time host; /* ... of those seconds */
+    double elements;         /* input elements over all cases */
+    int64_t tall;            /* cases drawn tall (gen.c), of cases */
+    int last_level;          /* the size ramp's position at the last case (100: the
                                       run reached its biggest shapes) */
     int nfail;
     sml_prop_failure failures[SML_PROP_COUNT]; /* in the order found */

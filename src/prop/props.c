@@ -83,6 +83,32 @@ static size_t n_bytes(const sml_prop_case *c) {
     return b ? b : 1;
 }
 
+/* ---- the host's time, by stage (env->clock) ---- */
+
+static double clock_now(const sml_prop_eval *e) { return e->env->clock ? sml_prop_now() : 0.0; }
+
+static void clock_ref(const sml_prop_eval *e, double t0) {
+    if (e->env->clock) e->env->clock->ref += sml_prop_now() - t0;
+}
+
+/* A stretch of exec calls: its time goes to the runs, less the exec's copies. */
+typedef struct run_clock {
+    double t0, copy0;
+} run_clock;
+
+static run_clock run_clock_start(const sml_prop_eval *e) {
+    run_clock rc = {clock_now(e), e->env->ex.copy_seconds};
+    return rc;
+}
+
+static void run_clock_stop(const sml_prop_eval *e, run_clock rc) {
+    sml_prop_host_time *t = e->env->clock;
+    if (!t) return;
+    double copy = e->env->ex.copy_seconds - rc.copy0;
+    t->copy += copy;
+    t->run += sml_prop_now() - rc.t0 - copy;
+}
+
 void sml_prop_eval_begin(sml_prop_eval *e, sml_prop_env *env, const sml_prop_case *c) {
     memset(e, 0, sizeof *e);
     e->env = env;
@@ -101,7 +127,10 @@ void sml_prop_eval_start(sml_prop_eval *e) {
     sml_prop_exec *x = &e->env->ex;
     if (!x->remote.send || !x->remote.recv || e->main_state || main_sent(e)) return;
     if (!e->out && !(e->out = malloc(n_bytes(e->c)))) return; /* ensure_main says it */
-    if (sml_prop_exec_run_begin(x, e->c, 1) == SML_OK && main_sent(e)) ensure_want(e);
+    run_clock rc = run_clock_start(e);
+    sml_status s = sml_prop_exec_run_begin(x, e->c, 1);
+    run_clock_stop(e, rc);
+    if (s == SML_OK && main_sent(e)) ensure_want(e);
 }
 
 /* Take the main run's answer, when it was sent, before the exec runs anything else. */
@@ -203,9 +232,11 @@ static int ensure_inputs(sml_prop_eval *e) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         return 0;
     }
+    double t0 = clock_now(e);
     for (size_t i = 0; i < n; i++) e->xd[i] = sml_load(c->dtype, c->x, (int64_t)i);
     if (c->dy)
         for (size_t i = 0; i < n; i++) e->dyd[i] = sml_load(c->dtype, c->dy, (int64_t)i);
+    clock_ref(e, t0);
     return 1;
 }
 
@@ -218,7 +249,9 @@ static int ensure_want(sml_prop_eval *e) {
         e->want_state = -1;
         return 0;
     }
+    double t0 = clock_now(e);
     sml_status s = sml_ref_run(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy, e->want);
+    clock_ref(e, t0);
     if (s != SML_OK) e->engine_status = s;
     e->want_state = s == SML_OK ? 1 : -1;
     return s == SML_OK;
@@ -237,9 +270,11 @@ static int ensure_facts(sml_prop_eval *e) {
         e->facts_state = -1;
         return 0;
     }
+    double t0 = clock_now(e);
     for (int64_t r = 0; r < c->rows; r++)
         sml_row_facts_compute(c->op, c->dtype, e->xd + r * c->cols,
                               e->dyd ? e->dyd + r * c->cols : NULL, c->cols, &e->facts[r]);
+    clock_ref(e, t0);
     e->facts_state = 1;
     return 1;
 }
@@ -275,7 +310,9 @@ static int ended_verdict(const sml_prop_run_report *rep, sml_prop_verdict *v) {
 static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_prop_run_report *rep,
                     sml_prop_verdict *v) {
     take_pending(e);
+    run_clock rc = run_clock_start(e);
     sml_status s = sml_prop_exec_run(&e->env->ex, e->env->k, e->env->h, c, 0, out, rep);
+    run_clock_stop(e, rc);
     if (s != SML_OK) {
         if (s == SML_ERR_OUT_OF_MEMORY) e->engine_status = s;
         verdict(v, SML_PROP_ERROR, -1, -1, "engine: %s", sml_strerror(s));
@@ -299,7 +336,9 @@ static int run_into(sml_prop_eval *e, const sml_prop_case *c, void *out, sml_pro
 static int stream_check(sml_prop_eval *e, sml_prop_verdict *v) {
     int ran = -1;
     sml_prop_run_report rep;
+    run_clock rc = run_clock_start(e);
     sml_status s = sml_prop_exec_stream_check(&e->env->ex, e->env->k, e->env->h, e->c, &ran, &rep);
+    run_clock_stop(e, rc);
     if (s != SML_OK) {
         e->engine_status = s;
         e->main_state = -1;
@@ -335,8 +374,10 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
         return 0;
     }
     /* The answer to the run sml_prop_eval_start sent, or the whole run here. */
+    run_clock rc = run_clock_start(e);
     sml_status s =
         sml_prop_exec_run_end(&e->env->ex, e->env->k, e->env->h, e->c, 1, e->out, &e->main);
+    run_clock_stop(e, rc);
     if (s != SML_OK) e->engine_status = s;
     e->main_state = (s == SML_OK && e->main.status == SML_OK) ? 1 : -1;
     if (e->main_state < 0) return ensure_main(e, v);

@@ -27,6 +27,8 @@ typedef struct sml_prop_env {
     sml_prop_exec ex;
     int stream_check;
     int strict; /* the kernel's declared deviation is not applied (sml_prop_config.strict) */
+    sml_prop_host_time *clock; /* where the reference, runs and copies add their time (NULL:
+                                  nowhere, as while shrinking, which counts as a whole) */
 } sml_prop_env;
 
 /* remote: where the kernel runs (a worker process, src/worker); NULL: in this process. */

@@ -225,6 +225,21 @@ int main(void) {
     rc = run("%s", cmd);
     expect(rc == 0 && strstr(OUT, "cpu_naive") && strstr(OUT, "every property held"), cmd,
            "check suite on cpu_naive softmax fp16: exit %d, expected 0 and a summary", rc);
+    /* The host's time by stage: seven shares that add up to the whole (rounding aside). */
+    const char *ht = strstr(OUT, "host time by stage, ");
+    double secs = 0, pc[7] = {0};
+    int got = ht ? sscanf(ht,
+                          "host time by stage, %lf thread-seconds over the jobs: generation %lf%%, "
+                          "reference %lf%%, kernel runs %lf%%, copies %lf%%, comparison %lf%%, "
+                          "shrink %lf%%, other %lf%%",
+                          &secs, &pc[0], &pc[1], &pc[2], &pc[3], &pc[4], &pc[5], &pc[6])
+                 : 0;
+    double sum = 0;
+    for (int i = 0; i < 7; i++) sum += pc[i];
+    expect(got == 8 && secs > 0 && sum >= 96 && sum <= 104 && pc[2] > 0 && pc[4] > 0, cmd,
+           "the summary's host-time line: %d fields, %.1f s, shares adding up to %.0f%% (want the "
+           "line, runs and comparisons above 0%%, about 100%%)",
+           got, secs, sum);
     rc = run("cat %s/suite.json", D);
     expect(strstr(OUT, "\"passed\": true") && strstr(OUT, "\"cases\": 40"), cmd,
            "suite JSON: passed, 40 cases");
