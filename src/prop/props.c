@@ -18,6 +18,7 @@
 #include "core/dtype.h"
 #include "core/rng.h"
 #include "prop/deviation.h"
+#include "prop/radix.h"
 #include "reference/reference.h"
 
 #define NAME_(id, name, ops, help) #name,
@@ -721,18 +722,6 @@ done:
 
 /* ---- 5. monotonicity ------------------------------------------------------------------ */
 
-typedef struct xy {
-    double x, y;
-    int64_t j;
-} xy;
-
-static int cmp_xy(const void *a, const void *b) {
-    const xy *p = a, *q = b;
-    if (p->x < q->x) return -1;
-    if (p->x > q->x) return 1;
-    return (p->j > q->j) - (p->j < q->j);
-}
-
 static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     if (!ensure_main(e, v)) return;
@@ -740,32 +729,36 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
     }
-    xy *t = malloc((size_t)c->cols * sizeof *t);
+    /* Each row's columns in the order of their inputs, ties by column: a key is the input's
+     * order (inputs are values of the dtype, so floats exactly) above the column. */
+    uint64_t *t = malloc(2 * (size_t)c->cols * sizeof *t);
     if (!t) {
         engine_oom(e, v);
         return;
     }
     for (int64_t r = 0; r < c->rows; r++) {
         if (row_is_nan(e->want + r * c->cols, c->cols)) continue;
-        for (int64_t j = 0; j < c->cols; j++) {
-            t[j].x = e->xd[r * c->cols + j];
-            t[j].y = sml_load(c->dtype, e->out, r * c->cols + j);
-            t[j].j = j;
-        }
-        qsort(t, (size_t)c->cols, sizeof *t, cmp_xy);
+        const double *x = e->xd + r * c->cols;
+        for (int64_t j = 0; j < c->cols; j++)
+            t[j] = (uint64_t)sml_radix_float_key((float)x[j]) << 32 | (uint64_t)j;
+        sml_radix_sort_u64(t, t + c->cols, (size_t)c->cols);
+        double xp = 0, yp = 0;
+        int64_t jp = 0;
         for (int64_t k = 0; k < c->cols; k++) {
-            int bad = isnan(t[k].y);
-            if (!bad && k > 0)
-                bad = t[k].x > t[k - 1].x ? !(t[k].y >= t[k - 1].y) : !(t[k].y == t[k - 1].y);
+            int64_t j = (int64_t)(t[k] & 0xFFFFFFFFu);
+            double xk = x[j], yk = sml_load(c->dtype, e->out, r * c->cols + j);
+            int bad = isnan(yk);
+            if (!bad && k > 0) bad = xk > xp ? !(yk >= yp) : !(yk == yp);
             if (bad) {
-                const xy *a = k > 0 ? &t[k - 1] : &t[k], *b = &t[k];
-                verdict(v, SML_PROP_FAIL, r, b->j,
+                if (k == 0) xp = xk, yp = yk, jp = j;
+                verdict(v, SML_PROP_FAIL, r, j,
                         "row %lld: x[%lld] = %.9g %s x[%lld] = %.9g but y = %.9g %s %.9g",
-                        (long long)r, (long long)b->j, b->x, b->x == a->x ? "==" : ">",
-                        (long long)a->j, a->x, b->y, b->x == a->x ? "!=" : "<", a->y);
+                        (long long)r, (long long)j, xk, xk == xp ? "==" : ">", (long long)jp, xp,
+                        yk, xk == xp ? "!=" : "<", yp);
                 free(t);
                 return;
             }
+            xp = xk, yp = yk, jp = j;
         }
     }
     free(t);

@@ -1,0 +1,48 @@
+/* radix.c: least-significant-digit radix sort of 64-bit keys, 8 passes of a byte, a pass
+ * skipped where every key has the same byte there; short arrays by insertion. */
+#include "prop/radix.h"
+
+#include <string.h>
+
+static void insertion(uint64_t *a, size_t n) {
+    for (size_t i = 1; i < n; i++) {
+        uint64_t v = a[i];
+        size_t j = i;
+        for (; j > 0 && a[j - 1] > v; j--) a[j] = a[j - 1];
+        a[j] = v;
+    }
+}
+
+void sml_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n) {
+    if (n < 64) {
+        insertion(a, n);
+        return;
+    }
+    size_t count[8][256];
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < 8; d++) count[d][(a[i] >> (8 * d)) & 255]++;
+    uint64_t *src = a, *dst = tmp;
+    for (int d = 0; d < 8; d++) {
+        size_t *c = count[d];
+        if (c[(src[0] >> (8 * d)) & 255] == n) continue; /* one byte value: already in order */
+        size_t at = 0;
+        for (int b = 0; b < 256; b++) {
+            size_t k = c[b];
+            c[b] = at;
+            at += k;
+        }
+        for (size_t i = 0; i < n; i++) dst[c[(src[i] >> (8 * d)) & 255]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
+uint32_t sml_radix_float_key(float x) {
+    if (x == 0.0f) x = 0.0f; /* -0 sorts with +0 */
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    return b >> 31 ? ~b : b | 0x80000000u;
+}

@@ -1,0 +1,73 @@
+/* test_radix.c: src/prop/radix.c, the sort the monotonic property orders rows with, against
+ * qsort on random keys (short and long arrays, many equal keys, keys differing only in one
+ * byte), and its float keys against the floats' own order. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prop/radix.h"
+#include "unit_case.h"
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t p = *(const uint64_t *)a, q = *(const uint64_t *)b;
+    return (p > q) - (p < q);
+}
+
+/* Random arrays of each length: mode 0 any key, 1 few distinct keys, 2 one byte varying. */
+static void against_qsort(unit_run *u, uint64_t seed) {
+    sml_rng r;
+    sml_rng_seed(&r, seed);
+    static const size_t LEN[] = {0, 1, 2, 63, 64, 65, 1000, 65537};
+    int64_t bad = 0;
+    char first[96] = "";
+    for (size_t li = 0; li < sizeof LEN / sizeof LEN[0]; li++)
+        for (int mode = 0; mode < 3; mode++) {
+            size_t n = LEN[li];
+            uint64_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b),
+                     *tmp = malloc((n + 1) * sizeof *tmp);
+            if (!a || !b || !tmp) {
+                free(a), free(b), free(tmp);
+                UNIT_EXPECT(u, 0, "out of memory");
+                return;
+            }
+            int shift = (int)sml_rng_below(&r, 8) * 8;
+            for (size_t i = 0; i < n; i++) {
+                uint64_t v = sml_rng_u64(&r);
+                if (mode == 1) v = sml_rng_below(&r, 5) << 40 | 7;
+                if (mode == 2) v = 0x0123456789ABCDEFull ^ (sml_rng_below(&r, 256) << shift);
+                a[i] = b[i] = v;
+            }
+            sml_radix_sort_u64(a, tmp, n);
+            qsort(b, n, sizeof *b, cmp_u64);
+            if (n && memcmp(a, b, n * sizeof *a) && bad++ == 0)
+                snprintf(first, sizeof first, "length %zu, mode %d", n, mode);
+            free(a), free(b), free(tmp);
+        }
+    UNIT_EXPECT(u, bad == 0, "%lld arrays sorted differently from qsort (first: %s)",
+                (long long)bad, first);
+}
+
+/* The keys of neighbouring floats (and of the specials) keep their order; -0 keys as +0. */
+static void float_keys(unit_run *u) {
+    static const float V[] = {-INFINITY, -3.4e38f, -1.0f, -1e-45f, -0.0f,
+                              0.0f,      1e-45f,   1.0f,  3.4e38f, INFINITY};
+    int bad = 0;
+    for (size_t i = 1; i < sizeof V / sizeof V[0]; i++) {
+        uint32_t a = sml_radix_float_key(V[i - 1]), b = sml_radix_float_key(V[i]);
+        if (V[i - 1] < V[i] ? !(a < b) : a != b) bad++;
+    }
+    for (float x = 1e-3f; x < 1e3f; x = nextafterf(x, INFINITY) * 1.0001f)
+        if (!(sml_radix_float_key(-x) < sml_radix_float_key(-x * 0.5f)) ||
+            !(sml_radix_float_key(x * 0.5f) < sml_radix_float_key(x)))
+            bad++;
+    UNIT_EXPECT(u, bad == 0, "%d float keys out of the floats' order", bad);
+}
+
+int main(int argc, char **argv) {
+    unit_run u;
+    if (unit_init(&u, "test_radix", argc, argv)) return 2;
+    uint64_t s;
+    if (unit_case(&u, 0, &s)) against_qsort(&u, s);
+    if (unit_case(&u, 1, NULL)) float_keys(&u);
+    return sml_tally_finish(&u.tally);
+}
