@@ -480,8 +480,7 @@ int sml_prop_exec_req_valid(const sml_prop_launch_req *req) {
 }
 
 sml_status sml_prop_exec_image(sml_prop_exec *e, size_t bytes) {
-    if (e->external) sml_prop_exec_use(e, NULL, NULL, 0);
-    char why[192];
+    char why[192]; /* room() gives a lent buffer back before it makes its own */
     return room(e, bytes, why, sizeof why);
 }
 

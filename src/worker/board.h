@@ -88,7 +88,7 @@ typedef struct sml_wk_done_msg {
 } sml_wk_done_msg;
 
 int sml_wk_send(int fd, uint32_t type, const void *a, size_t na, const void *b, size_t nb);
-/* A frame of at most 4096 bytes of payload with the descriptor `passed` (a window's memfd). */
+/* A frame of at most 4088 bytes of payload with the descriptor `passed` (a window's memfd). */
 int sml_wk_send_fd(int fd, uint32_t type, const void *a, size_t na, int passed);
 /* Read one frame: type and a malloc'd payload (NUL-terminated for convenience) of at most
  * `max` bytes; 0 ok, -1 end of stream, an error, or a longer frame. A descriptor that came

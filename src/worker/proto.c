@@ -33,17 +33,23 @@ int sml_wk_recv_all(int fd, void *p, size_t n) {
     return 0;
 }
 
+#define SMALL_FRAME 4096 /* a frame up to this size, head included, goes out in one send */
+
+/* The frame [type][na + nb][a][b] laid out in buf (SMALL_FRAME bytes): its size. */
+static size_t pack(char *buf, uint32_t type, const void *a, size_t na, const void *b, size_t nb) {
+    uint32_t head[2] = {type, (uint32_t)(na + nb)};
+    memcpy(buf, head, sizeof head);
+    if (na) memcpy(buf + sizeof head, a, na);
+    if (nb) memcpy(buf + sizeof head + na, b, nb);
+    return sizeof head + na + nb;
+}
+
 int sml_wk_send(int fd, uint32_t type, const void *a, size_t na, const void *b, size_t nb) {
     uint32_t head[2] = {type, (uint32_t)(na + nb)};
     if (na + nb > 0x7fffffffu) return -1;
-    size_t total = sizeof head + na + nb;
-    char small[4096];
-    if (total <= sizeof small) {
-        memcpy(small, head, sizeof head);
-        if (na) memcpy(small + sizeof head, a, na);
-        if (nb) memcpy(small + sizeof head + na, b, nb);
-        return sml_wk_send_all(fd, small, total);
-    }
+    char small[SMALL_FRAME];
+    if (sizeof head + na + nb <= sizeof small)
+        return sml_wk_send_all(fd, small, pack(small, type, a, na, b, nb));
     if (sml_wk_send_all(fd, head, sizeof head)) return -1;
     if (na && sml_wk_send_all(fd, a, na)) return -1;
     if (nb && sml_wk_send_all(fd, b, nb)) return -1;
@@ -51,12 +57,9 @@ int sml_wk_send(int fd, uint32_t type, const void *a, size_t na, const void *b, 
 }
 
 int sml_wk_send_fd(int fd, uint32_t type, const void *a, size_t na, int passed) {
-    char frame[8 + 4096];
-    uint32_t head[2] = {type, (uint32_t)na};
-    if (na > 4096) return -1;
-    memcpy(frame, head, sizeof head);
-    if (na) memcpy(frame + sizeof head, a, na);
-    size_t total = sizeof head + na;
+    char frame[SMALL_FRAME];
+    if (na > sizeof frame - 2 * sizeof(uint32_t)) return -1;
+    size_t total = pack(frame, type, a, na, NULL, 0);
     struct iovec iov = {frame, total};
     union {
         char buf[CMSG_SPACE(sizeof(int))];
@@ -94,7 +97,11 @@ static int recv_head(int fd, uint32_t head[2], int *passed) {
                            .msg_controllen = sizeof ctl.buf};
         ssize_t k = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
         if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
+        if (k <= 0) {
+            if (*passed >= 0) close(*passed);
+            *passed = -1;
+            return -1;
+        }
         for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
             if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
             size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);

@@ -170,13 +170,11 @@ static int serve_slot(serve *s) {
         if (type == SML_WK_QUIT) quit = 1;
         if (quit || r != 0) break;
     }
-    if (s->ready) {
-        sml_prop_exec_use(&s->ex, NULL, NULL, 0);
-        drop_window(s);
+    if (s->ready) { /* the exec frees only buffers of its own, never the window */
         sml_prop_exec_free(&s->ex);
         sml_handle_destroy(s->h);
     }
-    sml_wk_view_unmap(&s->win);
+    drop_window(s);
     return quit;
 }
 
