@@ -10,6 +10,7 @@
 
 #include "core/internal.h"
 #include "prop/gen.h"
+#include "prop/parts.h"
 #include "prop/prop.h"
 #include "prop/props.h"
 #include "prop/repro.h"
@@ -386,16 +387,8 @@ int sml_prop_case_level(const sml_prop_config *cfg, int64_t i) {
     return level > 100 ? 100 : level;
 }
 
-/* Each case's agreement err/bound and ulps, its size level and index, for the run's
- * accuracy summary (accuracy.h) and, when the caller asks, its per-case figures. */
-typedef struct acc_log {
-    float *ratio, *ulps;
-    unsigned char *level;
-    int64_t *index;
-    int64_t cap;
-} acc_log;
-
-static int acc_grow(acc_log *a, int64_t need) {
+/* Room for one more case in the run's per-case log (parts.h). */
+static int acc_grow(sml_prop_case_log *a, int64_t need) {
     if (need <= a->cap) return 1;
     int64_t cap = a->cap ? 2 * a->cap : 256;
     float *r = realloc(a->ratio, (size_t)cap * sizeof *r);
@@ -411,26 +404,16 @@ static int acc_grow(acc_log *a, int64_t need) {
     return 1;
 }
 
-static void acc_finish(acc_log *a, const sml_prop_config *cfg, sml_prop_result *res) {
-    sml_accuracy *s = &res->accuracy;
-    uint64_t digest = s->digest;
-    sml_accuracy_summarize(a->ratio, a->ulps, res->cases, s);
-    s->seed = cfg->seed;
-    s->cases = res->cases;
-    s->digest = digest;
-    s->worst_level = 0;
-    if (s->worst_case >= 0) {
-        s->worst_level = a->level[s->worst_case];
-        s->worst_case = a->index[s->worst_case];
+/* The run's accuracy summary; its log goes to the join when a suite split the job. */
+static void acc_finish(sml_prop_case_log *a, const sml_prop_config *cfg, sml_prop_result *res) {
+    a->n = res->cases;
+    sml_prop_case_log_summarize(a, cfg, res);
+    if (cfg->log_out) {
+        *cfg->log_out = *a;
+        memset(a, 0, sizeof *a);
+    } else {
+        sml_prop_case_log_free(a);
     }
-    if (cfg->case_ratio)
-        for (int64_t i = 0; i < res->cases && a->index[i] < cfg->case_cap; i++)
-            cfg->case_ratio[a->index[i]] = a->ratio[i];
-    free(a->ratio);
-    free(a->ulps);
-    free(a->level);
-    free(a->index);
-    memset(a, 0, sizeof *a);
 }
 
 /* A GPU kernel's failure on a suite case, whose main run was not held (props.h): was it
@@ -460,8 +443,8 @@ static int ran_off_stream(sml_prop_env *env, const sml_prop_config *cfg, const s
  * needs, -2 when the run's cap stopped it, -3 when no worker could run the kernel (res->note
  * says so; nothing about the kernel is concluded from it). */
 static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
-                      acc_log *acc, progress *pg, const sml_prop_case *c, int64_t i, int level,
-                      unsigned *retired, int *stop) {
+                      sml_prop_case_log *acc, progress *pg, const sml_prop_case *c, int64_t i,
+                      int level, unsigned *retired, int *stop) {
     sml_op op = c->op;
     sml_prop_eval e;
     sml_prop_eval_begin(&e, env, c);
@@ -470,6 +453,10 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
         if (!(cfg->props & (1u << p)) || (*retired & (1u << p)) ||
             !sml_prop_applies((sml_prop_id)p, op))
             continue;
+        if (sml_prop_part_failed_before(cfg->share, p, i)) {
+            *retired |= 1u << p; /* failed at an earlier case, in another part of the job */
+            continue;
+        }
         sml_prop_verdict v;
         if (cfg->hooks.case_begin)
             cfg->hooks.case_begin(cfg->hooks.ctx, SML_PROP_PHASE_CASE, i, level, p,
@@ -524,7 +511,9 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
         res->events.n[SML_EV_FAIL]++;
         case_failed = 1;
         res->killed_at[p] = res->cases;
+        res->killed_case[p] = i;
         *retired |= 1u << p;
+        sml_prop_part_failed(cfg->share, p, i);
         progress_clear(pg, cfg);
         sml_prop_id fp = (sml_prop_id)p;
         if (!v.ended && ran_off_stream(env, cfg, c, *retired, &v)) {
@@ -541,22 +530,12 @@ static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_re
         /* The worker's death, a hang or a forged answer is the job's verdict: nothing after it
          * in that job is run. */
         if (v.ended) *stop = 1;
+        if (*stop) sml_prop_part_stop(cfg->share); /* ... in every part of it */
         if (cfg->stop_on_failure) *stop = 1;
     }
     if (sml_prop_eval_refused(&e)) res->refused++;
     sml_prop_eval_end(&e);
     return case_failed;
-}
-
-/* The cases the profile names for the job: [first, max_cases) in its shard, or the one
- * case --case asks for. */
-static int64_t planned_cases(const sml_prop_config *cfg) {
-    if (cfg->only_case >= 0) return 1;
-    int64_t first = cfg->first_case > 0 ? cfg->first_case : 0, n = 0;
-    if (first >= cfg->max_cases) return 0;
-    if (!cfg->shard.count) return cfg->max_cases - first;
-    for (int64_t i = first; i < cfg->max_cases; i++) n += sml_shard_has(&cfg->shard, i);
-    return n;
 }
 
 void sml_prop_result_decide(sml_prop_result *res) {
@@ -617,7 +596,8 @@ static int level_of(const sml_prop_config *cfg, int64_t i, double t0) {
 /* One random case, drawn, judged and counted: 0 go on, 1 stop (res->note says why when the
  * case was not judged). */
 static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
-                    acc_log *acc, progress *pg, int64_t i, int level, unsigned *retired, int *oom) {
+                    sml_prop_case_log *acc, progress *pg, int64_t i, int level, unsigned *retired,
+                    int *oom) {
     sml_prop_case c;
     double tg = sml_prop_now();
     sml_status s =
@@ -680,7 +660,7 @@ static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_resu
 /* The job's cases after its reproducers: until the profile's count, a failure that ends the
  * job, or a cap. 1 when the engine ran out of memory. */
 static int run_cases(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
-                     acc_log *acc, progress *pg, double t0) {
+                     sml_prop_case_log *acc, progress *pg, double t0) {
     unsigned retired = 0;
     int oom = 0;
     int64_t first = cfg->only_case >= 0   ? cfg->only_case
@@ -689,7 +669,8 @@ static int run_cases(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_res
     int64_t end = cfg->only_case >= 0 ? cfg->only_case : cfg->max_cases - 1;
     /* i <= end, not i < end + 1: --case 9223372036854775807 must not overflow. */
     for (int64_t i = first; i >= 0 && i <= end; i = i < INT64_MAX ? i + 1 : -1) {
-        if (cfg->only_case < 0 && !sml_shard_has(&cfg->shard, i)) continue;
+        if (cfg->only_case < 0 && !sml_prop_part_has(cfg, i)) continue;
+        if (sml_prop_part_stopped(cfg->share)) break; /* another part ended the job */
         if (capped(cfg, t0)) {
             res->events.n[SML_EV_CAP]++;
             break;
@@ -722,7 +703,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     res->kernel = k;
     res->op = op;
     res->dtype = dt;
-    res->events.planned = planned_cases(cfg);
+    res->events.planned = sml_prop_planned(cfg);
     if (cannot_run(k, op, dt, res)) {
         sml_prop_result_decide(res);
         return SML_OK;
@@ -740,8 +721,8 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     double t0 = sml_prop_now();
     progress pg = {t0, t0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
     int oom = 0, corpus = 0;
-    acc_log acc = {0};
-    if (cfg->regressions_dir && cfg->shard.index <= 1)
+    sml_prop_case_log acc = {0};
+    if (cfg->regressions_dir && cfg->shard.index <= 1 && cfg->part.index == 0)
         corpus = replay_corpus(&env, cfg, op, dt, res);
     if (corpus == -1 || corpus == -3) res->events.n[SML_EV_NOT_JUDGED]++;
     if (corpus == -2) res->events.n[SML_EV_CAP]++;

@@ -123,6 +123,13 @@ typedef struct sml_prop_runner {
     void *ctx;
 } sml_prop_runner;
 
+/* Part `index` (0-based) of `count` of a job's cases (parts.h); count <= 1: the whole job. */
+typedef struct sml_prop_part {
+    int index, count;
+} sml_prop_part;
+typedef struct sml_prop_part_share sml_prop_part_share;
+typedef struct sml_prop_case_log sml_prop_case_log;
+
 typedef struct sml_prop_config {
     uint64_t seed;       /* the run seed; each case's seed is sml_derive_seed(seed, index) */
     int64_t max_cases;   /* per kernel, op and dtype: the profile is a number of cases */
@@ -171,6 +178,11 @@ typedef struct sml_prop_config {
                                count only (ramp_by_time is ignored): a slice's cases must be
                                those of the whole run. {0, 0}: the whole run */
     sml_prop_runner runner; /* where the kernel runs (above); all NULL: in this process */
+    /* A part of a job split to run side by side (parts.h; a suite sets these): */
+    sml_prop_part part;         /* this part; {0, 0}: the whole job */
+    sml_prop_part_share *share; /* what the job's parts share; NULL: none */
+    sml_prop_case_log *log_out; /* the run's per-case figures are moved here, for the join;
+                                   NULL: freed */
 } sml_prop_config;
 
 #define SML_PROP_MAX_THREADS 16
@@ -253,14 +265,15 @@ typedef struct sml_prop_result {
     int64_t refused;      /* cases the kernel refused (padded stride) and so skipped */
     int64_t regressions, regressions_failed; /* saved reproducers replayed first */
     int64_t checks[SML_PROP_COUNT], fails[SML_PROP_COUNT], skips[SML_PROP_COUNT];
-    int64_t deviations[SML_PROP_COUNT]; /* checks outside the contract but within the kernel's
+    int64_t deviations[SML_PROP_COUNT];  /* checks outside the contract but within the kernel's
                                            declared deviation (sml_kernel.deviation) */
-    double excused_ulps, excused_ratio; /* the largest error the declaration excused, over the
+    double excused_ulps, excused_ratio;  /* the largest error the declaration excused, over the
                                            value comparisons: ulps of the dtype, x the bound */
-    int64_t killed_at[SML_PROP_COUNT];  /* cases run when the property first failed; 0: never */
-    double worst_ratio;                 /* agreement: worst |error| / allowed over all cases */
-    double worst_ulps;                  /* ... in ulps of the output dtype, at that element */
-    sml_accuracy accuracy;              /* agreement's err/bound over the cases (accuracy.h) */
+    int64_t killed_at[SML_PROP_COUNT];   /* cases run when the property first failed; 0: never */
+    int64_t killed_case[SML_PROP_COUNT]; /* ... the index of that case (where killed_at > 0) */
+    double worst_ratio;                  /* agreement: worst |error| / allowed over all cases */
+    double worst_ulps;                   /* ... in ulps of the output dtype, at that element */
+    sml_accuracy accuracy;               /* agreement's err/bound over the cases (accuracy.h) */
     double seconds;
     sml_prop_host_time host; /* ... of those seconds */
     double elements;         /* input elements over all cases */

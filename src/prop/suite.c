@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "prop/parts.h"
 
 /* The suite's side of its runs' hooks: live counts for the progress line, and the lock
  * all output shares. */
@@ -23,16 +24,32 @@ typedef struct suite_tally {
     int tty, drawn; /* under `out` */
 } suite_tally;
 
+/* A job split into parts (parts.h): a copy of the job per part, each with its part of the
+ * cases, the log its join needs, and what the parts share. n 1: the job runs whole. */
+typedef struct job_parts {
+    int n, left; /* parts, and parts not finished yet */
+    sml_prop_job *part;
+    sml_prop_case_log *log;
+    sml_prop_part_share *share;
+} job_parts;
+
+/* The k-th task of the queue: part q of job j. */
+typedef struct task {
+    int j, q;
+} task;
+
 typedef struct suite_state {
     suite_tally tally;
     const sml_prop_suite *s;
     sml_prop_job *jobs;
-    int njobs, threads;
+    job_parts *parts; /* per job */
+    task *tasks;      /* the jobs' parts, in job order */
+    int njobs, ntasks, threads;
     pthread_mutex_t lock;
     pthread_cond_t changed; /* a job finished */
-    int next, finished;
-    int *running; /* per thread: the job it runs, or -1 */
-    int device;   /* the caller's CUDA device, made current on every worker (-1: none) */
+    int next, finished;     /* next task to start; jobs finished */
+    int *running;           /* per thread: the job it runs, or -1 */
+    int device;             /* the caller's CUDA device, made current on every worker (-1: none) */
     double t0;
 } suite_state;
 
@@ -65,19 +82,90 @@ static void tally_report_begin(void *ctx) {
 
 static void tally_report_end(void *ctx) { pthread_mutex_unlock(&((suite_tally *)ctx)->out); }
 
+/* Split each job that has enough cases into parts (parts.h), and queue the parts job after
+ * job. A job whose parts cannot be allocated runs whole. 0 when the queue itself cannot be. */
+static int plan_tasks(suite_state *st) {
+    int total = 0;
+    st->parts = calloc((size_t)st->njobs, sizeof *st->parts);
+    if (!st->parts) return 0;
+    for (int j = 0; j < st->njobs; j++) {
+        job_parts *jp = &st->parts[j];
+        int n = sml_prop_parts_for(&st->jobs[j].cfg);
+        jp->n = jp->left = 1;
+        if (n > 1) {
+            jp->part = calloc((size_t)n, sizeof *jp->part);
+            jp->log = calloc((size_t)n, sizeof *jp->log);
+            jp->share = sml_prop_part_share_new();
+            if (jp->part && jp->log && jp->share) {
+                jp->n = jp->left = n;
+                for (int q = 0; q < n; q++) {
+                    jp->part[q] = st->jobs[j];
+                    jp->part[q].cfg.part = (sml_prop_part){q, n};
+                    jp->part[q].cfg.share = jp->share;
+                    jp->part[q].cfg.log_out = &jp->log[q];
+                }
+            } else {
+                free(jp->part);
+                free(jp->log);
+                sml_prop_part_share_free(jp->share);
+                memset(jp, 0, sizeof *jp);
+                jp->n = jp->left = 1;
+            }
+        }
+        total += jp->n;
+    }
+    st->tasks = malloc((size_t)total * sizeof *st->tasks);
+    if (!st->tasks) return 0;
+    st->ntasks = 0;
+    for (int j = 0; j < st->njobs; j++)
+        for (int q = 0; q < st->parts[j].n; q++) st->tasks[st->ntasks++] = (task){j, q};
+    return 1;
+}
+
+static void free_tasks(suite_state *st) {
+    for (int j = 0; st->parts && j < st->njobs; j++) {
+        job_parts *jp = &st->parts[j];
+        for (int q = 0; jp->log && q < jp->n; q++) sml_prop_case_log_free(&jp->log[q]);
+        free(jp->part);
+        free(jp->log);
+        sml_prop_part_share_free(jp->share);
+    }
+    free(st->parts);
+    free(st->tasks);
+}
+
+/* The last part of a split job has finished: its result is the parts' joined. */
+static void join_parts(sml_prop_job *job, job_parts *jp) {
+    sml_prop_result *res = malloc((size_t)jp->n * sizeof *res);
+    job->status = SML_OK;
+    for (int q = 0; q < jp->n; q++)
+        if (job->status == SML_OK) job->status = jp->part[q].status;
+    if (!res) { /* no memory for the join: the first part stands for the job, not judged */
+        job->res = jp->part[0].res;
+        job->res.events.n[SML_EV_NOT_JUDGED]++;
+        snprintf(job->res.note, sizeof job->res.note, "engine: out of memory joining the parts");
+        sml_prop_result_decide(&job->res);
+        return;
+    }
+    for (int q = 0; q < jp->n; q++) res[q] = jp->part[q].res;
+    sml_prop_parts_join(&job->cfg, res, jp->log, jp->n, &job->res);
+    free(res);
+}
+
 static void *worker(void *arg) {
     worker_arg *w = arg;
     suite_state *st = w->st;
     sml_gpu_use(st->device);
     for (;;) {
         pthread_mutex_lock(&st->lock);
-        if (st->next >= st->njobs) {
+        if (st->next >= st->ntasks) {
             pthread_mutex_unlock(&st->lock);
             return NULL;
         }
-        int j = st->next++;
-        sml_prop_job *job = &st->jobs[j];
-        st->running[w->id] = j;
+        task t = st->tasks[st->next++];
+        job_parts *jp = &st->parts[t.j];
+        sml_prop_job *whole = &st->jobs[t.j], *job = jp->n > 1 ? &jp->part[t.q] : whole;
+        st->running[w->id] = t.j;
         /* The run's cap, the same moment for every job; no job has a time of its own. */
         job->cfg.total_seconds = st->s->total_seconds;
         job->cfg.deadline = st->s->total_seconds > 0 ? st->t0 + st->s->total_seconds : 0.0;
@@ -92,12 +180,18 @@ static void *worker(void *arg) {
                                  : sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
         job->cfg.hooks = (sml_prop_hooks){0};
 
+        pthread_mutex_lock(&st->lock);
+        st->running[w->id] = -1;
+        int last = --jp->left == 0;
+        pthread_mutex_unlock(&st->lock);
+        if (!last) continue;
+        if (jp->n > 1) join_parts(whole, jp);
+
         tally_report_begin(&st->tally);
-        if (st->s->done) st->s->done(job, st->s->ctx);
+        if (st->s->done) st->s->done(whole, st->s->ctx);
         tally_report_end(&st->tally);
 
         pthread_mutex_lock(&st->lock);
-        st->running[w->id] = -1;
         st->finished++;
         pthread_cond_signal(&st->changed);
         pthread_mutex_unlock(&st->lock);
@@ -110,7 +204,9 @@ static void draw_progress(suite_state *st, int finished, const int *running) {
     char now[160] = "";
     int shown = 0, more = 0, nrun = 0;
     for (int i = 0; i < st->threads; i++) {
-        if (running[i] < 0) continue;
+        int seen = 0; /* a job's parts are one run */
+        for (int k = 0; k < i && !seen; k++) seen = running[k] == running[i];
+        if (running[i] < 0 || seen) continue;
         nrun++;
         if (shown == 2) {
             more++;
@@ -149,7 +245,11 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     st.s = s;
     st.jobs = jobs;
     st.njobs = njobs;
-    st.threads = s->threads < 1 ? 1 : s->threads > njobs ? njobs : s->threads;
+    if (!plan_tasks(&st)) {
+        free_tasks(&st);
+        return SML_ERR_OUT_OF_MEMORY;
+    }
+    st.threads = s->threads < 1 ? 1 : s->threads > st.ntasks ? st.ntasks : s->threads;
     st.tally.progress = s->progress;
     st.tally.tty = s->progress ? isatty(fileno(s->progress)) : 0;
     atomic_init(&st.tally.cases, 0);
@@ -158,6 +258,7 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     pthread_t *tid = malloc((size_t)st.threads * sizeof *tid);
     worker_arg *args = malloc((size_t)st.threads * sizeof *args);
     if (!st.running || !tid || !args) {
+        free_tasks(&st);
         free(st.running);
         free(tid);
         free(args);
@@ -166,6 +267,7 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     for (int i = 0; i < st.threads; i++) st.running[i] = -1;
     if (pthread_mutex_init(&st.lock, NULL) || pthread_mutex_init(&st.tally.out, NULL) ||
         pthread_cond_init(&st.changed, NULL)) {
+        free_tasks(&st);
         free(st.running);
         free(tid);
         free(args);
@@ -222,6 +324,7 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     pthread_cond_destroy(&st.changed);
     pthread_mutex_destroy(&st.lock);
     pthread_mutex_destroy(&st.tally.out);
+    free_tasks(&st);
     free(st.running);
     free(tid);
     free(args);

@@ -7,7 +7,8 @@
  * every job reported exactly once, the mutants caught (else the comparison proves little),
  * the time shares of sml_prop_next_seconds, and the hooks through which the engine reports to
  * whoever drives it (one case_done per case, each failure report between one report_begin
- * and one report_end).
+ * and one report_end). And the same jobs with enough cases to be split in parts (parts.h)
+ * against one run each.
  *
  * Flags: the engine's (--seed, --cases, ...); --threads N sets the parallel side (4). */
 #include <math.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "cpu_mutants.h"
+#include "prop/parts.h"
 #include "prop/prop.h"
 #include "prop/suite.h"
 #include "test_support.h"
@@ -188,6 +190,105 @@ static void check_hooks(sml_tally *t, const sml_prop_config *base, const char *r
     free(res);
 }
 
+/* A job split in parts (parts.h) must give what one run gives: the same first failure of each
+ * property (case, shrunk shape, message) and killed_at; and, where nothing failed, the same
+ * cases, checks, worst error, digest and accuracy summary to the bit. (After a failure the parts
+ * may check a few more cases than one run would, so those counts are not compared there.) */
+static int same_split(const sml_prop_job *a, const sml_prop_job *b, char *why, size_t n) {
+    const sml_prop_result *x = &a->res, *y = &b->res;
+#define DIFF(cond, ...)                    \
+    do {                                   \
+        if (cond) {                        \
+            snprintf(why, n, __VA_ARGS__); \
+            return 0;                      \
+        }                                  \
+    } while (0)
+    DIFF(a->status != b->status, "status %d vs %d", (int)a->status, (int)b->status);
+    DIFF(x->verdict != y->verdict, "verdict %s vs %s", sml_verdict_name(x->verdict),
+         sml_verdict_name(y->verdict));
+    for (int p = 0; p < SML_PROP_COUNT; p++)
+        DIFF(x->killed_at[p] != y->killed_at[p], "property %s killed at %lld vs %lld",
+             sml_prop_name((sml_prop_id)p), (long long)x->killed_at[p], (long long)y->killed_at[p]);
+    DIFF(x->nfail != y->nfail, "failures %d vs %d", x->nfail, y->nfail);
+    for (int f = 0; f < x->nfail; f++) {
+        const sml_prop_failure *p = &x->failures[f], *q = &y->failures[f];
+        DIFF(p->prop != q->prop || p->case_index != q->case_index || p->s_rows != q->s_rows ||
+                 p->s_cols != q->s_cols || strcmp(p->message, q->message),
+             "failure %d: %s at case %lld shrunk to %lldx%lld vs %s at case %lld shrunk to "
+             "%lldx%lld",
+             f, sml_prop_name(p->prop), (long long)p->case_index, (long long)p->s_rows,
+             (long long)p->s_cols, sml_prop_name(q->prop), (long long)q->case_index,
+             (long long)q->s_rows, (long long)q->s_cols);
+    }
+    if (x->nfail) return 1;
+    DIFF(x->cases != y->cases || x->events.planned != y->events.planned,
+         "cases %lld of %lld vs %lld of %lld", (long long)x->cases, (long long)x->events.planned,
+         (long long)y->cases, (long long)y->events.planned);
+    for (int p = 0; p < SML_PROP_COUNT; p++)
+        DIFF(x->checks[p] != y->checks[p], "property %s: %lld checks vs %lld",
+             sml_prop_name((sml_prop_id)p), (long long)x->checks[p], (long long)y->checks[p]);
+    const sml_accuracy *u = &x->accuracy, *v = &y->accuracy;
+    DIFF(memcmp(&x->worst_ratio, &y->worst_ratio, sizeof x->worst_ratio) ||
+             memcmp(&u->worst, &v->worst, sizeof u->worst) ||
+             memcmp(&u->p99, &v->p99, sizeof u->p99) ||
+             memcmp(&u->median, &v->median, sizeof u->median) || u->worst_case != v->worst_case ||
+             u->worst_level != v->worst_level || u->digest != v->digest || u->cases != v->cases,
+         "accuracy: worst %.17g p99 %.17g median %.17g at case %lld, digest %016llx vs worst "
+         "%.17g p99 %.17g median %.17g at case %lld, digest %016llx",
+         u->worst, u->p99, u->median, (long long)u->worst_case, (unsigned long long)u->digest,
+         v->worst, v->p99, v->median, (long long)v->worst_case, (unsigned long long)v->digest);
+#undef DIFF
+    return 1;
+}
+
+static void check_parts(sml_tally *t, const sml_prop_config *base, const char *rerun) {
+    sml_prop_config cfg = *base;
+    cfg.max_cases = 3 * SML_PROP_PART_CASES + 20;
+    /* Smaller shapes than the profile's, so that 20 jobs of 1,520 cases take seconds. */
+    if (cfg.sizes.small_max_elems > 1024) cfg.sizes.small_max_elems = 1024;
+    if (cfg.sizes.small_min_elems > cfg.sizes.small_max_elems)
+        cfg.sizes.small_min_elems = cfg.sizes.small_max_elems;
+    cfg.sizes.big_max_elems = 1 << 13;
+    cfg.sizes.tall_prob = 0.0;
+    static sml_prop_job one[32], many[32];
+    int n = make_jobs(one, &cfg);
+    if (n < 0 || make_jobs(many, &cfg) != n) {
+        sml_tally_fail(t, rerun, "a kernel or mutant of this test is missing");
+        return;
+    }
+    int parts = sml_prop_parts_for(&many[0].cfg);
+    if (parts < 3) {
+        sml_tally_fail(t, rerun, "a job of %lld cases is not split (%d part)",
+                       (long long)cfg.max_cases, parts);
+        return;
+    }
+    for (int j = 0; j < n; j++)
+        one[j].status = sml_prop_run(one[j].k, one[j].op, one[j].dtype, &one[j].cfg, &one[j].res);
+    sml_prop_suite sn = {cfg.threads, 0.0, TEST, NULL, NULL, NULL, NULL, NULL};
+    if (sml_prop_suite_run(&sn, many, n) != SML_OK) {
+        sml_tally_fail(t, rerun, "the suite did not run");
+        return;
+    }
+    int failed = 0;
+    for (int j = 0; j < n; j++) {
+        char why[512];
+        const sml_prop_job *a = &one[j];
+        failed += a->res.nfail > 0;
+        if (!same_split(a, &many[j], why, sizeof why))
+            sml_tally_fail(t, rerun, "%s %s %s in %d parts differs from one run: %s", a->k->name,
+                           sml_op_name(a->op), sml_dtype_name(a->dtype), parts, why);
+        else
+            sml_tally_pass(t);
+    }
+    if (failed < 2 || failed == n)
+        sml_tally_fail(t, rerun, "%d of %d jobs failed: the split comparison needs both kinds",
+                       failed, n);
+    else
+        sml_tally_pass(t);
+    printf("%s: %d jobs of %lld cases in %d parts each, %d failing, compared with one run each\n",
+           TEST, n, (long long)cfg.max_cases, parts, failed);
+}
+
 int main(int argc, char **argv) {
     sml_tally t = {TEST, 0, 0, 0};
     sml_prop_config cfg;
@@ -269,6 +370,7 @@ int main(int argc, char **argv) {
     printf("%s: %d jobs, %d of them failing mutants: a plain loop took %.1f s, the suite on %d "
            "threads %.1f s\n",
            TEST, n, caught, t1 - t0, cfg.threads, t2 - t1);
+    check_parts(&t, &cfg, rerun);
     fclose(cfg.log);
     return sml_tally_finish(&t);
 }
