@@ -6,8 +6,10 @@
  * handle, buffers and a non-blocking stream, made by sml_prop_run), so the suite only hands
  * out jobs, shares the time budget and keeps the output in one piece:
  *
- *   - jobs start in the order given (kernel after kernel: the jobs of a kernel share its
- *     worker, src/worker) as threads come free;
+ *   - a job of enough cases is split into parts (parts.h) whose results are joined into the
+ *     job's, and the parts start in the order of their jobs (kernel after kernel: the jobs of
+ *     a kernel share its worker, src/worker) as threads come free, so one kernel's parts keep
+ *     every thread busy until it is done;
  *   - every job runs its profile's cases; the run's cap (total_seconds, --seconds), when
  *     there is one, is the same moment for all of them (cfg.deadline), and a job it stops
  *     before its cases are done is INCOMPLETE (verdict.h);

@@ -96,8 +96,10 @@ int sml_worker_main(int argc, char **argv);
  * A worker runs one kernel, so no kernel is ever blamed for another's end. By default the jobs
  * of a kernel share its worker: one per kernel and GPU, with a slot per suite thread, so the
  * kernel's jobs on a GPU share one CUDA context as they would in one process (contexts of
- * separate processes take turns on a GPU). The suite runs the jobs kernel after kernel, so few
- * kernels' workers are open at once. With `share` 0 (a tool wraps the worker, whose verdict is
+ * separate processes take turns on a GPU). The suite runs the jobs kernel after kernel, each
+ * split in parts (prop/parts.h) so that one kernel's fill every thread: few kernels' workers
+ * are open at once, and two run launches together only where one kernel ends and the next
+ * begins. With `share` 0 (a tool wraps the worker, whose verdict is
  * its exit status, or SML_WORKER_SHARE=0) every job has a worker of its own. */
 typedef struct sml_worker_pool sml_worker_pool;
 /* total_seconds: the run's --seconds cap (0: none); case_timeout: --case-timeout (0: derived);
