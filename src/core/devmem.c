@@ -1,5 +1,6 @@
 /* devmem.c: host or device buffers behind one interface, and the GPU's description.
  * Built with or without CUDA: without it, GPU requests answer SML_ERR_NO_DEVICE. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,8 +93,23 @@ sml_status sml_gpu_facts_get(sml_handle *h, sml_gpu_facts *out) {
     *out = g;
     return SML_OK;
 }
+void sml_gpu_list(char *buf, size_t n) {
+    int count = sml_gpu_count();
+    snprintf(buf, n, "%s", count ? "" : "none");
+    for (int d = 0; d < count; d++) {
+        struct cudaDeviceProp prop;
+        size_t len = strlen(buf);
+        if (cudaGetDeviceProperties(&prop, d) != cudaSuccess) {
+            (void)cudaGetLastError();
+            snprintf(prop.name, sizeof prop.name, "?");
+        }
+        snprintf(buf + len, n - len, "%s%d %.*s", d ? ", " : "", d, (int)sizeof prop.name,
+                 prop.name);
+    }
+}
 #else
 const char *sml_last_cuda_error(void) { return "built without CUDA"; }
+void sml_gpu_list(char *buf, size_t n) { snprintf(buf, n, "none (a build without CUDA)"); }
 sml_status sml_gpu_plan_key(int dev, sml_plan_key *key) {
     (void)dev;
     memset(key, 0, sizeof *key);

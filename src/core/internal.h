@@ -88,6 +88,8 @@ int sml_gpu_current(void);
 void sml_gpu_use(int dev);
 /* The CUDA devices this process sees (CUDA_VISIBLE_DEVICES applied); 0 without CUDA. */
 int sml_gpu_count(void);
+/* The GPUs this process sees, for a message: "0 NVIDIA H100 80GB HBM3, 1 ..." or "none". */
+void sml_gpu_list(char *buf, size_t n);
 /* A non-blocking stream for one host thread's work (GPU); *out = NULL on the CPU. */
 sml_status sml_stream_create(sml_device d, void **out);
 void sml_stream_destroy(sml_device d, void *stream);

@@ -21,7 +21,10 @@
  *   7. one worker per GPU (check and bench --devices, with SML_WORKERS_TEST_COUNT=2 standing
  *      in for two GPUs): the default split over every GPU, --devices 0,1 and --devices 1 give
  *      the unsharded result, and so does a run under ctest's one GPU (CTEST_RESOURCE_GROUP_0_GPUS,
- *      no split); bad --devices values exit 2 naming the flag. */
+ *      no split); bad --devices values exit 2 naming the flag, and a GPU the host does not
+ *      have names the GPUs it has.
+ * No process of the test sees a GPU (CUDA_VISIBLE_DEVICES=-1,-1), so that it gives the same
+ * results on a GPU host as on a CPU one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,10 +419,22 @@ static void case_workers(void) {
     check(7, rc == 2 && strstr(LOG, "--devices"),
           "check --devices 0,1 --shard 1/2: exit 2 (a slice runs on one GPU)");
     unsetenv("SML_WORKERS_TEST_COUNT");
+    /* With no stand-in: a GPU the host does not have is refused with the GPUs it has. */
+    const char *gone[] = {"check",     "--kernel", "cpu_naive", "--cases",   "2",
+                          "--devices", "1",        "--json",    "gone.json", NULL};
+    rc = run(gone);
+    check(7,
+          rc == 2 && strstr(LOG, "--devices") && strstr(LOG, "GPUs here: none") &&
+              !exists("gone.json"),
+          "check --devices 1 on a host without that GPU: exit 2 naming the GPUs here");
 }
 
 int main(int argc, char **argv) {
     if (sml_case_filter_init(&F, argc, argv)) return 2;
+    /* CPU kernels only, and the same files on any host: no process of the test sees a GPU (a
+     * GPU host's ledgers would name its GPU, and a stand-in second GPU none). An invalid index
+     * hides every device; one per stand-in GPU, for the workers' CUDA_VISIBLE_DEVICES. */
+    setenv("CUDA_VISIBLE_DEVICES", "-1,-1", 1);
     if (sml_cli_setup(T.test, F.cli, TMP, sizeof TMP)) return 1;
     /* The repository's saved reproducers (tests/regressions) and the planted-bug plugin of
      * this build (tests/plugins), found from the fixtures folder and the binary. */
