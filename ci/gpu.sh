@@ -10,8 +10,9 @@
 #   the property suite, and the seeds' experiments with every backend, each backend's claim
 #   decided against PyTorch (bench --versus torch)
 #   nightly (not in the default set; the scheduled job runs SML_GPU_STAGES="build nightly"): the
-#   property suite's long profile (check --long: 100,000 cases per kernel, op and dtype, bigger
-#   shapes) on every registered kernel, CPU and GPU; SML_NIGHTLY_SECONDS bounds it (default none)
+#   property suite's long profile (check --long: 100,000 cases per GPU kernel, op and dtype,
+#   10,000 per CPU kernel's on bigger shapes) on every registered kernel, CPU and GPU;
+#   SML_NIGHTLY_SECONDS bounds it (default none)
 #   SML_BENCH_TIME_LIMIT=240 ci/gpu.sh      the bench starts no case after 240 s and writes a
 #                                            partial ledger (docs/BENCHMARKING.md, "Partial runs")
 set -uo pipefail

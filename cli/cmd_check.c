@@ -172,8 +172,8 @@ typedef struct check_args {
     const char *kernel, *op_s, *dt_s, *json, *input, *dy, *output, *against, *sanitize;
     int allow_less, in_process, gpu_only, skip_bad;
     const char *const *wrap; /* the tool workers run under (--sanitize), or NULL */
-    int64_t default_cases;
-    unsigned ops, dts; /* --op and --dtype: every one by default */
+    int64_t cases_given;     /* --cases or SML_PROP_CASES; 0: the profile's, per device */
+    unsigned ops, dts;       /* --op and --dtype: every one by default */
     sml_prop_config cfg;
     const char *regressions_from; /* what chose cfg.regressions_dir, as check says it */
     char regressions[8192];       /* the default corpus (regressions.h) */
@@ -290,7 +290,9 @@ static int on_option(void *ctx, const sml_opt *o, const char *v, char *why, size
     check_args *a = ctx;
     if (in(o, sml_prop_flags, sml_prop_nflags)) {
         if (!strcmp(o->name, "regressions")) a->regressions_from = "--regressions";
-        return sml_prop_config_set(&a->cfg, o, v, why, n);
+        int rc = sml_prop_config_set(&a->cfg, o, v, why, n);
+        if (!rc && !strcmp(o->name, "cases")) a->cases_given = a->cfg.max_cases;
+        return rc;
     }
     if (in(o, sml_cli_devices_opts, 1)) return 0; /* taken by sml_cli_devices */
     if (in(o, INPUT_OPTS, 3)) {
@@ -366,13 +368,18 @@ static int parse_args(int argc, char **argv, check_args *a) {
     sml_prop_config_init(&a->cfg, SML_PROP_PROFILE_CI);
     sml_prop_config_env(&a->cfg);
     if (sml_shard_env(ME, &a->cfg.shard) < 0) return 2;
-    a->default_cases = a->cfg.max_cases;
+    const char *env_cases = getenv("SML_PROP_CASES");
+    sml_prop_config plain;
+    sml_prop_config_init(&plain, a->cfg.profile);
+    if (env_cases && *env_cases && a->cfg.max_cases != plain.max_cases)
+        a->cases_given = a->cfg.max_cases;
     a->cfg.replay_cmd = "softmax-lab replay";
     a->ops = SML_OPS_ALL;
     a->dts = SML_DTYPES_ALL;
     int npos;
     int rc = sml_cli_parse(sml_spec_check(), argc, argv, on_option, a, NULL, 0, &npos, NULL);
     if (rc >= 0) return rc;
+    if (a->cases_given) a->cfg.max_cases = a->cases_given; /* --long after --cases keeps it */
     if (!a->regressions_from && default_regressions(a) != 0) return 2;
     if (a->cfg.shard.count && (a->input || a->against || a->cfg.only_case >= 0)) {
         fprintf(stderr, ME ": --shard (or SML_SHARD) goes with the suite, not with %s\n",
@@ -402,6 +409,20 @@ static int run_input(check_args *a, int isolated) {
     return sml_check_input(&ia);
 }
 
+/* The cases per op and dtype of a kernel on `device`: --cases (or SML_PROP_CASES) for every
+ * kernel; else the GPU profile's for a GPU kernel and the CI profile's for a CPU one, or under
+ * --long the long profile's for a GPU kernel and SML_PROP_LONG_CPU_CASES for a CPU one. */
+static int64_t job_cases(const check_args *a, sml_device device) {
+    if (a->cases_given) return a->cases_given;
+    int gpu = device == SML_DEVICE_GPU;
+    if (a->cfg.profile == SML_PROP_PROFILE_LONG)
+        return gpu ? a->cfg.max_cases : SML_PROP_LONG_CPU_CASES;
+    if (!gpu) return a->cfg.max_cases;
+    sml_prop_config g;
+    sml_prop_config_init(&g, SML_PROP_PROFILE_GPU);
+    return g.max_cases;
+}
+
 static int run_against(check_args *a, int isolated) {
     const sml_kernel *cand = a->kernel ? sml_kernel_find(a->kernel) : NULL;
     if (!a->against || !cand) {
@@ -417,7 +438,7 @@ static int run_against(check_args *a, int isolated) {
         sml_prop_config gp;
         sml_prop_config_init(&gp, SML_PROP_PROFILE_GPU);
         a->cfg.sizes = gp.sizes;
-        if (a->cfg.max_cases == a->default_cases) a->cfg.max_cases = gp.max_cases;
+        a->cfg.max_cases = job_cases(a, SML_DEVICE_GPU);
     }
     sml_check_against_args x = {cand,    a->against, a->ops,        a->dts,
                                 &a->cfg, a->json,    a->allow_less, isolated};
@@ -442,10 +463,8 @@ static int build_jobs(const check_args *a, const unsigned char *chosen, size_t n
                     !(k->dtypes >> dt & 1))
                     continue;
                 sml_prop_config c = a->cfg;
-                if (k->device == SML_DEVICE_GPU) {
-                    c.sizes = gcfg.sizes;
-                    if (a->cfg.max_cases == a->default_cases) c.max_cases = gcfg.max_cases;
-                }
+                if (k->device == SML_DEVICE_GPU) c.sizes = gcfg.sizes;
+                c.max_cases = job_cases(a, k->device);
                 jobs[njobs++] =
                     (sml_prop_job){.k = k, .op = (sml_op)op, .dtype = (sml_dtype)dt, .cfg = c};
                 /* Kernels that cannot run here go last and outside the suite: they must not
@@ -463,12 +482,16 @@ static int build_jobs(const check_args *a, const unsigned char *chosen, size_t n
 }
 
 static void print_header(const check_args *a, int threads) {
-    sml_prop_config gcfg;
-    sml_prop_config_init(&gcfg, SML_PROP_PROFILE_GPU);
     const sml_prop_config *cfg = &a->cfg;
-    printf("check: seed 0x%016llx, %lld cases per kernel/op/dtype (GPU kernels %lld), ",
-           (unsigned long long)cfg->seed, (long long)cfg->max_cases,
-           (long long)(cfg->max_cases == a->default_cases ? gcfg.max_cases : cfg->max_cases));
+    if (a->cases_given)
+        printf("check: seed 0x%016llx, %lld cases per kernel, op and dtype (--cases), ",
+               (unsigned long long)cfg->seed, (long long)a->cases_given);
+    else
+        printf("check: seed 0x%016llx, the %s profile: %lld cases per op and dtype for a CPU "
+               "kernel, %lld for a GPU kernel; ",
+               (unsigned long long)cfg->seed,
+               cfg->profile == SML_PROP_PROFILE_LONG ? "long" : "default",
+               (long long)job_cases(a, SML_DEVICE_CPU), (long long)job_cases(a, SML_DEVICE_GPU));
     if (cfg->total_seconds > 0)
         printf("capped at %.0f s (a run the cap stops is INCOMPLETE)", cfg->total_seconds);
     else
@@ -918,7 +941,8 @@ static int run_sanitize(check_args *a) {
                "checked; exit 77\n");
         return 77;
     }
-    if (a->cfg.max_cases == a->default_cases) a->cfg.max_cases = SANITIZE_CASES;
+    if (!a->cases_given) a->cases_given = SANITIZE_CASES;
+    a->cfg.max_cases = a->cases_given;
     a->cfg.shrink = 0;
     a->cfg.regressions_dir = NULL;
     a->gpu_only = 1;

@@ -31,6 +31,7 @@ void sml_prop_config_init(sml_prop_config *cfg, sml_prop_profile profile) {
     cfg->shrink = 1;
     cfg->only_case = -1;
     cfg->replay_cmd = "softmax-lab replay";
+    cfg->profile = profile;
     switch (profile) {
     case SML_PROP_PROFILE_GPU:
         cfg->max_cases = 10000;
@@ -152,8 +153,10 @@ const sml_opt sml_prop_flags[] = {
     {"threads", "N", "0 to 16 (0: one per core)",
      "host threads running kernel/op/dtype runs side by side (env SML_PROP_THREADS)", NULL,
      F_THREADS},
-    {"long", NULL, NULL, "nightly profile: 100,000 cases, bigger shapes (env SML_PROP_LONG=1)",
-     "the seed is drawn afresh unless --seed is given", F_LONG},
+    {"long", NULL, NULL, "nightly: 100,000 cases per GPU kernel/op/dtype, 10,000 per CPU one's",
+     "bigger shapes for a CPU kernel (docs/PROPERTIES.md); env SML_PROP_LONG=1; "
+     "the seed is drawn afresh unless --seed is given",
+     F_LONG},
     {"props", "P[,P]", SML_PROP_LIST(PROP_NAME_) "all",
      "only these properties (docs/PROPERTIES.md)", NULL, F_PROPS},
     {"case", "I", "a case index, 0 or more",

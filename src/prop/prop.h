@@ -86,6 +86,13 @@ typedef enum sml_prop_profile {
     SML_PROP_PROFILE_LONG    /* nightly: 10x the cases, bigger shapes */
 } sml_prop_profile;
 
+/* The nightly profile's cases per op and dtype for a CPU kernel (a driver's choice: the
+ * profile itself names 100,000). A long case costs a CPU kernel about 10 ms of a core, the
+ * kernel's own run included, so 100,000 for each of the two CPU kernels' 24 jobs would take
+ * longer than all the GPU kernels together; 10,000 still reach the biggest shapes (the sizes
+ * ramp over the job's own cases). */
+#define SML_PROP_LONG_CPU_CASES 10000
+
 /* Hooks a driver gives a run, each called with `ctx` where set: the engine knows nothing of
  * who drives it. A suite (suite.h) sets them to count cases for its one progress line and to
  * keep each multi-line failure report in one piece among runs on other threads. */
@@ -131,9 +138,10 @@ typedef struct sml_prop_part_share sml_prop_part_share;
 typedef struct sml_prop_case_log sml_prop_case_log;
 
 typedef struct sml_prop_config {
-    uint64_t seed;       /* the run seed; each case's seed is sml_derive_seed(seed, index) */
-    int64_t max_cases;   /* per kernel, op and dtype: the profile is a number of cases */
-    int64_t level_cases; /* the case count the size ramp spreads over; 0: max_cases */
+    sml_prop_profile profile; /* the profile it was made from (sml_prop_config_init, --long) */
+    uint64_t seed;            /* the run seed; each case's seed is sml_derive_seed(seed, index) */
+    int64_t max_cases;        /* per kernel, op and dtype: the profile is a number of cases */
+    int64_t level_cases;      /* the case count the size ramp spreads over; 0: max_cases */
     /* Caps, never part of a profile (the same seed runs the same cases at any speed): a job a
        cap stops before max_cases is INCOMPLETE (verdict.h). */
     double max_seconds;   /* per kernel, op and dtype (the mutation tests' drivers); 0: none */

@@ -244,6 +244,35 @@ int main(void) {
     expect(strstr(OUT, "\"passed\": true") && strstr(OUT, "\"cases\": 40"), cmd,
            "suite JSON: passed, 40 cases");
 
+    /* Case counts: --cases for every kernel wherever it stands (--long after it too), and
+     * SML_PROP_CASES as --cases; the profiles' per-device counts otherwise, the nightly's by
+     * --long or by SML_PROP_LONG=1 alike (--seconds 0.01 ends them after a few cases). */
+    struct {
+        const char *env, *args, *header, *ran;
+    } counts[] = {
+        {"", "--cases 9 --long", "9 cases per kernel, op and dtype (--cases)", "9 of 9 planned"},
+        {"SML_PROP_CASES=7", "", "7 cases per kernel, op and dtype (--cases)", "7 of 7 planned"},
+        {"", "--seconds 0.01",
+         "the default profile: 300 cases per op and dtype for a CPU kernel, 10000 for a GPU kernel",
+         "of 300 planned"},
+        {"", "--long --seconds 0.01",
+         "the long profile: 10000 cases per op and dtype for a CPU kernel, 100000 for a GPU kernel",
+         "of 10000 planned"},
+        {"SML_PROP_LONG=1", "--seconds 0.01",
+         "the long profile: 10000 cases per op and dtype for a CPU kernel, 100000 for a GPU kernel",
+         "of 10000 planned"},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "env %s %s check --kernel cpu_naive --op softmax --dtype fp32 --regressions none "
+                 "%s",
+                 counts[i].env, cli, counts[i].args);
+        rc = run("%s", cmd);
+        expect((rc == 0 || rc == 4) && strstr(OUT, counts[i].header) && strstr(OUT, counts[i].ran),
+               cmd, "case counts: exit %d, want 0 or 4 with '%s' and '%s'", rc, counts[i].header,
+               counts[i].ran);
+    }
+
     /* 6. replay a saved reproducer: passes now (exit 0); unknown kernel (exit 2) unless --kernel. */
     sml_prop_case c;
     memset(&c, 0, sizeof c);

@@ -209,6 +209,15 @@ int main(int argc, char **argv) {
     sml_prop_config_init(&cfg,
                          device == SML_DEVICE_GPU ? SML_PROP_PROFILE_GPU : SML_PROP_PROFILE_CI);
     sml_prop_config_env(&cfg);
+    if (cfg.profile == SML_PROP_PROFILE_LONG) { /* the nightly, as check --long runs it */
+        sml_prop_config g;
+        sml_prop_config_init(&g, SML_PROP_PROFILE_GPU);
+        const char *given = getenv("SML_PROP_CASES");
+        if (device == SML_DEVICE_GPU)
+            cfg.sizes = g.sizes;
+        else if (!given || !*given)
+            cfg.max_cases = SML_PROP_LONG_CPU_CASES;
+    }
     cfg.regressions_dir = SML_PROP_REGRESSIONS_DIR;
     cfg.save_dir = SML_PROP_SAVE_DIR;
     cfg.replay_cmd = SML_CLI_PATH " replay";
