@@ -502,6 +502,20 @@ static int row_special_excused(const sml_prop_eval *e, int64_t r, const sml_dev_
     return 0;
 }
 
+/* Row r's sum, off by `err`, against the contract's row-sum bound plus `slack` and then, for a
+ * kernel that declared a looser value bound, against the declared one: 0 within the contract,
+ * 1 within the declaration only, -1 outside both (*allowed: the last bound it was held to). */
+static int row_sum_within(const sml_prop_eval *e, const sml_dev_terms *t, int decl, int64_t r,
+                          const double *dy, double err, double slack, double *allowed) {
+    const sml_prop_case *c = e->c;
+    const double *x = e->xd + r * c->cols, *w = e->want + r * c->cols;
+    *allowed = row_sum_bound(c->op, c->dtype, &e->facts[r], x, dy, w, c->cols, NULL) + slack;
+    if (err <= *allowed) return 0;
+    if (!decl || !has_value_bound(t)) return -1;
+    *allowed = row_sum_bound(c->op, c->dtype, &e->facts[r], x, dy, w, c->cols, t) + slack;
+    return err <= *allowed ? 1 : -1;
+}
+
 /* The end of a row-sum property: PASS (some rows within the declared terms only: a
  * deviation), or SKIP when no row was judged. */
 static void sums_verdict(sml_prop_verdict *v, const sml_dev_terms *t, int64_t judged,
@@ -542,20 +556,11 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
             got += log ? exp(g) : g;
             ref += log ? exp(w[j]) : w[j];
         }
-        const double *x = e->xd + r * c->cols;
-        double bound = row_sum_bound(c->op, c->dtype, &e->facts[r], x, NULL, w, c->cols, NULL);
-        double allowed = bound + fabs(ref - 1.0);
+        double allowed;
         judged++;
-        if (fabs(got - 1.0) <= allowed) continue;
-        if (decl && has_value_bound(&t)) {
-            double wide = row_sum_bound(c->op, c->dtype, &e->facts[r], x, NULL, w, c->cols, &t) +
-                          fabs(ref - 1.0);
-            if (fabs(got - 1.0) <= wide) {
-                within++;
-                continue;
-            }
-            allowed = wide;
-        }
+        int k = row_sum_within(e, &t, decl, r, NULL, fabs(got - 1.0), fabs(ref - 1.0), &allowed);
+        within += k > 0;
+        if (k >= 0) continue;
         verdict(v, SML_PROP_FAIL, r, -1,
                 "%s%.200s%srow %lld: %s sums to %.17g, 1 +- %.3g allowed (reference's row sums "
                 "to %.17g)",
@@ -1047,18 +1052,11 @@ static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
             got += sml_load(c->dtype, e->out, r * c->cols + j);
             ref += w[j];
         }
-        const double *x = e->xd + r * c->cols, *dy = e->dyd + r * c->cols;
-        double bound = row_sum_bound(c->op, c->dtype, f, x, dy, w, c->cols, NULL);
+        double bound;
         judged++;
-        if (fabs(got - ref) <= bound) continue;
-        if (decl && has_value_bound(&t)) {
-            double wide = row_sum_bound(c->op, c->dtype, f, x, dy, w, c->cols, &t);
-            if (fabs(got - ref) <= wide) {
-                within++;
-                continue;
-            }
-            bound = wide;
-        }
+        int k = row_sum_within(e, &t, decl, r, e->dyd + r * c->cols, fabs(got - ref), 0.0, &bound);
+        within += k > 0;
+        if (k >= 0) continue;
         verdict(v, SML_PROP_FAIL, r, -1,
                 "%s%.200s%srow %lld: dx sums to %.9g, the reference's to %.9g (about 0), +- %.3g "
                 "allowed",
