@@ -33,8 +33,7 @@
 
 int sml_check_sum_depth(int64_t n) {
     if (n <= 1) return 0;
-    int lg = 0;
-    while (lg < 63 && ((int64_t)1 << lg) < n) lg++;
+    int lg = 64 - __builtin_clzll((unsigned long long)(n - 1)); /* the least lg with 2^lg >= n */
     int64_t h = K_SEQ + lg;
     return (int)(n - 1 < h ? n - 1 : h);
 }

@@ -417,6 +417,22 @@ static void bound_shape(unit_run *u) {
     int ok = sml_check_sum_depth(1) == 0 && sml_check_sum_depth(2) == 1 &&
              sml_check_sum_depth(32) == 31 && sml_check_sum_depth(33) == 32 &&
              sml_check_sum_depth(1024) == 42 && sml_check_sum_depth(1 << 22) == 54;
+    /* min(n - 1, 32 + ceil(log2 n)), from the definition, on every n to 2^17 and around
+     * every power of two after. */
+    for (int64_t i = 1; i < (1 << 17) + 3 * 45 && ok; i++) {
+        int64_t m = i;
+        if (i >= (1 << 17)) {
+            int64_t k = (i - (1 << 17)) / 3, r = (i - (1 << 17)) % 3;
+            m = ((int64_t)1 << (17 + k)) - 1 + r;
+        }
+        int lg = 0;
+        while (((int64_t)1 << lg) < m) lg++;
+        int64_t want = m <= 1 ? 0 : m - 1 < 32 + lg ? m - 1 : 32 + lg;
+        ok = sml_check_sum_depth(m) == want;
+        if (!ok)
+            UNIT_EXPECT(u, 0, "summation depth of %lld columns: %d, the definition gives %lld",
+                        (long long)m, sml_check_sum_depth(m), (long long)want);
+    }
     sml_row_facts f = {1024, 0.0, 10.0, 1.0, 0, 0, 0};
     double b0 = sml_check_bound(SML_SOFTMAX, SML_F32, &f, 0.0, 0, 0.1);
     double b1 = sml_check_bound(SML_SOFTMAX, SML_F32, &f, -10.0, 0, 0.1);
