@@ -31,8 +31,9 @@
  *   --test hang        rel_hang never returns from 8 columns on, beside plug_ok, with
  *                      --case-timeout 0.2: exit 1 with "did not finish" on its FAIL line within
  *                      20 s, plug_ok passing with its 40 cases.
- *   --test digest      cpu_naive and plug_ok, 200 cases, --threads 1 and 2, idle and loaded:
- *                      exit 0, the same digest all four times, 200 cases per job every time.
+ *   --test digest      cpu_naive and plug_ok, 1,200 cases (each job split in 2 parts,
+ *                      src/prop/parts.h), --threads 1 and 2, idle and loaded: exit 0, the same
+ *                      digest all four times, 1,200 cases per job every time.
  *   --test incomplete  rel_sleepy (right, 50 ms a call), 300 cases, --seconds 2: exit 4,
  *                      INCOMPLETE, "ran N of 300" with N < 300, not a pass, within the cap.
  *
@@ -435,11 +436,11 @@ static void test_digest(void) {
         run *x = &r[i];
         int threads = i < 2 ? 1 : 2;
         LABEL = threads == 1 ? " --threads 1" : " --threads 2";
-        check(x, i & 1, "--load %s --kernel cpu_naive,plug_ok " SUITE " --cases 200 --threads %d",
+        check(x, i & 1, "--load %s --kernel cpu_naive,plug_ok " SUITE " --cases 1200 --threads %d",
               ok, threads);
         expect_rc(x, 0, "PASS: right kernels");
-        expect_passed(x, "cpu_naive", 200);
-        expect_passed(x, "plug_ok", 200);
+        expect_passed(x, "cpu_naive", 1200);
+        expect_passed(x, "plug_ok", 1200);
         expect_digest(x);
     }
     LABEL = "";
