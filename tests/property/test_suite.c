@@ -55,8 +55,6 @@ static int make_jobs(sml_prop_job *jobs, const sml_prop_config *cfg) {
     return n;
 }
 
-static int same_result(const sml_prop_job *a, const sml_prop_job *b, char *why, size_t n) {
-    const sml_prop_result *x = &a->res, *y = &b->res;
 #define DIFF(cond, ...)                    \
     do {                                   \
         if (cond) {                        \
@@ -64,6 +62,29 @@ static int same_result(const sml_prop_job *a, const sml_prop_job *b, char *why, 
             return 0;                      \
         }                                  \
     } while (0)
+
+/* Each property's first failure (killed_at) and every failure reported: property, case,
+ * shrunk shape and message. */
+static int same_failures(const sml_prop_result *x, const sml_prop_result *y, char *why, size_t n) {
+    for (int p = 0; p < SML_PROP_COUNT; p++)
+        DIFF(x->killed_at[p] != y->killed_at[p], "property %s killed at %lld vs %lld",
+             sml_prop_name((sml_prop_id)p), (long long)x->killed_at[p], (long long)y->killed_at[p]);
+    DIFF(x->nfail != y->nfail, "failures %d vs %d", x->nfail, y->nfail);
+    for (int f = 0; f < x->nfail; f++) {
+        const sml_prop_failure *p = &x->failures[f], *q = &y->failures[f];
+        DIFF(p->prop != q->prop || p->case_index != q->case_index || p->s_rows != q->s_rows ||
+                 p->s_cols != q->s_cols || strcmp(p->message, q->message),
+             "failure %d: %s at case %lld shrunk to %lldx%lld vs %s at case %lld shrunk to "
+             "%lldx%lld",
+             f, sml_prop_name(p->prop), (long long)p->case_index, (long long)p->s_rows,
+             (long long)p->s_cols, sml_prop_name(q->prop), (long long)q->case_index,
+             (long long)q->s_rows, (long long)q->s_cols);
+    }
+    return 1;
+}
+
+static int same_result(const sml_prop_job *a, const sml_prop_job *b, char *why, size_t n) {
+    const sml_prop_result *x = &a->res, *y = &b->res;
     DIFF(a->k != b->k || a->op != b->op || a->dtype != b->dtype, "jobs out of order");
     DIFF(a->status != b->status, "status %d vs %d", (int)a->status, (int)b->status);
     DIFF(x->outcome != y->outcome, "outcome %s vs %s", sml_prop_outcome_name(x->outcome),
@@ -81,21 +102,8 @@ static int same_result(const sml_prop_job *a, const sml_prop_job *b, char *why, 
              sml_prop_name((sml_prop_id)p), (long long)x->checks[p], (long long)x->fails[p],
              (long long)x->skips[p], (long long)y->checks[p], (long long)y->fails[p],
              (long long)y->skips[p]);
-        DIFF(x->killed_at[p] != y->killed_at[p], "property %s killed at %lld vs %lld",
-             sml_prop_name((sml_prop_id)p), (long long)x->killed_at[p], (long long)y->killed_at[p]);
     }
-    DIFF(x->nfail != y->nfail, "failures %d vs %d", x->nfail, y->nfail);
-    for (int f = 0; f < x->nfail; f++) {
-        const sml_prop_failure *p = &x->failures[f], *q = &y->failures[f];
-        DIFF(p->prop != q->prop || p->case_index != q->case_index || p->s_rows != q->s_rows ||
-                 p->s_cols != q->s_cols || strcmp(p->message, q->message),
-             "failure %d: %s at case %lld shrunk to %lldx%lld vs %s at case %lld shrunk to "
-             "%lldx%lld",
-             f, sml_prop_name(p->prop), (long long)p->case_index, (long long)p->s_rows,
-             (long long)p->s_cols, sml_prop_name(q->prop), (long long)q->case_index,
-             (long long)q->s_rows, (long long)q->s_cols);
-    }
-#undef DIFF
+    if (!same_failures(x, y, why, n)) return 0;
     return 1;
 }
 
@@ -196,30 +204,10 @@ static void check_hooks(sml_tally *t, const sml_prop_config *base, const char *r
  * may check a few more cases than one run would, so those counts are not compared there.) */
 static int same_split(const sml_prop_job *a, const sml_prop_job *b, char *why, size_t n) {
     const sml_prop_result *x = &a->res, *y = &b->res;
-#define DIFF(cond, ...)                    \
-    do {                                   \
-        if (cond) {                        \
-            snprintf(why, n, __VA_ARGS__); \
-            return 0;                      \
-        }                                  \
-    } while (0)
     DIFF(a->status != b->status, "status %d vs %d", (int)a->status, (int)b->status);
     DIFF(x->verdict != y->verdict, "verdict %s vs %s", sml_verdict_name(x->verdict),
          sml_verdict_name(y->verdict));
-    for (int p = 0; p < SML_PROP_COUNT; p++)
-        DIFF(x->killed_at[p] != y->killed_at[p], "property %s killed at %lld vs %lld",
-             sml_prop_name((sml_prop_id)p), (long long)x->killed_at[p], (long long)y->killed_at[p]);
-    DIFF(x->nfail != y->nfail, "failures %d vs %d", x->nfail, y->nfail);
-    for (int f = 0; f < x->nfail; f++) {
-        const sml_prop_failure *p = &x->failures[f], *q = &y->failures[f];
-        DIFF(p->prop != q->prop || p->case_index != q->case_index || p->s_rows != q->s_rows ||
-                 p->s_cols != q->s_cols || strcmp(p->message, q->message),
-             "failure %d: %s at case %lld shrunk to %lldx%lld vs %s at case %lld shrunk to "
-             "%lldx%lld",
-             f, sml_prop_name(p->prop), (long long)p->case_index, (long long)p->s_rows,
-             (long long)p->s_cols, sml_prop_name(q->prop), (long long)q->case_index,
-             (long long)q->s_rows, (long long)q->s_cols);
-    }
+    if (!same_failures(x, y, why, n)) return 0;
     if (x->nfail) return 1;
     DIFF(x->cases != y->cases || x->events.planned != y->events.planned,
          "cases %lld of %lld vs %lld of %lld", (long long)x->cases, (long long)x->events.planned,
@@ -237,7 +225,6 @@ static int same_split(const sml_prop_job *a, const sml_prop_job *b, char *why, s
          "%.17g p99 %.17g median %.17g at case %lld, digest %016llx",
          u->worst, u->p99, u->median, (long long)u->worst_case, (unsigned long long)u->digest,
          v->worst, v->p99, v->median, (long long)v->worst_case, (unsigned long long)v->digest);
-#undef DIFF
     return 1;
 }
 
