@@ -20,9 +20,11 @@
  * The parts of a job share what one run would know: a property that failed at case i is not
  * checked on the cases after i by any part (one run retires it there), and a part that
  * stops for the job (the worker's death, a lost context) stops the others. What that sharing
- * changes with timing is only how many cases after the first failure were still checked;
- * the verdict and the failure reported do not (a failure found out of order is reported as
- * well, and is its property's only when its index is the lowest). Only the first part replays
+ * changes with timing is only how many cases after a failure were still checked (and so, for
+ * a job whose every property failed, which stops drawing then, how many cases it drew and its
+ * digest); the verdict and the failure reported do not (a failure found out of order is
+ * reported as well, and is its property's only when its index is the lowest). A job that
+ * passes draws and judges every planned case, in parts or not. Only the first part replays
  * the saved reproducers. */
 #ifndef SML_PROP_PARTS_H
 #define SML_PROP_PARTS_H
