@@ -25,7 +25,8 @@ typedef struct suite_tally {
 } suite_tally;
 
 /* A job split into parts (parts.h): a copy of the job per part, each with its part of the
- * cases, the log its join needs, and what the parts share. n 1: the job runs whole. */
+ * cases, the log its join needs, and what the parts share; held from its first part's start
+ * to the join. n 1: the job runs whole. */
 typedef struct job_parts {
     int n, left; /* parts, and parts not finished yet */
     sml_prop_job *part;
@@ -82,36 +83,16 @@ static void tally_report_begin(void *ctx) {
 
 static void tally_report_end(void *ctx) { pthread_mutex_unlock(&((suite_tally *)ctx)->out); }
 
-/* Split each job that has enough cases into parts (parts.h), and queue the parts job after
- * job. A job whose parts cannot be allocated runs whole. 0 when the queue itself cannot be. */
+/* Queue the jobs' parts, job after job: a job of enough cases is split into parts (parts.h).
+ * Their memory is taken when the first part starts (open_parts) and given back at the join.
+ * 0 when the queue cannot be allocated. */
 static int plan_tasks(suite_state *st) {
     int total = 0;
     st->parts = calloc((size_t)st->njobs, sizeof *st->parts);
     if (!st->parts) return 0;
     for (int j = 0; j < st->njobs; j++) {
         job_parts *jp = &st->parts[j];
-        int n = sml_prop_parts_for(&st->jobs[j].cfg);
-        jp->n = jp->left = 1;
-        if (n > 1) {
-            jp->part = calloc((size_t)n, sizeof *jp->part);
-            jp->log = calloc((size_t)n, sizeof *jp->log);
-            jp->share = sml_prop_part_share_new();
-            if (jp->part && jp->log && jp->share) {
-                jp->n = jp->left = n;
-                for (int q = 0; q < n; q++) {
-                    jp->part[q] = st->jobs[j];
-                    jp->part[q].cfg.part = (sml_prop_part){q, n};
-                    jp->part[q].cfg.share = jp->share;
-                    jp->part[q].cfg.log_out = &jp->log[q];
-                }
-            } else {
-                free(jp->part);
-                free(jp->log);
-                sml_prop_part_share_free(jp->share);
-                memset(jp, 0, sizeof *jp);
-                jp->n = jp->left = 1;
-            }
-        }
+        jp->n = jp->left = sml_prop_parts_for(&st->jobs[j].cfg);
         total += jp->n;
     }
     st->tasks = malloc((size_t)total * sizeof *st->tasks);
@@ -122,14 +103,38 @@ static int plan_tasks(suite_state *st) {
     return 1;
 }
 
-static void free_tasks(suite_state *st) {
-    for (int j = 0; st->parts && j < st->njobs; j++) {
-        job_parts *jp = &st->parts[j];
-        for (int q = 0; jp->log && q < jp->n; q++) sml_prop_case_log_free(&jp->log[q]);
-        free(jp->part);
-        free(jp->log);
-        sml_prop_part_share_free(jp->share);
+static void close_parts(job_parts *jp) {
+    for (int q = 0; jp->log && q < jp->n; q++) sml_prop_case_log_free(&jp->log[q]);
+    free(jp->part);
+    free(jp->log);
+    sml_prop_part_share_free(jp->share);
+    jp->part = NULL;
+    jp->log = NULL;
+    jp->share = NULL;
+}
+
+/* The parts of a split job, made from it (under the queue's lock, as its first part starts,
+ * before any other is taken). Without the memory for them the job runs whole: n and left
+ * become 1, and its other parts' tasks are passed over. */
+static void open_parts(job_parts *jp, const sml_prop_job *job) {
+    jp->part = calloc((size_t)jp->n, sizeof *jp->part);
+    jp->log = calloc((size_t)jp->n, sizeof *jp->log);
+    jp->share = sml_prop_part_share_new();
+    if (!jp->part || !jp->log || !jp->share) {
+        close_parts(jp);
+        jp->n = jp->left = 1;
+        return;
     }
+    for (int q = 0; q < jp->n; q++) {
+        jp->part[q] = *job;
+        jp->part[q].cfg.part = (sml_prop_part){q, jp->n};
+        jp->part[q].cfg.share = jp->share;
+        jp->part[q].cfg.log_out = &jp->log[q];
+    }
+}
+
+static void free_tasks(suite_state *st) {
+    for (int j = 0; st->parts && j < st->njobs; j++) close_parts(&st->parts[j]);
     free(st->parts);
     free(st->tasks);
 }
@@ -164,7 +169,13 @@ static void *worker(void *arg) {
         }
         task t = st->tasks[st->next++];
         job_parts *jp = &st->parts[t.j];
-        sml_prop_job *whole = &st->jobs[t.j], *job = jp->n > 1 ? &jp->part[t.q] : whole;
+        sml_prop_job *whole = &st->jobs[t.j];
+        if (t.q == 0 && jp->n > 1) open_parts(jp, whole);
+        if (t.q >= jp->n) { /* its job runs whole after all (open_parts) */
+            pthread_mutex_unlock(&st->lock);
+            continue;
+        }
+        sml_prop_job *job = jp->n > 1 ? &jp->part[t.q] : whole;
         st->running[w->id] = t.j;
         /* The run's cap, the same moment for every job; no job has a time of its own. */
         job->cfg.total_seconds = st->s->total_seconds;
@@ -185,7 +196,10 @@ static void *worker(void *arg) {
         int last = --jp->left == 0;
         pthread_mutex_unlock(&st->lock);
         if (!last) continue;
-        if (jp->n > 1) join_parts(whole, jp);
+        if (jp->n > 1) {
+            join_parts(whole, jp);
+            close_parts(jp);
+        }
 
         tally_report_begin(&st->tally);
         if (st->s->done) st->s->done(whole, st->s->ctx);
