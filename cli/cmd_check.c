@@ -768,12 +768,7 @@ static void print_host_time(const sml_prop_job *jobs, int njobs) {
     for (int j = 0; j < njobs; j++) {
         const sml_prop_result *r = &jobs[j].res;
         total += r->seconds;
-        t.gen += r->host.gen;
-        t.ref += r->host.ref;
-        t.run += r->host.run;
-        t.copy += r->host.copy;
-        t.check += r->host.check;
-        t.shrink += r->host.shrink;
+        sml_prop_host_time_add(&t, &r->host);
     }
     if (!(total > 0.0)) return;
     double other = total - t.gen - t.ref - t.run - t.copy - t.check - t.shrink;

@@ -171,12 +171,7 @@ void sml_prop_parts_join(const sml_prop_config *cfg, const sml_prop_result *res,
         }
         out->accuracy.digest = sml_accuracy_digest_join(out->accuracy.digest, r->accuracy.digest);
         out->seconds += r->seconds;
-        out->host.gen += r->host.gen;
-        out->host.ref += r->host.ref;
-        out->host.run += r->host.run;
-        out->host.check += r->host.check;
-        out->host.copy += r->host.copy;
-        out->host.shrink += r->host.shrink;
+        sml_prop_host_time_add(&out->host, &r->host);
         out->elements += r->elements;
         out->tall += r->tall;
         if (r->last_level > out->last_level) out->last_level = r->last_level;

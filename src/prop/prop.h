@@ -259,6 +259,16 @@ typedef struct sml_prop_host_time {
     double gen, ref, run, copy, check, shrink;
 } sml_prop_host_time;
 
+/* *into += t, stage by stage (the parts of a job, the jobs of a run). */
+static inline void sml_prop_host_time_add(sml_prop_host_time *into, const sml_prop_host_time *t) {
+    into->gen += t->gen;
+    into->ref += t->ref;
+    into->run += t->run;
+    into->copy += t->copy;
+    into->check += t->check;
+    into->shrink += t->shrink;
+}
+
 typedef struct sml_prop_result {
     const sml_kernel *kernel;
     sml_op op;
