@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,15 +141,15 @@ static int64_t cases_through(const sml_prop_config *cfg, int64_t i) {
     return sml_prop_planned(&whole);
 }
 
-void sml_prop_parts_join(const sml_prop_config *cfg, const sml_prop_result *res,
+void sml_prop_parts_join(const sml_prop_config *cfg, const sml_prop_result *const *res,
                          const sml_prop_case_log *logs, int n, sml_prop_result *out) {
-    *out = res[0];
+    *out = *res[0];
     out->nfail = 0;
     memset(out->failures, 0, sizeof out->failures);
     memset(out->killed_at, 0, sizeof out->killed_at);
     memset(out->killed_case, 0, sizeof out->killed_case);
     for (int q = 1; q < n; q++) {
-        const sml_prop_result *r = &res[q];
+        const sml_prop_result *r = res[q];
         out->events.planned += r->events.planned;
         for (int e = 0; e < SML_EV_COUNT; e++) out->events.n[e] += r->events.n[e];
         if (!out->note[0]) memcpy(out->note, r->note, sizeof out->note);
@@ -180,8 +181,8 @@ void sml_prop_parts_join(const sml_prop_config *cfg, const sml_prop_result *res,
     for (int p = 0; p < SML_PROP_COUNT; p++) {
         int64_t first = -1;
         for (int q = 0; q < n; q++)
-            if (res[q].killed_at[p] > 0 && (first < 0 || res[q].killed_case[p] < first))
-                first = res[q].killed_case[p];
+            if (res[q]->killed_at[p] > 0 && (first < 0 || res[q]->killed_case[p] < first))
+                first = res[q]->killed_case[p];
         if (first >= 0) {
             out->killed_case[p] = first;
             out->killed_at[p] = cases_through(cfg, first);
@@ -190,8 +191,8 @@ void sml_prop_parts_join(const sml_prop_config *cfg, const sml_prop_result *res,
     /* Each reported property's failure at its lowest case, in case order. */
     const sml_prop_failure *pick[SML_PROP_COUNT] = {0};
     for (int q = 0; q < n; q++)
-        for (int f = 0; f < res[q].nfail; f++) {
-            const sml_prop_failure *x = &res[q].failures[f];
+        for (int f = 0; f < res[q]->nfail; f++) {
+            const sml_prop_failure *x = &res[q]->failures[f];
             if (!pick[x->prop] || x->case_index < pick[x->prop]->case_index) pick[x->prop] = x;
         }
     for (;;) {
@@ -206,6 +207,10 @@ void sml_prop_parts_join(const sml_prop_config *cfg, const sml_prop_result *res,
     if (merge_logs(logs, n, &all)) {
         sml_prop_case_log_summarize(&all, cfg, out);
         sml_prop_case_log_free(&all);
+    } else { /* no summary of the whole job's accuracy: no verdict on it either */
+        out->events.n[SML_EV_NOT_JUDGED]++;
+        snprintf(out->note, sizeof out->note,
+                 "engine: out of memory joining the parts' per-case figures; not judged");
     }
     out->accuracy.cases = out->cases;
     sml_prop_result_decide(out);

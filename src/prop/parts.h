@@ -71,9 +71,11 @@ void sml_prop_case_log_free(sml_prop_case_log *l);
 void sml_prop_case_log_summarize(const sml_prop_case_log *l, const sml_prop_config *cfg,
                                  sml_prop_result *res);
 
-/* Join the results of the n parts of a job (part q: res[q], its case log logs[q], run under
- * cfg with cfg->part {q, n}) into *out; cfg is the job's (unsplit) config. */
-void sml_prop_parts_join(const sml_prop_config *cfg, const sml_prop_result *res,
+/* Join the results of the n parts of a job (part q: *res[q], its case log logs[q], run under
+ * cfg with cfg->part {q, n}) into *out, which none of them is; cfg is the job's (unsplit)
+ * config. Without the memory to join the per-case figures the job is not judged (note says
+ * so). */
+void sml_prop_parts_join(const sml_prop_config *cfg, const sml_prop_result *const *res,
                          const sml_prop_case_log *logs, int n, sml_prop_result *out);
 
 #endif

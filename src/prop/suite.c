@@ -139,22 +139,16 @@ static void free_tasks(suite_state *st) {
     free(st->tasks);
 }
 
-/* The last part of a split job has finished: its result is the parts' joined. */
+/* The last part of a split job has finished: its result is the parts' joined, its status
+ * the first part's error, if any. */
 static void join_parts(sml_prop_job *job, job_parts *jp) {
-    sml_prop_result *res = malloc((size_t)jp->n * sizeof *res);
+    const sml_prop_result *res[SML_PROP_MAX_THREADS]; /* sml_prop_parts_for: at most that many */
     job->status = SML_OK;
-    for (int q = 0; q < jp->n; q++)
+    for (int q = 0; q < jp->n; q++) {
+        res[q] = &jp->part[q].res;
         if (job->status == SML_OK) job->status = jp->part[q].status;
-    if (!res) { /* no memory for the join: the first part stands for the job, not judged */
-        job->res = jp->part[0].res;
-        job->res.events.n[SML_EV_NOT_JUDGED]++;
-        snprintf(job->res.note, sizeof job->res.note, "engine: out of memory joining the parts");
-        sml_prop_result_decide(&job->res);
-        return;
     }
-    for (int q = 0; q < jp->n; q++) res[q] = jp->part[q].res;
     sml_prop_parts_join(&job->cfg, res, jp->log, jp->n, &job->res);
-    free(res);
 }
 
 static void *worker(void *arg) {
