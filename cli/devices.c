@@ -268,12 +268,10 @@ static int choose(split *sp, const char *spec, int can) {
         for (int i = 0; i < sp->n; i++) sp->dev[i] = i;
         return 0;
     }
-    char why[160] = "no CUDA device on this host (or a build without CUDA)";
-    if (!count || !sml_devices_parse(spec, count, sp->dev, &sp->n, why, sizeof why)) {
-        char here[512] = "";
-        if (!fake || !*fake) sml_gpu_list(here, sizeof here);
-        fprintf(stderr, "softmax-lab %s: bad value for --devices: '%.40s' (%s)%s%s\n", sp->cmd,
-                spec, why, here[0] ? "; GPUs here: " : "", here);
+    char why[768];
+    if (!sml_devices_choose(spec, count, fake && *fake, sp->dev, &sp->n, why, sizeof why)) {
+        fprintf(stderr, "softmax-lab %s: bad value for --devices: '%.40s' (%s)\n", sp->cmd, spec,
+                why);
         return 2;
     }
     if (sp->n == 1 && count == 1) return -1;

@@ -30,12 +30,10 @@ static int choose(const char *name, const sml_edge_opts *o, int *dev, int *n) {
     if (o->shard.count || (o->cpu && !(fake && *fake))) return -1;
     if (!o->devices && getenv("CTEST_RESOURCE_GROUP_0_GPUS")) return -1;
     int count = fake && *fake ? atoi(fake) : sml_gpu_count();
-    char why[160] = "no CUDA device here";
-    if (o->devices && (!count || !sml_devices_parse(o->devices, count, dev, n, why, sizeof why))) {
-        char here[512] = "";
-        if (!fake || !*fake) sml_gpu_list(here, sizeof here);
-        fprintf(stderr, "%s: bad value for --devices: '%.40s' (%s)%s%s\n", name, o->devices, why,
-                here[0] ? "; GPUs here: " : "", here);
+    char why[768];
+    if (o->devices &&
+        !sml_devices_choose(o->devices, count, fake && *fake, dev, n, why, sizeof why)) {
+        fprintf(stderr, "%s: bad value for --devices: '%.40s' (%s)\n", name, o->devices, why);
         return 2;
     }
     if (!o->devices) {

@@ -3,10 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "core/internal.h"
 
 int sml_devices_parse(const char *s, int count, int *out, int *n, char *why, size_t why_n) {
     *n = 0;
@@ -42,6 +45,19 @@ int sml_devices_parse(const char *s, int count, int *out, int *n, char *why, siz
     }
     if (!*n) snprintf(why, why_n, "device indices separated by commas, e.g. 0,1");
     return *n > 0;
+}
+
+int sml_devices_choose(const char *s, int count, int stand_in, int *out, int *n, char *why,
+                       size_t why_n) {
+    if (count > 0 && sml_devices_parse(s, count, out, n, why, why_n)) return 1;
+    if (count <= 0) snprintf(why, why_n, "no CUDA device on this host");
+    if (!stand_in) {
+        char here[512];
+        sml_gpu_list(here, sizeof here);
+        size_t len = strlen(why);
+        snprintf(why + len, why_n - len, "; GPUs here: %s", here);
+    }
+    return 0;
 }
 
 void sml_device_env(int dev, char *buf, size_t n) {

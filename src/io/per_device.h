@@ -14,6 +14,12 @@
 /* "0,1,3": device indices (as this process sees them), each once, each below `count`: 1 with
  * out[0..*n) set, else 0 and why[] says what is wrong. */
 int sml_devices_parse(const char *s, int count, int *out, int *n, char *why, size_t why_n);
+/* A --devices value against `count` GPUs: sml_devices_parse, with "no CUDA device on this
+ * host" when count is 0; a refusal's why[] ends with the GPUs this process sees ("; GPUs here:
+ * 0 NVIDIA H100 80GB HBM3"), unless the count is a test's stand-in (SML_WORKERS_TEST_COUNT)
+ * for GPUs that are not there. */
+int sml_devices_choose(const char *s, int count, int stand_in, int *out, int *n, char *why,
+                       size_t why_n);
 /* The value of CUDA_VISIBLE_DEVICES that shows a child only device `dev` of this process: the
  * dev-th entry of this process's own CUDA_VISIBLE_DEVICES where set, else dev. */
 void sml_device_env(int dev, char *buf, size_t n);
