@@ -172,8 +172,9 @@ typedef struct check_args {
     const char *kernel, *op_s, *dt_s, *json, *input, *dy, *output, *against, *sanitize;
     int allow_less, in_process, gpu_only, skip_bad;
     const char *const *wrap; /* the tool workers run under (--sanitize), or NULL */
-    int64_t cases_given;     /* --cases or SML_PROP_CASES; 0: the profile's, per device */
-    unsigned ops, dts;       /* --op and --dtype: every one by default */
+    int64_t cases_given;     /* one count for every kernel; 0: the profile's, per device */
+    const char *cases_from; /* what gave it: "--cases" (the flag or SML_PROP_CASES), "--sanitize" */
+    unsigned ops, dts;      /* --op and --dtype: every one by default */
     sml_prop_config cfg;
     const char *regressions_from; /* what chose cfg.regressions_dir, as check says it */
     char regressions[8192];       /* the default corpus (regressions.h) */
@@ -291,7 +292,10 @@ static int on_option(void *ctx, const sml_opt *o, const char *v, char *why, size
     if (in(o, sml_prop_flags, sml_prop_nflags)) {
         if (!strcmp(o->name, "regressions")) a->regressions_from = "--regressions";
         int rc = sml_prop_config_set(&a->cfg, o, v, why, n);
-        if (!rc && !strcmp(o->name, "cases")) a->cases_given = a->cfg.max_cases;
+        if (!rc && !strcmp(o->name, "cases")) {
+            a->cases_given = a->cfg.max_cases;
+            a->cases_from = "--cases";
+        }
         return rc;
     }
     if (in(o, sml_cli_devices_opts, 1)) return 0; /* taken by sml_cli_devices */
@@ -371,8 +375,10 @@ static int parse_args(int argc, char **argv, check_args *a) {
     const char *env_cases = getenv("SML_PROP_CASES");
     sml_prop_config plain;
     sml_prop_config_init(&plain, a->cfg.profile);
-    if (env_cases && *env_cases && a->cfg.max_cases != plain.max_cases)
+    if (env_cases && *env_cases && a->cfg.max_cases != plain.max_cases) {
         a->cases_given = a->cfg.max_cases;
+        a->cases_from = "--cases";
+    }
     a->cfg.replay_cmd = "softmax-lab replay";
     a->ops = SML_OPS_ALL;
     a->dts = SML_DTYPES_ALL;
@@ -484,8 +490,8 @@ static int build_jobs(const check_args *a, const unsigned char *chosen, size_t n
 static void print_header(const check_args *a, int threads) {
     const sml_prop_config *cfg = &a->cfg;
     if (a->cases_given)
-        printf("check: seed 0x%016llx, %lld cases per kernel, op and dtype (--cases), ",
-               (unsigned long long)cfg->seed, (long long)a->cases_given);
+        printf("check: seed 0x%016llx, %lld cases per kernel, op and dtype (%s), ",
+               (unsigned long long)cfg->seed, (long long)a->cases_given, a->cases_from);
     else
         printf("check: seed 0x%016llx, the %s profile: %lld cases per op and dtype for a CPU "
                "kernel, %lld for a GPU kernel; ",
@@ -936,7 +942,10 @@ static int run_sanitize(check_args *a) {
                "checked; exit 77\n");
         return 77;
     }
-    if (!a->cases_given) a->cases_given = SANITIZE_CASES;
+    if (!a->cases_given) {
+        a->cases_given = SANITIZE_CASES;
+        a->cases_from = "--sanitize";
+    }
     a->cfg.max_cases = a->cases_given;
     a->cfg.shrink = 0;
     a->cfg.regressions_dir = NULL;
