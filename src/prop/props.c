@@ -178,7 +178,10 @@ static int dev_terms(const sml_prop_eval *e, sml_dev_terms *t) {
     return sml_dev_terms_get(d, e->c->op, e->c->dtype, t);
 }
 
-static int has_value_bound(const sml_dev_terms *t) { return t->ulps > 0 || t->factor > 0; }
+static int has_value_bound(const sml_dev_terms *t) {
+    return t->ulps > 0 || t->factor > 0 ||
+           (t->exceptions & (SML_DEV_LOWEST_MAX_ROW | SML_DEV_LOG_SOFTMAX_LSE_ROUNDED));
+}
 
 /* A miss the declaration covers: PASS, counted as a deviation, the message saying which
  * terms excused what. */
@@ -445,11 +448,11 @@ static void p_agreement(sml_prop_eval *e, sml_prop_verdict *v) {
 static double row_sum_bound(sml_op op, sml_dtype dt, const sml_row_facts *f, const double *x,
                             const double *dy, const double *want, int64_t cols,
                             const sml_dev_terms *t) {
-    double b = 0.0;
+    double b = 0.0, slack = t && !dy ? sml_dev_row_slack(t, x, cols) : 0.0;
     for (int64_t j = 0; j < cols; j++) {
         if (!isfinite(want[j])) continue; /* -inf log-probabilities: exp gives exactly 0 */
         double bj = sml_check_bound(op, dt, f, x[j], dy ? dy[j] : 0.0, want[j]);
-        if (t) bj = sml_dev_allowed(t, dt, bj, want[j]);
+        if (t) bj = sml_dev_allowed(t, dt, bj, want[j], slack);
         if (op == SML_LOG_SOFTMAX) {
             /* exp(want + b) - exp(want), without 0 * inf far below the max */
             double e = exp(want[j]), d = e * expm1(bj);
