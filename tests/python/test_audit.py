@@ -72,6 +72,7 @@ def test_planted_kernel_gives_findings(planted):
 
 def test_each_finding_is_judged_from_its_files(planted):
     r, out = planted
+    assert r["findings"], "the planted kernel gave no finding; reproduce: %s" % REPRO
     for f in r["findings"]:
         where = "finding %s %s %s (%s); reproduce: %s" % (f["op"], f["dtype"], f["property"], f["reproducer"], REPRO)
         assert f["reproducer"].startswith(str(out / "reproducers")), where
@@ -87,13 +88,15 @@ def test_each_finding_is_judged_from_its_files(planted):
 
 def test_cpu_judgment_lines_reproduce_the_fail(planted):
     r, out = planted
+    assert r["findings"], "the planted kernel gave no finding; reproduce: %s" % REPRO
     for f in r["findings"]:
         rc, text = run_line(f["judge_cpu"], os.getcwd())
         assert rc == 1 and "verdict: FAIL" in text, "%s\nexit %d:\n%s\nreproduce: %s" % (f["judge_cpu"], rc, text, REPRO)
 
 
-def test_replay_line_still_fails(planted, tmp_path):
+def test_replay_line_still_fails(planted):
     r, out = planted
+    assert r["findings"], "the planted kernel gave no finding; reproduce: %s" % REPRO
     f = r["findings"][0]
     assert "--trust-reproducer" in f["replay_gpu"], f
     rc, text = run_line(f["replay_gpu"], os.getcwd())
