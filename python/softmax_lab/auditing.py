@@ -667,9 +667,10 @@ def _err(j):
 def markdown(doc):
     """The findings document as Markdown: the findings table, the runs, what did not run."""
     lines = ["# softmax-lab audit", "",
-             "%s on %s, softmax-lab %s, %s. Command: `%s`. The property suite ran under --strict: "
-             "no declared deviation applies." % (doc["written"], doc["gpu"], doc["softmax_lab_version"],
-                                                doc["python"], doc["command"]), "",
+             "Written %s. GPU: %s. softmax-lab %s; %s." % (doc["written"], doc["gpu"], doc["softmax_lab_version"],
+                                                            doc["python"]), "",
+             "Command: `%s`. The property suite ran under --strict: no declared deviation applies." % doc["command"],
+             "",
              "## Findings (%d)" % len(doc["findings"]), ""]
     if doc["findings"]:
         lines += ["| kernel | version | GPU | op | dtype | property | shape | kernel's worst error | "
@@ -758,7 +759,8 @@ def _exit_status(findings, check_rc):
 
 def _document(args, run, not_run, check_rc, check_doc, rows, unsaved, gpu):
     core, _ = _native.libs()
-    return {"schema": SCHEMA, "softmax_lab_version": core.sml_version().decode(), "python": describe(),
+    return {"schema": SCHEMA, "softmax_lab_version": core.sml_version().decode(),
+            "python": describe(("numpy", "torch", "triton", "liger_kernel")),
             "written": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "gpu": gpu, "command": " ".join([PROG, _line(_with_sources(args.argv))]), "out": args.out, "kernels": run, "not_run": not_run,
             "seed": check_doc.get("seed"), "check_json": os.path.join(args.out, "check.json"),
