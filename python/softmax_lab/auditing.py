@@ -322,14 +322,17 @@ def save_npy(path, array, dtype):
 
 
 class _QuietStdout:
-    """Standard output (the C side's too) into a temporary file while inside; .text after."""
+    """Standard output (the C side's too) sent to /dev/null while inside: the commands step 3
+    runs print their full reports, and the audit's own line per finding says what they found.
+    Their messages on stderr still show."""
 
     def __enter__(self):
         sys.stdout.flush()
         ctypes.CDLL(None).fflush(None)
         self.saved = os.dup(1)
-        self.tmp = tempfile.TemporaryFile()
-        os.dup2(self.tmp.fileno(), 1)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
         return self
 
     def __exit__(self, *exc):
@@ -337,9 +340,6 @@ class _QuietStdout:
         ctypes.CDLL(None).fflush(None)
         os.dup2(self.saved, 1)
         os.close(self.saved)
-        self.tmp.seek(0)
-        self.text = self.tmp.read().decode(errors="replace")
-        self.tmp.close()
         return False
 
 
@@ -510,15 +510,15 @@ def gpu_name():
 
 
 def _checker_exe():
-    """How the CPU judgment line runs the C checker: the softmax-lab executable beside the
-    libraries this process loaded (a build tree, or the pip package's bin/), else this package's
-    command."""
-    lib = _native.library_dir()
-    for exe in (os.path.join(os.path.dirname(lib), "softmax-lab"), os.path.join(os.path.dirname(lib), "bin", "softmax-lab")):
+    """The words that start the CPU judgment line: the softmax-lab executable beside the
+    libraries this process loaded (a build tree's, or the pip package's bin/), relative to here
+    when under it; else this package's command."""
+    top = os.path.dirname(_native.library_dir())
+    for exe in (os.path.join(top, "softmax-lab"), os.path.join(top, "bin", "softmax-lab")):
         if os.path.isfile(exe) and os.access(exe, os.X_OK):
             rel = os.path.relpath(exe)
-            return rel if not rel.startswith("..") else os.path.abspath(exe)
-    return "python3 -m softmax_lab"
+            return [rel if not rel.startswith("..") else os.path.abspath(exe)]
+    return ["python3", "-m", "softmax_lab"]
 
 
 def _line(words):
@@ -633,7 +633,7 @@ def examine(finding, table, exe, loads=()):
     x = _load_array(files["x"])
     save_npy(ref_path, fp32_reference(op, x, _load_array(dy) if dy else None), dtype)
     ref = judge(files["x"], ref_path, op, dtype, dy)
-    judge_words = [exe, "check", "--input", files["x"], "--output", out_path, "--op", op, "--dtype", dtype]
+    judge_words = exe + ["check", "--input", files["x"], "--output", out_path, "--op", op, "--dtype", dtype]
     return dict(finding, rows=rep.get("rows"), cols=rep.get("cols"), case_seed=rep.get("case_seed"),
                 output=out_path if out is not None else None, fp32ref=ref_path, kernel_judged=kernel,
                 fp32_judged=ref, reading=_reading(kernel, ref), replay_gpu=replay_line(finding, path),
@@ -714,7 +714,7 @@ def _check_argv(args, run, repro_dir, check_json):
     for flag, v in (("--op", args.ops), ("--dtype", args.dtypes), ("--cases", args.cases), ("--seed", args.seed)):
         if v is not None:
             argv += [flag, str(v)]
-    return argv + sum((["--load", p] for p in args.load if not p.startswith(api.PYTHON_SOURCE)), [])
+    return argv + sum((["--load", p] for p in _plugins(args)), [])
 
 
 def _import_loads(args):
@@ -762,10 +762,32 @@ def _document(args, run, not_run, check_rc, check_doc, rows, unsaved, gpu):
     return {"schema": SCHEMA, "softmax_lab_version": core.sml_version().decode(),
             "python": describe(("numpy", "torch", "triton", "liger_kernel")),
             "written": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "gpu": gpu, "command": " ".join([PROG, _line(_with_sources(args.argv))]), "out": args.out, "kernels": run, "not_run": not_run,
+            "gpu": gpu, "command": " ".join([PROG, _line(_with_sources(args.argv))]), "out": args.out,
+            "kernels": run, "not_run": not_run,
             "seed": check_doc.get("seed"), "check_json": os.path.join(args.out, "check.json"),
             "check_exit": check_rc, "runs": _runs(check_doc), "findings": rows, "unsaved_failures": unsaved,
             "exit": _exit_status(rows, check_rc)}
+
+
+def _plugins(args):
+    """The --load paths that are plugin libraries (a python:MODULE is imported here instead)."""
+    return [p for p in args.load if not p.startswith(api.PYTHON_SOURCE)]
+
+
+def _examine_all(findings, table, gpu, plugins):
+    """Step 3 on every finding, a progress line each; their rows."""
+    exe, rows = _checker_exe(), []
+    for i, finding in enumerate(findings, 1):
+        row = examine(finding, table, exe, plugins)
+        row.update(version=_kernel_version(row["kernel"]),
+                   gpu=gpu if table[row["kernel"]]["device"] == "gpu" else "cpu")
+        rows.append(row)
+        _progress(3, "finding %d of %d: %s %s %s %s %sx%s: kernel %s; fp32 intermediates %s" % (
+            i, len(findings), row["kernel"], row["op"], row["dtype"], row["property"], row["rows"], row["cols"],
+            _err(row["kernel_judged"]), _err(row["fp32_judged"])))
+    if not findings:
+        _progress(3, "no reproducer to examine")
+    return rows
 
 
 def _audit(args):
@@ -790,18 +812,8 @@ def _audit(args):
     check_rc, check_doc = _run_suite(args, run, made_out)
     repro_dir = os.path.join(args.out, "reproducers")
     findings, unsaved = collect(check_doc, repro_dir)
-    gpu, exe = gpu_name(), _checker_exe()
-    rows = []
-    for i, finding in enumerate(findings, 1):
-        row = examine(finding, table, exe, [p for p in args.load if not p.startswith(api.PYTHON_SOURCE)])
-        row.update(version=_kernel_version(row["kernel"]),
-                   gpu=gpu if table[row["kernel"]]["device"] == "gpu" else "cpu")
-        rows.append(row)
-        _progress(3, "finding %d of %d: %s %s %s %s %sx%s: kernel %s; fp32 intermediates %s" % (
-            i, len(findings), row["kernel"], row["op"], row["dtype"], row["property"], row["rows"], row["cols"],
-            _err(row["kernel_judged"]), _err(row["fp32_judged"])))
-    if not findings:
-        _progress(3, "no reproducer to examine")
+    gpu = gpu_name()
+    rows = _examine_all(findings, table, gpu, _plugins(args))
     doc = _document(args, run, not_run, check_rc, check_doc, rows, unsaved, gpu)
     doc["md"], doc["json"] = args.md, args.json
     write_atomic({args.json: (jsonlib.dumps(doc, indent=1) + "\n").encode()})

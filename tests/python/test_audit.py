@@ -43,6 +43,13 @@ def run_cli(args, cwd, **env):
     return p.returncode, p.stdout, p.stderr
 
 
+def shown(line):
+    """line as a user reruns it by hand: with the environment this test gave it."""
+    env = cli_env()
+    return "cd %s && PYTHONPATH=%s SML_LIBRARY_DIR=%s %s" % (os.getcwd(), env["PYTHONPATH"],
+                                                           env.get("SML_LIBRARY_DIR", ""), line)
+
+
 def run_line(line, cwd, **env):
     """A command line the findings table prints, run as a user would."""
     p = subprocess.run(shlex.split(line), cwd=str(cwd), env=cli_env(**env), stdout=subprocess.PIPE,
@@ -91,7 +98,7 @@ def test_cpu_judgment_lines_reproduce_the_fail(planted):
     assert r["findings"], "the planted kernel gave no finding; reproduce: %s" % REPRO
     for f in r["findings"]:
         rc, text = run_line(f["judge_cpu"], os.getcwd())
-        assert rc == 1 and "verdict: FAIL" in text, "%s\nexit %d:\n%s\nreproduce: %s" % (f["judge_cpu"], rc, text, REPRO)
+        assert rc == 1 and "verdict: FAIL" in text, "exit %d, want 1:\n%s\nreproduce: %s" % (rc, text, shown(f["judge_cpu"]))
 
 
 def test_replay_line_still_fails(planted):
@@ -100,7 +107,7 @@ def test_replay_line_still_fails(planted):
     f = r["findings"][0]
     assert "--trust-reproducer" in f["replay_gpu"], f
     rc, text = run_line(f["replay_gpu"], os.getcwd())
-    assert rc == 1 and "STILL FAILS" in text, "%s\nexit %d:\n%s\nreproduce: %s" % (f["replay_gpu"], rc, text, REPRO)
+    assert rc == 1 and "STILL FAILS" in text, "exit %d, want 1:\n%s\nreproduce: %s" % (rc, text, shown(f["replay_gpu"]))
 
 
 def test_correct_kernel_gives_no_finding(tmp_path):
