@@ -98,7 +98,8 @@ def test_cpu_judgment_lines_reproduce_the_fail(planted):
     assert r["findings"], "the planted kernel gave no finding; reproduce: %s" % REPRO
     for f in r["findings"]:
         rc, text = run_line(f["judge_cpu"], os.getcwd())
-        assert rc == 1 and "verdict: FAIL" in text, "exit %d, want 1:\n%s\nreproduce: %s" % (rc, text, shown(f["judge_cpu"]))
+        assert rc == 1 and "verdict: FAIL" in text, "exit %d, want 1:\n%s\nreproduce: %s" % (
+            rc, text, shown(f["judge_cpu"]))
 
 
 def test_replay_line_still_fails(planted):
