@@ -209,14 +209,17 @@ def parse_cli(argv):
 
 
 def _registry():
-    """Every kernel of the registry: {name: {device, framework, ops, dtypes, why}} where why
-    says why it cannot run here (None: it can)."""
+    """Every kernel of the registry: {name: {device, framework, ops, dtypes, origin, why}}:
+    origin is where it came from ("python:MODULE (versions)", a plugin library's path, None for
+    a built-in kernel), why says why it cannot run here (None: it can)."""
     core, _ = _native.libs()
     gpu = bool(core.sml_gpu_available())
     table = {}
     for i in range(core.sml_kernel_count()):
-        k = core.sml_kernel_at(i).contents
+        ptr = core.sml_kernel_at(i)
+        k = ptr.contents
         name = k.name.decode()
+        origin = core.sml_kernel_origin(ptr)
         device = "gpu" if k.device == _native.DEVICES["gpu"] else "cpu"
         why = None
         if ctypes.cast(k.launch, ctypes.c_void_p).value is None:
@@ -225,7 +228,8 @@ def _registry():
             why = "a GPU kernel, and no GPU is visible here"
         table[name] = {"device": device, "framework": bool(k.flags & _native.KERNEL_FRAMEWORK),
                        "ops": [o for j, o in enumerate(_native.OPS) if k.ops >> j & 1],
-                       "dtypes": [t for j, t in enumerate(_native.DTYPES) if k.dtypes >> j & 1], "why": why}
+                       "dtypes": [t for j, t in enumerate(_native.DTYPES) if k.dtypes >> j & 1],
+                       "origin": origin.decode() if origin else None, "why": why}
     return table
 
 
@@ -480,15 +484,16 @@ def fp32_reference(op, x, dy):
     return out
 
 
-def _kernel_version(kernel):
-    """The versions a kernel ran on: a Python kernel's as registered (versions.describe()), a C
-    kernel's the library's."""
-    origin = _register._origins.get(kernel)
-    if origin:
-        text = origin.decode()
-        return text[text.index("(") + 1:text.rindex(")")] if "(" in text and text.endswith(")") else text
+def _kernel_version(origin):
+    """The versions a kernel ran on: a Python kernel's as registered (versions.describe()), a
+    plugin's library and softmax-lab's, a built-in kernel's softmax-lab's."""
     core, _ = _native.libs()
-    return "softmax-lab %s (built-in)" % core.sml_version().decode()
+    version = "softmax-lab %s" % core.sml_version().decode()
+    if origin is None:
+        return version + " (built-in)"
+    if origin.startswith(api.PYTHON_SOURCE) and "(" in origin and origin.endswith(")"):
+        return origin[origin.index("(") + 1:-1]
+    return "plugin %s, %s" % (origin, version)
 
 
 def gpu_name():
@@ -525,28 +530,43 @@ def _line(words):
     return " ".join(shlex.quote(w) for w in words)
 
 
-def _python_module(kernel):
-    """"python:MODULE" of a Python kernel that is not a shipped backend (a replay must --load
-    it), else None."""
-    origin = (_register._origins.get(kernel) or b"").decode()
-    source = origin.split(" ", 1)[0]
-    if not source.startswith(api.PYTHON_SOURCE) or source.startswith("python:softmax_lab.backends"):
+def _load_of(origin):
+    """What a replay must --load to have a kernel of this origin: "python:MODULE" of a Python
+    kernel that is not a shipped backend (those register with the command), a plugin's library;
+    None for a built-in kernel or a backend."""
+    if origin is None:
         return None
-    return source
+    if not origin.startswith(api.PYTHON_SOURCE):
+        return origin
+    source = origin.split(" ", 1)[0]
+    return None if source.startswith("python:softmax_lab.backends") else source
 
 
-def replay_line(finding, repro_path):
+def replay_line(finding, repro_path, origin):
     """The GPU replay command: the reproducer on its kernel (with --trust-reproducer, replay
-    imports the Python module the reproducer records). A reproducer from the shared corpus was
-    recorded on another kernel: --kernel names the audited one."""
-    kernel = finding["kernel"]
-    module = _python_module(kernel)
-    if module == "python:__main__":
+    loads the library or imports the Python module the reproducer records). A reproducer of
+    the shared corpus was recorded on another kernel: --kernel names the audited one, --load
+    what has it. None for a kernel defined in __main__, which nothing can import again."""
+    load = _load_of(origin)
+    if load == "python:__main__":
         return None
     words = ["python3", "-m", "softmax_lab", "replay", repro_path, "--trust-reproducer"]
     if finding["from_corpus"]:
-        words += ["--kernel", kernel] + (["--load", module] if module else [])
+        words += ["--kernel", finding["kernel"]] + (["--load", load] if load else [])
     return _line(words)
+
+
+def rerun_strict_line(finding, seed, origin):
+    """The case as the suite drew it, run again under --strict on a GPU (replay has no
+    --strict: it applies a kernel's declared deviation); None for a saved regression's case,
+    which no seed draws."""
+    load = _load_of(origin)
+    if load == "python:__main__" or not isinstance(finding.get("case"), int) or finding["case"] < 0 or not seed:
+        return None
+    words = ["python3", "-m", "softmax_lab", "check"] + (["--load", load] if load else [])
+    return _line(words + ["--kernel", finding["kernel"], "--op", finding["op"], "--dtype", finding["dtype"],
+                          "--seed", seed, "--case", str(finding["case"]), "--level", str(finding["level"]),
+                          "--props", finding["property"], "--strict"])
 
 
 # ---------------------------------------------------------------- steps 2 and 3: the findings
@@ -591,7 +611,8 @@ def collect(check_doc, repro_dir):
     for run in check_doc.get("runs") or []:
         for f in run.get("failures") or []:
             base = {"kernel": run.get("kernel"), "op": run.get("op"), "dtype": run.get("dtype"),
-                    "property": f.get("property"), "message": f.get("message")}
+                    "property": f.get("property"), "message": f.get("message"), "case": f.get("case"),
+                    "level": f.get("level")}
             path = f.get("reproducer")
             if not path or not os.path.isfile(path):
                 unsaved.append(base)
@@ -614,7 +635,7 @@ def _reading(kernel, ref):
     return "not judged: %s" % (kernel.get("why") or "no output")
 
 
-def examine(finding, table, exe, loads=()):
+def examine(finding, table, exe, seed, loads=()):
     """Step 3 for one finding: the kernel's output and the fp32-intermediate one saved beside
     the reproducer, both judged; the finding's row returned."""
     path = finding["reproducer"]
@@ -636,7 +657,9 @@ def examine(finding, table, exe, loads=()):
     judge_words = exe + ["check", "--input", files["x"], "--output", out_path, "--op", op, "--dtype", dtype]
     return dict(finding, rows=rep.get("rows"), cols=rep.get("cols"), case_seed=rep.get("case_seed"),
                 output=out_path if out is not None else None, fp32ref=ref_path, kernel_judged=kernel,
-                fp32_judged=ref, reading=_reading(kernel, ref), replay_gpu=replay_line(finding, path),
+                fp32_judged=ref, reading=_reading(kernel, ref),
+                replay_gpu=replay_line(finding, path, table[finding["kernel"]]["origin"]),
+                rerun_strict_gpu=rerun_strict_line(finding, seed, table[finding["kernel"]]["origin"]),
                 judge_cpu=_line(judge_words + (["--dy", dy] if dy else [])) if out is not None else None)
 
 
@@ -682,6 +705,9 @@ def markdown(doc):
                      "`%s`" % f["replay_gpu"] if f["replay_gpu"] else "none: the kernel is defined in __main__",
                      "`%s`" % f["judge_cpu"] if f["judge_cpu"] else "none: no output"]
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        lines += ["", "The replay applies a kernel's declared deviation (replay has no --strict): a finding "
+                  "within a declaration replays as \"passes now\", with the FAIL it excuses on the next line. "
+                  "findings.json's `rerun_strict_gpu` runs a drawn case again under --strict."]
     else:
         lines.append("No finding: every property held on every case of every kernel that ran.")
     lines += ["", "## Runs (check --strict, %s)" % doc["check_json"], "",
@@ -718,14 +744,21 @@ def _check_argv(args, run, repro_dir, check_json):
 
 
 def _import_loads(args):
-    """Import the python:MODULE sources of --load (they register kernels); the others (plugin
-    libraries) go to the C commands."""
+    """Import the python:MODULE sources of --load (they register kernels), and load the plugin
+    libraries into this process's registry the way the C commands do (`list --load PATH`, with
+    their checks: a library others may write is refused), so that --kernel can name theirs."""
     for p in args.load:
         if p.startswith(api.PYTHON_SOURCE):
             try:
                 api._import_source(p)
             except ImportError as e:
                 args.refuse("load", "cannot import %s: %s" % (p, e))
+    plugins = sum((["--load", p] for p in _plugins(args)), [])
+    if plugins:
+        with _QuietStdout():
+            rc = api.run_cli(["list"] + plugins, isolate=False)
+        if rc != 0:
+            args.refuse("load", "a library could not be loaded (exit %d; its message is above)" % rc)
 
 
 def _run_suite(args, run, made_out):
@@ -774,12 +807,12 @@ def _plugins(args):
     return [p for p in args.load if not p.startswith(api.PYTHON_SOURCE)]
 
 
-def _examine_all(findings, table, gpu, plugins):
+def _examine_all(findings, table, gpu, seed, plugins):
     """Step 3 on every finding, a progress line each; their rows."""
     exe, rows = _checker_exe(), []
     for i, finding in enumerate(findings, 1):
-        row = examine(finding, table, exe, plugins)
-        row.update(version=_kernel_version(row["kernel"]),
+        row = examine(finding, table, exe, seed, plugins)
+        row.update(version=_kernel_version(table[row["kernel"]]["origin"]),
                    gpu=gpu if table[row["kernel"]]["device"] == "gpu" else "cpu")
         rows.append(row)
         _progress(3, "finding %d of %d: %s %s %s %s %sx%s: kernel %s; fp32 intermediates %s" % (
@@ -813,7 +846,7 @@ def _audit(args):
     repro_dir = os.path.join(args.out, "reproducers")
     findings, unsaved = collect(check_doc, repro_dir)
     gpu = gpu_name()
-    rows = _examine_all(findings, table, gpu, _plugins(args))
+    rows = _examine_all(findings, table, gpu, check_doc.get("seed"), _plugins(args))
     doc = _document(args, run, not_run, check_rc, check_doc, rows, unsaved, gpu)
     doc["md"], doc["json"] = args.md, args.json
     write_atomic({args.json: (jsonlib.dumps(doc, indent=1) + "\n").encode()})

@@ -2,8 +2,8 @@
 
 * a planted kernel that rounds softmax_bwd's sum(y * dy) to the 16-bit dtype (planted_audit.py)
   gives findings: each with its reproducer's .out.npy and .fp32ref.npy, a CPU judgment line that
-  fails when run, an fp32-intermediate column within the bound where the kernel is not, and a
-  replay line that still fails;
+  fails when run, an fp32-intermediate column within the bound where the kernel is not, and
+  replay and strict rerun lines that still fail;
 * a correct kernel (the numpy backend, fp32) gives exit 0 and no finding;
 * a bad option exits 2 naming it, with nothing written; no framework backend that can run
   exits 3, naming each and why, with nothing written;
@@ -109,6 +109,16 @@ def test_replay_line_still_fails(planted):
     assert "--trust-reproducer" in f["replay_gpu"], f
     rc, text = run_line(f["replay_gpu"], os.getcwd())
     assert rc == 1 and "STILL FAILS" in text, "exit %d, want 1:\n%s\nreproduce: %s" % (rc, text, shown(f["replay_gpu"]))
+
+
+def test_strict_rerun_line_still_fails(planted):
+    r, out = planted
+    drawn = [f for f in r["findings"] if f["case"] >= 0]
+    assert drawn and all(f["rerun_strict_gpu"] for f in drawn), (r["findings"], REPRO)
+    line = drawn[0]["rerun_strict_gpu"]
+    assert line.endswith("--strict"), line
+    rc, text = run_line(line, os.getcwd())
+    assert rc == 1, "exit %d, want 1:\n%s\nreproduce: %s" % (rc, text, shown(line))
 
 
 def test_correct_kernel_gives_no_finding(tmp_path):
