@@ -4,6 +4,7 @@
   gives findings: each with its reproducer's .out.npy and .fp32ref.npy, a CPU judgment line that
   fails when run, an fp32-intermediate column within the bound where the kernel is not, and
   replay and strict rerun lines that still fail;
+* a C plugin kernel (tests/plugins, h14_15) runs again through check --input, judged the same;
 * a correct kernel (the numpy backend, fp32) gives exit 0 and no finding;
 * a bad option exits 2 naming it, with nothing written; no framework backend that can run
   exits 3, naming each and why, with nothing written;
@@ -119,6 +120,30 @@ def test_strict_rerun_line_still_fails(planted):
     assert line.endswith("--strict"), line
     rc, text = run_line(line, os.getcwd())
     assert rc == 1, "exit %d, want 1:\n%s\nreproduce: %s" % (rc, text, shown(line))
+
+
+def test_c_plugin_kernel_runs_again_through_check_input(tmp_path):
+    # h14_15 (tests/plugins/plugin_deviant.c): an fp16 softmax up to 1.4 ulp off, declaring 1.5
+    # ulp; --strict holds it to the contract. A C kernel runs again through check --input.
+    lib = os.path.join(os.path.dirname(os.environ["SML_LIBRARY_DIR"]), "tests", "plugins", "lib", "plug_h14_15.so")
+    assert os.path.isfile(lib), "no %s: build the tests (cmake --build BUILD); reproduce: %s" % (lib, REPRO)
+    r = softmax_lab.audit(kernels="h14_15", ops="softmax", dtypes="fp16", cases=20, out=tmp_path / "h14", load=[lib])
+    assert r.exit == 1 and r["findings"], "h14_15: exit %d, findings %s; reproduce: %s" % (
+        r.exit, r.get("findings"), REPRO)
+    # Under --strict the rerun in a fresh worker is judged strictly too (a FAIL, not FLAKY); a
+    # saved regression that fails again is not rerun.
+    with open(r["check_json"]) as fh:
+        runs = json.load(fh)["runs"]
+    reruns = [(fl["case"] >= 0, fl["rerun"]) for run in runs for fl in run["failures"]]
+    assert {run["verdict"] for run in runs} == {"FAIL"} and reruns, (runs, REPRO)
+    assert all(rerun == ("failed again" if drawn else "not rerun") for drawn, rerun in reruns), (reruns, REPRO)
+    for f in r["findings"]:
+        where = "finding %s (%s); reproduce: %s" % (f["property"], f["reproducer"], REPRO)
+        assert f["version"].startswith("plugin %s" % lib), where
+        assert os.path.isfile(f["output"]) and f["kernel_judged"]["verdict"] == "FAIL", (f["kernel_judged"], where)
+        assert f["fp32_judged"]["verdict"] == "PASS", (f["fp32_judged"], where)
+    rc, text = run_line(r["findings"][0]["judge_cpu"], os.getcwd())
+    assert rc == 1, "exit %d, want 1:\n%s\nreproduce: %s" % (rc, text, shown(r["findings"][0]["judge_cpu"]))
 
 
 def test_correct_kernel_gives_no_finding(tmp_path):
