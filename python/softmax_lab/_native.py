@@ -161,6 +161,8 @@ def libs():
         core.sml_kernel_at.restype = ctypes.POINTER(Kernel)
         core.sml_kernel_at.argtypes = [ctypes.c_size_t]
         core.sml_version.restype = ctypes.c_char_p
+        core.sml_kernel_origin.restype = ctypes.c_char_p
+        core.sml_kernel_origin.argtypes = [ctypes.POINTER(Kernel)]
         core.sml_unregister_kernels.restype = ctypes.c_int
         core.sml_unregister_kernels.argtypes = [ctypes.POINTER(Kernel)]
         cli.sml_cli_main.restype = ctypes.c_int
