@@ -2,6 +2,7 @@
 
     python3 -m softmax_lab audit [--kernel K[,K]] [--op OP[,OP]] [--dtype D[,D]] [--cases N]
                                  [--seed S] [--out DIR] [--md FILE] [--json FILE] [--load PATH]
+                                 [--reproducers DIR]
     softmax_lab.audit(kernels=None, ops=None, dtypes=None, cases=None, seed=None, out=None,
                       md=None, json=None)                     -> Result
 
@@ -16,6 +17,8 @@ Four steps, each announced by a line on stderr:
      intermediates (rounded once to the dtype) as <stem>.fp32ref.npy; each judged from the
      files alone by the C checker (`check --input X --output OUT`), which needs no GPU;
   4. the findings table: DIR/findings.md and DIR/findings.json (or --md, --json).
+With --reproducers DIR, steps 3 and 4 only, on the reproducers saved in DIR (an earlier
+audit's, or a curated set): their outputs are written beside them.
 
 Exit 0: no finding; 1: findings written; 2: bad usage (nothing written) or a file that could
 not be written (the old file, or none, is left); 3: nothing could run here (nothing written).
@@ -41,7 +44,7 @@ DEFAULT_OUT = "softmax-lab-audit"
 PROG = "python3 -m softmax_lab audit"
 
 USAGE = """usage: python3 -m softmax_lab audit [--kernel K[,K]] [--op OP[,OP]] [--dtype D[,D]] [--cases N]
-           [--seed S] [--out DIR] [--md FILE] [--json FILE] [--load PATH]
+           [--seed S] [--out DIR] [--md FILE] [--json FILE] [--load PATH] [--reproducers DIR]
 
 Every framework backend that can run here (torch, triton, triton_online, liger, cudnn), or
 the kernels --kernel names, through the property suite under --strict; each failure shrunk,
@@ -59,6 +62,9 @@ Options:
   --md FILE        the Markdown table (default DIR/findings.md)
   --json FILE      the JSON table (default DIR/findings.json)
   --load PATH      a plugin library, or python:MODULE that registers kernels (repeatable)
+  --reproducers DIR  no property suite: examine the reproducers saved in DIR (each kernel
+                   they name run again on its inputs, beside fp32 intermediates; the outputs
+                   written beside them) and write the table
 
 exit: 0 no finding, 1 findings written, 2 bad usage (nothing written) or a file that could not
 be written, 3 nothing could run here (nothing written)
@@ -66,7 +72,7 @@ be written, 3 nothing could run here (nothing written)
 
 # The command line's flag for each argument of audit(), for messages that name what was typed.
 FLAGS = {"kernels": "--kernel", "ops": "--op", "dtypes": "--dtype", "cases": "--cases", "seed": "--seed",
-         "out": "--out", "md": "--md", "json": "--json", "load": "--load"}
+         "out": "--out", "md": "--md", "json": "--json", "load": "--load", "reproducers": "--reproducers"}
 
 
 class AuditUsage(ValueError):
@@ -146,8 +152,16 @@ def _file_arg(args, arg, value, out_dir):
     return path
 
 
-def _settle(args, kernels, ops, dtypes, cases, seed, out, md, json, load):
+def _settle(args, kernels, ops, dtypes, cases, seed, out, md, json, load, reproducers=None):
     """Every argument checked and normalised into args, before anything runs or is written."""
+    args.reproducers = None
+    if reproducers is not None:
+        d = os.fspath(reproducers) if isinstance(reproducers, (str, os.PathLike)) else None
+        if not d or not os.path.isdir(d):
+            args.refuse("reproducers", "must be a folder of saved reproducers, not %r" % (reproducers,))
+        if not [f for f in os.listdir(d) if f.endswith(".json")]:
+            args.refuse("reproducers", "%s holds no reproducer (.json)" % d)
+        args.reproducers = d
     if kernels is not None:
         args.kernels = _names(args, "kernels", kernels, None).split(",")
     if ops is not None:
@@ -823,6 +837,56 @@ def _examine_all(findings, table, gpu, seed, plugins):
     return rows
 
 
+REPRO_FORMAT = "softmax-lab reproducer 1"
+
+
+def saved_findings(folder, table):
+    """(findings, {kernel: why not}) of the reproducers saved in folder: one finding per
+    reproducer whose kernel can run here."""
+    findings, not_run = [], {}
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if not name.endswith(".json") or not os.path.isfile(path):
+            continue
+        try:
+            with open(path) as f:
+                rep = jsonlib.load(f)
+        except (OSError, ValueError) as e:
+            raise AuditUsage("audit: --reproducers: %s is not readable JSON (%s)" % (path, e))
+        if not isinstance(rep, dict) or rep.get("format") != REPRO_FORMAT:
+            continue  # another JSON file (a findings table) beside them
+        k = rep.get("kernel")
+        if k not in table or table[k]["why"]:
+            not_run[str(k)] = table[k]["why"] if k in table else "not in the registry here"
+            continue
+        findings.append({"kernel": k, "op": rep.get("op"), "dtype": rep.get("dtype"),
+                         "property": rep.get("property"), "message": rep.get("message"), "case": rep.get("case"),
+                         "level": rep.get("level"), "from_corpus": False, "reproducer": path,
+                         "seed": rep.get("run_seed")})
+    return findings, not_run
+
+
+def _audit_saved(args, table, skipped):
+    """Steps 3 and 4 on the reproducers of --reproducers; a Result."""
+    findings, not_run = saved_findings(args.reproducers, table)
+    if not findings:
+        _nothing_runs(not_run)
+        return api.Result(3, args.argv, {"exit": 3, "not_run": not_run, "findings": []})
+    run = sorted({f["kernel"] for f in findings})
+    _progress(1, "the reproducers under %s: kernels %s" % (args.reproducers, ", ".join(run)))
+    os.makedirs(args.out, exist_ok=True)
+    gpu = gpu_name()
+    seeds = {f["seed"] for f in findings}
+    rows = _examine_all(findings, table, gpu, seeds.pop() if len(seeds) == 1 else None, _plugins(args))
+    doc = _document(args, run, not_run, 0, {}, rows, [], gpu)
+    doc["md"], doc["json"] = args.md, args.json
+    write_atomic({args.json: (jsonlib.dumps(doc, indent=1) + "\n").encode()})
+    write_atomic({args.md: markdown(doc).encode()})
+    _progress(4, "%d finding%s: %s, %s (exit %d)" % (len(rows), "" if len(rows) == 1 else "s", args.md, args.json,
+                                                    doc["exit"]))
+    return api.Result(doc["exit"], args.argv, doc)
+
+
 def _audit(args):
     """The four steps on settled arguments; a Result."""
     try:
@@ -834,6 +898,8 @@ def _audit(args):
     _, skipped = register_all()
     _import_loads(args)
     table = _registry()
+    if args.reproducers:
+        return _audit_saved(args, table, skipped)
     run, not_run = _choose(args, table, skipped)
     if not run:
         _nothing_runs(not_run)
@@ -856,15 +922,17 @@ def _audit(args):
     return api.Result(doc["exit"], args.argv, doc)
 
 
-def audit(kernels=None, ops=None, dtypes=None, cases=None, seed=None, out=None, md=None, json=None, load=()):
+def audit(kernels=None, ops=None, dtypes=None, cases=None, seed=None, out=None, md=None, json=None, load=(),
+          reproducers=None):
     """Every framework backend that can run here (or `kernels`) through the property suite under
     --strict, each failure examined (docs/PYTHON.md, "Audit"); returns a Result: the findings
     document, .exit 0 no finding, 1 findings written, 3 nothing could run here (nothing
     written). Bad arguments raise ValueError or TypeError naming them; a write that failed
     raises OSError."""
     args = _Args(cli=False)
-    _settle(args, kernels, ops, dtypes, cases, seed, out, md, json, load)
-    given = dict(kernels=kernels, ops=ops, dtypes=dtypes, cases=cases, seed=seed, out=out, md=md, json=json)
+    _settle(args, kernels, ops, dtypes, cases, seed, out, md, json, load, reproducers)
+    given = dict(kernels=kernels, ops=ops, dtypes=dtypes, cases=cases, seed=seed, out=out, md=md, json=json,
+                 reproducers=reproducers)
     for arg, v in given.items():  # the command line that does the same, for the table's header
         if v is not None:
             args.argv += [FLAGS[arg], ",".join(v) if isinstance(v, (list, tuple)) else os.fspath(v) if isinstance(
@@ -882,7 +950,7 @@ def main(argv, prog=PROG):
             return 0
         args = _Args(cli=True)
         _settle(args, kw.get("kernels"), kw.get("ops"), kw.get("dtypes"), kw.get("cases"), kw.get("seed"),
-                kw.get("out"), kw.get("md"), kw.get("json"), kw.get("load"))
+                kw.get("out"), kw.get("md"), kw.get("json"), kw.get("load"), kw.get("reproducers"))
         args.argv = list(argv)
         return _audit(args).exit
     except AuditUsage as e:

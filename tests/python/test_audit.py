@@ -16,6 +16,7 @@ Run by ctest (test_python_audit, through run_pytest.py). Reproduce a failure wit
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -76,6 +77,27 @@ def test_planted_kernel_gives_findings(planted):
     assert {f["dtype"] for f in doc["findings"]} == {"fp16", "bf16"}, (doc["findings"], REPRO)
     assert {(x["kernel"], x["op"], x["verdict"]) for x in doc["runs"]} == {
         (planted_audit.NAME, "softmax_bwd", "FAIL")}, (doc["runs"], REPRO)
+
+
+def test_saved_reproducers_are_examined_again(planted, tmp_path):
+    """--reproducers: steps 3 and 4 on an earlier audit's reproducers, no property suite: the
+    same findings, judged the same, the outputs written beside the copies."""
+    r, out = planted
+    assert r["findings"], "the planted kernel gave no finding; reproduce: %s" % REPRO
+    saved = tmp_path / "saved"
+    shutil.copytree(str(out / "reproducers"), str(saved))
+    for f in saved.iterdir():  # only the reproducers and their inputs travel
+        if f.name.endswith((".out.npy", ".fp32ref.npy", ".out.npy.dtype", ".fp32ref.npy.dtype")):
+            f.unlink()
+    again = softmax_lab.audit(reproducers=saved, out=tmp_path / "again")
+    assert again.exit == 1 and not os.path.exists(str(tmp_path / "again" / "check.json")), (again, REPRO)
+    got = sorted((f["op"], f["dtype"], f["property"], f["kernel_judged"]["verdict"], f["fp32_judged"]["verdict"])
+                 for f in again["findings"])
+    want = sorted((f["op"], f["dtype"], f["property"], f["kernel_judged"]["verdict"], f["fp32_judged"]["verdict"])
+                  for f in r["findings"])
+    assert got == want, "--reproducers: %s, the audit's own: %s; reproduce: %s" % (got, want, REPRO)
+    assert all(f["output"].startswith(str(saved)) for f in again["findings"]), REPRO
+    assert softmax_lab.auditing.main(["--reproducers", str(tmp_path / "none")]) == 2, REPRO
 
 
 def test_each_finding_is_judged_from_its_files(planted):

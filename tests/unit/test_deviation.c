@@ -45,10 +45,16 @@ static void words(void) {
           "sml_dev_declared: an empty declaration is none");
 }
 
-/* Each exception applies only to the ops and dtypes it names. */
+/* Each exception applies only to the ops and dtypes it names (row bits by address: every
+ * op and dtype, checked last). */
 static void scope(void) {
-    static const sml_deviation d = {.exceptions = SML_DEV_EXCEPTIONS_ALL};
+    static const sml_deviation d = {.exceptions =
+                                        SML_DEV_EXCEPTIONS_ALL & ~SML_DEV_ROW_BITS_BY_ADDRESS};
+    static const sml_deviation rowbits = {.exceptions = SML_DEV_ROW_BITS_BY_ADDRESS};
     sml_dev_terms t;
+    int got = sml_dev_terms_get(&rowbits, SML_SOFTMAX_BWD, SML_F32, &t);
+    check(got && t.exceptions == SML_DEV_ROW_BITS_BY_ADDRESS,
+          "row bits by address applies to softmax_bwd fp32 (0x%x)", t.exceptions);
     int any = sml_dev_terms_get(&d, SML_SOFTMAX, SML_F32, &t);
     check(any && t.exceptions == (SML_DEV_ALL_NEG_INF_ROW | SML_DEV_LOWEST_MAX_ROW) &&
               !strcmp(t.text, "all -inf rows give 0 / -inf; rows whose max is the lowest "
