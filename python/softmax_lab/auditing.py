@@ -837,6 +837,16 @@ def _examine_all(findings, table, gpu, seed, plugins):
     return rows
 
 
+def _write_tables(args, doc):
+    """Step 4: the findings document as JSON and Markdown; the Result."""
+    doc["md"], doc["json"] = args.md, args.json
+    write_atomic({args.json: (jsonlib.dumps(doc, indent=1) + "\n").encode()})
+    write_atomic({args.md: markdown(doc).encode()})
+    n = len(doc["findings"])
+    _progress(4, "%d finding%s: %s, %s (exit %d)" % (n, "" if n == 1 else "s", args.md, args.json, doc["exit"]))
+    return api.Result(doc["exit"], args.argv, doc)
+
+
 REPRO_FORMAT = "softmax-lab reproducer 1"
 
 
@@ -879,12 +889,7 @@ def _audit_saved(args, table, skipped):
     seeds = {f["seed"] for f in findings}
     rows = _examine_all(findings, table, gpu, seeds.pop() if len(seeds) == 1 else None, _plugins(args))
     doc = _document(args, run, not_run, 0, {}, rows, [], gpu)
-    doc["md"], doc["json"] = args.md, args.json
-    write_atomic({args.json: (jsonlib.dumps(doc, indent=1) + "\n").encode()})
-    write_atomic({args.md: markdown(doc).encode()})
-    _progress(4, "%d finding%s: %s, %s (exit %d)" % (len(rows), "" if len(rows) == 1 else "s", args.md, args.json,
-                                                    doc["exit"]))
-    return api.Result(doc["exit"], args.argv, doc)
+    return _write_tables(args, doc)
 
 
 def _audit(args):
@@ -914,12 +919,7 @@ def _audit(args):
     gpu = gpu_name()
     rows = _examine_all(findings, table, gpu, check_doc.get("seed"), _plugins(args))
     doc = _document(args, run, not_run, check_rc, check_doc, rows, unsaved, gpu)
-    doc["md"], doc["json"] = args.md, args.json
-    write_atomic({args.json: (jsonlib.dumps(doc, indent=1) + "\n").encode()})
-    write_atomic({args.md: markdown(doc).encode()})
-    _progress(4, "%d finding%s: %s, %s (exit %d)" % (len(rows), "" if len(rows) == 1 else "s", args.md, args.json,
-                                                    doc["exit"]))
-    return api.Result(doc["exit"], args.argv, doc)
+    return _write_tables(args, doc)
 
 
 def audit(kernels=None, ops=None, dtypes=None, cases=None, seed=None, out=None, md=None, json=None, load=(),
