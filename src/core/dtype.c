@@ -45,7 +45,7 @@ static uint64_t to_bits(double d) {
 /* 2^k for k in double's normal range [-1022, 1023]. */
 static double pow2(int k) { return from_bits((uint64_t)(k + 1023) << 52); }
 
-static double decode16(const fmt16 *f, uint16_t bits) {
+static inline double decode16(const fmt16 *f, uint16_t bits) {
     uint64_t sign = (uint64_t)(bits >> 15) << 63;
     unsigned exp = (bits >> f->mbits) & ((1u << f->ebits) - 1);
     uint64_t mant = bits & ((1u << f->mbits) - 1);
@@ -58,7 +58,7 @@ static double decode16(const fmt16 *f, uint16_t bits) {
     return from_bits(sign | (uint64_t)(e + 1023) << 52 | mant << (52 - f->mbits));
 }
 
-static uint16_t encode16(const fmt16 *f, double d) {
+static inline uint16_t encode16(const fmt16 *f, double d) {
     uint64_t b = to_bits(d), mag = b & D_MAG;
     uint16_t sign = b >> 63 ? 0x8000 : 0;
     uint16_t inf_bits = (uint16_t)(((1 << f->ebits) - 1) << f->mbits);
@@ -114,6 +114,67 @@ double sml_round_to(sml_dtype dt, double v) {
     case SML_F16: return sml_half_to_double(sml_double_to_half(v));
     case SML_BF16: return sml_bf16_to_double(sml_double_to_bf16(v));
     default: return NAN;
+    }
+}
+
+void sml_load_n(sml_dtype dt, const void *base, int64_t i, int64_t n, double *out) {
+    switch (dt) {
+    case SML_F32: {
+        const float *p = (const float *)base + i;
+        for (int64_t k = 0; k < n; k++) out[k] = (double)p[k];
+        break;
+    }
+    case SML_F16: {
+        const uint16_t *p = (const uint16_t *)base + i;
+        for (int64_t k = 0; k < n; k++) out[k] = decode16(&HALF, p[k]);
+        break;
+    }
+    case SML_BF16: {
+        const uint16_t *p = (const uint16_t *)base + i;
+        for (int64_t k = 0; k < n; k++) out[k] = decode16(&BF16, p[k]);
+        break;
+    }
+    default:
+        for (int64_t k = 0; k < n; k++) out[k] = NAN;
+        break;
+    }
+}
+
+void sml_store_n(sml_dtype dt, void *base, int64_t i, int64_t n, const double *v) {
+    switch (dt) {
+    case SML_F32: {
+        float *p = (float *)base + i;
+        for (int64_t k = 0; k < n; k++) p[k] = (float)v[k];
+        break;
+    }
+    case SML_F16: {
+        uint16_t *p = (uint16_t *)base + i;
+        for (int64_t k = 0; k < n; k++) p[k] = encode16(&HALF, v[k]);
+        break;
+    }
+    case SML_BF16: {
+        uint16_t *p = (uint16_t *)base + i;
+        for (int64_t k = 0; k < n; k++) p[k] = encode16(&BF16, v[k]);
+        break;
+    }
+    default: break;
+    }
+}
+
+void sml_round_n(sml_dtype dt, double *v, int64_t n) {
+    switch (dt) {
+    case SML_F32:
+        for (int64_t k = 0; k < n; k++) v[k] = (double)(float)v[k];
+        break;
+    case SML_F16:
+        for (int64_t k = 0; k < n; k++) v[k] = decode16(&HALF, encode16(&HALF, v[k]));
+        break;
+    case SML_BF16:
+        for (int64_t k = 0; k < n; k++) v[k] = decode16(&BF16, encode16(&BF16, v[k]));
+        break;
+    default:
+        for (int64_t k = 0; k < n; k++) v[k] = NAN;
+        break;
     }
 }
 
