@@ -40,6 +40,11 @@ int sml_check_sum_depth(int64_t n) {
 
 void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const double *dy, int64_t n,
                            sml_row_facts *f) {
+    sml_row_facts_compute_ex(op, dt, x, dy, NULL, n, f);
+}
+
+void sml_row_facts_compute_ex(sml_op op, sml_dtype dt, const double *x, const double *dy,
+                              const double *ex, int64_t n, sml_row_facts *f) {
     (void)dt; /* the rules are dtype-independent: fp32 does the work for every dtype */
     f->cols = n;
     f->max = -INFINITY;
@@ -52,7 +57,7 @@ void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const doubl
         for (int64_t j = 0; j < n; j++) {
             double t = x[j] - f->max;
             if (t == -INFINITY) continue;
-            double e = exp(t);
+            double e = ex ? ex[j] : exp(t);
             f->sum += e;
             weighted += e * fabs(t);
         }
@@ -75,7 +80,7 @@ void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const doubl
             f->dot_abs > HEADROOM || big + f->dot_abs > HEADROOM || worst_out > HEADROOM;
     } else {
         for (int64_t j = 0; j < n; j++) {
-            f->sum += exp(x[j]);
+            f->sum += ex ? ex[j] : exp(x[j]);
             f->dot += dy[j];
             f->dot_abs += fabs(dy[j]);
             big = fmax(big, fabs(dy[j]));
@@ -86,10 +91,28 @@ void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const doubl
     }
 }
 
-static double compute_bound(sml_op op, const sml_row_facts *row, double x_i, double dy_i,
-                            double want) {
-    double h = sml_check_sum_depth(row->cols);
-    double sum_rel = U * (C_ARG * row->mean_abs_t + C_EXP + C_LEVEL * h);
+/* What the bound takes of a row besides each element: the same for every element of it, so
+ * computed once a row where a whole row is bounded (sml_check_allowed_row). */
+typedef struct row_terms {
+    double h;       /* the summation depth */
+    double sum_rel; /* the sum's relative error (forward) */
+    double l;       /* log of the row's sum (log_softmax) */
+    double n;       /* the row's length */
+} row_terms;
+
+static row_terms terms_of(sml_op op, const sml_row_facts *row) {
+    row_terms k;
+    k.h = sml_check_sum_depth(row->cols);
+    k.sum_rel = U * (C_ARG * row->mean_abs_t + C_EXP + C_LEVEL * k.h);
+    k.l = op == SML_LOG_SOFTMAX ? log(row->sum) : 0.0;
+    k.n = (double)row->cols;
+    return k;
+}
+
+/* e_i: exp(x_i), for log_softmax_bwd only. */
+static inline double compute_bound_k(sml_op op, const sml_row_facts *row, const row_terms *k,
+                                     double x_i, double dy_i, double want, double e_i) {
+    const double h = k->h, sum_rel = k->sum_rel;
     switch (op) {
     case SML_SOFTMAX: {
         double t = x_i - row->max;
@@ -97,16 +120,16 @@ static double compute_bound(sml_op op, const sml_row_facts *row, double x_i, dou
         return fabs(want) * rel * (1.0 + rel) * SLACK + FLUSH;
     }
     case SML_LOG_SOFTMAX: {
-        double t = fabs(x_i - row->max), l = log(row->sum);
+        double t = fabs(x_i - row->max), l = k->l;
         return (U * (2.0 * t + (1.0 + C_LOG_REL) * l + C_LOG_ABS) + sum_rel) * SLACK + FLUSH;
     }
     case SML_SOFTMAX_BWD: {
-        double y = fabs(x_i), n = (double)row->cols;
+        double y = fabs(x_i), n = k->n;
         return U * y * (2.0 * (fabs(dy_i) + fabs(row->dot)) + (h + 1.0) * row->dot_abs) * SLACK +
                FLUSH * (1.0 + y * (n + 1.0));
     }
     case SML_LOG_SOFTMAX_BWD: {
-        double e = exp(x_i), n = (double)row->cols;
+        double e = e_i, n = k->n;
         double b = U * fabs(dy_i) + FLUSH;
         if (e > 0.0)
             b += U * e * ((C_SCALE * fabs(x_i) + C_EXP + 2.0) * fabs(row->dot) + h * row->dot_abs) +
@@ -117,15 +140,24 @@ static double compute_bound(sml_op op, const sml_row_facts *row, double x_i, dou
     }
 }
 
-sml_bound sml_check_bound_parts(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
-                                double dy_i, double want) {
+static inline sml_bound bound_parts_k(sml_op op, sml_dtype dt, const sml_row_facts *row,
+                                      const row_terms *k, double x_i, double dy_i, double want,
+                                      double e_i) {
     sml_bound b = {0.0, 0.0};
     /* A -inf logit's softmax is exactly 0 in every correct kernel: exp(-inf) = 0. */
     if (op == SML_SOFTMAX && x_i == -INFINITY) return b;
-    b.compute = compute_bound(op, row, x_i, dy_i, want);
+    b.compute = compute_bound_k(op, row, k, x_i, dy_i, want, e_i);
     /* fp32 work rounded once to a 16-bit output: at most half an ulp of where it lands. */
     if (dt != SML_F32) b.rounding = 0.5 * sml_ulp(dt, fabs(want) + b.compute);
     return b;
+}
+
+static double exp_for(sml_op op, double x_i) { return op == SML_LOG_SOFTMAX_BWD ? exp(x_i) : 0.0; }
+
+sml_bound sml_check_bound_parts(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i,
+                                double dy_i, double want) {
+    row_terms k = terms_of(op, row);
+    return bound_parts_k(op, dt, row, &k, x_i, dy_i, want, exp_for(op, x_i));
 }
 
 /* The distance from got (a 16-bit value) to its neighbour on want's side: got is the
@@ -140,17 +172,51 @@ static double gap_toward(sml_dtype dt, double got, double want) {
     return fabs(next - got);
 }
 
+/* sml_check_allowed with the row's terms k and e_i = exp(x_i) (log_softmax_bwd) given. The
+ * 16-bit rounding part of the bound is not needed: it is never 0 (an ulp is positive), so
+ * `compute == 0 && rounding == 0` holds exactly where bound_parts_k returns both 0, a -inf
+ * logit's softmax. */
+static inline double allowed_k(sml_op op, sml_dtype dt, const sml_row_facts *row,
+                               const row_terms *k, double x_i, double dy_i, double want, double got,
+                               double e_i) {
+    if (op == SML_SOFTMAX && x_i == -INFINITY) return 0.0;
+    double compute = compute_bound_k(op, row, k, x_i, dy_i, want, e_i);
+    if (dt == SML_F32 || got == want) return compute;
+    return compute + 0.5 * gap_toward(dt, got, want);
+}
+
 double sml_check_allowed(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i, double dy_i,
                          double want, double got) {
-    sml_bound b = sml_check_bound_parts(op, dt, row, x_i, dy_i, want);
-    if (dt == SML_F32 || (b.compute == 0.0 && b.rounding == 0.0) || got == want) return b.compute;
-    return b.compute + 0.5 * gap_toward(dt, got, want);
+    row_terms k = terms_of(op, row);
+    return allowed_k(op, dt, row, &k, x_i, dy_i, want, got, exp_for(op, x_i));
 }
 
 double sml_check_bound(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i, double dy_i,
                        double want) {
     sml_bound b = sml_check_bound_parts(op, dt, row, x_i, dy_i, want);
     return b.compute + b.rounding;
+}
+
+void sml_check_allowed_row(sml_op op, sml_dtype dt, const sml_row_facts *row, const double *x,
+                           const double *dy, const double *ex, const double *want,
+                           const double *got, int64_t n, double *allowed) {
+    row_terms k = terms_of(op, row);
+    int lsb = op == SML_LOG_SOFTMAX_BWD;
+    for (int64_t j = 0; j < n; j++)
+        allowed[j] = allowed_k(op, dt, row, &k, x[j], dy ? dy[j] : 0.0, want[j], got[j],
+                               lsb ? (ex ? ex[j] : exp(x[j])) : 0.0);
+}
+
+void sml_check_bound_row(sml_op op, sml_dtype dt, const sml_row_facts *row, const double *x,
+                         const double *dy, const double *ex, const double *want, int64_t n,
+                         double *bound) {
+    row_terms k = terms_of(op, row);
+    int lsb = op == SML_LOG_SOFTMAX_BWD;
+    for (int64_t j = 0; j < n; j++) {
+        sml_bound b = bound_parts_k(op, dt, row, &k, x[j], dy ? dy[j] : 0.0, want[j],
+                                    lsb ? (ex ? ex[j] : exp(x[j])) : 0.0);
+        bound[j] = b.compute + b.rounding;
+    }
 }
 
 int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want, const sml_bound *b,
