@@ -146,8 +146,10 @@ void sml_prop_eval_end(sml_prop_eval *e) {
     free(e->want);
     free(e->xd);
     free(e->dyd);
+    free(e->ex);
     free(e->facts);
     free(e->out);
+    free(e->got);
     memset(e, 0, sizeof *e);
 }
 
@@ -189,21 +191,38 @@ static void excused(sml_prop_verdict *v, const sml_dev_terms *t, const char *wha
              what);
 }
 
-/* The contract's checker on out against want (rows x cols, dense); for a kernel with declared
- * terms t (NULL: none), every miss judged against them too, into d (deviation.h). why: when
- * the contract fails under terms, the judgment in words. */
-static sml_status check_values(const sml_dev_terms *t, const sml_prop_case *c, int64_t rows,
-                               const void *x, const void *dy, const double *want, const void *out,
+/* The contract's checker on p (a dense problem in doubles, reference/check.h); for a kernel
+ * with declared terms t (NULL: none), every miss judged against them too, into d
+ * (deviation.h). why: when the contract fails under terms, the judgment in words. */
+static sml_status check_values(const sml_dev_terms *t, const sml_check_dense *p,
                                sml_check_report *rep, sml_dev_report *d, char *why, size_t n) {
     memset(d, 0, sizeof *d);
     d->row = -1;
     why[0] = 0;
-    if (!t)
-        return sml_check_against(c->op, c->dtype, rows, c->cols, c->cols, x, dy, want, out, rep);
-    sml_status s =
-        sml_dev_check_against(t, c->op, c->dtype, rows, c->cols, c->cols, x, dy, want, out, rep, d);
+    if (!t) return sml_check_dense_run(p, rep, NULL, NULL);
+    sml_status s = sml_dev_check_dense(t, p, rep, d);
     if (s == SML_OK && !rep->pass) sml_dev_report_why(d, t, why, n);
     return s;
+}
+
+/* The dense problem of case c's `rows` rows from row `row` on: x, dy, ex and facts as given
+ * (NULL where not), want, and the output out in the dtype (got: as doubles, or NULL). */
+static sml_check_dense dense_of(const sml_prop_case *c, int64_t row, int64_t rows, const double *x,
+                                const double *dy, const double *ex, const sml_row_facts *facts,
+                                const double *want, const void *out, const double *got) {
+    size_t at = (size_t)(row * c->cols);
+    sml_check_dense p = {c->op,
+                         c->dtype,
+                         rows,
+                         c->cols,
+                         x + at,
+                         dy ? dy + at : NULL,
+                         ex ? ex + at : NULL,
+                         facts ? facts + row : NULL,
+                         want + at,
+                         out,
+                         got ? got + at : NULL};
+    return p;
 }
 
 /* The verdict of a value comparison: PASS, PASS within the declaration, or FAIL with what
@@ -230,20 +249,53 @@ static int ensure_inputs(sml_prop_eval *e) {
     e->xd = malloc((n ? n : 1) * sizeof *e->xd);
     if (c->dy) e->dyd = malloc((n ? n : 1) * sizeof *e->dyd);
     if (!e->xd || (c->dy && !e->dyd)) {
+        free(e->xd);
+        e->xd = NULL;
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         return 0;
     }
     double t0 = clock_now(e);
-    for (size_t i = 0; i < n; i++) e->xd[i] = sml_load(c->dtype, c->x, (int64_t)i);
-    if (c->dy)
-        for (size_t i = 0; i < n; i++) e->dyd[i] = sml_load(c->dtype, c->dy, (int64_t)i);
+    sml_load_n(c->dtype, c->x, 0, (int64_t)n, e->xd);
+    if (c->dy) sml_load_n(c->dtype, c->dy, 0, (int64_t)n, e->dyd);
     clock_ref(e, t0);
+    return 1;
+}
+
+/* The rows' exponentials the reference, the row facts and log_softmax_bwd's bounds share
+ * (sml_ref_exp_row; none for softmax_bwd, whose e->ex stays NULL). */
+static int ensure_ex(sml_prop_eval *e) {
+    if (e->ex_state) return e->ex_state > 0;
+    const sml_prop_case *c = e->c;
+    if (!ensure_inputs(e)) {
+        e->ex_state = -1;
+        return 0;
+    }
+    if (c->op == SML_SOFTMAX_BWD) {
+        e->ex_state = 1;
+        return 1;
+    }
+    size_t n = n_elems(c);
+    e->ex = malloc((n ? n : 1) * sizeof *e->ex);
+    if (!e->ex) {
+        e->engine_status = SML_ERR_OUT_OF_MEMORY;
+        e->ex_state = -1;
+        return 0;
+    }
+    double t0 = clock_now(e);
+    for (int64_t r = 0; r < c->rows; r++)
+        sml_ref_exp_row(c->op, e->xd + r * c->cols, c->cols, e->ex + r * c->cols);
+    clock_ref(e, t0);
+    e->ex_state = 1;
     return 1;
 }
 
 static int ensure_want(sml_prop_eval *e) {
     if (e->want_state) return e->want_state > 0;
     const sml_prop_case *c = e->c;
+    if (!ensure_ex(e)) {
+        e->want_state = -1;
+        return 0;
+    }
     e->want = malloc((n_elems(c) ? n_elems(c) : 1) * sizeof *e->want);
     if (!e->want) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
@@ -251,17 +303,17 @@ static int ensure_want(sml_prop_eval *e) {
         return 0;
     }
     double t0 = clock_now(e);
-    sml_status s = sml_ref_run(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy, e->want);
+    /* sml_ref_run's bits, from the inputs and exponentials already widened */
+    sml_ref_rows(c->op, c->rows, c->cols, e->xd, e->dyd, e->ex, e->want);
     clock_ref(e, t0);
-    if (s != SML_OK) e->engine_status = s;
-    e->want_state = s == SML_OK ? 1 : -1;
-    return s == SML_OK;
+    e->want_state = 1;
+    return 1;
 }
 
 static int ensure_facts(sml_prop_eval *e) {
     if (e->facts_state) return e->facts_state > 0;
     const sml_prop_case *c = e->c;
-    if (!ensure_inputs(e)) {
+    if (!ensure_ex(e)) {
         e->facts_state = -1;
         return 0;
     }
@@ -272,9 +324,11 @@ static int ensure_facts(sml_prop_eval *e) {
         return 0;
     }
     double t0 = clock_now(e);
-    for (int64_t r = 0; r < c->rows; r++)
-        sml_row_facts_compute(c->op, c->dtype, e->xd + r * c->cols,
-                              e->dyd ? e->dyd + r * c->cols : NULL, c->cols, &e->facts[r]);
+    for (int64_t r = 0; r < c->rows; r++) {
+        size_t at = (size_t)(r * c->cols);
+        sml_row_facts_compute_ex(c->op, c->dtype, e->xd + at, e->dyd ? e->dyd + at : NULL,
+                                 e->ex ? e->ex + at : NULL, c->cols, &e->facts[r]);
+    }
     clock_ref(e, t0);
     e->facts_state = 1;
     return 1;
@@ -386,6 +440,22 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
     return 1;
 }
 
+/* ensure_main, and the main run's output widened to doubles (e->got), which the properties
+ * that read it share. */
+static int ensure_got(sml_prop_eval *e, sml_prop_verdict *v) {
+    if (!ensure_main(e, v)) return 0;
+    if (e->got_state > 0) return 1;
+    if (e->got_state == 0) {
+        size_t n = n_elems(e->c);
+        e->got = malloc((n ? n : 1) * sizeof *e->got);
+        e->got_state = e->got ? 1 : -1;
+        if (e->got) sml_load_n(e->c->dtype, e->out, 0, (int64_t)n, e->got);
+    }
+    if (e->got_state > 0) return 1;
+    engine_oom(e, v);
+    return 0;
+}
+
 /* A row whose reference holds a NaN is a special-value row: only property 10 judges it. */
 static int row_is_nan(const double *want, int64_t cols) {
     for (int64_t j = 0; j < cols; j++)
@@ -417,8 +487,8 @@ static sml_rng prop_rng(const sml_prop_case *c, sml_prop_id p) {
 
 static void p_agreement(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
-    if (!ensure_want(e)) {
+    if (!ensure_got(e, v)) return;
+    if (!ensure_want(e) || !ensure_facts(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
     }
@@ -427,8 +497,9 @@ static void p_agreement(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_check_report rep;
     sml_dev_report d;
     char why[320];
-    sml_status s = check_values(decl ? &t : NULL, c, c->rows, c->x, c->dy, e->want, e->out, &rep,
-                                &d, why, sizeof why);
+    sml_check_dense p =
+        dense_of(c, 0, c->rows, e->xd, e->dyd, e->ex, e->facts, e->want, e->out, e->got);
+    sml_status s = check_values(decl ? &t : NULL, &p, &rep, &d, why, sizeof why);
     if (s != SML_OK) {
         verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
         return;
@@ -440,19 +511,29 @@ static void p_agreement(sml_prop_eval *e, sml_prop_verdict *v) {
 
 /* ---- 2. row sums (and the bound shared with 11) --------------------------------------- */
 
+/* Room for a row-sum bound's per-element figures: the contract's bound of each element, and
+ * for log_softmax exp of each reference value (NULL: computed where needed). */
+typedef struct sum_scratch {
+    double *bound, *exp_want;
+} sum_scratch;
+
 /* The row-sum bound from per-element bounds: the contract's, or where declared terms t are
- * looser, theirs (sml_dev_allowed). */
+ * looser, theirs (sml_dev_allowed). ex: the row's sml_ref_exp_row or NULL; sc: scratch of cols
+ * doubles each (bound computed here; exp_want, log_softmax, filled by the caller) or NULL. */
 static double row_sum_bound(sml_op op, sml_dtype dt, const sml_row_facts *f, const double *x,
-                            const double *dy, const double *want, int64_t cols,
-                            const sml_dev_terms *t) {
+                            const double *dy, const double *ex, const double *want, int64_t cols,
+                            const sml_dev_terms *t, const sum_scratch *sc) {
+    double *bound = sc ? sc->bound : NULL;
+    if (bound) sml_check_bound_row(op, dt, f, x, dy, ex, want, cols, bound);
+    const double *ew = sc ? sc->exp_want : NULL;
     double b = 0.0;
     for (int64_t j = 0; j < cols; j++) {
         if (!isfinite(want[j])) continue; /* -inf log-probabilities: exp gives exactly 0 */
-        double bj = sml_check_bound(op, dt, f, x[j], dy ? dy[j] : 0.0, want[j]);
+        double bj = bound ? bound[j] : sml_check_bound(op, dt, f, x[j], dy ? dy[j] : 0.0, want[j]);
         if (t) bj = sml_dev_allowed(t, dt, bj, want[j]);
         if (op == SML_LOG_SOFTMAX) {
             /* exp(want + b) - exp(want), without 0 * inf far below the max */
-            double e = exp(want[j]), d = e * expm1(bj);
+            double e = ew ? ew[j] : exp(want[j]), d = e * expm1(bj);
             if (e == 0.0 || !isfinite(d)) d = exp(fmin(want[j] + bj, 710.0)) - e;
             bj = d;
         }
@@ -463,7 +544,7 @@ static double row_sum_bound(sml_op op, sml_dtype dt, const sml_row_facts *f, con
 
 double sml_prop_row_sum_bound(sml_op op, sml_dtype dt, const sml_row_facts *f, const double *x,
                               const double *dy, const double *want, int64_t cols) {
-    return row_sum_bound(op, dt, f, x, dy, want, cols, NULL);
+    return row_sum_bound(op, dt, f, x, dy, NULL, want, cols, NULL, NULL);
 }
 
 /* A row whose output holds a NaN or inf that the contract accepts (16-bit overflow of a
@@ -475,7 +556,7 @@ static int row_overflows_legally(const sml_prop_eval *e, int64_t r) {
     const sml_row_facts *f = &e->facts[r];
     for (int64_t j = 0; j < c->cols; j++) {
         int64_t i = r * c->cols + j;
-        double g = sml_load(c->dtype, e->out, i), w = e->want[i];
+        double g = e->got[i], w = e->want[i];
         if (isfinite(g) || !isfinite(w)) continue;
         if (isnan(g)) {
             if (f->may_overflow) return 1;
@@ -496,7 +577,7 @@ static int row_special_excused(const sml_prop_eval *e, int64_t r, const sml_dev_
     const double *x = e->xd + r * c->cols, *dy = e->dyd ? e->dyd + r * c->cols : NULL;
     for (int64_t j = 0; j < c->cols; j++) {
         int64_t i = r * c->cols + j;
-        double g = sml_load(c->dtype, e->out, i);
+        double g = e->got[i];
         if (!isfinite(g) && sml_dev_special_excused(t, x, dy, c->cols, g, e->want[i])) return 1;
     }
     return 0;
@@ -506,14 +587,25 @@ static int row_special_excused(const sml_prop_eval *e, int64_t r, const sml_dev_
  * kernel that declared a looser value bound, against the declared one: 0 within the contract,
  * 1 within the declaration only, -1 outside both (*allowed: the last bound it was held to). */
 static int row_sum_within(const sml_prop_eval *e, const sml_dev_terms *t, int decl, int64_t r,
-                          const double *dy, double err, double slack, double *allowed) {
+                          const double *dy, double err, double slack, const sum_scratch *sc,
+                          double *allowed) {
     const sml_prop_case *c = e->c;
     const double *x = e->xd + r * c->cols, *w = e->want + r * c->cols;
-    *allowed = row_sum_bound(c->op, c->dtype, &e->facts[r], x, dy, w, c->cols, NULL) + slack;
+    const double *ex = e->ex ? e->ex + r * c->cols : NULL;
+    *allowed =
+        row_sum_bound(c->op, c->dtype, &e->facts[r], x, dy, ex, w, c->cols, NULL, sc) + slack;
     if (err <= *allowed) return 0;
     if (!decl || !has_value_bound(t)) return -1;
-    *allowed = row_sum_bound(c->op, c->dtype, &e->facts[r], x, dy, w, c->cols, t) + slack;
+    *allowed = row_sum_bound(c->op, c->dtype, &e->facts[r], x, dy, ex, w, c->cols, t, sc) + slack;
     return err <= *allowed ? 1 : -1;
+}
+
+/* Scratch for row_sum_within over rows of cols (with exp_want: log_softmax's row sums). */
+static int sum_scratch_alloc(sum_scratch *sc, int64_t cols, int exp_want) {
+    size_t n = (size_t)(cols ? cols : 1);
+    sc->bound = malloc((exp_want ? 2 : 1) * n * sizeof *sc->bound);
+    sc->exp_want = sc->bound && exp_want ? sc->bound + n : NULL;
+    return sc->bound != NULL;
 }
 
 /* The end of a row-sum property: PASS (some rows within the declared terms only: a
@@ -534,7 +626,7 @@ static void sums_verdict(sml_prop_verdict *v, const sml_dev_terms *t, int64_t ju
 
 static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
+    if (!ensure_got(e, v)) return;
     if (!ensure_want(e) || !ensure_facts(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
@@ -542,6 +634,11 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_dev_terms t;
     int decl = dev_terms(e, &t);
     int log = c->op == SML_LOG_SOFTMAX;
+    sum_scratch sc;
+    if (!sum_scratch_alloc(&sc, c->cols, log)) {
+        engine_oom(e, v);
+        return;
+    }
     int64_t judged = 0, within = 0;
     for (int64_t r = 0; r < c->rows; r++) {
         const double *w = e->want + r * c->cols;
@@ -550,17 +647,27 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
             within++;
             continue;
         }
+        const double *g = e->got + r * c->cols;
         double got = 0.0, ref = 0.0;
-        for (int64_t j = 0; j < c->cols; j++) {
-            double g = sml_load(c->dtype, e->out, r * c->cols + j);
-            got += log ? exp(g) : g;
-            ref += log ? exp(w[j]) : w[j];
+        if (log) {
+            for (int64_t j = 0; j < c->cols; j++) sc.exp_want[j] = exp(w[j]);
+            for (int64_t j = 0; j < c->cols; j++) {
+                got += exp(g[j]);
+                ref += sc.exp_want[j];
+            }
+        } else {
+            for (int64_t j = 0; j < c->cols; j++) {
+                got += g[j];
+                ref += w[j];
+            }
         }
         double allowed;
         judged++;
-        int k = row_sum_within(e, &t, decl, r, NULL, fabs(got - 1.0), fabs(ref - 1.0), &allowed);
+        int k =
+            row_sum_within(e, &t, decl, r, NULL, fabs(got - 1.0), fabs(ref - 1.0), &sc, &allowed);
         within += k > 0;
         if (k >= 0) continue;
+        free(sc.bound);
         verdict(v, SML_PROP_FAIL, r, -1,
                 "%s%.200s%srow %lld: %s sums to %.17g, 1 +- %.3g allowed (reference's row sums "
                 "to %.17g)",
@@ -570,6 +677,7 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
         v->ratio = allowed > 0 ? fabs(got - 1.0) / allowed : INFINITY;
         return;
     }
+    free(sc.bound);
     sums_verdict(v, &t, judged, within, "every row is a special-value row",
                  "rows sum to 1 within the contract");
 }
@@ -578,7 +686,7 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
 
 static void p_range(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
+    if (!ensure_got(e, v)) return;
     if (!ensure_want(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
@@ -587,7 +695,7 @@ static void p_range(sml_prop_eval *e, sml_prop_verdict *v) {
     for (int64_t r = 0; r < c->rows; r++) {
         if (row_is_nan(e->want + r * c->cols, c->cols)) continue;
         for (int64_t j = 0; j < c->cols; j++) {
-            double g = sml_load(c->dtype, e->out, r * c->cols + j);
+            double g = e->got[r * c->cols + j];
             int ok = log ? g <= 0.0 : (g >= 0.0 && g <= 1.0);
             if (!ok) {
                 verdict(v, SML_PROP_FAIL, r, j, "row %lld col %lld: %s = %.9g, outside %s",
@@ -615,7 +723,7 @@ static void shift_within_terms(sml_prop_eval *e, const sml_dev_terms *t, const s
                                const void *shift_out, const char *what, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     size_t n = n_elems(c);
-    double *want = malloc(n * sizeof *want);
+    double *want = malloc(2 * n * sizeof *want), *xs = want ? want + n : NULL;
     if (!want) {
         engine_oom(e, v);
         return;
@@ -626,11 +734,10 @@ static void shift_within_terms(sml_prop_eval *e, const sml_dev_terms *t, const s
         sml_check_report rep;
         sml_dev_report d;
         char why[320];
-        sml_status s =
-            sml_ref_run(c->op, c->dtype, c->rows, c->cols, c->cols, cases[i]->x, NULL, want);
-        if (s == SML_OK)
-            s = check_values(t, c, c->rows, cases[i]->x, NULL, want, outs[i], &rep, &d, why,
-                             sizeof why);
+        sml_load_n(c->dtype, cases[i]->x, 0, (int64_t)n, xs);
+        sml_ref_rows(c->op, c->rows, c->cols, xs, NULL, NULL, want);
+        sml_check_dense p = dense_of(c, 0, c->rows, xs, NULL, NULL, NULL, want, outs[i], NULL);
+        sml_status s = check_values(t, &p, &rep, &d, why, sizeof why);
         if (s != SML_OK) {
             verdict(v, SML_PROP_ERROR, -1, -1, "reference or checker: %s", sml_strerror(s));
             free(want);
@@ -686,9 +793,12 @@ static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_rng rng = prop_rng(c, SML_PROP_SHIFT);
     double k = 1.0 + (double)sml_rng_below(&rng, (uint64_t)(room < 4096.0 ? room : 4096.0));
     if (sml_rng_below(&rng, 2)) k = -k;
-    for (size_t i = 0; i < n; i++) {
-        sml_store(c->dtype, base.x, (int64_t)i, xi[i]);
-        sml_store(c->dtype, shifted.x, (int64_t)i, xi[i] + k);
+    sml_store_n(c->dtype, base.x, 0, (int64_t)n, xi);
+    for (size_t i = 0; i < n; i += 256) {
+        double xk[256];
+        size_t m = n - i < 256 ? n - i : 256;
+        for (size_t j = 0; j < m; j++) xk[j] = xi[i + j] + k;
+        sml_store_n(c->dtype, shifted.x, (int64_t)i, (int64_t)m, xk);
     }
     sml_prop_run_report rep;
     const void *ref_out;
@@ -729,7 +839,7 @@ done:
 
 static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
+    if (!ensure_got(e, v)) return;
     if (!ensure_want(e) || !ensure_inputs(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
@@ -751,7 +861,7 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
         int64_t jp = 0;
         for (int64_t k = 0; k < c->cols; k++) {
             int64_t j = (int64_t)(t[k] & 0xFFFFFFFFu);
-            double xk = x[j], yk = sml_load(c->dtype, e->out, r * c->cols + j);
+            double xk = x[j], yk = e->got[r * c->cols + j];
             int bad = isnan(yk);
             if (!bad && k > 0) bad = xk > xp ? !(yk >= yp) : !(yk == yp);
             if (bad) {
@@ -772,6 +882,26 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
 
 /* ---- 6. column permutation --------------------------------------------------------------- */
 
+/* to[j] = from[perm[j]], j < n, elements of esz bytes (2 or 4); and of doubles. */
+static void gather(size_t esz, void *to, const void *from, const int64_t *perm, int64_t n) {
+    if (esz == 4) {
+        uint32_t *t = to;
+        const uint32_t *f = from;
+        for (int64_t j = 0; j < n; j++) t[j] = f[perm[j]];
+    } else if (esz == 2) {
+        uint16_t *t = to;
+        const uint16_t *f = from;
+        for (int64_t j = 0; j < n; j++) t[j] = f[perm[j]];
+    } else {
+        for (int64_t j = 0; j < n; j++)
+            memcpy((char *)to + (size_t)j * esz, (const char *)from + (size_t)perm[j] * esz, esz);
+    }
+}
+
+static void gather_d(double *to, const double *from, const int64_t *perm, int64_t n) {
+    for (int64_t j = 0; j < n; j++) to[j] = from[perm[j]];
+}
+
 static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     if (c->cols < 2) {
@@ -784,7 +914,12 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     }
     size_t n = n_elems(c), esz = sml_dtype_size(c->dtype);
     int64_t *perm = malloc((size_t)c->cols * sizeof *perm);
-    double *want = malloc(n * sizeof *want);
+    /* The permuted reference, and the permuted inputs and exponentials as doubles (the checker
+     * then takes the row facts of the permuted rows from these, in their new order). */
+    int nd = 2 + (c->dy != NULL) + (e->ex != NULL);
+    double *want = malloc((size_t)nd * n * sizeof *want), *px = want ? want + n : NULL;
+    double *pdy = want && c->dy ? px + n : NULL;
+    double *pex = want && e->ex ? px + (c->dy ? 2 : 1) * n : NULL;
     sml_prop_case pc = *c;
     pc.x = malloc(n_bytes(c));
     pc.dy = c->dy ? malloc(n_bytes(c)) : NULL;
@@ -804,13 +939,16 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
             perm[j] = perm[k];
             perm[k] = t;
         }
-    for (int64_t r = 0; r < c->rows; r++)
-        for (int64_t j = 0; j < c->cols; j++) {
-            size_t to = (size_t)(r * c->cols + j), from = (size_t)(r * c->cols + perm[j]);
-            memcpy((char *)pc.x + to * esz, (const char *)c->x + from * esz, esz);
-            if (c->dy) memcpy((char *)pc.dy + to * esz, (const char *)c->dy + from * esz, esz);
-            want[to] = e->want[from];
-        }
+    for (int64_t r = 0; r < c->rows; r++) {
+        size_t at = (size_t)(r * c->cols);
+        gather(esz, (char *)pc.x + at * esz, (const char *)c->x + at * esz, perm, c->cols);
+        if (c->dy)
+            gather(esz, (char *)pc.dy + at * esz, (const char *)c->dy + at * esz, perm, c->cols);
+        gather_d(want + at, e->want + at, perm, c->cols);
+        gather_d(px + at, e->xd + at, perm, c->cols);
+        if (pdy) gather_d(pdy + at, e->dyd + at, perm, c->cols);
+        if (pex) gather_d(pex + at, e->ex + at, perm, c->cols);
+    }
     sml_prop_run_report rep;
     if (!run_into(e, &pc, out, &rep, v)) goto done;
     sml_dev_terms t;
@@ -818,8 +956,8 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_check_report cr;
     sml_dev_report d;
     char why[320], what[384];
-    sml_status s = check_values(decl ? &t : NULL, c, c->rows, pc.x, pc.dy, want, out, &cr, &d, why,
-                                sizeof why);
+    sml_check_dense p = dense_of(c, 0, c->rows, px, pdy, pex, NULL, want, out, NULL);
+    sml_status s = check_values(decl ? &t : NULL, &p, &cr, &d, why, sizeof why);
     if (s != SML_OK) {
         verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
         goto done;
@@ -901,8 +1039,12 @@ static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_check_report cr;
     sml_dev_report d;
     char why[320], what[384];
-    sml_status s = check_values(decl ? &t : NULL, c, 1, one.x, one.dy, e->want + pick * c->cols,
-                                out, &cr, &d, why, sizeof why);
+    if (!ensure_facts(e)) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
+        goto done;
+    }
+    sml_check_dense p = dense_of(c, pick, 1, e->xd, e->dyd, e->ex, e->facts, e->want, out, NULL);
+    sml_status s = check_values(decl ? &t : NULL, &p, &cr, &d, why, sizeof why);
     if (s != SML_OK) {
         verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
         goto done;
@@ -973,7 +1115,7 @@ static void p_canaries(sml_prop_eval *e, sml_prop_verdict *v) {
 
 static void p_special_values(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
+    if (!ensure_got(e, v)) return;
     if (!ensure_want(e) || !ensure_facts(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
@@ -986,7 +1128,7 @@ static void p_special_values(sml_prop_eval *e, sml_prop_verdict *v) {
         const double *xr = e->xd + r * c->cols, *dyr = e->dyd ? e->dyd + r * c->cols : NULL;
         for (int64_t j = 0; j < c->cols; j++) {
             int64_t i = r * c->cols + j;
-            double w = e->want[i], g = sml_load(c->dtype, e->out, i), x = e->xd[i];
+            double w = e->want[i], g = e->got[i], x = e->xd[i];
             const char *why = NULL;
             if (isnan(w)) {
                 if (!isnan(g)) why = "NaN expected";
@@ -1029,13 +1171,18 @@ static void p_special_values(sml_prop_eval *e, sml_prop_verdict *v) {
 
 static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
+    if (!ensure_got(e, v)) return;
     if (!ensure_want(e) || !ensure_facts(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
     }
     sml_dev_terms t;
     int decl = dev_terms(e, &t);
+    sum_scratch sc;
+    if (!sum_scratch_alloc(&sc, c->cols, 0)) {
+        engine_oom(e, v);
+        return;
+    }
     int64_t judged = 0, within = 0;
     for (int64_t r = 0; r < c->rows; r++) {
         const double *w = e->want + r * c->cols;
@@ -1048,15 +1195,18 @@ static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
             continue;
         }
         double got = 0.0, ref = 0.0;
+        const double *g = e->got + r * c->cols;
         for (int64_t j = 0; j < c->cols; j++) {
-            got += sml_load(c->dtype, e->out, r * c->cols + j);
+            got += g[j];
             ref += w[j];
         }
         double bound;
         judged++;
-        int k = row_sum_within(e, &t, decl, r, e->dyd + r * c->cols, fabs(got - ref), 0.0, &bound);
+        int k =
+            row_sum_within(e, &t, decl, r, e->dyd + r * c->cols, fabs(got - ref), 0.0, &sc, &bound);
         within += k > 0;
         if (k >= 0) continue;
+        free(sc.bound);
         verdict(v, SML_PROP_FAIL, r, -1,
                 "%s%.200s%srow %lld: dx sums to %.9g, the reference's to %.9g (about 0), +- %.3g "
                 "allowed",
@@ -1065,6 +1215,7 @@ static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
         v->ratio = bound > 0 ? fabs(got - ref) / bound : INFINITY;
         return;
     }
+    free(sc.bound);
     sums_verdict(v, &t, judged, within, "no finite row", "rows sum as the reference's do");
 }
 

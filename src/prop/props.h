@@ -54,10 +54,13 @@ typedef struct sml_prop_eval {
     const sml_prop_case *c;
     double *want;         /* the reference, dense */
     double *xd, *dyd;     /* x and dy as doubles, dense */
+    double *ex;           /* each row's sml_ref_exp_row (reference.h), which the reference, the
+                             row facts and log_softmax_bwd's bounds share; NULL for softmax_bwd */
     sml_row_facts *facts; /* per row, for the contract's bounds */
     void *out;            /* the main run's output, dense, in the dtype */
+    double *got;          /* ... as doubles */
     sml_prop_run_report main;
-    int want_state, main_state, facts_state; /* 0 not yet, 1 done, -1 failed */
+    int want_state, main_state, facts_state, ex_state, got_state; /* 0 not yet, 1 done, -1 failed */
     sml_status engine_status;
 } sml_prop_eval;
 
