@@ -11,6 +11,8 @@
 #include "core/dtype.h"
 #include "reference/reference.h"
 
+#define CHUNK 256 /* elements whose bounds are computed at once */
+
 typedef struct row_ctx {
     sml_op op;
     sml_dtype dt;
@@ -19,7 +21,6 @@ typedef struct row_ctx {
     const double *ex;           /* the row's sml_ref_exp_row, or NULL */
     const double *got;          /* the output's row, as doubles */
     const sml_row_facts *given; /* the row's facts, or NULL: computed here */
-    double *allowed;            /* scratch: each element's bound (cols) */
     sml_row_facts facts;
     sml_check_elem *top; /* the k worst elements outside their bound so far, worst first */
     int k, *ntop;
@@ -94,9 +95,13 @@ static void check_row(sml_check_report *r, row_ctx *c) {
         c->facts = *c->given;
     else
         sml_row_facts_compute_ex(c->op, c->dt, c->x, c->dy, c->ex, c->cols, &c->facts);
-    sml_check_allowed_row(c->op, c->dt, &c->facts, c->x, c->dy, c->ex, c->want, c->got, c->cols,
-                          c->allowed);
+    double allowed_at[CHUNK]; /* each element's bound, a chunk of the row at a time */
     for (int64_t j = 0; j < c->cols; j++) {
+        if (j % CHUNK == 0) {
+            int64_t m = c->cols - j < CHUNK ? c->cols - j : CHUNK;
+            sml_check_allowed_row(c->op, c->dt, &c->facts, c->x + j, c->dy ? c->dy + j : NULL,
+                                  c->ex ? c->ex + j : NULL, c->want + j, c->got + j, m, allowed_at);
+        }
         double got = c->got[j], want = c->want[j];
         r->checked++;
         if (isnan(want) || isinf(want)) {
@@ -136,7 +141,7 @@ static void check_row(sml_check_report *r, row_ctx *c) {
             continue;
         }
         double err = fabs(got - want);
-        double allowed = c->allowed[j];
+        double allowed = allowed_at[j % CHUNK];
         double ratio = err == 0.0 ? 0.0 : err / allowed; /* allowed 0 and err > 0: inf */
         if (ratio > 1.0) {
             r->bad++;
@@ -188,6 +193,11 @@ static void report_init(sml_check_report *r) {
     r->worst_row = r->worst_col = -1;
 }
 
+/* to[j] = from[perm[j]], j < n. */
+static void gather(double *to, const double *from, const int64_t *perm, int64_t n) {
+    for (int64_t j = 0; j < n; j++) to[j] = from[perm[j]];
+}
+
 /* Shared by every entry point: want_all is the dense reference, or NULL to compute it row by
  * row; d (NULL for the strided entry points) the problem already in doubles. */
 static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
@@ -202,13 +212,16 @@ static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
     if (rows > 0 && cols > 0) {
         int bwd = sml_op_is_backward(op);
         int with_ex = op != SML_SOFTMAX_BWD; /* sml_ref_exp_row writes nothing for it */
+        const int64_t *perm = d ? d->perm : NULL;
         size_t n = (size_t)cols;
-        /* Scratch: the row as doubles (strided inputs), its exponentials, its reference (no
-         * want_all), its output as doubles (no d->got), each element's bound. */
-        int need_x = !d, need_ex = !d && with_ex, need_w = !want_all, need_got = !d || !d->got;
+        /* Scratch, a row each: the inputs as doubles (strided inputs, or gathered through a
+         * permutation), their exponentials, the reference (none given, or gathered), the
+         * output as doubles (not given). */
+        int need_x = !d || perm, need_ex = with_ex && (d ? perm && d->ex : 1);
+        int need_w = !want_all || perm, need_got = !d || !d->got;
         size_t slots = (size_t)need_x * (1 + (size_t)bwd) + (size_t)need_ex + (size_t)need_w +
-                       (size_t)need_got + 1;
-        double *buf = malloc(slots * n * sizeof *buf);
+                       (size_t)need_got;
+        double *buf = malloc((slots ? slots : 1) * n * sizeof *buf);
         if (!buf) return SML_ERR_OUT_OF_MEMORY;
         double *at = buf;
         double *xr = need_x ? at : NULL;
@@ -220,33 +233,36 @@ static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
         double *wr = need_w ? at : NULL;
         at += need_w ? n : 0;
         double *gr = need_got ? at : NULL;
-        at += need_got ? n : 0;
-        double *allowed = at;
         size_t esz = sml_dtype_size(dt);
         for (int64_t row = 0; row < rows; row++) {
             size_t dense = (size_t)row * n;
-            const double *xrow, *dyrow, *exrow;
-            if (d) {
+            const double *xrow, *dyrow, *exrow, *want;
+            if (d && perm) {
+                gather(xr, d->x + dense, perm, cols);
+                if (bwd) gather(dyr, d->dy + dense, perm, cols);
+                if (exr) gather(exr, d->ex + dense, perm, cols);
+                gather(wr, want_all + dense, perm, cols);
+                xrow = xr, dyrow = dyr, exrow = exr, want = wr;
+            } else if (d) {
                 xrow = d->x + dense;
                 dyrow = bwd ? d->dy + dense : NULL;
                 exrow = d->ex ? d->ex + dense : NULL;
+                want = want_all + dense;
             } else {
                 sml_load_n(dt, x, row * ld, cols, xr);
                 if (bwd) sml_load_n(dt, dy, row * ld, cols, dyr);
                 if (with_ex) sml_ref_exp_row(op, xr, cols, exr);
-                xrow = xr;
-                dyrow = dyr;
-                exrow = exr;
+                xrow = xr, dyrow = dyr, exrow = exr;
+                want = want_all ? want_all + dense : wr;
+                if (!want_all) sml_ref_rows(op, 1, cols, xrow, dyrow, exrow, wr);
             }
-            const double *want = want_all ? want_all + dense : wr;
-            if (!want_all) sml_ref_rows(op, 1, cols, xrow, dyrow, exrow, wr);
             const void *orow = (const char *)out + (size_t)(row * ld) * esz;
             const double *got = d && d->got ? d->got + dense : gr;
             if (gr) sml_load_n(dt, orow, 0, cols, gr);
-            row_ctx c = {op,      dt,      row,   cols, xrow,
-                         dyrow,   want,    exrow, got,  d && d->facts ? d->facts + row : NULL,
-                         allowed, {0},     top,   k,    ntop,
-                         miss,    miss_ctx};
+            row_ctx c = {op,      dt,   row,   cols, xrow,
+                         dyrow,   want, exrow, got,  d && d->facts && !perm ? d->facts + row : NULL,
+                         {0},     top,  k,     ntop, miss,
+                         miss_ctx};
             check_row(r, &c);
         }
         free(buf);

@@ -81,7 +81,10 @@ sml_status sml_check_against_each(sml_op op, sml_dtype dt, int64_t rows, int64_t
  * input and keeps what they share (the property engine): x and dy (backward; else NULL), rows
  * x cols, dense; ex: NULL, or every row's sml_ref_exp_row (reference.h); facts: NULL, or every
  * row's sml_row_facts_compute; want: the reference; out: the output in dt, dense; got: NULL,
- * or out widened to doubles. Whatever is given must be what would be computed from x and dy. */
+ * or out widened to doubles. Whatever is given must be what would be computed from x and dy.
+ * perm: NULL, or the problem is x's with the columns of every row permuted, column j holding
+ * x's column perm[j] (and so dy's, ex's and want's; out and got are the permuted problem's
+ * own; facts are not read): the permuted problem checked without being laid out whole. */
 typedef struct sml_check_dense {
     sml_op op;
     sml_dtype dt;
@@ -91,6 +94,7 @@ typedef struct sml_check_dense {
     const double *want;
     const void *out;
     const double *got;
+    const int64_t *perm;
 } sml_check_dense;
 
 /* sml_check_against_each on such a problem (miss may be NULL): the same report, bit for bit,

@@ -12,6 +12,7 @@
 
 #include "reference/check.h"
 #include "core/dtype.h"
+#include "core/dtype_inline.h"
 
 #define U 0x1p-24 /* fp32 unit roundoff */
 #define C_ARG \
@@ -37,6 +38,11 @@ int sml_check_sum_depth(int64_t n) {
     int64_t h = K_SEQ + lg;
     return (int)(n - 1 < h ? n - 1 : h);
 }
+
+/* fmax(a, b) for a and b that are not -0 (magnitudes): the larger, a NaN ignored (both NaN:
+ * a NaN). libm's fmax is a call per element; the facts only compare these maxima with
+ * HEADROOM, and which NaN comes out of two is all that could differ. */
+static inline double fmax_of(double a, double b) { return isnan(a) || b > a ? b : a; }
 
 void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const double *dy, int64_t n,
                            sml_row_facts *f) {
@@ -72,9 +78,9 @@ void sml_row_facts_compute_ex(sml_op op, sml_dtype dt, const double *x, const do
             f->dot_abs += fabs(dy[j] * x[j]);
         }
         for (int64_t j = 0; j < n; j++) {
-            double m = fmax(fabs(dy[j]), fabs(x[j]));
-            big = fmax(big, m);
-            worst_out = fmax(worst_out, fabs(x[j]) * (fabs(dy[j]) + f->dot_abs));
+            double m = fmax_of(fabs(dy[j]), fabs(x[j]));
+            big = fmax_of(big, m);
+            worst_out = fmax_of(worst_out, fabs(x[j]) * (fabs(dy[j]) + f->dot_abs));
         }
         f->may_overflow =
             f->dot_abs > HEADROOM || big + f->dot_abs > HEADROOM || worst_out > HEADROOM;
@@ -83,7 +89,7 @@ void sml_row_facts_compute_ex(sml_op op, sml_dtype dt, const double *x, const do
             f->sum += ex ? ex[j] : exp(x[j]);
             f->dot += dy[j];
             f->dot_abs += fabs(dy[j]);
-            big = fmax(big, fabs(dy[j]));
+            big = fmax_of(big, fabs(dy[j]));
         }
         double e_max = exp(f->max);
         f->may_overflow = f->max > EXP_OVERFLOW || f->dot_abs > HEADROOM ||
@@ -148,7 +154,7 @@ static inline sml_bound bound_parts_k(sml_op op, sml_dtype dt, const sml_row_fac
     if (op == SML_SOFTMAX && x_i == -INFINITY) return b;
     b.compute = compute_bound_k(op, row, k, x_i, dy_i, want, e_i);
     /* fp32 work rounded once to a 16-bit output: at most half an ulp of where it lands. */
-    if (dt != SML_F32) b.rounding = 0.5 * sml_ulp(dt, fabs(want) + b.compute);
+    if (dt != SML_F32) b.rounding = 0.5 * sml_ulp_of(dt, fabs(want) + b.compute);
     return b;
 }
 
@@ -160,16 +166,24 @@ sml_bound sml_check_bound_parts(sml_op op, sml_dtype dt, const sml_row_facts *ro
     return bound_parts_k(op, dt, row, &k, x_i, dy_i, want, exp_for(op, x_i));
 }
 
-/* The distance from got (a 16-bit value) to its neighbour on want's side: got is the
- * rounding of exactly the values within half of it. */
+/* The distance from got (a finite 16-bit value) to its neighbour on want's side (the next
+ * 16-bit value up when want > got, else down): got is the rounding of exactly the values
+ * within half of it. Past the largest finite value the neighbour is infinity, which rounding
+ * treats as 2^(emax+1): the gap is the top binade's quantum. So the gap is the quantum of
+ * got's binade (of the subnormals', below the normals; of the smallest subnormal at 0), but
+ * half of it toward zero from a power of two that is not the smallest normal, whose neighbour
+ * below lies in the binade under it. test_check compares this with the neighbour computed
+ * from the bits (encode, step, decode) for every finite value of both formats. */
 static double gap_toward(sml_dtype dt, double got, double want) {
-    uint16_t bits = dt == SML_F16 ? sml_double_to_half(got) : sml_double_to_bf16(got);
-    int32_t ord = (bits & 0x8000) ? -(int32_t)(bits & 0x7FFF) : (int32_t)bits;
-    ord += want > got ? 1 : -1;
-    uint16_t nb = ord < 0 ? (uint16_t)(0x8000 | (uint16_t)(-ord)) : (uint16_t)ord;
-    double next = dt == SML_F16 ? sml_half_to_double(nb) : sml_bf16_to_double(nb);
-    if (isinf(next)) return sml_ulp(dt, sml_dtype_max(dt)); /* rounding treats inf as 2^(emax+1) */
-    return fabs(next - got);
+    const sml_fmt16 *f = dt == SML_F16 ? &SML_FMT_HALF : &SML_FMT_BF16;
+    const int emin = sml_fmt_emin(f);
+    if (got == 0.0) return sml_pow2(emin - f->mbits);
+    uint64_t b = sml_to_bits(got) & SML_D_MAG;
+    int e = (int)(b >> 52) - 1023; /* got's binade (a 16-bit subnormal is a normal double) */
+    double q = sml_pow2((e > emin ? e : emin) - f->mbits);
+    int away = (want > got) == (got > 0.0);
+    if (!away && e > emin && (b & (SML_D_MANT - 1)) == 0) return 0.5 * q;
+    return q;
 }
 
 /* sml_check_allowed with the row's terms k and e_i = exp(x_i) (log_softmax_bwd) given. The

@@ -221,7 +221,8 @@ static sml_check_dense dense_of(const sml_prop_case *c, int64_t row, int64_t row
                          facts ? facts + row : NULL,
                          want + at,
                          out,
-                         got ? got + at : NULL};
+                         got ? got + at : NULL,
+                         NULL};
     return p;
 }
 
@@ -898,10 +899,6 @@ static void gather(size_t esz, void *to, const void *from, const int64_t *perm, 
     }
 }
 
-static void gather_d(double *to, const double *from, const int64_t *perm, int64_t n) {
-    for (int64_t j = 0; j < n; j++) to[j] = from[perm[j]];
-}
-
 static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     if (c->cols < 2) {
@@ -912,20 +909,14 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
     }
-    size_t n = n_elems(c), esz = sml_dtype_size(c->dtype);
+    size_t esz = sml_dtype_size(c->dtype);
     int64_t *perm = malloc((size_t)c->cols * sizeof *perm);
-    /* The permuted reference, and the permuted inputs and exponentials as doubles (the checker
-     * then takes the row facts of the permuted rows from these, in their new order). */
-    int nd = 2 + (c->dy != NULL) + (e->ex != NULL);
-    double *want = malloc((size_t)nd * n * sizeof *want), *px = want ? want + n : NULL;
-    double *pdy = want && c->dy ? px + n : NULL;
-    double *pex = want && e->ex ? px + (c->dy ? 2 : 1) * n : NULL;
     sml_prop_case pc = *c;
     pc.x = malloc(n_bytes(c));
     pc.dy = c->dy ? malloc(n_bytes(c)) : NULL;
     pc.logits = NULL;
     void *out = malloc(n_bytes(c));
-    if (!perm || !want || !pc.x || (c->dy && !pc.dy) || !out) {
+    if (!perm || !pc.x || (c->dy && !pc.dy) || !out) {
         engine_oom(e, v);
         goto done;
     }
@@ -944,10 +935,6 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
         gather(esz, (char *)pc.x + at * esz, (const char *)c->x + at * esz, perm, c->cols);
         if (c->dy)
             gather(esz, (char *)pc.dy + at * esz, (const char *)c->dy + at * esz, perm, c->cols);
-        gather_d(want + at, e->want + at, perm, c->cols);
-        gather_d(px + at, e->xd + at, perm, c->cols);
-        if (pdy) gather_d(pdy + at, e->dyd + at, perm, c->cols);
-        if (pex) gather_d(pex + at, e->ex + at, perm, c->cols);
     }
     sml_prop_run_report rep;
     if (!run_into(e, &pc, out, &rep, v)) goto done;
@@ -956,7 +943,11 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_check_report cr;
     sml_dev_report d;
     char why[320], what[384];
-    sml_check_dense p = dense_of(c, 0, c->rows, px, pdy, pex, NULL, want, out, NULL);
+    /* The permuted problem's reference, inputs and exponentials are the case's, permuted: the
+     * checker gathers them a row at a time, and computes the permuted rows' facts from them in
+     * their new order (as from the permuted inputs: no exp). */
+    sml_check_dense p = dense_of(c, 0, c->rows, e->xd, e->dyd, e->ex, NULL, e->want, out, NULL);
+    p.perm = perm;
     sml_status s = check_values(decl ? &t : NULL, &p, &cr, &d, why, sizeof why);
     if (s != SML_OK) {
         verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
@@ -974,7 +965,6 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     v->ratio = cr.worst_ratio;
 done:
     free(perm);
-    free(want);
     free(pc.x);
     free(pc.dy);
     free(out);

@@ -505,6 +505,42 @@ static void exact_special_worst(unit_run *u) {
                 r.pass, r.worst_ulps, r.worst_rel);
 }
 
+/* The bound a 16-bit output is allowed, against the rule it implements: compute bound plus half
+ * the gap from got to its neighbour on want's side, the neighbour found from got's bits (the
+ * next or previous pattern in value order; past the largest finite value, infinity, which
+ * rounding treats as 2^(emax+1): the top binade's ulp). Every finite value of fp16 and bf16,
+ * each direction, a softmax row whose bound is tiny so the gap decides. */
+static void gap_every_value(unit_run *u, sml_dtype dt) {
+    sml_row_facts f;
+    double xs[2] = {0.0, 0.0};
+    sml_row_facts_compute(SML_SOFTMAX, dt, xs, NULL, 2, &f);
+    int64_t bad = 0;
+    char first[128] = "";
+    for (uint32_t bits = 0; bits < 0x10000; bits++) {
+        double got =
+            dt == SML_F16 ? sml_half_to_double((uint16_t)bits) : sml_bf16_to_double((uint16_t)bits);
+        if (!isfinite(got)) continue;
+        for (int dir = -1; dir <= 1; dir += 2) {
+            int32_t ord = (bits & 0x8000) ? -(int32_t)(bits & 0x7FFF) : (int32_t)bits;
+            ord += dir;
+            uint16_t nb = ord < 0 ? (uint16_t)(0x8000 | (uint16_t)(-ord)) : (uint16_t)ord;
+            double next = dt == SML_F16 ? sml_half_to_double(nb) : sml_bf16_to_double(nb);
+            double gap = isinf(next) ? sml_ulp(dt, sml_dtype_max(dt)) : fabs(next - got);
+            /* want a little past got on that side (never got itself) */
+            double want = got + dir * (gap > 0 ? gap * 0.25 : 0x1p-1074);
+            if (want == got) continue;
+            sml_bound b = sml_check_bound_parts(SML_SOFTMAX, dt, &f, 0.0, 0.0, want);
+            double allowed = sml_check_allowed(SML_SOFTMAX, dt, &f, 0.0, 0.0, want, got);
+            double expect = b.compute + 0.5 * gap;
+            if (memcmp(&allowed, &expect, sizeof allowed) != 0 && bad++ == 0)
+                snprintf(first, sizeof first, "0x%04x toward %s: allowed %a, want %a", bits,
+                         dir > 0 ? "+" : "-", allowed, expect);
+        }
+    }
+    UNIT_EXPECT(u, bad == 0, "%s: %lld outputs allowed other than the neighbour rule (first: %s)",
+                sml_dtype_name(dt), (long long)bad, first);
+}
+
 /* Two doubles the same bits, or both NaN (which NaN an operation on two NaNs gives is the
  * compiler's choice of operand order, nothing the contract says). */
 static int same_or_nan(double a, double b) {
@@ -651,10 +687,10 @@ static void dense_vs_strided(unit_run *u, sml_op op, sml_dtype dt, uint64_t seed
         miss_log l0 = {0}, l1 = {0}, l2 = {0};
         sml_check_against_each(op, dt, c.rows, cols, cols, c.x, bwd ? c.dy : NULL, want, out, &r0,
                                log_miss, &l0);
-        sml_check_dense all = {op,  dt,    c.rows, cols, x,  bwd ? dy : NULL,
-                               exs, facts, want,   out,  got};
-        sml_check_dense none = {op,   dt,   c.rows, cols, x,   bwd ? dy : NULL,
-                                NULL, NULL, want,   out,  NULL};
+        sml_check_dense all = {op,  dt,    c.rows, cols, x,   bwd ? dy : NULL,
+                               exs, facts, want,   out,  got, NULL};
+        sml_check_dense none = {op,   dt,   c.rows, cols, x,    bwd ? dy : NULL,
+                                NULL, NULL, want,   out,  NULL, NULL};
         sml_check_dense_run(&all, &r1, log_miss, &l1);
         sml_check_dense_run(&none, &r2, log_miss, &l2);
         if ((!same_report(&r0, &r1) || !same_report(&r0, &r2) || !same_misses(&l0, &l1) ||
@@ -662,6 +698,44 @@ static void dense_vs_strided(unit_run *u, sml_op op, sml_dtype dt, uint64_t seed
             bad++ == 0)
             snprintf(first, sizeof first, "case %d: dense check differs: %.60s / %.60s", i,
                      r0.message, r1.message);
+        /* The columns permuted (reversed, or shuffled): laid out whole in the dtype against the
+         * checker gathering them through perm. The output is taken as the permuted problem's. */
+        int64_t *perm = malloc((size_t)cols * sizeof *perm);
+        void *px = malloc((size_t)n * esz), *pdy = malloc((size_t)n * esz);
+        double *pwant = malloc((size_t)n * sizeof *pwant);
+        if (perm && px && pdy && pwant) {
+            int rev = sml_rng_below(&r, 3) == 0;
+            for (int64_t j = 0; j < cols; j++) perm[j] = rev ? cols - 1 - j : j;
+            for (int64_t j = cols - 1; j > 0 && !rev; j--) {
+                int64_t q = (int64_t)sml_rng_below(&r, (uint64_t)j + 1), t = perm[j];
+                perm[j] = perm[q];
+                perm[q] = t;
+            }
+            for (int64_t row = 0; row < c.rows; row++)
+                for (int64_t j = 0; j < cols; j++) {
+                    int64_t to = row * cols + j, from = row * cols + perm[j];
+                    memcpy((char *)px + to * esz, (const char *)c.x + from * esz, esz);
+                    if (bwd) memcpy((char *)pdy + to * esz, (const char *)c.dy + from * esz, esz);
+                    pwant[to] = want[from];
+                }
+            miss_log l3 = {0}, l4 = {0}, l5 = {0};
+            sml_check_report r3, r4, r5;
+            sml_check_against_each(op, dt, c.rows, cols, cols, px, bwd ? pdy : NULL, pwant, out,
+                                   &r3, log_miss, &l3);
+            sml_check_dense pa = all, pn = none;
+            pa.perm = pn.perm = perm;
+            pa.got = NULL; /* the permuted problem's output is out itself */
+            sml_check_dense_run(&pa, &r4, log_miss, &l4);
+            sml_check_dense_run(&pn, &r5, log_miss, &l5);
+            if ((!same_report(&r3, &r4) || !same_report(&r3, &r5) || !same_misses(&l3, &l4) ||
+                 !same_misses(&l3, &l5)) &&
+                bad++ == 0)
+                snprintf(first, sizeof first, "case %d: permuted check differs: %.60s / %.60s", i,
+                         r3.message, r4.message);
+        } else if (bad++ == 0) {
+            snprintf(first, sizeof first, "out of memory");
+        }
+        free(perm), free(px), free(pdy), free(pwant);
         free(d), free(facts), free(out);
         sml_prop_case_free(&c);
     }
@@ -700,5 +774,7 @@ int main(int argc, char **argv) {
     for (int op = 0; op < SML_OP_COUNT; op++)
         for (int dt = 0; dt < SML_DTYPE_COUNT; dt++, c++)
             if (unit_case(&u, c, &s)) dense_vs_strided(&u, (sml_op)op, (sml_dtype)dt, s);
+    for (int dt = SML_F16; dt <= SML_BF16; dt++, c++)
+        if (unit_case(&u, c, NULL)) gap_every_value(&u, (sml_dtype)dt);
     return sml_tally_finish(&u.tally);
 }
