@@ -857,7 +857,7 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
         const double *x = e->xd + r * c->cols;
         for (int64_t j = 0; j < c->cols; j++)
             t[j] = (uint64_t)sml_radix_float_key((float)x[j]) << 32 | (uint64_t)j;
-        sml_radix_sort_u64(t, t + c->cols, (size_t)c->cols);
+        sml_radix_sort_u64_hi(t, t + c->cols, (size_t)c->cols); /* t's low halves ascend */
         double xp = 0, yp = 0;
         int64_t jp = 0;
         for (int64_t k = 0; k < c->cols; k++) {

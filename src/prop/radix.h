@@ -10,6 +10,12 @@
 /* Sort a[0..n) ascending; tmp holds n keys of scratch. */
 void sml_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
 
+/* The same for keys whose low 32 bits are already ascending (an index: a[i] & 0xFFFFFFFF ==
+ * i, as monotonic builds them): the passes over the low half, which would only put the
+ * indices back in the order they are in, are not made. The same result as
+ * sml_radix_sort_u64 on such keys. */
+void sml_radix_sort_u64_hi(uint64_t *a, uint64_t *tmp, size_t n);
+
 /* A float's value as a key that sorts as the values do (-0 as +0; no NaN). */
 uint32_t sml_radix_float_key(float x);
 

@@ -47,6 +47,41 @@ static void against_qsort(unit_run *u, uint64_t seed) {
                 (long long)bad, first);
 }
 
+/* Keys whose low halves are their indices (as monotonic builds them) sort by the high halves
+ * alone as by the whole keys: random, few distinct and one-byte-varying high halves. */
+static void high_halves(unit_run *u, uint64_t seed) {
+    sml_rng r;
+    sml_rng_seed(&r, seed);
+    static const size_t LEN[] = {0, 1, 2, 63, 64, 65, 1000, 65537};
+    int64_t bad = 0;
+    char first[96] = "";
+    for (size_t li = 0; li < sizeof LEN / sizeof LEN[0]; li++)
+        for (int mode = 0; mode < 3; mode++) {
+            size_t n = LEN[li];
+            uint64_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b),
+                     *tmp = malloc((n + 1) * sizeof *tmp);
+            if (!a || !b || !tmp) {
+                free(a), free(b), free(tmp);
+                UNIT_EXPECT(u, 0, "out of memory");
+                return;
+            }
+            int shift = (int)sml_rng_below(&r, 4) * 8;
+            for (size_t i = 0; i < n; i++) {
+                uint64_t v = sml_rng_u64(&r) >> 32;
+                if (mode == 1) v = sml_rng_below(&r, 5) << 20 | 7;
+                if (mode == 2) v = 0x01234567u ^ (sml_rng_below(&r, 256) << shift);
+                a[i] = b[i] = v << 32 | (uint64_t)i;
+            }
+            sml_radix_sort_u64_hi(a, tmp, n);
+            sml_radix_sort_u64(b, tmp, n);
+            if (n && memcmp(a, b, n * sizeof *a) && bad++ == 0)
+                snprintf(first, sizeof first, "length %zu, mode %d", n, mode);
+            free(a), free(b), free(tmp);
+        }
+    UNIT_EXPECT(u, bad == 0, "%lld arrays sorted by their high halves differ (first: %s)",
+                (long long)bad, first);
+}
+
 /* The keys of neighbouring floats (and of the specials) keep their order; -0 keys as +0. */
 static void float_keys(unit_run *u) {
     static const float V[] = {-INFINITY, -3.4e38f, -1.0f, -1e-45f, -0.0f,
@@ -69,5 +104,6 @@ int main(int argc, char **argv) {
     uint64_t s;
     if (unit_case(&u, 0, &s)) against_qsort(&u, s);
     if (unit_case(&u, 1, NULL)) float_keys(&u);
+    if (unit_case(&u, 2, &s)) high_halves(&u, s);
     return sml_tally_finish(&u.tally);
 }
