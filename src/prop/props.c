@@ -776,12 +776,18 @@ static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
         engine_oom(e, v);
         goto done;
     }
+    const double half = lim / 2, round = 0x1.8p52;
     for (size_t i = 0; i < n; i++) {
         double x = e->xd[i], t = x;
         if (isfinite(x)) {
-            t = nearbyint(fmin(fmax(x, -lim / 2), lim / 2));
+            /* nearbyint(fmin(fmax(x, -half), half)) without three calls: adding and taking
+             * away 1.5 x 2^52 rounds |t| <= 2^21 to an integer, to nearest, ties to even, as
+             * nearbyint does in the default rounding mode; only the sign of a zero can differ,
+             * and a zero is made +0 next. */
+            t = x < -half ? -half : x > half ? half : x;
+            t = (t + round) - round;
             if (t == 0.0) t = 0.0; /* no -0: -0 + c would not be the shift of -0 in bits */
-            maxabs = fmax(maxabs, fabs(t));
+            maxabs = fabs(t) > maxabs ? fabs(t) : maxabs;
         }
         if (!(t == x || (isnan(t) && isnan(x))) || (x == 0.0 && signbit(x))) already = 0;
         xi[i] = t;
