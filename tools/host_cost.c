@@ -13,7 +13,8 @@
  *
  * Defaults: cpu_online, the GPU profile's sizes, 2,000 cases per op and dtype (the sizes ramp
  * over them as over a GPU job's 10,000), every op and dtype the kernel takes, the profile's
- * seed. No regressions are replayed, nothing is shrunk, one thread.
+ * seed. No regressions are replayed, nothing is shrunk, one thread with one pool of host
+ * buffers for all its runs (sml_prop_config.pool), as each thread of a suite has.
  *
  * time: one sml_prop_run per op and dtype, then per job and in all: cases, the host's seconds
  * by stage, and host ms per case without the kernel's own runs (the thread's CPU time less the
@@ -43,8 +44,12 @@ static double cpu_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* split: each property's host seconds (thread CPU less the kernel's runs), over the job. */
+/* split: each property's host seconds (thread CPU less the kernel's runs), over the job; and
+ * the cases' host seconds by their elements' decade (1.., 10.., ..., 10^7..). */
 static double split_t[SML_PROP_COUNT + 2];
+static double decade_t[9];
+static int64_t min_elems; /* split, dump: cases of fewer elements are drawn, not evaluated */
+static int64_t decade_n[9];
 
 static void dump_job(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_prop_config *cfg,
                      int split) {
@@ -55,14 +60,19 @@ static void dump_job(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_pro
         return;
     }
     if (split) env.clock = &clock;
+    if (cfg->pool) env.pool = cfg->pool;
     for (int64_t i = 0; i < cfg->max_cases; i++) {
         int level = sml_prop_case_level(cfg, i);
         sml_prop_case c;
-        double g0 = cpu_now();
+        double g0 = cpu_now(), r00 = clock.run;
         if (sml_prop_gen_case(k, op, dt, sml_derive_seed(cfg->seed, (uint64_t)i), level,
                               &cfg->sizes, &c) != SML_OK) {
             printf("%s %s %s case %lld: gen failed\n", k->name, sml_op_name(op), sml_dtype_name(dt),
                    (long long)i);
+            continue;
+        }
+        if (c.rows * c.cols < min_elems) {
+            sml_prop_case_free(&c);
             continue;
         }
         split_t[SML_PROP_COUNT] += cpu_now() - g0;
@@ -92,6 +102,13 @@ static void dump_job(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_pro
         sml_prop_eval_end(&e);
         sml_prop_case_free(&c);
         split_t[SML_PROP_COUNT + 1] += cpu_now() - f0;
+        int dec = 0;
+        for (int64_t el = c.rows * c.cols; el >= 10 && dec < 8; el /= 10) dec++;
+        decade_t[dec] += cpu_now() - g0 - (clock.run - r00);
+        decade_n[dec]++;
+        if (split && min_elems > 0)
+            printf("case %5lld %-15s %-4s %-28s %-36s %.3f s\n", (long long)i, sml_op_name(op),
+                   sml_dtype_name(dt), shape, c.family, cpu_now() - g0 - (clock.run - r00));
     }
     sml_prop_env_free(&env);
 }
@@ -125,6 +142,8 @@ int main(int argc, char **argv) {
             profile = v;
         else if (!strcmp(a, "--cases"))
             cases = atoll(v);
+        else if (!strcmp(a, "--min-elems"))
+            min_elems = atoll(v);
         else if (!strcmp(a, "--seed"))
             seed = strtoull(v, NULL, 0), seed_given = 1;
         else if (!strcmp(a, "--op")) {
@@ -155,6 +174,7 @@ int main(int argc, char **argv) {
     cfg.regressions_dir = NULL;
     FILE *devnull = fopen("/dev/null", "w");
     cfg.log = devnull;
+    cfg.pool = sml_prop_pool_new(); /* as a suite's thread: one for all its runs */
     sml_prop_host_time all = {0, 0, 0, 0, 0, 0};
     double all_cpu = 0, all_wall = 0;
     int64_t all_cases = 0;
@@ -205,7 +225,12 @@ int main(int argc, char **argv) {
                                          : "case free",
                    split_t[p], 100 * split_t[p] / sum, 1e3 * split_t[p] / (double)all_cases);
         printf("%-16s %8.3f s        %.4f ms/case\n", "total", sum, 1e3 * sum / (double)all_cases);
+        for (int d = 0; d < 9; d++)
+            if (decade_n[d])
+                printf("elements 1e%d..: %7lld cases %8.3f s %5.1f%%\n", d, (long long)decade_n[d],
+                       decade_t[d], 100 * decade_t[d] / sum);
     }
+    sml_prop_pool_free(cfg.pool);
     fclose(devnull);
     return 0;
 }

@@ -64,6 +64,7 @@ sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k,
                              const sml_prop_launcher *remote) {
     memset(env, 0, sizeof *env);
     env->k = k;
+    env->pool = &env->own_pool;
     if (remote && remote->launch) {
         sml_prop_exec_init_remote(&env->ex, k->device, *remote);
         return SML_OK;
@@ -72,7 +73,56 @@ sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k,
     return s != SML_OK ? s : sml_handle_create(&env->h);
 }
 
+/* ---- buffers kept from case to case (props.h, sml_prop_scratch) ---- */
+
+/* The slots of a set: the evaluation's arrays, then each property's own (properties run one
+ * after another, so they share T0..T4). */
+enum { S_WANT, S_XD, S_DYD, S_EX, S_FACTS, S_OUT, S_GOT, S_T0, S_T1, S_T2, S_T3, S_T4 };
+
+/* Slot `slot` of e's set, of at least `bytes` bytes (contents undefined); NULL when there is no
+ * memory for it. */
+static void *scratch(sml_prop_eval *e, int slot, size_t bytes) {
+    sml_prop_scratch *s = e->sc;
+    if (!bytes) bytes = 1;
+    if (s->cap[slot] < bytes) {
+        free(s->p[slot]);
+        s->p[slot] = malloc(bytes);
+        s->cap[slot] = s->p[slot] ? bytes : 0;
+    }
+    return s->p[slot];
+}
+
+/* Free the largest buffers of s until it holds at most `keep` bytes. */
+static void scratch_trim(sml_prop_scratch *s, size_t keep) {
+    for (;;) {
+        size_t total = 0;
+        int big = -1;
+        for (int i = 0; i < SML_PROP_SCRATCH_SLOTS; i++) {
+            total += s->cap[i];
+            if (s->cap[i] && (big < 0 || s->cap[i] > s->cap[big])) big = i;
+        }
+        if (total <= keep || big < 0) return;
+        free(s->p[big]);
+        s->p[big] = NULL;
+        s->cap[big] = 0;
+    }
+}
+
+sml_prop_pool *sml_prop_pool_new(void) { return calloc(1, sizeof(sml_prop_pool)); }
+
+static void pool_release(sml_prop_pool *p) {
+    for (int i = 0; i < SML_PROP_SCRATCH_LEVELS; i++) scratch_trim(&p->set[i], 0);
+}
+
+void sml_prop_pool_free(sml_prop_pool *p) {
+    if (!p) return;
+    pool_release(p);
+    free(p);
+}
+
 void sml_prop_env_free(sml_prop_env *env) {
+    pool_release(&env->own_pool);
+    env->pool = &env->own_pool;
     sml_prop_exec_free(&env->ex);
     if (env->h) sml_handle_destroy(env->h);
     env->h = NULL;
@@ -114,6 +164,9 @@ void sml_prop_eval_begin(sml_prop_eval *e, sml_prop_env *env, const sml_prop_cas
     memset(e, 0, sizeof *e);
     e->env = env;
     e->c = c;
+    sml_prop_pool *p = env->pool;
+    e->sc = p->depth < SML_PROP_SCRATCH_LEVELS ? &p->set[p->depth] : &e->own;
+    p->depth++;
 }
 
 static int ensure_want(sml_prop_eval *e);
@@ -127,7 +180,7 @@ static int main_sent(const sml_prop_eval *e) {
 void sml_prop_eval_start(sml_prop_eval *e) {
     sml_prop_exec *x = &e->env->ex;
     if (!x->remote.send || !x->remote.recv || e->main_state || main_sent(e)) return;
-    if (!e->out && !(e->out = malloc(n_bytes(e->c)))) return; /* ensure_main says it */
+    if (!e->out && !(e->out = scratch(e, S_OUT, n_bytes(e->c)))) return; /* ensure_main says it */
     run_clock rc = run_clock_start(e);
     sml_status s = sml_prop_exec_run_begin(x, e->c, 1);
     run_clock_stop(e, rc);
@@ -143,13 +196,8 @@ static void take_pending(sml_prop_eval *e) {
 
 void sml_prop_eval_end(sml_prop_eval *e) {
     take_pending(e);
-    free(e->want);
-    free(e->xd);
-    free(e->dyd);
-    free(e->ex);
-    free(e->facts);
-    free(e->out);
-    free(e->got);
+    scratch_trim(e->sc, e->sc == &e->own ? 0 : SML_PROP_SCRATCH_KEEP);
+    e->env->pool->depth--;
     memset(e, 0, sizeof *e);
 }
 
@@ -247,10 +295,9 @@ static int ensure_inputs(sml_prop_eval *e) {
     if (e->xd) return 1;
     const sml_prop_case *c = e->c;
     size_t n = n_elems(c);
-    e->xd = malloc((n ? n : 1) * sizeof *e->xd);
-    if (c->dy) e->dyd = malloc((n ? n : 1) * sizeof *e->dyd);
+    e->xd = scratch(e, S_XD, n * sizeof *e->xd);
+    if (c->dy) e->dyd = scratch(e, S_DYD, n * sizeof *e->dyd);
     if (!e->xd || (c->dy && !e->dyd)) {
-        free(e->xd);
         e->xd = NULL;
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         return 0;
@@ -276,7 +323,7 @@ static int ensure_ex(sml_prop_eval *e) {
         return 1;
     }
     size_t n = n_elems(c);
-    e->ex = malloc((n ? n : 1) * sizeof *e->ex);
+    e->ex = scratch(e, S_EX, n * sizeof *e->ex);
     if (!e->ex) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         e->ex_state = -1;
@@ -297,7 +344,7 @@ static int ensure_want(sml_prop_eval *e) {
         e->want_state = -1;
         return 0;
     }
-    e->want = malloc((n_elems(c) ? n_elems(c) : 1) * sizeof *e->want);
+    e->want = scratch(e, S_WANT, n_elems(c) * sizeof *e->want);
     if (!e->want) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         e->want_state = -1;
@@ -318,7 +365,7 @@ static int ensure_facts(sml_prop_eval *e) {
         e->facts_state = -1;
         return 0;
     }
-    e->facts = malloc((size_t)(c->rows ? c->rows : 1) * sizeof *e->facts);
+    e->facts = scratch(e, S_FACTS, (size_t)c->rows * sizeof *e->facts);
     if (!e->facts) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         e->facts_state = -1;
@@ -423,7 +470,7 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
             verdict(v, SML_PROP_ERROR, -1, -1, "%s", e->main.where);
         return 0;
     }
-    if (!e->out && !(e->out = malloc(n_bytes(e->c)))) {
+    if (!e->out && !(e->out = scratch(e, S_OUT, n_bytes(e->c)))) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         e->main_state = -1;
         engine_oom(e, v);
@@ -448,7 +495,7 @@ static int ensure_got(sml_prop_eval *e, sml_prop_verdict *v) {
     if (e->got_state > 0) return 1;
     if (e->got_state == 0) {
         size_t n = n_elems(e->c);
-        e->got = malloc((n ? n : 1) * sizeof *e->got);
+        e->got = scratch(e, S_GOT, n * sizeof *e->got);
         e->got_state = e->got ? 1 : -1;
         if (e->got) sml_load_n(e->c->dtype, e->out, 0, (int64_t)n, e->got);
     }
@@ -602,9 +649,9 @@ static int row_sum_within(const sml_prop_eval *e, const sml_dev_terms *t, int de
 }
 
 /* Scratch for row_sum_within over rows of cols (with exp_want: log_softmax's row sums). */
-static int sum_scratch_alloc(sum_scratch *sc, int64_t cols, int exp_want) {
+static int sum_scratch_alloc(sml_prop_eval *e, sum_scratch *sc, int64_t cols, int exp_want) {
     size_t n = (size_t)(cols ? cols : 1);
-    sc->bound = malloc((exp_want ? 2 : 1) * n * sizeof *sc->bound);
+    sc->bound = scratch(e, S_T0, (exp_want ? 2 : 1) * n * sizeof *sc->bound);
     sc->exp_want = sc->bound && exp_want ? sc->bound + n : NULL;
     return sc->bound != NULL;
 }
@@ -636,7 +683,7 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
     int decl = dev_terms(e, &t);
     int log = c->op == SML_LOG_SOFTMAX;
     sum_scratch sc;
-    if (!sum_scratch_alloc(&sc, c->cols, log)) {
+    if (!sum_scratch_alloc(e, &sc, c->cols, log)) {
         engine_oom(e, v);
         return;
     }
@@ -668,7 +715,6 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
             row_sum_within(e, &t, decl, r, NULL, fabs(got - 1.0), fabs(ref - 1.0), &sc, &allowed);
         within += k > 0;
         if (k >= 0) continue;
-        free(sc.bound);
         verdict(v, SML_PROP_FAIL, r, -1,
                 "%s%.200s%srow %lld: %s sums to %.17g, 1 +- %.3g allowed (reference's row sums "
                 "to %.17g)",
@@ -678,7 +724,6 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
         v->ratio = allowed > 0 ? fabs(got - 1.0) / allowed : INFINITY;
         return;
     }
-    free(sc.bound);
     sums_verdict(v, &t, judged, within, "every row is a special-value row",
                  "rows sum to 1 within the contract");
 }
@@ -767,11 +812,11 @@ static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
      * already are; special values stay. */
     int already = 1;
     double maxabs = 0.0;
-    double *xi = malloc(n * sizeof *xi);
+    double *xi = scratch(e, S_T0, n * sizeof *xi);
     sml_prop_case base = *c, shifted = *c;
-    base.x = malloc(n_bytes(c));
-    shifted.x = malloc(n_bytes(c));
-    void *out_base = malloc(n_bytes(c)), *out_shift = malloc(n_bytes(c));
+    base.x = scratch(e, S_T1, n_bytes(c));
+    shifted.x = scratch(e, S_T2, n_bytes(c));
+    void *out_base = scratch(e, S_T3, n_bytes(c)), *out_shift = scratch(e, S_T4, n_bytes(c));
     if (!xi || !base.x || !shifted.x || !out_base || !out_shift) {
         engine_oom(e, v);
         goto done;
@@ -834,12 +879,7 @@ static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
         goto done;
     }
     verdict(v, SML_PROP_PASS, -1, -1, "shift by %+.0f: identical bits", k);
-done:
-    free(xi);
-    free(base.x);
-    free(shifted.x);
-    free(out_base);
-    free(out_shift);
+done:;
 }
 
 /* ---- 5. monotonicity ------------------------------------------------------------------ */
@@ -853,7 +893,7 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
     }
     /* Each row's columns in the order of their inputs, ties by column: a key is the input's
      * order (inputs are values of the dtype, so floats exactly) above the column. */
-    uint64_t *t = malloc(2 * (size_t)c->cols * sizeof *t);
+    uint64_t *t = scratch(e, S_T0, 2 * (size_t)c->cols * sizeof *t);
     if (!t) {
         engine_oom(e, v);
         return;
@@ -877,13 +917,11 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
                         "row %lld: x[%lld] = %.9g %s x[%lld] = %.9g but y = %.9g %s %.9g",
                         (long long)r, (long long)j, xk, xk == xp ? "==" : ">", (long long)jp, xp,
                         yk, xk == xp ? "!=" : "<", yp);
-                free(t);
                 return;
             }
             xp = xk, yp = yk, jp = j;
         }
     }
-    free(t);
     verdict(v, SML_PROP_PASS, -1, -1, "monotonic");
 }
 
@@ -916,12 +954,12 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
         return;
     }
     size_t esz = sml_dtype_size(c->dtype);
-    int64_t *perm = malloc((size_t)c->cols * sizeof *perm);
+    int64_t *perm = scratch(e, S_T0, (size_t)c->cols * sizeof *perm);
     sml_prop_case pc = *c;
-    pc.x = malloc(n_bytes(c));
-    pc.dy = c->dy ? malloc(n_bytes(c)) : NULL;
+    pc.x = scratch(e, S_T1, n_bytes(c));
+    pc.dy = c->dy ? scratch(e, S_T2, n_bytes(c)) : NULL;
     pc.logits = NULL;
-    void *out = malloc(n_bytes(c));
+    void *out = scratch(e, S_T3, n_bytes(c));
     if (!perm || !pc.x || (c->dy && !pc.dy) || !out) {
         engine_oom(e, v);
         goto done;
@@ -969,11 +1007,7 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     values_verdict(v, &t, &cr, &d, why, cr.worst_row, cr.worst_row >= 0 ? perm[cr.worst_col] : -1,
                    what);
     v->ratio = cr.worst_ratio;
-done:
-    free(perm);
-    free(pc.x);
-    free(pc.dy);
-    free(out);
+done:;
 }
 
 /* ---- 7. row independence ----------------------------------------------------------------- */
@@ -987,10 +1021,10 @@ static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
     if (!ensure_main(e, v)) return;
     size_t esz = sml_dtype_size(c->dtype), row_bytes = (size_t)c->cols * esz;
     sml_prop_case rc = *c, one = *c;
-    rc.x = malloc(n_bytes(c));
-    rc.dy = c->dy ? malloc(n_bytes(c)) : NULL;
+    rc.x = scratch(e, S_T1, n_bytes(c));
+    rc.dy = c->dy ? scratch(e, S_T2, n_bytes(c)) : NULL;
     rc.logits = one.logits = NULL;
-    void *out = malloc(n_bytes(c));
+    void *out = scratch(e, S_T3, n_bytes(c));
     if (!rc.x || (c->dy && !rc.dy) || !out) {
         engine_oom(e, v);
         goto done;
@@ -1051,10 +1085,7 @@ static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
         snprintf(what, sizeof what, "row %lld of %lld computed alone breaks the contract: %.300s",
                  (long long)pick, (long long)c->rows, cr.message);
     values_verdict(v, &t, &cr, &d, why, pick, cr.worst_col, what);
-done:
-    free(rc.x);
-    free(rc.dy);
-    free(out);
+done:;
 }
 
 /* ---- 8. determinism ---------------------------------------------------------------------- */
@@ -1062,7 +1093,7 @@ done:
 static void p_determinism(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     if (!ensure_main(e, v)) return;
-    void *out = malloc(n_bytes(c));
+    void *out = scratch(e, S_T3, n_bytes(c));
     if (!out) {
         engine_oom(e, v);
         return;
@@ -1081,7 +1112,6 @@ static void p_determinism(sml_prop_eval *e, sml_prop_verdict *v) {
             verdict(v, SML_PROP_PASS, -1, -1, "identical bits");
         }
     }
-    free(out);
 }
 
 /* ---- 9. canaries ------------------------------------------------------------------------- */
@@ -1175,7 +1205,7 @@ static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_dev_terms t;
     int decl = dev_terms(e, &t);
     sum_scratch sc;
-    if (!sum_scratch_alloc(&sc, c->cols, 0)) {
+    if (!sum_scratch_alloc(e, &sc, c->cols, 0)) {
         engine_oom(e, v);
         return;
     }
@@ -1202,7 +1232,6 @@ static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
             row_sum_within(e, &t, decl, r, e->dyd + r * c->cols, fabs(got - ref), 0.0, &sc, &bound);
         within += k > 0;
         if (k >= 0) continue;
-        free(sc.bound);
         verdict(v, SML_PROP_FAIL, r, -1,
                 "%s%.200s%srow %lld: dx sums to %.9g, the reference's to %.9g (about 0), +- %.3g "
                 "allowed",
@@ -1211,7 +1240,6 @@ static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
         v->ratio = bound > 0 ? fabs(got - ref) / bound : INFINITY;
         return;
     }
-    free(sc.bound);
     sums_verdict(v, &t, judged, within, "no finite row", "rows sum as the reference's do");
 }
 
