@@ -90,64 +90,80 @@ static void record_worst(sml_check_report *r, const row_ctx *c, int64_t j, doubl
     r->row_sum = c->facts.sum;
 }
 
+/* Element j outside the rules for finite values (a special value expected or given): the
+ * contract's table (reference.h, NUMERICS.md), counted and recorded. */
+static void check_special(sml_check_report *r, row_ctx *c, int64_t j, double got, double want) {
+    if (isnan(want) || isinf(want)) {
+        if (got == want || (isnan(want) && isnan(got))) {
+            record_worst(r, c, j, got, want, 0.0);
+            return;
+        }
+        if (isnan(got) && sml_check_nan_allowed(c->op, &c->facts, c->x[j])) {
+            r->overflow_ok++;
+            return;
+        }
+        if (isnan(want) || isnan(got))
+            r->nan_mismatch++;
+        else
+            r->inf_mismatch++;
+        r->bad++;
+        record_worst(r, c, j, got, want, INFINITY);
+        missed(c, j, got, want, INFINITY, NAN);
+        return;
+    }
+    double dy_j = c->dy ? c->dy[j] : 0.0;
+    sml_bound b = sml_check_bound_parts(c->op, c->dt, &c->facts, c->x[j], dy_j, want);
+    int ok =
+        isnan(got) ? c->facts.may_overflow : sml_check_inf_allowed(c->dt, &c->facts, want, &b, got);
+    if (ok) {
+        r->overflow_ok++;
+        return;
+    }
+    if (isnan(got))
+        r->nan_mismatch++;
+    else
+        r->inf_mismatch++;
+    r->bad++;
+    record_worst(r, c, j, got, want, INFINITY);
+    missed(c, j, got, want, INFINITY, NAN);
+}
+
 static void check_row(sml_check_report *r, row_ctx *c) {
     if (c->given)
         c->facts = *c->given;
     else
         sml_row_facts_compute_ex(c->op, c->dt, c->x, c->dy, c->ex, c->cols, &c->facts);
+    r->checked += c->cols;    /* every element is compared */
     double allowed_at[CHUNK]; /* each element's bound, a chunk of the row at a time */
-    for (int64_t j = 0; j < c->cols; j++) {
-        if (j % CHUNK == 0) {
-            int64_t m = c->cols - j < CHUNK ? c->cols - j : CHUNK;
-            sml_check_allowed_row(c->op, c->dt, &c->facts, c->x + j, c->dy ? c->dy + j : NULL,
-                                  c->ex ? c->ex + j : NULL, c->want + j, c->got + j, m, allowed_at);
-        }
-        double got = c->got[j], want = c->want[j];
-        r->checked++;
-        if (isnan(want) || isinf(want)) {
-            if (got == want || (isnan(want) && isnan(got))) {
-                record_worst(r, c, j, got, want, 0.0);
+    for (int64_t j0 = 0; j0 < c->cols; j0 += CHUNK) {
+        int64_t m = c->cols - j0 < CHUNK ? c->cols - j0 : CHUNK;
+        sml_check_allowed_row(c->op, c->dt, &c->facts, c->x + j0, c->dy ? c->dy + j0 : NULL,
+                              c->ex ? c->ex + j0 : NULL, c->want + j0, c->got + j0, m, allowed_at);
+        /* record_worst replaces the worst element when its ratio is larger, or when there is
+         * none yet: the same test here, on copies kept in registers. */
+        double worst = r->worst_ratio;
+        int have = r->worst_row >= 0;
+        for (int64_t j = j0; j < j0 + m; j++) {
+            double got = c->got[j], want = c->want[j];
+            if (!isfinite(want) || !isfinite(got)) {
+                check_special(r, c, j, got, want);
+                worst = r->worst_ratio;
+                have = r->worst_row >= 0;
                 continue;
             }
-            if (isnan(got) && sml_check_nan_allowed(c->op, &c->facts, c->x[j])) {
-                r->overflow_ok++;
-                continue;
+            double err = fabs(got - want);
+            double allowed = allowed_at[j - j0];
+            double ratio = err == 0.0 ? 0.0 : err / allowed; /* allowed 0 and err > 0: inf */
+            if (ratio > 1.0) {
+                r->bad++;
+                missed(c, j, got, want, ratio, allowed);
             }
-            if (isnan(want) || isnan(got))
-                r->nan_mismatch++;
-            else
-                r->inf_mismatch++;
-            r->bad++;
-            record_worst(r, c, j, got, want, INFINITY);
-            missed(c, j, got, want, INFINITY, NAN);
-            continue;
-        }
-        double dy_j = c->dy ? c->dy[j] : 0.0;
-        if (isnan(got) || isinf(got)) {
-            sml_bound b = sml_check_bound_parts(c->op, c->dt, &c->facts, c->x[j], dy_j, want);
-            int ok = isnan(got) ? c->facts.may_overflow
-                                : sml_check_inf_allowed(c->dt, &c->facts, want, &b, got);
-            if (ok) {
-                r->overflow_ok++;
-                continue;
+            if (ratio > worst || !have) {
+                record_worst(r, c, j, got, want, ratio);
+                worst = r->worst_ratio;
+                have = 1;
             }
-            if (isnan(got))
-                r->nan_mismatch++;
-            else
-                r->inf_mismatch++;
-            r->bad++;
-            record_worst(r, c, j, got, want, INFINITY);
-            missed(c, j, got, want, INFINITY, NAN);
-            continue;
         }
-        double err = fabs(got - want);
-        double allowed = allowed_at[j % CHUNK];
-        double ratio = err == 0.0 ? 0.0 : err / allowed; /* allowed 0 and err > 0: inf */
-        if (ratio > 1.0) {
-            r->bad++;
-            missed(c, j, got, want, ratio, allowed);
-        }
-        record_worst(r, c, j, got, want, ratio);
     }
 }
 
@@ -221,8 +237,8 @@ static sml_status check_impl(sml_op op, sml_dtype dt, int64_t rows, int64_t cols
         int need_w = !want_all || perm, need_got = !d || !d->got;
         size_t slots = (size_t)need_x * (1 + (size_t)bwd) + (size_t)need_ex + (size_t)need_w +
                        (size_t)need_got;
-        double *buf = malloc((slots ? slots : 1) * n * sizeof *buf);
-        if (!buf) return SML_ERR_OUT_OF_MEMORY;
+        double *buf = slots ? malloc(slots * n * sizeof *buf) : NULL;
+        if (slots && !buf) return SML_ERR_OUT_OF_MEMORY;
         double *at = buf;
         double *xr = need_x ? at : NULL;
         at += need_x ? n : 0;

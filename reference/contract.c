@@ -211,26 +211,65 @@ double sml_check_bound(sml_op op, sml_dtype dt, const sml_row_facts *row, double
     return b.compute + b.rounding;
 }
 
+/* The row loops below, one copy per op and dtype: with both constant the compiler folds each
+ * element's switches and tests away (the same operations on the same values). */
+static inline void allowed_loop(sml_op op, sml_dtype dt, const sml_row_facts *row,
+                                const row_terms *k, const double *x, const double *dy,
+                                const double *ex, const double *want, const double *got, int64_t n,
+                                double *allowed) {
+    for (int64_t j = 0; j < n; j++) {
+        double e_j = op != SML_LOG_SOFTMAX_BWD ? 0.0 : ex ? ex[j] : exp(x[j]);
+        allowed[j] = allowed_k(op, dt, row, k, x[j], dy ? dy[j] : 0.0, want[j], got[j], e_j);
+    }
+}
+
+static inline void bound_loop(sml_op op, sml_dtype dt, const sml_row_facts *row, const row_terms *k,
+                              const double *x, const double *dy, const double *ex,
+                              const double *want, int64_t n, double *bound) {
+    for (int64_t j = 0; j < n; j++) {
+        double e_j = op != SML_LOG_SOFTMAX_BWD ? 0.0 : ex ? ex[j] : exp(x[j]);
+        sml_bound b = bound_parts_k(op, dt, row, k, x[j], dy ? dy[j] : 0.0, want[j], e_j);
+        bound[j] = b.compute + b.rounding;
+    }
+}
+
+#define FOR_OP_DTYPE(CALL)                                                                    \
+    switch (op * SML_DTYPE_COUNT + dt) {                                                      \
+    case SML_SOFTMAX *SML_DTYPE_COUNT + SML_F32: CALL(SML_SOFTMAX, SML_F32); break;           \
+    case SML_SOFTMAX *SML_DTYPE_COUNT + SML_F16: CALL(SML_SOFTMAX, SML_F16); break;           \
+    case SML_SOFTMAX *SML_DTYPE_COUNT + SML_BF16: CALL(SML_SOFTMAX, SML_BF16); break;         \
+    case SML_LOG_SOFTMAX *SML_DTYPE_COUNT + SML_F32: CALL(SML_LOG_SOFTMAX, SML_F32); break;   \
+    case SML_LOG_SOFTMAX *SML_DTYPE_COUNT + SML_F16: CALL(SML_LOG_SOFTMAX, SML_F16); break;   \
+    case SML_LOG_SOFTMAX *SML_DTYPE_COUNT + SML_BF16: CALL(SML_LOG_SOFTMAX, SML_BF16); break; \
+    case SML_SOFTMAX_BWD *SML_DTYPE_COUNT + SML_F32: CALL(SML_SOFTMAX_BWD, SML_F32); break;   \
+    case SML_SOFTMAX_BWD *SML_DTYPE_COUNT + SML_F16: CALL(SML_SOFTMAX_BWD, SML_F16); break;   \
+    case SML_SOFTMAX_BWD *SML_DTYPE_COUNT + SML_BF16: CALL(SML_SOFTMAX_BWD, SML_BF16); break; \
+    case SML_LOG_SOFTMAX_BWD *SML_DTYPE_COUNT + SML_F32: CALL(SML_LOG_SOFTMAX_BWD, SML_F32);  \
+        break;                                                                                \
+    case SML_LOG_SOFTMAX_BWD *SML_DTYPE_COUNT + SML_F16: CALL(SML_LOG_SOFTMAX_BWD, SML_F16);  \
+        break;                                                                                \
+    case SML_LOG_SOFTMAX_BWD *SML_DTYPE_COUNT + SML_BF16:                                     \
+        CALL(SML_LOG_SOFTMAX_BWD, SML_BF16);                                                  \
+        break;                                                                                \
+    default: CALL(op, dt); break;                                                             \
+    }
+
 void sml_check_allowed_row(sml_op op, sml_dtype dt, const sml_row_facts *row, const double *x,
                            const double *dy, const double *ex, const double *want,
                            const double *got, int64_t n, double *allowed) {
     row_terms k = terms_of(op, row);
-    int lsb = op == SML_LOG_SOFTMAX_BWD;
-    for (int64_t j = 0; j < n; j++)
-        allowed[j] = allowed_k(op, dt, row, &k, x[j], dy ? dy[j] : 0.0, want[j], got[j],
-                               lsb ? (ex ? ex[j] : exp(x[j])) : 0.0);
+#define ALLOWED_(OP, DT) allowed_loop(OP, DT, row, &k, x, dy, ex, want, got, n, allowed)
+    FOR_OP_DTYPE(ALLOWED_)
+#undef ALLOWED_
 }
 
 void sml_check_bound_row(sml_op op, sml_dtype dt, const sml_row_facts *row, const double *x,
                          const double *dy, const double *ex, const double *want, int64_t n,
                          double *bound) {
     row_terms k = terms_of(op, row);
-    int lsb = op == SML_LOG_SOFTMAX_BWD;
-    for (int64_t j = 0; j < n; j++) {
-        sml_bound b = bound_parts_k(op, dt, row, &k, x[j], dy ? dy[j] : 0.0, want[j],
-                                    lsb ? (ex ? ex[j] : exp(x[j])) : 0.0);
-        bound[j] = b.compute + b.rounding;
-    }
+#define BOUND_(OP, DT) bound_loop(OP, DT, row, &k, x, dy, ex, want, n, bound)
+    FOR_OP_DTYPE(BOUND_)
+#undef BOUND_
 }
 
 int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want, const sml_bound *b,
