@@ -901,8 +901,14 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
     for (int64_t r = 0; r < c->rows; r++) {
         if (row_is_nan(e->want + r * c->cols, c->cols)) continue;
         const double *x = e->xd + r * c->cols;
-        for (int64_t j = 0; j < c->cols; j++)
-            t[j] = (uint64_t)sml_radix_float_key((float)x[j]) << 32 | (uint64_t)j;
+        if (c->dtype == SML_F32) {
+            for (int64_t j = 0; j < c->cols; j++)
+                t[j] = (uint64_t)sml_radix_float_key((float)x[j]) << 32 | (uint64_t)j;
+        } else { /* the same order from the 16-bit patterns: half the passes */
+            const uint16_t *b = (const uint16_t *)c->x + r * c->cols;
+            for (int64_t j = 0; j < c->cols; j++)
+                t[j] = (uint64_t)sml_radix_half_key(b[j]) << 32 | (uint64_t)j;
+        }
         sml_radix_sort_u64_hi(t, t + c->cols, (size_t)c->cols); /* t's low halves ascend */
         double xp = 0, yp = 0;
         int64_t jp = 0;

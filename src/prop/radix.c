@@ -45,10 +45,3 @@ static void radix_from(uint64_t *a, uint64_t *tmp, size_t n, int d0) {
 void sml_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n) { radix_from(a, tmp, n, 0); }
 
 void sml_radix_sort_u64_hi(uint64_t *a, uint64_t *tmp, size_t n) { radix_from(a, tmp, n, 4); }
-
-uint32_t sml_radix_float_key(float x) {
-    if (x == 0.0f) x = 0.0f; /* -0 sorts with +0 */
-    uint32_t b;
-    memcpy(&b, &x, sizeof b);
-    return b >> 31 ? ~b : b | 0x80000000u;
-}

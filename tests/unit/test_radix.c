@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dtype.h"
 #include "prop/radix.h"
 #include "unit_case.h"
 
@@ -98,6 +99,35 @@ static void float_keys(unit_run *u) {
     UNIT_EXPECT(u, bad == 0, "%d float keys out of the floats' order", bad);
 }
 
+/* The 16-bit keys order every fp16 and bf16 value (NaN aside) as the float keys of their values
+ * do, -0 and +0 alike: for every pair of patterns, the two keys compare as the float keys. */
+static void half_keys(unit_run *u) {
+    int64_t bad = 0;
+    char first[96] = "";
+    for (int dt = SML_F16; dt <= SML_BF16; dt++) {
+        static uint32_t fk[65536], hk[65536];
+        static int ok[65536];
+        for (uint32_t b = 0; b < 65536; b++) {
+            double v =
+                dt == SML_F16 ? sml_half_to_double((uint16_t)b) : sml_bf16_to_double((uint16_t)b);
+            ok[b] = !isnan(v);
+            fk[b] = sml_radix_float_key((float)v);
+            hk[b] = sml_radix_half_key((uint16_t)b);
+        }
+        for (uint32_t a = 0; a < 65536; a += 7)
+            for (uint32_t b = 0; b < 65536; b++) {
+                if (!ok[a] || !ok[b]) continue;
+                int want = (fk[a] > fk[b]) - (fk[a] < fk[b]),
+                    got = (hk[a] > hk[b]) - (hk[a] < hk[b]);
+                if (want != got && bad++ == 0)
+                    snprintf(first, sizeof first, "%s 0x%04x vs 0x%04x",
+                             dt == SML_F16 ? "fp16" : "bf16", a, b);
+            }
+    }
+    UNIT_EXPECT(u, bad == 0, "%lld pairs of 16-bit keys out of the values' order (first: %s)",
+                (long long)bad, first);
+}
+
 int main(int argc, char **argv) {
     unit_run u;
     if (unit_init(&u, "test_radix", argc, argv)) return 2;
@@ -105,5 +135,6 @@ int main(int argc, char **argv) {
     if (unit_case(&u, 0, &s)) against_qsort(&u, s);
     if (unit_case(&u, 1, NULL)) float_keys(&u);
     if (unit_case(&u, 2, &s)) high_halves(&u, s);
+    if (unit_case(&u, 3, NULL)) half_keys(&u);
     return sml_tally_finish(&u.tally);
 }
