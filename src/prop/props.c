@@ -845,7 +845,9 @@ static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_rng rng = prop_rng(c, SML_PROP_SHIFT);
     double k = 1.0 + (double)sml_rng_below(&rng, (uint64_t)(room < 4096.0 ? room : 4096.0));
     if (sml_rng_below(&rng, 2)) k = -k;
-    sml_store_n(c->dtype, base.x, 0, (int64_t)n, xi);
+    /* The integer logits in the dtype: run (when they are not the case's own) or needed by the
+     * declared-deviation judgment below, which stores them itself then. */
+    if (!already) sml_store_n(c->dtype, base.x, 0, (int64_t)n, xi);
     for (size_t i = 0; i < n; i += 256) {
         double xk[256];
         size_t m = n - i < 256 ? n - i : 256;
@@ -872,9 +874,10 @@ static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
                  (long long)r, (long long)j, already ? "" : " (the case's, rounded)", k, xi[d],
                  sml_load(c->dtype, ref_out, d), k, sml_load(c->dtype, out_shift, d));
         sml_dev_terms t;
-        if (dev_terms(e, &t) && (t.exceptions & SML_DEV_LOG_SOFTMAX_SHIFT_BITS))
+        if (dev_terms(e, &t) && (t.exceptions & SML_DEV_LOG_SOFTMAX_SHIFT_BITS)) {
+            if (already) sml_store_n(c->dtype, base.x, 0, (int64_t)n, xi);
             shift_within_terms(e, &t, &base, ref_out, &shifted, out_shift, what, v);
-        else
+        } else
             verdict(v, SML_PROP_FAIL, r, j, "%s", what);
         goto done;
     }
