@@ -83,12 +83,12 @@ void sml_store_n(sml_dtype dt, void *base, int64_t i, int64_t n, const double *v
     }
     case SML_F16: {
         uint16_t *p = (uint16_t *)base + i;
-        for (int64_t k = 0; k < n; k++) p[k] = sml_encode16(&SML_FMT_HALF, v[k]);
+        for (int64_t k = 0; k < n; k++) p[k] = sml_encode16_fast(&SML_FMT_HALF, v[k]);
         break;
     }
     case SML_BF16: {
         uint16_t *p = (uint16_t *)base + i;
-        for (int64_t k = 0; k < n; k++) p[k] = sml_encode16(&SML_FMT_BF16, v[k]);
+        for (int64_t k = 0; k < n; k++) p[k] = sml_encode16_fast(&SML_FMT_BF16, v[k]);
         break;
     }
     default: break;

@@ -352,6 +352,38 @@ static void rows_vs_elements(unit_run *u, uint64_t seed) {
                 snprintf(first, sizeof first, "round_n %s %.17g", sml_dtype_name((sml_dtype)dt),
                          v[k]);
     }
+    /* Every value of each 16-bit format, the midpoints to its neighbours (the ties) and the
+     * doubles next to each, of both signs: sml_store_n's fast path decides them all. */
+    for (int dt = SML_F16; dt <= SML_BF16; dt++) {
+        int64_t m = 0;
+        for (uint32_t k = 0; k < 0x7FFF; k++) {
+            uint16_t lo = (uint16_t)k, hi = (uint16_t)(k + 1);
+            double p = sml_load((sml_dtype)dt, &lo, 0), q = sml_load((sml_dtype)dt, &hi, 0);
+            if (!isfinite(p)) break;
+            double mid = isfinite(q) ? p + (q - p) / 2 : p * 2;
+            double pts[6] = {p,   nextafter(p, INFINITY),  mid, nextafter(mid, -INFINITY),
+                             mid, nextafter(mid, INFINITY)};
+            pts[4] = nextafter(p, -INFINITY);
+            for (int t = 0; t < 6; t++) {
+                v[m++] = pts[t];
+                v[m++] = -pts[t];
+            }
+            if (m + 12 > N || k + 1 == 0x7FFF) {
+                sml_store_n((sml_dtype)dt, a, 0, m, v);
+                for (int64_t t = 0; t < m; t++) sml_store((sml_dtype)dt, b, t, v[t]);
+                if (memcmp(a, b, (size_t)m * 2) != 0 && bad++ == 0)
+                    snprintf(first, sizeof first, "store_n %s near 0x%04x",
+                             sml_dtype_name((sml_dtype)dt), (unsigned)k);
+                m = 0;
+            }
+        }
+        if (m) {
+            sml_store_n((sml_dtype)dt, a, 0, m, v);
+            for (int64_t t = 0; t < m; t++) sml_store((sml_dtype)dt, b, t, v[t]);
+            if (memcmp(a, b, (size_t)m * 2) != 0 && bad++ == 0)
+                snprintf(first, sizeof first, "store_n %s ties", sml_dtype_name((sml_dtype)dt));
+        }
+    }
     UNIT_EXPECT(u, bad == 0,
                 "row conversions differ from the element ones in %lld places (first: %s)",
                 (long long)bad, first);
