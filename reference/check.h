@@ -77,6 +77,31 @@ sml_status sml_check_against_each(sml_op op, sml_dtype dt, int64_t rows, int64_t
                                   const void *out, sml_check_report *r, sml_check_miss_fn miss,
                                   void *ctx);
 
+/* A dense problem already widened to doubles, for a caller that checks several outputs on one
+ * input and keeps what they share (the property engine): x and dy (backward; else NULL), rows
+ * x cols, dense; ex: NULL, or every row's sml_ref_exp_row (reference.h); facts: NULL, or every
+ * row's sml_row_facts_compute; want: the reference; out: the output in dt, dense; got: NULL,
+ * or out widened to doubles. Whatever is given must be what would be computed from x and dy.
+ * perm: NULL, or the problem is x's with the columns of every row permuted, column j holding
+ * x's column perm[j] (and so dy's, ex's and want's; out and got are the permuted problem's
+ * own; facts are not read): the permuted problem checked without being laid out whole. */
+typedef struct sml_check_dense {
+    sml_op op;
+    sml_dtype dt;
+    int64_t rows, cols;
+    const double *x, *dy, *ex;
+    const struct sml_row_facts *facts;
+    const double *want;
+    const void *out;
+    const double *got;
+    const int64_t *perm;
+} sml_check_dense;
+
+/* sml_check_against_each on such a problem (miss may be NULL): the same report, bit for bit,
+ * as sml_check_against_each on x, dy and out in dt with ld = cols. */
+sml_status sml_check_dense_run(const sml_check_dense *p, sml_check_report *r,
+                               sml_check_miss_fn miss, void *ctx);
+
 /* What the contract's bound needs to know about a row besides its length; computed from
  * the row's inputs (as doubles) by sml_row_facts_compute. */
 typedef struct sml_row_facts {
@@ -93,6 +118,10 @@ typedef struct sml_row_facts {
 
 void sml_row_facts_compute(sml_op op, sml_dtype dt, const double *x, const double *dy, int64_t cols,
                            sml_row_facts *f);
+/* The same with the row's exponentials already computed: ex is sml_ref_exp_row of the row
+ * (reference.h; NULL: computed here). The same bits. */
+void sml_row_facts_compute_ex(sml_op op, sml_dtype dt, const double *x, const double *dy,
+                              const double *ex, int64_t cols, sml_row_facts *f);
 
 /* The two parts of the bound on |got - want| for one element: `compute` for the fp32
  * computation (floor for flushed subnormals included), `rounding` for the final rounding to
@@ -114,6 +143,17 @@ double sml_check_bound(sml_op op, sml_dtype dt, const sml_row_facts *row, double
  * binade edges). For fp32 outputs: compute. */
 double sml_check_allowed(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i, double dy_i,
                          double want, double got);
+/* A whole row at once, element j as the one-element function gives it, the row's own terms
+ * computed once: allowed[j] = sml_check_allowed(..., x[j], dy[j], want[j], got[j]) (any value
+ * where want[j] or got[j] is not finite, which the checker does not use) and bound[j] =
+ * sml_check_bound(..., x[j], dy[j], want[j]). dy: NULL for forward ops (0 each); ex: NULL, or
+ * the row's sml_ref_exp_row (reference.h), whose exp(y_j) log_softmax_bwd's bound takes. */
+void sml_check_allowed_row(sml_op op, sml_dtype dt, const sml_row_facts *row, const double *x,
+                           const double *dy, const double *ex, const double *want,
+                           const double *got, int64_t n, double *allowed);
+void sml_check_bound_row(sml_op op, sml_dtype dt, const sml_row_facts *row, const double *x,
+                         const double *dy, const double *ex, const double *want, int64_t n,
+                         double *bound);
 /* 1 when an infinite output is acceptable for a finite reference value: the allowed
  * interval reaches the dtype's overflow threshold (same sign), or the row may overflow. */
 int sml_check_inf_allowed(sml_dtype dt, const sml_row_facts *row, double want, const sml_bound *b,

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/dtype.h"
 
@@ -50,11 +51,24 @@ void sml_ref_row_stats(const double *x, int64_t n, double *max_out, double *sum_
     if (sum_out) *sum_out = csum_value(&a);
 }
 
-void sml_ref_softmax_naive(const double *x, double *y, int64_t n) {
-    double m = row_max(x, n);
-    for (int64_t i = 0; i < n; i++) y[i] = exp(x[i] - m);
+void sml_ref_exp_row(sml_op op, const double *x, int64_t n, double *ex) {
+    if (op == SML_SOFTMAX || op == SML_LOG_SOFTMAX) {
+        double m = row_max(x, n);
+        for (int64_t i = 0; i < n; i++) ex[i] = exp(x[i] - m);
+    } else if (op == SML_LOG_SOFTMAX_BWD) {
+        for (int64_t i = 0; i < n; i++) ex[i] = exp(x[i]);
+    }
+}
+
+/* The naive softmax's second half: y holds exp(x - max); divide by its compensated sum. */
+static void softmax_finish(double *y, int64_t n) {
     double s = sml_ref_sum(y, n);
     for (int64_t i = 0; i < n; i++) y[i] /= s;
+}
+
+void sml_ref_softmax_naive(const double *x, double *y, int64_t n) {
+    sml_ref_exp_row(SML_SOFTMAX, x, n, y);
+    softmax_finish(y, n);
 }
 
 /* Running (max, compensated sum) over the row, one element at a time. */
@@ -82,8 +96,9 @@ void sml_ref_softmax_online(const double *x, double *y, int64_t n) {
 }
 
 /* log(sum) as log1p(sum without the first max element): the max element contributes
- * exactly 1, and log1p keeps log-softmax of the max element accurate when the rest is tiny. */
-static double log_sum_exp_shifted(const double *x, int64_t n, double m) {
+ * exactly 1, and log1p keeps log-softmax of the max element accurate when the rest is tiny.
+ * ex: NULL, or exp(x - m) already computed (sml_ref_exp_row). */
+static double log_sum_exp_shifted(const double *x, const double *ex, int64_t n, double m) {
     csum a = {0, 0, 0};
     int seen_max = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -91,16 +106,18 @@ static double log_sum_exp_shifted(const double *x, int64_t n, double m) {
             seen_max = 1;
             continue;
         }
-        csum_add(&a, exp(x[i] - m));
+        csum_add(&a, ex ? ex[i] : exp(x[i] - m));
     }
     return log1p(csum_value(&a));
 }
 
-void sml_ref_log_softmax(const double *x, double *y, int64_t n) {
+static void log_softmax(const double *x, const double *ex, double *y, int64_t n) {
     double m = row_max(x, n);
-    double l = isfinite(m) ? log_sum_exp_shifted(x, n, m) : NAN;
+    double l = isfinite(m) ? log_sum_exp_shifted(x, ex, n, m) : NAN;
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - m) - l;
 }
+
+void sml_ref_log_softmax(const double *x, double *y, int64_t n) { log_softmax(x, NULL, y, n); }
 
 void sml_ref_softmax_backward(const double *y, const double *dy, double *dx, int64_t n) {
     /* dy * y is exact in double for fp32, fp16 and bf16 inputs (24 + 24 bits <= 53). */
@@ -110,9 +127,37 @@ void sml_ref_softmax_backward(const double *y, const double *dy, double *dx, int
     for (int64_t i = 0; i < n; i++) dx[i] = y[i] * (dy[i] - dot);
 }
 
-void sml_ref_log_softmax_backward(const double *y, const double *dy, double *dx, int64_t n) {
+static void log_softmax_backward(const double *y, const double *ey, const double *dy, double *dx,
+                                 int64_t n) {
     double s = sml_ref_sum(dy, n);
-    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] - exp(y[i]) * s;
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] - (ey ? ey[i] : exp(y[i])) * s;
+}
+
+void sml_ref_log_softmax_backward(const double *y, const double *dy, double *dx, int64_t n) {
+    log_softmax_backward(y, NULL, dy, dx, n);
+}
+
+void sml_ref_rows(sml_op op, int64_t rows, int64_t cols, const double *x, const double *dy,
+                  const double *ex, double *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        size_t at = (size_t)(r * cols);
+        const double *xr = x + at, *dyr = dy ? dy + at : NULL, *er = ex ? ex + at : NULL;
+        double *o = out + at;
+        switch (op) {
+        case SML_SOFTMAX:
+            if (er) {
+                memcpy(o, er, (size_t)cols * sizeof *o);
+                softmax_finish(o, cols);
+            } else {
+                sml_ref_softmax_naive(xr, o, cols);
+            }
+            break;
+        case SML_LOG_SOFTMAX: log_softmax(xr, er, o, cols); break;
+        case SML_SOFTMAX_BWD: sml_ref_softmax_backward(xr, dyr, o, cols); break;
+        case SML_LOG_SOFTMAX_BWD: log_softmax_backward(xr, er, dyr, o, cols); break;
+        default: break;
+        }
+    }
 }
 
 sml_status sml_ref_run(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int64_t ld,
@@ -132,17 +177,9 @@ sml_status sml_ref_run(sml_op op, sml_dtype dt, int64_t rows, int64_t cols, int6
         return SML_ERR_OUT_OF_MEMORY;
     }
     for (int64_t r = 0; r < rows; r++) {
-        double *o = out + r * cols;
-        for (int64_t j = 0; j < cols; j++) xr[j] = sml_load(dt, x, r * ld + j);
-        if (bwd)
-            for (int64_t j = 0; j < cols; j++) dyr[j] = sml_load(dt, dy, r * ld + j);
-        switch (op) {
-        case SML_SOFTMAX: sml_ref_softmax_naive(xr, o, cols); break;
-        case SML_LOG_SOFTMAX: sml_ref_log_softmax(xr, o, cols); break;
-        case SML_SOFTMAX_BWD: sml_ref_softmax_backward(xr, dyr, o, cols); break;
-        case SML_LOG_SOFTMAX_BWD: sml_ref_log_softmax_backward(xr, dyr, o, cols); break;
-        default: break;
-        }
+        sml_load_n(dt, x, r * ld, cols, xr);
+        if (bwd) sml_load_n(dt, dy, r * ld, cols, dyr);
+        sml_ref_rows(op, 1, cols, xr, dyr, NULL, out + r * cols);
     }
     free(xr);
     free(dyr);

@@ -31,6 +31,19 @@ void sml_ref_softmax_backward(const double *y, const double *dy, double *dx, int
 /* dx = dy - exp(y) * sum(dy). */
 void sml_ref_log_softmax_backward(const double *y, const double *dy, double *dx, int64_t n);
 
+/* The exponentials the reference and the contract's row facts (check.h) take of a row, for
+ * callers that compute both on one input: softmax and log_softmax: exp(x_i - max) with the
+ * row's max as the reference takes it (NaN skipped); log_softmax_bwd: exp(y_i); softmax_bwd:
+ * none (ex is not written). */
+void sml_ref_exp_row(sml_op op, const double *x, int64_t n, double *ex);
+
+/* The reference of a dense problem already widened to doubles (rows x cols of x and, backward,
+ * dy) into out, row by row with the functions above (the naive softmax); ex: NULL, or the
+ * sml_ref_exp_row of every row, which it then takes instead of computing them again. The same
+ * bits as sml_ref_run on the inputs in their dtype. */
+void sml_ref_rows(sml_op op, int64_t rows, int64_t cols, const double *x, const double *dy,
+                  const double *ex, double *out);
+
 /* The row's max and the sum of exp(x - max) (special values: max may be +-inf or NaN). */
 void sml_ref_row_stats(const double *x, int64_t n, double *max_out, double *sum_out);
 

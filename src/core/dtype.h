@@ -28,6 +28,14 @@ void sml_store(sml_dtype dt, void *base, int64_t i, double v);
 /* v rounded to dtype dt and back (the value a kernel should ideally produce). */
 double sml_round_to(sml_dtype dt, double v);
 
+/* The same a row at a time: elements [i, i + n) of a buffer of dtype dt as doubles into out
+ * (sml_load of each); v[0..n) stored into elements [i, i + n) (sml_store of each); v[0..n)
+ * replaced by sml_round_to of each. Bit for bit what the one-element functions give, without a
+ * call and a switch per element: the property engine converts every element of every case. */
+void sml_load_n(sml_dtype dt, const void *base, int64_t i, int64_t n, double *out);
+void sml_store_n(sml_dtype dt, void *base, int64_t i, int64_t n, const double *v);
+void sml_round_n(sml_dtype dt, double *v, int64_t n);
+
 /* Size of one unit in the last place of dtype dt at magnitude |v| (for v = 0: the
  * smallest subnormal). Finite v only. */
 double sml_ulp(sml_dtype dt, double v);

@@ -35,6 +35,7 @@ static double agreement_on(const sml_kernel *k, const sml_prop_case *c, const sm
     sml_prop_launcher l = {0};
     if (cfg->runner.open && cfg->runner.open(cfg->runner.ctx, k, 0, &l) != SML_OK) return r;
     if (sml_prop_env_init(&env, k, cfg->runner.open ? &l : NULL) == SML_OK) {
+        if (cfg->pool) env.pool = cfg->pool;
         sml_prop_eval e;
         sml_prop_verdict v;
         sml_prop_eval_begin(&e, &env, c);

@@ -93,8 +93,7 @@ sml_status sml_prop_case_derive_y(sml_prop_case *c) {
     if (!y) return SML_ERR_OUT_OF_MEMORY;
     sml_status s = sml_ref_run(sml_prop_forward_of(c->op), c->dtype, c->rows, c->cols, c->cols,
                                c->logits, NULL, y);
-    if (s == SML_OK)
-        for (int64_t i = 0; i < n; i++) sml_store(c->dtype, c->x, i, y[i]);
+    if (s == SML_OK) sml_store_n(c->dtype, c->x, 0, n, y);
     free(y);
     return s;
 }

@@ -195,20 +195,27 @@ typedef struct judge_ctx {
     sml_dtype dt;
     int64_t cols, ld;
     const void *x, *dy;
-    double *xr, *dyr; /* the current row as doubles (loaded once per row with a miss) */
+    double *xr, *dyr; /* room for the current row as doubles (strided inputs) */
     int64_t row;
     double slack; /* the current row's sml_dev_row_slack */
     sml_dev_report *d;
+    const double *xd, *dyd; /* the whole problem as doubles, dense (sml_dev_check_dense), or NULL */
+    const double *cx, *cdy; /* the current row as doubles (found once per row with a miss) */
 } judge_ctx;
 
 static void load_row(judge_ctx *c, int64_t row) {
     if (c->row == row) return;
     c->row = row;
-    for (int64_t j = 0; j < c->cols; j++) {
-        c->xr[j] = sml_load(c->dt, c->x, row * c->ld + j);
-        if (c->dyr) c->dyr[j] = sml_load(c->dt, c->dy, row * c->ld + j);
+    if (c->xd) {
+        c->cx = c->xd + row * c->cols;
+        c->cdy = c->dyd ? c->dyd + row * c->cols : NULL;
+    } else {
+        sml_load_n(c->dt, c->x, row * c->ld, c->cols, c->xr);
+        if (c->dyr) sml_load_n(c->dt, c->dy, row * c->ld, c->cols, c->dyr);
+        c->cx = c->xr;
+        c->cdy = c->dyr;
     }
-    c->slack = c->dyr ? 0.0 : sml_dev_row_slack(c->t, c->xr, c->cols);
+    c->slack = sml_op_is_backward(c->op) ? 0.0 : sml_dev_row_slack(c->t, c->cx, c->cols);
 }
 
 static void not_covered(judge_ctx *c, const sml_check_elem *e, int special) {
@@ -234,7 +241,7 @@ static void judge_miss(void *ctx, const sml_check_elem *e) {
     int ok = 0;
     if (t && special) {
         load_row(c, e->row);
-        ok = sml_dev_special_excused(t, c->xr, c->dyr, c->cols, e->got, e->want);
+        ok = sml_dev_special_excused(t, c->cx, c->cdy, c->cols, e->got, e->want);
     } else if (t) {
         ok = (t->ulps > 0 && e->ulps <= t->ulps) || (t->factor > 0 && e->ratio <= t->factor);
         if (!ok && (t->exceptions & ROW_EXCEPTIONS)) {
@@ -276,7 +283,11 @@ sml_status sml_dev_check_against(const sml_dev_terms *t, sml_op op, sml_dtype dt
                    bwd ? malloc(n * sizeof(double)) : NULL,
                    -1,
                    0.0,
-                   d};
+                   d,
+                   NULL,
+                   NULL,
+                   NULL,
+                   NULL};
     if (!c.xr || (bwd && !c.dyr)) {
         free(c.xr);
         free(c.dyr);
@@ -286,6 +297,18 @@ sml_status sml_dev_check_against(const sml_dev_terms *t, sml_op op, sml_dtype dt
         sml_check_against_each(op, dt, rows, cols, ld, x, dy, want, out, r, judge_miss, &c);
     free(c.xr);
     free(c.dyr);
+    d->misses = s == SML_OK ? r->bad : 0;
+    return s;
+}
+
+sml_status sml_dev_check_dense(const sml_dev_terms *t, const sml_check_dense *p,
+                               sml_check_report *r, sml_dev_report *d) {
+    report_init(d);
+    int bwd = sml_op_is_backward(p->op);
+    judge_ctx c = {t,    p->op, p->dt, p->cols, p->cols, NULL, NULL,
+                   NULL, NULL,  -1,    0.0,     d,       p->x, bwd ? p->dy : NULL,
+                   NULL, NULL};
+    sml_status s = sml_check_dense_run(p, r, judge_miss, &c);
     d->misses = s == SML_OK ? r->bad : 0;
     return s;
 }

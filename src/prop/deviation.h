@@ -84,6 +84,10 @@ sml_status sml_dev_check_against(const sml_dev_terms *t, sml_op op, sml_dtype dt
                                  const double *want, const void *out, sml_check_report *r,
                                  sml_dev_report *d);
 
+/* The same on a problem already widened to doubles (reference/check.h): the same reports. */
+sml_status sml_dev_check_dense(const sml_dev_terms *t, const sml_check_dense *p,
+                               sml_check_report *r, sml_dev_report *d);
+
 /* Merge b (a later chunk of rows, row_offset rows further on) into a. */
 void sml_dev_report_merge(sml_dev_report *a, const sml_dev_report *b, int64_t row_offset);
 

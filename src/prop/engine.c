@@ -92,6 +92,7 @@ static int rerun_fresh(const sml_prop_env *env, const sml_prop_config *cfg, sml_
     sml_prop_env fresh;
     int r = -1;
     if (sml_prop_env_init(&fresh, env->k, remote ? &l : NULL) == SML_OK) {
+        fresh.pool = env->pool; /* its evaluation nests in the one of the case that failed */
         fresh.stream_check = 1;
         fresh.strict = env->strict; /* judged as the run was: under --strict, no declaration */
         fresh.ex.phase = SML_PROP_PHASE_RERUN;
@@ -720,6 +721,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     }
     env.strict = cfg->strict;
     env.clock = &res->host;
+    if (cfg->pool) env.pool = cfg->pool;
     double t0 = sml_prop_now();
     progress pg = {t0, t0, cfg->progress ? isatty(fileno(cfg->progress)) : 0, 0};
     int oom = 0, corpus = 0;

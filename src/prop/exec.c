@@ -127,22 +127,33 @@ static sml_status grow_buf(sml_buffer *b, sml_device d, size_t n) {
     return sml_buffer_alloc(b, d, want);
 }
 
+/* A region's image: the dense rows at stride ld (each row's bytes copied from `dense`, or
+ * `poison` where dense is NULL), `fill` everywhere else; every byte written once. */
+static void lay_rows(unsigned char *region, const layout *L, const sml_prop_shape *c,
+                     const void *dense, unsigned char poison, unsigned char fill) {
+    size_t row_bytes = (size_t)c->cols * L->esz, ld_bytes = (size_t)c->ld * L->esz;
+    size_t at = 0; /* the first byte not yet written */
+    for (int64_t r = 0; r < c->rows; r++) {
+        size_t start = L->base + (size_t)r * ld_bytes;
+        memset(region + at, fill, start - at);
+        if (dense)
+            memcpy(region + start, (const unsigned char *)dense + (size_t)r * row_bytes, row_bytes);
+        else
+            memset(region + start, poison, row_bytes);
+        at = start + row_bytes;
+    }
+    memset(region + at, fill, L->region - at);
+}
+
 /* A region's image: `fill` everywhere, the dense rows placed at stride ld. */
 static void place_rows(unsigned char *region, const layout *L, const sml_prop_shape *c,
                        const void *dense, unsigned char fill) {
-    memset(region, fill, L->region);
-    size_t row_bytes = (size_t)c->cols * L->esz;
-    for (int64_t r = 0; r < c->rows; r++)
-        memcpy(region + L->base + (size_t)(r * c->ld) * L->esz,
-               (const unsigned char *)dense + (size_t)r * row_bytes, row_bytes);
+    lay_rows(region, L, c, dense, 0, fill);
 }
 
 /* The output region: canary everywhere, poison where the rows go. */
 static void place_output(unsigned char *region, const layout *L, const sml_prop_shape *c) {
-    memset(region, SML_PROP_CANARY, L->region);
-    for (int64_t r = 0; r < c->rows; r++)
-        memset(region + L->base + (size_t)(r * c->ld) * L->esz, SML_PROP_POISON,
-               (size_t)c->cols * L->esz);
+    lay_rows(region, L, c, NULL, SML_PROP_POISON, SML_PROP_CANARY);
 }
 
 /* The tensor a region holds, by its start in the layout. */

@@ -100,8 +100,21 @@ static const double EXP_EDGES[] = {11.0898664,  11.0,        11.5,      -9.70406
                                    -17.32868,   88.7228391,  88.0,      89.5,
                                    -87.3365448, -103.278929, 709.782712};
 
-void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int64_t n, char *name,
-                         size_t name_n) {
+/* Finite values of row clamped into dt's range: what fit does before it rounds. Storing the
+ * clamped row (sml_store_n rounds each value as it stores it) stores exactly what storing the
+ * fitted row did, rounding being idempotent (NaN included: every NaN stores as the dtype's
+ * quiet NaN of its sign), without widening each value back. */
+static void clamp_row(sml_dtype dt, double *row, int64_t n) {
+    double top = sml_dtype_max(dt);
+    for (int64_t i = 0; i < n; i++) {
+        double v = row[i];
+        if (isfinite(v)) row[i] = v > top ? top : v < -top ? -top : v;
+    }
+}
+
+/* sml_prop_gen_logits but for the final fit (clamp_row and a store do it). */
+static void gen_logits_unfit(sml_rng *r, sml_dtype dt, int family, double *row, int64_t n,
+                             char *name, size_t name_n) {
     if (family < 0 || family >= FAM_COUNT) family = pick_family(r);
     if (name && name_n) snprintf(name, name_n, "%s", FAM_NAMES[family]);
     double top = sml_dtype_max(dt), tiny = sml_dtype_min_normal(dt);
@@ -214,6 +227,11 @@ void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int6
     }
     default: break;
     }
+}
+
+void sml_prop_gen_logits(sml_rng *r, sml_dtype dt, int family, double *row, int64_t n, char *name,
+                         size_t name_n) {
+    gen_logits_unfit(r, dt, family, row, n, name, name_n);
     for (int64_t i = 0; i < n; i++) row[i] = fit(dt, row[i]);
 }
 
@@ -257,7 +275,8 @@ static void inject_specials(sml_rng *r, double *row, int64_t n) {
     }
 }
 
-/* dy for the backward ops: ordinary gradients, and the shapes cross-entropy produces. */
+/* dy for the backward ops: ordinary gradients, and the shapes cross-entropy produces; not yet
+ * fitted to dt (clamp_row and a store do it). */
 static void gen_dy(sml_rng *r, sml_dtype dt, int kind, double *row, int64_t n) {
     switch (kind) {
     case 0: {
@@ -285,7 +304,6 @@ static void gen_dy(sml_rng *r, sml_dtype dt, int kind, double *row, int64_t n) {
     }
     }
     if (chance(r, 0.01)) inject_specials(r, row, n);
-    for (int64_t i = 0; i < n; i++) row[i] = fit(dt, row[i]);
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -485,12 +503,15 @@ sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint6
     const char *mask_name = NULL;
     snprintf(c->family, sizeof c->family, "%s", mixed ? "mixed" : FAM_NAMES[family]);
     for (int64_t i = 0; i < c->rows; i++) {
-        sml_prop_gen_logits(&r, dt, mixed ? -1 : family, row, n, fam, sizeof fam);
+        /* The values fitted to dt as they are stored: masks and specials, which are not
+         * finite, are what fitting leaves them. */
+        gen_logits_unfit(&r, dt, mixed ? -1 : family, row, n, fam, sizeof fam);
         if (masked && chance(&r, 0.7))
             mask_name = mask_row(&r, row, n,
                                  mask_kind == 0 && chance(&r, 0.2) ? (int)below(&r, 5) : mask_kind);
         if (specials && chance(&r, 0.3)) inject_specials(&r, row, n);
-        for (int64_t j = 0; j < n; j++) sml_store(dt, src, i * n + j, row[j]);
+        clamp_row(dt, row, n);
+        sml_store_n(dt, src, i * n, n, row);
     }
     if (mask_name) {
         size_t L = strlen(c->family);
@@ -507,7 +528,8 @@ sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint6
                                          "dy_huge"};
         for (int64_t i = 0; i < c->rows; i++) {
             gen_dy(&r, dt, kind, row, n);
-            for (int64_t j = 0; j < n; j++) sml_store(dt, c->dy, i * n + j, row[j]);
+            clamp_row(dt, row, n);
+            sml_store_n(dt, c->dy, i * n, n, row);
         }
         size_t L = strlen(c->family);
         snprintf(c->family + L, sizeof c->family - L, "/%s", DY[kind]);

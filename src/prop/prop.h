@@ -135,6 +135,12 @@ typedef struct sml_prop_part {
     int index, count;
 } sml_prop_part;
 typedef struct sml_prop_part_share sml_prop_part_share;
+/* Host buffers kept from case to case and run to run (props.h): one per thread, never shared
+ * by two threads at once. sml_prop_pool_new gives an empty one (NULL without memory), and
+ * sml_prop_pool_free frees it with everything it holds. */
+typedef struct sml_prop_pool sml_prop_pool;
+sml_prop_pool *sml_prop_pool_new(void);
+void sml_prop_pool_free(sml_prop_pool *p);
 typedef struct sml_prop_case_log sml_prop_case_log;
 
 typedef struct sml_prop_config {
@@ -191,6 +197,9 @@ typedef struct sml_prop_config {
     sml_prop_part_share *share; /* what the job's parts share; NULL: none */
     sml_prop_case_log *log_out; /* the run's per-case figures are moved here, for the join;
                                    NULL: freed */
+    sml_prop_pool *pool;        /* the host buffers the run keeps its cases' arrays in, kept for the
+                            next run of the same thread (a suite gives each thread one); NULL:
+                            the run keeps its own, freed as it ends */
 } sml_prop_config;
 
 #define SML_PROP_MAX_THREADS 16

@@ -64,6 +64,7 @@ sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k,
                              const sml_prop_launcher *remote) {
     memset(env, 0, sizeof *env);
     env->k = k;
+    env->pool = &env->own_pool;
     if (remote && remote->launch) {
         sml_prop_exec_init_remote(&env->ex, k->device, *remote);
         return SML_OK;
@@ -72,7 +73,56 @@ sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k,
     return s != SML_OK ? s : sml_handle_create(&env->h);
 }
 
+/* ---- buffers kept from case to case (props.h, sml_prop_scratch) ---- */
+
+/* The slots of a set: the evaluation's arrays, then each property's own (properties run one
+ * after another, so they share T0..T4). */
+enum { S_WANT, S_XD, S_DYD, S_EX, S_FACTS, S_OUT, S_GOT, S_T0, S_T1, S_T2, S_T3, S_T4 };
+
+/* Slot `slot` of e's set, of at least `bytes` bytes (contents undefined); NULL when there is no
+ * memory for it. */
+static void *scratch(sml_prop_eval *e, int slot, size_t bytes) {
+    sml_prop_scratch *s = e->sc;
+    if (!bytes) bytes = 1;
+    if (s->cap[slot] < bytes) {
+        free(s->p[slot]);
+        s->p[slot] = malloc(bytes);
+        s->cap[slot] = s->p[slot] ? bytes : 0;
+    }
+    return s->p[slot];
+}
+
+/* Free the largest buffers of s until it holds at most `keep` bytes. */
+static void scratch_trim(sml_prop_scratch *s, size_t keep) {
+    for (;;) {
+        size_t total = 0;
+        int big = -1;
+        for (int i = 0; i < SML_PROP_SCRATCH_SLOTS; i++) {
+            total += s->cap[i];
+            if (s->cap[i] && (big < 0 || s->cap[i] > s->cap[big])) big = i;
+        }
+        if (total <= keep || big < 0) return;
+        free(s->p[big]);
+        s->p[big] = NULL;
+        s->cap[big] = 0;
+    }
+}
+
+sml_prop_pool *sml_prop_pool_new(void) { return calloc(1, sizeof(sml_prop_pool)); }
+
+static void pool_release(sml_prop_pool *p) {
+    for (int i = 0; i < SML_PROP_SCRATCH_LEVELS; i++) scratch_trim(&p->set[i], 0);
+}
+
+void sml_prop_pool_free(sml_prop_pool *p) {
+    if (!p) return;
+    pool_release(p);
+    free(p);
+}
+
 void sml_prop_env_free(sml_prop_env *env) {
+    pool_release(&env->own_pool);
+    env->pool = &env->own_pool;
     sml_prop_exec_free(&env->ex);
     if (env->h) sml_handle_destroy(env->h);
     env->h = NULL;
@@ -114,6 +164,9 @@ void sml_prop_eval_begin(sml_prop_eval *e, sml_prop_env *env, const sml_prop_cas
     memset(e, 0, sizeof *e);
     e->env = env;
     e->c = c;
+    sml_prop_pool *p = env->pool;
+    e->sc = p->depth < SML_PROP_SCRATCH_LEVELS ? &p->set[p->depth] : &e->own;
+    p->depth++;
 }
 
 static int ensure_want(sml_prop_eval *e);
@@ -127,7 +180,7 @@ static int main_sent(const sml_prop_eval *e) {
 void sml_prop_eval_start(sml_prop_eval *e) {
     sml_prop_exec *x = &e->env->ex;
     if (!x->remote.send || !x->remote.recv || e->main_state || main_sent(e)) return;
-    if (!e->out && !(e->out = malloc(n_bytes(e->c)))) return; /* ensure_main says it */
+    if (!e->out && !(e->out = scratch(e, S_OUT, n_bytes(e->c)))) return; /* ensure_main says it */
     run_clock rc = run_clock_start(e);
     sml_status s = sml_prop_exec_run_begin(x, e->c, 1);
     run_clock_stop(e, rc);
@@ -143,11 +196,8 @@ static void take_pending(sml_prop_eval *e) {
 
 void sml_prop_eval_end(sml_prop_eval *e) {
     take_pending(e);
-    free(e->want);
-    free(e->xd);
-    free(e->dyd);
-    free(e->facts);
-    free(e->out);
+    scratch_trim(e->sc, e->sc == &e->own ? 0 : SML_PROP_SCRATCH_KEEP);
+    e->env->pool->depth--;
     memset(e, 0, sizeof *e);
 }
 
@@ -192,21 +242,39 @@ static void excused(sml_prop_verdict *v, const sml_dev_terms *t, const char *wha
              what);
 }
 
-/* The contract's checker on out against want (rows x cols, dense); for a kernel with declared
- * terms t (NULL: none), every miss judged against them too, into d (deviation.h). why: when
- * the contract fails under terms, the judgment in words. */
-static sml_status check_values(const sml_dev_terms *t, const sml_prop_case *c, int64_t rows,
-                               const void *x, const void *dy, const double *want, const void *out,
+/* The contract's checker on p (a dense problem in doubles, reference/check.h); for a kernel
+ * with declared terms t (NULL: none), every miss judged against them too, into d
+ * (deviation.h). why: when the contract fails under terms, the judgment in words. */
+static sml_status check_values(const sml_dev_terms *t, const sml_check_dense *p,
                                sml_check_report *rep, sml_dev_report *d, char *why, size_t n) {
     memset(d, 0, sizeof *d);
     d->row = -1;
     why[0] = 0;
-    if (!t)
-        return sml_check_against(c->op, c->dtype, rows, c->cols, c->cols, x, dy, want, out, rep);
-    sml_status s =
-        sml_dev_check_against(t, c->op, c->dtype, rows, c->cols, c->cols, x, dy, want, out, rep, d);
+    if (!t) return sml_check_dense_run(p, rep, NULL, NULL);
+    sml_status s = sml_dev_check_dense(t, p, rep, d);
     if (s == SML_OK && !rep->pass) sml_dev_report_why(d, t, why, n);
     return s;
+}
+
+/* The dense problem of case c's `rows` rows from row `row` on: x, dy, ex and facts as given
+ * (NULL where not), want, and the output out in the dtype (got: as doubles, or NULL). */
+static sml_check_dense dense_of(const sml_prop_case *c, int64_t row, int64_t rows, const double *x,
+                                const double *dy, const double *ex, const sml_row_facts *facts,
+                                const double *want, const void *out, const double *got) {
+    size_t at = (size_t)(row * c->cols);
+    sml_check_dense p = {c->op,
+                         c->dtype,
+                         rows,
+                         c->cols,
+                         x + at,
+                         dy ? dy + at : NULL,
+                         ex ? ex + at : NULL,
+                         facts ? facts + row : NULL,
+                         want + at,
+                         out,
+                         got ? got + at : NULL,
+                         NULL};
+    return p;
 }
 
 /* The verdict of a value comparison: PASS, PASS within the declaration, or FAIL with what
@@ -230,54 +298,88 @@ static int ensure_inputs(sml_prop_eval *e) {
     if (e->xd) return 1;
     const sml_prop_case *c = e->c;
     size_t n = n_elems(c);
-    e->xd = malloc((n ? n : 1) * sizeof *e->xd);
-    if (c->dy) e->dyd = malloc((n ? n : 1) * sizeof *e->dyd);
+    e->xd = scratch(e, S_XD, n * sizeof *e->xd);
+    if (c->dy) e->dyd = scratch(e, S_DYD, n * sizeof *e->dyd);
     if (!e->xd || (c->dy && !e->dyd)) {
+        e->xd = NULL;
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         return 0;
     }
     double t0 = clock_now(e);
-    for (size_t i = 0; i < n; i++) e->xd[i] = sml_load(c->dtype, c->x, (int64_t)i);
-    if (c->dy)
-        for (size_t i = 0; i < n; i++) e->dyd[i] = sml_load(c->dtype, c->dy, (int64_t)i);
+    sml_load_n(c->dtype, c->x, 0, (int64_t)n, e->xd);
+    if (c->dy) sml_load_n(c->dtype, c->dy, 0, (int64_t)n, e->dyd);
     clock_ref(e, t0);
+    return 1;
+}
+
+/* The rows' exponentials the reference, the row facts and log_softmax_bwd's bounds share
+ * (sml_ref_exp_row; none for softmax_bwd, whose e->ex stays NULL). */
+static int ensure_ex(sml_prop_eval *e) {
+    if (e->ex_state) return e->ex_state > 0;
+    const sml_prop_case *c = e->c;
+    if (!ensure_inputs(e)) {
+        e->ex_state = -1;
+        return 0;
+    }
+    if (c->op == SML_SOFTMAX_BWD) {
+        e->ex_state = 1;
+        return 1;
+    }
+    size_t n = n_elems(c);
+    e->ex = scratch(e, S_EX, n * sizeof *e->ex);
+    if (!e->ex) {
+        e->engine_status = SML_ERR_OUT_OF_MEMORY;
+        e->ex_state = -1;
+        return 0;
+    }
+    double t0 = clock_now(e);
+    for (int64_t r = 0; r < c->rows; r++)
+        sml_ref_exp_row(c->op, e->xd + r * c->cols, c->cols, e->ex + r * c->cols);
+    clock_ref(e, t0);
+    e->ex_state = 1;
     return 1;
 }
 
 static int ensure_want(sml_prop_eval *e) {
     if (e->want_state) return e->want_state > 0;
     const sml_prop_case *c = e->c;
-    e->want = malloc((n_elems(c) ? n_elems(c) : 1) * sizeof *e->want);
+    if (!ensure_ex(e)) {
+        e->want_state = -1;
+        return 0;
+    }
+    e->want = scratch(e, S_WANT, n_elems(c) * sizeof *e->want);
     if (!e->want) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         e->want_state = -1;
         return 0;
     }
     double t0 = clock_now(e);
-    sml_status s = sml_ref_run(c->op, c->dtype, c->rows, c->cols, c->cols, c->x, c->dy, e->want);
+    /* sml_ref_run's bits, from the inputs and exponentials already widened */
+    sml_ref_rows(c->op, c->rows, c->cols, e->xd, e->dyd, e->ex, e->want);
     clock_ref(e, t0);
-    if (s != SML_OK) e->engine_status = s;
-    e->want_state = s == SML_OK ? 1 : -1;
-    return s == SML_OK;
+    e->want_state = 1;
+    return 1;
 }
 
 static int ensure_facts(sml_prop_eval *e) {
     if (e->facts_state) return e->facts_state > 0;
     const sml_prop_case *c = e->c;
-    if (!ensure_inputs(e)) {
+    if (!ensure_ex(e)) {
         e->facts_state = -1;
         return 0;
     }
-    e->facts = malloc((size_t)(c->rows ? c->rows : 1) * sizeof *e->facts);
+    e->facts = scratch(e, S_FACTS, (size_t)c->rows * sizeof *e->facts);
     if (!e->facts) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         e->facts_state = -1;
         return 0;
     }
     double t0 = clock_now(e);
-    for (int64_t r = 0; r < c->rows; r++)
-        sml_row_facts_compute(c->op, c->dtype, e->xd + r * c->cols,
-                              e->dyd ? e->dyd + r * c->cols : NULL, c->cols, &e->facts[r]);
+    for (int64_t r = 0; r < c->rows; r++) {
+        size_t at = (size_t)(r * c->cols);
+        sml_row_facts_compute_ex(c->op, c->dtype, e->xd + at, e->dyd ? e->dyd + at : NULL,
+                                 e->ex ? e->ex + at : NULL, c->cols, &e->facts[r]);
+    }
     clock_ref(e, t0);
     e->facts_state = 1;
     return 1;
@@ -371,7 +473,7 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
             verdict(v, SML_PROP_ERROR, -1, -1, "%s", e->main.where);
         return 0;
     }
-    if (!e->out && !(e->out = malloc(n_bytes(e->c)))) {
+    if (!e->out && !(e->out = scratch(e, S_OUT, n_bytes(e->c)))) {
         e->engine_status = SML_ERR_OUT_OF_MEMORY;
         e->main_state = -1;
         engine_oom(e, v);
@@ -387,6 +489,22 @@ static int ensure_main(sml_prop_eval *e, sml_prop_verdict *v) {
     if (e->main_state < 0) return ensure_main(e, v);
     if (e->env->stream_check && !stream_check(e, v)) return 0;
     return 1;
+}
+
+/* ensure_main, and the main run's output widened to doubles (e->got), which the properties
+ * that read it share. */
+static int ensure_got(sml_prop_eval *e, sml_prop_verdict *v) {
+    if (!ensure_main(e, v)) return 0;
+    if (e->got_state > 0) return 1;
+    if (e->got_state == 0) {
+        size_t n = n_elems(e->c);
+        e->got = scratch(e, S_GOT, n * sizeof *e->got);
+        e->got_state = e->got ? 1 : -1;
+        if (e->got) sml_load_n(e->c->dtype, e->out, 0, (int64_t)n, e->got);
+    }
+    if (e->got_state > 0) return 1;
+    engine_oom(e, v);
+    return 0;
 }
 
 /* A row whose reference holds a NaN is a special-value row: only property 10 judges it. */
@@ -420,8 +538,8 @@ static sml_rng prop_rng(const sml_prop_case *c, sml_prop_id p) {
 
 static void p_agreement(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
-    if (!ensure_want(e)) {
+    if (!ensure_got(e, v)) return;
+    if (!ensure_want(e) || !ensure_facts(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
     }
@@ -430,8 +548,9 @@ static void p_agreement(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_check_report rep;
     sml_dev_report d;
     char why[320];
-    sml_status s = check_values(decl ? &t : NULL, c, c->rows, c->x, c->dy, e->want, e->out, &rep,
-                                &d, why, sizeof why);
+    sml_check_dense p =
+        dense_of(c, 0, c->rows, e->xd, e->dyd, e->ex, e->facts, e->want, e->out, e->got);
+    sml_status s = check_values(decl ? &t : NULL, &p, &rep, &d, why, sizeof why);
     if (s != SML_OK) {
         verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
         return;
@@ -443,19 +562,29 @@ static void p_agreement(sml_prop_eval *e, sml_prop_verdict *v) {
 
 /* ---- 2. row sums (and the bound shared with 11) --------------------------------------- */
 
+/* Room for a row-sum bound's per-element figures: the contract's bound of each element, and
+ * for log_softmax exp of each reference value (NULL: computed where needed). */
+typedef struct sum_scratch {
+    double *bound, *exp_want;
+} sum_scratch;
+
 /* The row-sum bound from per-element bounds: the contract's, or where declared terms t are
- * looser, theirs (sml_dev_allowed). */
+ * looser, theirs (sml_dev_allowed). ex: the row's sml_ref_exp_row or NULL; sc: scratch of cols
+ * doubles each (bound computed here; exp_want, log_softmax, filled by the caller) or NULL. */
 static double row_sum_bound(sml_op op, sml_dtype dt, const sml_row_facts *f, const double *x,
-                            const double *dy, const double *want, int64_t cols,
-                            const sml_dev_terms *t) {
+                            const double *dy, const double *ex, const double *want, int64_t cols,
+                            const sml_dev_terms *t, const sum_scratch *sc) {
+    double *bound = sc ? sc->bound : NULL;
+    if (bound) sml_check_bound_row(op, dt, f, x, dy, ex, want, cols, bound);
+    const double *ew = sc ? sc->exp_want : NULL;
     double b = 0.0, slack = t && !dy ? sml_dev_row_slack(t, x, cols) : 0.0;
     for (int64_t j = 0; j < cols; j++) {
         if (!isfinite(want[j])) continue; /* -inf log-probabilities: exp gives exactly 0 */
-        double bj = sml_check_bound(op, dt, f, x[j], dy ? dy[j] : 0.0, want[j]);
+        double bj = bound ? bound[j] : sml_check_bound(op, dt, f, x[j], dy ? dy[j] : 0.0, want[j]);
         if (t) bj = sml_dev_allowed(t, dt, bj, want[j], slack);
         if (op == SML_LOG_SOFTMAX) {
             /* exp(want + b) - exp(want), without 0 * inf far below the max */
-            double e = exp(want[j]), d = e * expm1(bj);
+            double e = ew ? ew[j] : exp(want[j]), d = e * expm1(bj);
             if (e == 0.0 || !isfinite(d)) d = exp(fmin(want[j] + bj, 710.0)) - e;
             bj = d;
         }
@@ -466,7 +595,7 @@ static double row_sum_bound(sml_op op, sml_dtype dt, const sml_row_facts *f, con
 
 double sml_prop_row_sum_bound(sml_op op, sml_dtype dt, const sml_row_facts *f, const double *x,
                               const double *dy, const double *want, int64_t cols) {
-    return row_sum_bound(op, dt, f, x, dy, want, cols, NULL);
+    return row_sum_bound(op, dt, f, x, dy, NULL, want, cols, NULL, NULL);
 }
 
 /* A row whose output holds a NaN or inf that the contract accepts (16-bit overflow of a
@@ -478,7 +607,7 @@ static int row_overflows_legally(const sml_prop_eval *e, int64_t r) {
     const sml_row_facts *f = &e->facts[r];
     for (int64_t j = 0; j < c->cols; j++) {
         int64_t i = r * c->cols + j;
-        double g = sml_load(c->dtype, e->out, i), w = e->want[i];
+        double g = e->got[i], w = e->want[i];
         if (isfinite(g) || !isfinite(w)) continue;
         if (isnan(g)) {
             if (f->may_overflow) return 1;
@@ -499,7 +628,7 @@ static int row_special_excused(const sml_prop_eval *e, int64_t r, const sml_dev_
     const double *x = e->xd + r * c->cols, *dy = e->dyd ? e->dyd + r * c->cols : NULL;
     for (int64_t j = 0; j < c->cols; j++) {
         int64_t i = r * c->cols + j;
-        double g = sml_load(c->dtype, e->out, i);
+        double g = e->got[i];
         if (!isfinite(g) && sml_dev_special_excused(t, x, dy, c->cols, g, e->want[i])) return 1;
     }
     return 0;
@@ -509,14 +638,25 @@ static int row_special_excused(const sml_prop_eval *e, int64_t r, const sml_dev_
  * kernel that declared a looser value bound, against the declared one: 0 within the contract,
  * 1 within the declaration only, -1 outside both (*allowed: the last bound it was held to). */
 static int row_sum_within(const sml_prop_eval *e, const sml_dev_terms *t, int decl, int64_t r,
-                          const double *dy, double err, double slack, double *allowed) {
+                          const double *dy, double err, double slack, const sum_scratch *sc,
+                          double *allowed) {
     const sml_prop_case *c = e->c;
     const double *x = e->xd + r * c->cols, *w = e->want + r * c->cols;
-    *allowed = row_sum_bound(c->op, c->dtype, &e->facts[r], x, dy, w, c->cols, NULL) + slack;
+    const double *ex = e->ex ? e->ex + r * c->cols : NULL;
+    *allowed =
+        row_sum_bound(c->op, c->dtype, &e->facts[r], x, dy, ex, w, c->cols, NULL, sc) + slack;
     if (err <= *allowed) return 0;
     if (!decl || !has_value_bound(t)) return -1;
-    *allowed = row_sum_bound(c->op, c->dtype, &e->facts[r], x, dy, w, c->cols, t) + slack;
+    *allowed = row_sum_bound(c->op, c->dtype, &e->facts[r], x, dy, ex, w, c->cols, t, sc) + slack;
     return err <= *allowed ? 1 : -1;
+}
+
+/* Scratch for row_sum_within over rows of cols (with exp_want: log_softmax's row sums). */
+static int sum_scratch_alloc(sml_prop_eval *e, sum_scratch *sc, int64_t cols, int exp_want) {
+    size_t n = (size_t)(cols ? cols : 1);
+    sc->bound = scratch(e, S_T0, (exp_want ? 2 : 1) * n * sizeof *sc->bound);
+    sc->exp_want = sc->bound && exp_want ? sc->bound + n : NULL;
+    return sc->bound != NULL;
 }
 
 /* The end of a row-sum property: PASS (some rows within the declared terms only: a
@@ -537,7 +677,7 @@ static void sums_verdict(sml_prop_verdict *v, const sml_dev_terms *t, int64_t ju
 
 static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
+    if (!ensure_got(e, v)) return;
     if (!ensure_want(e) || !ensure_facts(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
@@ -545,6 +685,11 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_dev_terms t;
     int decl = dev_terms(e, &t);
     int log = c->op == SML_LOG_SOFTMAX;
+    sum_scratch sc;
+    if (!sum_scratch_alloc(e, &sc, c->cols, log)) {
+        engine_oom(e, v);
+        return;
+    }
     int64_t judged = 0, within = 0;
     for (int64_t r = 0; r < c->rows; r++) {
         const double *w = e->want + r * c->cols;
@@ -553,15 +698,24 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
             within++;
             continue;
         }
+        const double *g = e->got + r * c->cols;
         double got = 0.0, ref = 0.0;
-        for (int64_t j = 0; j < c->cols; j++) {
-            double g = sml_load(c->dtype, e->out, r * c->cols + j);
-            got += log ? exp(g) : g;
-            ref += log ? exp(w[j]) : w[j];
+        if (log) {
+            for (int64_t j = 0; j < c->cols; j++) sc.exp_want[j] = exp(w[j]);
+            for (int64_t j = 0; j < c->cols; j++) {
+                got += exp(g[j]);
+                ref += sc.exp_want[j];
+            }
+        } else {
+            for (int64_t j = 0; j < c->cols; j++) {
+                got += g[j];
+                ref += w[j];
+            }
         }
         double allowed;
         judged++;
-        int k = row_sum_within(e, &t, decl, r, NULL, fabs(got - 1.0), fabs(ref - 1.0), &allowed);
+        int k =
+            row_sum_within(e, &t, decl, r, NULL, fabs(got - 1.0), fabs(ref - 1.0), &sc, &allowed);
         within += k > 0;
         if (k >= 0) continue;
         verdict(v, SML_PROP_FAIL, r, -1,
@@ -581,7 +735,7 @@ static void p_row_sum(sml_prop_eval *e, sml_prop_verdict *v) {
 
 static void p_range(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
+    if (!ensure_got(e, v)) return;
     if (!ensure_want(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
@@ -590,7 +744,7 @@ static void p_range(sml_prop_eval *e, sml_prop_verdict *v) {
     for (int64_t r = 0; r < c->rows; r++) {
         if (row_is_nan(e->want + r * c->cols, c->cols)) continue;
         for (int64_t j = 0; j < c->cols; j++) {
-            double g = sml_load(c->dtype, e->out, r * c->cols + j);
+            double g = e->got[r * c->cols + j];
             int ok = log ? g <= 0.0 : (g >= 0.0 && g <= 1.0);
             if (!ok) {
                 verdict(v, SML_PROP_FAIL, r, j, "row %lld col %lld: %s = %.9g, outside %s",
@@ -618,7 +772,7 @@ static void shift_within_terms(sml_prop_eval *e, const sml_dev_terms *t, const s
                                const void *shift_out, const char *what, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     size_t n = n_elems(c);
-    double *want = malloc(n * sizeof *want);
+    double *want = malloc(2 * n * sizeof *want), *xs = want ? want + n : NULL;
     if (!want) {
         engine_oom(e, v);
         return;
@@ -629,11 +783,10 @@ static void shift_within_terms(sml_prop_eval *e, const sml_dev_terms *t, const s
         sml_check_report rep;
         sml_dev_report d;
         char why[320];
-        sml_status s =
-            sml_ref_run(c->op, c->dtype, c->rows, c->cols, c->cols, cases[i]->x, NULL, want);
-        if (s == SML_OK)
-            s = check_values(t, c, c->rows, cases[i]->x, NULL, want, outs[i], &rep, &d, why,
-                             sizeof why);
+        sml_load_n(c->dtype, cases[i]->x, 0, (int64_t)n, xs);
+        sml_ref_rows(c->op, c->rows, c->cols, xs, NULL, NULL, want);
+        sml_check_dense p = dense_of(c, 0, c->rows, xs, NULL, NULL, NULL, want, outs[i], NULL);
+        sml_status s = check_values(t, &p, &rep, &d, why, sizeof why);
         if (s != SML_OK) {
             verdict(v, SML_PROP_ERROR, -1, -1, "reference or checker: %s", sml_strerror(s));
             free(want);
@@ -662,21 +815,27 @@ static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
      * already are; special values stay. */
     int already = 1;
     double maxabs = 0.0;
-    double *xi = malloc(n * sizeof *xi);
+    double *xi = scratch(e, S_T0, n * sizeof *xi);
     sml_prop_case base = *c, shifted = *c;
-    base.x = malloc(n_bytes(c));
-    shifted.x = malloc(n_bytes(c));
-    void *out_base = malloc(n_bytes(c)), *out_shift = malloc(n_bytes(c));
+    base.x = scratch(e, S_T1, n_bytes(c));
+    shifted.x = scratch(e, S_T2, n_bytes(c));
+    void *out_base = scratch(e, S_T3, n_bytes(c)), *out_shift = scratch(e, S_T4, n_bytes(c));
     if (!xi || !base.x || !shifted.x || !out_base || !out_shift) {
         engine_oom(e, v);
         goto done;
     }
+    const double half = lim / 2, round = 0x1.8p52;
     for (size_t i = 0; i < n; i++) {
         double x = e->xd[i], t = x;
         if (isfinite(x)) {
-            t = nearbyint(fmin(fmax(x, -lim / 2), lim / 2));
+            /* nearbyint(fmin(fmax(x, -half), half)) without three calls: adding and taking
+             * away 1.5 x 2^52 rounds |t| <= 2^21 to an integer, to nearest, ties to even, as
+             * nearbyint does in the default rounding mode; only the sign of a zero can differ,
+             * and a zero is made +0 next. */
+            t = x < -half ? -half : x > half ? half : x;
+            t = (t + round) - round;
             if (t == 0.0) t = 0.0; /* no -0: -0 + c would not be the shift of -0 in bits */
-            maxabs = fmax(maxabs, fabs(t));
+            maxabs = fabs(t) > maxabs ? fabs(t) : maxabs;
         }
         if (!(t == x || (isnan(t) && isnan(x))) || (x == 0.0 && signbit(x))) already = 0;
         xi[i] = t;
@@ -689,9 +848,14 @@ static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_rng rng = prop_rng(c, SML_PROP_SHIFT);
     double k = 1.0 + (double)sml_rng_below(&rng, (uint64_t)(room < 4096.0 ? room : 4096.0));
     if (sml_rng_below(&rng, 2)) k = -k;
-    for (size_t i = 0; i < n; i++) {
-        sml_store(c->dtype, base.x, (int64_t)i, xi[i]);
-        sml_store(c->dtype, shifted.x, (int64_t)i, xi[i] + k);
+    /* The integer logits in the dtype: run (when they are not the case's own) or needed by the
+     * declared-deviation judgment below, which stores them itself then. */
+    if (!already) sml_store_n(c->dtype, base.x, 0, (int64_t)n, xi);
+    for (size_t i = 0; i < n; i += 256) {
+        double xk[256];
+        size_t m = n - i < 256 ? n - i : 256;
+        for (size_t j = 0; j < m; j++) xk[j] = xi[i + j] + k;
+        sml_store_n(c->dtype, shifted.x, (int64_t)i, (int64_t)m, xk);
     }
     sml_prop_run_report rep;
     const void *ref_out;
@@ -713,33 +877,29 @@ static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
                  (long long)r, (long long)j, already ? "" : " (the case's, rounded)", k, xi[d],
                  sml_load(c->dtype, ref_out, d), k, sml_load(c->dtype, out_shift, d));
         sml_dev_terms t;
-        if (dev_terms(e, &t) && (t.exceptions & SML_DEV_LOG_SOFTMAX_SHIFT_BITS))
+        if (dev_terms(e, &t) && (t.exceptions & SML_DEV_LOG_SOFTMAX_SHIFT_BITS)) {
+            if (already) sml_store_n(c->dtype, base.x, 0, (int64_t)n, xi);
             shift_within_terms(e, &t, &base, ref_out, &shifted, out_shift, what, v);
-        else
+        } else
             verdict(v, SML_PROP_FAIL, r, j, "%s", what);
         goto done;
     }
     verdict(v, SML_PROP_PASS, -1, -1, "shift by %+.0f: identical bits", k);
-done:
-    free(xi);
-    free(base.x);
-    free(shifted.x);
-    free(out_base);
-    free(out_shift);
+done:;
 }
 
 /* ---- 5. monotonicity ------------------------------------------------------------------ */
 
 static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
+    if (!ensure_got(e, v)) return;
     if (!ensure_want(e) || !ensure_inputs(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
     }
     /* Each row's columns in the order of their inputs, ties by column: a key is the input's
      * order (inputs are values of the dtype, so floats exactly) above the column. */
-    uint64_t *t = malloc(2 * (size_t)c->cols * sizeof *t);
+    uint64_t *t = scratch(e, S_T0, 2 * (size_t)c->cols * sizeof *t);
     if (!t) {
         engine_oom(e, v);
         return;
@@ -747,14 +907,20 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
     for (int64_t r = 0; r < c->rows; r++) {
         if (row_is_nan(e->want + r * c->cols, c->cols)) continue;
         const double *x = e->xd + r * c->cols;
-        for (int64_t j = 0; j < c->cols; j++)
-            t[j] = (uint64_t)sml_radix_float_key((float)x[j]) << 32 | (uint64_t)j;
-        sml_radix_sort_u64(t, t + c->cols, (size_t)c->cols);
+        if (c->dtype == SML_F32) {
+            for (int64_t j = 0; j < c->cols; j++)
+                t[j] = (uint64_t)sml_radix_float_key((float)x[j]) << 32 | (uint64_t)j;
+        } else { /* the same order from the 16-bit patterns: half the passes */
+            const uint16_t *b = (const uint16_t *)c->x + r * c->cols;
+            for (int64_t j = 0; j < c->cols; j++)
+                t[j] = (uint64_t)sml_radix_half_key(b[j]) << 32 | (uint64_t)j;
+        }
+        sml_radix_sort_u64_hi(t, t + c->cols, (size_t)c->cols); /* t's low halves ascend */
         double xp = 0, yp = 0;
         int64_t jp = 0;
         for (int64_t k = 0; k < c->cols; k++) {
             int64_t j = (int64_t)(t[k] & 0xFFFFFFFFu);
-            double xk = x[j], yk = sml_load(c->dtype, e->out, r * c->cols + j);
+            double xk = x[j], yk = e->got[r * c->cols + j];
             int bad = isnan(yk);
             if (!bad && k > 0) bad = xk > xp ? !(yk >= yp) : !(yk == yp);
             if (bad) {
@@ -763,17 +929,31 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
                         "row %lld: x[%lld] = %.9g %s x[%lld] = %.9g but y = %.9g %s %.9g",
                         (long long)r, (long long)j, xk, xk == xp ? "==" : ">", (long long)jp, xp,
                         yk, xk == xp ? "!=" : "<", yp);
-                free(t);
                 return;
             }
             xp = xk, yp = yk, jp = j;
         }
     }
-    free(t);
     verdict(v, SML_PROP_PASS, -1, -1, "monotonic");
 }
 
 /* ---- 6. column permutation --------------------------------------------------------------- */
+
+/* to[j] = from[perm[j]], j < n, elements of esz bytes (2 or 4); and of doubles. */
+static void gather(size_t esz, void *to, const void *from, const int64_t *perm, int64_t n) {
+    if (esz == 4) {
+        uint32_t *t = to;
+        const uint32_t *f = from;
+        for (int64_t j = 0; j < n; j++) t[j] = f[perm[j]];
+    } else if (esz == 2) {
+        uint16_t *t = to;
+        const uint16_t *f = from;
+        for (int64_t j = 0; j < n; j++) t[j] = f[perm[j]];
+    } else {
+        for (int64_t j = 0; j < n; j++)
+            memcpy((char *)to + (size_t)j * esz, (const char *)from + (size_t)perm[j] * esz, esz);
+    }
+}
 
 static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
@@ -785,15 +965,14 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
     }
-    size_t n = n_elems(c), esz = sml_dtype_size(c->dtype);
-    int64_t *perm = malloc((size_t)c->cols * sizeof *perm);
-    double *want = malloc(n * sizeof *want);
+    size_t esz = sml_dtype_size(c->dtype);
+    int64_t *perm = scratch(e, S_T0, (size_t)c->cols * sizeof *perm);
     sml_prop_case pc = *c;
-    pc.x = malloc(n_bytes(c));
-    pc.dy = c->dy ? malloc(n_bytes(c)) : NULL;
+    pc.x = scratch(e, S_T1, n_bytes(c));
+    pc.dy = c->dy ? scratch(e, S_T2, n_bytes(c)) : NULL;
     pc.logits = NULL;
-    void *out = malloc(n_bytes(c));
-    if (!perm || !want || !pc.x || (c->dy && !pc.dy) || !out) {
+    void *out = scratch(e, S_T3, n_bytes(c));
+    if (!perm || !pc.x || (c->dy && !pc.dy) || !out) {
         engine_oom(e, v);
         goto done;
     }
@@ -807,13 +986,12 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
             perm[j] = perm[k];
             perm[k] = t;
         }
-    for (int64_t r = 0; r < c->rows; r++)
-        for (int64_t j = 0; j < c->cols; j++) {
-            size_t to = (size_t)(r * c->cols + j), from = (size_t)(r * c->cols + perm[j]);
-            memcpy((char *)pc.x + to * esz, (const char *)c->x + from * esz, esz);
-            if (c->dy) memcpy((char *)pc.dy + to * esz, (const char *)c->dy + from * esz, esz);
-            want[to] = e->want[from];
-        }
+    for (int64_t r = 0; r < c->rows; r++) {
+        size_t at = (size_t)(r * c->cols);
+        gather(esz, (char *)pc.x + at * esz, (const char *)c->x + at * esz, perm, c->cols);
+        if (c->dy)
+            gather(esz, (char *)pc.dy + at * esz, (const char *)c->dy + at * esz, perm, c->cols);
+    }
     sml_prop_run_report rep;
     if (!run_into(e, &pc, out, &rep, v)) goto done;
     sml_dev_terms t;
@@ -821,8 +999,12 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_check_report cr;
     sml_dev_report d;
     char why[320], what[384];
-    sml_status s = check_values(decl ? &t : NULL, c, c->rows, pc.x, pc.dy, want, out, &cr, &d, why,
-                                sizeof why);
+    /* The permuted problem's reference, inputs and exponentials are the case's, permuted: the
+     * checker gathers them a row at a time, and computes the permuted rows' facts from them in
+     * their new order (as from the permuted inputs: no exp). */
+    sml_check_dense p = dense_of(c, 0, c->rows, e->xd, e->dyd, e->ex, NULL, e->want, out, NULL);
+    p.perm = perm;
+    sml_status s = check_values(decl ? &t : NULL, &p, &cr, &d, why, sizeof why);
     if (s != SML_OK) {
         verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
         goto done;
@@ -837,12 +1019,7 @@ static void p_permutation(sml_prop_eval *e, sml_prop_verdict *v) {
     values_verdict(v, &t, &cr, &d, why, cr.worst_row, cr.worst_row >= 0 ? perm[cr.worst_col] : -1,
                    what);
     v->ratio = cr.worst_ratio;
-done:
-    free(perm);
-    free(want);
-    free(pc.x);
-    free(pc.dy);
-    free(out);
+done:;
 }
 
 /* ---- 7. row independence ----------------------------------------------------------------- */
@@ -853,31 +1030,30 @@ done:
 static int reversed_within_terms(sml_prop_eval *e, const sml_dev_terms *t, const sml_prop_case *rc,
                                  const void *out, const char *bits, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_want(e)) {
+    (void)rc;
+    if (!ensure_want(e) || !ensure_facts(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return 0;
     }
-    double *want = malloc(n_elems(c) * sizeof *want + 1);
-    if (!want) {
-        engine_oom(e, v);
+    size_t row_bytes = (size_t)c->cols * sml_dtype_size(c->dtype);
+    /* Row r of the reordered output is row rows-1-r of the case: judged against its reference. */
+    for (int64_t r = 0; r < c->rows; r++) {
+        int64_t src = c->rows - 1 - r;
+        sml_check_dense p = dense_of(c, src, 1, e->xd, e->dyd, e->ex, e->facts, e->want,
+                                     (const char *)out + (size_t)r * row_bytes, NULL);
+        sml_check_report cr;
+        sml_dev_report d;
+        char why[320];
+        sml_status s = check_values(t, &p, &cr, &d, why, sizeof why);
+        if (s != SML_OK) {
+            verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
+            return 0;
+        }
+        if (cr.pass || sml_dev_report_pass(&d)) continue;
+        verdict(v, SML_PROP_FAIL, src, cr.worst_col, "%.200s; %.180s", why, bits);
         return 0;
     }
-    for (int64_t r = 0; r < c->rows; r++)
-        memcpy(want + r * c->cols, e->want + (c->rows - 1 - r) * c->cols,
-               (size_t)c->cols * sizeof *want);
-    sml_check_report cr;
-    sml_dev_report d;
-    char why[320];
-    sml_status s = check_values(t, c, c->rows, rc->x, rc->dy, want, out, &cr, &d, why, sizeof why);
-    free(want);
-    if (s != SML_OK) {
-        verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
-        return 0;
-    }
-    if (cr.pass || sml_dev_report_pass(&d)) return 1;
-    verdict(v, SML_PROP_FAIL, c->rows - 1 - cr.worst_row, cr.worst_col, "%.200s; %.180s", why,
-            bits);
-    return 0;
+    return 1;
 }
 
 static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
@@ -889,10 +1065,10 @@ static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
     if (!ensure_main(e, v)) return;
     size_t esz = sml_dtype_size(c->dtype), row_bytes = (size_t)c->cols * esz;
     sml_prop_case rc = *c, one = *c;
-    rc.x = malloc(n_bytes(c));
-    rc.dy = c->dy ? malloc(n_bytes(c)) : NULL;
+    rc.x = scratch(e, S_T1, n_bytes(c));
+    rc.dy = c->dy ? scratch(e, S_T2, n_bytes(c)) : NULL;
     rc.logits = one.logits = NULL;
-    void *out = malloc(n_bytes(c));
+    void *out = scratch(e, S_T3, n_bytes(c));
     if (!rc.x || (c->dy && !rc.dy) || !out) {
         engine_oom(e, v);
         goto done;
@@ -942,8 +1118,12 @@ static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
     sml_check_report cr;
     sml_dev_report d;
     char why[320], what[384];
-    sml_status s = check_values(decl ? &t : NULL, c, 1, one.x, one.dy, e->want + pick * c->cols,
-                                out, &cr, &d, why, sizeof why);
+    if (!ensure_facts(e)) {
+        verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
+        goto done;
+    }
+    sml_check_dense p = dense_of(c, pick, 1, e->xd, e->dyd, e->ex, e->facts, e->want, out, NULL);
+    sml_status s = check_values(decl ? &t : NULL, &p, &cr, &d, why, sizeof why);
     if (s != SML_OK) {
         verdict(v, SML_PROP_ERROR, -1, -1, "checker: %s", sml_strerror(s));
         goto done;
@@ -955,10 +1135,7 @@ static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
                  (long long)pick, (long long)c->rows, cr.message);
     values_verdict(v, &t, &cr, &d, why, pick, cr.worst_col, what);
     if (bits[0] && v->outcome == SML_PROP_PASS && !v->deviation) excused(v, &t, bits);
-done:
-    free(rc.x);
-    free(rc.dy);
-    free(out);
+done:;
 }
 
 /* ---- 8. determinism ---------------------------------------------------------------------- */
@@ -966,7 +1143,7 @@ done:
 static void p_determinism(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     if (!ensure_main(e, v)) return;
-    void *out = malloc(n_bytes(c));
+    void *out = scratch(e, S_T3, n_bytes(c));
     if (!out) {
         engine_oom(e, v);
         return;
@@ -985,7 +1162,6 @@ static void p_determinism(sml_prop_eval *e, sml_prop_verdict *v) {
             verdict(v, SML_PROP_PASS, -1, -1, "identical bits");
         }
     }
-    free(out);
 }
 
 /* ---- 9. canaries ------------------------------------------------------------------------- */
@@ -1015,7 +1191,7 @@ static void p_canaries(sml_prop_eval *e, sml_prop_verdict *v) {
 
 static void p_special_values(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
+    if (!ensure_got(e, v)) return;
     if (!ensure_want(e) || !ensure_facts(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
@@ -1028,7 +1204,7 @@ static void p_special_values(sml_prop_eval *e, sml_prop_verdict *v) {
         const double *xr = e->xd + r * c->cols, *dyr = e->dyd ? e->dyd + r * c->cols : NULL;
         for (int64_t j = 0; j < c->cols; j++) {
             int64_t i = r * c->cols + j;
-            double w = e->want[i], g = sml_load(c->dtype, e->out, i), x = e->xd[i];
+            double w = e->want[i], g = e->got[i], x = e->xd[i];
             const char *why = NULL;
             if (isnan(w)) {
                 if (!isnan(g)) why = "NaN expected";
@@ -1071,13 +1247,18 @@ static void p_special_values(sml_prop_eval *e, sml_prop_verdict *v) {
 
 static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    if (!ensure_main(e, v)) return;
+    if (!ensure_got(e, v)) return;
     if (!ensure_want(e) || !ensure_facts(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return;
     }
     sml_dev_terms t;
     int decl = dev_terms(e, &t);
+    sum_scratch sc;
+    if (!sum_scratch_alloc(e, &sc, c->cols, 0)) {
+        engine_oom(e, v);
+        return;
+    }
     int64_t judged = 0, within = 0;
     for (int64_t r = 0; r < c->rows; r++) {
         const double *w = e->want + r * c->cols;
@@ -1090,13 +1271,15 @@ static void p_bwd_sum(sml_prop_eval *e, sml_prop_verdict *v) {
             continue;
         }
         double got = 0.0, ref = 0.0;
+        const double *g = e->got + r * c->cols;
         for (int64_t j = 0; j < c->cols; j++) {
-            got += sml_load(c->dtype, e->out, r * c->cols + j);
+            got += g[j];
             ref += w[j];
         }
         double bound;
         judged++;
-        int k = row_sum_within(e, &t, decl, r, e->dyd + r * c->cols, fabs(got - ref), 0.0, &bound);
+        int k =
+            row_sum_within(e, &t, decl, r, e->dyd + r * c->cols, fabs(got - ref), 0.0, &sc, &bound);
         within += k > 0;
         if (k >= 0) continue;
         verdict(v, SML_PROP_FAIL, r, -1,

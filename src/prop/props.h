@@ -21,6 +21,30 @@
  * suite 3 to 4 times slower on an H100. A kernel that launches elsewhere races the read-back
  * of the suite's cases and fails some property there; its shrinking and its reproducer then
  * name the cause. */
+/* Buffers evaluations keep from case to case (props.c: the case's widened inputs, reference
+ * and output, and the properties' own arrays), so that a big case's arrays are not mapped,
+ * faulted in and zeroed again for every property and every case: that churn cost a third of
+ * the host time of the big cases. A pool (prop.h, sml_prop_pool) holds a set for each of
+ * SML_PROP_SCRATCH_LEVELS evaluations alive at once (a failure's checks and its shrinking run
+ * inside the evaluation of the case that failed; more nested evaluations get sets of their
+ * own, freed as they end); after each evaluation its set keeps at most SML_PROP_SCRATCH_KEEP
+ * bytes (the largest buffers freed first), which holds the GPU profile's tall cases (2^23
+ * elements). A suite gives each of its threads a pool for all the runs it makes (a job's parts
+ * are runs of their own, each drawing about one big case); a run without one keeps its own,
+ * freed with its environment. */
+#define SML_PROP_SCRATCH_SLOTS  12
+#define SML_PROP_SCRATCH_LEVELS 2
+#define SML_PROP_SCRATCH_KEEP   ((size_t)640 << 20)
+typedef struct sml_prop_scratch {
+    void *p[SML_PROP_SCRATCH_SLOTS];
+    size_t cap[SML_PROP_SCRATCH_SLOTS];
+} sml_prop_scratch;
+
+struct sml_prop_pool {
+    sml_prop_scratch set[SML_PROP_SCRATCH_LEVELS];
+    int depth; /* the evaluations alive on it (sml_prop_eval_begin .. end) */
+};
+
 typedef struct sml_prop_env {
     const sml_kernel *k;
     sml_handle *h;
@@ -29,6 +53,9 @@ typedef struct sml_prop_env {
     int strict; /* the kernel's declared deviation is not applied (sml_prop_config.strict) */
     sml_prop_host_time *clock; /* where the reference, runs and copies add their time (NULL:
                                   nowhere, as while shrinking, which counts as a whole) */
+    sml_prop_pool *pool;       /* where its evaluations keep their arrays: own_pool (after
+                            sml_prop_env_init), or a pool of the caller's (sml_prop_config.pool) */
+    sml_prop_pool own_pool;
 } sml_prop_env;
 
 /* remote: where the kernel runs (a worker process, src/worker); NULL: in this process. */
@@ -54,11 +81,16 @@ typedef struct sml_prop_eval {
     const sml_prop_case *c;
     double *want;         /* the reference, dense */
     double *xd, *dyd;     /* x and dy as doubles, dense */
+    double *ex;           /* each row's sml_ref_exp_row (reference.h), which the reference, the
+                             row facts and log_softmax_bwd's bounds share; NULL for softmax_bwd */
     sml_row_facts *facts; /* per row, for the contract's bounds */
     void *out;            /* the main run's output, dense, in the dtype */
+    double *got;          /* ... as doubles */
     sml_prop_run_report main;
-    int want_state, main_state, facts_state; /* 0 not yet, 1 done, -1 failed */
+    int want_state, main_state, facts_state, ex_state, got_state; /* 0 not yet, 1 done, -1 failed */
     sml_status engine_status;
+    sml_prop_scratch *sc; /* where its arrays live: the environment's set for its level, or own */
+    sml_prop_scratch own; /* ... past SML_PROP_SCRATCH_LEVELS evaluations alive: freed at its end */
 } sml_prop_eval;
 
 void sml_prop_eval_begin(sml_prop_eval *e, sml_prop_env *env, const sml_prop_case *c);

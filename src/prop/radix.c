@@ -13,7 +13,9 @@ static void insertion(uint64_t *a, size_t n) {
     }
 }
 
-void sml_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n) {
+/* The passes over bytes d0..7 of the keys (stable, so the order of the bytes below d0 is kept
+ * among equal upper bytes). */
+static void radix_from(uint64_t *a, uint64_t *tmp, size_t n, int d0) {
     if (n < 64) {
         insertion(a, n);
         return;
@@ -21,9 +23,9 @@ void sml_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n) {
     size_t count[8][256];
     memset(count, 0, sizeof count);
     for (size_t i = 0; i < n; i++)
-        for (int d = 0; d < 8; d++) count[d][(a[i] >> (8 * d)) & 255]++;
+        for (int d = d0; d < 8; d++) count[d][(a[i] >> (8 * d)) & 255]++;
     uint64_t *src = a, *dst = tmp;
-    for (int d = 0; d < 8; d++) {
+    for (int d = d0; d < 8; d++) {
         size_t *c = count[d];
         if (c[(src[0] >> (8 * d)) & 255] == n) continue; /* one byte value: already in order */
         size_t at = 0;
@@ -40,9 +42,6 @@ void sml_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n) {
     if (src != a) memcpy(a, src, n * sizeof *a);
 }
 
-uint32_t sml_radix_float_key(float x) {
-    if (x == 0.0f) x = 0.0f; /* -0 sorts with +0 */
-    uint32_t b;
-    memcpy(&b, &x, sizeof b);
-    return b >> 31 ? ~b : b | 0x80000000u;
-}
+void sml_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n) { radix_from(a, tmp, n, 0); }
+
+void sml_radix_sort_u64_hi(uint64_t *a, uint64_t *tmp, size_t n) { radix_from(a, tmp, n, 4); }

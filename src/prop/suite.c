@@ -155,10 +155,14 @@ static void *worker(void *arg) {
     worker_arg *w = arg;
     suite_state *st = w->st;
     sml_gpu_use(st->device);
+    /* The host buffers this thread's runs keep their cases' arrays in, from run to run (a
+     * job's parts are runs of their own); without memory for it each run keeps its own. */
+    sml_prop_pool *pool = sml_prop_pool_new();
     for (;;) {
         pthread_mutex_lock(&st->lock);
         if (st->next >= st->ntasks) {
             pthread_mutex_unlock(&st->lock);
+            sml_prop_pool_free(pool);
             return NULL;
         }
         task t = st->tasks[st->next++];
@@ -181,9 +185,11 @@ static void *worker(void *arg) {
                                           .report_end = tally_report_end,
                                           .ctx = &st->tally};
         job->cfg.progress = NULL; /* the suite draws the one progress line */
+        job->cfg.pool = pool;
         job->status = st->s->run ? st->s->run(job, w->id, st->s->run_ctx)
                                  : sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
         job->cfg.hooks = (sml_prop_hooks){0};
+        job->cfg.pool = NULL;
 
         pthread_mutex_lock(&st->lock);
         st->running[w->id] = -1;

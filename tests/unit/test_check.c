@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/cpu_softmax.h"
+#include "prop/gen.h"
 #include "reference/check.h"
 #include "core/dtype.h"
 #include "reference/reference.h"
@@ -504,6 +505,246 @@ static void exact_special_worst(unit_run *u) {
                 r.pass, r.worst_ulps, r.worst_rel);
 }
 
+/* The bound a 16-bit output is allowed, against the rule it implements: compute bound plus half
+ * the gap from got to its neighbour on want's side, the neighbour found from got's bits (the
+ * next or previous pattern in value order; past the largest finite value, infinity, which
+ * rounding treats as 2^(emax+1): the top binade's ulp). Every finite value of fp16 and bf16,
+ * each direction, a softmax row whose bound is tiny so the gap decides. */
+static void gap_every_value(unit_run *u, sml_dtype dt) {
+    sml_row_facts f;
+    double xs[2] = {0.0, 0.0};
+    sml_row_facts_compute(SML_SOFTMAX, dt, xs, NULL, 2, &f);
+    int64_t bad = 0;
+    char first[128] = "";
+    for (uint32_t bits = 0; bits < 0x10000; bits++) {
+        double got =
+            dt == SML_F16 ? sml_half_to_double((uint16_t)bits) : sml_bf16_to_double((uint16_t)bits);
+        if (!isfinite(got)) continue;
+        for (int dir = -1; dir <= 1; dir += 2) {
+            int32_t ord = (bits & 0x8000) ? -(int32_t)(bits & 0x7FFF) : (int32_t)bits;
+            ord += dir;
+            uint16_t nb = ord < 0 ? (uint16_t)(0x8000 | (uint16_t)(-ord)) : (uint16_t)ord;
+            double next = dt == SML_F16 ? sml_half_to_double(nb) : sml_bf16_to_double(nb);
+            double gap = isinf(next) ? sml_ulp(dt, sml_dtype_max(dt)) : fabs(next - got);
+            /* want a little past got on that side (never got itself) */
+            double want = got + dir * (gap > 0 ? gap * 0.25 : 0x1p-1074);
+            if (want == got) continue;
+            sml_bound b = sml_check_bound_parts(SML_SOFTMAX, dt, &f, 0.0, 0.0, want);
+            double allowed = sml_check_allowed(SML_SOFTMAX, dt, &f, 0.0, 0.0, want, got);
+            double expect = b.compute + 0.5 * gap;
+            if (memcmp(&allowed, &expect, sizeof allowed) != 0 && bad++ == 0)
+                snprintf(first, sizeof first, "0x%04x toward %s: allowed %a, want %a", bits,
+                         dir > 0 ? "+" : "-", allowed, expect);
+        }
+    }
+    UNIT_EXPECT(u, bad == 0, "%s: %lld outputs allowed other than the neighbour rule (first: %s)",
+                sml_dtype_name(dt), (long long)bad, first);
+}
+
+/* Two doubles the same bits, or both NaN (which NaN an operation on two NaNs gives is the
+ * compiler's choice of operand order, nothing the contract says). */
+static int same_or_nan(double a, double b) {
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+static int same_facts(const sml_row_facts *a, const sml_row_facts *b) {
+    return a->cols == b->cols && same_or_nan(a->max, b->max) && same_or_nan(a->sum, b->sum) &&
+           same_or_nan(a->mean_abs_t, b->mean_abs_t) && same_or_nan(a->dot, b->dot) &&
+           same_or_nan(a->dot_abs, b->dot_abs) && a->may_overflow == b->may_overflow;
+}
+
+/* A report's message with every "-nan" as "nan". */
+static void nan_free(const char *in, char *out, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; in[i] && k + 1 < n; i++) {
+        if (!strncmp(in + i, "-nan", 4)) continue;
+        out[k++] = in[i];
+    }
+    out[k] = 0;
+}
+
+static int same_report(const sml_check_report *a, const sml_check_report *b) {
+    char ma[sizeof a->message], mb[sizeof b->message];
+    nan_free(a->message, ma, sizeof ma);
+    nan_free(b->message, mb, sizeof mb);
+    return a->pass == b->pass && a->checked == b->checked && a->bad == b->bad &&
+           a->nan_mismatch == b->nan_mismatch && a->inf_mismatch == b->inf_mismatch &&
+           same_or_nan(a->worst_ratio, b->worst_ratio) &&
+           same_or_nan(a->worst_ulps, b->worst_ulps) && same_or_nan(a->worst_rel, b->worst_rel) &&
+           same_or_nan(a->worst_abs, b->worst_abs) && a->worst_row == b->worst_row &&
+           a->worst_col == b->worst_col && same_or_nan(a->got, b->got) &&
+           same_or_nan(a->want, b->want) && same_or_nan(a->row_max, b->row_max) &&
+           same_or_nan(a->row_sum, b->row_sum) && a->overflow_ok == b->overflow_ok &&
+           !strcmp(ma, mb);
+}
+
+/* The misses a checker run reports, in order (up to 64). */
+typedef struct miss_log {
+    int n;
+    sml_check_elem e[64];
+} miss_log;
+
+static void log_miss(void *ctx, const sml_check_elem *e) {
+    miss_log *l = ctx;
+    if (l->n < 64) l->e[l->n] = *e;
+    l->n++;
+}
+
+static int same_misses(const miss_log *a, const miss_log *b) {
+    if (a->n != b->n) return 0;
+    for (int i = 0; i < a->n && i < 64; i++) {
+        const sml_check_elem *p = &a->e[i], *q = &b->e[i];
+        if (p->row != q->row || p->col != q->col || !same_or_nan(p->got, q->got) ||
+            !same_or_nan(p->want, q->want) || !same_or_nan(p->ratio, q->ratio) ||
+            !same_or_nan(p->ulps, q->ulps) || !same_or_nan(p->allowed, q->allowed))
+            return 0;
+    }
+    return 1;
+}
+
+/* What the property engine shares between its checks gives what the strided entry points give:
+ * the reference from widened inputs and their exponentials (sml_ref_rows, sml_ref_exp_row), the
+ * row facts from those exponentials, a row's bounds at once (sml_check_allowed_row,
+ * sml_check_bound_row) and the checker on a dense problem (sml_check_dense_run, with what it
+ * may be given given or not), on the property engine's own cases (the GPU profile's shapes and
+ * values: special values, masks, huge and tiny logits) with outputs off by a few ulps here and
+ * there and some special values planted. */
+static void dense_vs_strided(unit_run *u, sml_op op, sml_dtype dt, uint64_t seed) {
+    const sml_kernel *k = sml_kernel_find("cpu_naive");
+    sml_prop_config cfg;
+    sml_prop_config_init(&cfg, SML_PROP_PROFILE_GPU);
+    cfg.sizes.big_prob = 0.0; /* small cases: hundreds of them in a unit test's time */
+    cfg.sizes.tall_prob = 0.0;
+    sml_rng r;
+    sml_rng_seed(&r, seed);
+    int64_t bad = 0;
+    char first[256] = "";
+    for (int i = 0; i < 300 && k; i++) {
+        sml_prop_case c;
+        if (sml_prop_gen_case(k, op, dt, sml_rng_u64(&r), (int)sml_rng_below(&r, 101), &cfg.sizes,
+                              &c) != SML_OK)
+            break;
+        int64_t n = c.rows * c.cols, cols = c.cols;
+        size_t esz = sml_dtype_size(dt);
+        double *d = malloc((size_t)(7 * n + 2 * cols) * sizeof *d);
+        sml_row_facts *facts = malloc((size_t)c.rows * sizeof *facts);
+        void *out = malloc((size_t)n * esz);
+        if (!d || !facts || !out) {
+            free(d), free(facts), free(out), sml_prop_case_free(&c);
+            UNIT_EXPECT(u, 0, "out of memory");
+            return;
+        }
+        double *x = d, *dy = d + n, *ex = d + 2 * n, *want = d + 3 * n, *want2 = d + 4 * n;
+        double *got = d + 5 * n, *ref = d + 6 * n, *row1 = d + 7 * n, *row2 = row1 + cols;
+        int bwd = sml_op_is_backward(op);
+        sml_load_n(dt, c.x, 0, n, x);
+        if (bwd) sml_load_n(dt, c.dy, 0, n, dy);
+        sml_ref_run(op, dt, c.rows, cols, cols, c.x, bwd ? c.dy : NULL, ref);
+        for (int64_t row = 0; row < c.rows; row++)
+            sml_ref_exp_row(op, x + row * cols, cols, ex + row * cols);
+        const double *exs = op == SML_SOFTMAX_BWD ? NULL : ex;
+        sml_ref_rows(op, c.rows, cols, x, bwd ? dy : NULL, exs, want);
+        sml_ref_rows(op, c.rows, cols, x, bwd ? dy : NULL, NULL, want2);
+        for (int64_t j = 0; j < n; j++)
+            if ((!same_or_nan(want[j], ref[j]) || !same_or_nan(want2[j], ref[j])) && bad++ == 0)
+                snprintf(first, sizeof first,
+                         "case %d: sml_ref_rows at %lld: %.17g, %.17g, not %.17g", i, (long long)j,
+                         want[j], want2[j], ref[j]);
+        /* The output: the reference rounded, some elements a few ulps off, a few special. */
+        for (int64_t j = 0; j < n; j++) {
+            double v = ref[j];
+            if (isfinite(v) && sml_rng_below(&r, 4) == 0)
+                v += (double)((int64_t)sml_rng_below(&r, 7) - 3) * sml_ulp(dt, v);
+            if (sml_rng_below(&r, 200) == 0) v = sml_rng_below(&r, 2) ? NAN : -INFINITY;
+            sml_store(dt, out, j, v);
+        }
+        sml_load_n(dt, out, 0, n, got);
+        for (int64_t row = 0; row < c.rows; row++) {
+            size_t at = (size_t)(row * cols);
+            const double *dyr = bwd ? dy + at : NULL, *exr = exs ? exs + at : NULL;
+            sml_row_facts f;
+            sml_row_facts_compute(op, dt, x + at, dyr, cols, &f);
+            sml_row_facts_compute_ex(op, dt, x + at, dyr, exr, cols, &facts[row]);
+            if (!same_facts(&f, &facts[row]) && bad++ == 0)
+                snprintf(first, sizeof first, "case %d row %lld: facts from ex differ", i,
+                         (long long)row);
+            sml_check_allowed_row(op, dt, &f, x + at, dyr, exr, want + at, got + at, cols, row1);
+            sml_check_bound_row(op, dt, &f, x + at, dyr, exr, want + at, cols, row2);
+            for (int64_t j = 0; j < cols; j++) {
+                double w = want[at + j], g = got[at + j], dyj = dyr ? dyr[j] : 0.0;
+                if (!isfinite(w)) continue;
+                double b = sml_check_bound(op, dt, &f, x[at + j], dyj, w);
+                double a = isfinite(g) ? sml_check_allowed(op, dt, &f, x[at + j], dyj, w, g) : 0.0;
+                if ((!same_or_nan(row2[j], b) || (isfinite(g) && !same_or_nan(row1[j], a))) &&
+                    bad++ == 0)
+                    snprintf(
+                        first, sizeof first,
+                        "case %d row %lld col %lld: bound %.17g / %.17g, allowed %.17g / %.17g", i,
+                        (long long)row, (long long)j, row2[j], b, row1[j], a);
+            }
+        }
+        sml_check_report r0, r1, r2;
+        miss_log l0 = {0}, l1 = {0}, l2 = {0};
+        sml_check_against_each(op, dt, c.rows, cols, cols, c.x, bwd ? c.dy : NULL, want, out, &r0,
+                               log_miss, &l0);
+        sml_check_dense all = {op,  dt,    c.rows, cols, x,   bwd ? dy : NULL,
+                               exs, facts, want,   out,  got, NULL};
+        sml_check_dense none = {op,   dt,   c.rows, cols, x,    bwd ? dy : NULL,
+                                NULL, NULL, want,   out,  NULL, NULL};
+        sml_check_dense_run(&all, &r1, log_miss, &l1);
+        sml_check_dense_run(&none, &r2, log_miss, &l2);
+        if ((!same_report(&r0, &r1) || !same_report(&r0, &r2) || !same_misses(&l0, &l1) ||
+             !same_misses(&l0, &l2)) &&
+            bad++ == 0)
+            snprintf(first, sizeof first, "case %d: dense check differs: %.60s / %.60s", i,
+                     r0.message, r1.message);
+        /* The columns permuted (reversed, or shuffled): laid out whole in the dtype against the
+         * checker gathering them through perm. The output is taken as the permuted problem's. */
+        int64_t *perm = malloc((size_t)cols * sizeof *perm);
+        void *px = malloc((size_t)n * esz), *pdy = malloc((size_t)n * esz);
+        double *pwant = malloc((size_t)n * sizeof *pwant);
+        if (perm && px && pdy && pwant) {
+            int rev = sml_rng_below(&r, 3) == 0;
+            for (int64_t j = 0; j < cols; j++) perm[j] = rev ? cols - 1 - j : j;
+            for (int64_t j = cols - 1; j > 0 && !rev; j--) {
+                int64_t q = (int64_t)sml_rng_below(&r, (uint64_t)j + 1), t = perm[j];
+                perm[j] = perm[q];
+                perm[q] = t;
+            }
+            for (int64_t row = 0; row < c.rows; row++)
+                for (int64_t j = 0; j < cols; j++) {
+                    int64_t to = row * cols + j, from = row * cols + perm[j];
+                    memcpy((char *)px + to * esz, (const char *)c.x + from * esz, esz);
+                    if (bwd) memcpy((char *)pdy + to * esz, (const char *)c.dy + from * esz, esz);
+                    pwant[to] = want[from];
+                }
+            miss_log l3 = {0}, l4 = {0}, l5 = {0};
+            sml_check_report r3, r4, r5;
+            sml_check_against_each(op, dt, c.rows, cols, cols, px, bwd ? pdy : NULL, pwant, out,
+                                   &r3, log_miss, &l3);
+            sml_check_dense pa = all, pn = none;
+            pa.perm = pn.perm = perm;
+            pa.got = NULL; /* the permuted problem's output is out itself */
+            sml_check_dense_run(&pa, &r4, log_miss, &l4);
+            sml_check_dense_run(&pn, &r5, log_miss, &l5);
+            if ((!same_report(&r3, &r4) || !same_report(&r3, &r5) || !same_misses(&l3, &l4) ||
+                 !same_misses(&l3, &l5)) &&
+                bad++ == 0)
+                snprintf(first, sizeof first, "case %d: permuted check differs: %.60s / %.60s", i,
+                         r3.message, r4.message);
+        } else if (bad++ == 0) {
+            snprintf(first, sizeof first, "out of memory");
+        }
+        free(perm), free(px), free(pdy), free(pwant);
+        free(d), free(facts), free(out);
+        sml_prop_case_free(&c);
+    }
+    UNIT_EXPECT(u, bad == 0 && k,
+                "%s %s: %lld differences between the shared and the strided "
+                "paths (first: %s)",
+                sml_op_name(op), sml_dtype_name(dt), (long long)bad, first);
+}
+
 int main(int argc, char **argv) {
     unit_run u;
     if (unit_init(&u, "test_check", argc, argv)) return 2;
@@ -530,5 +771,10 @@ int main(int argc, char **argv) {
     if (unit_case(&u, c++, NULL)) serial_sum(&u, 1 << 21, 1);
     if (unit_case(&u, c++, NULL)) serial_sum(&u, 1000, 0);
     if (unit_case(&u, c++, NULL)) exact_special_worst(&u);
+    for (int op = 0; op < SML_OP_COUNT; op++)
+        for (int dt = 0; dt < SML_DTYPE_COUNT; dt++, c++)
+            if (unit_case(&u, c, &s)) dense_vs_strided(&u, (sml_op)op, (sml_dtype)dt, s);
+    for (int dt = SML_F16; dt <= SML_BF16; dt++, c++)
+        if (unit_case(&u, c, NULL)) gap_every_value(&u, (sml_dtype)dt);
     return sml_tally_finish(&u.tally);
 }

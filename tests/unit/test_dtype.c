@@ -304,6 +304,91 @@ static void load_store(unit_run *u, uint64_t seed) {
                 first);
 }
 
+/* The row-at-a-time conversions give the one-element functions' bits: every 16-bit pattern
+ * loaded, and random doubles of every magnitude (specials, subnormals, past the dtype's range)
+ * stored and rounded, at an offset into the buffer. */
+static int same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+static void rows_vs_elements(unit_run *u, uint64_t seed) {
+    enum { N = 65536, OFF = 3 };
+    static uint16_t bits[N + OFF];
+    static double v[N], got[N];
+    static unsigned char a[(N + OFF) * 4], b[(N + OFF) * 4];
+    int64_t bad = 0;
+    char first[96] = "";
+    for (int k = 0; k < N; k++) bits[k + OFF] = (uint16_t)k;
+    for (int dt = SML_F16; dt <= SML_BF16; dt++) {
+        sml_load_n((sml_dtype)dt, bits, OFF, N, got);
+        for (int k = 0; k < N; k++)
+            if (!same_double(got[k], sml_load((sml_dtype)dt, bits, k + OFF)) && bad++ == 0)
+                snprintf(first, sizeof first, "load_n %s 0x%04x", sml_dtype_name((sml_dtype)dt), k);
+    }
+    sml_rng r;
+    sml_rng_seed(&r, seed);
+    static const double SPECIAL[] = {0.0,     -0.0,    INFINITY,  -INFINITY,  NAN,       -NAN,
+                                     65504.0, 65520.0, 0x1p-24,   0x1p-25,    0x1.8p-25, FLT_MAX,
+                                     DBL_MAX, DBL_MIN, 0x1p-1074, 0x1.FEp127, 0x1.FFp127};
+    const int ns = (int)(sizeof SPECIAL / sizeof SPECIAL[0]);
+    for (int k = 0; k < N; k++) {
+        if (k < ns)
+            v[k] = SPECIAL[k];
+        else if (k < 2 * ns)
+            v[k] = -SPECIAL[k - ns];
+        else
+            v[k] = (sml_rng_unit(&r) - 0.5) * ldexp(1.0, (int)sml_rng_below(&r, 400) - 200);
+    }
+    for (int dt = 0; dt < SML_DTYPE_COUNT; dt++) {
+        size_t esz = sml_dtype_size((sml_dtype)dt);
+        memset(a, 0x5A, sizeof a);
+        memset(b, 0x5A, sizeof b);
+        sml_store_n((sml_dtype)dt, a, OFF, N, v);
+        for (int k = 0; k < N; k++) sml_store((sml_dtype)dt, b, k + OFF, v[k]);
+        if (memcmp(a, b, (N + OFF) * esz) != 0 && bad++ == 0)
+            snprintf(first, sizeof first, "store_n %s", sml_dtype_name((sml_dtype)dt));
+        memcpy(got, v, sizeof got);
+        sml_round_n((sml_dtype)dt, got, N);
+        for (int k = 0; k < N; k++)
+            if (!same_double(got[k], sml_round_to((sml_dtype)dt, v[k])) && bad++ == 0)
+                snprintf(first, sizeof first, "round_n %s %.17g", sml_dtype_name((sml_dtype)dt),
+                         v[k]);
+    }
+    /* Every value of each 16-bit format, the midpoints to its neighbours (the ties) and the
+     * doubles next to each, of both signs: sml_store_n's fast path decides them all. */
+    for (int dt = SML_F16; dt <= SML_BF16; dt++) {
+        int64_t m = 0;
+        for (uint32_t k = 0; k < 0x7FFF; k++) {
+            uint16_t lo = (uint16_t)k, hi = (uint16_t)(k + 1);
+            double p = sml_load((sml_dtype)dt, &lo, 0), q = sml_load((sml_dtype)dt, &hi, 0);
+            if (!isfinite(p)) break;
+            double mid = isfinite(q) ? p + (q - p) / 2 : p * 2;
+            double pts[6] = {p,   nextafter(p, INFINITY),  mid, nextafter(mid, -INFINITY),
+                             mid, nextafter(mid, INFINITY)};
+            pts[4] = nextafter(p, -INFINITY);
+            for (int t = 0; t < 6; t++) {
+                v[m++] = pts[t];
+                v[m++] = -pts[t];
+            }
+            if (m + 12 > N || k + 1 == 0x7FFF) {
+                sml_store_n((sml_dtype)dt, a, 0, m, v);
+                for (int64_t t = 0; t < m; t++) sml_store((sml_dtype)dt, b, t, v[t]);
+                if (memcmp(a, b, (size_t)m * 2) != 0 && bad++ == 0)
+                    snprintf(first, sizeof first, "store_n %s near 0x%04x",
+                             sml_dtype_name((sml_dtype)dt), (unsigned)k);
+                m = 0;
+            }
+        }
+        if (m) {
+            sml_store_n((sml_dtype)dt, a, 0, m, v);
+            for (int64_t t = 0; t < m; t++) sml_store((sml_dtype)dt, b, t, v[t]);
+            if (memcmp(a, b, (size_t)m * 2) != 0 && bad++ == 0)
+                snprintf(first, sizeof first, "store_n %s ties", sml_dtype_name((sml_dtype)dt));
+        }
+    }
+    UNIT_EXPECT(u, bad == 0,
+                "row conversions differ from the element ones in %lld places (first: %s)",
+                (long long)bad, first);
+}
+
 static void constants(unit_run *u) {
     int ok = sml_dtype_max(SML_F32) == FLT_MAX && sml_dtype_max(SML_F16) == 65504.0 &&
              sml_dtype_max(SML_BF16) == sml_bf16_to_double(0x7F7F) &&
@@ -331,5 +416,6 @@ int main(int argc, char **argv) {
     if (unit_case(&u, 11, &s)) load_store(&u, s);
     if (unit_case(&u, 12, NULL)) constants(&u);
     if (unit_case(&u, 13, NULL)) decode_vs_independent(&u);
+    if (unit_case(&u, 14, &s)) rows_vs_elements(&u, s);
     return sml_tally_finish(&u.tally);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dtype.h"
 #include "prop/radix.h"
 #include "unit_case.h"
 
@@ -47,6 +48,41 @@ static void against_qsort(unit_run *u, uint64_t seed) {
                 (long long)bad, first);
 }
 
+/* Keys whose low halves are their indices (as monotonic builds them) sort by the high halves
+ * alone as by the whole keys: random, few distinct and one-byte-varying high halves. */
+static void high_halves(unit_run *u, uint64_t seed) {
+    sml_rng r;
+    sml_rng_seed(&r, seed);
+    static const size_t LEN[] = {0, 1, 2, 63, 64, 65, 1000, 65537};
+    int64_t bad = 0;
+    char first[96] = "";
+    for (size_t li = 0; li < sizeof LEN / sizeof LEN[0]; li++)
+        for (int mode = 0; mode < 3; mode++) {
+            size_t n = LEN[li];
+            uint64_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b),
+                     *tmp = malloc((n + 1) * sizeof *tmp);
+            if (!a || !b || !tmp) {
+                free(a), free(b), free(tmp);
+                UNIT_EXPECT(u, 0, "out of memory");
+                return;
+            }
+            int shift = (int)sml_rng_below(&r, 4) * 8;
+            for (size_t i = 0; i < n; i++) {
+                uint64_t v = sml_rng_u64(&r) >> 32;
+                if (mode == 1) v = sml_rng_below(&r, 5) << 20 | 7;
+                if (mode == 2) v = 0x01234567u ^ (sml_rng_below(&r, 256) << shift);
+                a[i] = b[i] = v << 32 | (uint64_t)i;
+            }
+            sml_radix_sort_u64_hi(a, tmp, n);
+            sml_radix_sort_u64(b, tmp, n);
+            if (n && memcmp(a, b, n * sizeof *a) && bad++ == 0)
+                snprintf(first, sizeof first, "length %zu, mode %d", n, mode);
+            free(a), free(b), free(tmp);
+        }
+    UNIT_EXPECT(u, bad == 0, "%lld arrays sorted by their high halves differ (first: %s)",
+                (long long)bad, first);
+}
+
 /* The keys of neighbouring floats (and of the specials) keep their order; -0 keys as +0. */
 static void float_keys(unit_run *u) {
     static const float V[] = {-INFINITY, -3.4e38f, -1.0f, -1e-45f, -0.0f,
@@ -63,11 +99,42 @@ static void float_keys(unit_run *u) {
     UNIT_EXPECT(u, bad == 0, "%d float keys out of the floats' order", bad);
 }
 
+/* The 16-bit keys order every fp16 and bf16 value (NaN aside) as the float keys of their values
+ * do, -0 and +0 alike: for every pair of patterns, the two keys compare as the float keys. */
+static void half_keys(unit_run *u) {
+    int64_t bad = 0;
+    char first[96] = "";
+    for (int dt = SML_F16; dt <= SML_BF16; dt++) {
+        static uint32_t fk[65536], hk[65536];
+        static int ok[65536];
+        for (uint32_t b = 0; b < 65536; b++) {
+            double v =
+                dt == SML_F16 ? sml_half_to_double((uint16_t)b) : sml_bf16_to_double((uint16_t)b);
+            ok[b] = !isnan(v);
+            fk[b] = sml_radix_float_key((float)v);
+            hk[b] = sml_radix_half_key((uint16_t)b);
+        }
+        for (uint32_t a = 0; a < 65536; a += 7)
+            for (uint32_t b = 0; b < 65536; b++) {
+                if (!ok[a] || !ok[b]) continue;
+                int want = (fk[a] > fk[b]) - (fk[a] < fk[b]),
+                    got = (hk[a] > hk[b]) - (hk[a] < hk[b]);
+                if (want != got && bad++ == 0)
+                    snprintf(first, sizeof first, "%s 0x%04x vs 0x%04x",
+                             dt == SML_F16 ? "fp16" : "bf16", a, b);
+            }
+    }
+    UNIT_EXPECT(u, bad == 0, "%lld pairs of 16-bit keys out of the values' order (first: %s)",
+                (long long)bad, first);
+}
+
 int main(int argc, char **argv) {
     unit_run u;
     if (unit_init(&u, "test_radix", argc, argv)) return 2;
     uint64_t s;
     if (unit_case(&u, 0, &s)) against_qsort(&u, s);
     if (unit_case(&u, 1, NULL)) float_keys(&u);
+    if (unit_case(&u, 2, &s)) high_halves(&u, s);
+    if (unit_case(&u, 3, NULL)) half_keys(&u);
     return sml_tally_finish(&u.tally);
 }
