@@ -102,8 +102,11 @@ int main(int argc, char **argv) {
     if (sml_case_filter_init(&F, argc, argv)) return 2;
     /* planted_lazy runs right after cpu_naive: without the poison its unwritten rows would
      * still hold cpu_naive's correct output, so only the poison can catch it. */
-    const sml_kernel *kernels[] = {sml_kernel_find("cpu_naive"), &PLANTED_LAZY,
-                                   sml_kernel_find("cpu_online"), &PLANTED_CORRUPT, &PLANTED_OK,
+    const sml_kernel *kernels[] = {sml_kernel_find("cpu_naive"),
+                                   &PLANTED_LAZY,
+                                   sml_kernel_find("cpu_online"),
+                                   &PLANTED_CORRUPT,
+                                   &PLANTED_OK,
                                    &PLANTED_SLOW};
     int baseline_only[] = {0, 0, 0, 0, 0, 0};
     sml_bench_plan plan;
@@ -212,8 +215,9 @@ int main(int argc, char **argv) {
         &T, &F, NULL, 81,
         rc && rc->decision.status == SML_DECISION_REJECTED && rc->decision.wrong == 6,
         "the corrupting kernel is Rejected with 6 WRONG rows, though its claim is easy");
-    sml_test_check_case(&T, &F, NULL, 82, rk && rk->decision.status == SML_DECISION_SUPPORTED,
-                        "the correct copy of cpu_naive meets its >= 0.5x planted_slow claim: Supported");
+    sml_test_check_case(
+        &T, &F, NULL, 82, rk && rk->decision.status == SML_DECISION_SUPPORTED,
+        "the correct copy of cpu_naive meets its >= 0.5x planted_slow claim: Supported");
     sml_test_check_case(&T, &F, NULL, 83, rn && rn->decision.status == SML_DECISION_MEASURED,
                         "no claim: Measured");
     sml_test_check_case(&T, &F, NULL, 84, rc && rc->n == 6 && strstr(rc->reason, "WRONG"),
