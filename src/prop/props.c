@@ -112,6 +112,19 @@ sml_prop_pool *sml_prop_pool_new(void) { return calloc(1, sizeof(sml_prop_pool))
 
 static void pool_release(sml_prop_pool *p) {
     for (int i = 0; i < SML_PROP_SCRATCH_LEVELS; i++) scratch_trim(&p->set[i], 0);
+    scratch_trim(&p->cases, 0);
+}
+
+void *sml_prop_pool_case_buf(sml_prop_pool *p, int slot, size_t bytes) {
+    sml_prop_scratch *s = &p->cases;
+    if (slot == 0) scratch_trim(s, SML_PROP_SCRATCH_KEEP);
+    if (!bytes) bytes = 1;
+    if (s->cap[slot] < bytes) {
+        free(s->p[slot]);
+        s->p[slot] = malloc(bytes);
+        s->cap[slot] = s->p[slot] ? bytes : 0;
+    }
+    return s->p[slot];
 }
 
 void sml_prop_pool_free(sml_prop_pool *p) {
