@@ -258,10 +258,10 @@ static int exec_on(split *sp, int argc, char **argv) {
 static int choose(split *sp, const char *spec, int can) {
     int cli = is_cli(sp->exe, sizeof sp->exe);
     if (!spec && !cli) return -1;
-    /* SML_WORKERS_TEST_COUNT=n: take n GPUs as visible, so that the CPU tests run the split
-     * (the workers then run CPU kernels; their CUDA_VISIBLE_DEVICES matters to nothing). */
-    const char *fake = getenv("SML_WORKERS_TEST_COUNT");
-    int count = fake && *fake ? atoi(fake) : sml_gpu_count();
+    /* Under a test's stand-in count the workers run CPU kernels; their CUDA_VISIBLE_DEVICES
+     * matters to nothing. */
+    int stand_in = sml_gpu_stand_in() > 0;
+    int count = sml_visible_gpus();
     if (!spec) {
         if (count < 2) return -1;
         sp->n = count < SML_MAX_DEVICES ? count : SML_MAX_DEVICES;
@@ -269,7 +269,7 @@ static int choose(split *sp, const char *spec, int can) {
         return 0;
     }
     char why[768];
-    if (!sml_devices_choose(spec, count, fake && *fake, sp->dev, &sp->n, why, sizeof why)) {
+    if (!sml_devices_choose(spec, count, stand_in, sp->dev, &sp->n, why, sizeof why)) {
         fprintf(stderr, "softmax-lab %s: bad value for --devices: '%.40s' (%s)\n", sp->cmd, spec,
                 why);
         return 2;

@@ -131,16 +131,34 @@ typedef struct sml_claim {
  *                                       or NaN in a row where max|dy_j| + sum|dy_j y_j|
  *                                       (softmax_bwd) or max|dy_j| + sum|dy_j|
  *                                       (log_softmax_bwd) reaches the dtype's largest finite
- *                                       value, where 16-bit intermediates overflow.
+ *                                       value, where 16-bit intermediates overflow;
+ *       SML_DEV_LOWEST_MAX_ROW          softmax / log_softmax of a row whose largest logit is
+ *                                       the dtype's lowest finite value (-FLT_MAX in fp32):
+ *                                       any finite output in that row (a kernel whose idle
+ *                                       lanes hold that value as the max's identity counts
+ *                                       them as elements of such a row);
+ *       SML_DEV_LOG_SOFTMAX_LSE_ROUNDED log_softmax computed as x - (m + log(s)) with the
+ *                                       sum m + log(s) rounded to fp32: each output may be
+ *                                       off by one more fp32 ulp of |m| + log(cols) (m the
+ *                                       row's largest logit), which is all of log(s) where
+ *                                       |m| is large;
+ *       SML_DEV_ROW_BITS_BY_ADDRESS     any op: a row's output bits may change with the row's
+ *                                       place in the batch (a kernel whose vector loads start
+ *                                       at an aligned address splits a row's reduction by its
+ *                                       address); each output is still held to the value
+ *                                       bound.
  *
  * Every other miss is a FAIL whose message names the declaration it broke; writes outside the
  * output and launch errors are never excused; strict runs (`check --strict`) apply none of
  * it. The plugin loader refuses a declaration with a negative or non-finite figure, a factor
  * in (0, 1), an unknown exception bit, or a bound for an op or dtype the kernel does not run. */
-#define SML_DEV_ALL_NEG_INF_ROW        (1u << 0)
-#define SML_DEV_LOG_SOFTMAX_SHIFT_BITS (1u << 1)
-#define SML_DEV_BWD_16BIT_OVERFLOW     (1u << 2)
-#define SML_DEV_EXCEPTIONS_ALL         ((1u << 3) - 1u)
+#define SML_DEV_ALL_NEG_INF_ROW         (1u << 0)
+#define SML_DEV_LOG_SOFTMAX_SHIFT_BITS  (1u << 1)
+#define SML_DEV_BWD_16BIT_OVERFLOW      (1u << 2)
+#define SML_DEV_LOWEST_MAX_ROW          (1u << 3)
+#define SML_DEV_LOG_SOFTMAX_LSE_ROUNDED (1u << 4)
+#define SML_DEV_ROW_BITS_BY_ADDRESS     (1u << 5)
+#define SML_DEV_EXCEPTIONS_ALL          ((1u << 6) - 1u)
 
 typedef struct sml_deviation {
     double ulps[SML_OP_COUNT][SML_DTYPE_COUNT];         /* 0: the contract's value bound */

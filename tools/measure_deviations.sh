@@ -19,6 +19,8 @@
 #
 #   tools/measure_deviations.sh [BUILD_DIR]            (default build; STAGES, CASES, OUT)
 #
+# PROPS_KERNELS (default "cudnn frameworks") picks which of the two the props stage runs.
+#
 # Logs and JSON land in $OUT (default ./out/deviations); a table of the runs last.
 set -uo pipefail
 B=${1:-build}
@@ -38,11 +40,14 @@ fi
 echo "declared kernels: cudnn${fw:+, $fw} (framework backends need PyTorch: ${fw:-not importable here})"
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tee "$OUT/gpu.txt"
 
-if has props; then
+props_on() { [[ " ${PROPS_KERNELS:-cudnn frameworks} " == *" $1 "* ]]; }
+if has props && props_on cudnn; then
   timeout "${PROPS_LIMIT:-600}" "$cli" check --kernel cudnn "${cases[@]}" --json "$OUT/check-cudnn.json" \
     >"$OUT/check-cudnn.log" 2>&1
   echo "== props cudnn: exit $?"
   grep -E "^cudnn |declared deviation|^FAIL|^  first:|^check:" "$OUT/check-cudnn.log" | head -40
+fi
+if has props && props_on frameworks; then
   if [ -n "$fw" ]; then
     timeout "${PROPS_LIMIT:-600}" python3 -m softmax_lab check --kernel "$fw" "${cases[@]}" \
       --json "$OUT/check-frameworks.json" >"$OUT/check-frameworks.log" 2>&1

@@ -70,7 +70,8 @@ class Deviation(ctypes.Structure):
 
 # The SML_DEV_* exception bits of include/softmax_lab.h, by the names register() takes.
 DEV_EXCEPTIONS = {"all_neg_inf_row": 1 << 0, "log_softmax_shift_bits": 1 << 1,
-                  "bwd_16bit_overflow": 1 << 2}
+                  "bwd_16bit_overflow": 1 << 2, "lowest_max_row": 1 << 3,
+                  "log_softmax_lse_rounded": 1 << 4, "row_bits_by_address": 1 << 5}
 
 
 class Kernel(ctypes.Structure):
@@ -160,6 +161,8 @@ def libs():
         core.sml_kernel_at.restype = ctypes.POINTER(Kernel)
         core.sml_kernel_at.argtypes = [ctypes.c_size_t]
         core.sml_version.restype = ctypes.c_char_p
+        core.sml_kernel_origin.restype = ctypes.c_char_p
+        core.sml_kernel_origin.argtypes = [ctypes.POINTER(Kernel)]
         core.sml_unregister_kernels.restype = ctypes.c_int
         core.sml_unregister_kernels.argtypes = [ctypes.POINTER(Kernel)]
         cli.sml_cli_main.restype = ctypes.c_int

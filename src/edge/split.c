@@ -26,13 +26,12 @@ static int combine(const char *name, const int *codes, int n) {
  * run here. SML_WORKERS_TEST_COUNT=n stands in for n GPUs, so that the CPU tests run the
  * split on the CPU kernels (--cpu runs in one process otherwise). */
 static int choose(const char *name, const sml_edge_opts *o, int *dev, int *n) {
-    const char *fake = getenv("SML_WORKERS_TEST_COUNT");
-    if (o->shard.count || (o->cpu && !(fake && *fake))) return -1;
+    int stand_in = sml_gpu_stand_in() > 0;
+    if (o->shard.count || (o->cpu && !stand_in)) return -1;
     if (!o->devices && getenv("CTEST_RESOURCE_GROUP_0_GPUS")) return -1;
-    int count = fake && *fake ? atoi(fake) : sml_gpu_count();
+    int count = sml_visible_gpus();
     char why[768];
-    if (o->devices &&
-        !sml_devices_choose(o->devices, count, fake && *fake, dev, n, why, sizeof why)) {
+    if (o->devices && !sml_devices_choose(o->devices, count, stand_in, dev, n, why, sizeof why)) {
         fprintf(stderr, "%s: bad value for --devices: '%.40s' (%s)\n", name, o->devices, why);
         return 2;
     }

@@ -47,6 +47,17 @@ int sml_devices_parse(const char *s, int count, int *out, int *n, char *why, siz
     return *n > 0;
 }
 
+int sml_gpu_stand_in(void) {
+    const char *fake = getenv("SML_WORKERS_TEST_COUNT");
+    int n = fake && *fake ? atoi(fake) : 0;
+    return n > 0 ? n : 0;
+}
+
+int sml_visible_gpus(void) {
+    int n = sml_gpu_stand_in();
+    return n ? n : sml_gpu_count();
+}
+
 int sml_devices_choose(const char *s, int count, int stand_in, int *out, int *n, char *why,
                        size_t why_n) {
     if (count > 0 && sml_devices_parse(s, count, out, n, why, why_n)) return 1;

@@ -14,6 +14,11 @@
 /* "0,1,3": device indices (as this process sees them), each once, each below `count`: 1 with
  * out[0..*n) set, else 0 and why[] says what is wrong. */
 int sml_devices_parse(const char *s, int count, int *out, int *n, char *why, size_t why_n);
+/* SML_WORKERS_TEST_COUNT=n stands in for n GPUs that are not there, so that the CPU tests run
+ * a split over the CPU kernels: n, or 0 when it is not set. */
+int sml_gpu_stand_in(void);
+/* How many GPUs this process sees: the stand-in count where set, else sml_gpu_count(). */
+int sml_visible_gpus(void);
 /* A --devices value against `count` GPUs: sml_devices_parse, with "no CUDA device on this
  * host" when count is 0; a refusal's why[] ends with the GPUs this process sees ("; GPUs here:
  * 0 NVIDIA H100 80GB HBM3"), unless the count is a test's stand-in (SML_WORKERS_TEST_COUNT)

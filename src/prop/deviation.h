@@ -41,9 +41,16 @@ void sml_dev_describe(const sml_deviation *d, char *buf, size_t n);
  * to declare bounds. Written into buf, which is returned. */
 const char *sml_dev_words_only_note(const char *label, char *buf, size_t n);
 
+/* What t's row exceptions add to the bound of every element of a row with inputs x (logits;
+ * cols long), as an absolute error: one fp32 ulp of |max x| + log(cols) under
+ * SML_DEV_LOG_SOFTMAX_LSE_ROUNDED, infinity in a row SML_DEV_LOWEST_MAX_ROW covers, else 0. */
+double sml_dev_row_slack(const sml_dev_terms *t, const double *x, int64_t cols);
+
 /* The bound an element near `want` may be off by under t: the contract's (`allowed`), or
- * where the declaration is looser, t->ulps ulps of dt at want or t->factor x allowed. */
-double sml_dev_allowed(const sml_dev_terms *t, sml_dtype dt, double allowed, double want);
+ * where the declaration is looser, t->ulps ulps of dt at want, t->factor x allowed, or
+ * allowed + `slack` (sml_dev_row_slack of its row). */
+double sml_dev_allowed(const sml_dev_terms *t, sml_dtype dt, double allowed, double want,
+                       double slack);
 
 /* 1 when the named exceptions of t cover a special-value mismatch (got where the contract
  * wants `want`) in a row with inputs x (logits, or y) and dy (backward; else NULL) as

@@ -94,6 +94,7 @@ static int rerun_fresh(const sml_prop_env *env, const sml_prop_config *cfg, sml_
     if (sml_prop_env_init(&fresh, env->k, remote ? &l : NULL) == SML_OK) {
         fresh.pool = env->pool; /* its evaluation nests in the one of the case that failed */
         fresh.stream_check = 1;
+        fresh.strict = env->strict; /* judged as the run was: under --strict, no declaration */
         fresh.ex.phase = SML_PROP_PHASE_RERUN;
         fresh.ex.index = env->ex.index;
         fresh.ex.prop = (int)p;
@@ -354,6 +355,7 @@ static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op o
                     f->prop = m.prop;
                     f->outcome = v.outcome;
                     f->case_index = -1;
+                    f->confirmed = -1; /* a saved failure again: not rerun (it stands) */
                     f->rows = f->s_rows = c.rows;
                     f->cols = f->s_cols = c.cols;
                     f->ld = f->s_ld = c.ld;

@@ -38,6 +38,9 @@ struct sml_worker_board {
     atomic_int fault_slot; /* took a fatal signal (-1: none) */
     atomic_int exit_slot;  /* called exit() (-1: none) */
     atomic_int quitting;   /* the worker was told to quit, and is ending so */
+    atomic_int started;    /* the worker has its kernel (or knows it has none) and its device
+                              set up: a launch's deadline starts from here, never from the
+                              exec (sml_worker_await_start) */
     sml_worker_slot slot[];
 };
 

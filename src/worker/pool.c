@@ -147,11 +147,26 @@ static wk_host *take_slot(sml_worker_pool *p, wk_chan *c) {
     return h;
 }
 
+/* A host just started, once its worker says it has (its start is not a launch's time): h, or
+ * NULL with why[] when it did not start within SML_WORKER_START_LIMIT_S (then killed). A
+ * worker that ended, or the run's cap, is found by the first launch. */
+static wk_host *started(const sml_worker_pool *p, wk_host *h, char *why, size_t n) {
+    if (!h || sml_worker_await_start(&h->w, SML_WORKER_START_LIMIT_S, p->cap) != 1) return h;
+    snprintf(why, n,
+             "the kernel's worker did not start within %.0f s (loading the kernel and its "
+             "module, setting up its device)",
+             SML_WORKER_START_LIMIT_S);
+    int unasked;
+    sml_wk_host_ended(h, 0, 0);
+    sml_wk_host_close(h, &unasked);
+    return NULL;
+}
+
 wk_host *sml_wk_pool_attach(sml_worker_pool *p, wk_chan *c, char *why, size_t n) {
     if (c->host && !c->host->dead && !c->host->retired) return c->host;
     if (c->host) sml_wk_pool_detach(p, c);
     if (c->own) {
-        wk_host *h = sml_wk_host_start(c->k, c->device, 1, 0, p->wrap, why, n);
+        wk_host *h = started(p, sml_wk_host_start(c->k, c->device, 1, 0, p->wrap, why, n), why, n);
         if (!h) return NULL;
         h->users = 1;
         h->busy[0] = 1;
@@ -175,7 +190,8 @@ wk_host *sml_wk_pool_attach(sml_worker_pool *p, wk_chan *c, char *why, size_t n)
     h = take_slot(p, c);
     pthread_mutex_unlock(&p->mu);
     if (!h) {
-        wk_host *fresh = sml_wk_host_start(c->k, c->device, p->threads, 1, NULL, why, n);
+        wk_host *fresh =
+            started(p, sml_wk_host_start(c->k, c->device, p->threads, 1, NULL, why, n), why, n);
         if (fresh) {
             pthread_mutex_lock(&p->mu);
             fresh->next = p->hosts;

@@ -192,6 +192,7 @@ static int serve_edge(int bfd, int n, const int *fd) {
     if (b == MAP_FAILED || b->nslots != n || n != 1) return 2;
     sml_wk_fault_install(b);
     sml_wk_fault_slot(0);
+    atomic_store(&b->started, 1);
     int quit = sml_wk_edge_serve(fd[0], &b->slot[0]);
     sml_wk_fault_quitting();
     if (quit) atomic_store(&b->quitting, 1);
@@ -237,6 +238,11 @@ int sml_worker_main(int argc, char **argv) {
     static serve s[SML_PROP_MAX_THREADS];
     for (int i = 0; i < n; i++)
         s[i] = (serve){.fd = fd[i], .slot = i, .b = &b->slot[i], .k = k, .why = why};
+    /* The device's context is made here, before the supervisor starts any launch's clock; a
+     * slot that could not set it up tries again at its first launch and says why there. */
+    const char *not_ready;
+    if (k) ready(&s[0], &not_ready);
+    atomic_store(&b->started, 1);
     for (int i = 1; i < n; i++) {
         pthread_t t;
         if (pthread_create(&t, NULL, slot_thread, &s[i]) != 0) return 2;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,21 @@ sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, 
     if (o && o->library && sml_source_is_python(o->library))
         snprintf(w->library, sizeof w->library, "%s", o->library);
     return SML_OK;
+}
+
+int sml_worker_await_start(const sml_worker *w, double limit, double cap) {
+    if (!w->board || w->pid <= 0) return -1;
+    double until = sml_prop_now() + limit;
+    for (int ms = 1;; ms = ms < 16 ? 2 * ms : 16) {
+        if (atomic_load(&w->board->started)) return 0;
+        double now = sml_prop_now();
+        if (cap > 0 && now >= cap) return 2;
+        if (now >= until) return 1;
+        /* Nothing comes on slot 0's socket before a request: readable means it closed. */
+        struct pollfd pf = {w->sock[0], POLLIN, 0};
+        int r = poll(&pf, 1, ms);
+        if (r > 0 || (r < 0 && errno != EINTR)) return atomic_load(&w->board->started) ? 0 : -1;
+    }
 }
 
 /* Reap the child within `seconds` (polling), else kill it and reap. Its wait status. */

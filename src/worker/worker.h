@@ -70,6 +70,17 @@ typedef struct sml_worker_opts {
  * SML_WORKER_ARGV names the worker command), else 0. */
 int sml_worker_available(void);
 sml_status sml_worker_spawn(sml_worker *w, const sml_worker_opts *o, char *why, size_t n);
+/* Wait until the worker says it has started (its kernel found, a Python kernel's module
+ * imported, its device's context made: what a first launch would otherwise pay inside its
+ * deadline), at most `limit` seconds or until the run's cap (an absolute sml_prop_now() time;
+ * 0: none). 0 started, 1 not within `limit`, 2 the cap came first, -1 the worker ended first
+ * (its first launch finds out how). A worker that says it started when it has not only makes
+ * its own first launch late. */
+int sml_worker_await_start(const sml_worker *w, double limit, double cap);
+/* How long a worker may take to start (sml_worker_await_start): importing PyTorch or Triton and
+ * making a CUDA context take seconds, more on a loaded host or under compute-sanitizer. */
+#define SML_WORKER_START_LIMIT_S 300.0
+
 /* Ask it to quit, wait (up to a second, a minute under a tool), then kill it; always reaps.
  * Its wait status, -1 when there was none. */
 int sml_worker_close(sml_worker *w);

@@ -13,6 +13,11 @@
  *                     integer change its output bits
  *   -DDEV_NEGINF      an fp32 softmax in double, right but for a row of -inf logits: 0 there,
  *                     not NaN (as cuDNN gives)
+ *   -DDEV_ROWBITS=F   an fp32 softmax in double whose bits depend on the output row's address:
+ *                     where (address / 4) is odd, each finite output is moved by F 2^-23 of
+ *                     itself (F = 1: about an ulp; F = 4096: far off), so the same row at
+ *                     another place in the batch gives other bits (as torch's backward does
+ *                     past 1,024 columns)
  *   -DDEV_ULPS=U      declares its op <= U ulp for its dtype (sml_kernel.deviation)
  *   -DDEV_EXC=B       declares the exceptions B (SML_DEV_* bits: 1 all -inf rows, 2 shift bits)
  *   -DDEV_ABI2        built as a plugin of ABI version 2 was: no `deviation` field at all, so
@@ -45,11 +50,13 @@
 #define DEV_LABEL "log_softmax bits depend on the logits' parity"
 #elif defined(DEV_NEGINF)
 #define DEV_LABEL "all -inf rows give 0"
+#elif defined(DEV_ROWBITS)
+#define DEV_LABEL "a row's bits depend on its address"
 #else
 #define DEV_LABEL "fp16 softmax one ulp below a correct one on some outputs"
 #endif
 
-#if !defined(DEV_GARBAGE) && !defined(DEV_SHIFTVAR) && !defined(DEV_NEGINF)
+#if !defined(DEV_GARBAGE) && !defined(DEV_SHIFTVAR) && !defined(DEV_NEGINF) && !defined(DEV_ROWBITS)
 /* IEEE half <-> double, exact for every half; the rounding of double to half is to nearest
  * even. */
 static double half_to_double(uint16_t h) {
@@ -128,6 +135,33 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
     free(x);
     return SML_OK;
 }
+#elif defined(DEV_ROWBITS)
+static sml_status launch(sml_handle *h, const sml_problem *p) {
+    (void)h;
+    if (p->op != SML_SOFTMAX || p->dtype != SML_F32) return SML_ERR_UNSUPPORTED;
+    int64_t n = p->cols;
+    if (p->rows == 0 || n == 0) return SML_OK;
+    double *x = malloc((size_t)n * sizeof *x);
+    if (!x) return SML_ERR_OUT_OF_MEMORY;
+    for (int64_t r = 0; r < p->rows; r++) {
+        const float *xr = (const float *)p->x + r * p->ld;
+        float *out = (float *)p->out + r * p->ld;
+        double m = -INFINITY, s = 0.0;
+        for (int64_t i = 0; i < n; i++) { /* read whole first: in place works */
+            x[i] = xr[i];
+            if (x[i] > m) m = x[i];
+        }
+        /* A NaN, a +inf or an all -inf row is NaN everywhere (x - max is NaN somewhere). */
+        for (int64_t i = 0; i < n; i++) s += exp(x[i] - m);
+        int odd = ((uintptr_t)out / sizeof(float)) & 1u;
+        for (int64_t i = 0; i < n; i++) {
+            float y = (float)(exp(x[i] - m) / s);
+            out[i] = odd && isfinite(y) ? y * (1.0f + (float)(DEV_ROWBITS)*0x1p-23f) : y;
+        }
+    }
+    free(x);
+    return SML_OK;
+}
 #elif defined(DEV_SHIFTVAR)
 static sml_status launch(sml_handle *h, const sml_problem *p) {
     (void)h;
@@ -187,7 +221,7 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
 }
 #endif
 
-#if defined(DEV_GARBAGE) || defined(DEV_SHIFTVAR) || defined(DEV_NEGINF)
+#if defined(DEV_GARBAGE) || defined(DEV_SHIFTVAR) || defined(DEV_NEGINF) || defined(DEV_ROWBITS)
 #define DTYPE SML_F32
 #else
 #define DTYPE SML_F16

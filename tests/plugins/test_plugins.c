@@ -636,6 +636,25 @@ static void part_deviation(void) {
             strstr(OUT, "output: outside its declared deviation (log_softmax fp32 <= 3 ulp; "),
         "shift bits declared, the shifted output far off: exit %d, want 1 naming the value bound",
         rc);
+    /* Row bits by address: excused only with the exception, and only within the value bound. */
+    rc = run("%s check --load %s --kernel rowbits_exc --cases 300 --props row_independence",
+             SML_CLI_PATH, plugin("plug_rowbits_exc"));
+    expect(rc == 0 &&
+               strstr(OUT, "PASS within its declared deviation: softmax fp32 <= 3 ulp; a "
+                           "row's bits depend on its place in the batch (") &&
+               strstr(OUT, "row_independence "),
+           "row bits by address declared, an ulp off: exit %d, want 0 with row_independence "
+           "excused",
+           rc);
+    rc = run("%s check --load %s --kernel rowbits --cases 300 --props row_independence",
+             SML_CLI_PATH, plugin("plug_rowbits"));
+    expect(rc == 1 && strstr(OUT, "in reverse order gives different bits"),
+           "row bits by address undeclared: exit %d, want 1 and row_independence failed", rc);
+    rc = run("%s check --load %s --kernel rowfar_exc --cases 300 --props row_independence",
+             SML_CLI_PATH, plugin("plug_rowfar_exc"));
+    expect(rc == 1 && strstr(OUT, "in reverse order gives different bits") &&
+               strstr(OUT, "outside its declared deviation (softmax fp32 <= 3 ulp; "),
+           "row bits declared, the moved rows far off: exit %d, want 1 naming the value bound", rc);
     /* The bench: KNOWN-DEV within the declaration; WRONG (exit 1) outside it, naming it. */
     rc = run("%s bench --load %s --backend h14_15 --rows 64 --cols 1000 --dtype fp16 --op softmax "
              "--ledger %s",

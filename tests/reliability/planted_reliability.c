@@ -14,6 +14,9 @@
  *                   SML_WORKER_FDS in /proc/self/environ, then _exit(0)
  *   rel_hang        never returns on a call with 8 columns or more (a loop that sleeps)
  *   rel_sleepy      always right; sleeps 50 ms per call
+ *   rel_slow_start  always right; takes 3 s to load in a worker process (its constructor
+ *                   sleeps where SML_WORKER_FDS is set), as a Python kernel's worker takes
+ *                   seconds to import PyTorch and make its CUDA context
  *
  * Public headers only, as a user's plugin; rel_forger also reads the engine's result layout
  * (prop/prop.h) where the build gives it, to forge a frame of the exact size a worker sends. */
@@ -150,6 +153,12 @@ static void forger(void) {
 }
 #endif
 
+#if PLANT == 8
+__attribute__((constructor)) static void slow_start(void) {
+    if (getenv("SML_WORKER_FDS")) sleep_s(3.0);
+}
+#endif
+
 static sml_status launch(sml_handle *h, const sml_problem *p) {
     (void)h;
     if (p->dtype != SML_F32 || p->op != SML_SOFTMAX) return SML_ERR_UNSUPPORTED;
@@ -186,8 +195,10 @@ static sml_status launch(sml_handle *h, const sml_problem *p) {
 #elif PLANT == 7
     sleep_s(0.05);
     softmax_rows(p);
+#elif PLANT == 8
+    softmax_rows(p);
 #else
-#error "PLANT must be 1..7"
+#error "PLANT must be 1..8"
 #endif
     return SML_OK;
 }

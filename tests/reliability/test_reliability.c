@@ -20,6 +20,11 @@
  *                      case), --case-timeout 0.1: its cases pass their deadline, are confirmed
  *                      alone under 10x that (1 s; they take at most 0.35 s and their
  *                      arithmetic) and are slow, not failed: exit 0, all its cases run.
+ *   --test slow_start  rel_slow_start (right; its worker takes 3 s to start), --case-timeout
+ *                      0.2: a worker's start is not a launch's time (the deadline starts when
+ *                      the worker says it has started), so no case is late: exit 0, all its
+ *                      cases run. Were the start counted, every first case of a worker would
+ *                      be late, and late again alone (3 s > 10 x 0.2 s): a hang.
  *   --test flaky       rel_flaky (wrong on 1 call in 50, from getrandom): never exit 0; exit 1
  *                      or 5 with a FAIL or FLAKY line naming it.
  *   --test stateful    rel_stateful (wrong from its 201st call in a process): the failing case
@@ -317,6 +322,24 @@ static void test_slow_wrong(void) {
 }
 
 /* rel_slow_right: over its deadline, right when confirmed alone: PASS. */
+/* rel_slow_start: 3 s to start its worker, 0.2 s deadlines: PASS. */
+static void test_slow_start(void) {
+    char l[600];
+    lib(l, sizeof l, "slow_start");
+    run r[2];
+    for (int loaded = 0; loaded < 2; loaded++) {
+        run *x = &r[loaded];
+        check(x, loaded,
+              "--load %s --kernel rel_slow_start " SUITE " --cases 20 --no-shrink --case-timeout "
+              "0.2",
+              l);
+        expect_rc(x, 0, "PASS: a worker's start is not a launch's time");
+        expect_passed(x, "rel_slow_start", 20);
+        expect_digest(x);
+    }
+    expect_same_digest(&r[0], &r[1]);
+}
+
 static void test_slow_right(void) {
     char l[600];
     lib(l, sizeof l, "slow_right");
@@ -527,9 +550,16 @@ static const struct {
     const char *name;
     void (*fn)(void);
 } TESTS[] = {
-    {"slow_wrong", test_slow_wrong}, {"slow_right", test_slow_right}, {"flaky", test_flaky},
-    {"stateful", test_stateful},     {"forger", test_forger},         {"hang", test_hang},
-    {"digest", test_digest},         {"incomplete", test_incomplete}, {"parsers", test_parsers},
+    {"slow_wrong", test_slow_wrong},
+    {"slow_right", test_slow_right},
+    {"slow_start", test_slow_start},
+    {"flaky", test_flaky},
+    {"stateful", test_stateful},
+    {"forger", test_forger},
+    {"hang", test_hang},
+    {"digest", test_digest},
+    {"incomplete", test_incomplete},
+    {"parsers", test_parsers},
 };
 
 int main(int argc, char **argv) {
@@ -542,10 +572,11 @@ int main(int argc, char **argv) {
          i++)
         if (!strcmp(argv[2], TESTS[i].name)) fn = TESTS[i].fn;
     if (!fn) {
-        fprintf(stderr,
-                "usage: %s --test slow_wrong|slow_right|flaky|stateful|forger|hang|digest|"
-                "incomplete|parsers\n       %s --under-load 'COMMAND'\n",
-                argv[0], argv[0]);
+        fprintf(
+            stderr,
+            "usage: %s --test slow_wrong|slow_right|slow_start|flaky|stateful|forger|hang|digest|"
+            "incomplete|parsers\n       %s --under-load 'COMMAND'\n",
+            argv[0], argv[0]);
         return 2;
     }
     if (sml_cli_setup("test_reliability", SML_CLI_PATH, TMP, sizeof TMP)) return 1;

@@ -45,16 +45,24 @@ static void words(void) {
           "sml_dev_declared: an empty declaration is none");
 }
 
-/* Each exception applies only to the ops and dtypes it names. */
+/* Each exception applies only to the ops and dtypes it names (row bits by address: every
+ * op and dtype, checked last). */
 static void scope(void) {
-    static const sml_deviation d = {.exceptions = SML_DEV_EXCEPTIONS_ALL};
+    static const sml_deviation d = {.exceptions =
+                                        SML_DEV_EXCEPTIONS_ALL & ~SML_DEV_ROW_BITS_BY_ADDRESS};
+    static const sml_deviation rowbits = {.exceptions = SML_DEV_ROW_BITS_BY_ADDRESS};
     sml_dev_terms t;
+    int got = sml_dev_terms_get(&rowbits, SML_SOFTMAX_BWD, SML_F32, &t);
+    check(got && t.exceptions == SML_DEV_ROW_BITS_BY_ADDRESS,
+          "row bits by address applies to softmax_bwd fp32 (0x%x)", t.exceptions);
     int any = sml_dev_terms_get(&d, SML_SOFTMAX, SML_F32, &t);
-    check(any && t.exceptions == SML_DEV_ALL_NEG_INF_ROW &&
-              !strcmp(t.text, "all -inf rows give 0 / -inf"),
+    check(any && t.exceptions == (SML_DEV_ALL_NEG_INF_ROW | SML_DEV_LOWEST_MAX_ROW) &&
+              !strcmp(t.text, "all -inf rows give 0 / -inf; rows whose max is the lowest "
+                              "finite value are not held"),
           "softmax fp32: exceptions 0x%x '%s'", t.exceptions, t.text);
     sml_dev_terms_get(&d, SML_LOG_SOFTMAX, SML_BF16, &t);
-    check(t.exceptions == (SML_DEV_ALL_NEG_INF_ROW | SML_DEV_LOG_SOFTMAX_SHIFT_BITS),
+    check(t.exceptions == (SML_DEV_ALL_NEG_INF_ROW | SML_DEV_LOG_SOFTMAX_SHIFT_BITS |
+                           SML_DEV_LOWEST_MAX_ROW | SML_DEV_LOG_SOFTMAX_LSE_ROUNDED),
           "log_softmax bf16: exceptions 0x%x", t.exceptions);
     any = sml_dev_terms_get(&d, SML_SOFTMAX_BWD, SML_F32, &t);
     check(!any && t.exceptions == 0 && !strcmp(t.text, "the contract"),
@@ -69,10 +77,11 @@ static void scope(void) {
     check(any && t.ulps == 1.5 && !strcmp(t.text, "softmax fp16 <= 1.5 ulp"), "softmax fp16: '%s'",
           t.text);
     double ulp = sml_ulp(SML_F16, 0.3);
-    check(sml_dev_allowed(&t, SML_F16, 1e-9, 0.3) == 1.5 * ulp &&
-              sml_dev_allowed(&t, SML_F16, 1.0, 0.3) == 1.0 &&
-              sml_dev_allowed(NULL, SML_F16, 1e-9, 0.3) == 1e-9,
-          "sml_dev_allowed: the larger of the contract's and 1.5 ulp");
+    check(sml_dev_allowed(&t, SML_F16, 1e-9, 0.3, 0.0) == 1.5 * ulp &&
+              sml_dev_allowed(&t, SML_F16, 1.0, 0.3, 0.0) == 1.0 &&
+              sml_dev_allowed(NULL, SML_F16, 1e-9, 0.3, 0.0) == 1e-9 &&
+              sml_dev_allowed(&t, SML_F16, 1e-9, 0.3, 1.0) == 1.0 + 1e-9,
+          "sml_dev_allowed: the larger of the contract's, 1.5 ulp and the contract's + slack");
 }
 
 /* The elements each exception covers, and the ones next to them it does not. */
@@ -163,10 +172,62 @@ static void values(void) {
           (long long)a.row);
 }
 
+/* The row exceptions, on the rows cuDNN shrank to: three fp32 logits of -FLT_MAX (its idle
+ * lanes hold -FLT_MAX as the max's identity and count: 0.25 each, not 1/3), and a
+ * log_softmax row whose max is 9560, where fp32's m + log(s) drops log(s) = 0.000335. */
+static void row_exceptions(void) {
+    static const sml_deviation lowest = {.exceptions = SML_DEV_LOWEST_MAX_ROW};
+    static const sml_deviation lse = {.exceptions = SML_DEV_LOG_SOFTMAX_LSE_ROUNDED};
+    sml_dev_terms tl, te, tnone;
+    sml_dev_terms_get(&lowest, SML_SOFTMAX, SML_F32, &tl);
+    sml_dev_terms_get(&lse, SML_LOG_SOFTMAX, SML_F16, &te);
+    sml_dev_terms_get(NULL, SML_SOFTMAX, SML_F32, &tnone);
+    float x[3] = {-3.40282347e38f, -3.40282347e38f, -3.40282347e38f}, out[3] = {.25f, .25f, .25f};
+    double want[3];
+    sml_ref_run(SML_SOFTMAX, SML_F32, 1, 3, 3, x, NULL, want);
+    sml_check_report rep;
+    sml_dev_report d;
+    sml_dev_check_against(&tl, SML_SOFTMAX, SML_F32, 1, 3, 3, x, NULL, want, out, &rep, &d);
+    check(!rep.pass && d.misses == 3 && sml_dev_report_pass(&d),
+          "a -FLT_MAX row's 0.25s under SML_DEV_LOWEST_MAX_ROW: %lld of %lld excused",
+          (long long)d.excused, (long long)d.misses);
+    sml_dev_check_against(&tnone, SML_SOFTMAX, SML_F32, 1, 3, 3, x, NULL, want, out, &rep, &d);
+    check(!sml_dev_report_pass(&d), "a -FLT_MAX row's 0.25s excused with no declaration");
+    x[1] = 0.0f; /* the max is 0 now: the row is an ordinary one */
+    sml_ref_run(SML_SOFTMAX, SML_F32, 1, 3, 3, x, NULL, want);
+    out[0] = out[2] = 0.0f;
+    out[1] = 0.75f;
+    sml_dev_check_against(&tl, SML_SOFTMAX, SML_F32, 1, 3, 3, x, NULL, want, out, &rep, &d);
+    check(!sml_dev_report_pass(&d) && d.row == 0 && d.col == 1,
+          "SML_DEV_LOWEST_MAX_ROW excused a row whose max is 0 (col %lld)", (long long)d.col);
+    /* log_softmax fp16, 513 columns: 9560 once, the rest 9560 - 8 (each e^-8 of the max) */
+    enum { N = 513 };
+    uint16_t lx[N], lo[N];
+    double lw[N], xd[N];
+    for (int j = 0; j < N; j++) sml_store(SML_F16, lx, j, j == 0 ? 9560.0 : 9552.0);
+    for (int j = 0; j < N; j++) xd[j] = sml_load(SML_F16, lx, j);
+    sml_ref_run(SML_LOG_SOFTMAX, SML_F16, 1, N, N, lx, NULL, lw);
+    double slack = sml_dev_row_slack(&te, xd, N);
+    check(slack == sml_ulp(SML_F32, 9560.0 + log((double)N)),
+          "the slack of a row whose max is 9560: %g", slack);
+    /* what x - fl32(m + log s) gives: each output off by log s's part that fp32 drops */
+    float lse32 = (float)(9560.0 + log(1.0 + 512.0 * exp(-8.0)));
+    for (int j = 0; j < N; j++) sml_store(SML_F16, lo, j, (double)((float)xd[j] - lse32));
+    sml_dev_check_against(&te, SML_LOG_SOFTMAX, SML_F16, 1, N, N, lx, NULL, lw, lo, &rep, &d);
+    check(!rep.pass && sml_dev_report_pass(&d),
+          "fp32-rounded m + log s under SML_DEV_LOG_SOFTMAX_LSE_ROUNDED: %lld of %lld excused",
+          (long long)d.excused, (long long)d.misses);
+    sml_store(SML_F16, lo, 0, sml_load(SML_F16, lo, 0) - 2.0 * slack - 0.01);
+    sml_dev_check_against(&te, SML_LOG_SOFTMAX, SML_F16, 1, N, N, lx, NULL, lw, lo, &rep, &d);
+    check(!sml_dev_report_pass(&d) && d.col == 0,
+          "an output off by 2 slacks more excused under SML_DEV_LOG_SOFTMAX_LSE_ROUNDED");
+}
+
 int main(void) {
     words();
     scope();
     exceptions();
     values();
+    row_exceptions();
     return sml_tally_finish(&T);
 }

@@ -35,10 +35,12 @@ def kernels():
 
 # What Liger's kernels do outside the contract (docs/NUMERICS.md, not loosened), declared in
 # terms the checker enforces: a miss outside them fails the property suite and is WRONG in the
-# bench. Its backward works in the tensors' own 16-bit type (no fp32 accumulation): on the
-# bench's standard sweep up to 136x the bound (fp16) and 1,670x (bf16) on both the H100 and
-# the H200 (docs/ledgers, liger-kernel 0.8.5); on the property suite's cases (H100) a huge dy
-# overflows to -inf or NaN where the result is finite. Nothing else is excused.
-DEVIATION = {"bound_factor": {"softmax_bwd": {"fp16": 1700, "bf16": 1700}},
+# bench (docs/FINDINGS.md). Its backward multiplies dy * y in the tensors' own 16-bit type
+# before the row's dot product: the 16-bit unit roundoff where the contract's bound has fp32's,
+# a factor of u16 / u32 = 2^13 (fp16), 2^16 (bf16). Measured: bench standard sweep up to 136x
+# (fp16) and 1,670x (bf16) on the H100 and the H200 (docs/ledgers, liger-kernel 0.8.5);
+# property suite up to 5.28e3x (bf16, 1x7; H100); a huge dy overflows the 16-bit product to
+# -inf or NaN where the result is finite. Nothing else is excused.
+DEVIATION = {"bound_factor": {"softmax_bwd": {"fp16": 8192, "bf16": 65536}},
              "exceptions": ["bwd_16bit_overflow"]}
 KNOWN_DEVIATION = "liger-kernel 0.8.5: 16-bit softmax backward in the 16-bit type"

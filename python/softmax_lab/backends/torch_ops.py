@@ -37,10 +37,16 @@ def kernels():
 
 # What PyTorch's kernels do outside the contract (docs/NUMERICS.md, not loosened), declared in
 # terms the checker enforces: a miss outside them fails the property suite and is WRONG in the
-# bench. Its 16-bit softmax backward is off by a factor of the contract's bound (the bound of a
-# backward element scales with the row's dot product, so a factor says it where ulps of a tiny
-# dx do not): on the bench's standard sweep up to 78.5x (fp16) and 569x (bf16, 3,950 ulp) on
-# both the H100 and the H200 (docs/ledgers, torch 2.11), on the property suite's cases up to
-# 2.4e3x (188 ulp; H100). Nothing else is excused.
-DEVIATION = {"bound_factor": {"softmax_bwd": {"fp16": 2500, "bf16": 2500}}}
+# bench (docs/FINDINGS.md follows each to its cause in PyTorch's source).
+# - 16-bit softmax backward: dy * y is rounded to the 16-bit type before the row's dot product
+#   (softmax_backward_cuda_out multiplies the tensors first). That error is the 16-bit unit
+#   roundoff where the contract's bound has fp32's, so the factor is u16 / u32: 2^13 (fp16),
+#   2^16 (bf16). Measured: bench standard sweep up to 78.5x (fp16) and 569x (bf16) on the H100
+#   and the H200 (docs/ledgers, torch 2.11); property suite up to 2.93e3x (bf16, 1x4; H100).
+# - backward past 1,024 columns: a row's bits depend on its address (the vector loads start at
+#   an aligned address, so the split of the row's sum over threads moves with it); found on
+#   2x1025 fp32 rows and 1382x1031 fp16/bf16 batches (H100); each output within the bound.
+# Nothing else is excused.
+DEVIATION = {"bound_factor": {"softmax_bwd": {"fp16": 8192, "bf16": 65536}},
+             "exceptions": ["row_bits_by_address"]}
 KNOWN_DEVIATION = "torch 2.11: 16-bit softmax backward outside the contract's bound"
