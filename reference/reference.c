@@ -8,7 +8,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/dtype.h"
 
@@ -60,15 +59,16 @@ void sml_ref_exp_row(sml_op op, const double *x, int64_t n, double *ex) {
     }
 }
 
-/* The naive softmax's second half: y holds exp(x - max); divide by its compensated sum. */
-static void softmax_finish(double *y, int64_t n) {
-    double s = sml_ref_sum(y, n);
-    for (int64_t i = 0; i < n; i++) y[i] /= s;
+/* The naive softmax's second half: e holds exp(x - max); y = e divided by its compensated sum
+ * (y may be e). */
+static void softmax_finish(const double *e, double *y, int64_t n) {
+    double s = sml_ref_sum(e, n);
+    for (int64_t i = 0; i < n; i++) y[i] = e[i] / s;
 }
 
 void sml_ref_softmax_naive(const double *x, double *y, int64_t n) {
     sml_ref_exp_row(SML_SOFTMAX, x, n, y);
-    softmax_finish(y, n);
+    softmax_finish(y, y, n);
 }
 
 /* Running (max, compensated sum) over the row, one element at a time. */
@@ -146,8 +146,7 @@ void sml_ref_rows(sml_op op, int64_t rows, int64_t cols, const double *x, const 
         switch (op) {
         case SML_SOFTMAX:
             if (er) {
-                memcpy(o, er, (size_t)cols * sizeof *o);
-                softmax_finish(o, cols);
+                softmax_finish(er, o, cols);
             } else {
                 sml_ref_softmax_naive(xr, o, cols);
             }

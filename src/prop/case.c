@@ -65,15 +65,19 @@ sml_status sml_prop_case_alloc(sml_prop_case *c) {
 
 void sml_prop_case_free(sml_prop_case *c) {
     if (!c) return;
-    free(c->x);
-    free(c->dy);
-    free(c->logits);
+    if (!c->pooled) {
+        free(c->x);
+        free(c->dy);
+        free(c->logits);
+    }
     c->x = c->dy = c->logits = NULL;
+    c->pooled = 0;
 }
 
 sml_status sml_prop_case_copy(sml_prop_case *dst, const sml_prop_case *src) {
     *dst = *src;
     dst->x = dst->dy = dst->logits = NULL;
+    dst->pooled = 0;
     sml_status s = sml_prop_case_alloc(dst);
     if (s != SML_OK) return s;
     size_t n = (size_t)(src->rows * src->cols) * sml_dtype_size(src->dtype);

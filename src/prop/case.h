@@ -31,6 +31,8 @@ typedef struct sml_prop_case {
     void *logits;    /* backward: the logits y came from (y = rounded reference forward) */
     char family[64]; /* how the values were drawn, for reports */
     int tall;        /* drawn as a tall case (gen.c): counted in the run's result */
+    int pooled;      /* x, dy and logits belong to a pool (gen.h, sml_prop_gen_case_in), which
+                        keeps them for its next case: sml_prop_case_free lets them go, no more */
 } sml_prop_case;
 
 /* The bounds of every case the engine lays out and of every reproducer it reads: rows and
@@ -51,7 +53,7 @@ int sml_prop_case_in_bounds(const sml_prop_case *c, char *why, size_t n);
 /* Allocate the arrays for c's op, dtype, rows and cols (contents undefined). */
 sml_status sml_prop_case_alloc(sml_prop_case *c);
 void sml_prop_case_free(sml_prop_case *c);
-/* Deep copy. */
+/* Deep copy (into arrays of its own, whatever src's are). */
 sml_status sml_prop_case_copy(sml_prop_case *dst, const sml_prop_case *src);
 /* Backward cases: y := the reference forward of logits, rounded to the dtype. Forward: no-op. */
 sml_status sml_prop_case_derive_y(sml_prop_case *c);

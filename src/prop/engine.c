@@ -604,8 +604,8 @@ static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_resu
     sml_prop_case c;
     double tg = sml_prop_now();
     sml_status s =
-        sml_prop_gen_case(env->k, res->op, res->dtype, sml_derive_seed(cfg->seed, (uint64_t)i),
-                          level, &cfg->sizes, &c);
+        sml_prop_gen_case_in(env->pool, env->k, res->op, res->dtype,
+                             sml_derive_seed(cfg->seed, (uint64_t)i), level, &cfg->sizes, &c);
     res->host.gen += sml_prop_now() - tg;
     if (s != SML_OK) {
         res->events.n[SML_EV_NOT_JUDGED]++;

@@ -14,6 +14,8 @@
 
 #include "core/internal.h"
 #include "core/dtype.h"
+#include "prop/props.h"
+#include "reference/reference.h"
 
 /* The column counts every run treats as edges, beyond the registry's own limits (every
  * kernel's min_cols and max_cols +-1) and the auto dispatcher's thresholds +-1 (asked of the
@@ -484,16 +486,40 @@ void sml_prop_gen_shape(const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t c
 
 sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed,
                              int level, const sml_prop_sizes *sz, sml_prop_case *c) {
+    return sml_prop_gen_case_in(NULL, k, op, dt, case_seed, level, sz, c);
+}
+
+sml_status sml_prop_gen_case_in(sml_prop_pool *pool, const sml_kernel *k, sml_op op, sml_dtype dt,
+                                uint64_t case_seed, int level, const sml_prop_sizes *sz,
+                                sml_prop_case *c) {
     sml_rng r;
     begin_case(&r, k, op, dt, case_seed, level, sz, c);
-    sml_status s = sml_prop_case_alloc(c);
-    if (s != SML_OK) return s;
     int64_t n = c->cols;
-    double *row = malloc((size_t)n * sizeof *row);
-    if (!row) {
-        sml_prop_case_free(c);
-        return SML_ERR_OUT_OF_MEMORY;
+    int bwd = sml_op_is_backward(op);
+    /* A row as drawn, and for backward ops the row's logits as stored and its y */
+    size_t row_bytes = (size_t)n * (bwd ? 3 : 1) * sizeof(double);
+    double *row;
+    if (pool) {
+        size_t bytes = (size_t)(c->rows * c->cols) * sml_dtype_size(dt);
+        c->pooled = 1;
+        c->x = sml_prop_pool_case_buf(pool, 0, bytes);
+        c->dy = bwd ? sml_prop_pool_case_buf(pool, 1, bytes) : NULL;
+        c->logits = bwd ? sml_prop_pool_case_buf(pool, 2, bytes) : NULL;
+        row = sml_prop_pool_case_buf(pool, 3, row_bytes);
+        if (!c->x || (bwd && (!c->dy || !c->logits)) || !row) {
+            sml_prop_case_free(c);
+            return SML_ERR_OUT_OF_MEMORY;
+        }
+    } else {
+        sml_status s = sml_prop_case_alloc(c);
+        if (s != SML_OK) return s;
+        row = malloc(row_bytes);
+        if (!row) {
+            sml_prop_case_free(c);
+            return SML_ERR_OUT_OF_MEMORY;
+        }
     }
+    double *lrow = bwd ? row + n : NULL, *yrow = bwd ? row + 2 * n : NULL;
     void *src = sml_prop_case_source(c);
     int mixed = chance(&r, 0.3);
     int family = pick_family(&r);
@@ -512,6 +538,14 @@ sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint6
         if (specials && chance(&r, 0.3)) inject_specials(&r, row, n);
         clamp_row(dt, row, n);
         sml_store_n(dt, src, i * n, n, row);
+        if (bwd) {
+            /* y := the reference forward of the logits as stored, rounded to dt: what
+             * sml_prop_case_derive_y computes for the whole case, a row at a time (y draws
+             * nothing from r) */
+            sml_load_n(dt, src, i * n, n, lrow);
+            sml_ref_rows(sml_prop_forward_of(op), 1, n, lrow, NULL, NULL, yrow);
+            sml_store_n(dt, c->x, i * n, n, yrow);
+        }
     }
     if (mask_name) {
         size_t L = strlen(c->family);
@@ -533,9 +567,7 @@ sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint6
         }
         size_t L = strlen(c->family);
         snprintf(c->family + L, sizeof c->family - L, "/%s", DY[kind]);
-        s = sml_prop_case_derive_y(c);
     }
-    free(row);
-    if (s != SML_OK) sml_prop_case_free(c);
-    return s;
+    if (!pool) free(row);
+    return SML_OK;
 }

@@ -13,6 +13,13 @@
 /* Draw a case. level 0..100 is the size ramp's position. */
 sml_status sml_prop_gen_case(const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed,
                              int level, const sml_prop_sizes *sz, sml_prop_case *out);
+/* The same case with its arrays (and the drawing's own scratch) in `pool`'s slots for drawn
+ * cases (props.h), which keeps them for its next case instead of mapping a big case's memory
+ * afresh: the case's `pooled` is set (sml_prop_case_free lets the arrays go without freeing
+ * them), and it lives until the next case drawn from the pool. pool NULL: sml_prop_gen_case. */
+sml_status sml_prop_gen_case_in(sml_prop_pool *pool, const sml_kernel *k, sml_op op, sml_dtype dt,
+                                uint64_t case_seed, int level, const sml_prop_sizes *sz,
+                                sml_prop_case *out);
 /* The shape (rows, cols, ld, offset, in place) sml_prop_gen_case draws from the same
  * arguments, with nothing allocated or filled: for tests of the shapes' distribution. */
 void sml_prop_gen_shape(const sml_kernel *k, sml_op op, sml_dtype dt, uint64_t case_seed, int level,

@@ -112,6 +112,19 @@ sml_prop_pool *sml_prop_pool_new(void) { return calloc(1, sizeof(sml_prop_pool))
 
 static void pool_release(sml_prop_pool *p) {
     for (int i = 0; i < SML_PROP_SCRATCH_LEVELS; i++) scratch_trim(&p->set[i], 0);
+    scratch_trim(&p->cases, 0);
+}
+
+void *sml_prop_pool_case_buf(sml_prop_pool *p, int slot, size_t bytes) {
+    sml_prop_scratch *s = &p->cases;
+    if (slot == 0) scratch_trim(s, SML_PROP_SCRATCH_KEEP);
+    if (!bytes) bytes = 1;
+    if (s->cap[slot] < bytes) {
+        free(s->p[slot]);
+        s->p[slot] = malloc(bytes);
+        s->cap[slot] = s->p[slot] ? bytes : 0;
+    }
+    return s->p[slot];
 }
 
 void sml_prop_pool_free(sml_prop_pool *p) {
@@ -916,22 +929,29 @@ static void p_monotonic(sml_prop_eval *e, sml_prop_verdict *v) {
                 t[j] = (uint64_t)sml_radix_half_key(b[j]) << 32 | (uint64_t)j;
         }
         sml_radix_sort_u64_hi(t, t + c->cols, (size_t)c->cols); /* t's low halves ascend */
-        double xp = 0, yp = 0;
+        /* The inputs compared through their keys, which order them as their values and are
+         * equal exactly for equal values: x itself is read only for a failure's words (a long
+         * row's x and y read in sorted order are two reads all over the row per element). */
+        uint64_t kp = 0;
+        double yp = 0;
         int64_t jp = 0;
+        const double *y = e->got + r * c->cols;
         for (int64_t k = 0; k < c->cols; k++) {
             int64_t j = (int64_t)(t[k] & 0xFFFFFFFFu);
-            double xk = x[j], yk = e->got[r * c->cols + j];
+            uint64_t key = t[k] >> 32;
+            double yk = y[j];
             int bad = isnan(yk);
-            if (!bad && k > 0) bad = xk > xp ? !(yk >= yp) : !(yk == yp);
+            if (!bad && k > 0) bad = key > kp ? !(yk >= yp) : !(yk == yp);
             if (bad) {
-                if (k == 0) xp = xk, yp = yk, jp = j;
+                if (k == 0) kp = key, yp = yk, jp = j;
+                double xk = x[j], xp = x[jp];
                 verdict(v, SML_PROP_FAIL, r, j,
                         "row %lld: x[%lld] = %.9g %s x[%lld] = %.9g but y = %.9g %s %.9g",
                         (long long)r, (long long)j, xk, xk == xp ? "==" : ">", (long long)jp, xp,
                         yk, xk == xp ? "!=" : "<", yp);
                 return;
             }
-            xp = xk, yp = yk, jp = j;
+            kp = key, yp = yk, jp = j;
         }
     }
     verdict(v, SML_PROP_PASS, -1, -1, "monotonic");

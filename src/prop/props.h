@@ -42,8 +42,14 @@ typedef struct sml_prop_scratch {
 
 struct sml_prop_pool {
     sml_prop_scratch set[SML_PROP_SCRATCH_LEVELS];
-    int depth; /* the evaluations alive on it (sml_prop_eval_begin .. end) */
+    int depth;              /* the evaluations alive on it (sml_prop_eval_begin .. end) */
+    sml_prop_scratch cases; /* the arrays of the case drawn last (gen.h, sml_prop_gen_case_in) */
 };
+
+/* Slot `slot` (< SML_PROP_SCRATCH_SLOTS) of p's set for drawn cases, at least `bytes` bytes,
+ * contents undefined (NULL without memory); first, the set is trimmed to SML_PROP_SCRATCH_KEEP
+ * when slot is 0 (a new case's first array: the last case is done with). */
+void *sml_prop_pool_case_buf(sml_prop_pool *p, int slot, size_t bytes);
 
 typedef struct sml_prop_env {
     const sml_kernel *k;

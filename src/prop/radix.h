@@ -17,12 +17,15 @@ void sml_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
  * sml_radix_sort_u64 on such keys. */
 void sml_radix_sort_u64_hi(uint64_t *a, uint64_t *tmp, size_t n);
 
-/* A float's value as a key that sorts as the values do (-0 as +0; no NaN). */
+/* A float's value as a key that sorts as the values do (-0 as +0; no NaN): 2^31 plus the
+ * magnitude's bits, or less them below zero. Values with few significant bits (integers,
+ * 16-bit values, a constant) give keys whose low bytes are all zero, of either sign, so the
+ * radix sort skips those passes. */
 static inline uint32_t sml_radix_float_key(float x) {
-    if (x == 0.0f) x = 0.0f; /* -0 sorts with +0 */
     uint32_t b;
     memcpy(&b, &x, sizeof b);
-    return b >> 31 ? ~b : b | 0x80000000u;
+    uint32_t mag = b & 0x7FFFFFFFu;
+    return b >> 31 ? 0x80000000u - mag : 0x80000000u | mag;
 }
 
 /* The same for an fp16 or bf16 value's bits (sign, then magnitude: both formats order their
@@ -31,7 +34,7 @@ static inline uint32_t sml_radix_float_key(float x) {
  * their floats does, in two byte passes. */
 static inline uint32_t sml_radix_half_key(uint16_t bits) {
     uint32_t mag = bits & 0x7FFFu;
-    return (bits & 0x8000u) && mag ? 0x7FFFu - mag : 0x8000u + mag;
+    return bits & 0x8000u ? 0x8000u - mag : 0x8000u + mag;
 }
 
 #endif

@@ -83,6 +83,34 @@ static void high_halves(unit_run *u, uint64_t seed) {
                 (long long)bad, first);
 }
 
+/* The keys order random floats of every magnitude, both signs, zeros and infinities as their
+ * values (equal keys exactly for equal values): every pair of 4,096 of them. */
+static void float_key_pairs(unit_run *u, uint64_t seed) {
+    sml_rng r;
+    sml_rng_seed(&r, seed);
+    enum { N = 4096 };
+    static float v[N];
+    static const float S[] = {0.0f, -0.0f, INFINITY, -INFINITY, 1.0f, -1.0f, 1e-45f, -1e-45f};
+    for (int i = 0; i < N; i++) {
+        uint32_t b = (uint32_t)sml_rng_u64(&r);
+        if (i < 8) {
+            v[i] = S[i];
+            continue;
+        }
+        if (i % 3 == 0) b &= 0xFFFFE000u; /* few significant bits, as 16-bit values have */
+        memcpy(&v[i], &b, sizeof b);
+        if (isnan(v[i])) v[i] = (float)i;
+    }
+    int64_t bad = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            uint32_t a = sml_radix_float_key(v[i]), b = sml_radix_float_key(v[j]);
+            int want = (v[i] > v[j]) - (v[i] < v[j]), got = (a > b) - (a < b);
+            if (want != got) bad++;
+        }
+    UNIT_EXPECT(u, bad == 0, "%lld pairs of float keys out of the values' order", (long long)bad);
+}
+
 /* The keys of neighbouring floats (and of the specials) keep their order; -0 keys as +0. */
 static void float_keys(unit_run *u) {
     static const float V[] = {-INFINITY, -3.4e38f, -1.0f, -1e-45f, -0.0f,
@@ -136,5 +164,6 @@ int main(int argc, char **argv) {
     if (unit_case(&u, 1, NULL)) float_keys(&u);
     if (unit_case(&u, 2, &s)) high_halves(&u, s);
     if (unit_case(&u, 3, NULL)) half_keys(&u);
+    if (unit_case(&u, 4, &s)) float_key_pairs(&u, s);
     return sml_tally_finish(&u.tally);
 }
