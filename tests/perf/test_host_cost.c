@@ -106,10 +106,10 @@ int main(int argc, char **argv) {
     if (devnull) fclose(devnull);
 
     sml_test_check(&T, all_pass && cases == 3 * CASES, again,
-                        "the three jobs pass all %d cases on cpu_online", CASES);
+                   "the three jobs pass all %d cases on cpu_online", CASES);
     sml_test_check(&T, launches >= cases && kernel_s > 0, again,
-                        "the kernel's launches ran on this thread and were timed (%lld launches)",
-                        (long long)launches);
+                   "the kernel's launches ran on this thread and were timed (%lld launches)",
+                   (long long)launches);
     if (cases > 0 && kernel_s > 0) {
         double host = cpu - kernel_s, ratio = host / kernel_s;
         printf("test_host_cost: %lld cases, %.0f cases/s, host %.4f ms per case, kernel %.4f ms "
@@ -117,9 +117,9 @@ int main(int argc, char **argv) {
                (long long)cases, (double)cases / secs, 1e3 * host / (double)cases,
                1e3 * kernel_s / (double)cases, (long long)launches, ratio, MAX_RATIO);
         sml_test_check(&T, ratio <= MAX_RATIO, again,
-                            "the host's CPU per case is at most %.2f times the kernel's "
-                            "(measured %.2f)",
-                            MAX_RATIO, ratio);
+                       "the host's CPU per case is at most %.2f times the kernel's "
+                       "(measured %.2f)",
+                       MAX_RATIO, ratio);
     }
     return sml_tally_finish(&T);
 }
