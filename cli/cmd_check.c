@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -766,9 +767,23 @@ static int engine_failures(const sml_prop_job *jobs, int njobs) {
     return n;
 }
 
+/* The host CPU the run cost, user + system, this process's and its reaped workers' (the pool
+ * has stopped them by now), in seconds. */
+static double host_cpu_seconds(void) {
+    double s = 0.0;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        s += (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+             (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+    if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+        s += (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+             (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+    return s;
+}
+
 /* Where the jobs' host threads spent their time (sml_prop_host_time), summed over the jobs:
- * what to make faster when the host, not the GPU, sets the pace. */
-static void print_host_time(const sml_prop_job *jobs, int njobs) {
+ * what to make faster when the host, not the GPU, sets the pace; then the host CPU per case. */
+static void print_host_time(const sml_prop_job *jobs, int njobs, int64_t cases) {
     sml_prop_host_time t = {0, 0, 0, 0, 0, 0};
     double total = 0.0;
     for (int j = 0; j < njobs; j++) {
@@ -784,6 +799,10 @@ static void print_host_time(const sml_prop_job *jobs, int njobs) {
            total, 100 * t.gen / total, 100 * t.ref / total, 100 * t.run / total,
            100 * t.copy / total, 100 * t.check / total, 100 * t.shrink / total,
            100 * (other > 0 ? other : 0) / total);
+    double cpu = host_cpu_seconds();
+    if (cases > 0 && cpu > 0.0)
+        printf("host CPU %.1f s (user + system, workers included): %.3f ms per case\n", cpu,
+               1e3 * cpu / (double)cases);
 }
 
 /* The verdict: the table, the JSON, the last lines; the exit status. */
@@ -816,7 +835,7 @@ static int report(const check_args *a, const sml_prop_job *jobs, int njobs,
            "column adds up each kernel's runs); case set digest 0x%016llx\n",
            (long long)all, (long long)planned, wall, threads, threads == 1 ? "" : "s",
            (unsigned long long)digest);
-    print_host_time(jobs, njobs);
+    print_host_time(jobs, njobs, all);
     if (skipped[0]) printf("check: not run here (skipped): %s\n", skipped);
     if (rc == 1)
         printf("check: FAILED (see the FAIL and ERROR lines above; each FAIL names the command "
