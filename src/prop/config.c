@@ -96,7 +96,9 @@ void sml_prop_config_env(sml_prop_config *cfg) {
         cfg->replay_cmd = cmd;
     }
     if ((v = getenv("SML_PROP_STRICT")) && *v && strcmp(v, "0") != 0) cfg->strict = 1;
-    if ((v = getenv("SML_PROP_SEED")) && *v && !parse_seed(v, &cfg->seed))
+    if ((v = getenv("SML_PROP_SEED")) && *v && parse_seed(v, &cfg->seed))
+        cfg->seed_given = 1;
+    else if (v && *v)
         fprintf(stderr, "warning: SML_PROP_SEED='%s' is not a number or 'random'; ignored\n", v);
     int64_t cases;
     if ((v = getenv("SML_PROP_CASES")) && *v) {
@@ -260,6 +262,10 @@ static void take_long(sml_prop_config *cfg) {
     cfg->total_seconds = cur.total_seconds;
     cfg->case_timeout = cur.case_timeout;
     cfg->strict = cur.strict;
+    if (cur.seed_given) { /* --seed S --long runs S, as --long --seed S does */
+        cfg->seed = cur.seed;
+        cfg->seed_given = 1;
+    }
 }
 
 int sml_prop_config_set(sml_prop_config *cfg, const sml_opt *o, const char *v, char *why,
@@ -269,7 +275,10 @@ int sml_prop_config_set(sml_prop_config *cfg, const sml_opt *o, const char *v, c
     case F_LONG: take_long(cfg); return 0;
     case F_NO_SHRINK: cfg->shrink = 0; return 0;
     case F_STRICT: cfg->strict = 1; return 0;
-    case F_SEED: return parse_seed(v, &cfg->seed) ? 0 : -1;
+    case F_SEED:
+        if (!parse_seed(v, &cfg->seed)) return -1;
+        cfg->seed_given = 1;
+        return 0;
     case F_SHARD: return sml_shard_parse(v, &cfg->shard, why, n) ? 0 : -1;
     case F_CASES:
         if (!parse_i64(v, &i64) || i64 < 1) return -1;

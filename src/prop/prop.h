@@ -146,6 +146,7 @@ typedef struct sml_prop_case_log sml_prop_case_log;
 typedef struct sml_prop_config {
     sml_prop_profile profile; /* the profile it was made from (sml_prop_config_init, --long) */
     uint64_t seed;            /* the run seed; each case's seed is sml_derive_seed(seed, index) */
+    int seed_given;           /* 1 once --seed set it: --long keeps it, never draws afresh */
     int64_t max_cases;        /* per kernel, op and dtype: the profile is a number of cases */
     int64_t level_cases;      /* the case count the size ramp spreads over; 0: max_cases */
     /* Caps, never part of a profile (the same seed runs the same cases at any speed): a job a

@@ -261,6 +261,16 @@ int main(void) {
         {"SML_PROP_LONG=1", "--seconds 0.01",
          "the long profile: 10000 cases per op and dtype for a CPU kernel, 100000 for a GPU kernel",
          "of 10000 planned"},
+        /* The long profile draws a fresh seed unless one is given: before --long or after it,
+         * on the command line or in SML_PROP_SEED, the seed given is the seed run. */
+        {"", "--seed 11 --long --seconds 0.01", "check: seed 0x000000000000000b, the long profile",
+         "of 10000 planned"},
+        {"", "--long --seed 11 --seconds 0.01", "check: seed 0x000000000000000b, the long profile",
+         "of 10000 planned"},
+        {"SML_PROP_SEED=11 SML_PROP_LONG=1", "--seconds 0.01",
+         "check: seed 0x000000000000000b, the long profile", "of 10000 planned"},
+        {"SML_PROP_SEED=11", "--long --seconds 0.01",
+         "check: seed 0x000000000000000b, the long profile", "of 10000 planned"},
     };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         snprintf(cmd, sizeof cmd,
