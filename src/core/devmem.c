@@ -229,6 +229,22 @@ void sml_gpu_use(int dev) {
 #endif
 }
 
+sml_status sml_gpu_wait_mode(const char *mode) {
+    if (!mode || !*mode) return SML_OK;
+#ifdef SML_HAVE_CUDA
+    unsigned flag = !strcmp(mode, "spin")    ? cudaDeviceScheduleSpin
+                    : !strcmp(mode, "yield") ? cudaDeviceScheduleYield
+                    : !strcmp(mode, "block") ? cudaDeviceScheduleBlockingSync
+                                             : ~0u;
+    if (flag == ~0u) return SML_ERR_INVALID_ARG;
+    return gpu_status(cudaSetDeviceFlags(flag));
+#else
+    return strcmp(mode, "spin") && strcmp(mode, "yield") && strcmp(mode, "block")
+               ? SML_ERR_INVALID_ARG
+               : SML_OK;
+#endif
+}
+
 sml_status sml_stream_create(sml_device d, void **out) {
     if (!out) return SML_ERR_NULL_POINTER;
     *out = NULL;
