@@ -186,6 +186,7 @@ static void text_header(FILE *f, const sml_tgt_report *r, const char *path) {
             r->ops[0] ? ")" : "");
     fprintf(f, "  GPU     %s, memcpy %s GB/s, decision margin %.0f%%\n", r->gpu,
             num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100);
+    fprintf(f, "  plans   %s\n", r->auto_plans);
     fprintf(f, "  status  %s\n", r->status);
     fprintf(f, "  field   %s\n",
             r->field[0] ? r->field : "none (no framework baseline in the ledger)");
@@ -316,6 +317,7 @@ static int write_json(FILE *f, const sml_tgt_report *r, const char *path) {
     sml_jw_kstr(&w, "sweep", r->sweep);
     sml_jw_kstr(&w, "ops", r->ops);
     sml_jw_kstr(&w, "gpu", r->gpu);
+    sml_jw_kstr(&w, "auto_plans", r->auto_plans);
     sml_jw_knum(&w, "memcpy_d2d_gbps", r->memcpy_gbps);
     sml_jw_knum(&w, "decision_margin", r->margin);
     sml_jw_kstr(&w, "kernel", r->kernel);
@@ -384,6 +386,7 @@ static int write_md(FILE *f, const sml_tgt_report *r, const char *path) {
         "Ledger `%s`; sweep %s%s%s%s; %s, memcpy %s GB/s; decision margin %.0f%%; status %s.\n\n",
         path, r->sweep, r->ops[0] ? " (" : "", r->ops, r->ops[0] ? ")" : "", r->gpu,
         num(mc, sizeof mc, "%.0f", r->memcpy_gbps), r->margin * 100, r->status);
+    fprintf(f, "`auto`'s plans in that run: %s.\n\n", r->auto_plans);
     fprintf(f, "Framework baselines in the ledger: %s.\n\n", r->field[0] ? r->field : "none");
     if (r->cases_planned > 0)
         fprintf(f,

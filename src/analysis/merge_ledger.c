@@ -111,6 +111,11 @@ static void read_env(const sml_json *doc, sml_bench_env *e) {
     copy_str(e->version, sizeof e->version, env, "softmax_lab_version");
     e->threads = (int)whole(env, "host_threads");
     e->gpu.present = g && g->type == SML_JSON_OBJECT;
+    const char *plans = sml_json_str(sml_json_get(env, "auto_plans"));
+    if (plans && strcmp(plans, "rules")) {
+        copy_str(e->auto_plans, sizeof e->auto_plans, env, "auto_plans");
+        sml_printable(e->auto_plans);
+    }
     if (e->gpu.present) {
         copy_str(e->gpu.name, sizeof e->gpu.name, g, "name");
         e->gpu.sm_count = (int)whole(g, "sm_count");

@@ -251,6 +251,9 @@ static void read_environment(const sml_json *doc, sml_tgt_report *out) {
     const char *gpu = sml_json_str(sml_json_get(sml_json_get(env, "gpu"), "name"));
     const char *sweep = sml_json_str(sml_json_get(doc, "sweep"));
     snprintf(out->gpu, sizeof out->gpu, "%s", gpu ? gpu : "no GPU");
+    const char *plans = sml_json_str(sml_json_get(env, "auto_plans"));
+    snprintf(out->auto_plans, sizeof out->auto_plans, "%s", plans ? plans : "not recorded");
+    sml_printable(out->auto_plans);
     snprintf(out->sweep, sizeof out->sweep, "%s", sweep ? sweep : "-");
     sml_printable(out->gpu);
     sml_printable(out->sweep);

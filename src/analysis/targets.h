@@ -91,6 +91,7 @@ typedef struct sml_tgt_result {
 
 typedef struct sml_tgt_report {
     char sweep[64], ops[128], gpu[128], kernel[32], status[16];
+    char auto_plans[128]; /* the ledger's environment.auto_plans: a table's file name, or "rules" */
     double memcpy_gbps; /* NaN when the ledger has none (a CPU-only run) */
     double margin;      /* config.decision_margin */
     int version;        /* the ledger's schema version (1: framework baselines by name) */

@@ -108,6 +108,8 @@ typedef struct sml_bench_env {
     char host[64];
     char time_utc[32];
     char version[16];
+    char auto_plans[128]; /* the plan table `auto` read on this GPU (its file name), "" where it
+                             ran its rules (no table for this GPU, or SML_PLANS=off) */
     int threads;
     int has_memcpy, has_host_memcpy;
     size_t memcpy_bytes, host_memcpy_bytes;

@@ -15,6 +15,8 @@
 #include "bench/copy_ref.h"
 #include "bench/inputs.h"
 #include "bench/parallel.h"
+#include "core/internal.h"
+#include "core/plan_cache.h"
 #include "core/rng.h"
 
 #ifndef SML_VERSION
@@ -671,6 +673,16 @@ static void fill_env(sml_bench_env *e) {
     gmtime_r(&now, &tm);
     strftime(e->time_utc, sizeof e->time_utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
     snprintf(e->version, sizeof e->version, "%s", SML_VERSION);
+    if (e->gpu.present) {
+        sml_plan_slot tmp;
+        memset(&tmp, 0, sizeof tmp);
+        const char *source = NULL;
+        if (sml_plans_for(NULL, sml_gpu_current(), &tmp, &source) && source) {
+            const char *slash = strrchr(source, '/');
+            snprintf(e->auto_plans, sizeof e->auto_plans, "%s", slash ? slash + 1 : source);
+        }
+        sml_plan_slot_free(&tmp);
+    }
 }
 
 sml_status sml_bench_execute(const sml_bench_plan *plan, const sml_bench_config *cfg,

@@ -52,6 +52,7 @@ static void json_env(sml_jw *w, const sml_bench_run *run) {
         sml_jw_kint(w, "l2_bytes", (int64_t)e->gpu.l2_bytes);
         sml_jw_kint(w, "global_mem_bytes", (int64_t)e->gpu.global_mem_bytes);
         sml_jw_end(w);
+        sml_jw_kstr(w, "auto_plans", e->auto_plans[0] ? e->auto_plans : "rules");
     } else {
         sml_jw_null(w);
     }

@@ -46,7 +46,10 @@ static void md_header(const sml_bench_run *run, FILE *f) {
                 e->gpu.name, e->gpu.sm_count, e->gpu.cc_major, e->gpu.cc_minor, e->gpu.sm_clock_mhz,
                 e->gpu.mem_clock_mhz, (double)e->gpu.l2_bytes / 1048576.0, e->gpu.driver_version,
                 e->gpu.runtime_version);
-    else
+    if (e->gpu.present)
+        fprintf(f, "`auto`'s plans: %s.\n\n",
+                e->auto_plans[0] ? e->auto_plans : "its rules (no plan table for this GPU)");
+    if (!e->gpu.present)
         fprintf(f, "GPU: none on this machine.\n\n");
     if (e->has_memcpy)
         fprintf(f,

@@ -578,6 +578,8 @@ static void cli_report(const char *fx) {
     expect_rc(20, "targets on the fixture: a target missed", full, 1, 2);
     sml_test_check_case(&T, &F, NULL, 27, strstr(LOG, "PARTIAL") == NULL,
                         "a complete ledger's report says nothing of a partial run");
+    sml_test_check_case(&T, &F, NULL, 29, strstr(LOG, "  plans   not recorded\n") != NULL,
+                        "a ledger without environment.auto_plans: 'plans   not recorded'");
     char path[400], err[256];
     snprintf(path, sizeof path, "%s/out.json", TMP);
     sml_json *doc = NULL;
@@ -697,6 +699,12 @@ static void cli_field(void) {
             strstr(LOG, "2 of   4 rows; 1 NOT MEASURED (no framework baseline timed there)") &&
             strstr(LOG, "0.930x liger"),
         "vs-field in the JSON report (missed, 1 row not measured, the liger row) and on stdout");
+    const char *plans = sml_json_str(sml_json_get(doc, "auto_plans"));
+    sml_test_check_case(&T, &F, NULL, 64,
+                        plans && !strcmp(plans, "fixture-gpu.plans") &&
+                            strstr(LOG, "  plans   fixture-gpu.plans\n"),
+                        "the plan table auto ran (environment.auto_plans) in the JSON report and "
+                        "on stdout");
     sml_json_free(doc);
     const char *const split[] = {"targets", fx, "--kernel", "split", NULL};
     expect_rc(63, "targets --kernel split on the field fixture: every target met", split, 0, 0);
