@@ -92,10 +92,10 @@ typedef struct sml_tgt_result {
 typedef struct sml_tgt_report {
     char sweep[64], ops[128], gpu[128], kernel[32], status[16];
     char auto_plans[128]; /* the ledger's environment.auto_plans: a table's file name, or "rules" */
-    double memcpy_gbps; /* NaN when the ledger has none (a CPU-only run) */
-    double margin;      /* config.decision_margin */
-    int version;        /* the ledger's schema version (1: framework baselines by name) */
-    char field[96];     /* the framework baselines with a record in the ledger: "torch, cudnn" */
+    double memcpy_gbps;   /* NaN when the ledger has none (a CPU-only run) */
+    double margin;        /* config.decision_margin */
+    int version;          /* the ledger's schema version (1: framework baselines by name) */
+    char field[96];       /* the framework baselines with a record in the ledger: "torch, cudnn" */
     /* The ledger's "partial" block: 0 and 0 when every planned case was measured (or the
      * ledger predates the field). Counts of a partial ledger are of the rows present. */
     int64_t cases_measured, cases_planned;

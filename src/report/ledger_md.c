@@ -49,8 +49,7 @@ static void md_header(const sml_bench_run *run, FILE *f) {
     if (e->gpu.present)
         fprintf(f, "`auto`'s plans: %s.\n\n",
                 e->auto_plans[0] ? e->auto_plans : "its rules (no plan table for this GPU)");
-    if (!e->gpu.present)
-        fprintf(f, "GPU: none on this machine.\n\n");
+    if (!e->gpu.present) fprintf(f, "GPU: none on this machine.\n\n");
     if (e->has_memcpy)
         fprintf(f,
                 "Device copy bandwidth, same run: cudaMemcpy D2D of %.0f MiB: **%.0f GB/s** "
