@@ -51,48 +51,25 @@ static sml_status launch_slow(sml_handle *h, const sml_problem *p) {
     return SML_OK;
 }
 
-/* Designated initializers: the fields a test does not care about stay zero, and a field
- * added to sml_kernel later does not break the build. */
-static const sml_kernel PLANTED_CORRUPT = {.name = "planted_corrupt",
-                                           .file = "tests/perf/test_bench_cpu.c",
-                                           .device = SML_DEVICE_CPU,
-                                           .ops = SML_OPS_ALL,
-                                           .dtypes = SML_DTYPES_ALL,
-                                           .min_cols = 1,
-                                           .max_cols = 0,
-                                           .launch = launch_corrupt,
-                                           .summary = "cpu_naive with one element off by 1%",
-                                           .claim = {"cpu_naive", 0.5, "all"}};
-static const sml_kernel PLANTED_LAZY = {.name = "planted_lazy",
-                                        .file = "tests/perf/test_bench_cpu.c",
-                                        .device = SML_DEVICE_CPU,
-                                        .ops = SML_OPS_ALL,
-                                        .dtypes = SML_DTYPES_ALL,
-                                        .min_cols = 1,
-                                        .max_cols = 0,
-                                        .launch = launch_lazy,
-                                        .summary = "cpu_naive on half the rows",
-                                        .claim = {NULL, 0.0, NULL}};
-static const sml_kernel PLANTED_SLOW = {.name = "planted_slow",
-                                        .file = "tests/perf/test_bench_cpu.c",
-                                        .device = SML_DEVICE_CPU,
-                                        .ops = SML_OPS_ALL,
-                                        .dtypes = SML_DTYPES_ALL,
-                                        .min_cols = 1,
-                                        .max_cols = 0,
-                                        .launch = launch_slow,
-                                        .summary = "cpu_naive, 16 times over",
-                                        .claim = {NULL, 0.0, NULL}};
-static const sml_kernel PLANTED_OK = {.name = "planted_ok",
-                                      .file = "tests/perf/test_bench_cpu.c",
-                                      .device = SML_DEVICE_CPU,
-                                      .ops = SML_OPS_ALL,
-                                      .dtypes = SML_DTYPES_ALL,
-                                      .min_cols = 1,
-                                      .max_cols = 0,
-                                      .launch = sml_launch_cpu_naive,
-                                      .summary = "cpu_naive under another name",
-                                      .claim = {"planted_slow", 0.5, "all"}};
+/* A CPU kernel of this file taking every op and dtype. Designated initializers: the fields a
+ * test does not care about stay zero, and a field added to sml_kernel later does not break the
+ * build. */
+#define PLANTED(NAME, LAUNCH, SUMMARY, ...)                                            \
+    {                                                                                  \
+        .name = NAME, .file = "tests/perf/test_bench_cpu.c", .device = SML_DEVICE_CPU, \
+        .ops = SML_OPS_ALL, .dtypes = SML_DTYPES_ALL, .min_cols = 1, .max_cols = 0,    \
+        .launch = LAUNCH, .summary = SUMMARY, .claim = __VA_ARGS__                     \
+    }
+static const sml_kernel PLANTED_CORRUPT =
+    PLANTED("planted_corrupt", launch_corrupt, "cpu_naive with one element off by 1%",
+            {"cpu_naive", 0.5, "all"});
+static const sml_kernel PLANTED_LAZY =
+    PLANTED("planted_lazy", launch_lazy, "cpu_naive on half the rows", {NULL, 0.0, NULL});
+static const sml_kernel PLANTED_SLOW =
+    PLANTED("planted_slow", launch_slow, "cpu_naive, 16 times over", {NULL, 0.0, NULL});
+static const sml_kernel PLANTED_OK =
+    PLANTED("planted_ok", sml_launch_cpu_naive, "cpu_naive under another name",
+            {"planted_slow", 0.5, "all"});
 
 static const sml_bench_result *find(const sml_bench_run *run, size_t c, const char *k) {
     return sml_bench_find(run, c, k);
