@@ -111,84 +111,57 @@ static void softmax_row(const double *x, double *y, int64_t n) {
 }
 #endif
 
+#if defined(DEV_NEGINF) || defined(DEV_ROWBITS) || defined(DEV_SHIFTVAR)
+/* One fp32 row's output from its logits x[0..n) (widened), their max m and s, the sum of
+ * exp(x - m). A NaN, a +inf or an all -inf row makes s NaN (x - max is NaN somewhere). */
 #if defined(DEV_NEGINF)
-static sml_status launch(sml_handle *h, const sml_problem *p) {
-    (void)h;
-    if (p->op != SML_SOFTMAX || p->dtype != SML_F32) return SML_ERR_UNSUPPORTED;
-    int64_t n = p->cols;
-    if (p->rows == 0 || n == 0) return SML_OK;
-    double *x = malloc((size_t)n * sizeof *x);
-    if (!x) return SML_ERR_OUT_OF_MEMORY;
-    for (int64_t r = 0; r < p->rows; r++) {
-        const float *xr = (const float *)p->x + r * p->ld;
-        float *out = (float *)p->out + r * p->ld;
-        double m = -INFINITY, s = 0.0;
-        int all_ninf = 1;
-        for (int64_t i = 0; i < n; i++) { /* read whole first: in place works */
-            x[i] = xr[i];
-            all_ninf &= x[i] == -INFINITY;
-            if (x[i] > m) m = x[i];
-        }
-        for (int64_t i = 0; i < n; i++) s += exp(x[i] - m);
-        for (int64_t i = 0; i < n; i++) out[i] = all_ninf ? 0.0f : (float)(exp(x[i] - m) / s);
-    }
-    free(x);
-    return SML_OK;
+#define F32_OP SML_SOFTMAX
+static void finish_row(const double *x, int64_t n, double m, double s, float *out) {
+    int all_ninf = 1;
+    for (int64_t i = 0; i < n; i++) all_ninf &= x[i] == -INFINITY;
+    for (int64_t i = 0; i < n; i++) out[i] = all_ninf ? 0.0f : (float)(exp(x[i] - m) / s);
 }
 #elif defined(DEV_ROWBITS)
-static sml_status launch(sml_handle *h, const sml_problem *p) {
-    (void)h;
-    if (p->op != SML_SOFTMAX || p->dtype != SML_F32) return SML_ERR_UNSUPPORTED;
-    int64_t n = p->cols;
-    if (p->rows == 0 || n == 0) return SML_OK;
-    double *x = malloc((size_t)n * sizeof *x);
-    if (!x) return SML_ERR_OUT_OF_MEMORY;
-    for (int64_t r = 0; r < p->rows; r++) {
-        const float *xr = (const float *)p->x + r * p->ld;
-        float *out = (float *)p->out + r * p->ld;
-        double m = -INFINITY, s = 0.0;
-        for (int64_t i = 0; i < n; i++) { /* read whole first: in place works */
-            x[i] = xr[i];
-            if (x[i] > m) m = x[i];
-        }
-        /* A NaN, a +inf or an all -inf row is NaN everywhere (x - max is NaN somewhere). */
-        for (int64_t i = 0; i < n; i++) s += exp(x[i] - m);
-        int odd = ((uintptr_t)out / sizeof(float)) & 1u;
-        for (int64_t i = 0; i < n; i++) {
-            float y = (float)(exp(x[i] - m) / s);
-            out[i] = odd && isfinite(y) ? y * (1.0f + (float)(DEV_ROWBITS)*0x1p-23f) : y;
-        }
+#define F32_OP SML_SOFTMAX
+static void finish_row(const double *x, int64_t n, double m, double s, float *out) {
+    int odd = ((uintptr_t)out / sizeof(float)) & 1u;
+    for (int64_t i = 0; i < n; i++) {
+        float y = (float)(exp(x[i] - m) / s);
+        out[i] = odd && isfinite(y) ? y * (1.0f + (float)(DEV_ROWBITS)*0x1p-23f) : y;
     }
-    free(x);
-    return SML_OK;
 }
-#elif defined(DEV_SHIFTVAR)
+#else
+#define F32_OP SML_LOG_SOFTMAX
+static void finish_row(const double *x, int64_t n, double m, double s, float *out) {
+    double l = log(s), f0 = floor(x[0]);
+    int odd = isfinite(f0) && fmod(fabs(f0), 2.0) == 1.0;
+    for (int64_t i = 0; i < n; i++) {
+        float y = (float)((x[i] - m) - l);
+        if (odd && isfinite(y))
+            y = DEV_SHIFTVAR == 1 ? nextafterf(y, -INFINITY)
+                                  : y * (1.0f + (float)(DEV_SHIFTVAR)*0x1p-23f);
+        out[i] = y;
+    }
+}
+#endif
+
+/* F32_OP in fp32 only, row by row through finish_row. */
 static sml_status launch(sml_handle *h, const sml_problem *p) {
     (void)h;
-    if (p->op != SML_LOG_SOFTMAX || p->dtype != SML_F32) return SML_ERR_UNSUPPORTED;
+    if (p->op != F32_OP || p->dtype != SML_F32) return SML_ERR_UNSUPPORTED;
     int64_t n = p->cols;
     if (p->rows == 0 || n == 0) return SML_OK;
     double *x = malloc((size_t)n * sizeof *x);
     if (!x) return SML_ERR_OUT_OF_MEMORY;
     for (int64_t r = 0; r < p->rows; r++) {
         const float *xr = (const float *)p->x + r * p->ld;
-        float *out = (float *)p->out + r * p->ld;
         double m = -INFINITY, s = 0.0;
         for (int64_t i = 0; i < n; i++) { /* read whole first: in place works */
             x[i] = xr[i];
             if (x[i] > m) m = x[i];
         }
-        /* A NaN, a +inf or an all -inf row is NaN everywhere (x - max is NaN somewhere). */
         for (int64_t i = 0; i < n; i++) s += exp(x[i] - m);
-        double l = log(s), f0 = floor(x[0]);
-        int odd = isfinite(f0) && fmod(fabs(f0), 2.0) == 1.0;
-        for (int64_t i = 0; i < n; i++) {
-            float y = (float)((x[i] - m) - l);
-            if (odd && isfinite(y))
-                y = DEV_SHIFTVAR == 1 ? nextafterf(y, -INFINITY)
-                                      : y * (1.0f + (float)(DEV_SHIFTVAR)*0x1p-23f);
-            out[i] = y;
-        }
+        finish_row(x, n, m, s, (float *)p->out + r * p->ld);
     }
     free(x);
     return SML_OK;
