@@ -90,6 +90,18 @@ static void record_worst(sml_check_report *r, const row_ctx *c, int64_t j, doubl
     r->row_sum = c->facts.sum;
 }
 
+/* Element j missed with a NaN or an infinity on either side: counted as a NaN mismatch where
+ * either value is NaN, else as an infinity mismatch. */
+static void special_miss(sml_check_report *r, row_ctx *c, int64_t j, double got, double want) {
+    if (isnan(want) || isnan(got))
+        r->nan_mismatch++;
+    else
+        r->inf_mismatch++;
+    r->bad++;
+    record_worst(r, c, j, got, want, INFINITY);
+    missed(c, j, got, want, INFINITY, NAN);
+}
+
 /* Element j outside the rules for finite values (a special value expected or given): the
  * contract's table (reference.h, NUMERICS.md), counted and recorded. */
 static void check_special(sml_check_report *r, row_ctx *c, int64_t j, double got, double want) {
@@ -102,13 +114,7 @@ static void check_special(sml_check_report *r, row_ctx *c, int64_t j, double got
             r->overflow_ok++;
             return;
         }
-        if (isnan(want) || isnan(got))
-            r->nan_mismatch++;
-        else
-            r->inf_mismatch++;
-        r->bad++;
-        record_worst(r, c, j, got, want, INFINITY);
-        missed(c, j, got, want, INFINITY, NAN);
+        special_miss(r, c, j, got, want);
         return;
     }
     double dy_j = c->dy ? c->dy[j] : 0.0;
@@ -119,13 +125,7 @@ static void check_special(sml_check_report *r, row_ctx *c, int64_t j, double got
         r->overflow_ok++;
         return;
     }
-    if (isnan(got))
-        r->nan_mismatch++;
-    else
-        r->inf_mismatch++;
-    r->bad++;
-    record_worst(r, c, j, got, want, INFINITY);
-    missed(c, j, got, want, INFINITY, NAN);
+    special_miss(r, c, j, got, want);
 }
 
 static void check_row(sml_check_report *r, row_ctx *c) {
