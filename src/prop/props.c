@@ -79,10 +79,9 @@ sml_status sml_prop_env_init(sml_prop_env *env, const sml_kernel *k,
  * after another, so they share T0..T4). */
 enum { S_WANT, S_XD, S_DYD, S_EX, S_FACTS, S_OUT, S_GOT, S_T0, S_T1, S_T2, S_T3, S_T4 };
 
-/* Slot `slot` of e's set, of at least `bytes` bytes (contents undefined); NULL when there is no
+/* Slot `slot` of s, of at least `bytes` bytes (contents undefined); NULL when there is no
  * memory for it. */
-static void *scratch(sml_prop_eval *e, int slot, size_t bytes) {
-    sml_prop_scratch *s = e->sc;
+static void *scratch_slot(sml_prop_scratch *s, int slot, size_t bytes) {
     if (!bytes) bytes = 1;
     if (s->cap[slot] < bytes) {
         free(s->p[slot]);
@@ -90,6 +89,11 @@ static void *scratch(sml_prop_eval *e, int slot, size_t bytes) {
         s->cap[slot] = s->p[slot] ? bytes : 0;
     }
     return s->p[slot];
+}
+
+/* Slot `slot` of e's set (scratch_slot). */
+static void *scratch(sml_prop_eval *e, int slot, size_t bytes) {
+    return scratch_slot(e->sc, slot, bytes);
 }
 
 /* Free the largest buffers of s until it holds at most `keep` bytes. */
@@ -118,13 +122,7 @@ static void pool_release(sml_prop_pool *p) {
 void *sml_prop_pool_case_buf(sml_prop_pool *p, int slot, size_t bytes) {
     sml_prop_scratch *s = &p->cases;
     if (slot == 0) scratch_trim(s, SML_PROP_SCRATCH_KEEP);
-    if (!bytes) bytes = 1;
-    if (s->cap[slot] < bytes) {
-        free(s->p[slot]);
-        s->p[slot] = malloc(bytes);
-        s->cap[slot] = s->p[slot] ? bytes : 0;
-    }
-    return s->p[slot];
+    return scratch_slot(s, slot, bytes);
 }
 
 void sml_prop_pool_free(sml_prop_pool *p) {
