@@ -321,40 +321,32 @@ static void test_slow_wrong(void) {
     }
 }
 
-/* rel_slow_right: over its deadline, right when confirmed alone: PASS. */
-/* rel_slow_start: 3 s to start its worker, 0.2 s deadlines: PASS. */
-static void test_slow_start(void) {
-    char l[600];
-    lib(l, sizeof l, "slow_start");
+/* rel_<plant>, right and slow, 20 cases under --case-timeout <timeout>: PASS, idle and loaded,
+ * with the same cases. */
+static void slow_passes(const char *plant, const char *timeout, const char *why) {
+    char l[600], k[64];
+    lib(l, sizeof l, plant);
+    snprintf(k, sizeof k, "rel_%s", plant);
     run r[2];
     for (int loaded = 0; loaded < 2; loaded++) {
         run *x = &r[loaded];
-        check(x, loaded,
-              "--load %s --kernel rel_slow_start " SUITE " --cases 20 --no-shrink --case-timeout "
-              "0.2",
-              l);
-        expect_rc(x, 0, "PASS: a worker's start is not a launch's time");
-        expect_passed(x, "rel_slow_start", 20);
+        check(x, loaded, "--load %s --kernel %s " SUITE " --cases 20 --no-shrink --case-timeout %s",
+              l, k, timeout);
+        expect_rc(x, 0, why);
+        expect_passed(x, k, 20);
         expect_digest(x);
     }
     expect_same_digest(&r[0], &r[1]);
 }
 
+/* rel_slow_start: 3 s to start its worker, 0.2 s deadlines: PASS. */
+static void test_slow_start(void) {
+    slow_passes("slow_start", "0.2", "PASS: a worker's start is not a launch's time");
+}
+
+/* rel_slow_right: over its deadline, right when confirmed alone: PASS. */
 static void test_slow_right(void) {
-    char l[600];
-    lib(l, sizeof l, "slow_right");
-    run r[2];
-    for (int loaded = 0; loaded < 2; loaded++) {
-        run *x = &r[loaded];
-        check(x, loaded,
-              "--load %s --kernel rel_slow_right " SUITE " --cases 20 --no-shrink --case-timeout "
-              "0.1",
-              l);
-        expect_rc(x, 0, "PASS: slow is not hung, and right when confirmed alone");
-        expect_passed(x, "rel_slow_right", 20);
-        expect_digest(x);
-    }
-    expect_same_digest(&r[0], &r[1]);
+    slow_passes("slow_right", "0.1", "PASS: slow is not hung, and right when confirmed alone");
 }
 
 /* rel_flaky: a failure, reproduced or not, is never a pass. */
