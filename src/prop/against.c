@@ -154,7 +154,8 @@ sml_status sml_prop_against_run(const sml_kernel *cand, const sml_kernel *base, 
             int64_t cap = cfg->only_case >= 0 ? cfg->only_case + 1 : cfg->max_cases;
             x->cand_ratio = nan_array(cap);
             x->base_ratio = nan_array(cap);
-            if (!x->cand_ratio || !x->base_ratio) {
+            x->cand_ran = calloc((size_t)(cap > 0 ? cap : 1), 1);
+            if (!x->cand_ratio || !x->base_ratio || !x->cand_ran) {
                 free(jobs);
                 sml_prop_against_free(a, m);
                 return SML_ERR_OUT_OF_MEMORY;
@@ -163,6 +164,7 @@ sml_status sml_prop_against_run(const sml_kernel *cand, const sml_kernel *base, 
             c.runner = (sml_prop_runner){0}; /* the suite's run gives each job its own */
             c.ramp_by_time = 0; /* the case sequence must not depend on either kernel's speed */
             c.case_ratio = x->cand_ratio;
+            c.case_counted = x->cand_ran;
             c.case_cap = cap;
             x->cand = (sml_prop_job){.k = &x->cand_k, .op = x->op, .dtype = x->dtype, .cfg = c};
         }
@@ -178,12 +180,15 @@ sml_status sml_prop_against_run(const sml_kernel *cand, const sml_kernel *base, 
     sml_status s = sml_prop_suite_run(&suite, jobs, m);
     for (int i = 0; i < m && s == SML_OK; i++) {
         a[i].cand = jobs[i];
-        /* The base: agreement only, on exactly the cases the candidate ran, however long it takes. */
+        /* The base: agreement only, on exactly the cases the candidate ran, however long it
+         * takes. A cap stops the candidate's parts at different places, so its cases need not
+         * be the first ones: the base runs the indices it counted. */
         sml_prop_config c = a[i].cand.cfg;
         c.props = 1u << SML_PROP_AGREEMENT;
         c.regressions_dir = NULL;
         c.level_cases = c.max_cases; /* the sizes ramp as they did for the candidate */
-        c.max_cases = a[i].cand.res.cases;
+        c.case_counted = NULL;
+        c.case_only = a[i].cand_ran;
         c.max_seconds = 0.0;
         c.total_seconds = 0.0;
         c.case_ratio = a[i].base_ratio;
@@ -210,6 +215,7 @@ void sml_prop_against_free(sml_prop_against *a, int n) {
     for (int i = 0; a && i < n; i++) {
         free(a[i].cand_ratio);
         free(a[i].base_ratio);
+        free(a[i].cand_ran);
     }
     free(a);
 }

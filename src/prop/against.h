@@ -21,6 +21,7 @@ typedef struct sml_prop_against {
     sml_kernel cand_k, base_k;       /* the two kernels with the shared limits */
     sml_prop_job cand, base;         /* their runs (cand: every property asked; base: agreement) */
     float *cand_ratio, *base_ratio;  /* per case index, NaN where not judged */
+    unsigned char *cand_ran;         /* per case index: 1 where the candidate counted the case */
     sml_accuracy acc_cand, acc_base; /* over the cases both judged */
     sml_acc_verdict verdict;
     char why[512];     /* the rule's figures, or why there is no verdict */

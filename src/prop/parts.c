@@ -17,6 +17,7 @@ static int64_t slice_position(const sml_prop_config *cfg, int64_t i) {
 
 int sml_prop_part_has(const sml_prop_config *cfg, int64_t i) {
     if (!sml_shard_has(&cfg->shard, i)) return 0;
+    if (cfg->case_only && (i >= cfg->case_cap || !cfg->case_only[i])) return 0;
     return cfg->part.count <= 1 || slice_position(cfg, i) % cfg->part.count == cfg->part.index;
 }
 
@@ -24,7 +25,8 @@ int64_t sml_prop_planned(const sml_prop_config *cfg) {
     if (cfg->only_case >= 0) return 1;
     int64_t first = cfg->first_case > 0 ? cfg->first_case : 0, n = 0;
     if (first >= cfg->max_cases) return 0;
-    if (cfg->shard.count <= 1 && cfg->part.count <= 1) return cfg->max_cases - first;
+    if (cfg->shard.count <= 1 && cfg->part.count <= 1 && !cfg->case_only)
+        return cfg->max_cases - first;
     for (int64_t i = first; i < cfg->max_cases; i++) n += sml_prop_part_has(cfg, i);
     return n;
 }
@@ -91,9 +93,11 @@ void sml_prop_case_log_summarize(const sml_prop_case_log *l, const sml_prop_conf
         s->worst_level = l->level[s->worst_case];
         s->worst_case = l->index[s->worst_case];
     }
-    if (cfg->case_ratio)
-        for (int64_t i = 0; i < l->n; i++)
-            if (l->index[i] < cfg->case_cap) cfg->case_ratio[l->index[i]] = l->ratio[i];
+    for (int64_t i = 0; i < l->n; i++) {
+        if (l->index[i] >= cfg->case_cap) continue;
+        if (cfg->case_ratio) cfg->case_ratio[l->index[i]] = l->ratio[i];
+        if (cfg->case_counted) cfg->case_counted[l->index[i]] = 1;
+    }
 }
 
 /* The parts' logs as one, in case order (each part's is in order already). 0 when out of

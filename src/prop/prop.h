@@ -188,6 +188,10 @@ typedef struct sml_prop_config {
     float *case_ratio;            /* when set (case_cap entries): each case's agreement err/bound by
                                case index, NaN where not judged (the accuracy gate's pairing) */
     int64_t case_cap;
+    unsigned char *case_counted;    /* when set (case_cap entries): 1 at each case index the run
+                                       counted (judged or not), 0 elsewhere */
+    const unsigned char *case_only; /* when set (case_cap entries): run only the case indices
+                                       marked here (a base on a capped candidate's cases) */
     sml_shard shard;        /* run only this slice of the case indices (shard.h); the saved
                                reproducers are replayed by slice 1 only, and sizes ramp by case
                                count only (ramp_by_time is ignored): a slice's cases must be

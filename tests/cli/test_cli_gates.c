@@ -306,6 +306,20 @@ int main(int argc, char **argv) {
                 "its accuracy verdict and INCOMPLETE (exit 4) within 60 s");
         }
     }
+    /* 21. A cap stops the candidate's parts at different case indices, so the cases it ran
+     * need not be the first ones: the base runs exactly those, and the two are compared. */
+    if (sml_case_filter_want(&F, 21)) {
+        const char *a[] = {"check",     "--kernel",      "cpu_online", "--against",
+                           "cpu_naive", "--op",          "softmax",    "--dtype",
+                           "fp32",      "--cases",       "1000000",    "--seconds",
+                           "1",         "--regressions", "none",       NULL};
+        const int rc = run(a);
+        sml_test_check_case(&T, &F, LOG, 21,
+                            rc == 4 && strstr(LOG, " SAME ") && strstr(LOG, "INCOMPLETE") &&
+                                !strstr(LOG, "NOT COMPARABLE"),
+                            "check --kernel cpu_online --against cpu_naive --seconds 1 compares "
+                            "the cases the cap let the candidate run (SAME, INCOMPLETE, exit 4)");
+    }
     more_gates(old);
     return sml_tally_finish(&T);
 }
