@@ -192,11 +192,11 @@ typedef struct sml_prop_config {
                                        counted (judged or not), 0 elsewhere */
     const unsigned char *case_only; /* when set (case_cap entries): run only the case indices
                                        marked here (a base on a capped candidate's cases) */
-    sml_shard shard;        /* run only this slice of the case indices (shard.h); the saved
+    sml_shard shard;                /* run only this slice of the case indices (shard.h); the saved
                                reproducers are replayed by slice 1 only, and sizes ramp by case
                                count only (ramp_by_time is ignored): a slice's cases must be
                                those of the whole run. {0, 0}: the whole run */
-    sml_prop_runner runner; /* where the kernel runs (above); all NULL: in this process */
+    sml_prop_runner runner;         /* where the kernel runs (above); all NULL: in this process */
     /* A part of a job split to run side by side (parts.h; a suite sets these): */
     sml_prop_part part;         /* this part; {0, 0}: the whole job */
     sml_prop_part_share *share; /* what the job's parts share; NULL: none */
