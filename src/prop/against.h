@@ -2,8 +2,9 @@
  * (`softmax-lab check --kernel K --against BASE`). For each op and dtype both take, the
  * candidate runs the property suite and the base runs `agreement` on the very same cases:
  * both kernels get the limits they share (the larger min_cols, the smaller max_cols), sizes
- * ramp by case count, and the base runs exactly as many cases as the candidate did, so the
- * two runs' case digests must match. The accuracy rule (accuracy.h) then judges the
+ * ramp by case count, and the base runs exactly the case indices the candidate counted (a cap
+ * can stop the candidate's parts at different indices), so the two runs' case digests must
+ * match. The accuracy rule (accuracy.h) then judges the
  * candidate's err/bound against the base's over the cases both judged, and the case with the
  * largest loss is saved as a reproducer of the candidate (property agreement, verdict
  * "less_accurate") when the verdict is LESS ACCURATE and a save directory is given. */
