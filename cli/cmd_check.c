@@ -769,17 +769,14 @@ static int engine_failures(const sml_prop_job *jobs, int njobs) {
 
 /* The host CPU the run cost, user + system, this process's and its reaped workers' (the pool
  * has stopped them by now), in seconds. */
-static double host_cpu_seconds(void) {
-    double s = 0.0;
+static double cpu_of(int who) {
     struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
-        s += (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
-             (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-    if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
-        s += (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
-             (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-    return s;
+    if (getrusage(who, &ru) != 0) return 0.0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
+
+static double host_cpu_seconds(void) { return cpu_of(RUSAGE_SELF) + cpu_of(RUSAGE_CHILDREN); }
 
 /* Where the jobs' host threads spent their time (sml_prop_host_time), summed over the jobs:
  * what to make faster when the host, not the GPU, sets the pace; then the host CPU per case. */

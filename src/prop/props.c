@@ -1043,12 +1043,12 @@ done:;
 /* ---- 7. row independence ----------------------------------------------------------------- */
 
 /* Rows whose bits moved with their place (bits says where), under terms t that declare
- * SML_DEV_ROW_BITS_BY_ADDRESS: the reordered case's output (rc, out) held to the value bound
- * against the reference in the same order. 1 within it; else 0 with the FAIL in v. */
-static int reversed_within_terms(sml_prop_eval *e, const sml_dev_terms *t, const sml_prop_case *rc,
-                                 const void *out, const char *bits, sml_prop_verdict *v) {
+ * SML_DEV_ROW_BITS_BY_ADDRESS: the output of the case's rows in reverse order (out) held to
+ * the value bound against the reference in the same order. 1 within it; else 0 with the FAIL
+ * in v. */
+static int reversed_within_terms(sml_prop_eval *e, const sml_dev_terms *t, const void *out,
+                                 const char *bits, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
-    (void)rc;
     if (!ensure_want(e) || !ensure_facts(e)) {
         verdict(v, SML_PROP_ERROR, -1, -1, "reference failed");
         return 0;
@@ -1116,7 +1116,7 @@ static void p_row_independence(sml_prop_eval *e, sml_prop_verdict *v) {
             verdict(v, SML_PROP_FAIL, src, d, "%s", bits);
             goto done;
         }
-        if (!reversed_within_terms(e, &bt, &rc, out, bits, v)) goto done;
+        if (!reversed_within_terms(e, &bt, out, bits, v)) goto done;
     }
     /* (b) one row alone, with the same layout, within the contract: a kernel may size its
      * reduction by the problem's shape (split sizes clusters by the row count), so only the

@@ -39,17 +39,18 @@ static void md_header(const sml_bench_run *run, FILE *f) {
         if (run->plan.ops & (1u << o)) fprintf(f, " %s", sml_op_name((sml_op)o));
     fprintf(f, ". Run at %s on host `%s` (%d threads), softmax-lab %s, %.1f s.\n\n", e->time_utc,
             e->host, e->threads, e->version, run->seconds);
-    if (e->gpu.present)
+    if (e->gpu.present) {
         fprintf(f,
                 "GPU: %s, %d SMs, cc %d.%d, SM clock %d MHz, memory clock %d MHz (maximum clocks "
                 "as the runtime reports them), L2 %.0f MiB, driver %d, CUDA runtime %d.\n\n",
                 e->gpu.name, e->gpu.sm_count, e->gpu.cc_major, e->gpu.cc_minor, e->gpu.sm_clock_mhz,
                 e->gpu.mem_clock_mhz, (double)e->gpu.l2_bytes / 1048576.0, e->gpu.driver_version,
                 e->gpu.runtime_version);
-    if (e->gpu.present)
         fprintf(f, "`auto`'s plans: %s.\n\n",
                 e->auto_plans[0] ? e->auto_plans : "its rules (no plan table for this GPU)");
-    if (!e->gpu.present) fprintf(f, "GPU: none on this machine.\n\n");
+    } else {
+        fprintf(f, "GPU: none on this machine.\n\n");
+    }
     if (e->has_memcpy)
         fprintf(f,
                 "Device copy bandwidth, same run: cudaMemcpy D2D of %.0f MiB: **%.0f GB/s** "

@@ -238,12 +238,12 @@ int sml_worker_main(int argc, char **argv) {
     static serve s[SML_PROP_MAX_THREADS];
     for (int i = 0; i < n; i++)
         s[i] = (serve){.fd = fd[i], .slot = i, .b = &b->slot[i], .k = k, .why = why};
-    /* The device's context is made here, before the supervisor starts any launch's clock; a
-     * slot that could not set it up tries again at its first launch and says why there. */
-    const char *not_ready;
     /* How this process waits for the GPU, set before its context exists (SML_GPU_WAIT: spin,
      * yield or block; unset or another word: CUDA's own choice). */
     if (k && k->device == SML_DEVICE_GPU) (void)sml_gpu_wait_mode(getenv("SML_GPU_WAIT"));
+    /* The device's context is made here, before the supervisor starts any launch's clock; a
+     * slot that could not set it up tries again at its first launch and says why there. */
+    const char *not_ready;
     if (k) ready(&s[0], &not_ready);
     atomic_store(&b->started, 1);
     for (int i = 1; i < n; i++) {
