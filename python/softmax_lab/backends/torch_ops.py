@@ -46,7 +46,14 @@ def kernels():
 # - backward past 1,024 columns: a row's bits depend on its address (the vector loads start at
 #   an aligned address, so the split of the row's sum over threads moves with it); found on
 #   2x1025 fp32 rows and 1382x1031 fp16/bf16 batches (H100); each output within the bound.
+# - fp32 backward on long rows: cunn_SoftMaxBackward sums a row with 512 threads, each adding
+#   its share in turn, then 32 and 16 more sequential additions: ceil(n / 512) + 47 roundings
+#   where the contract allows h(n) = 32 + ceil(log2 n) (docs/NUMERICS.md 4.1). The factor is
+#   that depth over h(n) at the longest rows the profiles draw (2^23 columns: 299), rounded up
+#   to a power of two. Found from 455,655 columns (H200); 16-bit outputs absorb it, and
+#   softmax_bwd's 16-bit factors are larger.
 # Nothing else is excused.
-DEVIATION = {"bound_factor": {"softmax_bwd": {"fp16": 8192, "bf16": 65536}},
+DEVIATION = {"bound_factor": {"softmax_bwd": {"fp16": 8192, "bf16": 65536, "fp32": 512},
+                              "log_softmax_bwd": {"fp32": 512}},
              "exceptions": ["row_bits_by_address"]}
-KNOWN_DEVIATION = "torch 2.11: 16-bit softmax backward outside the contract's bound"
+KNOWN_DEVIATION = "torch 2.11: 16-bit softmax backward and long-row fp32 backward outside the contract's bound"
