@@ -50,7 +50,7 @@ def kernels():
 #   its share in turn, then 32 and 16 more sequential additions: ceil(n / 512) + 47 roundings
 #   where the contract allows h(n) = 32 + ceil(log2 n) (docs/NUMERICS.md 4.1). The factor is
 #   that depth over h(n) at the longest rows the profiles draw (2^23 columns: 299), rounded up
-#   to a power of two. Found from 455,655 columns (H200); 16-bit outputs absorb it, and
+#   to a power of two. Found at 455,655 columns (H100, H200); 16-bit outputs absorb it, and
 #   softmax_bwd's 16-bit factors are larger.
 # Nothing else is excused.
 DEVIATION = {"bound_factor": {"softmax_bwd": {"fp16": 8192, "bf16": 65536, "fp32": 512},
