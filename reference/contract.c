@@ -146,6 +146,21 @@ static inline double compute_bound_k(sml_op op, const sml_row_facts *row, const 
     }
 }
 
+/* sml_ulp_of(dt, v) for the 16-bit dtypes, on integers without branches (a row's bounds
+ * straddle the smallest normal unpredictably): the binade of |v| clamped to the dtype's
+ * normal binades, below them (a subnormal or zero) the smallest's, above them (past the
+ * largest finite value, to inf) the largest's; NaN, which sml_ulp_of compares as neither, the
+ * smallest's. */
+static inline double ulp16(sml_dtype dt, double v) {
+    const int emin = sml_min_exp(dt), emax = dt == SML_F16 ? 15 : 127;
+    uint64_t mag = sml_to_bits(v) & SML_D_MAG;
+    int e = (int)(mag >> 52) - 1023;
+    e = e < emin ? emin : e;
+    e = e > emax ? emax : e;
+    e = mag > SML_D_INF ? emin : e;
+    return sml_pow2(e - sml_mant_bits(dt));
+}
+
 static inline sml_bound bound_parts_k(sml_op op, sml_dtype dt, const sml_row_facts *row,
                                       const row_terms *k, double x_i, double dy_i, double want,
                                       double e_i) {
@@ -154,7 +169,7 @@ static inline sml_bound bound_parts_k(sml_op op, sml_dtype dt, const sml_row_fac
     if (op == SML_SOFTMAX && x_i == -INFINITY) return b;
     b.compute = compute_bound_k(op, row, k, x_i, dy_i, want, e_i);
     /* fp32 work rounded once to a 16-bit output: at most half an ulp of where it lands. */
-    if (dt != SML_F32) b.rounding = 0.5 * sml_ulp_of(dt, fabs(want) + b.compute);
+    if (dt != SML_F32) b.rounding = 0.5 * ulp16(dt, fabs(want) + b.compute);
     return b;
 }
 
@@ -174,16 +189,18 @@ sml_bound sml_check_bound_parts(sml_op op, sml_dtype dt, const sml_row_facts *ro
  * half of it toward zero from a power of two that is not the smallest normal, whose neighbour
  * below lies in the binade under it. test_check compares this with the neighbour computed
  * from the bits (encode, step, decode) for every finite value of both formats. */
-static double gap_toward(sml_dtype dt, double got, double want) {
+static inline double gap_toward(sml_dtype dt, double got, double want) {
     const sml_fmt16 *f = dt == SML_F16 ? &SML_FMT_HALF : &SML_FMT_BF16;
     const int emin = sml_fmt_emin(f);
-    if (got == 0.0) return sml_pow2(emin - f->mbits);
     uint64_t b = sml_to_bits(got) & SML_D_MAG;
     int e = (int)(b >> 52) - 1023; /* got's binade (a 16-bit subnormal is a normal double) */
-    double q = sml_pow2((e > emin ? e : emin) - f->mbits);
+    /* A zero's e is -1023, below emin: its gap is the smallest subnormal's quantum, and it is
+     * no power of two above emin. No branches: which way each test goes changes from element
+     * to element of a row, and a mispredicted branch costs more than this whole function. */
+    int ge = e > emin ? e : emin;
     int away = (want > got) == (got > 0.0);
-    if (!away && e > emin && (b & (SML_D_MANT - 1)) == 0) return 0.5 * q;
-    return q;
+    int half = !away & (e > emin) & ((b & (SML_D_MANT - 1)) == 0);
+    return sml_pow2(ge - f->mbits - half); /* half of 2^k is 2^(k-1), k - 1 still normal */
 }
 
 /* sml_check_allowed with the row's terms k and e_i = exp(x_i) (log_softmax_bwd) given. The
@@ -195,8 +212,11 @@ static inline double allowed_k(sml_op op, sml_dtype dt, const sml_row_facts *row
                                double e_i) {
     if (op == SML_SOFTMAX && x_i == -INFINITY) return 0.0;
     double compute = compute_bound_k(op, row, k, x_i, dy_i, want, e_i);
-    if (dt == SML_F32 || got == want) return compute;
-    return compute + 0.5 * gap_toward(dt, got, want);
+    if (dt == SML_F32) return compute;
+    /* compute, or where got != want compute + half the gap: the half gap masked to +0 rather
+     * than a branch (compute is at least FLUSH, NaN or inf, so adding +0 leaves its bits) */
+    uint64_t keep = (uint64_t)0 - (uint64_t)(got != want);
+    return compute + sml_from_bits(sml_to_bits(0.5 * gap_toward(dt, got, want)) & keep);
 }
 
 double sml_check_allowed(sml_op op, sml_dtype dt, const sml_row_facts *row, double x_i, double dy_i,

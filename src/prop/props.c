@@ -814,6 +814,46 @@ static void shift_within_terms(sml_prop_eval *e, const sml_dev_terms *t, const s
     excused(v, t, what);
 }
 
+/* The shift's logits are integers of at most lim in magnitude, or special values. For a 16-bit
+ * dtype and a long case, ints_store stores them through a table of the encodings of every
+ * integer in [-lim, lim] (made by sml_store_n, so the same bits) instead of encoding each
+ * element; other cases store as sml_store_n does. */
+#define SHIFT_TABLE_MAX 4097 /* 2 x fp16's exact_int_limit + 1 */
+typedef struct ints_table {
+    int on;
+    double lim;
+    uint16_t bits[SHIFT_TABLE_MAX];
+} ints_table;
+
+static void ints_table_init(ints_table *t, sml_dtype dt, double lim, size_t n) {
+    const int64_t m = 2 * (int64_t)lim + 1;
+    t->on = dt != SML_F32 && m <= SHIFT_TABLE_MAX && n >= 16 * (size_t)m;
+    t->lim = lim;
+    for (int64_t i = 0; t->on && i < m; i += 256) {
+        double ints[256];
+        int64_t len = m - i < 256 ? m - i : 256;
+        for (int64_t j = 0; j < len; j++) ints[j] = (double)(i + j) - lim;
+        sml_store_n(dt, t->bits, i, len, ints);
+    }
+}
+
+/* v[0..m) into elements [at, at + m) of to, in dt: integers of at most t->lim in magnitude,
+ * or values that are not finite. */
+static void ints_store(const ints_table *t, sml_dtype dt, void *to, size_t at, size_t m,
+                       const double *v) {
+    if (!t->on) {
+        sml_store_n(dt, to, (int64_t)at, (int64_t)m, v);
+        return;
+    }
+    uint16_t *p = (uint16_t *)to + at;
+    for (size_t j = 0; j < m; j++) {
+        if (isfinite(v[j]))
+            p[j] = t->bits[(int64_t)(v[j] + t->lim)];
+        else
+            sml_store_n(dt, p, (int64_t)j, 1, v + j);
+    }
+}
+
 static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
     const sml_prop_case *c = e->c;
     if (!ensure_inputs(e)) {
@@ -861,12 +901,14 @@ static void p_shift(sml_prop_eval *e, sml_prop_verdict *v) {
     if (sml_rng_below(&rng, 2)) k = -k;
     /* The integer logits in the dtype: run (when they are not the case's own) or needed by the
      * declared-deviation judgment below, which stores them itself then. */
-    if (!already) sml_store_n(c->dtype, base.x, 0, (int64_t)n, xi);
+    ints_table tab;
+    ints_table_init(&tab, c->dtype, lim, n);
+    if (!already) ints_store(&tab, c->dtype, base.x, 0, n, xi);
     for (size_t i = 0; i < n; i += 256) {
         double xk[256];
         size_t m = n - i < 256 ? n - i : 256;
         for (size_t j = 0; j < m; j++) xk[j] = xi[i + j] + k;
-        sml_store_n(c->dtype, shifted.x, (int64_t)i, (int64_t)m, xk);
+        ints_store(&tab, c->dtype, shifted.x, i, m, xk);
     }
     sml_prop_run_report rep;
     const void *ref_out;
