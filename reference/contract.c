@@ -146,21 +146,6 @@ static inline double compute_bound_k(sml_op op, const sml_row_facts *row, const 
     }
 }
 
-/* sml_ulp_of(dt, v) for the 16-bit dtypes, on integers without branches (a row's bounds
- * straddle the smallest normal unpredictably): the binade of |v| clamped to the dtype's
- * normal binades, below them (a subnormal or zero) the smallest's, above them (past the
- * largest finite value, to inf) the largest's; NaN, which sml_ulp_of compares as neither, the
- * smallest's. */
-static inline double ulp16(sml_dtype dt, double v) {
-    const int emin = sml_min_exp(dt), emax = dt == SML_F16 ? 15 : 127;
-    uint64_t mag = sml_to_bits(v) & SML_D_MAG;
-    int e = (int)(mag >> 52) - 1023;
-    e = e < emin ? emin : e;
-    e = e > emax ? emax : e;
-    e = mag > SML_D_INF ? emin : e;
-    return sml_pow2(e - sml_mant_bits(dt));
-}
-
 static inline sml_bound bound_parts_k(sml_op op, sml_dtype dt, const sml_row_facts *row,
                                       const row_terms *k, double x_i, double dy_i, double want,
                                       double e_i) {
@@ -169,7 +154,7 @@ static inline sml_bound bound_parts_k(sml_op op, sml_dtype dt, const sml_row_fac
     if (op == SML_SOFTMAX && x_i == -INFINITY) return b;
     b.compute = compute_bound_k(op, row, k, x_i, dy_i, want, e_i);
     /* fp32 work rounded once to a 16-bit output: at most half an ulp of where it lands. */
-    if (dt != SML_F32) b.rounding = 0.5 * ulp16(dt, fabs(want) + b.compute);
+    if (dt != SML_F32) b.rounding = 0.5 * sml_ulp16_of(dt, fabs(want) + b.compute);
     return b;
 }
 

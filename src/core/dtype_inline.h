@@ -118,4 +118,20 @@ static inline double sml_ulp_of(sml_dtype dt, double v) {
     return sml_pow2(e - sml_mant_bits(dt));
 }
 
+/* sml_ulp_of for fp16 and bf16 (dt) with no branches, for per-element loops whose values
+ * straddle the smallest normal unpredictably: the binade of |v| clamped to the format's normal
+ * binades; below them (a subnormal or zero) the smallest's, past the largest finite value (to
+ * inf) the largest's, and for NaN, which sml_ulp_of compares as neither, the smallest's.
+ * test_dtype compares it with sml_ulp_of. */
+static inline double sml_ulp16_of(sml_dtype dt, double v) {
+    const sml_fmt16 *f = dt == SML_F16 ? &SML_FMT_HALF : &SML_FMT_BF16;
+    const int emin = sml_fmt_emin(f), emax = (1 << (f->ebits - 1)) - 1;
+    uint64_t mag = sml_to_bits(v) & SML_D_MAG;
+    int e = (int)(mag >> 52) - 1023;
+    e = e < emin ? emin : e;
+    e = e > emax ? emax : e;
+    e = mag > SML_D_INF ? emin : e;
+    return sml_pow2(e - f->mbits);
+}
+
 #endif

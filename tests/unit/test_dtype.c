@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "core/dtype_inline.h"
 #include "unit_case.h"
 
 typedef struct fmt {
@@ -263,6 +264,20 @@ static void ulps(unit_run *u) {
                 if (bad++ == 0) what = f->name;
             }
         }
+        /* The branch-free ulp agrees with sml_ulp_of on every value, the points between
+         * neighbours, both signs, and past the largest value, inf and NaN. */
+        for (uint32_t k = 0; k <= f->max_bits; k++) {
+            double a = f->to_double((uint16_t)k);
+            double mid = k < f->max_bits ? 0.5 * (a + f->to_double((uint16_t)(k + 1))) : a;
+            const double pts[] = {a, -a, mid, -mid};
+            for (int j = 0; j < 4; j++)
+                if (sml_ulp16_of(f->dt, pts[j]) != sml_ulp_of(f->dt, pts[j]) && bad++ == 0)
+                    what = "sml_ulp16_of";
+        }
+        const double far[] = {f->beyond, 2.0 * f->beyond, 1e300, INFINITY, -INFINITY, NAN, 1e-300};
+        for (int j = 0; j < 7; j++)
+            if (sml_ulp16_of(f->dt, far[j]) != sml_ulp_of(f->dt, far[j]) && bad++ == 0)
+                what = "sml_ulp16_of past the finite values";
         double ms = f->to_double(1);
         if (sml_ulp_distance(f->dt, ms, -ms) != 2 || sml_ulp_distance(f->dt, 0.0, -0.0) != 0 ||
             sml_ulp(f->dt, 0.0) != ms || sml_ulp(f->dt, 1.0) != sml_dtype_eps(f->dt))
