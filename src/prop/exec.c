@@ -262,7 +262,8 @@ static sml_status stage(sml_prop_exec *e, const layout *L, const sml_prop_shape 
     return SML_OK;
 }
 
-/* Bytes [from, from + n) of the layout (whole regions) back into e->back. */
+/* Bytes [from, from + n) of the layout (whole regions) back into e->back: on a GPU, queued on
+ * the exec's stream (they are there once the stream is waited for). */
 static sml_status fetch(sml_prop_exec *e, const layout *L, unsigned char *const *reg, size_t from,
                         size_t n) {
     if (e->device != SML_DEVICE_CPU) {
@@ -275,7 +276,7 @@ static sml_status fetch(sml_prop_exec *e, const layout *L, unsigned char *const 
         for (size_t i = 0; i < count && stride > SML_PROP_PITCH_MAX && s == SML_OK; i++)
             s = sml_prop_gpu_copy(e->back + from + i * L->region, reg[first + i], L->region, 0,
                                   e->stream);
-        return s != SML_OK ? s : sml_device_sync(e->device, e->stream);
+        return s;
     }
     for (size_t at = from; at < from + n; at += L->region)
         memcpy(e->back + at, reg[at / L->region], L->region);
@@ -420,24 +421,35 @@ static sml_status launch_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
     if (s != SML_OK) return s;
     sml_problem p = problem_of(e, L, c, reg);
     double t0 = sml_prop_now();
-    sml_status ks = sml_run(k, h, &p);
-    if (ks == SML_OK) ks = wait_kernel(e);
+    sml_status ks = sml_run(k, h, &p), q = SML_OK, w = SML_OK;
+    zones_of(L, reg, nreg, zone);
+    /* Behind the kernel on its stream, before one wait for all of it: the guard zones compared
+     * on the device, and what comes back (a refusal must write nothing, the API's promise: its
+     * output region comes back; else only the output region, unless everything is to be
+     * verified). One wait, not one for the kernel and one for the copies: the GPU goes from
+     * the kernel to the copies without waiting for this thread. */
+    if (ks == SML_OK || ks == SML_ERR_UNSUPPORTED) {
+        res->from = verify && ks == SML_OK ? 0 : out_region_of(L);
+        res->n = verify && ks == SML_OK ? L->total : L->region;
+        if (guarded)
+            q = sml_prop_gpu_guard_check(&e->gpu, zone, 2 * nreg, SML_PROP_DEVICE_GUARD,
+                                         e->stream);
+        if (q == SML_OK) q = fetch(e, L, reg, res->from, res->n);
+        w = wait_kernel(e);
+    }
     res->seconds = sml_prop_now() - t0;
+    /* An error the wait reports after a launch that returned SML_OK is the kernel's (an
+     * asynchronous fault sticks to every later call); after a refusal, it is this exec's. */
+    if (ks == SML_OK) ks = w;
     res->status = (int32_t)ks;
     sml_prop_guard_clear();
     if (ks == SML_ERR_CUDA) snprintf(res->error, sizeof res->error, "%s", sml_last_cuda_error());
-    /* The guard zones are compared on the device; the result comes back with the copy below. */
-    zones_of(L, reg, nreg, zone);
-    if (guarded && (ks == SML_OK || ks == SML_ERR_UNSUPPORTED) &&
-        (s = sml_prop_gpu_guard_check(&e->gpu, zone, 2 * nreg, SML_PROP_DEVICE_GUARD, e->stream)) !=
-            SML_OK)
-        return s;
-    if (ks != SML_OK && ks != SML_ERR_UNSUPPORTED) return SML_OK;
-    /* A refusal must write nothing (the API's promise): its output region comes back. Else
-     * only the output region, unless everything is to be verified. */
-    res->from = verify && ks == SML_OK ? 0 : out_region_of(L);
-    res->n = verify && ks == SML_OK ? L->total : L->region;
-    if ((s = fetch(e, L, reg, res->from, res->n)) != SML_OK) return s;
+    if (ks != SML_OK && ks != SML_ERR_UNSUPPORTED) {
+        res->from = res->n = 0;
+        return SML_OK;
+    }
+    if (w != SML_OK) return w;
+    if (q != SML_OK) return q;
     if (guarded) {
         res->nzones = 2 * nreg;
         sml_prop_gpu_guard_hits(&e->gpu, 2 * nreg, res->hit);
