@@ -12,8 +12,9 @@
 #   decided against PyTorch (bench --versus torch)
 #   nightly (not in the default set; the scheduled job runs SML_GPU_STAGES="build nightly"): the
 #   property suite's long profile (check --long: 100,000 cases per GPU kernel, op and dtype,
-#   10,000 per CPU kernel's on bigger shapes) on every registered kernel, CPU and GPU;
-#   SML_NIGHTLY_SECONDS bounds it (default none)
+#   10,000 per CPU kernel's on bigger shapes) on every registered kernel, CPU and GPU, through
+#   ci/nightly.sh: SML_NIGHTLY_SHARDS=N runs it as N slices one after another and merges them,
+#   SML_NIGHTLY_SECONDS caps each run (default none)
 #   SML_BENCH_TIME_LIMIT=240 ci/gpu.sh      the bench starts no case after 240 s and writes a
 #                                            partial ledger (docs/BENCHMARKING.md, "Partial runs")
 set -uo pipefail
@@ -118,12 +119,8 @@ if has frameworks; then
 fi
 
 if has nightly; then
-  log "nightly: check --long on every kernel"
-  mkdir -p "$ARTIFACTS/nightly"
-  "./$BUILD/softmax-lab" check --kernel all --op all --dtype all --long \
-    --seconds "${SML_NIGHTLY_SECONDS:-0}" --save "$ARTIFACTS/nightly/failures" \
-    --json "$ARTIFACTS/nightly/check.json" 2>&1 | tee "$ARTIFACTS/nightly/check.txt"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  log "nightly: check --long on every kernel (${SML_NIGHTLY_SHARDS:-1} slice(s))"
+  ci/nightly.sh "$BUILD" "$ARTIFACTS/nightly" || status=1
 fi
 
 if has sanitize && [ -x "$BUILD/tests/mutants/run_sanitizers.sh" ]; then

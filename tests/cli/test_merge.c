@@ -22,7 +22,11 @@
  *      in for two GPUs): the default split over every GPU, --devices 0,1 and --devices 1 give
  *      the unsharded result, and so does a run under ctest's one GPU (CTEST_RESOURCE_GROUP_0_GPUS,
  *      no split); bad --devices values exit 2 naming the flag, and a GPU the host does not
- *      have names the GPUs it has.
+ *      have names the GPUs it has;
+ *   8. ci/nightly.sh (ci/gpu.sh's nightly stage) in slices: slice 1 of 2, then slice 2 in a
+ *      second call on the same folder (the seed kept there) merge to the unsharded --long run;
+ *      the first call says what is missing; a planted bug fails a slice and the merge (exit
+ *      1); a slice count of 0 exits 2.
  * No process of the test sees a GPU (CUDA_VISIBLE_DEVICES=-1,-1), so that it gives the same
  * results on a GPU host as on a CPU one. */
 #include <stdio.h>
@@ -429,6 +433,63 @@ static void case_workers(void) {
           "check --devices 1 on a host without that GPU: exit 2 naming the GPUs here");
 }
 
+/* ci/nightly.sh BUILD nightly/ with these settings (env assignments) in TMP: its exit status. */
+static int nightly(const char *env, char *out, size_t n) {
+    char build[1100], cmd[4096];
+    snprintf(build, sizeof build, "%.1000s", F.cli);
+    char *slash = strrchr(build, '/');
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(build, sizeof build, ".");
+    return sml_shell(cmd, sizeof cmd, out, n, 0, "cd %s && %s bash %s/../../../ci/nightly.sh %s nightly",
+                     TMP, env, F.fixtures, build);
+}
+
+static void case_nightly(void) {
+    static char out[1 << 14];
+    char env[1600], why[512] = "";
+    const char *seed = "0x5eed00000000a1a1";
+    const char *w[] = {"check",   "--kernel", "cpu_online",  "--op",          "softmax,log_softmax",
+                       "--dtype", "fp32",     "--cases",     "30",            "--regressions",
+                       "none",    "--long",   "--seed",      seed,            "--json",
+                       "nwhole.json", NULL};
+    int rw = run(w);
+    const char *args = "--kernel cpu_online --op softmax,log_softmax --dtype fp32 --cases 30 "
+                       "--regressions none";
+    snprintf(env, sizeof env,
+             "SML_NIGHTLY_SHARDS=2 SML_NIGHTLY_ONLY=1 SML_NIGHTLY_SEED=%s SML_NIGHTLY_ARGS='%s'",
+             seed, args);
+    int r1 = nightly(env, out, sizeof out);
+    snprintf(LOG, sizeof LOG, "%s", out);
+    check(8, rw == 0 && r1 == 0 && strstr(out, "not merged yet: slices 2 of 2") &&
+                 !exists("nightly/merged.json"),
+          "ci/nightly.sh slice 1 of 2: exit 0, names slice 2 as missing, merges nothing");
+    snprintf(env, sizeof env, "SML_NIGHTLY_SHARDS=2 SML_NIGHTLY_ONLY=2 SML_NIGHTLY_ARGS='%s'", args);
+    int r2 = nightly(env, out, sizeof out);
+    snprintf(LOG, sizeof LOG, "%s", out);
+    int same = r2 == 0 && same_check("nwhole.json", "nightly/merged.json", why, sizeof why);
+    check(8, same && exists("nightly/merged.md") && strstr(out, "2 slices one after another"),
+          why[0] ? why
+                 : "ci/nightly.sh slice 2 of 2 on the same folder (its kept seed): the merge is "
+                   "the unsharded --long run");
+    snprintf(env, sizeof env,
+             "SML_NIGHTLY_SHARDS=2 SML_NIGHTLY_SEED=%s SML_NIGHTLY_ARGS='--load %s --kernel "
+             "plug_nomax --op softmax --dtype fp32 --cases 30 --regressions none --no-shrink'",
+             seed, PLUG);
+    sml_shell(NULL, 0, out, sizeof out, 0, "rm -rf %s/nightly", TMP);
+    int rf = nightly(env, out, sizeof out);
+    snprintf(LOG, sizeof LOG, "%s", out);
+    sml_json *m = load("nightly/merged.json");
+    check(8, rf == 1 && m && sml_json_num(sml_json_get(m, "exit"), -1) == 1,
+          "ci/nightly.sh on a planted bug (plug_nomax): the merge exits 1, and so does the script");
+    sml_json_free(m);
+    int rb = nightly("SML_NIGHTLY_SHARDS=0", out, sizeof out);
+    snprintf(LOG, sizeof LOG, "%s", out);
+    check(8, rb == 2 && strstr(out, "SML_NIGHTLY_SHARDS"),
+          "ci/nightly.sh with SML_NIGHTLY_SHARDS=0: exit 2 naming it");
+}
+
 int main(int argc, char **argv) {
     if (sml_case_filter_init(&F, argc, argv)) return 2;
     /* CPU kernels only, and the same files on any host: no process of the test sees a GPU (a
@@ -454,5 +515,6 @@ int main(int argc, char **argv) {
     if (sml_case_filter_want(&F, 5)) case_bad_shard();
     if (sml_case_filter_want(&F, 6)) case_engines();
     if (sml_case_filter_want(&F, 7)) case_workers();
+    if (sml_case_filter_want(&F, 8)) case_nightly();
     return sml_tally_finish(&T);
 }
