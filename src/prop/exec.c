@@ -432,8 +432,7 @@ static sml_status launch_run(sml_prop_exec *e, const sml_kernel *k, sml_handle *
         res->from = verify && ks == SML_OK ? 0 : out_region_of(L);
         res->n = verify && ks == SML_OK ? L->total : L->region;
         if (guarded)
-            q = sml_prop_gpu_guard_check(&e->gpu, zone, 2 * nreg, SML_PROP_DEVICE_GUARD,
-                                         e->stream);
+            q = sml_prop_gpu_guard_check(&e->gpu, zone, 2 * nreg, SML_PROP_DEVICE_GUARD, e->stream);
         if (q == SML_OK) q = fetch(e, L, reg, res->from, res->n);
         w = wait_kernel(e);
     }

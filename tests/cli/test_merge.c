@@ -442,17 +442,18 @@ static int nightly(const char *env, char *out, size_t n) {
         *slash = 0;
     else
         snprintf(build, sizeof build, ".");
-    return sml_shell(cmd, sizeof cmd, out, n, 0, "cd %s && %s bash %s/../../../ci/nightly.sh %s nightly",
-                     TMP, env, F.fixtures, build);
+    return sml_shell(cmd, sizeof cmd, out, n, 0,
+                     "cd %s && %s bash %s/../../../ci/nightly.sh %s nightly", TMP, env, F.fixtures,
+                     build);
 }
 
 static void case_nightly(void) {
     static char out[1 << 14];
     char env[1600], why[512] = "";
     const char *seed = "0x5eed00000000a1a1";
-    const char *w[] = {"check",   "--kernel", "cpu_online",  "--op",          "softmax,log_softmax",
-                       "--dtype", "fp32",     "--cases",     "30",            "--regressions",
-                       "none",    "--long",   "--seed",      seed,            "--json",
+    const char *w[] = {"check",       "--kernel", "cpu_online", "--op", "softmax,log_softmax",
+                       "--dtype",     "fp32",     "--cases",    "30",   "--regressions",
+                       "none",        "--long",   "--seed",     seed,   "--json",
                        "nwhole.json", NULL};
     int rw = run(w);
     const char *args = "--kernel cpu_online --op softmax,log_softmax --dtype fp32 --cases 30 "
@@ -462,10 +463,12 @@ static void case_nightly(void) {
              seed, args);
     int r1 = nightly(env, out, sizeof out);
     snprintf(LOG, sizeof LOG, "%s", out);
-    check(8, rw == 0 && r1 == 0 && strstr(out, "not merged yet: slices 2 of 2") &&
-                 !exists("nightly/merged.json"),
+    check(8,
+          rw == 0 && r1 == 0 && strstr(out, "not merged yet: slices 2 of 2") &&
+              !exists("nightly/merged.json"),
           "ci/nightly.sh slice 1 of 2: exit 0, names slice 2 as missing, merges nothing");
-    snprintf(env, sizeof env, "SML_NIGHTLY_SHARDS=2 SML_NIGHTLY_ONLY=2 SML_NIGHTLY_ARGS='%s'", args);
+    snprintf(env, sizeof env, "SML_NIGHTLY_SHARDS=2 SML_NIGHTLY_ONLY=2 SML_NIGHTLY_ARGS='%s'",
+             args);
     int r2 = nightly(env, out, sizeof out);
     snprintf(LOG, sizeof LOG, "%s", out);
     int same = r2 == 0 && same_check("nwhole.json", "nightly/merged.json", why, sizeof why);
