@@ -480,7 +480,8 @@ static void case_nightly(void) {
              "SML_NIGHTLY_SHARDS=2 SML_NIGHTLY_SEED=%s SML_NIGHTLY_ARGS='--load %s --kernel "
              "plug_nomax --op softmax --dtype fp32 --cases 30 --regressions none --no-shrink'",
              seed, PLUG);
-    sml_shell(NULL, 0, out, sizeof out, 0, "rm -rf %s/nightly", TMP);
+    char rm[400];
+    sml_shell(rm, sizeof rm, out, sizeof out, 0, "rm -rf %s/nightly", TMP);
     int rf = nightly(env, out, sizeof out);
     snprintf(LOG, sizeof LOG, "%s", out);
     sml_json *m = load("nightly/merged.json");
