@@ -240,6 +240,24 @@ int main(void) {
            "the summary's host-time line: %d fields, %.1f s, shares adding up to %.0f%% (want the "
            "line, runs and comparisons above 0%%, about 100%%)",
            got, secs, sum);
+    /* The host's CPU: the whole, per case, and its two sides adding up to it (each side is
+     * rounded to 0.01 s, the whole to 0.1 s); in-process, the workers' side is 0. */
+    for (int inproc = 0; inproc <= 1; inproc++) {
+        if (inproc) rc = run("%s --in-process", cmd);
+        const char *hc = strstr(OUT, "host CPU ");
+        double all = 0, per = 0, own = -1, wk = -1;
+        got = hc ? sscanf(hc,
+                          "host CPU %lf s (user + system, workers included): %lf ms per case; "
+                          "check's own process %lf s, its workers %lf s",
+                          &all, &per, &own, &wk)
+                 : 0;
+        expect(rc == 0 && got == 4 && per > 0 && own >= 0 && wk >= 0 && own + wk > 0 &&
+                   fabs(own + wk - all) <= 0.06 && (!inproc || wk == 0),
+               cmd,
+               "the summary's host-CPU line%s: %d fields, %.1f s = %.2f s own + %.2f s workers "
+               "(want 4 fields, the sides adding up%s)",
+               inproc ? " with --in-process" : "", got, all, own, wk, inproc ? ", no workers" : "");
+    }
     rc = run("cat %s/suite.json", D);
     expect(strstr(OUT, "\"passed\": true") && strstr(OUT, "\"cases\": 40"), cmd,
            "suite JSON: passed, 40 cases");
