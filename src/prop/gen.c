@@ -302,6 +302,15 @@ static void gen_dy(sml_rng *r, sml_dtype dt, int kind, double *row, int64_t n) {
     default: {
         double s = pow(10.0, uni(r, 3.0, log10(sml_dtype_max(dt))));
         for (int64_t i = 0; i < n; i++) row[i] = s * sml_rng_normal(r);
+        /* A quarter of these rows: the dtype's largest values of both signs and one infinity,
+         * whose exact sum is that infinity; an fp32 partial sum of two large terms of the
+         * other sign overflows first, and a sum that meets the two infinities gives NaN
+         * (the sum's class, docs/NUMERICS.md section 2). */
+        if (chance(r, 0.25)) {
+            double top = sml_dtype_max(dt);
+            for (int64_t i = 0; i < n; i++) row[i] = chance(r, 0.5) ? top : -top;
+            row[below(r, n)] = chance(r, 0.5) ? INFINITY : -INFINITY;
+        }
         break;
     }
     }

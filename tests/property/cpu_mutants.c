@@ -31,7 +31,10 @@ typedef enum bug {
     B_IGNORE_LD,      /* the output is written with stride cols instead of ld */
     B_SUM_OFF_BY_ONE, /* the sum loop stops one element short */
     B_REFUSE_WRITES,  /* refuses padded strides with SML_ERR_UNSUPPORTED, after writing */
-    B_REFUSE_DENSE    /* refuses rows over 100 columns that its registry line promises */
+    B_REFUSE_DENSE,   /* refuses rows over 100 columns that its registry line promises */
+    B_PLAIN_BWD_SUM   /* the backward sum added plainly: a partial sum of huge finite terms
+                       * overflows to -inf before it meets a +inf term, -inf + inf = NaN where
+                       * the exact sum is +inf (a GPU kernel's lanes adding in fp32) */
 } bug;
 
 #define LEAF 16
@@ -136,14 +139,30 @@ static void forward_row(bug b, sml_op op, sml_dtype dt, const float *x, float *y
     }
 }
 
+/* A backward op's sum with the exact sum's class whatever the order (docs/NUMERICS.md section
+ * 2): NaN if a term is NaN or both infinities appear, else the infinity that appears, else the
+ * tree sum of the finite terms. B_PLAIN_BWD_SUM adds every term in the tree. */
+static float bwd_sum(bug b, const float *v, int64_t n) {
+    if (b == B_NO_DOT) return 0.0f;
+    if (b == B_PLAIN_BWD_SUM) return tree(v, n);
+    int pinf = 0, ninf = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(v[i])) return NAN;
+        pinf |= v[i] == INFINITY;
+        ninf |= v[i] == -INFINITY;
+    }
+    if (pinf || ninf) return pinf && ninf ? NAN : pinf ? INFINITY : -INFINITY;
+    return tree(v, n);
+}
+
 static void backward_row(bug b, sml_op op, const float *y, const float *dy, float *dx, float *e,
                          int64_t n) {
     if (op == SML_SOFTMAX_BWD) {
         for (int64_t i = 0; i < n; i++) e[i] = dy[i] * y[i];
-        float dot = b == B_NO_DOT ? 0.0f : tree(e, n);
+        float dot = bwd_sum(b, e, n);
         for (int64_t i = 0; i < n; i++) dx[i] = y[i] * (dy[i] - dot);
     } else {
-        float s = b == B_NO_DOT ? 0.0f : tree(dy, n);
+        float s = bwd_sum(b, dy, n);
         for (int64_t i = 0; i < n; i++) dx[i] = dy[i] - expf(y[i]) * s;
     }
 }
@@ -202,6 +221,7 @@ LAUNCHER(l_ignore_ld, B_IGNORE_LD)
 LAUNCHER(l_sum_off_by_one, B_SUM_OFF_BY_ONE)
 LAUNCHER(l_refuse_writes, B_REFUSE_WRITES)
 LAUNCHER(l_refuse_dense, B_REFUSE_DENSE)
+LAUNCHER(l_plain_bwd_sum, B_PLAIN_BWD_SUM)
 
 #define F16S ((1u << SML_F16) | (1u << SML_BF16))
 #define M(name, ops, dts, fn, bug, survive) \
@@ -262,6 +282,8 @@ static const sml_mutant MUTANTS[] = {
       "refuses a padded stride with SML_ERR_UNSUPPORTED after writing the output", 0),
     M("mut_refuse_dense", SML_OPS_FWD, SML_DTYPES_ALL, l_refuse_dense,
       "refuses rows its registry line promises (over 100 columns)", 0),
+    M("mut_plain_bwd_sum", (1u << SML_SOFTMAX_BWD) | (1u << SML_LOG_SOFTMAX_BWD), SML_DTYPES_ALL,
+      l_plain_bwd_sum, "the backward sum added plainly, without the exact sum's class", 0),
 };
 
 size_t sml_mutant_count(void) { return sizeof MUTANTS / sizeof MUTANTS[0]; }
