@@ -41,20 +41,29 @@ static float sum_tree(const float *v, int64_t n) {
     return sum_tree(v, half) + sum_tree(v + half, n - half);
 }
 
+/* See cpu_softmax.h. */
+int sml_cpu_sum_class(const float *v, int64_t n, float *cls) {
+    int pinf = 0, ninf = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(v[i])) {
+            *cls = NAN;
+            return 1;
+        }
+        if (v[i] == INFINITY) pinf = 1;
+        if (v[i] == -INFINITY) ninf = 1;
+    }
+    if (!pinf && !ninf) return 0;
+    *cls = pinf && ninf ? NAN : pinf ? INFINITY : -INFINITY;
+    return 1;
+}
+
 /* The sum of a backward op: its class is the exact sum's, whatever the order (docs/NUMERICS.md
  * section 2): NaN if a term is NaN or both infinities appear, else the infinity that appears,
  * else the tree sum of the finite terms. A plain tree sum can overflow a partial sum of huge
  * finite terms to -inf before it meets a +inf term, and -inf + inf = NaN. */
 static float sum_exact_class(const float *v, int64_t n) {
-    int pinf = 0, ninf = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (isnan(v[i])) return NAN;
-        if (v[i] == INFINITY) pinf = 1;
-        if (v[i] == -INFINITY) ninf = 1;
-    }
-    if (pinf && ninf) return NAN;
-    if (pinf || ninf) return pinf ? INFINITY : -INFINITY;
-    return sum_tree(v, n);
+    float cls;
+    return sml_cpu_sum_class(v, n, &cls) ? cls : sum_tree(v, n);
 }
 
 static float row_max(const float *x, int64_t n) {

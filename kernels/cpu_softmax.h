@@ -22,6 +22,11 @@ typedef enum sml_cpu_variant {
  * accumulation, outputs rounded to nearest-even into p->dtype. */
 sml_status sml_cpu_softmax(sml_cpu_variant v, const sml_problem *p);
 
+/* The class of a backward op's sum of the n terms v, which does not depend on the order
+ * (docs/NUMERICS.md section 2): 1 with *cls NaN (a NaN term, or both infinities) or the
+ * infinity that appears, 0 when every term is finite and their sum decides. */
+int sml_cpu_sum_class(const float *v, int64_t n, float *cls);
+
 /* A launch function for the mutant, to put in an sml_kernel outside the registry. */
 sml_status sml_launch_cpu_mutant_no_max(sml_handle *h, const sml_problem *p);
 

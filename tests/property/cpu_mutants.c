@@ -141,18 +141,12 @@ static void forward_row(bug b, sml_op op, sml_dtype dt, const float *x, float *y
 
 /* A backward op's sum with the exact sum's class whatever the order (docs/NUMERICS.md section
  * 2): NaN if a term is NaN or both infinities appear, else the infinity that appears, else the
- * tree sum of the finite terms. B_PLAIN_BWD_SUM adds every term in the tree. */
+ * tree sum of the finite terms (the class from kernels/cpu_softmax.c, the sum this file's
+ * own). B_PLAIN_BWD_SUM adds every term in the tree. */
 static float bwd_sum(bug b, const float *v, int64_t n) {
     if (b == B_NO_DOT) return 0.0f;
-    if (b == B_PLAIN_BWD_SUM) return tree(v, n);
-    int pinf = 0, ninf = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (isnan(v[i])) return NAN;
-        pinf |= v[i] == INFINITY;
-        ninf |= v[i] == -INFINITY;
-    }
-    if (pinf || ninf) return pinf && ninf ? NAN : pinf ? INFINITY : -INFINITY;
-    return tree(v, n);
+    float cls;
+    return b != B_PLAIN_BWD_SUM && sml_cpu_sum_class(v, n, &cls) ? cls : tree(v, n);
 }
 
 static void backward_row(bug b, sml_op op, const float *y, const float *dy, float *dx, float *e,
