@@ -394,6 +394,90 @@ static __device__ __forceinline__ float sml_bwd_out(float y, float dy, float sum
     return log_op ? dy - exp2f(y * SML_LOG2E) * sum : y * (dy - sum);
 }
 
+/* ---- the backward sum's class (docs/NUMERICS.md section 2) ------------------------------
+ * The class of a backward sum (NaN, +inf, -inf or finite) is the exact sum's, whatever the
+ * order: NaN if a term is NaN or both infinities appear, else the infinity that appears. A
+ * plain fp32 sum can lose it: huge finite terms of one sign overflow a partial sum to -inf
+ * before it meets a +inf term, and -inf + inf is NaN. Only a sum that comes out non-finite can
+ * be wrong (a NaN or infinite term leaves every partial sum it reaches non-finite, so a
+ * finite sum had none), so every kernel adds plainly and looks at its terms again only when
+ * the row's sum is not finite: the common path pays one compare per row. A sum that
+ * overflowed with finite terms only keeps what the additions gave (section 4.6 accepts any
+ * non-finite output in such rows). */
+#define SML_CLS_NAN  1u
+#define SML_CLS_PINF 2u
+#define SML_CLS_NINF 4u
+static __device__ __forceinline__ unsigned sml_term_class(float t) {
+    return isnan(t)         ? SML_CLS_NAN
+           : t == INFINITY  ? SML_CLS_PINF
+           : t == -INFINITY ? SML_CLS_NINF
+                            : 0u;
+}
+/* The row's sum given the class bits of all its terms: s itself when no term was special. */
+static __device__ __forceinline__ float sml_class_sum(float s, unsigned cls) {
+    if ((cls & SML_CLS_NAN) ||
+        (cls & (SML_CLS_PINF | SML_CLS_NINF)) == (SML_CLS_PINF | SML_CLS_NINF))
+        return NAN;
+    if (cls & SML_CLS_PINF) return INFINITY;
+    if (cls & SML_CLS_NINF) return -INFINITY;
+    return s;
+}
+/* The class bits of one chunk's backward terms (padding is 0 in both tensors: no bits). */
+template <typename T, int V, bool LOG>
+__device__ __forceinline__ unsigned sml_chunk_class(const sml_chunk<T, V> &y,
+                                                    const sml_chunk<T, V> &d) {
+    unsigned c = 0;
+#pragma unroll
+    for (int j = 0; j < V; j++) c |= sml_term_class(sml_bwd_term(sml_cv(y, j), sml_cv(d, j), LOG));
+    return c;
+}
+/* The class bits of the terms of elements from, from + step, ... below n of a row, read from
+ * global memory one element at a time (the rare path: no alignment needed). */
+template <typename T, bool LOG>
+__device__ unsigned sml_scan_class(const T *y, const T *dy, int64_t from, int64_t n, int64_t step) {
+    unsigned c = 0;
+#pragma unroll 1 /* unrolled, its loads in flight cost registers on the kernels' common path */
+    for (int64_t i = from; i < n; i += step)
+        c |= sml_term_class(sml_bwd_term(sml_f(y[i]), sml_f(dy[i]), LOG));
+    return c;
+}
+/* Whether the sum with its class differs from the sum the additions gave (NaN payloads aside). */
+static __device__ __forceinline__ bool sml_class_differs(float cs, float s) {
+    return !(isnan(cs) && isnan(s)) && __float_as_uint(cs) != __float_as_uint(s);
+}
+/* A backward row written again, element by element, with the sum `sum` (the rare path of the
+ * kernels that hold the row in registers: backward output never overlaps its inputs). */
+template <typename T, bool LOG>
+__device__ void sml_bwd_rewrite(const T *y, const T *dy, T *dx, int64_t from, int64_t n,
+                                int64_t step, float sum) {
+#pragma unroll 1
+    for (int64_t i = from; i < n; i += step)
+        dx[i] = sml_from_f<T>(sml_bwd_out(sml_f(y[i]), sml_f(dy[i]), sum, LOG));
+}
+/* threadIdx.x and blockIdx.x read again from their special registers (volatile, so the
+ * compiler cannot reuse an earlier value): for a rare path after a loop, whose indices, if
+ * derived from the loop's, would stay live in registers through the whole loop. */
+static __device__ __forceinline__ void sml_fresh_ids(unsigned &tid, unsigned &bid) {
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(bid));
+}
+/* OR of the class bits over a group of `width` lanes (every lane of the warp must call it), or
+ * over the block (a barrier: only where the whole block takes the branch, as it does on a sum
+ * every thread holds). */
+static __device__ __forceinline__ unsigned sml_warp_class(unsigned c, int width) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned t = __shfl_xor_sync(0xffffffffu, c, o);
+        if (o < width) c |= t;
+    }
+    return c;
+}
+static __device__ __forceinline__ unsigned sml_block_class(unsigned c) {
+    return (__syncthreads_or(c & SML_CLS_NAN) ? SML_CLS_NAN : 0u) |
+           (__syncthreads_or(c & SML_CLS_PINF) ? SML_CLS_PINF : 0u) |
+           (__syncthreads_or(c & SML_CLS_NINF) ? SML_CLS_NINF : 0u);
+}
+
 /* V fp32 values to one chunk of T; 16-bit pairs convert with one instruction (each value
  * still rounded to nearest even on its own) straight into a word. */
 template <typename T, int V>

@@ -6,13 +6,13 @@
 
 #define COOP_WAIT_NS 10000000000ull /* 10 s: longer means a broken invariant; trap, not hang */
 
-/* A slice's partial: its max and sum (backward: its sum), each in a 64-bit word whose upper
- * half is the generation of the launch that wrote it. An aligned 64-bit access is
- * single-copy atomic, so a reader that sees the current generation in a word sees that
- * launch's value beside it, with no fence on either side. A release store or an acquire
- * load would be one, and a fence waits for the thread's copies in flight: with st.release
- * publishing each partial, every exchange waits for the next slices' loads, the slower the
- * more stages are in flight (docs/KERNELS.md, "Measurements behind the design notes"). */
+/* A slice's partial: its max and sum (backward: the class bits of its terms, kernels/common.cuh,
+ * and its sum), each in a 64-bit word whose upper half is the generation of the launch that wrote
+ * it. An aligned 64-bit access is single-copy atomic, so a reader that sees the current generation
+ * in a word sees that launch's value beside it, with no fence on either side. A release store or
+ * an acquire load would be one, and a fence waits for the thread's copies in flight: with
+ * st.release publishing each partial, every exchange waits for the next slices' loads, the slower
+ * the more stages are in flight (docs/KERNELS.md, "Measurements behind the design notes"). */
 typedef struct coop_slot {
     unsigned long long m, s;
 } coop_slot;

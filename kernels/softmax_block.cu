@@ -50,6 +50,9 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD, MAXT>()))
     sml_block_kernel(const T *x, const T *dy, T *out, int64_t rows, int cols, int64_t ld) {
     __shared__ float red[2][32];
     const int nt = blockDim.x, tid = threadIdx.x;
+    __shared__ int odd; /* backward: a row of this block had a non-finite sum (in shared memory:
+                           as a register live through the loop it cost the common path) */
+    if (BWD && tid == 0) odd = 0; /* seen by all after the first reduction's barrier */
     int parity = 0;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const int64_t off = row * ld;
@@ -155,6 +158,7 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD, MAXT>()))
              * allocated differently and spilled 48-144 bytes in forward K = 8 and 16. */
             s = sml_block_sum(s, red[parity]);
             parity ^= 1;
+            if (!isfinite(s)) odd = 1; /* every thread writes the same value */
 #pragma unroll
             for (int k = 0; k < K; k++) {
                 float o[V];
@@ -171,6 +175,21 @@ __global__ void __launch_bounds__(MAXT, (block_min_blocks<V, K, BWD, MAXT>()))
             }
         }
     }
+    /* The sum's class (common.cuh), in a second walk over the block's rows, taken only when one
+     * of them had a non-finite sum, as in `warp` (and for the same reason: code beside the
+     * stores costs the common path registers): a row with an infinite or NaN term is written
+     * again with its class. The barriers in sml_block_class order every first store before any
+     * rewrite. */
+    if (BWD) __syncthreads();
+    if (BWD && odd)
+        for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+            const int64_t off = row * ld;
+            const unsigned c =
+                sml_block_class(sml_scan_class<T, LOG>(x + off, dy + off, tid, cols, nt));
+            if (c)
+                sml_bwd_rewrite<T, LOG>(x + off, dy + off, out + off, tid, cols, nt,
+                                        sml_class_sum(0.0f, c));
+        }
 }
 
 template <typename T, int V, bool BWD, bool LOG>

@@ -135,6 +135,18 @@ __device__ __forceinline__ void coop_stats(const sml_chunk<T, V> *sx, const sml_
         sml_kadd(acc, t);
     }
     s = sml_block_sum(sml_kval(acc), red[1]);
+    if (BWD) {
+        /* The sum's class (common.cuh), from the stage, only when the slice's sum is not
+         * finite; its bits are published in the slot's max word, which backward does not use. */
+        m = 0.0f;
+        if (!isfinite(s)) {
+            unsigned cls = 0;
+            for (int i = tid; i < c.mine; i += nt) cls |= sml_chunk_class<T, V, LOG>(sx[i], sd[i]);
+            cls = sml_block_class(cls);
+            s = sml_class_sum(s, cls);
+            m = (float)cls;
+        }
+    }
 }
 
 /* The row's statistics from its S published partials: thread j < S waits for slot j (all
@@ -159,6 +171,14 @@ __device__ __forceinline__ void coop_gather(const coop_slot *rs, int64_t S, unsi
         s = sml_block_sum(__fmul_rn(ps, sml_exp2((pm - m) * SML_LOG2E)), red[1]);
     } else {
         s = sml_block_sum(ps, red[1]);
+        /* The sum's class (common.cuh): the slices' class bits, read only when the row's sum
+         * is not finite (a slice's own sum already has its class; two slices' can still meet as
+         * an overflow of finite terms and an infinity). */
+        if (!isfinite(s)) {
+            unsigned cls = 0;
+            for (int64_t j = tid; j < S; j += nt) cls |= (unsigned)coop_wait_word(&rs[j].m, gen);
+            s = sml_class_sum(s, sml_block_class(cls));
+        }
     }
 }
 
@@ -215,7 +235,7 @@ __global__ void __launch_bounds__(COOP_MAX_THREADS, 1)
             coop_stats<T, V, BWD, LOG>(sx, sx + per, c, tid, nt, m, s, red);
             if (S > 1 && tid == 0) {
                 coop_slot *slot = slots + c.row * S + c.sl;
-                if (!BWD) coop_put(&slot->m, m, gen);
+                coop_put(&slot->m, m, gen); /* backward: the slice's class bits */
                 coop_put(&slot->s, s, gen);
             }
         }

@@ -39,7 +39,14 @@ __global__ void __launch_bounds__(NAIVE_THREADS)
         sml_ksum acc = {0.0f, 0.0f};
         for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
             sml_kadd(acc, sml_f(v[r * ld + c]));
-        const float s = sml_block_sum(sml_kval(acc), red);
+        float s = sml_block_sum(sml_kval(acc), red);
+        /* The sum's class (common.cuh): the terms read again only when the sum is not finite. */
+        if (!isfinite(s)) {
+            unsigned c = 0;
+            for (int64_t i = threadIdx.x; i < cols; i += blockDim.x)
+                c |= sml_term_class(sml_f(v[r * ld + i]));
+            s = sml_class_sum(s, sml_block_class(c));
+        }
         if (threadIdx.x == 0) sum[r] = s;
         __syncthreads();
     }

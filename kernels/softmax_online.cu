@@ -55,6 +55,12 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
             sml_block_merge(m, s, red[parity]);
         else
             s = sml_block_sum(s, red[parity]);
+        /* The sum's class (common.cuh): the row read again, only when its sum is not finite
+         * (every thread holds the same s; the barrier in sml_block_class keeps an in-place
+         * row unwritten until every thread has read it). */
+        if (BWD && !isfinite(s))
+            s = sml_class_sum(
+                s, sml_block_class(sml_scan_class<T, LOG>(x + off, dy + off, tid, cols, nt)));
         const float post = BWD ? s : sml_fwd_post(s, LOG);
         for (int64_t j0 = tid; j0 < nch; j0 += (int64_t)ONLINE_UNROLL(BWD) * nt) {
             sml_chunk<T, V> a[ONLINE_UNROLL(BWD)], b[ONLINE_UNROLL(BWD)];

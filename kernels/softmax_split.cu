@@ -332,10 +332,21 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
          * block's partial of the row in between, which this block sends after the
          * __syncthreads that follows its reads of the slot. */
         float s = sml_kval(acc);
-        if (!BWD)
+        if (!BWD) {
             sml_block_merge(m, s, red[parity]);
-        else
+        } else {
             s = sml_block_sum(s, red[parity]);
+            /* The sum's class (common.cuh): this block's slice read again only when its sum is
+             * not finite (this block has not written its slice of the row yet); the class bits
+             * travel in the partial's max word, which backward does not use. */
+            m = 0.0f;
+            if (!isfinite(s)) {
+                const unsigned c = sml_block_class(
+                    sml_scan_class<T, LOG>(xs0 + row * ld, ds0 + row * ld, tid, nval, nt));
+                s = sml_class_sum(s, c);
+                m = (float)c;
+            }
+        }
         if (C == 1) { /* st.async needs a cluster of two or more (compute-sanitizer memcheck) */
             if (tid == 0) part[parity][0] = make_float2(m, s);
         } else {
@@ -350,10 +361,13 @@ __global__ void __launch_bounds__(SML_SPLIT_MAX_THREADS)
                 pm = v.x;
                 ps = v.y;
             }
-            if (!BWD)
+            if (!BWD) {
                 sml_warp_merge(pm, ps, 32);
-            else
-                ps = sml_warp_sum(ps, 32);
+            } else {
+                ps = sml_warp_sum(ps, 32); /* the same bits in every lane */
+                if (!isfinite(ps))
+                    ps = sml_class_sum(ps, sml_warp_class(tid < C ? (unsigned)pm : 0u, 32));
+            }
             if (tid == 0) {
                 total[0] = pm;
                 total[1] = ps;

@@ -54,6 +54,13 @@ __global__ void __launch_bounds__(WARP_THREADS, (warp_min_blocks<V, K, R, BWD>()
     const int per_warp = 32 >> lw;
     const int64_t warp0 = (int64_t)blockIdx.x * (WARP_THREADS / 32) + (threadIdx.x >> 5);
     const int64_t step = (int64_t)gridDim.x * (WARP_THREADS / 32) * per_warp * R;
+    /* Backward: a row of this warp had a non-finite sum. In shared memory: as a register live
+     * through the loop it cost the common path registers. */
+    __shared__ int odd[WARP_THREADS / 32];
+    if (BWD) {
+        if (lane == 0) odd[threadIdx.x >> 5] = 0;
+        __syncwarp();
+    }
     /* The loop bound is the same for every lane of a warp, so the shuffles below always
      * have all 32 lanes; rows past the end get lim = 0 (pad everything, store nothing). A
      * warp's R * per_warp rows are consecutive: group `sub` holds rows base + sub * R + i. */
@@ -148,7 +155,10 @@ __global__ void __launch_bounds__(WARP_THREADS, (warp_min_blocks<V, K, R, BWD>()
                 }
             }
 #pragma unroll
-            for (int i = 0; i < R; i++) s[i] = sml_warp_sum(s[i], width);
+            for (int i = 0; i < R; i++) {
+                s[i] = sml_warp_sum(s[i], width);
+                if (!isfinite(s[i])) odd[threadIdx.x >> 5] = 1; /* lanes write the same value */
+            }
 #pragma unroll
             for (int i = 0; i < R; i++)
 #pragma unroll
@@ -161,6 +171,32 @@ __global__ void __launch_bounds__(WARP_THREADS, (warp_min_blocks<V, K, R, BWD>()
                                   sml_cpack<T, V>(o));
                 }
         }
+    }
+    /* The sum's class (common.cuh), in a second walk over the warp's rows, taken only when one
+     * of them had a non-finite sum: each row's terms are read again, and a row with an infinite
+     * or NaN term is written again with its class. Here, after the loop, and not beside each
+     * row's stores: any code there, even a branch that stores one value, kept state live
+     * through the stores and cost the 16-bit variants 12 more registers. A row rewritten with
+     * the sum it already had gets the same bits. */
+    if (BWD) __syncwarp(); /* every lane's flag and stores land before the flag is read */
+    if (BWD && odd[threadIdx.x >> 5]) {
+        /* The walk's indices read afresh (sml_fresh_ids): derived from the loop's, they were
+         * kept live through it, 7 more registers in the 16-bit variants. */
+        unsigned t, b;
+        sml_fresh_ids(t, b);
+        const int w = 1 << lw, l = (int)(t & 31) & (w - 1), g = (int)(t & 31) >> lw;
+        const int64_t first = ((int64_t)b * (WARP_THREADS / 32) + (t >> 5)) * (32 >> lw) * R;
+        for (int64_t base = first; base < rows; base += step)
+            for (int i = 0; i < R; i++) {
+                const int64_t row = base + (int64_t)g * R + i;
+                const int n = row < rows ? cols : 0;
+                const int64_t o = (row < rows ? row : base) * ld;
+                const unsigned c =
+                    sml_warp_class(sml_scan_class<T, LOG>(x + o, dy + o, l, n, w), w);
+                if (c)
+                    sml_bwd_rewrite<T, LOG>(x + o, dy + o, out + o, l, n, w,
+                                            sml_class_sum(0.0f, c));
+            }
     }
 }
 
