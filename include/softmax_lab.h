@@ -147,6 +147,13 @@ typedef struct sml_claim {
  *                                       at an aligned address splits a row's reduction by its
  *                                       address); each output is still held to the value
  *                                       bound.
+ *       SML_DEV_BWD_SUM_CLASS           softmax_bwd / log_softmax_bwd: NaN where the contract
+ *                                       wants an infinity, in a row whose terms (dy_j y_j, or
+ *                                       dy_j) hold infinities of one sign only and finite terms
+ *                                       of the other sign whose magnitudes add up to FLT_MAX
+ *                                       or more, so that a plain fp32 partial sum of them can
+ *                                       overflow before it meets the infinity (docs/NUMERICS.md
+ *                                       section 2: the sum's class).
  *
  * Every other miss is a FAIL whose message names the declaration it broke; writes outside the
  * output and launch errors are never excused; strict runs (`check --strict`) apply none of
@@ -158,7 +165,8 @@ typedef struct sml_claim {
 #define SML_DEV_LOWEST_MAX_ROW          (1u << 3)
 #define SML_DEV_LOG_SOFTMAX_LSE_ROUNDED (1u << 4)
 #define SML_DEV_ROW_BITS_BY_ADDRESS     (1u << 5)
-#define SML_DEV_EXCEPTIONS_ALL          ((1u << 6) - 1u)
+#define SML_DEV_BWD_SUM_CLASS           (1u << 6)
+#define SML_DEV_EXCEPTIONS_ALL          ((1u << 7) - 1u)
 
 typedef struct sml_deviation {
     double ulps[SML_OP_COUNT][SML_DTYPE_COUNT];         /* 0: the contract's value bound */

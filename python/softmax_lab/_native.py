@@ -71,7 +71,8 @@ class Deviation(ctypes.Structure):
 # The SML_DEV_* exception bits of include/softmax_lab.h, by the names register() takes.
 DEV_EXCEPTIONS = {"all_neg_inf_row": 1 << 0, "log_softmax_shift_bits": 1 << 1,
                   "bwd_16bit_overflow": 1 << 2, "lowest_max_row": 1 << 3,
-                  "log_softmax_lse_rounded": 1 << 4, "row_bits_by_address": 1 << 5}
+                  "log_softmax_lse_rounded": 1 << 4, "row_bits_by_address": 1 << 5,
+                  "bwd_sum_class": 1 << 6}
 
 
 class Kernel(ctypes.Structure):

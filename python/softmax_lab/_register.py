@@ -295,7 +295,7 @@ def register(name, fn, ops, dtypes, device=None, claim=None, min_cols=1, max_col
     600}}, "exceptions": ["all_neg_inf_row"]}: per op and dtype ("all" for every one the kernel
     runs) a bound in ulps of the output or a factor on the contract's bound, and named
     exceptions (all_neg_inf_row, log_softmax_shift_bits, bwd_16bit_overflow, lowest_max_row,
-    log_softmax_lse_rounded, row_bits_by_address). A miss outside it
+    log_softmax_lse_rounded, row_bits_by_address, bwd_sum_class). A miss outside it
     fails, naming it; check(strict=True) applies none. known_deviation is a label shown beside
     it: words alone excuse nothing (a warning says so).
     A name registered from Python before is replaced (with a warning): re-running a notebook

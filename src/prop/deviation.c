@@ -1,6 +1,7 @@
 /* deviation.c: see deviation.h. */
 #include "prop/deviation.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@ static const exception_rule EXCEPTIONS[] = {
      "log_softmax off by 1 fp32 ulp of |max| + log(cols)"},
     {SML_DEV_ROW_BITS_BY_ADDRESS, SML_OPS_ALL, SML_DTYPES_ALL,
      "a row's bits depend on its place in the batch"},
+    {SML_DEV_BWD_SUM_CLASS, OPS_BWD, SML_DTYPES_ALL,
+     "backward NaN for an infinity where a partial sum overflows first"},
 };
 /* The exceptions that widen a whole row's value bound (sml_dev_row_slack). */
 #define ROW_EXCEPTIONS (SML_DEV_LOWEST_MAX_ROW | SML_DEV_LOG_SOFTMAX_LSE_ROUNDED)
@@ -177,13 +180,39 @@ static double bwd_magnitude(sml_op op, const double *y, const double *dy, int64_
     return big + sum;
 }
 
+/* Whether a plain fp32 sum of the row's terms (dy_j y_j, or dy_j) can lose its class: the
+ * infinite terms are of one sign only, and the finite terms of the other sign add up in
+ * magnitude to FLT_MAX or more, so a partial sum of them can overflow to the other infinity
+ * before it meets one, and -inf + inf is NaN. */
+static int bwd_class_can_be_lost(sml_op op, const double *y, const double *dy, int64_t cols) {
+    int pinf = 0, ninf = 0;
+    double pos = 0.0, neg = 0.0;
+    for (int64_t j = 0; j < cols; j++) {
+        const double t = op == SML_SOFTMAX_BWD ? dy[j] * y[j] : dy[j];
+        if (isnan(t)) return 0;
+        if (t == INFINITY)
+            pinf = 1;
+        else if (t == -INFINITY)
+            ninf = 1;
+        else if (t > 0)
+            pos += t;
+        else
+            neg -= t;
+    }
+    if (pinf == ninf) return 0; /* no infinity, or both: the class is finite or NaN */
+    return (pinf ? neg : pos) >= FLT_MAX;
+}
+
 int sml_dev_special_excused(const sml_dev_terms *t, const double *x, const double *dy, int64_t cols,
                             double got, double want) {
     if (!t) return 0;
     if ((t->exceptions & SML_DEV_ALL_NEG_INF_ROW) && isnan(want) && all_neg_inf(x, cols))
         return t->op == SML_SOFTMAX ? got == 0.0 : got == -INFINITY;
-    if ((t->exceptions & SML_DEV_BWD_16BIT_OVERFLOW) && dy && !isfinite(got))
-        return !(bwd_magnitude(t->op, x, dy, cols) < sml_dtype_max(t->dt));
+    if ((t->exceptions & SML_DEV_BWD_16BIT_OVERFLOW) && dy && !isfinite(got) &&
+        !(bwd_magnitude(t->op, x, dy, cols) < sml_dtype_max(t->dt)))
+        return 1;
+    if ((t->exceptions & SML_DEV_BWD_SUM_CLASS) && dy && isnan(got) && isinf(want))
+        return bwd_class_can_be_lost(t->op, x, dy, cols);
     return 0;
 }
 

@@ -49,12 +49,19 @@ static void words(void) {
  * op and dtype, checked last). */
 static void scope(void) {
     static const sml_deviation d = {.exceptions =
-                                        SML_DEV_EXCEPTIONS_ALL & ~SML_DEV_ROW_BITS_BY_ADDRESS};
-    static const sml_deviation rowbits = {.exceptions = SML_DEV_ROW_BITS_BY_ADDRESS};
+                                        SML_DEV_EXCEPTIONS_ALL &
+                                        ~(SML_DEV_ROW_BITS_BY_ADDRESS | SML_DEV_BWD_SUM_CLASS)};
+    static const sml_deviation rowbits = {.exceptions = SML_DEV_ROW_BITS_BY_ADDRESS},
+                               cls = {.exceptions = SML_DEV_BWD_SUM_CLASS};
     sml_dev_terms t;
     int got = sml_dev_terms_get(&rowbits, SML_SOFTMAX_BWD, SML_F32, &t);
     check(got && t.exceptions == SML_DEV_ROW_BITS_BY_ADDRESS,
           "row bits by address applies to softmax_bwd fp32 (0x%x)", t.exceptions);
+    got = sml_dev_terms_get(&cls, SML_LOG_SOFTMAX_BWD, SML_BF16, &t);
+    check(got && t.exceptions == SML_DEV_BWD_SUM_CLASS,
+          "the sum's class applies to log_softmax_bwd bf16 (0x%x)", t.exceptions);
+    got = sml_dev_terms_get(&cls, SML_SOFTMAX, SML_F32, &t);
+    check(!got && t.exceptions == 0, "the sum's class applies to softmax (0x%x)", t.exceptions);
     int any = sml_dev_terms_get(&d, SML_SOFTMAX, SML_F32, &t);
     check(any && t.exceptions == (SML_DEV_ALL_NEG_INF_ROW | SML_DEV_LOWEST_MAX_ROW) &&
               !strcmp(t.text, "all -inf rows give 0 / -inf; rows whose max is the lowest "
@@ -121,6 +128,28 @@ static void exceptions(void) {
           "fp16 softmax_bwd, huge dy: a finite value excused as a special one");
     check(!sml_dev_special_excused(&bwd32, y, dy_huge, 2, -INFINITY, -1000.0),
           "bf16 softmax_bwd, dy far below bf16's largest value: -inf excused");
+    /* The backward sum's class: NaN for the infinity only where the finite terms of the other
+     * sign reach FLT_MAX (a partial sum of them can overflow first), the infinities being of one
+     * sign; never another special value, nor NaN where NaN is not wanted. */
+    sml_dev_terms lbwd;
+    sml_dev_terms_get(&d, SML_LOG_SOFTMAX_BWD, SML_F32, &lbwd);
+    const double yl[3] = {-1, -1, -1}, lost[3] = {-3e38, -3e38, INFINITY},
+                 small[3] = {-3e37, -3e37, INFINITY}, both[3] = {-3e38, -INFINITY, INFINITY},
+                 same[3] = {3e38, 3e38, INFINITY};
+    check(sml_dev_special_excused(&lbwd, yl, lost, 3, NAN, -INFINITY),
+          "log_softmax_bwd, -6e38 of finite dy and +inf: NaN for -inf excused");
+    check(!sml_dev_special_excused(&lbwd, yl, lost, 3, INFINITY, -INFINITY),
+          "log_softmax_bwd, -6e38 and +inf: the other infinity excused");
+    check(!sml_dev_special_excused(&lbwd, yl, small, 3, NAN, -INFINITY),
+          "log_softmax_bwd, finite dy of -6e37 (no overflow) and +inf: NaN excused");
+    check(!sml_dev_special_excused(&lbwd, yl, both, 3, NAN, -INFINITY),
+          "log_softmax_bwd, both infinities: NaN is the class, no exception needed");
+    check(!sml_dev_special_excused(&lbwd, yl, same, 3, NAN, -INFINITY),
+          "log_softmax_bwd, huge dy of the infinity's own sign: NaN excused");
+    check(!sml_dev_special_excused(&lbwd, yl, lost, 3, NAN, 1.0),
+          "log_softmax_bwd, -6e38 and +inf: NaN for a finite value excused");
+    check(!sml_dev_special_excused(&none, yl, lost, 3, NAN, -INFINITY),
+          "no declaration: the lost class excused");
 }
 
 /* A 1x4 fp16 softmax row, correctly rounded but one element moved by one ulp (1 to 1.5 ulp
