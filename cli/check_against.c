@@ -102,7 +102,7 @@ int sml_check_against_cli(const sml_check_against_args *x) {
     int n = 0;
     /* Both kernels run in worker processes (src/worker) and are judged here: a crash, an exit
      * or a hang is a FAIL of that kernel. */
-    sml_prop_suite how = {threads, 0.0, NULL, stderr, NULL, NULL, NULL, NULL};
+    sml_prop_suite how = {threads, 0.0, NULL, stderr, NULL, NULL, NULL, NULL, NULL};
     sml_worker_pool *pool = NULL;
     if (x->isolated) {
         pool = sml_worker_pool_new(cfg.total_seconds, cfg.case_timeout, threads, -1, NULL);
@@ -113,6 +113,7 @@ int sml_check_against_cli(const sml_check_against_args *x) {
         }
         how.run = sml_worker_suite_run;
         how.run_ctx = pool;
+        how.cap = sml_worker_suite_cap; /* the base's run is uncapped, as the candidate's is not */
         cfg.runner = sml_worker_runner(pool, 0);
     }
     sml_status s = sml_prop_against_run(x->cand, base, x->ops, x->dtypes, &cfg, &how, &a, &n);

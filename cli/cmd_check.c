@@ -515,7 +515,8 @@ static void print_header(const check_args *a, int threads) {
  * could not start. The wall time in *wall. */
 static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, int runnable,
                            int threads, double *wall) {
-    sml_prop_suite suite = {threads, a->cfg.total_seconds, "check", stderr, NULL, NULL, NULL, NULL};
+    sml_prop_suite suite = {threads, a->cfg.total_seconds, "check", stderr, NULL, NULL, NULL, NULL,
+                            NULL};
     /* Kernels run in worker processes (src/worker) and are judged here: a crash, an exit or a
      * hang is a FAIL of that kernel, never the end of the check. --in-process: in this process
      * (gdb). */
@@ -524,6 +525,7 @@ static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, i
         pool = sml_worker_pool_new(a->cfg.total_seconds, a->cfg.case_timeout, threads, -1, a->wrap);
         if (!pool) return SML_ERR_OUT_OF_MEMORY;
         suite.run = sml_worker_suite_run;
+        suite.cap = sml_worker_suite_cap;
         suite.run_ctx = pool;
     }
     double t0 = sml_prop_now();

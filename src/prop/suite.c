@@ -292,6 +292,7 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     for (int i = 0; i < njobs && st.device < 0; i++)
         if (jobs[i].k->device == SML_DEVICE_GPU && sml_gpu_available())
             st.device = sml_gpu_current();
+    if (s->cap) s->cap(s->run_ctx, s->total_seconds);
     st.t0 = sml_prop_now();
 
     /* Threads that cannot be made are done without: the rest take their jobs. */

@@ -50,6 +50,11 @@ typedef struct sml_prop_suite {
        process per slot: src/worker). job->cfg.hooks are the suite's when it is called. */
     sml_status (*run)(sml_prop_job *job, int slot, void *run_ctx);
     void *run_ctx;
+    /* When set, called with run_ctx and total_seconds as the suite starts, before any job:
+       the workers' own cap then starts with this run and ends with it (0: none). A second
+       run on the same workers (check --against's base, which must run every case the
+       candidate counted) is then held to its own cap, not to the first run's. */
+    void (*cap)(void *run_ctx, double total_seconds);
 } sml_prop_suite;
 
 /* Run every job. SML_OK once all have run (their outcomes are in jobs[i].res);

@@ -65,6 +65,11 @@ sml_worker_pool *sml_worker_pool_new(double total_seconds, double case_timeout, 
 
 double sml_wk_pool_cap(const sml_worker_pool *p) { return p->cap; }
 
+void sml_worker_suite_cap(void *pool, double total_seconds) {
+    sml_worker_pool *p = pool;
+    p->cap = total_seconds > 0 ? sml_prop_now() + total_seconds + grace(total_seconds) : 0.0;
+}
+
 double sml_wk_pool_deadline(const sml_worker_pool *p, const sml_prop_launch_req *q) {
     double d = p->case_timeout > 0
                    ? p->case_timeout

@@ -119,6 +119,9 @@ typedef struct sml_worker_pool sml_worker_pool;
 sml_worker_pool *sml_worker_pool_new(double total_seconds, double case_timeout, int threads,
                                      int device, const char *const *wrap);
 sml_status sml_worker_suite_run(sml_prop_job *job, int slot, void *pool);
+/* The pool's cap for the run that starts now (sml_prop_suite.cap): total_seconds from now,
+ * with the grace a launch in flight gets; 0: none. Called before the run's threads start. */
+void sml_worker_suite_cap(void *pool, double total_seconds);
 /* The runner (prop.h) of suite thread `slot`: its jobs' launches go to the pool's workers. */
 sml_prop_runner sml_worker_runner(sml_worker_pool *p, int slot);
 /* Ends every worker. A worker that ended on its own after its kernel's last launch (a timer

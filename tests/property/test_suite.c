@@ -251,7 +251,7 @@ static void check_parts(sml_tally *t, const sml_prop_config *base, const char *r
     }
     for (int j = 0; j < n; j++)
         one[j].status = sml_prop_run(one[j].k, one[j].op, one[j].dtype, &one[j].cfg, &one[j].res);
-    sml_prop_suite sn = {cfg.threads, 0.0, TEST, NULL, NULL, NULL, NULL, NULL};
+    sml_prop_suite sn = {cfg.threads, 0.0, TEST, NULL, NULL, NULL, NULL, NULL, NULL};
     if (sml_prop_suite_run(&sn, many, n) != SML_OK) {
         sml_tally_fail(t, rerun, "the suite did not run");
         return;
@@ -321,7 +321,7 @@ int main(int argc, char **argv) {
         count_done(&one[j], &c1);
     }
     double t1 = sml_prop_now();
-    sml_prop_suite sn = {cfg.threads, 0.0, TEST, stderr, count_done, &cn, NULL, NULL};
+    sml_prop_suite sn = {cfg.threads, 0.0, TEST, stderr, count_done, &cn, NULL, NULL, NULL};
     sml_status stn = sml_prop_suite_run(&sn, many, n);
     double t2 = sml_prop_now();
     if (stn != SML_OK) {
