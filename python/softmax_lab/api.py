@@ -422,8 +422,11 @@ def main(argv=None, prog="python3 -m softmax_lab"):
     from .backends import register_all
     argv = list(sys.argv[1:] if argv is None else argv)
     verbose = _take_verbose(argv)
+    # A worker serves one kernel (SML_WORKER_KERNEL, set by its supervisor): of the backends,
+    # it registers that one at most, and imports no other framework.
+    served = os.environ.get("SML_WORKER_KERNEL") if argv and argv[0] == "__worker" else None
     try:
-        done, skipped = register_all()
+        done, skipped = register_all(only=[served] if served else None)
     except _native.LibraryNotFound as e:
         sys.stderr.write("%s\n" % e)
         return 2

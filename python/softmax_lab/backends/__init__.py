@@ -18,6 +18,11 @@ from .. import _register
 from ..versions import describe
 
 MODULES = ["numpy_ops", "torch_ops", "triton_softmax", "liger_ops"]
+# The backends each module registers: a process that needs only some (a worker serves one
+# kernel) imports only their modules. Importing PyTorch and Triton, and asking PyTorch for a
+# device, takes seconds on a GPU host, paid by every worker process that imported them all.
+PROVIDES = {"numpy_ops": ("numpy",), "torch_ops": ("torch",),
+            "triton_softmax": ("triton", "triton_online"), "liger_ops": ("liger",)}
 
 
 def _gpu_ok():
@@ -33,6 +38,8 @@ def register_all(only=None):
     skipped) where skipped maps a backend or module to why it was left out."""
     done, skipped = [], {}
     for modname in MODULES:
+        if only is not None and not set(PROVIDES[modname]) & set(only):
+            continue
         try:
             mod = importlib.import_module("." + modname, __name__)
         except Exception as e:  # the framework is not installed here
