@@ -401,9 +401,10 @@ static __device__ __forceinline__ float sml_bwd_out(float y, float dy, float sum
  * before it meets a +inf term, and -inf + inf is NaN. Only a sum that comes out non-finite can
  * be wrong (a NaN or infinite term leaves every partial sum it reaches non-finite, so a
  * finite sum had none), so every kernel adds plainly and looks at its terms again only when
- * the row's sum is not finite: the common path pays one compare per row. A sum that
- * overflowed with finite terms only keeps what the additions gave (section 4.6 accepts any
- * non-finite output in such rows). */
+ * the row's sum is not finite: the common path pays a compare per row (`warp` and `block`:
+ * and a flag in shared memory, docs/KERNELS.md "Shared rules"). A sum that overflowed with
+ * finite terms only keeps what the additions gave (section 4.6 accepts any non-finite output
+ * in such rows). */
 #define SML_CLS_NAN  1u
 #define SML_CLS_PINF 2u
 #define SML_CLS_NINF 4u
@@ -440,10 +441,6 @@ __device__ unsigned sml_scan_class(const T *y, const T *dy, int64_t from, int64_
     for (int64_t i = from; i < n; i += step)
         c |= sml_term_class(sml_bwd_term(sml_f(y[i]), sml_f(dy[i]), LOG));
     return c;
-}
-/* Whether the sum with its class differs from the sum the additions gave (NaN payloads aside). */
-static __device__ __forceinline__ bool sml_class_differs(float cs, float s) {
-    return !(isnan(cs) && isnan(s)) && __float_as_uint(cs) != __float_as_uint(s);
 }
 /* A backward row written again, element by element, with the sum `sum` (the rare path of the
  * kernels that hold the row in registers: backward output never overlaps its inputs). */
