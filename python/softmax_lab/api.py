@@ -425,8 +425,13 @@ def main(argv=None, prog="python3 -m softmax_lab"):
     # A worker serves one kernel (SML_WORKER_KERNEL, set by its supervisor): of the backends,
     # it registers that one at most, and imports no other framework.
     served = os.environ.get("SML_WORKER_KERNEL") if argv and argv[0] == "__worker" else None
+    # --version and help run no kernel: no framework is imported for them (seconds on a GPU
+    # host), unless --verbose asks which backends are not available.
+    only = [served] if served else None
+    if not verbose and (argv == ["--version"] or "-h" in argv or "--help" in argv):
+        only = []
     try:
-        done, skipped = register_all(only=[served] if served else None)
+        done, skipped = register_all(only=only)
     except _native.LibraryNotFound as e:
         sys.stderr.write("%s\n" % e)
         return 2
