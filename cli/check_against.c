@@ -105,7 +105,7 @@ int sml_check_against_cli(const sml_check_against_args *x) {
     sml_prop_suite how = {threads, 0.0, NULL, stderr, NULL, NULL, NULL, NULL, NULL};
     sml_worker_pool *pool = NULL;
     if (x->isolated) {
-        pool = sml_worker_pool_new(cfg.total_seconds, cfg.case_timeout, threads, -1, NULL);
+        pool = sml_worker_pool_new(cfg.case_timeout, threads, -1, NULL);
         if (!pool) {
             fprintf(stderr, ME ": out of memory\n");
             if (x->json) sml_out_abort(&jout);
@@ -113,7 +113,7 @@ int sml_check_against_cli(const sml_check_against_args *x) {
         }
         how.run = sml_worker_suite_run;
         how.run_ctx = pool;
-        how.cap = sml_worker_suite_cap; /* the base's run is uncapped, as the candidate's is not */
+        how.cap = sml_worker_suite_cap; /* each run its own cap: none for the base */
         cfg.runner = sml_worker_runner(pool, 0);
     }
     sml_status s = sml_prop_against_run(x->cand, base, x->ops, x->dtypes, &cfg, &how, &a, &n);

@@ -338,7 +338,7 @@ static sml_status run_here(const sml_kernel *k, const sml_prop_case *c, void *ou
 static sml_status run_isolated(const sml_kernel *k, const sml_prop_case *c, double case_timeout,
                                void *out, sml_prop_run_report *run, char *ended, size_t n) {
     memset(run, 0, sizeof *run);
-    sml_worker_pool *pool = sml_worker_pool_new(0.0, case_timeout, 1, -1, NULL);
+    sml_worker_pool *pool = sml_worker_pool_new(case_timeout, 1, -1, NULL);
     if (!pool) return SML_ERR_OUT_OF_MEMORY;
     sml_prop_runner rn = sml_worker_runner(pool, 0);
     sml_prop_launcher l = {0};

@@ -522,7 +522,7 @@ static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, i
      * (gdb). */
     sml_worker_pool *pool = NULL;
     if ((!a->in_process || a->wrap) && sml_worker_available()) {
-        pool = sml_worker_pool_new(a->cfg.total_seconds, a->cfg.case_timeout, threads, -1, a->wrap);
+        pool = sml_worker_pool_new(a->cfg.case_timeout, threads, -1, a->wrap);
         if (!pool) return SML_ERR_OUT_OF_MEMORY;
         suite.run = sml_worker_suite_run;
         suite.cap = sml_worker_suite_cap;

@@ -56,8 +56,8 @@ __global__ void __launch_bounds__(ONLINE_MAX_THREADS)
         else
             s = sml_block_sum(s, red[parity]);
         /* The sum's class (common.cuh): the row read again, only when its sum is not finite
-         * (every thread holds the same s; the barrier in sml_block_class keeps an in-place
-         * row unwritten until every thread has read it). */
+         * (every thread holds the same s, so the whole block reaches sml_block_class's
+         * barriers). */
         if (BWD && !isfinite(s))
             s = sml_class_sum(
                 s, sml_block_class(sml_scan_class<T, LOG>(x + off, dy + off, tid, cols, nt)));

@@ -46,13 +46,12 @@ static double grace(double total) {
     return g < 2.0 ? 2.0 : g > 30.0 ? 30.0 : g;
 }
 
-sml_worker_pool *sml_worker_pool_new(double total_seconds, double case_timeout, int threads,
-                                     int device, const char *const *wrap) {
+sml_worker_pool *sml_worker_pool_new(double case_timeout, int threads, int device,
+                                     const char *const *wrap) {
     sml_worker_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     pthread_mutex_init(&p->mu, NULL);
     pthread_mutex_init(&p->start, NULL);
-    p->cap = total_seconds > 0 ? sml_prop_now() + total_seconds + grace(total_seconds) : 0.0;
     p->case_timeout = case_timeout;
     p->threads = threads < 1 ? 1 : threads > SML_PROP_MAX_THREADS ? SML_PROP_MAX_THREADS : threads;
     p->device = device;

@@ -24,7 +24,7 @@ sml_status sml_worker_replay(const char *path, const char *kernel, double case_t
                              sml_prop_replay_result *r) {
     memset(r, 0, sizeof *r);
     const sml_kernel *k = kernel_of(path, kernel);
-    sml_worker_pool *p = sml_worker_pool_new(0.0, case_timeout, 1, -1, NULL);
+    sml_worker_pool *p = sml_worker_pool_new(case_timeout, 1, -1, NULL);
     if (!p) return SML_ERR_OUT_OF_MEMORY;
     sml_prop_runner runner = sml_worker_runner(p, 0);
     sml_status s = sml_prop_replay_in(path, k, &runner, r);

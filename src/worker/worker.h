@@ -113,11 +113,11 @@ int sml_worker_main(int argc, char **argv);
  * begins. With `share` 0 (a tool wraps the worker, whose verdict is
  * its exit status, or SML_WORKER_SHARE=0) every job has a worker of its own. */
 typedef struct sml_worker_pool sml_worker_pool;
-/* total_seconds: the run's --seconds cap (0: none); case_timeout: --case-timeout (0: derived);
- * threads: the suite's; device: the GPU of every worker (-1: the supervisor's view); wrap: a
- * tool every worker runs under, or NULL. NULL when there is no memory. */
-sml_worker_pool *sml_worker_pool_new(double total_seconds, double case_timeout, int threads,
-                                     int device, const char *const *wrap);
+/* case_timeout: --case-timeout (0: derived); threads: the suite's; device: the GPU of every
+ * worker (-1: the supervisor's view); wrap: a tool every worker runs under, or NULL. No cap
+ * until a suite run sets one (sml_worker_suite_cap). NULL when there is no memory. */
+sml_worker_pool *sml_worker_pool_new(double case_timeout, int threads, int device,
+                                     const char *const *wrap);
 sml_status sml_worker_suite_run(sml_prop_job *job, int slot, void *pool);
 /* The pool's cap for the run that starts now (sml_prop_suite.cap): total_seconds from now,
  * with the grace a launch in flight gets; 0: none. Called before the run's threads start. */
