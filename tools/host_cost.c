@@ -7,7 +7,8 @@
  *     -Itests/property tools/host_cost.c tests/property/cpu_mutants.c -o $B/host_cost \
  *     $B/src/prop/libsml_prop.a $B/src/worker/libsml_worker.a $B/reference/libsml_reference.a \
  *     $B/src/io/libsml_io.a $B/src/json/libsml_json.a -L$B/lib -lsoftmax_lab \
- *     -Wl,-rpath,$PWD/$B/lib -lm -lpthread
+ *     -Wl,-rpath,$PWD/$B/lib -lm -lpthread -L/usr/local/cuda/lib64 -lcudart -lstdc++
+ * (the last three for a CUDA build, whose libsml_prop holds the device guard's CUDA code)
  *   $B/host_cost time|split|dump [--kernel K | --mutant M | --load LIB --kernel K]
  *                [--profile gpu|ci] [--cases N] [--op OP] [--dtype D] [--seed S]
  *
