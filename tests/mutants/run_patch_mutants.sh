@@ -8,12 +8,13 @@
 #
 # WORK receives the copy (WORK/src) and its build (WORK/build; reused, so a mutant recompiles
 # only its file). For each mutant: the pristine file is restored, the substitution applied and
-# required to change exactly one line, the killer's target rebuilt, and the killer run in the
-# build tree. Its control is the same killer on the unpatched build, run first: it must pass,
-# or no kill counts. A kill is the killer exiting 1 with a FAIL line, or running past
-# SML_PATCH_TIMEOUT (seconds per killer, default 300; a hang, marked "timeout"); a crash, a skip
-# (77) or any other exit is an error, never a kill. The killers run with SML_SEED fixed (default
-# below), so the control and every mutant see the same inputs and a rerun repeats them.
+# required to change exactly one line, the killer's target rebuilt, and the killer run as ctest
+# runs it (from the copy's source tree, docs/ included). Its control is the same killer on the
+# unpatched build, run first: it must pass, or no kill counts. A kill is the killer exiting 1
+# with a FAIL line, or running past SML_PATCH_TIMEOUT (seconds per killer, default 300; a hang,
+# marked "timeout"); a crash, a skip (77) or any other exit is an error, never a kill. The
+# killers run with SML_SEED fixed (default below), so the control and every mutant see the same
+# inputs and a rerun repeats them.
 # SML_PATCH_MUTANTS="a b" runs only those (a name not in the list is an error).
 #
 # Output: one line per mutant on stdout and in ARTIFACTS/patch_mutants.txt, logs in
@@ -66,7 +67,7 @@ say() { echo "$*" | tee -a "$TABLE"; }
 if [[ " $* " != *"CMAKE_CUDA_ARCHITECTURES"* ]]; then set -- "$@" -DCMAKE_CUDA_ARCHITECTURES=native; fi
 
 rm -rf "$WORK/src" && mkdir -p "$WORK/src"
-for d in CMakeLists.txt cmake include src kernels reference cli tests; do cp -r "$SRC/$d" "$WORK/src/"; done
+for d in CMakeLists.txt cmake include src kernels reference cli tests docs; do cp -r "$SRC/$d" "$WORK/src/"; done
 t=$(date +%s)
 if ! cmake -S "$WORK/src" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release "$@" >"$LOGS/configure.log" 2>&1; then
   say "FAIL run_patch_mutants: configure failed (log $LOGS/configure.log)"; exit 1
@@ -79,7 +80,12 @@ echo "run_patch_mutants: copy built in $(( $(date +%s) - t )) s ($targets)"
 TO=${SML_PATCH_TIMEOUT:-300}
 export SML_SEED=${SML_SEED:-0x5eed9a7c4e5eed01}
 echo "run_patch_mutants: killers run with SML_SEED=$SML_SEED"
-run_killer() { (cd "$WORK/build" && timeout "$TO" $1) >"$2" 2>&1; }
+# A killer runs as ctest runs it: from the source tree (the copy), its program from the build.
+run_killer() {
+  local w
+  read -r -a w <<<"$1"
+  (cd "$WORK/src" && timeout "$TO" "$WORK/build/${w[0]}" "${w[@]:1}") >"$2" 2>&1
+}
 
 # The names first, then the lookups: `grep -q` at the end of the pipe would exit at its match
 # and kill the writer with SIGPIPE, which pipefail reports as no match.
