@@ -48,7 +48,11 @@
  * elements (1x3: 0.25 each); log_softmax rounds m + log(s) to fp32 (1x513 fp16, max 9560:
  * log(s) = 0.000335 lost); log_softmax_bwd (fp32, bf16; H100) gives NaN where the exact sum's
  * class is an infinity, in rows whose huge finite dy overflow a partial sum before it meets the
- * infinity (1x4 fp32, 1x3 bf16). Nothing else is excused: a worse cuDNN release fails. */
+ * infinity (1x4 fp32, 1x3 bf16); fp32 backward on long rows with a constant dy, whose sums add
+ * one value millions of times, up to 8.09x (softmax_bwd) and 82.2x (log_softmax_bwd) the
+ * contract's bound at 8,388,608 columns, the longest row the nightly profile draws: bound_factor
+ * 2^8, three times the worst of 40 such rows. Nothing else is excused: a worse cuDNN release
+ * fails. */
 #define CUDNN_16BIT \
     { [SML_F16] = 1.5, [SML_BF16] = 1.5 }
 static const sml_deviation CUDNN_DEVIATION = {
@@ -56,6 +60,8 @@ static const sml_deviation CUDNN_DEVIATION = {
              [SML_LOG_SOFTMAX] = CUDNN_16BIT,
              [SML_SOFTMAX_BWD] = CUDNN_16BIT,
              [SML_LOG_SOFTMAX_BWD] = CUDNN_16BIT},
+    .bound_factor =
+        {[SML_SOFTMAX_BWD] = {[SML_F32] = 256}, [SML_LOG_SOFTMAX_BWD] = {[SML_F32] = 256}},
     .exceptions = SML_DEV_ALL_NEG_INF_ROW | SML_DEV_LOG_SOFTMAX_SHIFT_BITS |
                   SML_DEV_LOWEST_MAX_ROW | SML_DEV_LOG_SOFTMAX_LSE_ROUNDED | SML_DEV_BWD_SUM_CLASS};
 
