@@ -896,11 +896,12 @@ static int run_suite(check_args *a) {
         if (a->json) sml_out_abort(&jout);
     } else {
         int njobs = build_jobs(a, chosen, nk, jobs, &runnable);
-        int threads = sml_prop_threads(&a->cfg, runnable > 0 ? runnable : 1);
         if (a->cfg.shard.count && sml_shard_jobs_prepare(jobs, njobs) != 0) {
             fprintf(stderr, ME ": out of memory\n");
             if (a->json) sml_out_abort(&jout);
         } else {
+            int tasks = sml_prop_suite_tasks(jobs, runnable);
+            int threads = sml_prop_threads(&a->cfg, tasks > 0 ? tasks : 1);
             print_header(a, threads);
             if (run_jobs(a, jobs, njobs, runnable, threads, &wall) != SML_OK) {
                 fprintf(stderr, ME ": cannot start the runs (out of memory)\n");

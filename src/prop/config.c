@@ -153,7 +153,8 @@ const sml_opt sml_prop_flags[] = {
      "a run the cap stops before its cases are done is INCOMPLETE (exit 4), never a pass",
      F_SECONDS},
     {"threads", "N", "0 to 16 (0: one per core)",
-     "host threads running kernel/op/dtype runs side by side (env SML_PROP_THREADS)", NULL,
+     "host threads running kernel/op/dtype runs side by side (env SML_PROP_THREADS)",
+     "a run of 1,000 cases or more runs as parts side by side; never more threads than parts",
      F_THREADS},
     {"long", NULL, NULL, "nightly: 100,000 cases per GPU kernel/op/dtype, 10,000 per CPU one's",
      "bigger shapes for a CPU kernel (docs/PROPERTIES.md); env SML_PROP_LONG=1; "
@@ -344,13 +345,13 @@ double sml_prop_next_seconds(const sml_prop_config *cfg, double spent, int remai
     return s;
 }
 
-int sml_prop_threads(const sml_prop_config *cfg, int jobs) {
+int sml_prop_threads(const sml_prop_config *cfg, int tasks) {
     int n = cfg->threads;
     if (n <= 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         n = cores > 0 ? (int)cores : 1;
     }
     if (n > SML_PROP_MAX_THREADS) n = SML_PROP_MAX_THREADS;
-    if (n > jobs) n = jobs;
+    if (n > tasks) n = tasks;
     return n < 1 ? 1 : n;
 }

@@ -232,8 +232,9 @@ const char *sml_prop_flags_help(void);
  * seconds, `threads` of them at a time. */
 double sml_prop_next_seconds(const sml_prop_config *cfg, double spent, int remaining, int threads);
 /* The host threads a driver should use: cfg->threads, or one per online core (at most
- * SML_PROP_MAX_THREADS); never more than `jobs`, never fewer than 1. */
-int sml_prop_threads(const sml_prop_config *cfg, int jobs);
+ * SML_PROP_MAX_THREADS); never more than `tasks` (sml_prop_suite_tasks: the jobs' parts),
+ * never fewer than 1. */
+int sml_prop_threads(const sml_prop_config *cfg, int tasks);
 
 /* The first failure of one property in a run, after shrinking. */
 typedef struct sml_prop_failure {

@@ -83,6 +83,12 @@ static void tally_report_begin(void *ctx) {
 
 static void tally_report_end(void *ctx) { pthread_mutex_unlock(&((suite_tally *)ctx)->out); }
 
+int sml_prop_suite_tasks(const sml_prop_job *jobs, int njobs) {
+    int total = 0;
+    for (int j = 0; j < njobs; j++) total += sml_prop_parts_for(&jobs[j].cfg);
+    return total;
+}
+
 /* Queue the jobs' parts, job after job: a job of enough cases is split into parts (parts.h).
  * Their memory is taken when the first part starts (open_parts) and given back at the join.
  * 0 when the queue cannot be allocated. */

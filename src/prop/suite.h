@@ -39,7 +39,7 @@ typedef struct sml_prop_job {
 typedef void (*sml_prop_job_done_fn)(sml_prop_job *job, void *ctx);
 
 typedef struct sml_prop_suite {
-    int threads;          /* host threads; clamped to 1..njobs */
+    int threads;          /* host threads; clamped to 1..the jobs' tasks */
     double total_seconds; /* the run's cap (--seconds); 0: none */
     const char *label;    /* progress line prefix */
     FILE *progress;       /* the progress line; NULL: none */
@@ -56,6 +56,11 @@ typedef struct sml_prop_suite {
        candidate counted) is then held to its own cap, not to the first run's. */
     void (*cap)(void *run_ctx, double total_seconds);
 } sml_prop_suite;
+
+/* The tasks the suite runs for these jobs: each job's parts (parts.h), added up. A driver asks
+ * sml_prop_threads for as many threads as this, not as jobs: one job of 100,000 cases runs as
+ * 16 parts side by side. */
+int sml_prop_suite_tasks(const sml_prop_job *jobs, int njobs);
 
 /* Run every job. SML_OK once all have run (their outcomes are in jobs[i].res);
  * SML_ERR_OUT_OF_MEMORY or SML_ERR_INVALID_ARG when the suite itself cannot start. */

@@ -295,7 +295,7 @@ int main(int argc, char **argv) {
                     jobs[total++] = (sml_prop_job){
                         .k = k, .op = (sml_op)op, .dtype = (sml_dtype)dt, .cfg = cfg};
     }
-    int threads = sml_prop_threads(&cfg, total);
+    int threads = sml_prop_threads(&cfg, sml_prop_suite_tasks(jobs, total));
     printf("%s: %d kernel/op/dtype runs on %d host thread%s\n", name, total, threads,
            threads == 1 ? "" : "s");
     printf("%-10s %-15s %-5s %8s %6s %5s %11s %9s %8s %9s %5s\n", "kernel", "op", "dtype", "cases",
