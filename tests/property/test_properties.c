@@ -27,9 +27,10 @@
 
 /* docs/PROPERTIES.md's table has one row per entry of SML_PROP_LIST, in its order, with its
  * number, name and ops ("| 3 | `range` | fwd | ..."), and no other. */
-static void check_docs_table(sml_tally *t) {
-    const char *path = "docs/PROPERTIES.md",
-               *repro = "ctest --test-dir build -R test_properties_cpu";
+static void check_docs_table(sml_tally *t, const char *name) {
+    const char *path = "docs/PROPERTIES.md";
+    char repro[96];
+    snprintf(repro, sizeof repro, "ctest --test-dir build -R %s", name);
     FILE *f = fopen(path, "r");
     if (!f) {
         sml_tally_fail(t, repro, "cannot read %s (run from the source tree)", path);
@@ -275,7 +276,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "no kernel '%s' in the registry\n", only_kernel);
         return 2;
     }
-    check_docs_table(&t);
+    check_docs_table(&t, name);
     printf("%s: seed 0x%016llx, %lld cases per kernel/op/dtype, %s%s\n", name,
            (unsigned long long)cfg.seed, (long long)cfg.max_cases,
            cfg.total_seconds > 0 ? "capped by --seconds" : "no time cap",
