@@ -261,6 +261,16 @@ int main(void) {
     rc = run("cat %s/suite.json", D);
     expect(strstr(OUT, "\"passed\": true") && strstr(OUT, "\"cases\": 40"), cmd,
            "suite JSON: passed, 40 cases");
+    /* One job of 1,000 cases runs as two parts: two threads take them, not one per job. */
+    snprintf(cmd, sizeof cmd,
+             "%s check --kernel cpu_naive --op softmax --dtype fp16 --cases 1000 --threads 2 "
+             "--regressions none --props agreement",
+             cli);
+    rc = run("%s", cmd);
+    expect(rc == 0 && strstr(OUT, ", 2 host threads\n"), cmd,
+           "one run of 1,000 cases (two parts) with --threads 2: exit %d, want 0 and '2 host "
+           "threads' in the first line",
+           rc);
 
     /* Case counts: --cases for every kernel wherever it stands (--long after it too), and
      * SML_PROP_CASES as --cases; the profiles' per-device counts otherwise, the nightly's by
