@@ -900,8 +900,7 @@ static int run_suite(check_args *a) {
             fprintf(stderr, ME ": out of memory\n");
             if (a->json) sml_out_abort(&jout);
         } else {
-            int tasks = sml_prop_suite_tasks(jobs, runnable);
-            int threads = sml_prop_threads(&a->cfg, tasks > 0 ? tasks : 1);
+            int threads = sml_prop_threads(&a->cfg, sml_prop_suite_tasks(jobs, runnable));
             print_header(a, threads);
             if (run_jobs(a, jobs, njobs, runnable, threads, &wall) != SML_OK) {
                 fprintf(stderr, ME ": cannot start the runs (out of memory)\n");
