@@ -102,7 +102,7 @@ int sml_check_against_cli(const sml_check_against_args *x) {
     int n = 0;
     /* Both kernels run in worker processes (src/worker) and are judged here: a crash, an exit
      * or a hang is a FAIL of that kernel. */
-    sml_prop_suite how = {threads, 0.0, NULL, stderr, NULL, NULL, NULL, NULL, NULL};
+    sml_prop_suite how = {.threads = threads, .progress = stderr};
     sml_worker_pool *pool = NULL;
     if (x->isolated) {
         pool = sml_worker_pool_new(cfg.case_timeout, threads, -1, NULL);

@@ -515,8 +515,10 @@ static void print_header(const check_args *a, int threads) {
  * could not start. The wall time in *wall. */
 static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, int runnable,
                            int threads, double *wall) {
-    sml_prop_suite suite = {threads, a->cfg.total_seconds, "check", stderr, NULL, NULL, NULL, NULL,
-                            NULL};
+    sml_prop_suite suite = {.threads = threads,
+                            .total_seconds = a->cfg.total_seconds,
+                            .label = "check",
+                            .progress = stderr};
     /* Kernels run in worker processes (src/worker) and are judged here: a crash, an exit or a
      * hang is a FAIL of that kernel, never the end of the check. --in-process: in this process
      * (gdb). */

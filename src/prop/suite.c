@@ -24,6 +24,17 @@ typedef struct suite_tally {
     int tty, drawn; /* under `out` */
 } suite_tally;
 
+/* What a thread's run is on (the case_begin hook): the case, since when, and the property
+ * it checks now, so that the progress line can name a case that has held its thread long.
+ * `lock` is the slot's own (the thread writes at each property, the progress line reads). */
+typedef struct suite_slot {
+    suite_tally *tally; /* the hooks' other calls go there */
+    pthread_mutex_t lock;
+    int phase, prop; /* phase SML_PROP_PHASE_IDLE: between jobs */
+    int64_t index;
+    double elements, since;
+} suite_slot;
+
 /* A job split into parts (parts.h): a copy of the job per part, each with its part of the
  * cases, the log its join needs, and what the parts share; held from its first part's start
  * to the join. n 1: the job runs whole. */
@@ -52,6 +63,7 @@ typedef struct suite_state {
     int *running;           /* per thread: the job it runs, or -1 */
     int device;             /* the caller's CUDA device, made current on every worker (-1: none) */
     double t0;
+    suite_slot *slot; /* per thread */
 } suite_state;
 
 typedef struct worker_arg {
@@ -70,18 +82,40 @@ static void clear_line(suite_tally *t) {
 /* The hooks (sml_prop_hooks): count one finished case; take and release the output lock
  * around a multi-line report (taking it clears the progress line). */
 static void tally_case(void *ctx, int failed) {
-    suite_tally *t = ctx;
+    suite_tally *t = ((suite_slot *)ctx)->tally;
     atomic_fetch_add(&t->cases, 1);
     if (failed) atomic_fetch_add(&t->failed_cases, 1);
 }
 
 static void tally_report_begin(void *ctx) {
-    suite_tally *t = ctx;
+    suite_tally *t = ((suite_slot *)ctx)->tally;
     pthread_mutex_lock(&t->out);
     clear_line(t);
 }
 
-static void tally_report_end(void *ctx) { pthread_mutex_unlock(&((suite_tally *)ctx)->out); }
+static void tally_report_end(void *ctx) { pthread_mutex_unlock(&((suite_slot *)ctx)->tally->out); }
+
+/* The thread's run starts a property on a case: a new case (or phase) restarts its clock. */
+static void slot_case_begin(void *ctx, int phase, int64_t index, int level, int prop,
+                            double elements) {
+    (void)level;
+    suite_slot *sl = ctx;
+    pthread_mutex_lock(&sl->lock);
+    if (sl->phase != phase || sl->index != index || sl->elements != elements) {
+        sl->phase = phase;
+        sl->index = index;
+        sl->elements = elements;
+        sl->since = sml_prop_now();
+    }
+    sl->prop = prop;
+    pthread_mutex_unlock(&sl->lock);
+}
+
+static void slot_idle(suite_slot *sl) {
+    pthread_mutex_lock(&sl->lock);
+    sl->phase = SML_PROP_PHASE_IDLE;
+    pthread_mutex_unlock(&sl->lock);
+}
 
 int sml_prop_suite_tasks(const sml_prop_job *jobs, int njobs) {
     int total = 0;
@@ -189,13 +223,15 @@ static void *worker(void *arg) {
         job->cfg.hooks = (sml_prop_hooks){.case_done = tally_case,
                                           .report_begin = tally_report_begin,
                                           .report_end = tally_report_end,
-                                          .ctx = &st->tally};
+                                          .case_begin = slot_case_begin,
+                                          .ctx = &st->slot[w->id]};
         job->cfg.progress = NULL; /* the suite draws the one progress line */
         job->cfg.pool = pool;
         job->status = st->s->run ? st->s->run(job, w->id, st->s->run_ctx)
                                  : sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
         job->cfg.hooks = (sml_prop_hooks){0};
         job->cfg.pool = NULL;
+        slot_idle(&st->slot[w->id]);
 
         pthread_mutex_lock(&st->lock);
         st->running[w->id] = -1;
@@ -207,9 +243,9 @@ static void *worker(void *arg) {
             close_parts(jp);
         }
 
-        tally_report_begin(&st->tally);
+        tally_report_begin(&st->slot[w->id]);
         if (st->s->done) st->s->done(whole, st->s->ctx);
-        tally_report_end(&st->tally);
+        tally_report_end(&st->slot[w->id]);
 
         pthread_mutex_lock(&st->lock);
         st->finished++;
@@ -218,7 +254,38 @@ static void *worker(void *arg) {
     }
 }
 
-/* "label: 31/84 runs done, 8 running (naive softmax fp16, ... +6), 312004 cases, 0 failed, 93 s of 540 s" */
+/* The case that has held its thread longest, where that is slow_after seconds or more:
+ * "; cudnn log_softmax_bwd fp32 case 99871 (8388608 elements, checking agreement) for 250 s" into
+ * buf, else "". A run that has gone quiet says what it waits for. */
+static void name_slowest(suite_state *st, const int *running, double now, char *buf, size_t n) {
+    buf[0] = 0;
+    double after = st->s->slow_after > 0 ? st->s->slow_after : 30.0, oldest = now;
+    int at = -1;
+    suite_slot seen;
+    for (int i = 0; i < st->threads; i++) {
+        if (running[i] < 0) continue;
+        suite_slot *sl = &st->slot[i];
+        pthread_mutex_lock(&sl->lock);
+        if (sl->phase != SML_PROP_PHASE_IDLE && sl->since < oldest) {
+            oldest = sl->since;
+            at = i;
+            seen = *sl;
+        }
+        pthread_mutex_unlock(&sl->lock);
+    }
+    if (at < 0 || now - oldest < after) return;
+    const sml_prop_job *j = &st->jobs[running[at]];
+    const char *what = seen.phase == SML_PROP_PHASE_SHRINK       ? "shrinking case"
+                       : seen.phase == SML_PROP_PHASE_REGRESSION ? "reproducer"
+                       : seen.phase == SML_PROP_PHASE_RERUN      ? "rerun of case"
+                                                                 : "case";
+    snprintf(buf, n, "; %s %s %s %s %lld (%.0f elements, checking %s) for %.0f s", j->k->name,
+             sml_op_name(j->op), sml_dtype_name(j->dtype), what, (long long)seen.index,
+             seen.elements, sml_prop_name((sml_prop_id)seen.prop), now - oldest);
+}
+
+/* "label: 31/84 runs done, 8 running (naive softmax fp16, ... +6), 312004 cases, 0 failed, 93 s
+ * of 540 s", and the slowest case where one has held its thread long (name_slowest) */
 static void draw_progress(suite_state *st, int finished, const int *running) {
     suite_tally *t = &st->tally;
     char now[160] = "";
@@ -242,16 +309,17 @@ static void draw_progress(suite_state *st, int finished, const int *running) {
         size_t len = strlen(now);
         snprintf(now + len, sizeof now - len, " +%d", more);
     }
-    double spent = sml_prop_now() - st->t0;
-    char budget[48] = "";
+    double at = sml_prop_now(), spent = at - st->t0;
+    char budget[48] = "", slow[200];
     if (st->s->total_seconds > 0)
         snprintf(budget, sizeof budget, " (cap %.0f s)", st->s->total_seconds);
+    name_slowest(st, running, at, slow, sizeof slow);
     pthread_mutex_lock(&t->out);
     fprintf(t->progress,
-            "%s%s: %d/%d runs done, %d running%s%s%s, %lld cases, %lld failed, %.0f s%s%s",
+            "%s%s: %d/%d runs done, %d running%s%s%s, %lld cases, %lld failed, %.0f s%s%s%s",
             t->tty ? "\r\033[K" : "", st->s->label ? st->s->label : "check", finished, st->njobs,
             nrun, nrun ? " (" : "", now, nrun ? ")" : "", (long long)atomic_load(&t->cases),
-            (long long)atomic_load(&t->failed_cases), spent, budget, t->tty ? "" : "\n");
+            (long long)atomic_load(&t->failed_cases), spent, budget, slow, t->tty ? "" : "\n");
     fflush(t->progress);
     t->drawn = t->tty;
     pthread_mutex_unlock(&t->out);
@@ -275,20 +343,23 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     atomic_init(&st.tally.cases, 0);
     atomic_init(&st.tally.failed_cases, 0);
     st.running = malloc((size_t)st.threads * sizeof *st.running);
+    st.slot = calloc((size_t)st.threads, sizeof *st.slot);
     pthread_t *tid = malloc((size_t)st.threads * sizeof *tid);
     worker_arg *args = malloc((size_t)st.threads * sizeof *args);
-    if (!st.running || !tid || !args) {
-        free_tasks(&st);
-        free(st.running);
-        free(tid);
-        free(args);
-        return SML_ERR_OUT_OF_MEMORY;
+    int slots = 0; /* slot locks made */
+    if (st.running && st.slot && tid && args) {
+        for (int i = 0; i < st.threads; i++) st.running[i] = -1;
+        for (; slots < st.threads; slots++) {
+            st.slot[slots].tally = &st.tally;
+            if (pthread_mutex_init(&st.slot[slots].lock, NULL)) break;
+        }
     }
-    for (int i = 0; i < st.threads; i++) st.running[i] = -1;
-    if (pthread_mutex_init(&st.lock, NULL) || pthread_mutex_init(&st.tally.out, NULL) ||
-        pthread_cond_init(&st.changed, NULL)) {
+    if (slots < st.threads || pthread_mutex_init(&st.lock, NULL) ||
+        pthread_mutex_init(&st.tally.out, NULL) || pthread_cond_init(&st.changed, NULL)) {
+        for (int i = 0; i < slots; i++) pthread_mutex_destroy(&st.slot[i].lock);
         free_tasks(&st);
         free(st.running);
+        free(st.slot);
         free(tid);
         free(args);
         return SML_ERR_OUT_OF_MEMORY;
@@ -317,7 +388,10 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
         worker(&args[0]);
     } else {
         st.threads = started;
-        double every = st.tally.tty ? 0.5 : 10.0, last = st.t0;
+        double every = s->progress_every > 0 ? s->progress_every
+                       : st.tally.tty        ? 0.5
+                                             : 10.0,
+               last = st.t0;
         int *snap = malloc((size_t)started * sizeof *snap);
         while (st.finished < njobs) {
             struct timespec ts;
@@ -345,8 +419,10 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     pthread_cond_destroy(&st.changed);
     pthread_mutex_destroy(&st.lock);
     pthread_mutex_destroy(&st.tally.out);
+    for (int i = 0; i < slots; i++) pthread_mutex_destroy(&st.slot[i].lock);
     free_tasks(&st);
     free(st.running);
+    free(st.slot);
     free(tid);
     free(args);
     return SML_OK;

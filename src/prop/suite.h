@@ -14,8 +14,9 @@
  *     there is one, is the same moment for all of them (cfg.deadline), and a job it stops
  *     before its cases are done is INCOMPLETE (verdict.h);
  *   - the suite draws one progress line for everything (runs done and running, cases,
- *     failures, time), and `done` reports each finished job, one at a time, in the order
- *     they finish; failure reports from the engine take the same lock.
+ *     failures, time, and the case that has held its thread longest once that is long),
+ *     and `done` reports each finished job, one at a time, in the order they finish;
+ *     failure reports from the engine take the same lock.
  *
  * With threads = 1 this is the sequential loop every driver used to have. */
 #ifndef SML_PROP_SUITE_H
@@ -55,6 +56,10 @@ typedef struct sml_prop_suite {
        run on the same workers (check --against's base, which must run every case the
        candidate counted) is then held to its own cap, not to the first run's. */
     void (*cap)(void *run_ctx, double total_seconds);
+    /* The progress line's rhythm (0: the defaults): a line every progress_every seconds (0.5
+       on a terminal, else 10), which names the case that has held its thread longest once
+       that is slow_after seconds or more (30): what a run that has gone quiet waits for. */
+    double progress_every, slow_after;
 } sml_prop_suite;
 
 /* The tasks the suite runs for these jobs: each job's parts (parts.h), added up. A driver asks

@@ -34,7 +34,7 @@ static int run_pair(sml_tally *t, const sml_kernel *cand, const sml_kernel *base
                     const sml_prop_config *cfg, const char *rerun, int want_less) {
     sml_prop_against *a = NULL;
     int n = 0;
-    sml_prop_suite how = {0, 0.0, NULL, stderr, NULL, NULL, NULL, NULL, NULL};
+    sml_prop_suite how = {.progress = stderr};
     sml_status s = sml_prop_against_run(cand, base, 1u << SML_SOFTMAX | 1u << SML_LOG_SOFTMAX,
                                         1u << SML_F32, cfg, &how, &a, &n);
     if (s != SML_OK) {

@@ -168,7 +168,7 @@ static void check_pair(sml_tally *t, const sml_prop_config *cfg, const char *rer
         int fast = cand == &sml_acc_fast_exp;
         sml_prop_against *a = NULL;
         int n = 0;
-        sml_prop_suite how = {0, 0.0, NULL, stderr, NULL, NULL, NULL, NULL, NULL};
+        sml_prop_suite how = {.progress = stderr};
         sml_status s =
             sml_prop_against_run(cand, base, SML_OPS_FWD, SML_DTYPES_ALL, cfg, &how, &a, &n);
         if (s != SML_OK) {

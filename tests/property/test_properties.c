@@ -303,8 +303,12 @@ int main(int argc, char **argv) {
            "fail", "regr", "worst/bound", "worst ulp", "seconds", "cases/s", "ramp");
     fflush(stdout);
     report_ctx rc = {&t, rerun, cfg.seed};
-    sml_prop_suite suite = {threads, cfg.total_seconds, name, stderr, report_run, &rc, NULL, NULL,
-                            NULL};
+    sml_prop_suite suite = {.threads = threads,
+                            .total_seconds = cfg.total_seconds,
+                            .label = name,
+                            .progress = stderr,
+                            .done = report_run,
+                            .ctx = &rc};
     double t0 = sml_prop_now();
     if (sml_prop_suite_run(&suite, jobs, total) != SML_OK) {
         fprintf(stderr, "%s: cannot start the runs (out of memory)\n", name);

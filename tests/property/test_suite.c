@@ -12,9 +12,11 @@
  *
  * Flags: the engine's (--seed, --cases, ...); --threads N sets the parallel side (4). */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu_mutants.h"
 #include "prop/parts.h"
@@ -251,7 +253,7 @@ static void check_parts(sml_tally *t, const sml_prop_config *base, const char *r
     }
     for (int j = 0; j < n; j++)
         one[j].status = sml_prop_run(one[j].k, one[j].op, one[j].dtype, &one[j].cfg, &one[j].res);
-    sml_prop_suite sn = {cfg.threads, 0.0, TEST, NULL, NULL, NULL, NULL, NULL, NULL};
+    sml_prop_suite sn = {.threads = cfg.threads, .label = TEST};
     if (sml_prop_suite_run(&sn, many, n) != SML_OK) {
         sml_tally_fail(t, rerun, "the suite did not run");
         return;
@@ -274,6 +276,75 @@ static void check_parts(sml_tally *t, const sml_prop_config *base, const char *r
         sml_tally_pass(t);
     printf("%s: %d jobs of %lld cases in %d parts each, %d failing, compared with one run each\n",
            TEST, n, (long long)cfg.max_cases, parts, failed);
+}
+
+/* The progress line names a case that has held its thread long. slow_once is cpu_online that
+ * sleeps in its 30th launch; with lines every 0.2 s, a sleep of 1.5 s against 0.5 s as long
+ * must be named (kernel, case, time), and one of 0.3 s against 5 s must not, though lines
+ * are drawn while it sleeps. */
+static _Atomic int launches;
+static _Atomic long sleep_ns;
+static const sml_kernel *online;
+
+static sml_status slow_once(sml_handle *h, const sml_problem *p) {
+    if (atomic_fetch_add(&launches, 1) + 1 == 30) {
+        long ns = atomic_load(&sleep_ns);
+        struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+        nanosleep(&ts, NULL);
+    }
+    return online->launch(h, p);
+}
+
+static void progress_of(const sml_prop_config *base, long ns, double slow_after, char *text,
+                        size_t n) {
+    sml_kernel k = *online;
+    k.name = "slow_once";
+    k.launch = slow_once;
+    atomic_store(&launches, 0);
+    atomic_store(&sleep_ns, ns);
+    static sml_prop_job job;
+    memset(&job, 0, sizeof job);
+    job = (sml_prop_job){.k = &k, .op = SML_SOFTMAX, .dtype = SML_F32, .cfg = *base};
+    job.cfg.max_cases = 40;
+    FILE *f = tmpfile();
+    text[0] = 0;
+    if (!f) return;
+    sml_prop_suite sn = {.threads = 1,
+                         .label = TEST,
+                         .progress = f,
+                         .progress_every = 0.2,
+                         .slow_after = slow_after};
+    sml_prop_suite_run(&sn, &job, 1);
+    rewind(f);
+    size_t got = fread(text, 1, n - 1, f);
+    text[got] = 0;
+    fclose(f);
+}
+
+static void check_slow_named(sml_tally *t, const sml_prop_config *base, const char *rerun) {
+    online = sml_kernel_find("cpu_online");
+    if (!online || !online->launch) {
+        sml_tally_fail(t, rerun, "no cpu_online kernel to wrap");
+        return;
+    }
+    static char text[1 << 16];
+    progress_of(base, 1500000000L, 0.5, text, sizeof text);
+    const char *named = strstr(text, "; slow_once softmax fp32 case ");
+    if (!named || !strstr(named, " elements, ") || !strstr(named, " for "))
+        sml_tally_fail(t, rerun,
+                       "a launch of 1.5 s with lines every 0.2 s: no progress line named its "
+                       "case (slow_after 0.5 s); the lines:\n%s",
+                       text);
+    else
+        sml_tally_pass(t);
+    progress_of(base, 300000000L, 5.0, text, sizeof text);
+    if (!strstr(text, "runs done") || strstr(text, "; slow_once"))
+        sml_tally_fail(t, rerun,
+                       "a launch of 0.3 s against 5 s as long: lines must be drawn and name no "
+                       "case; the lines:\n%s",
+                       text);
+    else
+        sml_tally_pass(t);
 }
 
 int main(int argc, char **argv) {
@@ -306,6 +377,7 @@ int main(int argc, char **argv) {
 
     check_shares(&t);
     check_hooks(&t, &cfg, rerun);
+    check_slow_named(&t, &cfg, rerun);
 
     sml_prop_job one[32], many[32];
     int n = make_jobs(one, &cfg);
@@ -321,7 +393,8 @@ int main(int argc, char **argv) {
         count_done(&one[j], &c1);
     }
     double t1 = sml_prop_now();
-    sml_prop_suite sn = {cfg.threads, 0.0, TEST, stderr, count_done, &cn, NULL, NULL, NULL};
+    sml_prop_suite sn = {
+        .threads = cfg.threads, .label = TEST, .progress = stderr, .done = count_done, .ctx = &cn};
     sml_status stn = sml_prop_suite_run(&sn, many, n);
     double t2 = sml_prop_now();
     if (stn != SML_OK) {
