@@ -52,9 +52,29 @@ double sml_dev_row_slack(const sml_dev_terms *t, const double *x, int64_t cols);
 double sml_dev_allowed(const sml_dev_terms *t, sml_dtype dt, double allowed, double want,
                        double slack);
 
+/* What the exceptions of t need to know of a whole row to judge its special values: found
+ * once per row (one pass over it), then asked per element, so that a row of n mismatches
+ * costs n, not n^2 (a long backward row whose every output is NaN where the contract wants an
+ * infinity has a mismatch in every column). */
+typedef struct sml_dev_row {
+    int all_neg_inf;       /* every logit is -inf (SML_DEV_ALL_NEG_INF_ROW) */
+    int magnitude_too_big; /* max|dy| + sum|dy y| (or |dy|) reaches the dtype's largest value
+                               (SML_DEV_BWD_16BIT_OVERFLOW) */
+    int class_can_be_lost; /* a plain sum of the terms can overflow before an infinity
+                               (SML_DEV_BWD_SUM_CLASS) */
+} sml_dev_row;
+
+/* The facts of the row with inputs x (logits, or y) and dy (backward; else NULL) as doubles,
+ * cols long; only those t's exceptions use are looked for. */
+void sml_dev_row_of(const sml_dev_terms *t, const double *x, const double *dy, int64_t cols,
+                    sml_dev_row *r);
+
 /* 1 when the named exceptions of t cover a special-value mismatch (got where the contract
- * wants `want`) in a row with inputs x (logits, or y) and dy (backward; else NULL) as
- * doubles, cols long. */
+ * wants `want`) in a row with facts r (sml_dev_row_of) and dy (backward) or not. */
+int sml_dev_special_excused_in(const sml_dev_terms *t, const sml_dev_row *r, int backward,
+                               double got, double want);
+
+/* The same for one element of the row x, dy (a pass over the row each call). */
 int sml_dev_special_excused(const sml_dev_terms *t, const double *x, const double *dy, int64_t cols,
                             double got, double want);
 

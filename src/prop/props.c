@@ -637,10 +637,14 @@ static int row_special_excused(const sml_prop_eval *e, int64_t r, const sml_dev_
     const sml_prop_case *c = e->c;
     if (!t || !t->exceptions) return 0;
     const double *x = e->xd + r * c->cols, *dy = e->dyd ? e->dyd + r * c->cols : NULL;
+    sml_dev_row facts;
+    int found = 0; /* the row's facts, found at its first special value */
     for (int64_t j = 0; j < c->cols; j++) {
         int64_t i = r * c->cols + j;
         double g = e->got[i];
-        if (!isfinite(g) && sml_dev_special_excused(t, x, dy, c->cols, g, e->want[i])) return 1;
+        if (isfinite(g)) continue;
+        if (!found++) sml_dev_row_of(t, x, dy, c->cols, &facts);
+        if (sml_dev_special_excused_in(t, &facts, dy != NULL, g, e->want[i])) return 1;
     }
     return 0;
 }
@@ -1262,6 +1266,8 @@ static void p_special_values(sml_prop_eval *e, sml_prop_verdict *v) {
     for (int64_t r = 0; r < c->rows; r++) {
         const sml_row_facts *f = &e->facts[r];
         const double *xr = e->xd + r * c->cols, *dyr = e->dyd ? e->dyd + r * c->cols : NULL;
+        sml_dev_row facts;
+        int found = 0; /* the row's facts, found at its first mismatch */
         for (int64_t j = 0; j < c->cols; j++) {
             int64_t i = r * c->cols + j;
             double w = e->want[i], g = e->got[i], x = e->xd[i];
@@ -1279,7 +1285,8 @@ static void p_special_values(sml_prop_eval *e, sml_prop_verdict *v) {
                 int ok = isnan(g) ? f->may_overflow : sml_check_inf_allowed(c->dtype, f, w, &b, g);
                 if (!ok) why = "a finite value expected";
             }
-            if (why && decl && sml_dev_special_excused(&t, xr, dyr, c->cols, g, w)) {
+            if (why && decl && !found++) sml_dev_row_of(&t, xr, dyr, c->cols, &facts);
+            if (why && decl && sml_dev_special_excused_in(&t, &facts, dyr != NULL, g, w)) {
                 within++;
                 continue;
             }

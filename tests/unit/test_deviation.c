@@ -4,8 +4,10 @@
  * elements it describes and no others; the value bound excusing an element within it, failing
  * one past it with its place, and never excusing a NaN; chunks merged with their row offset. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/dtype.h"
 #include "prop/deviation.h"
@@ -252,11 +254,57 @@ static void row_exceptions(void) {
           "an output off by 2 slacks more excused under SML_DEV_LOG_SOFTMAX_LSE_ROUNDED");
 }
 
+/* A long backward row whose every output is a special value the declaration excuses costs a
+ * pass over the row per row, not per element: the row's facts (sml_dev_row_of) are found
+ * once. 262,144 columns of log_softmax_bwd fp32 whose finite dy add up past -FLT_MAX before
+ * a +inf (SML_DEV_BWD_SUM_CLASS: NaN for every -inf), and the same row in bf16
+ * (SML_DEV_BWD_16BIT_OVERFLOW). Judged in at most 5 s of CPU each: a pass over the row per
+ * element is 6.9e10 steps. */
+static void long_special_rows(void) {
+    enum { N = 1 << 18 };
+    static float y[N], dy[N], out[N];
+    static uint16_t yb[N], dyb[N], outb[N];
+    static double want[N];
+    static const sml_deviation lost = {.exceptions = SML_DEV_BWD_SUM_CLASS};
+    static const sml_deviation over = {.exceptions = SML_DEV_BWD_16BIT_OVERFLOW};
+    for (int j = 0; j < N; j++) {
+        y[j] = (float)-log((double)N); /* log(1/N): a valid row of log-probabilities */
+        dy[j] = j < N - 1 ? -3e38f : INFINITY;
+        out[j] = NAN;
+        sml_store(SML_BF16, yb, j, y[j]);
+        sml_store(SML_BF16, dyb, j, dy[j]);
+        sml_store(SML_BF16, outb, j, NAN);
+    }
+    const struct {
+        const char *what;
+        const sml_deviation *d;
+        sml_dtype dt;
+        const void *y, *dy, *out;
+    } rows[2] = {{"fp32, the sum's class", &lost, SML_F32, y, dy, out},
+                 {"bf16, 16-bit overflow", &over, SML_BF16, yb, dyb, outb}};
+    for (int i = 0; i < 2; i++) {
+        sml_dev_terms t;
+        sml_dev_terms_get(rows[i].d, SML_LOG_SOFTMAX_BWD, rows[i].dt, &t);
+        sml_ref_run(SML_LOG_SOFTMAX_BWD, rows[i].dt, 1, N, N, rows[i].y, rows[i].dy, want);
+        sml_check_report rep;
+        sml_dev_report d;
+        clock_t c0 = clock();
+        sml_status s = sml_dev_check_against(&t, SML_LOG_SOFTMAX_BWD, rows[i].dt, 1, N, N,
+                                             rows[i].y, rows[i].dy, want, rows[i].out, &rep, &d);
+        double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
+        check(s == SML_OK && d.misses >= N - 1 && sml_dev_report_pass(&d) && cpu <= 5.0,
+              "1x%d log_softmax_bwd %s, every output NaN: %lld of %lld misses excused in %.2f s "
+              "of CPU (at most 5 s)",
+              N, rows[i].what, (long long)d.excused, (long long)d.misses, cpu);
+    }
+}
+
 int main(void) {
     words();
     scope();
     exceptions();
     values();
     row_exceptions();
+    long_special_rows();
     return sml_tally_finish(&T);
 }
