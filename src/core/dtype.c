@@ -21,8 +21,8 @@ double sml_half_to_double(uint16_t h) { return sml_decode16(&SML_FMT_HALF, h); }
 double sml_bf16_to_double(uint16_t b) { return sml_decode16(&SML_FMT_BF16, b); }
 uint16_t sml_double_to_half(double d) { return sml_encode16(&SML_FMT_HALF, d); }
 uint16_t sml_double_to_bf16(double d) { return sml_encode16(&SML_FMT_BF16, d); }
-uint16_t sml_float_to_half(float f) { return sml_encode16(&SML_FMT_HALF, (double)f); }
-uint16_t sml_float_to_bf16(float f) { return sml_encode16(&SML_FMT_BF16, (double)f); }
+uint16_t sml_float_to_half(float f) { return sml_encode16_fast(&SML_FMT_HALF, (double)f); }
+uint16_t sml_float_to_bf16(float f) { return sml_encode16_fast(&SML_FMT_BF16, (double)f); }
 
 double sml_load(sml_dtype dt, const void *base, int64_t i) {
     switch (dt) {
