@@ -1,8 +1,9 @@
 /* suite.c: a pool of host threads that takes kernel/op/dtype jobs in order, the run's cap,
- * and the one progress line. Two locks, never held together: `lock` for the
- * job queue (next, finished, who runs what), `out` for everything written (the progress
- * line, the `done` reports, the engine's failure reports). The suite drives the engine
- * (sml_prop_run) and hears from it only through the hooks it gives each run. */
+ * and the one progress line. Its locks are never held together: `lock` for the job queue
+ * (next, finished, who runs what), `out` for everything written (the progress line, the
+ * `done` reports, the engine's failure reports), and each thread's slot's own (which case its
+ * run is on). The suite drives the engine (sml_prop_run) and hears from it only through the
+ * hooks it gives each run. */
 #include "prop/suite.h"
 
 #include <pthread.h>
@@ -30,6 +31,7 @@ typedef struct suite_tally {
 typedef struct suite_slot {
     suite_tally *tally; /* the hooks' other calls go there */
     pthread_mutex_t lock;
+    int job;         /* the job (index) its run belongs to */
     int phase, prop; /* phase SML_PROP_PHASE_IDLE: between jobs */
     int64_t index;
     double elements, since;
@@ -111,8 +113,10 @@ static void slot_case_begin(void *ctx, int phase, int64_t index, int level, int 
     pthread_mutex_unlock(&sl->lock);
 }
 
-static void slot_idle(suite_slot *sl) {
+/* The thread starts a run of job j (j >= 0), or has ended one (-1: idle). */
+static void slot_job(suite_slot *sl, int j) {
     pthread_mutex_lock(&sl->lock);
+    sl->job = j;
     sl->phase = SML_PROP_PHASE_IDLE;
     pthread_mutex_unlock(&sl->lock);
 }
@@ -219,6 +223,7 @@ static void *worker(void *arg) {
         job->cfg.total_seconds = st->s->total_seconds;
         job->cfg.deadline = st->s->total_seconds > 0 ? st->t0 + st->s->total_seconds : 0.0;
         pthread_mutex_unlock(&st->lock);
+        slot_job(&st->slot[w->id], t.j);
 
         job->cfg.hooks = (sml_prop_hooks){.case_done = tally_case,
                                           .report_begin = tally_report_begin,
@@ -231,7 +236,7 @@ static void *worker(void *arg) {
                                  : sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
         job->cfg.hooks = (sml_prop_hooks){0};
         job->cfg.pool = NULL;
-        slot_idle(&st->slot[w->id]);
+        slot_job(&st->slot[w->id], -1);
 
         pthread_mutex_lock(&st->lock);
         st->running[w->id] = -1;
@@ -257,31 +262,32 @@ static void *worker(void *arg) {
 /* The case that has held its thread longest, where that is slow_after seconds or more:
  * "; cudnn log_softmax_bwd fp32 case 99871 (8388608 elements, checking agreement) for 250 s" into
  * buf, else "". A run that has gone quiet says what it waits for. */
-static void name_slowest(suite_state *st, const int *running, double now, char *buf, size_t n) {
+static void name_slowest(suite_state *st, double now, char *buf, size_t n) {
     buf[0] = 0;
-    double after = st->s->slow_after > 0 ? st->s->slow_after : 30.0, oldest = now;
-    int at = -1;
-    suite_slot seen;
+    double after = st->s->slow_after > 0 ? st->s->slow_after : 30.0, oldest = now, elements = 0;
+    int job = -1, phase = 0, prop = 0;
+    int64_t index = 0;
     for (int i = 0; i < st->threads; i++) {
-        if (running[i] < 0) continue;
         suite_slot *sl = &st->slot[i];
         pthread_mutex_lock(&sl->lock);
-        if (sl->phase != SML_PROP_PHASE_IDLE && sl->since < oldest) {
+        if (sl->job >= 0 && sl->phase != SML_PROP_PHASE_IDLE && sl->since < oldest) {
             oldest = sl->since;
-            at = i;
-            seen = *sl;
+            job = sl->job;
+            phase = sl->phase;
+            prop = sl->prop;
+            index = sl->index;
+            elements = sl->elements;
         }
         pthread_mutex_unlock(&sl->lock);
     }
-    if (at < 0 || now - oldest < after) return;
-    const sml_prop_job *j = &st->jobs[running[at]];
-    const char *what = seen.phase == SML_PROP_PHASE_SHRINK       ? "shrinking case"
-                       : seen.phase == SML_PROP_PHASE_REGRESSION ? "reproducer"
-                       : seen.phase == SML_PROP_PHASE_RERUN      ? "rerun of case"
-                                                                 : "case";
+    if (job < 0 || now - oldest < after) return;
+    const sml_prop_job *j = &st->jobs[job];
+    const char *what = phase == SML_PROP_PHASE_SHRINK       ? "shrinking case"
+                       : phase == SML_PROP_PHASE_REGRESSION ? "reproducer"
+                                                            : "case";
     snprintf(buf, n, "; %s %s %s %s %lld (%.0f elements, checking %s) for %.0f s", j->k->name,
-             sml_op_name(j->op), sml_dtype_name(j->dtype), what, (long long)seen.index,
-             seen.elements, sml_prop_name((sml_prop_id)seen.prop), now - oldest);
+             sml_op_name(j->op), sml_dtype_name(j->dtype), what, (long long)index, elements,
+             sml_prop_name((sml_prop_id)prop), now - oldest);
 }
 
 /* "label: 31/84 runs done, 8 running (naive softmax fp16, ... +6), 312004 cases, 0 failed, 93 s
@@ -313,7 +319,7 @@ static void draw_progress(suite_state *st, int finished, const int *running) {
     char budget[48] = "", slow[200];
     if (st->s->total_seconds > 0)
         snprintf(budget, sizeof budget, " (cap %.0f s)", st->s->total_seconds);
-    name_slowest(st, running, at, slow, sizeof slow);
+    name_slowest(st, at, slow, sizeof slow);
     pthread_mutex_lock(&t->out);
     fprintf(t->progress,
             "%s%s: %d/%d runs done, %d running%s%s%s, %lld cases, %lld failed, %.0f s%s%s%s",
@@ -351,6 +357,7 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
         for (int i = 0; i < st.threads; i++) st.running[i] = -1;
         for (; slots < st.threads; slots++) {
             st.slot[slots].tally = &st.tally;
+            st.slot[slots].job = -1;
             if (pthread_mutex_init(&st.slot[slots].lock, NULL)) break;
         }
     }
