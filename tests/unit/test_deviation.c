@@ -2,15 +2,19 @@
  * applies it. Its words (what verdict lines print); which terms apply to which op and dtype
  * (each named exception only where it names a rule); each exception excusing exactly the
  * elements it describes and no others; the value bound excusing an element within it, failing
- * one past it with its place, and never excusing a NaN; chunks merged with their row offset. */
+ * one past it with its place, and never excusing a NaN; chunks merged with their row offset;
+ * and long rows whose every element is a special value judged in time linear in the row, by
+ * the checker and by the properties. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/dtype.h"
 #include "prop/deviation.h"
+#include "prop/props.h"
 #include "reference/reference.h"
 #include "test_support.h"
 
@@ -299,6 +303,86 @@ static void long_special_rows(void) {
     }
 }
 
+/* The same kind of rows through the properties that judge special values against a
+ * declaration, on a CPU kernel that gives NaN everywhere, each judged in at most 5 s of CPU:
+ * fp32 rows whose class is lost, under SML_DEV_BWD_SUM_CLASS, pass agreement and
+ * special_values within it; bf16 rows of small dy under SML_DEV_BWD_16BIT_OVERFLOW, which does
+ * not cover them, fail agreement, special_values and bwd_sum (which asks, per row, whether a
+ * special value is excused before it adds the row up). */
+static const sml_deviation LOST = {.exceptions = SML_DEV_BWD_SUM_CLASS};
+static const sml_deviation OVER = {.exceptions = SML_DEV_BWD_16BIT_OVERFLOW};
+
+static sml_status all_nan(sml_handle *h, const sml_problem *p) {
+    (void)h;
+    for (int64_t r = 0; r < p->rows; r++)
+        for (int64_t j = 0; j < p->cols; j++) sml_store(p->dtype, p->out, r * p->ld + j, NAN);
+    return SML_OK;
+}
+
+static void judged_row(sml_dtype dt, const sml_deviation *d, double dy_body, double dy_last,
+                       const sml_prop_id *props, int nprops, sml_prop_outcome want,
+                       const char *what) {
+    enum { N = 1 << 18 };
+    const sml_kernel k = {"nan_bwd",
+                          "tests/unit/test_deviation.c",
+                          SML_DEVICE_CPU,
+                          1u << SML_LOG_SOFTMAX_BWD,
+                          1u << dt,
+                          1,
+                          0,
+                          all_nan,
+                          "NaN for every element",
+                          {NULL, 0.0, NULL},
+                          "NaN rows",
+                          0,
+                          d};
+    size_t esz = sml_dtype_size(dt);
+    sml_prop_case c = {.op = SML_LOG_SOFTMAX_BWD,
+                       .dtype = dt,
+                       .rows = 1,
+                       .cols = N,
+                       .ld = N,
+                       .seed = 1,
+                       .x = malloc(N * esz),
+                       .dy = malloc(N * esz)};
+    snprintf(c.family, sizeof c.family, "%s", what);
+    sml_prop_env env;
+    if (!c.x || !c.dy || sml_prop_env_init(&env, &k, NULL) != SML_OK) {
+        check(0, "no memory for the 1x%d case", N);
+        sml_prop_case_free(&c);
+        return;
+    }
+    for (int j = 0; j < N; j++) {
+        sml_store(dt, c.x, j, -log((double)N));
+        sml_store(dt, c.dy, j, j < N - 1 ? dy_body : dy_last);
+    }
+    sml_prop_eval e;
+    sml_prop_eval_begin(&e, &env, &c);
+    for (int i = 0; i < nprops; i++) {
+        sml_prop_verdict v;
+        clock_t c0 = clock();
+        sml_prop_eval_check(&e, props[i], &v);
+        double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
+        check(v.outcome == want && cpu <= 5.0,
+              "1x%d log_softmax_bwd %s, every output NaN, %s: %s %s in %.2f s of CPU (want %s in "
+              "at most 5 s): %.200s",
+              N, sml_dtype_name(dt), what, sml_prop_name(props[i]),
+              sml_prop_outcome_name(v.outcome), cpu, sml_prop_outcome_name(want), v.msg);
+    }
+    sml_prop_eval_end(&e);
+    sml_prop_env_free(&env);
+    sml_prop_case_free(&c);
+}
+
+static void long_special_rows_judged(void) {
+    const sml_prop_id excused[2] = {SML_PROP_AGREEMENT, SML_PROP_SPECIAL_VALUES};
+    judged_row(SML_F32, &LOST, -3e38, INFINITY, excused, 2, SML_PROP_PASS,
+               "the class lost, declared");
+    const sml_prop_id failed[3] = {SML_PROP_AGREEMENT, SML_PROP_SPECIAL_VALUES, SML_PROP_BWD_SUM};
+    judged_row(SML_BF16, &OVER, 0.5, 0.5, failed, 3, SML_PROP_FAIL,
+               "small dy, a 16-bit overflow declared");
+}
+
 int main(void) {
     words();
     scope();
@@ -306,5 +390,6 @@ int main(void) {
     values();
     row_exceptions();
     long_special_rows();
+    long_special_rows_judged();
     return sml_tally_finish(&T);
 }
