@@ -117,6 +117,9 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
     sml_jw_knum(w, "worst_ulps", res->worst_ulps);
     sml_jw_knum(w, "seconds", res->seconds);
     sml_jw_kint(w, "ramp", res->last_level);
+    sml_jw_kint(w, "slowest_case", res->slowest_case);
+    sml_jw_knum(w, "slowest_case_elements", res->slowest_elements);
+    sml_jw_knum(w, "slowest_case_seconds", res->slowest_seconds);
     sml_acc_write(w, "accuracy", &res->accuracy);
     /* The kernel's declared deviation for this op and dtype (null: the contract), as applied
      * (strict: not applied), and the checks it excused. */
@@ -805,6 +808,18 @@ static void print_host_time(const sml_prop_job *jobs, int njobs, int64_t cases) 
         printf("host CPU %.1f s (user + system, workers included): %.3f ms per case; check's own "
                "process %.2f s, its workers %.2f s\n",
                cpu, 1e3 * cpu / (double)cases, own, workers);
+    /* The one case that took longest: where a long run's time went, after the fact. */
+    const sml_prop_job *slow = NULL;
+    for (int j = 0; j < njobs; j++)
+        if (jobs[j].res.slowest_seconds > 0.0 &&
+            (!slow || jobs[j].res.slowest_seconds > slow->res.slowest_seconds))
+            slow = &jobs[j];
+    if (slow)
+        printf("slowest case: %s %s %s case %lld (%.0f elements), %.3g s from drawing to "
+               "verdict\n",
+               slow->k->name, sml_op_name(slow->op), sml_dtype_name(slow->dtype),
+               (long long)slow->res.slowest_case, slow->res.slowest_elements,
+               slow->res.slowest_seconds);
 }
 
 /* The verdict: the table, the JSON, the last lines; the exit status. */

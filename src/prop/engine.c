@@ -648,6 +648,12 @@ static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_resu
     }
     res->last_level = level;
     res->elements += (double)(c.rows * c.cols);
+    double took = sml_prop_now() - tg;
+    if (took > res->slowest_seconds) {
+        res->slowest_seconds = took;
+        res->slowest_case = i;
+        res->slowest_elements = (double)(c.rows * c.cols);
+    }
     res->tall += c.tall;
     sml_prop_case_free(&c);
     if (case_failed) res->failed_cases++;
@@ -703,6 +709,7 @@ sml_status sml_prop_run(const sml_kernel *k, sml_op op, sml_dtype dt, const sml_
     memset(res, 0, sizeof *res);
     res->accuracy.seed = cfg->seed;
     res->accuracy.worst_case = -1;
+    res->slowest_case = -1;
     res->kernel = k;
     res->op = op;
     res->dtype = dt;

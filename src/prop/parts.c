@@ -180,6 +180,11 @@ void sml_prop_parts_join(const sml_prop_config *cfg, const sml_prop_result *cons
         out->elements += r->elements;
         out->tall += r->tall;
         if (r->last_level > out->last_level) out->last_level = r->last_level;
+        if (r->slowest_seconds > out->slowest_seconds) {
+            out->slowest_seconds = r->slowest_seconds;
+            out->slowest_case = r->slowest_case;
+            out->slowest_elements = r->slowest_elements;
+        }
     }
     /* Each property's first failing case, over every part. */
     for (int p = 0; p < SML_PROP_COUNT; p++) {

@@ -313,6 +313,10 @@ typedef struct sml_prop_result {
     int64_t tall;            /* cases drawn tall (gen.c), of cases */
     int last_level;          /* the size ramp's position at the last case (100: the
                                       run reached its biggest shapes) */
+    /* The random case that took longest, drawing to verdict (host and kernel): its index
+       (-1: none), elements and seconds. Timing, not a verdict: it depends on the machine. */
+    int64_t slowest_case;
+    double slowest_elements, slowest_seconds;
     int nfail;
     sml_prop_failure failures[SML_PROP_COUNT]; /* in the order found */
 } sml_prop_result;

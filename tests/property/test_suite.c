@@ -296,7 +296,7 @@ static sml_status slow_once(sml_handle *h, const sml_problem *p) {
 }
 
 static void progress_of(const sml_prop_config *base, long ns, double slow_after, char *text,
-                        size_t n) {
+                        size_t n, sml_prop_result *res) {
     sml_kernel k = *online;
     k.name = "slow_once";
     k.launch = slow_once;
@@ -315,6 +315,7 @@ static void progress_of(const sml_prop_config *base, long ns, double slow_after,
                          .progress_every = 0.2,
                          .slow_after = slow_after};
     sml_prop_suite_run(&sn, &job, 1);
+    *res = job.res;
     rewind(f);
     size_t got = fread(text, 1, n - 1, f);
     text[got] = 0;
@@ -328,7 +329,8 @@ static void check_slow_named(sml_tally *t, const sml_prop_config *base, const ch
         return;
     }
     static char text[1 << 16];
-    progress_of(base, 1500000000L, 0.5, text, sizeof text);
+    static sml_prop_result res;
+    progress_of(base, 1500000000L, 0.5, text, sizeof text, &res);
     const char *named = strstr(text, "; slow_once softmax fp32 case ");
     if (!named || !strstr(named, " elements, ") || !strstr(named, " for "))
         sml_tally_fail(t, rerun,
@@ -337,7 +339,18 @@ static void check_slow_named(sml_tally *t, const sml_prop_config *base, const ch
                        text);
     else
         sml_tally_pass(t);
-    progress_of(base, 300000000L, 5.0, text, sizeof text);
+    /* The run's slowest case is the one that slept (the summary's "slowest case" line). */
+    long long shown = -1;
+    if (named) sscanf(named, "; slow_once softmax fp32 case %lld", &shown);
+    if (!(res.slowest_seconds >= 1.5 && res.slowest_case == shown && res.slowest_elements >= 1))
+        sml_tally_fail(t, rerun,
+                       "the run with a 1.5 s launch records its slowest case as case %lld of %.0f "
+                       "elements, %.3f s (the progress line named case %lld)",
+                       (long long)res.slowest_case, res.slowest_elements, res.slowest_seconds,
+                       shown);
+    else
+        sml_tally_pass(t);
+    progress_of(base, 300000000L, 5.0, text, sizeof text, &res);
     if (!strstr(text, "runs done") || strstr(text, "; slow_once"))
         sml_tally_fail(t, rerun,
                        "a launch of 0.3 s against 5 s as long: lines must be drawn and name no "
