@@ -1,8 +1,7 @@
 /* suite.c: a pool of host threads that takes kernel/op/dtype jobs in order, the run's cap,
  * and the one progress line. Its locks are never held together: `lock` for the job queue
- * (next, finished, who runs what), `out` for everything written (the progress line, the
- * `done` reports, the engine's failure reports), and each thread's slot's own (which case its
- * run is on). The suite drives the engine (sml_prop_run) and hears from it only through the
+ * (next, finished), `out` for everything written (the progress line, the `done` reports, the
+ * engine's failure reports), and each thread's slot's own (which job and case its run is on). The suite drives the engine (sml_prop_run) and hears from it only through the
  * hooks it gives each run. */
 #include "prop/suite.h"
 
@@ -25,13 +24,14 @@ typedef struct suite_tally {
     int tty, drawn; /* under `out` */
 } suite_tally;
 
-/* What a thread's run is on (the case_begin hook): the case, since when, and the property
- * it checks now, so that the progress line can name a case that has held its thread long.
+/* What a thread's run is on: its job, and (the case_begin hook) the case, since when, and the
+ * property it checks now, so that the progress line can list the running jobs and name a case
+ * that has held its thread long.
  * `lock` is the slot's own (the thread writes at each property, the progress line reads). */
 typedef struct suite_slot {
     suite_tally *tally; /* the hooks' other calls go there */
     pthread_mutex_t lock;
-    int job;         /* the job (index) its run belongs to */
+    int job;         /* the job (index) its run belongs to; -1: none */
     int phase, prop; /* phase SML_PROP_PHASE_IDLE: between jobs */
     int64_t index;
     double elements, since;
@@ -62,7 +62,6 @@ typedef struct suite_state {
     pthread_mutex_t lock;
     pthread_cond_t changed; /* a job finished */
     int next, finished;     /* next task to start; jobs finished */
-    int *running;           /* per thread: the job it runs, or -1 */
     int device;             /* the caller's CUDA device, made current on every worker (-1: none) */
     double t0;
     suite_slot *slot; /* per thread */
@@ -218,7 +217,6 @@ static void *worker(void *arg) {
             continue;
         }
         sml_prop_job *job = jp->n > 1 ? &jp->part[t.q] : whole;
-        st->running[w->id] = t.j;
         /* The run's cap, the same moment for every job; no job has a time of its own. */
         job->cfg.total_seconds = st->s->total_seconds;
         job->cfg.deadline = st->s->total_seconds > 0 ? st->t0 + st->s->total_seconds : 0.0;
@@ -239,7 +237,6 @@ static void *worker(void *arg) {
         slot_job(&st->slot[w->id], -1);
 
         pthread_mutex_lock(&st->lock);
-        st->running[w->id] = -1;
         int last = --jp->left == 0;
         pthread_mutex_unlock(&st->lock);
         if (!last) continue;
@@ -291,11 +288,17 @@ static void name_slowest(suite_state *st, double now, char *buf, size_t n) {
 }
 
 /* "label: 31/84 runs done, 8 running (naive softmax fp16, ... +6), 312004 cases, 0 failed, 93 s
- * of 540 s", and the slowest case where one has held its thread long (name_slowest) */
-static void draw_progress(suite_state *st, int finished, const int *running) {
+ * of 540 s", and the slowest case where one has held its thread long (name_slowest). running:
+ * room for a job per thread, read from the slots here. */
+static void draw_progress(suite_state *st, int finished, int *running) {
     suite_tally *t = &st->tally;
     char now[160] = "";
     int shown = 0, more = 0, nrun = 0;
+    for (int i = 0; i < st->threads; i++) {
+        pthread_mutex_lock(&st->slot[i].lock);
+        running[i] = st->slot[i].job;
+        pthread_mutex_unlock(&st->slot[i].lock);
+    }
     for (int i = 0; i < st->threads; i++) {
         int seen = 0; /* a job's parts are one run */
         for (int k = 0; k < i && !seen; k++) seen = running[k] == running[i];
@@ -348,13 +351,11 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     st.tally.tty = s->progress ? isatty(fileno(s->progress)) : 0;
     atomic_init(&st.tally.cases, 0);
     atomic_init(&st.tally.failed_cases, 0);
-    st.running = malloc((size_t)st.threads * sizeof *st.running);
     st.slot = calloc((size_t)st.threads, sizeof *st.slot);
     pthread_t *tid = malloc((size_t)st.threads * sizeof *tid);
     worker_arg *args = malloc((size_t)st.threads * sizeof *args);
     int slots = 0; /* slot locks made */
-    if (st.running && st.slot && tid && args) {
-        for (int i = 0; i < st.threads; i++) st.running[i] = -1;
+    if (st.slot && tid && args) {
         for (; slots < st.threads; slots++) {
             st.slot[slots].tally = &st.tally;
             st.slot[slots].job = -1;
@@ -365,7 +366,6 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
         pthread_mutex_init(&st.tally.out, NULL) || pthread_cond_init(&st.changed, NULL)) {
         for (int i = 0; i < slots; i++) pthread_mutex_destroy(&st.slot[i].lock);
         free_tasks(&st);
-        free(st.running);
         free(st.slot);
         free(tid);
         free(args);
@@ -413,7 +413,6 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
             if (!s->progress || !snap || now - last < every || st.finished >= njobs) continue;
             last = now;
             int finished = st.finished;
-            memcpy(snap, st.running, (size_t)started * sizeof *snap);
             pthread_mutex_unlock(&st.lock);
             draw_progress(&st, finished, snap);
             pthread_mutex_lock(&st.lock);
@@ -428,7 +427,6 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     pthread_mutex_destroy(&st.tally.out);
     for (int i = 0; i < slots; i++) pthread_mutex_destroy(&st.slot[i].lock);
     free_tasks(&st);
-    free(st.running);
     free(st.slot);
     free(tid);
     free(args);
