@@ -84,9 +84,12 @@ enum { S_WANT, S_XD, S_DYD, S_EX, S_FACTS, S_OUT, S_GOT, S_T0, S_T1, S_T2, S_T3,
 static void *scratch_slot(sml_prop_scratch *s, int slot, size_t bytes) {
     if (!bytes) bytes = 1;
     if (s->cap[slot] < bytes) {
-        free(s->p[slot]);
-        s->p[slot] = malloc(bytes);
-        s->cap[slot] = s->p[slot] ? bytes : 0;
+        /* Grown in place where the allocator can (a big buffer's pages move to the new
+         * mapping, faulted in and zeroed already); its contents are not needed. */
+        void *q = realloc(s->p[slot], bytes);
+        if (!q) free(s->p[slot]);
+        s->p[slot] = q;
+        s->cap[slot] = q ? bytes : 0;
     }
     return s->p[slot];
 }
