@@ -147,6 +147,14 @@ static void report_failure(const sml_prop_env *env, const sml_prop_config *cfg,
     /* A plugin kernel's commands load its library first (a reproducer records it too). */
     char load[4400];
     sml_prop_load_arg(sml_kernel_library(k), load, sizeof load);
+    /* The flags that decide the case drawn at an index and its verdict, beside the seed: the
+     * profile's sizes (a CPU kernel's long cases are bigger), the judgment, the deadline. */
+    char how[80];
+    snprintf(how, sizeof how, "%s%s", cfg->profile == SML_PROP_PROFILE_LONG ? " --long" : "",
+             cfg->strict ? " --strict" : "");
+    if (cfg->case_timeout > 0)
+        snprintf(how + strlen(how), sizeof how - strlen(how), " --case-timeout %g",
+                 cfg->case_timeout);
     /* Runs on other threads report too: one report's lines stay together. */
     FILE *L = sml_prop_report_begin(cfg);
     sml_prop_case_shape_str(c, a, sizeof a);
@@ -197,16 +205,17 @@ static void report_failure(const sml_prop_env *env, const sml_prop_config *cfg,
     }
     if (rerun) {
         fprintf(L,
-                "  rerun: %s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld "
+                "  rerun: %s%s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld "
                 "--level %d --props %s\n",
-                rerun_tool, rerun, load, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
+                rerun_tool, rerun, load, how, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
                 (unsigned long long)cfg->seed, (long long)index, level, sml_prop_name(f->prop));
         if (f->confirmed == 0)
             fprintf(L,
-                    "  rerun the job: %s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx "
+                    "  rerun the job: %s%s%s%s --kernel %s --op %s --dtype %s --seed 0x%016llx "
                     "--cases %lld\n",
-                    rerun_tool, rerun, load, k->name, sml_op_name(c->op), sml_dtype_name(c->dtype),
-                    (unsigned long long)cfg->seed, (long long)cfg->max_cases);
+                    rerun_tool, rerun, load, how, k->name, sml_op_name(c->op),
+                    sml_dtype_name(c->dtype), (unsigned long long)cfg->seed,
+                    (long long)cfg->max_cases);
     }
     const char *lib = sml_kernel_library(k);
     if (lib && !strcmp(lib, SML_PYTHON_SOURCE_PREFIX "__main__"))

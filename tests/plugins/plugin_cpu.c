@@ -7,6 +7,9 @@
  *                   88.72 and rows come out NaN (named plug_nomax unless PLUG_NAME says)
  *   -DPLUG_SLOPPY   correct but less accurate: each forward output is scaled by 1 + 24 u,
  *                   inside the contract's bounds, far above cpu_naive's error (plug_sloppy)
+ *   -DPLUG_LONG_ROWS a planted bug only long rows show: the first output of a row of more
+ *                   than 300,000 columns doubled (plug_longrow), which only the long
+ *                   profile draws for a CPU kernel
  *   -DPLUG_NAME=... -DPLUG_CLAIM_X=...   another name, another claimed speedup
  *   -DPLUG_FRAMEWORK the first line marked a framework baseline (SML_KERNEL_FRAMEWORK)
  *   -DPLUG_ABI1     built as a plugin of ABI version 1 was: its own copy of that sml_kernel
@@ -98,6 +101,9 @@ static sml_status plug_launch(sml_handle *h, const sml_problem *p) {
         } else {
             forward_row(p->op, x, y, e, n);
         }
+#ifdef PLUG_LONG_ROWS
+        if (n > 300000) y[0] *= 2.0f; /* PLANTED BUG: long rows only */
+#endif
         memcpy((float *)p->out + r * p->ld, y, (size_t)n * sizeof *y);
     }
     free(buf);

@@ -306,6 +306,47 @@ static int line_after(const char *key, char *buf, size_t n) {
     return k > 0;
 }
 
+/* A bug only the long profile's rows show a CPU kernel (plug_longrow): a --long run's rerun line
+ * names --long, and as printed it fails again (without --long the same index and level draw a
+ * case of six elements, which passes). */
+static void planted_long_rows(void) {
+    const char *bug = plugin("plug_longrow");
+    int rc = run("%s check --long --load %s --kernel plug_longrow --op softmax --dtype fp32 "
+                 "--cases 700 --seed 11 --props agreement --regressions none --no-shrink",
+                 SML_CLI_PATH, bug);
+    char rerun[4096] = "";
+    line_after("  rerun: ", rerun, sizeof rerun);
+    expect(rc == 1 && strstr(OUT, "FAIL plug_longrow softmax fp32") && strstr(rerun, " --long "),
+           "check --long --load plug_longrow: exit %d, want 1, a FAIL and a rerun line naming "
+           "--long ('%s')",
+           rc, rerun);
+    char bindir[600];
+    snprintf(bindir, sizeof bindir, "%s", SML_CLI_PATH);
+    char *slash = strrchr(bindir, '/');
+    if (slash) *slash = 0;
+    rc = run("cd / && PATH='%s':\"$PATH\" %s", bindir, rerun);
+    expect(rc == 1 && strstr(OUT, "FAIL plug_longrow softmax fp32"),
+           "the printed rerun command of a --long run: exit %d, want 1 and the FAIL again", rc);
+}
+
+/* A --strict failure within the kernel's declaration (h14_15: fp16 1 to 1.4 ulp off, declaring
+ * 1.5): its rerun line names --strict, and as printed it fails again. */
+static void strict_rerun(void) {
+    int rc =
+        run("%s check --strict --load %s --kernel h14_15 --op softmax --dtype fp16 --cases 300 "
+            "--seed 1 --props agreement --regressions none --no-shrink",
+            SML_CLI_PATH, plugin("plug_h14_15"));
+    char rerun[4096] = "";
+    line_after("  rerun: ", rerun, sizeof rerun);
+    expect(rc == 1 && strstr(rerun, " --strict "),
+           "check --strict --load plug_h14_15: exit %d, want 1 and a rerun line naming --strict "
+           "('%s')",
+           rc, rerun);
+    rc = run("cd / && %s%s", SML_CLI_PATH, rerun + strlen("softmax-lab"));
+    expect(rc == 1 && strstr(OUT, "FAIL h14_15 softmax fp16"),
+           "the printed rerun command of a --strict run: exit %d, want 1 and the FAIL again", rc);
+}
+
 static void part_planted(void) {
     const char *bug = plugin("plug_nomax");
     char saved[400];
@@ -385,6 +426,8 @@ static void part_planted(void) {
                 "the library the reproducer names (load): /nonexistent/plug_nomax.so: cannot open"),
         "replay of a reproducer whose library is gone: exit %d, want 2 and the load field named",
         rc);
+    planted_long_rows();
+    strict_rerun();
 }
 
 /* ---- bench ------------------------------------------------------------------------------- */
