@@ -168,6 +168,9 @@ int sml_cmd_replay(int argc, char **argv) {
                r.inplace ? ", in place" : "", sml_prop_name(r.prop), verdict,
                r.recorded[0] ? r.recorded : "?", r.message);
         if (r.library[0]) printf("  kernel %s from %s\n", r.kernel, r.library);
+        if (r.strict)
+            printf("  judged against the contract itself, as the --strict run that saved it: the "
+                   "kernel's declared deviation excuses nothing\n");
         if (r.outcome == SML_PROP_FAIL || r.outcome == SML_PROP_ERROR)
             still++;
         else if (r.outcome == SML_PROP_PASS)

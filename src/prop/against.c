@@ -67,6 +67,7 @@ static void save_loss(sml_prop_against *a, const sml_prop_config *cfg) {
     sml_prop_repro_describe(&m, a->cand_k.name, SML_PROP_AGREEMENT, SML_PROP_PASS, msg, cfg->seed,
                             a->loss_case, a->loss_level, &c, 0);
     snprintf(m.verdict, sizeof m.verdict, "less_accurate");
+    m.strict = cfg->strict;
     char err[512];
     if (sml_prop_repro_save(cfg->save_dir, &c, &m, cfg->replay_cmd, a->repro, sizeof a->repro, err,
                             sizeof err) != SML_OK) {

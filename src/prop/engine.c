@@ -294,6 +294,7 @@ static void handle_failure(sml_prop_env *env, const sml_prop_config *cfg, sml_pr
         sml_prop_repro_describe(&m, k->name, p, sv.outcome, sv.msg, cfg->seed, index, level, c,
                                 st.steps);
         if (sml_kernel_library(k)) snprintf(m.load, sizeof m.load, "%s", sml_kernel_library(k));
+        m.strict = cfg->strict;
         char err[512] = "";
         if (sml_prop_repro_save(cfg->save_dir, &small, &m, cfg->replay_cmd, f->repro,
                                 sizeof f->repro, err, sizeof err) != SML_OK) {
@@ -335,10 +336,13 @@ static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op o
             env->ex.phase = SML_PROP_PHASE_REGRESSION;
             env->ex.index = (int64_t)i;
             env->ex.prop = (int)m.prop;
+            int strict = env->strict; /* a --strict run's reproducer is judged strictly */
+            env->strict = strict || m.strict;
             sml_prop_eval_begin(&e, env, &c);
             sml_prop_eval_check(&e, m.prop, &v);
             int oom = e.engine_status == SML_ERR_OUT_OF_MEMORY;
             sml_prop_eval_end(&e);
+            env->strict = strict;
             if (v.ended == SML_PROP_ENDED_CAPPED || v.ended == SML_PROP_ENDED_NOT_RUN) {
                 /* No verdict on the kernel: the run ends, saying why (sml_prop_run). */
                 snprintf(res->note, sizeof res->note, "%.190s", v.msg);
@@ -374,8 +378,10 @@ static int replay_corpus(sml_prop_env *env, const sml_prop_config *cfg, sml_op o
                 }
                 FILE *L = sml_prop_report_begin(cfg);
                 fprintf(L,
-                        "FAIL %s %s %s: saved reproducer %s (recorded on %s) fails %s again: %s\n",
+                        "FAIL %s %s %s: saved reproducer %s (recorded on %s%s) fails %s again: "
+                        "%s\n",
                         k->name, sml_op_name(op), sml_dtype_name(dt), paths[i], m.kernel,
+                        m.strict && !strict ? " by a --strict run, judged so" : "",
                         sml_prop_name(m.prop), v.msg);
                 char load[4400];
                 sml_prop_load_arg(sml_kernel_library(k), load, sizeof load);
@@ -843,6 +849,7 @@ static sml_status replay(const char *json_path, const sml_kernel *k, sml_prop_lo
     s = sml_prop_env_init(&env, k, remote ? &l : NULL);
     if (s == SML_OK) {
         env.stream_check = 1; /* a reproducer replays with every check the suite may make */
+        env.strict = r->strict = m.strict; /* judged as the run that saved it judged it */
         env.ex.phase = SML_PROP_PHASE_CASE;
         env.ex.index = -1;
         env.ex.prop = (int)m.prop;

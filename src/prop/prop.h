@@ -367,6 +367,7 @@ typedef struct sml_prop_replay_result {
     char recorded[16]; /* the verdict when it was saved */
     char message[384];
     char library[4096]; /* the plugin library the kernel run came from; "" built-in */
+    int strict;         /* judged against the contract itself: a --strict run saved it */
 } sml_prop_replay_result;
 
 /* Re-run the reproducer at json_path on `k` (NULL: the kernel it names; a plugin kernel not

@@ -124,6 +124,7 @@ static void write_repro_json(FILE *f, const sml_prop_case *c, const sml_prop_rep
         json_str(f, m->load);
     else
         fprintf(f, "null");
+    fprintf(f, ",\n  \"strict\": %s", m->strict ? "true" : "false");
     fprintf(f, ",\n  \"x\": ");
     json_str(f, base_name(xp));
     fprintf(f, ",\n  \"dy\": ");
@@ -405,6 +406,13 @@ sml_status sml_prop_repro_load(const char *json_path, sml_prop_case *c, sml_prop
         }
         cpy(m->load, sizeof m->load, lib);
     }
+    /* Saved by a --strict run (absent in reproducers written before the field: false). */
+    if (!field(o, "strict", &v, err, errlen)) goto bad;
+    if (v && v->type != SML_JSON_BOOL && v->type != SML_JSON_NULL) {
+        sml_errorf(SML_ERR_FORMAT, err, errlen, "strict: not true or false");
+        goto bad;
+    }
+    m->strict = v && v->type == SML_JSON_BOOL && v->boolean;
     cpy(c->family, sizeof c->family, m->family);
     if (!field(o, "x", &x, err, errlen) || !field(o, "dy", &dy, err, errlen) ||
         !field(o, "logits", &lg, err, errlen))

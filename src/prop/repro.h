@@ -25,6 +25,8 @@ typedef struct sml_prop_repro {
     int64_t shrink_steps;
     char family[64];
     char load[4096]; /* the plugin library the kernel came from (`--load`); "" built-in */
+    int strict;      /* saved by a --strict run: judged against the contract itself, its
+                        kernel's declared deviation excusing nothing, wherever it replays */
 } sml_prop_repro;
 
 /* " --load PATH" (PATH quoted for a POSIX shell where it needs it) for a kernel loaded from a

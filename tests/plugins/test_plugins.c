@@ -330,14 +330,18 @@ static void planted_long_rows(void) {
 }
 
 /* A --strict failure within the kernel's declaration (h14_15: fp16 1 to 1.4 ulp off, declaring
- * 1.5): its rerun line names --strict, and as printed it fails again. */
+ * 1.5): its rerun line names --strict and, as printed, fails again; its reproducer records the
+ * judgment, so its printed replay and a check without --strict that replays it fail too. */
 static void strict_rerun(void) {
+    char saved[400];
+    snprintf(saved, sizeof saved, "%s/strict", TMP);
     int rc =
         run("%s check --strict --load %s --kernel h14_15 --op softmax --dtype fp16 --cases 300 "
-            "--seed 1 --props agreement --regressions none --no-shrink",
-            SML_CLI_PATH, plugin("plug_h14_15"));
-    char rerun[4096] = "";
+            "--seed 1 --props agreement --regressions none --no-shrink --save %s",
+            SML_CLI_PATH, plugin("plug_h14_15"), saved);
+    char rerun[4096] = "", replay[4096] = "";
     line_after("  rerun: ", rerun, sizeof rerun);
+    line_after("  replay: ", replay, sizeof replay);
     expect(rc == 1 && strstr(rerun, " --strict "),
            "check --strict --load plug_h14_15: exit %d, want 1 and a rerun line naming --strict "
            "('%s')",
@@ -345,6 +349,19 @@ static void strict_rerun(void) {
     rc = run("cd / && %s%s", SML_CLI_PATH, rerun + strlen("softmax-lab"));
     expect(rc == 1 && strstr(OUT, "FAIL h14_15 softmax fp16"),
            "the printed rerun command of a --strict run: exit %d, want 1 and the FAIL again", rc);
+    rc = run("cd / && %s%s", SML_CLI_PATH, replay + strlen("softmax-lab"));
+    expect(rc == 1 && strstr(OUT, "STILL FAILS") &&
+               strstr(OUT, "as the --strict run that saved it"),
+           "the printed replay command of a --strict run's reproducer ('%s'): exit %d, want 1, "
+           "STILL FAILS and the strict judgment named",
+           replay, rc);
+    rc = run("%s check --load %s --kernel h14_15 --op softmax --dtype fp16 --cases 20 --seed 1 "
+             "--regressions %s",
+             SML_CLI_PATH, plugin("plug_h14_15"), saved);
+    expect(rc == 1 && strstr(OUT, "by a --strict run, judged so) fails agreement again"),
+           "check (not --strict) replaying a --strict run's reproducer: exit %d, want 1 and the "
+           "reproducer failing as judged strictly",
+           rc);
 }
 
 static void part_planted(void) {

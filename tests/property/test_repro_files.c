@@ -259,6 +259,8 @@ int main(void) {
         {"bad_rows_twice.json", "EXTRA|\"rows\": 1", "rows"},
         {"bad_load_empty.json", "EXTRA|\"load\": \"\"", "load"},
         {"bad_load_number.json", "EXTRA|\"load\": 3", "load"},
+        {"bad_strict.json", "EXTRA|\"strict\": 1", "strict"},
+        {"bad_strict_str.json", "EXTRA|\"strict\": \"yes\"", "strict"},
     };
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         write_repro(BAD[i][0], BAD[i][1]);
