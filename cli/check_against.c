@@ -17,6 +17,7 @@
 #include "prop/accuracy_json.h"
 #include "json/json_write.h"
 #include "prop/against.h"
+#include "prop/repro.h"
 #include "io/out_file.h"
 #include "worker/worker.h"
 
@@ -89,6 +90,13 @@ int sml_check_against_cli(const sml_check_against_args *x) {
         return 2;
     }
     sml_prop_config cfg = *x->cfg;
+    /* The plugin libraries a printed command loads first: the candidate's, and the base's when
+     * it is another. */
+    char load_cand[4400], load_base[4400];
+    const char *lib_cand = sml_kernel_library(x->cand), *lib_base = sml_kernel_library(base);
+    sml_prop_load_arg(lib_cand, load_cand, sizeof load_cand);
+    sml_prop_load_arg(lib_cand && lib_base && !strcmp(lib_cand, lib_base) ? NULL : lib_base,
+                      load_base, sizeof load_base);
     char rerun[128]; /* a failure's rerun draws its case with the limits both kernels share */
     snprintf(rerun, sizeof rerun, "softmax-lab check --against %s", base->name);
     cfg.rerun_cmd = rerun;
@@ -152,11 +160,12 @@ int sml_check_against_cli(const sml_check_against_args *x) {
                        "the base)\n",
                        "", y->repro, "", y->repro, y->base_k.name);
             else
-                printf("%-10s keep it: softmax-lab check --kernel %s --against %s --op %s --dtype "
-                       "%s --seed 0x%016llx "
-                       "--case %lld --level %d --save DIR\n",
-                       "", y->cand_k.name, y->base_k.name, sml_op_name(y->op),
-                       sml_dtype_name(y->dtype), (unsigned long long)cfg.seed,
+                printf("%-10s keep it: softmax-lab check%s%s%s%s --kernel %s --against %s --op %s "
+                       "--dtype %s --seed 0x%016llx --case %lld --level %d --save DIR\n",
+                       "", load_cand, load_base,
+                       cfg.profile == SML_PROP_PROFILE_LONG ? " --long" : "",
+                       cfg.strict ? " --strict" : "", y->cand_k.name, y->base_k.name,
+                       sml_op_name(y->op), sml_dtype_name(y->dtype), (unsigned long long)cfg.seed,
                        (long long)y->loss_case, y->loss_level);
         }
     }

@@ -364,6 +364,30 @@ static void strict_rerun(void) {
            rc);
 }
 
+/* check --against under --long on a plugin LESS ACCURATE than its base (plug_sloppy against
+ * cpu_naive): the printed "keep it" command loads the plugin and names --long, and as printed
+ * (DIR given) it saves the reproducer. */
+static void against_keep_it(void) {
+    int rc = run("%s check --long --load %s --kernel plug_sloppy --against cpu_naive --op softmax "
+                 "--dtype fp32 --cases 300 --seed 11 --regressions none",
+                 SML_CLI_PATH, plugin("plug_sloppy"));
+    char keep[4096] = "", want[800];
+    line_after("keep it: ", keep, sizeof keep);
+    snprintf(want, sizeof want, "softmax-lab check --load %s --long ", plugin("plug_sloppy"));
+    expect(rc == 1 && strstr(OUT, "LESS ACCURATE") && strstr(keep, want) == keep,
+           "check --long --against on plug_sloppy: exit %d, want 1, LESS ACCURATE and a keep-it "
+           "command starting '%s' ('%s')",
+           rc, want, keep);
+    char *dir = strstr(keep, "--save DIR");
+    if (!dir) return;
+    char saved[400];
+    snprintf(saved, sizeof saved, "%s/kept", TMP);
+    rc = run("cd / && %s%.*s--save %s", SML_CLI_PATH,
+             (int)(dir - keep) - (int)strlen("softmax-lab"), keep + strlen("softmax-lab"), saved);
+    expect(entries(saved) > 0,
+           "the printed keep-it command (DIR: %s): exit %d, no reproducer saved", saved, rc);
+}
+
 static void part_planted(void) {
     const char *bug = plugin("plug_nomax");
     char saved[400];
@@ -445,6 +469,7 @@ static void part_planted(void) {
         rc);
     planted_long_rows();
     strict_rerun();
+    against_keep_it();
 }
 
 /* ---- bench ------------------------------------------------------------------------------- */
