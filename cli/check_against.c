@@ -97,6 +97,8 @@ int sml_check_against_cli(const sml_check_against_args *x) {
     sml_prop_load_arg(lib_cand, load_cand, sizeof load_cand);
     sml_prop_load_arg(lib_cand && lib_base && !strcmp(lib_cand, lib_base) ? NULL : lib_base,
                       load_base, sizeof load_base);
+    char flags[80]; /* and the flags that redraw a case and judge it as this run does */
+    sml_prop_case_flags(x->cfg, flags, sizeof flags);
     char rerun[128]; /* a failure's rerun draws its case with the limits both kernels share */
     snprintf(rerun, sizeof rerun, "softmax-lab check --against %s", base->name);
     cfg.rerun_cmd = rerun;
@@ -160,11 +162,9 @@ int sml_check_against_cli(const sml_check_against_args *x) {
                        "the base)\n",
                        "", y->repro, "", y->repro, y->base_k.name);
             else
-                printf("%-10s keep it: softmax-lab check%s%s%s%s --kernel %s --against %s --op %s "
+                printf("%-10s keep it: softmax-lab check%s%s%s --kernel %s --against %s --op %s "
                        "--dtype %s --seed 0x%016llx --case %lld --level %d --save DIR\n",
-                       "", load_cand, load_base,
-                       cfg.profile == SML_PROP_PROFILE_LONG ? " --long" : "",
-                       cfg.strict ? " --strict" : "", y->cand_k.name, y->base_k.name,
+                       "", load_cand, load_base, flags, y->cand_k.name, y->base_k.name,
                        sml_op_name(y->op), sml_dtype_name(y->dtype), (unsigned long long)cfg.seed,
                        (long long)y->loss_case, y->loss_level);
         }

@@ -147,14 +147,9 @@ static void report_failure(const sml_prop_env *env, const sml_prop_config *cfg,
     /* A plugin kernel's commands load its library first (a reproducer records it too). */
     char load[4400];
     sml_prop_load_arg(sml_kernel_library(k), load, sizeof load);
-    /* The flags that decide the case drawn at an index and its verdict, beside the seed: the
-     * profile's sizes (a CPU kernel's long cases are bigger), the judgment, the deadline. */
+    /* The flags beside the seed that decide the case an index draws and its verdict. */
     char how[80];
-    snprintf(how, sizeof how, "%s%s", cfg->profile == SML_PROP_PROFILE_LONG ? " --long" : "",
-             cfg->strict ? " --strict" : "");
-    if (cfg->case_timeout > 0)
-        snprintf(how + strlen(how), sizeof how - strlen(how), " --case-timeout %g",
-                 cfg->case_timeout);
+    sml_prop_case_flags(cfg, how, sizeof how);
     /* Runs on other threads report too: one report's lines stay together. */
     FILE *L = sml_prop_report_begin(cfg);
     sml_prop_case_shape_str(c, a, sizeof a);

@@ -56,6 +56,14 @@ const char *sml_prop_replay_prefix(const char *library, const char *replay_cmd) 
     return replay_cmd ? replay_cmd : "softmax-lab replay";
 }
 
+void sml_prop_case_flags(const sml_prop_config *cfg, char *buf, size_t n) {
+    if (!n) return;
+    int k = snprintf(buf, n, "%s%s", cfg->profile == SML_PROP_PROFILE_LONG ? " --long" : "",
+                     cfg->strict ? " --strict" : "");
+    if (cfg->case_timeout > 0 && k >= 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " --case-timeout %g", cfg->case_timeout);
+}
+
 void sml_prop_load_arg(const char *library, char *buf, size_t n) {
     if (!n) return;
     buf[0] = 0;

@@ -32,6 +32,10 @@ typedef struct sml_prop_repro {
 /* " --load PATH" (PATH quoted for a POSIX shell where it needs it) for a kernel loaded from a
  * plugin library, "" for NULL or "": what goes into a printed replay or rerun command. */
 void sml_prop_load_arg(const char *library, char *buf, size_t n);
+/* The flags of cfg beside the seed that decide which case an index draws and how it is judged
+ * (" --long", " --strict", " --case-timeout S" where set), for a printed command that redraws a
+ * case: "" for the default profile's run. */
+void sml_prop_case_flags(const sml_prop_config *cfg, char *buf, size_t n);
 /* The replay command a kernel's reproducers are printed with: replay_cmd (NULL: "softmax-lab
  * replay"), or SML_PYTHON_REPLAY for a kernel whose library is a Python module. */
 const char *sml_prop_replay_prefix(const char *library, const char *replay_cmd);

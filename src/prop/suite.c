@@ -1,8 +1,9 @@
 /* suite.c: a pool of host threads that takes kernel/op/dtype jobs in order, the run's cap,
  * and the one progress line. Its locks are never held together: `lock` for the job queue
  * (next, finished), `out` for everything written (the progress line, the `done` reports, the
- * engine's failure reports), and each thread's slot's own (which job and case its run is on). The suite drives the engine (sml_prop_run) and hears from it only through the
- * hooks it gives each run. */
+ * engine's failure reports), and each thread's slot's own (which job and case its run is on).
+ * The suite drives the engine (sml_prop_run) and hears from it only through the hooks it gives
+ * each run. */
 #include "prop/suite.h"
 
 #include <pthread.h>

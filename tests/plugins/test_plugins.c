@@ -306,6 +306,16 @@ static int line_after(const char *key, char *buf, size_t n) {
     return k > 0;
 }
 
+/* A command softmax-lab printed, run exactly as printed, from another directory, with the
+ * softmax-lab under test first on PATH; its exit status. */
+static int run_printed(const char *cmd) {
+    char bindir[600];
+    snprintf(bindir, sizeof bindir, "%s", SML_CLI_PATH);
+    char *slash = strrchr(bindir, '/');
+    if (slash) *slash = 0;
+    return run("cd / && PATH='%s':\"$PATH\" %s", bindir, cmd);
+}
+
 /* A bug only the long profile's rows show a CPU kernel (plug_longrow): a --long run's rerun line
  * names --long, and as printed it fails again (without --long the same index and level draw a
  * case of six elements, which passes). */
@@ -320,11 +330,7 @@ static void planted_long_rows(void) {
            "check --long --load plug_longrow: exit %d, want 1, a FAIL and a rerun line naming "
            "--long ('%s')",
            rc, rerun);
-    char bindir[600];
-    snprintf(bindir, sizeof bindir, "%s", SML_CLI_PATH);
-    char *slash = strrchr(bindir, '/');
-    if (slash) *slash = 0;
-    rc = run("cd / && PATH='%s':\"$PATH\" %s", bindir, rerun);
+    rc = run_printed(rerun);
     expect(rc == 1 && strstr(OUT, "FAIL plug_longrow softmax fp32"),
            "the printed rerun command of a --long run: exit %d, want 1 and the FAIL again", rc);
 }
@@ -346,10 +352,10 @@ static void strict_rerun(void) {
            "check --strict --load plug_h14_15: exit %d, want 1 and a rerun line naming --strict "
            "('%s')",
            rc, rerun);
-    rc = run("cd / && %s%s", SML_CLI_PATH, rerun + strlen("softmax-lab"));
+    rc = run_printed(rerun);
     expect(rc == 1 && strstr(OUT, "FAIL h14_15 softmax fp16"),
            "the printed rerun command of a --strict run: exit %d, want 1 and the FAIL again", rc);
-    rc = run("cd / && %s%s", SML_CLI_PATH, replay + strlen("softmax-lab"));
+    rc = run_printed(replay);
     expect(rc == 1 && strstr(OUT, "STILL FAILS") &&
                strstr(OUT, "as the --strict run that saved it"),
            "the printed replay command of a --strict run's reproducer ('%s'): exit %d, want 1, "
@@ -382,8 +388,8 @@ static void against_keep_it(void) {
     if (!dir) return;
     char saved[400];
     snprintf(saved, sizeof saved, "%s/kept", TMP);
-    rc = run("cd / && %s%.*s--save %s", SML_CLI_PATH,
-             (int)(dir - keep) - (int)strlen("softmax-lab"), keep + strlen("softmax-lab"), saved);
+    snprintf(dir, sizeof keep - (size_t)(dir - keep), "--save %s", saved); /* DIR given */
+    rc = run_printed(keep);
     expect(entries(saved) > 0,
            "the printed keep-it command (DIR: %s): exit %d, no reproducer saved", saved, rc);
 }
@@ -429,14 +435,10 @@ static void part_planted(void) {
            corpus);
 
     /* The printed commands, exactly as printed, from another directory, softmax-lab on PATH. */
-    char bindir[600];
-    snprintf(bindir, sizeof bindir, "%s", SML_CLI_PATH);
-    char *slash = strrchr(bindir, '/');
-    if (slash) *slash = 0;
-    rc = run("cd / && PATH='%s':\"$PATH\" %s", bindir, replay);
+    rc = run_printed(replay);
     expect(rc == 1 && strstr(OUT, "STILL FAILS"),
            "the printed replay command: exit %d, want 1 (STILL FAILS)", rc);
-    rc = run("cd / && PATH='%s':\"$PATH\" %s", bindir, rerun);
+    rc = run_printed(rerun);
     expect(rc == 1 && strstr(OUT, "FAIL plug_nomax softmax fp32"),
            "the printed rerun command: exit %d, want 1", rc);
     /* A reproducer is data: alone, replay names the library and the command, exit 2. */
