@@ -30,6 +30,7 @@ static void json_row(sml_jw *w, const sml_prop_against *a) {
     const sml_prop_result *r = &a->cand.res;
     sml_jw_object_inline(w);
     sml_jw_kstr(w, "kernel", a->cand_k.name);
+    sml_jw_kstr(w, "library", sml_kernel_library(sml_kernel_find(a->cand_k.name)));
     sml_jw_kstr(w, "op", sml_op_name(a->op));
     sml_jw_kstr(w, "dtype", sml_dtype_name(a->dtype));
     sml_jw_kstr(w, "outcome", sml_prop_outcome_name(r->outcome));
@@ -180,6 +181,8 @@ int sml_check_against_cli(const sml_check_against_args *x) {
         snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)cfg.seed);
         sml_jw_kstr(&w, "seed", seed);
         sml_jw_kint(&w, "threads", threads);
+        sml_jw_kbool(&w, "strict", cfg.strict);
+        sml_jw_kbool(&w, "long", cfg.profile == SML_PROP_PROFILE_LONG);
         sml_jw_kstr(&w, "against", base->name);
         sml_jw_key(&w, "runs");
         sml_jw_array(&w);

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/internal.h"
 #include "prop/accuracy_json.h"
 #include "json/json_write.h"
 #include "prop/deviation.h"
@@ -98,6 +99,8 @@ static void json_run(sml_jw *w, const sml_prop_job *job) {
     const sml_prop_result *res = &job->res;
     sml_jw_object_inline(w);
     sml_jw_kstr(w, "kernel", k->name);
+    /* The plugin library the kernel came from (null: built in): a rerun line loads it. */
+    sml_jw_kstr(w, "library", sml_kernel_library(k));
     sml_jw_kstr(w, "op", sml_op_name(op));
     sml_jw_kstr(w, "dtype", sml_dtype_name(dt));
     sml_jw_kstr(w, "outcome", sml_prop_outcome_name(res->outcome));
@@ -755,6 +758,7 @@ static void json_begin(sml_jw *w, sml_out_file *jout, const check_args *a, int t
     sml_jw_kstr(w, "seed", seed);
     sml_jw_kint(w, "threads", threads);
     sml_jw_kbool(w, "strict", a->cfg.strict);
+    sml_jw_kbool(w, "long", a->cfg.profile == SML_PROP_PROFILE_LONG);
     if (a->cfg.shard.count) sml_shard_json_head(w, &a->cfg.shard);
     sml_jw_key(w, "runs");
     sml_jw_array(w);

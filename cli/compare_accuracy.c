@@ -52,11 +52,11 @@ int sml_compare_accuracy_cli(const char *old_path, const char *new_path, int all
                 "%-10s worst case in NEW: case %lld at level %d; its err/bound on each build: "
                 "softmax-lab check "
                 "--kernel %s --op %s --dtype %s --seed 0x%016llx --case %lld --level %d --props "
-                "agreement "
+                "agreement%s "
                 "--regressions none (with --against BASE --save DIR in one build: a reproducer)\n",
                 "", (long long)x->new_a.worst_case, x->new_a.worst_level, x->new_kernel, x->op,
                 x->dtype, (unsigned long long)x->new_a.seed, (long long)x->new_a.worst_case,
-                x->new_a.worst_level);
+                x->new_a.worst_level, x->new_flags);
     }
     int judged = r.count[SML_ACC_SAME] + r.count[SML_ACC_MORE] + r.count[SML_ACC_LESS];
     printf("\n%d LESS ACCURATE, %d MORE ACCURATE, %d SAME, %d NOT COMPARABLE; %d only in OLD, %d "

@@ -2,6 +2,8 @@
  * half-read file must not pass a gate. */
 #include "analysis/accuracy_compare.h"
 
+#include "prop/repro.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 
 typedef struct acc_entry {
     char kernel[64], op[24], dtype[8];
+    char library[1024]; /* a check run's plugin library ("": built in) */
     sml_accuracy a;
     int used;
 } acc_entry;
@@ -17,6 +20,7 @@ typedef struct acc_entry {
 typedef struct acc_list {
     acc_entry *e;
     size_t n, cap;
+    int strict, long_profile; /* a check document's "strict" and "long" (0 when absent) */
 } acc_list;
 
 static acc_entry *add(acc_list *l) {
@@ -44,6 +48,10 @@ static int read_item(acc_list *l, const sml_json *x, const char *kernel, const s
         snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
     else if (!sml_json_req_str(x, "kernel", e->kernel, sizeof e->kernel, where, err, errlen))
         return 0;
+    const sml_json *lib = sml_json_get(x, "library");
+    if (lib && lib->type != SML_JSON_NULL &&
+        !sml_json_req_str(x, "library", e->library, sizeof e->library, where, err, errlen))
+        return 0;
     if (!sml_json_req_str(x, "op", e->op, sizeof e->op, where, err, errlen) ||
         !sml_json_req_str(x, "dtype", e->dtype, sizeof e->dtype, where, err, errlen))
         return 0;
@@ -55,6 +63,9 @@ static int read_item(acc_list *l, const sml_json *x, const char *kernel, const s
 static sml_status read_doc(const sml_json *doc, acc_list *l, char *err, size_t errlen) {
     char where[96];
     const sml_json *runs = sml_json_get(doc, "runs");
+    const sml_json *st = sml_json_get(doc, "strict"), *lg = sml_json_get(doc, "long");
+    l->strict = st && st->type == SML_JSON_BOOL && st->boolean;
+    l->long_profile = lg && lg->type == SML_JSON_BOOL && lg->boolean;
     if (runs) {
         if (runs->type != SML_JSON_ARRAY) {
             snprintf(err, errlen, "'runs' is not an array");
@@ -134,6 +145,10 @@ sml_status sml_acc_compare_docs(const sml_json *old_doc, const sml_json *new_doc
         snprintf(r->dtype, sizeof r->dtype, "%s", n->dtype);
         r->old_a = o->a;
         r->new_a = n->a;
+        char load[1100];
+        sml_prop_load_arg(n->library, load, sizeof load);
+        snprintf(r->new_flags, sizeof r->new_flags, "%s%s%s", ln.long_profile ? " --long" : "",
+                 ln.strict ? " --strict" : "", load);
         r->verdict = sml_accuracy_judge(&o->a, &n->a, r->why, sizeof r->why);
         out->count[r->verdict]++;
     }

@@ -13,6 +13,9 @@
 
 typedef struct sml_acc_row {
     char old_kernel[64], new_kernel[64], op[24], dtype[8];
+    /* What a rerun of a NEW case needs besides kernel, op, dtype, seed, case and level, as
+     * recorded in NEW (check JSON): " --long", " --strict", " --load LIBRARY" ("" for none). */
+    char new_flags[1200];
     sml_accuracy old_a, new_a;
     sml_acc_verdict verdict;
     char why[512];

@@ -11,11 +11,17 @@
 typedef struct shard_id {
     int64_t index, count;
     char seed[32], version[32], gpu[128], sweep[64];
+    char rule[24], profile[16]; /* a check's verdict rule and profile ("": not recorded) */
 } shard_id;
 
 static const char *str_or(const sml_json *v, const char *dflt) {
     const char *s = sml_json_str(v);
     return s ? s : dflt;
+}
+
+/* A true/false field as one of two words; "" when absent (a file written before it was). */
+static const char *flag_word(const sml_json *v, const char *yes, const char *no) {
+    return v && v->type == SML_JSON_BOOL ? (v->boolean ? yes : no) : "";
 }
 
 /* What says which run and which shard a document is. */
@@ -37,6 +43,10 @@ static int read_id(const sml_json *doc, sml_merge_kind kind, const char *path, s
     if (kind == SML_MERGE_CHECK) {
         snprintf(id->seed, sizeof id->seed, "%s", str_or(sml_json_get(doc, "seed"), "?"));
         snprintf(id->version, sizeof id->version, "%s", str_or(sml_json_get(doc, "version"), "?"));
+        snprintf(id->rule, sizeof id->rule, "%s",
+                 flag_word(sml_json_get(doc, "strict"), "--strict", "declared deviations"));
+        snprintf(id->profile, sizeof id->profile, "%s",
+                 flag_word(sml_json_get(doc, "long"), "--long", "default"));
     } else {
         snprintf(id->seed, sizeof id->seed, "%s",
                  str_or(sml_json_get(sml_json_get(doc, "config"), "seed"), "?"));
@@ -49,12 +59,15 @@ static int read_id(const sml_json *doc, sml_merge_kind kind, const char *path, s
     return 1;
 }
 
-/* The first field in which b differs from a, as "field (A: x, B: y)", or 0. */
+/* The first field in which b differs from a, as "field (A: x, B: y)", or 0. A check's verdict
+ * rule and profile count where both files record them: a --strict shard and one judged by the
+ * kernels' declarations make no one verdict. */
 static int differs(const shard_id *a, const shard_id *b, const char *pa, const char *pb, char *err,
                    size_t errlen) {
-    const char *names[] = {"seed", "softmax-lab version", "GPU model", "sweep"};
-    const char *va[] = {a->seed, a->version, a->gpu, a->sweep},
-               *vb[] = {b->seed, b->version, b->gpu, b->sweep};
+    const char *names[] = {"seed",  "softmax-lab version", "GPU model",
+                           "sweep", "verdict rule",        "profile"};
+    const char *va[] = {a->seed, a->version, a->gpu, a->sweep, a->rule, a->profile},
+               *vb[] = {b->seed, b->version, b->gpu, b->sweep, b->rule, b->profile};
     if (a->count != b->count) {
         snprintf(err, errlen,
                  "shards of different splits: %s is shard %lld/%lld, %s is shard %lld/%lld", pa,
@@ -62,8 +75,8 @@ static int differs(const shard_id *a, const shard_id *b, const char *pa, const c
                  (long long)b->count);
         return 1;
     }
-    for (int i = 0; i < 4; i++)
-        if (strcmp(va[i], vb[i])) {
+    for (int i = 0; i < 6; i++)
+        if (strcmp(va[i], vb[i]) && (i < 4 || (va[i][0] && vb[i][0]))) {
             snprintf(err, errlen, "shards of different runs: %s differs (%s: %s, %s: %s)", names[i],
                      pa, va[i], pb, vb[i]);
             return 1;
@@ -127,6 +140,8 @@ static sml_status place(const char *const *paths, int n, int partial, sml_merge 
     }
     snprintf(m->version, sizeof m->version, "%s", first.version);
     m->seed = strtoull(first.seed, NULL, 16);
+    m->strict = first.rule[0] ? !strcmp(first.rule, "--strict") : -1;
+    m->long_profile = first.profile[0] ? !strcmp(first.profile, "--long") : -1;
     m->given = n;
     for (int k = 0; k < m->count; k++) {
         if (by_index[k]) continue;

@@ -39,6 +39,7 @@ typedef struct sml_merge_failure {
 /* One kernel, op and dtype of a check run, joined over the shards. */
 typedef struct sml_merge_run {
     char kernel[64], op[32], dtype[16], outcome[16], note[192];
+    char library[1024]; /* the plugin library the kernel came from ("": built in) */
     int64_t cases, failed_cases, regressions, regressions_failed, ramp, planned, max_cases;
     double worst_ratio, worst_ulps, seconds;
     sml_accuracy acc;
@@ -57,7 +58,8 @@ typedef struct sml_merge {
     char missing[256]; /* "2, 4" of N: the shards not given ("" none) */
     char version[32];
     uint64_t seed;
-    int exit_code; /* of the whole run: 0 held, 1 failed, 3 not (all) checked */
+    int strict, long_profile; /* a check's --strict and --long: 1, 0, or -1 not recorded */
+    int exit_code;            /* of the whole run: 0 held, 1 failed, 3 not (all) checked */
     /* check */
     sml_merge_run *runs;
     size_t nruns;

@@ -34,6 +34,7 @@ static void json_failures(sml_jw *w, const sml_merge_run *r) {
 static void json_run(sml_jw *w, const sml_merge_run *r) {
     sml_jw_object_inline(w);
     sml_jw_kstr(w, "kernel", r->kernel);
+    sml_jw_kstr(w, "library", r->library[0] ? r->library : NULL);
     sml_jw_kstr(w, "op", r->op);
     sml_jw_kstr(w, "dtype", r->dtype);
     sml_jw_kstr(w, "outcome", r->outcome);
@@ -62,6 +63,8 @@ int sml_merge_check_json(const sml_merge *m, const char *const *paths, FILE *f) 
     snprintf(seed, sizeof seed, "0x%016llx", (unsigned long long)m->seed);
     sml_jw_kstr(&w, "seed", seed);
     sml_jw_kint(&w, "threads", m->threads);
+    if (m->strict >= 0) sml_jw_kbool(&w, "strict", m->strict);
+    if (m->long_profile >= 0) sml_jw_kbool(&w, "long", m->long_profile);
     sml_jw_key(&w, "merged");
     sml_jw_object_inline(&w);
     sml_jw_kint(&w, "shards", m->count);

@@ -2,15 +2,17 @@
  * gives the unsharded run's result, and merge refuses what is not one run. On CPU kernels:
  *   1. check: shards 1/2 and 2/2 of cpu_naive,cpu_online (every op and dtype, the saved
  *      reproducers replayed) merge to the unsharded run's counts, outcomes and accuracy,
- *      digest included;
+ *      digest included, and keeps the shards' "strict" and "long";
  *   2. check of a planted bug (plug_nomax): the merge fails (exit 1) with the unsharded
  *      run's first failure of each property, at the same case, and its counts and accuracy
- *      (cut back to the cases the unsharded run judged before agreement failed);
+ *      (cut back to the cases the unsharded run judged before agreement failed); its runs
+ *      name the plugin library;
  *   3. bench ledgers: shards 1/2 and 2/2 of the CPU seeds sweep (a framework-baseline
  *      plugin, plug_fw, among the kernels) merge to the unsharded ledger's records, statuses,
  *      roles ("framework"), counts, case order and accuracy digests;
  *   4. refused with exit 2, naming the difference, nothing written: one file, a shard twice,
- *      another seed, other kernels, another version, a missing shard (--partial: exit 3),
+ *      another seed, other kernels, another version, another verdict rule (--strict) or
+ *      profile (--long), a missing shard (--partial: exit 3),
  *      another GPU model (ledger), a check result with a ledger;
  *   5. --shard 0/2, 3/2, 1/0, x/y and SML_SHARD=0/2 on check and bench: exit 2 naming the
  *      flag, no --json written;
@@ -218,6 +220,14 @@ static void case_check(void) {
     int same = rm == 0 && same_check("whole.json", "m.json", why, sizeof why);
     check(1, r1 == 0 && r2 == 0 && rw == 0 && same && exists("m.md"),
           why[0] ? why : "check shards 1/2 + 2/2 merged: exit 0 and the unsharded run's result");
+    /* The verdict rule and profile the shards ran under stay in the merged result. */
+    sml_json *mj = load("m.json");
+    const sml_json *st = sml_json_get(mj, "strict"), *lg = sml_json_get(mj, "long");
+    check(1,
+          st && st->type == SML_JSON_BOOL && !st->boolean && lg && lg->type == SML_JSON_BOOL &&
+              !lg->boolean,
+          "the merged result keeps \"strict\": false and \"long\": false");
+    sml_json_free(mj);
 }
 
 static void case_failing(void) {
@@ -231,6 +241,12 @@ static void case_failing(void) {
     check(2, r1 == 1 && r2 == 1 && rw == 1 && same,
           why[0] ? why
                  : "a planted bug's shards merged: exit 1, the unsharded run's first failures");
+    /* A plugin kernel's runs keep the library it came from: a rerun line loads it. */
+    sml_json *fm = load("fm.json");
+    const char *lib =
+        sml_json_str(sml_json_get(sml_json_at(sml_json_get(fm, "runs"), 0), "library"));
+    check(2, lib && !strcmp(lib, PLUG), "the merged runs of plug_nomax name its library");
+    sml_json_free(fm);
 }
 
 static void case_ledger(void) {
@@ -287,6 +303,8 @@ static void case_refusals(void) {
                         "--json",  "t2.json",  NULL};
     int ok = run(seed) == 0 && run(kern) == 0 && run(t1) == 0 && run(t2) == 0 &&
              edit_copy("s2.json", "ver2.json", "\"version\": \"", "\"version\": \"9.9.9-") &&
+             edit_copy("s2.json", "strict2.json", "\"strict\": false", "\"strict\": true") &&
+             edit_copy("s2.json", "long2.json", "\"long\": false", "\"long\": true") &&
              edit_copy("b2.json", "gpu2.json", "\"gpu\": null",
                        "\"gpu\": {\"name\": \"NVIDIA H100 80GB HBM3\"}");
     check(4, ok, "making the shards of other runs");
@@ -296,6 +314,9 @@ static void case_refusals(void) {
     refused("s1.json", "seed2.json", "seed differs", "of shards of other seeds");
     refused("s1.json", "kern2.json", "kernels differ", "of shards of other kernels");
     refused("s1.json", "ver2.json", "version differs", "of shards of other versions");
+    refused("s1.json", "strict2.json", "verdict rule differs (s1.json: declared deviations",
+            "of a shard judged by declarations and one judged --strict");
+    refused("s1.json", "long2.json", "profile differs (s1.json: default", "of other profiles");
     refused("t1.json", "t2.json", "shard 3 of 3 missing", "with a shard missing");
     refused("s1.json", "t2.json", "different splits", "of shards of other splits");
     refused("b1.json", "gpu2.json", "GPU model differs", "of ledgers of other GPU models");

@@ -2,7 +2,8 @@
  * check JSON fixtures: a fast exp's 0.40 -> 0.73 of the bound is LESS ACCURATE and fails (exit
  * 1), --allow-less-accurate lets it pass, 0.40 -> 0.42 is SAME, other seeds or case counts are
  * NOT COMPARABLE and said so (exit 3), a malformed figure, digest, count or order of figures is
- * refused naming the field (exit 2); check --against refuses what is not one candidate and a
+ * refused naming the field (exit 2); the worst case's rerun line names the --long, --strict and
+ * plugin library NEW ran with; check --against refuses what is not one candidate and a
  * registered base (exit 2), runs, and its JSON reads back through compare.
  * Flags: --fixtures DIR, --cli PATH. */
 #include <stdio.h>
@@ -33,6 +34,13 @@ int main(int argc, char **argv) {
         {"acc_old.json", "acc_new_less.json", NULL, 1,
          "fp32  LESS ACCURATE   worst 0.4 -> 0.73 (1.82x)"},
         {"acc_old.json", "acc_new_less.json", NULL, 1, "worst case in NEW: case 4711 at level 47"},
+        {"acc_old.json", "acc_new_less.json", NULL, 1,
+         "--level 47 --props agreement --regressions none"},
+        /* NEW ran --long --strict on a plugin's kernel: its rerun line says so and loads it. */
+        {"acc_old.json", "acc_new_less_flags.json", NULL, 1,
+         "--level 47 --props agreement --long --strict --load '/opt/my plugins/libblock.so' "
+         "--regressions none"},
+        {"acc_old.json", "acc_bad_library.json", NULL, 2, "NEW: runs[0]: 'library'"},
         {"acc_old.json", "acc_new_less.json", "--allow-less-accurate", 0,
          "allowed by --allow-less-accurate"},
         {"acc_old.json", "acc_new_same.json", NULL, 0, "0 LESS ACCURATE, 0 MORE ACCURATE, 2 SAME"},
