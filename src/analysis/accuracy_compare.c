@@ -2,13 +2,13 @@
  * half-read file must not pass a gate. */
 #include "analysis/accuracy_compare.h"
 
-#include "prop/repro.h"
-
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "prop/repro.h"
 
 typedef struct acc_entry {
     char kernel[64], op[24], dtype[8];
