@@ -26,11 +26,12 @@
 
 #define ME "softmax-lab check"
 
-static void json_row(sml_jw *w, const sml_prop_against *a) {
+/* lib: the candidate's plugin library (NULL: built in). */
+static void json_row(sml_jw *w, const sml_prop_against *a, const char *lib) {
     const sml_prop_result *r = &a->cand.res;
     sml_jw_object_inline(w);
     sml_jw_kstr(w, "kernel", a->cand_k.name);
-    sml_jw_kstr(w, "library", sml_kernel_library(sml_kernel_find(a->cand_k.name)));
+    sml_jw_kstr(w, "library", lib);
     sml_jw_kstr(w, "op", sml_op_name(a->op));
     sml_jw_kstr(w, "dtype", sml_dtype_name(a->dtype));
     sml_jw_kstr(w, "outcome", sml_prop_outcome_name(r->outcome));
@@ -186,7 +187,7 @@ int sml_check_against_cli(const sml_check_against_args *x) {
         sml_jw_kstr(&w, "against", base->name);
         sml_jw_key(&w, "runs");
         sml_jw_array(&w);
-        for (int i = 0; i < n; i++) json_row(&w, &a[i]);
+        for (int i = 0; i < n; i++) json_row(&w, &a[i], lib_cand);
         sml_jw_end(&w);
         sml_jw_kbool(&w, "passed", !(failed || (less && !x->allow_less)));
         sml_jw_end(&w);

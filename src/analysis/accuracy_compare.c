@@ -145,10 +145,15 @@ sml_status sml_acc_compare_docs(const sml_json *old_doc, const sml_json *new_doc
         snprintf(r->dtype, sizeof r->dtype, "%s", n->dtype);
         r->old_a = o->a;
         r->new_a = n->a;
-        char load[1100];
+        /* The flags as a run of NEW's settings prints them (sml_prop_case_flags), then its
+         * kernel's library. */
+        sml_prop_config nc = {0};
+        nc.profile = ln.long_profile ? SML_PROP_PROFILE_LONG : SML_PROP_PROFILE_GPU;
+        nc.strict = ln.strict;
+        char flags[80], load[1100];
+        sml_prop_case_flags(&nc, flags, sizeof flags);
         sml_prop_load_arg(n->library, load, sizeof load);
-        snprintf(r->new_flags, sizeof r->new_flags, "%s%s%s", ln.long_profile ? " --long" : "",
-                 ln.strict ? " --strict" : "", load);
+        snprintf(r->new_flags, sizeof r->new_flags, "%s%s", flags, load);
         r->verdict = sml_accuracy_judge(&o->a, &n->a, r->why, sizeof r->why);
         out->count[r->verdict]++;
     }

@@ -316,6 +316,15 @@ static int run_printed(const char *cmd) {
     return run("cd / && PATH='%s':\"$PATH\" %s", bindir, cmd);
 }
 
+/* The rerun line a failing run printed, run as printed: it fails again (exit 1, `fail` in its
+ * output). `what` says which run printed it. */
+static void rerun_fails_again(const char *rerun, const char *fail, const char *what) {
+    int rc = run_printed(rerun);
+    expect(rc == 1 && strstr(OUT, fail),
+           "the printed rerun command%s: exit %d, want 1 and the FAIL again ('%s')", what, rc,
+           fail);
+}
+
 /* A bug only the long profile's rows show a CPU kernel (plug_longrow): a --long run's rerun line
  * names --long, and as printed it fails again (without --long the same index and level draw a
  * case of six elements, which passes). */
@@ -330,9 +339,7 @@ static void planted_long_rows(void) {
            "check --long --load plug_longrow: exit %d, want 1, a FAIL and a rerun line naming "
            "--long ('%s')",
            rc, rerun);
-    rc = run_printed(rerun);
-    expect(rc == 1 && strstr(OUT, "FAIL plug_longrow softmax fp32"),
-           "the printed rerun command of a --long run: exit %d, want 1 and the FAIL again", rc);
+    rerun_fails_again(rerun, "FAIL plug_longrow softmax fp32", " of a --long run");
 }
 
 /* A --strict failure within the kernel's declaration (h14_15: fp16 1 to 1.4 ulp off, declaring
@@ -352,9 +359,7 @@ static void strict_rerun(void) {
            "check --strict --load plug_h14_15: exit %d, want 1 and a rerun line naming --strict "
            "('%s')",
            rc, rerun);
-    rc = run_printed(rerun);
-    expect(rc == 1 && strstr(OUT, "FAIL h14_15 softmax fp16"),
-           "the printed rerun command of a --strict run: exit %d, want 1 and the FAIL again", rc);
+    rerun_fails_again(rerun, "FAIL h14_15 softmax fp16", " of a --strict run");
     rc = run_printed(replay);
     expect(rc == 1 && strstr(OUT, "STILL FAILS") &&
                strstr(OUT, "as the --strict run that saved it"),
@@ -438,9 +443,7 @@ static void part_planted(void) {
     rc = run_printed(replay);
     expect(rc == 1 && strstr(OUT, "STILL FAILS"),
            "the printed replay command: exit %d, want 1 (STILL FAILS)", rc);
-    rc = run_printed(rerun);
-    expect(rc == 1 && strstr(OUT, "FAIL plug_nomax softmax fp32"),
-           "the printed rerun command: exit %d, want 1", rc);
+    rerun_fails_again(rerun, "FAIL plug_nomax softmax fp32", "");
     /* A reproducer is data: alone, replay names the library and the command, exit 2. */
     rc = run("cd / && %s replay %s", SML_CLI_PATH, repro);
     snprintf(want, sizeof want, "softmax-lab replay --load %.380s %.380s", bug, repro);
