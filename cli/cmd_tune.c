@@ -38,8 +38,9 @@ static const sml_cli_spec SPEC = {
     "tune",
     "[--sweep S] [--op OP[,OP]|all] [--dtype D[,D]|all] [--out FILE] [--min-gain X] [--quiet]",
     "Times the candidate plans of `auto` (each kernel family's launcher default and a small grid "
-    "of its knobs: threads, K, R, cluster size C, stages) on every cell of the sweep on the GPU at "
-    "hand, with the bench's method (CUDA events, warm-up, medians, cold L2), keeps the fastest "
+    "of its knobs: threads, K, R, grid size, cluster size C, stages) on every cell of the sweep on "
+    "the GPU at hand, with the bench's method (CUDA events, warm-up, medians, cold L2), keeps the "
+    "fastest "
     "per cell (the rules' own plan unless another is faster by --min-gain), merges neighbouring "
     "cells into column and row bands, and writes a plan table keyed by this GPU (name, SMs, DRAM "
     "bytes per SM clock). `auto` reads it with --plans FILE or SML_PLANS=FILE; copied into "

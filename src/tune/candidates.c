@@ -36,6 +36,17 @@ int sml_tune_candidates(sml_op op, int64_t cols, int clusters, sml_plan *out, in
                 p.R = R;
                 n = add(out, n, cap, p);
             }
+        /* Grids past residency: the launcher's grid is what fits at once (16 blocks of 128
+         * threads an SM), each warp walking its rows one after another; with 2 or 4 times
+         * that, a short row is a warp's only row and the hardware starts a block as another
+         * retires, as the copy kernel that the limit is measured with does (auto's fp32
+         * backward at 16384 x 128: 96-97% of that limit, walking two rows a warp). */
+        for (int b = 32; b <= 64; b *= 2) {
+            p = none;
+            p.family = SML_PLAN_WARP;
+            p.blocks = b;
+            n = add(out, n, cap, p);
+        }
     }
     /* block's launcher holds rows past its registry line's 16,384 columns (auto sends it fp32
      * forward and 16-bit backward rows of up to 32,768); where it cannot, it refuses. */
