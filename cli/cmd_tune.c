@@ -40,11 +40,10 @@ static const sml_cli_spec SPEC = {
     "Times the candidate plans of `auto` (each kernel family's launcher default and a small grid "
     "of its knobs: threads, K, R, grid size, cluster size C, stages) on every cell of the sweep on "
     "the GPU at hand, with the bench's method (CUDA events, warm-up, medians, cold L2), keeps the "
-    "fastest "
-    "per cell (the rules' own plan unless another is faster by --min-gain), merges neighbouring "
-    "cells into column and row bands, and writes a plan table keyed by this GPU (name, SMs, DRAM "
-    "bytes per SM clock). `auto` reads it with --plans FILE or SML_PLANS=FILE; copied into "
-    "data/plans/ it ships with the library.",
+    "fastest per cell (the rules' own plan unless another is faster by --min-gain), merges "
+    "neighbouring cells into column and row bands, and writes a plan table keyed by this GPU "
+    "(name, SMs, DRAM bytes per SM clock). `auto` reads it with --plans FILE or SML_PLANS=FILE; "
+    "copied into data/plans/ it ships with the library.",
     {SML_OPT_GROUP(NULL, OPTS)},
     "exit: 0 written, 1 a measurement or the write failed (the old file, or none, is left), or a "
     "candidate's launch failed other than as unsupported (the table is written without it), 2 "
