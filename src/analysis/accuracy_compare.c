@@ -48,9 +48,7 @@ static int read_item(acc_list *l, const sml_json *x, const char *kernel, const s
         snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
     else if (!sml_json_req_str(x, "kernel", e->kernel, sizeof e->kernel, where, err, errlen))
         return 0;
-    const sml_json *lib = sml_json_get(x, "library");
-    if (lib && lib->type != SML_JSON_NULL &&
-        !sml_json_req_str(x, "library", e->library, sizeof e->library, where, err, errlen))
+    if (!sml_json_opt_str(x, "library", e->library, sizeof e->library, where, err, errlen))
         return 0;
     if (!sml_json_req_str(x, "op", e->op, sizeof e->op, where, err, errlen) ||
         !sml_json_req_str(x, "dtype", e->dtype, sizeof e->dtype, where, err, errlen))

@@ -11,7 +11,7 @@
 typedef struct shard_id {
     int64_t index, count;
     char seed[32], version[32], gpu[128], sweep[64];
-    char rule[24], profile[16]; /* a check's verdict rule and profile ("": not recorded) */
+    int strict, long_profile; /* a check's --strict and --long: 1, 0, or -1 not recorded */
 } shard_id;
 
 static const char *str_or(const sml_json *v, const char *dflt) {
@@ -19,9 +19,25 @@ static const char *str_or(const sml_json *v, const char *dflt) {
     return s ? s : dflt;
 }
 
-/* A true/false field as one of two words; "" when absent (a file written before it was). */
-static const char *flag_word(const sml_json *v, const char *yes, const char *no) {
-    return v && v->type == SML_JSON_BOOL ? (v->boolean ? yes : no) : "";
+/* A true/false field: 1 or 0; -1 when absent (a file written before it was). */
+static int flag_of(const sml_json *v) {
+    return v && v->type == SML_JSON_BOOL ? v->boolean != 0 : -1;
+}
+
+/* A flag of flag_of as one of two words; "" when not recorded. */
+static const char *flag_word(int f, const char *yes, const char *no) {
+    return f < 0 ? "" : f ? yes : no;
+}
+
+/* The fields that must agree across the shards of one run, as words (names in differs). */
+#define ID_FIELDS 6
+static void id_fields(const shard_id *x, const char *v[ID_FIELDS]) {
+    v[0] = x->seed;
+    v[1] = x->version;
+    v[2] = x->gpu;
+    v[3] = x->sweep;
+    v[4] = flag_word(x->strict, "--strict", "declared deviations");
+    v[5] = flag_word(x->long_profile, "--long", "default");
 }
 
 /* What says which run and which shard a document is. */
@@ -29,6 +45,7 @@ static int read_id(const sml_json *doc, sml_merge_kind kind, const char *path, s
                    char *err, size_t errlen) {
     const sml_json *sh = sml_json_get(doc, "shard");
     memset(id, 0, sizeof *id);
+    id->strict = id->long_profile = -1; /* a ledger records neither */
     if (!sh || sh->type != SML_JSON_OBJECT) {
         snprintf(err, errlen,
                  "%s: not the result of a shard (no 'shard': made without --shard K/N)", path);
@@ -43,10 +60,8 @@ static int read_id(const sml_json *doc, sml_merge_kind kind, const char *path, s
     if (kind == SML_MERGE_CHECK) {
         snprintf(id->seed, sizeof id->seed, "%s", str_or(sml_json_get(doc, "seed"), "?"));
         snprintf(id->version, sizeof id->version, "%s", str_or(sml_json_get(doc, "version"), "?"));
-        snprintf(id->rule, sizeof id->rule, "%s",
-                 flag_word(sml_json_get(doc, "strict"), "--strict", "declared deviations"));
-        snprintf(id->profile, sizeof id->profile, "%s",
-                 flag_word(sml_json_get(doc, "long"), "--long", "default"));
+        id->strict = flag_of(sml_json_get(doc, "strict"));
+        id->long_profile = flag_of(sml_json_get(doc, "long"));
     } else {
         snprintf(id->seed, sizeof id->seed, "%s",
                  str_or(sml_json_get(sml_json_get(doc, "config"), "seed"), "?"));
@@ -64,10 +79,12 @@ static int read_id(const sml_json *doc, sml_merge_kind kind, const char *path, s
  * kernels' declarations make no one verdict. */
 static int differs(const shard_id *a, const shard_id *b, const char *pa, const char *pb, char *err,
                    size_t errlen) {
-    const char *names[] = {"seed",  "softmax-lab version", "GPU model",
-                           "sweep", "verdict rule",        "profile"};
-    const char *va[] = {a->seed, a->version, a->gpu, a->sweep, a->rule, a->profile},
-               *vb[] = {b->seed, b->version, b->gpu, b->sweep, b->rule, b->profile};
+    const char *names[ID_FIELDS] = {"seed",  "softmax-lab version", "GPU model",
+                                    "sweep", "verdict rule",        "profile"};
+    const char *va[ID_FIELDS], *vb[ID_FIELDS];
+    id_fields(a, va);
+    id_fields(b, vb);
+    const int recorded_by_all = 4; /* the rule and profile count only where both record them */
     if (a->count != b->count) {
         snprintf(err, errlen,
                  "shards of different splits: %s is shard %lld/%lld, %s is shard %lld/%lld", pa,
@@ -75,8 +92,8 @@ static int differs(const shard_id *a, const shard_id *b, const char *pa, const c
                  (long long)b->count);
         return 1;
     }
-    for (int i = 0; i < 6; i++)
-        if (strcmp(va[i], vb[i]) && (i < 4 || (va[i][0] && vb[i][0]))) {
+    for (int i = 0; i < ID_FIELDS; i++)
+        if (strcmp(va[i], vb[i]) && (i < recorded_by_all || (va[i][0] && vb[i][0]))) {
             snprintf(err, errlen, "shards of different runs: %s differs (%s: %s, %s: %s)", names[i],
                      pa, va[i], pb, vb[i]);
             return 1;
@@ -140,8 +157,8 @@ static sml_status place(const char *const *paths, int n, int partial, sml_merge 
     }
     snprintf(m->version, sizeof m->version, "%s", first.version);
     m->seed = strtoull(first.seed, NULL, 16);
-    m->strict = first.rule[0] ? !strcmp(first.rule, "--strict") : -1;
-    m->long_profile = first.profile[0] ? !strcmp(first.profile, "--long") : -1;
+    m->strict = first.strict;
+    m->long_profile = first.long_profile;
     m->given = n;
     for (int k = 0; k < m->count; k++) {
         if (by_index[k]) continue;

@@ -79,13 +79,8 @@ static int read_run(const sml_json *o, int k, int n, sml_merge_run *r, const cha
     for (int k = 0; k < 5; k++)
         if (!sml_json_req_int(o, ints[k], dst[k], where, err, errlen)) return 0;
     copy_str(r->note, sizeof r->note, sml_json_get(o, "note"));
-    const char *lib = sml_json_str(sml_json_get(o, "library"));
-    if (lib && strlen(lib) >= sizeof r->library) {
-        snprintf(err, errlen, "%s: 'library' is longer than %zu bytes", where,
-                 sizeof r->library - 1);
+    if (!sml_json_opt_str(o, "library", r->library, sizeof r->library, where, err, errlen))
         return 0;
-    }
-    copy_str(r->library, sizeof r->library, sml_json_get(o, "library"));
     r->worst_ratio = sml_json_num(sml_json_get(o, "worst_ratio"), 0.0);
     r->worst_ulps = sml_json_num(sml_json_get(o, "worst_ulps"), 0.0);
     r->seconds = sml_json_num(sml_json_get(o, "seconds"), 0.0);

@@ -529,6 +529,16 @@ int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, co
     return 1;
 }
 
+int sml_json_opt_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where,
+                     char *err, size_t errlen) {
+    const sml_json *v = sml_json_get(o, key);
+    if (!v || v->type == SML_JSON_NULL) {
+        if (n) dst[0] = '\0';
+        return 1;
+    }
+    return sml_json_req_str(o, key, dst, n, where, err, errlen);
+}
+
 char *sml_printable(char *s) {
     for (unsigned char *p = (unsigned char *)s; p && *p; p++)
         if (*p < 0x20 || *p == 0x7f) *p = '?';

@@ -71,6 +71,10 @@ int sml_json_req_str(const sml_json *o, const char *key, char *dst, size_t n, co
                      char *err, size_t errlen);
 int sml_json_req_int(const sml_json *o, const char *key, int64_t *dst, const char *where, char *err,
                      size_t errlen);
+/* An optional string field: absent or null gives "" in dst and 1; anything else is read as
+ * sml_json_req_str reads it (a non-string, empty or too long value refused naming the key). */
+int sml_json_opt_str(const sml_json *o, const char *key, char *dst, size_t n, const char *where,
+                     char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,8 @@
  *      roles ("framework"), counts, case order and accuracy digests;
  *   4. refused with exit 2, naming the difference, nothing written: one file, a shard twice,
  *      another seed, other kernels, another version, another verdict rule (--strict) or
- *      profile (--long), a missing shard (--partial: exit 3),
+ *      profile (--long), a run's plugin library that is not a string, a missing shard
+ *      (--partial: exit 3),
  *      another GPU model (ledger), a check result with a ledger;
  *   5. --shard 0/2, 3/2, 1/0, x/y and SML_SHARD=0/2 on check and bench: exit 2 naming the
  *      flag, no --json written;
@@ -305,6 +306,7 @@ static void case_refusals(void) {
              edit_copy("s2.json", "ver2.json", "\"version\": \"", "\"version\": \"9.9.9-") &&
              edit_copy("s2.json", "strict2.json", "\"strict\": false", "\"strict\": true") &&
              edit_copy("s2.json", "long2.json", "\"long\": false", "\"long\": true") &&
+             edit_copy("s2.json", "lib2.json", "\"library\": null", "\"library\": 5") &&
              edit_copy("b2.json", "gpu2.json", "\"gpu\": null",
                        "\"gpu\": {\"name\": \"NVIDIA H100 80GB HBM3\"}");
     check(4, ok, "making the shards of other runs");
@@ -317,6 +319,8 @@ static void case_refusals(void) {
     refused("s1.json", "strict2.json", "verdict rule differs (s1.json: declared deviations",
             "of a shard judged by declarations and one judged --strict");
     refused("s1.json", "long2.json", "profile differs (s1.json: default", "of other profiles");
+    refused("s1.json", "lib2.json", "'library' missing, not a string or too long",
+            "of a run whose plugin library is not a string");
     refused("t1.json", "t2.json", "shard 3 of 3 missing", "with a shard missing");
     refused("s1.json", "t2.json", "different splits", "of shards of other splits");
     refused("b1.json", "gpu2.json", "GPU model differs", "of ledgers of other GPU models");
