@@ -525,6 +525,10 @@ static sml_status run_jobs(const check_args *a, sml_prop_job *jobs, int njobs, i
                             .total_seconds = a->cfg.total_seconds,
                             .label = "check",
                             .progress = stderr};
+    /* SML_SHARE_CASES=off: each job draws and references its own cases, as before the jobs
+     * shared their big ones; the same verdicts, for measuring what sharing saves. */
+    const char *share = getenv("SML_SHARE_CASES");
+    suite.own_cases = share && !strcmp(share, "off");
     /* Kernels run in worker processes (src/worker) and are judged here: a crash, an exit or a
      * hang is a FAIL of that kernel, never the end of the check. --in-process: in this process
      * (gdb). */
@@ -808,10 +812,13 @@ static void print_host_time(const sml_prop_job *jobs, int njobs, int64_t cases) 
     /* This process (the engine, the reference, the comparisons) and its reaped workers (the
      * kernels' launches, their copies and waits for the GPU): which side to make cheaper. */
     double own = cpu_of(RUSAGE_SELF), workers = cpu_of(RUSAGE_CHILDREN), cpu = own + workers;
+    int64_t shared = 0;
+    for (int j = 0; j < njobs; j++) shared += jobs[j].res.shared;
     if (cases > 0 && cpu > 0.0)
         printf("host CPU %.1f s (user + system, workers included): %.3f ms per case; check's own "
-               "process %.2f s, its workers %.2f s\n",
-               cpu, 1e3 * cpu / (double)cases, own, workers);
+               "process %.2f s, its workers %.2f s; %lld big cases judged on another kernel's "
+               "drawing and reference\n",
+               cpu, 1e3 * cpu / (double)cases, own, workers, (long long)shared);
     /* The one case that took longest: where a long run's time went, after the fact. */
     const sml_prop_job *slow = NULL;
     for (int j = 0; j < njobs; j++)

@@ -456,11 +456,13 @@ static int ran_off_stream(sml_prop_env *env, const sml_prop_config *cfg, const s
  * needs, -2 when the run's cap stopped it, -3 when no worker could run the kernel (res->note
  * says so; nothing about the kernel is concluded from it). */
 static int check_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
-                      sml_prop_case_log *acc, progress *pg, const sml_prop_case *c, int64_t i,
-                      int level, unsigned *retired, int *stop) {
+                      sml_prop_case_log *acc, progress *pg, const sml_prop_case *c,
+                      const sml_prop_derived *shared, int64_t i, int level, unsigned *retired,
+                      int *stop) {
     sml_op op = c->op;
     sml_prop_eval e;
     sml_prop_eval_begin(&e, env, c);
+    if (shared) sml_prop_eval_use(&e, shared);
     int case_failed = 0, started = 0;
     for (int p = 0; p < SML_PROP_COUNT && !*stop; p++) {
         if (!(cfg->props & (1u << p)) || (*retired & (1u << p)) ||
@@ -606,17 +608,68 @@ static int level_of(const sml_prop_config *cfg, int64_t i, double t0) {
     return level > 100 ? 100 : level;
 }
 
+/* Case i drawn from the suite's shared cases (case_cache.h) where it is big enough to be
+ * there: READY, *c a view of the entry's case (its arrays are the entry's) and *en held; MINE,
+ * the same once this job has drawn it and computed its arrays. NONE (*en NULL): not shared, or
+ * this job could not draw or reference it there; the caller draws its own, as without sharing
+ * (where memory is short, its evaluation says so). */
+static sml_prop_share_role shared_case(sml_prop_env *env, const sml_prop_config *cfg,
+                                       sml_prop_result *res, uint64_t seed, int level,
+                                       sml_prop_case *c, sml_prop_case_entry **en) {
+    *en = NULL;
+    if (!cfg->cases) return SML_PROP_SHARE_NONE;
+    sml_prop_gen_shape(env->k, res->op, res->dtype, seed, level, &cfg->sizes, c);
+    if (sml_prop_case_elems(c) < SML_PROP_SHARE_MIN_ELEMS) return SML_PROP_SHARE_NONE;
+    sml_prop_case_key key =
+        sml_prop_case_key_of(env->k, res->op, res->dtype, &cfg->sizes, seed, level);
+    sml_prop_share_role role =
+        sml_prop_case_cache_acquire(cfg->cases, &key, sml_prop_case_share_bytes(c), en);
+    if (role == SML_PROP_SHARE_MINE) {
+        sml_prop_case *own = sml_prop_case_entry_case(*en);
+        sml_prop_pool *pool = sml_prop_case_entry_pool(*en);
+        double tg = sml_prop_now();
+        sml_status s =
+            sml_prop_gen_case_in(pool, env->k, res->op, res->dtype, seed, level, &cfg->sizes, own);
+        res->host.gen += sml_prop_now() - tg;
+        if (s == SML_OK) /* its reference's time counts as this job's (env->clock) */
+            s = sml_prop_derive(env, pool, own, sml_prop_case_entry_derived(*en));
+        sml_prop_case_cache_publish(cfg->cases, *en, s == SML_OK);
+        if (s != SML_OK) {
+            *en = NULL;
+            return SML_PROP_SHARE_NONE;
+        }
+    }
+    if (*en) {
+        *c = *sml_prop_case_entry_case(*en);
+        c->pooled = 1; /* the entry's arrays: sml_prop_case_free lets them be */
+    }
+    return role;
+}
+
+/* Done with case c: its arrays freed, or the shared entry it views let go. */
+static void drop_case(const sml_prop_config *cfg, sml_prop_case *c, sml_prop_case_entry *en) {
+    sml_prop_case_free(c);
+    if (en) sml_prop_case_cache_release(cfg->cases, en);
+}
+
 /* One random case, drawn, judged and counted: 0 go on, 1 stop (res->note says why when the
  * case was not judged). */
 static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_result *res,
                     sml_prop_case_log *acc, progress *pg, int64_t i, int level, unsigned *retired,
                     int *oom) {
     sml_prop_case c;
+    sml_prop_case_entry *en;
+    uint64_t seed = sml_derive_seed(cfg->seed, (uint64_t)i);
     double tg = sml_prop_now();
-    sml_status s =
-        sml_prop_gen_case_in(env->pool, env->k, res->op, res->dtype,
-                             sml_derive_seed(cfg->seed, (uint64_t)i), level, &cfg->sizes, &c);
-    res->host.gen += sml_prop_now() - tg;
+    sml_status s = SML_OK;
+    sml_prop_share_role role = shared_case(env, cfg, res, seed, level, &c, &en);
+    const sml_prop_derived *shared = en ? sml_prop_case_entry_derived(en) : NULL;
+    if (!en) {
+        double t0 = sml_prop_now();
+        s = sml_prop_gen_case_in(env->pool, env->k, res->op, res->dtype, seed, level, &cfg->sizes,
+                                 &c);
+        res->host.gen += sml_prop_now() - t0;
+    }
     if (s != SML_OK) {
         res->events.n[SML_EV_NOT_JUDGED]++;
         snprintf(res->note, sizeof res->note, "engine: cannot draw case %lld: %s%s", (long long)i,
@@ -625,7 +678,7 @@ static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_resu
         return 1;
     }
     if (!acc_grow(acc, res->cases + 1)) {
-        sml_prop_case_free(&c);
+        drop_case(cfg, &c, en);
         res->events.n[SML_EV_NOT_JUDGED]++;
         snprintf(res->note, sizeof res->note,
                  "engine: out of memory for the run's records at case %lld; not judged",
@@ -642,7 +695,7 @@ static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_resu
     int stop = 0;
     sml_prop_host_time before = res->host;
     double tc = sml_prop_now();
-    int case_failed = check_case(env, cfg, res, acc, pg, &c, i, level, retired, &stop);
+    int case_failed = check_case(env, cfg, res, acc, pg, &c, shared, i, level, retired, &stop);
     /* The properties' own work: the case's time less what the stages below it counted. */
     const sml_prop_host_time *h = &res->host;
     res->host.check += sml_prop_now() - tc - (h->ref - before.ref) - (h->run - before.run) -
@@ -653,7 +706,7 @@ static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_resu
         if (case_failed == -1 || case_failed == -3) res->events.n[SML_EV_NOT_JUDGED]++;
         if (case_failed == -2) res->events.n[SML_EV_CAP]++;
         *oom = case_failed == -1;
-        sml_prop_case_free(&c);
+        drop_case(cfg, &c, en);
         return 1;
     }
     res->last_level = level;
@@ -665,7 +718,8 @@ static int one_case(sml_prop_env *env, const sml_prop_config *cfg, sml_prop_resu
         res->slowest_elements = (double)(c.rows * c.cols);
     }
     res->tall += c.tall;
-    sml_prop_case_free(&c);
+    res->shared += role == SML_PROP_SHARE_READY;
+    drop_case(cfg, &c, en);
     if (case_failed) res->failed_cases++;
     if (cfg->hooks.case_done) cfg->hooks.case_done(cfg->hooks.ctx, case_failed);
     unsigned live = 0;

@@ -179,6 +179,7 @@ void sml_prop_parts_join(const sml_prop_config *cfg, const sml_prop_result *cons
         sml_prop_host_time_add(&out->host, &r->host);
         out->elements += r->elements;
         out->tall += r->tall;
+        out->shared += r->shared;
         if (r->last_level > out->last_level) out->last_level = r->last_level;
         if (r->slowest_seconds > out->slowest_seconds) {
             out->slowest_seconds = r->slowest_seconds;

@@ -198,11 +198,13 @@ typedef struct sml_prop_config {
                                those of the whole run. {0, 0}: the whole run */
     sml_prop_runner runner;         /* where the kernel runs (above); all NULL: in this process */
     /* A part of a job split to run side by side (parts.h; a suite sets these): */
-    sml_prop_part part;         /* this part; {0, 0}: the whole job */
-    sml_prop_part_share *share; /* what the job's parts share; NULL: none */
-    sml_prop_case_log *log_out; /* the run's per-case figures are moved here, for the join;
+    sml_prop_part part;                /* this part; {0, 0}: the whole job */
+    sml_prop_part_share *share;        /* what the job's parts share; NULL: none */
+    sml_prop_case_log *log_out;        /* the run's per-case figures are moved here, for the join;
                                    NULL: freed */
-    sml_prop_pool *pool;        /* the host buffers the run keeps its cases' arrays in, kept for the
+    struct sml_prop_case_cache *cases; /* a suite's big cases and their references, shared by
+                                   every kernel judged on them (case_cache.h); NULL: none */
+    sml_prop_pool *pool; /* the host buffers the run keeps its cases' arrays in, kept for the
                             next run of the same thread (a suite gives each thread one); NULL:
                             the run keeps its own, freed as it ends */
 } sml_prop_config;
@@ -311,6 +313,8 @@ typedef struct sml_prop_result {
     sml_prop_host_time host; /* ... of those seconds */
     double elements;         /* input elements over all cases */
     int64_t tall;            /* cases drawn tall (gen.c), of cases */
+    int64_t shared;          /* cases taken as another kernel's job drew and referenced them
+                                (case_cache.h), of cases */
     int last_level;          /* the size ramp's position at the last case (100: the
                                       run reached its biggest shapes) */
     /* The random case that took longest, drawing to verdict (host and kernel): its index

@@ -399,6 +399,30 @@ static int ensure_facts(sml_prop_eval *e) {
     return 1;
 }
 
+sml_status sml_prop_derive(sml_prop_env *env, sml_prop_pool *pool, const sml_prop_case *c,
+                           sml_prop_derived *d) {
+    memset(d, 0, sizeof *d);
+    sml_prop_pool *own = env->pool;
+    env->pool = pool; /* the evaluation's arrays are kept there */
+    sml_prop_eval e;
+    sml_prop_eval_begin(&e, env, c);
+    int ok = ensure_want(&e) && ensure_facts(&e);
+    sml_status s = ok ? SML_OK : e.engine_status != SML_OK ? e.engine_status : SML_ERR_INTERNAL;
+    if (ok) *d = (sml_prop_derived){e.xd, e.dyd, e.ex, e.want, e.facts};
+    sml_prop_eval_end(&e);
+    env->pool = own;
+    return s;
+}
+
+void sml_prop_eval_use(sml_prop_eval *e, const sml_prop_derived *d) {
+    e->xd = d->xd;
+    e->dyd = d->dyd;
+    e->ex = d->ex;
+    e->want = d->want;
+    e->facts = d->facts;
+    e->ex_state = e->want_state = e->facts_state = 1;
+}
+
 /* Shapes are drawn inside the kernel's declared limits, so a missing device is a reason to
  * skip, and so is a refusal of a padded stride (the cuDNN baseline cannot honour one; the
  * refusal is counted and must write nothing, which `canaries` checks). A launcher refusing

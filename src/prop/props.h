@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "prop/case.h"
+#include "prop/case_cache.h"
 #include "prop/exec.h"
 #include "prop/prop.h"
 #include "reference/check.h"
@@ -100,6 +101,15 @@ typedef struct sml_prop_eval {
 } sml_prop_eval;
 
 void sml_prop_eval_begin(sml_prop_eval *e, sml_prop_env *env, const sml_prop_case *c);
+/* A shared case's arrays (case_cache.h), computed by sml_prop_derive: the evaluation reads
+ * them (never writes them) in place of computing its own. Right after begin. */
+void sml_prop_eval_use(sml_prop_eval *e, const sml_prop_derived *d);
+/* The arrays an evaluation of c computes for its properties (x and dy widened, exponentials,
+ * reference, row facts), computed as it computes them into the first set of `pool` (an
+ * evaluation of their own: nothing else on that pool may be alive), where they stay until the
+ * pool's next use; d points at them. SML_ERR_OUT_OF_MEMORY without memory for them. */
+sml_status sml_prop_derive(sml_prop_env *env, sml_prop_pool *pool, const sml_prop_case *c,
+                           sml_prop_derived *d);
 /* With a worker's launcher: send the case's main run now and compute the reference while the
  * worker runs it (its answer is taken by the first property that needs it, or by any other run
  * of the case). Nothing otherwise. The exec's phase, index and prop name the run. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "prop/case_cache.h"
 #include "prop/parts.h"
 
 /* The suite's side of its runs' hooks: live counts for the progress line, and the lock
@@ -65,7 +66,8 @@ typedef struct suite_state {
     int next, finished;     /* next task to start; jobs finished */
     int device;             /* the caller's CUDA device, made current on every worker (-1: none) */
     double t0;
-    suite_slot *slot; /* per thread */
+    suite_slot *slot;           /* per thread */
+    sml_prop_case_cache *cases; /* the big cases the kernels share; NULL: none */
 } suite_state;
 
 typedef struct worker_arg {
@@ -231,10 +233,12 @@ static void *worker(void *arg) {
                                           .ctx = &st->slot[w->id]};
         job->cfg.progress = NULL; /* the suite draws the one progress line */
         job->cfg.pool = pool;
+        job->cfg.cases = st->cases;
         job->status = st->s->run ? st->s->run(job, w->id, st->s->run_ctx)
                                  : sml_prop_run(job->k, job->op, job->dtype, &job->cfg, &job->res);
         job->cfg.hooks = (sml_prop_hooks){0};
         job->cfg.pool = NULL;
+        job->cfg.cases = NULL;
         slot_job(&st->slot[w->id], -1);
 
         pthread_mutex_lock(&st->lock);
@@ -335,6 +339,18 @@ static void draw_progress(suite_state *st, int finished, int *running) {
     pthread_mutex_unlock(&t->out);
 }
 
+/* The memory the shared cases may hold: an eighth of the machine's, at most 16 GiB. The
+ * suite runs kernel after kernel (a GPU's contexts of separate processes take turns), so a
+ * kernel's big cases wait there for the kernels after it: every big case of a run, where
+ * they fit. */
+static size_t share_budget(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t cap = (size_t)16 << 30;
+    if (pages <= 0 || page <= 0) return (size_t)1 << 30;
+    double part = (double)pages * (double)page / 8.0;
+    return part < (double)cap ? (size_t)part : cap;
+}
+
 sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int njobs) {
     if (!s || (njobs > 0 && !jobs) || njobs < 0) return SML_ERR_INVALID_ARG;
     if (njobs == 0) return SML_OK;
@@ -377,6 +393,15 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     for (int i = 0; i < njobs && st.device < 0; i++)
         if (jobs[i].k->device == SML_DEVICE_GPU && sml_gpu_available())
             st.device = sml_gpu_current();
+    if (njobs > 1 && !s->own_cases) st.cases = sml_prop_case_cache_new(share_budget());
+    for (int j = 0; st.cases && j < njobs; j++) {
+        sml_prop_case_key kind =
+            sml_prop_case_key_of(jobs[j].k, jobs[j].op, jobs[j].dtype, &jobs[j].cfg.sizes, 0, 0);
+        if (!sml_prop_case_cache_expect(st.cases, &kind)) {
+            sml_prop_case_cache_free(st.cases); /* without its counts, nothing is shared */
+            st.cases = NULL;
+        }
+    }
     if (s->cap) s->cap(s->run_ctx, s->total_seconds);
     st.t0 = sml_prop_now();
 
@@ -431,5 +456,6 @@ sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int n
     free(st.slot);
     free(tid);
     free(args);
+    sml_prop_case_cache_free(st.cases);
     return SML_OK;
 }

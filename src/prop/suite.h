@@ -60,6 +60,9 @@ typedef struct sml_prop_suite {
        on a terminal, else 10), which names the case that has held its thread longest once
        that is slow_after seconds or more (30): what a run that has gone quiet waits for. */
     double progress_every, slow_after;
+    /* 1: every job draws and references its own cases; 0: the jobs share their big cases
+       (case_cache.h), which judges the same cases with the same references in less host time */
+    int own_cases;
 } sml_prop_suite;
 
 /* The tasks the suite runs for these jobs: each job's parts (parts.h), added up. A driver asks

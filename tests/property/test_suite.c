@@ -8,7 +8,8 @@
  * the time shares of sml_prop_next_seconds, and the hooks through which the engine reports to
  * whoever drives it (one case_done per case, each failure report between one report_begin
  * and one report_end). And the same jobs with enough cases to be split in parts (parts.h)
- * against one run each.
+ * against one run each; and jobs that share their big cases (case_cache.h) against jobs
+ * that draw their own.
  *
  * Flags: the engine's (--seed, --cases, ...); --threads N sets the parallel side (4). */
 #include <math.h>
@@ -278,6 +279,81 @@ static void check_parts(sml_tally *t, const sml_prop_config *base, const char *r
            TEST, n, (long long)cfg.max_cases, parts, failed);
 }
 
+/* Kernels with the same column limits share their big cases (case_cache.h): drawn and
+ * referenced by the first job to reach one, read by the others. Two CPU kernels and a mutant
+ * on shapes where most cases are big: the suite sharing them, the suite with each job drawing
+ * its own (own_cases) and a plain loop give the same results field for field, and the sharing
+ * run did share (each job's `shared` count), the others not. */
+static void check_shared(sml_tally *t, const sml_prop_config *base, const char *rerun) {
+    sml_prop_config cfg = *base;
+    cfg.max_cases = 40;
+    cfg.sizes.small_min_elems = 1;
+    cfg.sizes.small_max_elems = 1024;
+    cfg.sizes.big_prob = 1.0;
+    cfg.sizes.big_max_elems = (int64_t)1 << 19;
+    cfg.sizes.tall_prob = 0.0;
+    const char *names[] = {"cpu_naive", "cpu_online", "mut_no_max"};
+    const sml_op ops[] = {SML_SOFTMAX, SML_SOFTMAX_BWD};
+    static sml_prop_job loop[6], shared[6], own[6];
+    int n = 0;
+    for (int o = 0; o < 2; o++)
+        for (int k = 0; k < 3; k++) {
+            const sml_kernel *kern = sml_kernel_find(names[k]);
+            if (!kern) kern = sml_mutant_find(names[k], NULL);
+            if (!kern) {
+                sml_tally_fail(t, rerun, "kernel or mutant %s is missing", names[k]);
+                return;
+            }
+            loop[n] = (sml_prop_job){.k = kern, .op = ops[o], .dtype = SML_F32, .cfg = cfg};
+            shared[n] = own[n] = loop[n];
+            n++;
+        }
+    for (int j = 0; j < n; j++)
+        loop[j].status =
+            sml_prop_run(loop[j].k, loop[j].op, loop[j].dtype, &loop[j].cfg, &loop[j].res);
+    sml_prop_suite sh = {.threads = cfg.threads, .label = TEST};
+    sml_prop_suite ow = {.threads = cfg.threads, .label = TEST, .own_cases = 1};
+    if (sml_prop_suite_run(&sh, shared, n) != SML_OK || sml_prop_suite_run(&ow, own, n) != SML_OK) {
+        sml_tally_fail(t, rerun, "the suite did not run");
+        return;
+    }
+    int64_t taken = 0, taken_own = 0, taken_loop = 0;
+    int caught = 0;
+    for (int j = 0; j < n; j++) {
+        char why[512];
+        const sml_prop_job *a = &loop[j];
+        taken += shared[j].res.shared;
+        taken_own += own[j].res.shared;
+        taken_loop += a->res.shared;
+        caught += a->res.outcome == SML_PROP_FAIL;
+        if (!same_result(a, &shared[j], why, sizeof why))
+            sml_tally_fail(t, rerun, "%s %s %s with shared cases differs from a plain loop: %s",
+                           a->k->name, sml_op_name(a->op), sml_dtype_name(a->dtype), why);
+        else if (!same_result(a, &own[j], why, sizeof why))
+            sml_tally_fail(t, rerun, "%s %s %s with its own cases differs from a plain loop: %s",
+                           a->k->name, sml_op_name(a->op), sml_dtype_name(a->dtype), why);
+        else if (a->res.accuracy.digest != shared[j].res.accuracy.digest)
+            sml_tally_fail(t, rerun, "%s %s %s: case set digest %016llx shared, %016llx alone",
+                           a->k->name, sml_op_name(a->op), sml_dtype_name(a->dtype),
+                           (unsigned long long)shared[j].res.accuracy.digest,
+                           (unsigned long long)a->res.accuracy.digest);
+        else
+            sml_tally_pass(t);
+    }
+    if (taken < 4 || taken_own || taken_loop)
+        sml_tally_fail(t, rerun,
+                       "cases taken from another job: %lld sharing (want several), %lld with "
+                       "own_cases and %lld in a plain loop (want 0)",
+                       (long long)taken, (long long)taken_own, (long long)taken_loop);
+    else if (!caught)
+        sml_tally_fail(t, rerun, "the mutant passed: the comparison saw no failure");
+    else
+        sml_tally_pass(t);
+    printf("%s: %d jobs on big cases, %lld cases taken from another kernel's job, %d failing, "
+           "compared with the suite drawing its own and a plain loop\n",
+           TEST, n, (long long)taken, caught);
+}
+
 /* The progress line names a case that has held its thread long. slow_once is cpu_online that
  * sleeps in its 30th launch; with lines every 0.2 s, a sleep of 1.5 s against 0.5 s as long
  * must be named (kernel, case, time), and one of 0.3 s against 5 s must not, though lines
@@ -389,6 +465,7 @@ int main(int argc, char **argv) {
         TEST, (unsigned long long)cfg.seed, (long long)cfg.max_cases, cfg.threads);
 
     check_shares(&t);
+    check_shared(&t, &cfg, rerun);
     check_hooks(&t, &cfg, rerun);
     check_slow_named(&t, &cfg, rerun);
 
