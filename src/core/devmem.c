@@ -232,14 +232,15 @@ void sml_gpu_use(int dev) {
 sml_status sml_gpu_wait_mode(const char *mode) {
     if (!mode || !*mode) return SML_OK;
 #ifdef SML_HAVE_CUDA
-    unsigned flag = !strcmp(mode, "spin")    ? cudaDeviceScheduleSpin
-                    : !strcmp(mode, "yield") ? cudaDeviceScheduleYield
-                    : !strcmp(mode, "block") ? cudaDeviceScheduleBlockingSync
-                                             : ~0u;
+    unsigned flag = !strcmp(mode, "spin") || !strcmp(mode, "poll") ? cudaDeviceScheduleSpin
+                    : !strcmp(mode, "yield")                       ? cudaDeviceScheduleYield
+                    : !strcmp(mode, "block")                       ? cudaDeviceScheduleBlockingSync
+                                                                   : ~0u;
     if (flag == ~0u) return SML_ERR_INVALID_ARG;
     return gpu_status(cudaSetDeviceFlags(flag));
 #else
-    return strcmp(mode, "spin") && strcmp(mode, "yield") && strcmp(mode, "block")
+    return strcmp(mode, "spin") && strcmp(mode, "yield") && strcmp(mode, "block") &&
+                   strcmp(mode, "poll")
                ? SML_ERR_INVALID_ARG
                : SML_OK;
 #endif

@@ -87,9 +87,10 @@ sml_status sml_buffer_download_on(const sml_buffer *b, size_t offset, void *host
 int sml_gpu_current(void);
 void sml_gpu_use(int dev);
 /* How the calling process's threads wait for the GPU, before its CUDA context is made:
- * "spin", "yield" or "block" (cudaDeviceScheduleSpin/Yield/BlockingSync), or NULL or "" for
- * CUDA's own choice (spin while the process has fewer contexts than cores). A worker takes
- * SML_GPU_WAIT. SML_ERR_INVALID_ARG names nothing else. */
+ * "spin", "yield" or "block" (cudaDeviceScheduleSpin/Yield/BlockingSync), "poll" (spin: the
+ * engine's own waits then poll, src/prop/devguard.cu), or NULL or "" for CUDA's own choice
+ * (spin while the process has fewer contexts than cores). A worker takes SML_GPU_WAIT, poll
+ * when unset. SML_ERR_INVALID_ARG names nothing else. */
 sml_status sml_gpu_wait_mode(const char *mode);
 /* The CUDA devices this process sees (CUDA_VISIBLE_DEVICES applied); 0 without CUDA. */
 int sml_gpu_count(void);

@@ -54,6 +54,8 @@ typedef struct sml_prop_gpu {
     void *side;     /* the second non-blocking stream (stream check) */
     void *ev_snap, *ev_legacy, *ev_side;
     sml_buffer snap; /* the output region's copy (stream check) */
+    int poll;        /* waits ask the stream and sleep between asks (SML_GPU_WAIT unset or
+                        poll); else cudaStreamSynchronize */
 } sml_prop_gpu;
 
 /* Set up (on the current device) and tear down; free is safe on a zeroed struct. */

@@ -247,7 +247,7 @@ static sml_status stage(sml_prop_exec *e, const layout *L, const sml_prop_shape 
         zones_of(L, reg, *n, zone);
         if (guard && (s = sml_prop_gpu_guard_fill(&e->gpu, zone, 2 * *n, G, e->stream)) != SML_OK)
             return s;
-        return sml_device_sync(e->device, e->stream);
+        return sml_prop_gpu_wait(&e->gpu, e->stream);
     }
     if ((s = sml_prop_arena_place(&e->arena, L->region, *n, reg)) != SML_OK) return s;
     for (int i = 0; i < *n; i++) {
