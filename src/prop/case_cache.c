@@ -165,6 +165,10 @@ sml_prop_share_role sml_prop_case_cache_acquire(sml_prop_case_cache *cc,
     *out = NULL;
     if (!cc || bytes > cc->budget) return SML_PROP_SHARE_NONE;
     pthread_mutex_lock(&cc->lock);
+    if (jobs_of(cc, key) < 2) { /* no other job draws this kind of case: nothing to share */
+        pthread_mutex_unlock(&cc->lock);
+        return SML_PROP_SHARE_NONE;
+    }
     sml_prop_share_role role = SML_PROP_SHARE_NONE;
     for (;;) {
         sml_prop_case_entry *en = cc->first;

@@ -54,8 +54,8 @@ sml_prop_case_cache *sml_prop_case_cache_new(size_t budget);
 void sml_prop_case_cache_free(sml_prop_case_cache *cc);
 /* One more job will draw cases of this key's kind (its seed and level aside): once as many
  * jobs as were announced have taken a case, its entry is spent, and the next case drawn
- * reuses its buffers first. Before any acquire; 0 without memory (nothing is then spent
- * early). */
+ * reuses its buffers first; a kind announced for one job is not shared. Before any acquire;
+ * 0 without memory. */
 int sml_prop_case_cache_expect(sml_prop_case_cache *cc, const sml_prop_case_key *kind);
 
 typedef struct sml_prop_case_entry sml_prop_case_entry;
@@ -68,7 +68,8 @@ typedef enum sml_prop_share_role {
 
 /* The entry for key, held by the caller until sml_prop_case_cache_release: READY (waiting
  * for another job that is computing it), or MINE (a new entry, `bytes` of the budget taken
- * for it), or NONE (*out NULL: it does not fit). */
+ * for it), or NONE (*out NULL: it does not fit, or fewer than two jobs were announced for its
+ * kind, so no other would take it). */
 sml_prop_share_role sml_prop_case_cache_acquire(sml_prop_case_cache *cc,
                                                 const sml_prop_case_key *key, size_t bytes,
                                                 sml_prop_case_entry **out);

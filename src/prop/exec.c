@@ -53,8 +53,8 @@ static layout layout_of(const sml_prop_shape *c) {
 /* The host memory a layout needs (its image and the copy read back) may not pass the
  * machine's physical memory: a case the bounds allow (src/prop/case.h) can lay out tens of
  * GiB, and committing more than the machine has would end in the kernel's OOM killer rather
- * than in an allocation that fails. 0 when the system does not say. */
-static size_t host_phys_bytes(void) {
+ * than in an allocation that fails. */
+size_t sml_prop_host_phys_bytes(void) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || page <= 0) return 0;
     return (size_t)pages > SIZE_MAX / (size_t)page ? SIZE_MAX : (size_t)pages * (size_t)page;
@@ -64,7 +64,7 @@ sml_status sml_prop_exec_init(sml_prop_exec *e, sml_device d) {
     memset(e, 0, sizeof *e);
     e->device = d;
     e->buf.device = d;
-    e->host_bytes = host_phys_bytes();
+    e->host_bytes = sml_prop_host_phys_bytes();
     sml_status s = sml_stream_create(d, &e->stream);
     return s != SML_OK || d == SML_DEVICE_CPU ? s : sml_prop_gpu_init(&e->gpu);
 }
@@ -80,7 +80,7 @@ void sml_prop_exec_init_remote(sml_prop_exec *e, sml_device d, sml_prop_launcher
     memset(e, 0, sizeof *e);
     e->device = d;
     e->buf.device = d;
-    e->host_bytes = host_phys_bytes();
+    e->host_bytes = sml_prop_host_phys_bytes();
     e->remote = l;
 }
 

@@ -150,6 +150,8 @@ typedef struct sml_prop_run_report {
 /* A local exec (sml_prop_exec_init) makes its stream and guard state on the device; a remote
  * one (sml_prop_exec_init_remote) makes nothing on the device: its launches go to l. */
 sml_status sml_prop_exec_init(sml_prop_exec *e, sml_device d);
+/* The machine's physical memory in bytes; 0 when the system does not say. */
+size_t sml_prop_host_phys_bytes(void);
 void sml_prop_exec_init_remote(sml_prop_exec *e, sml_device d, sml_prop_launcher l);
 void sml_prop_exec_free(sml_prop_exec *e);
 

@@ -15,6 +15,7 @@
 
 #include "core/internal.h"
 #include "prop/case_cache.h"
+#include "prop/exec.h"
 #include "prop/parts.h"
 
 /* The suite's side of its runs' hooks: live counts for the progress line, and the lock
@@ -344,11 +345,9 @@ static void draw_progress(suite_state *st, int finished, int *running) {
  * kernel's big cases wait there for the kernels after it: every big case of a run, where
  * they fit. */
 static size_t share_budget(void) {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    size_t cap = (size_t)16 << 30;
-    if (pages <= 0 || page <= 0) return (size_t)1 << 30;
-    double part = (double)pages * (double)page / 8.0;
-    return part < (double)cap ? (size_t)part : cap;
+    size_t phys = sml_prop_host_phys_bytes(), cap = (size_t)16 << 30;
+    if (!phys) return (size_t)1 << 30;
+    return phys / 8 < cap ? phys / 8 : cap;
 }
 
 sml_status sml_prop_suite_run(const sml_prop_suite *s, sml_prop_job *jobs, int njobs) {

@@ -1,10 +1,10 @@
 /* test_case_cache.c: src/prop/case_cache.c, the suite's big cases shared across kernels. A
  * wrong entry handed out would judge a kernel on another case's reference, so: keys that
  * differ in any field are different entries; the budget is kept, and an entry some job may
- * still take is never let go for another; a failed fill leaves no entry; a case every
- * announced job took is made over first; a job that asks for a case being drawn waits and
- * then reads what was drawn. test_suite shows that judging with shared cases changes no
- * result. */
+ * still take is never let go for another; a kind only one job draws is not shared; a failed
+ * fill leaves no entry; a case every announced job took is made over first; a job that asks
+ * for a case being drawn waits and then reads what was drawn. test_suite shows that judging
+ * with shared cases changes no result. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +25,25 @@ static sml_prop_share_role get(sml_prop_case_cache *cc, sml_prop_case_key k, siz
     return sml_prop_case_cache_acquire(cc, &k, bytes, en);
 }
 
-/* Each field of the key on its own makes another entry; the same key finds the entry. */
+/* Two jobs announced for key k's kind. */
+static void two_jobs(sml_prop_case_cache *cc, sml_prop_case_key k) {
+    sml_prop_case_cache_expect(cc, &k);
+    sml_prop_case_cache_expect(cc, &k);
+}
+
+/* Each field of the key on its own makes another entry; the same key finds the entry; a kind
+ * only one job draws is not shared. */
 static void keys(unit_run *u) {
     sml_prop_case_cache *cc = sml_prop_case_cache_new(1 << 20);
     sml_prop_case_entry *a, *b;
-    sml_prop_case_key base = key_of(7);
+    sml_prop_case_key base = key_of(7), lone = key_of(7);
+    lone.dtype = SML_BF16;
+    sml_prop_case_cache_expect(cc, &lone);
+    int alone = get(cc, lone, 100, &a);
+    UNIT_EXPECT(u, alone == SML_PROP_SHARE_NONE && !a,
+                "a kind announced for one job: role %d (want NONE)", alone);
+    two_jobs(cc, base);
+    sml_prop_case_cache_expect(cc, &base); /* a third job: base's entry stays, not made over */
     int role = get(cc, base, 100, &a);
     sml_prop_case_cache_publish(cc, a, 1);
     int again = get(cc, base, 100, &b), same = b == a;
@@ -50,6 +64,7 @@ static void keys(unit_run *u) {
     other[7].sizes.tall_prob = 0.1;
     for (int i = 0; i < 8; i++) {
         sml_prop_case_entry *e;
+        two_jobs(cc, other[i]);
         int r = get(cc, other[i], 100, &e);
         UNIT_EXPECT(u, r == SML_PROP_SHARE_MINE && e != a,
                     "a key differing in field %d found another's entry (role %d)", i, r);
@@ -64,6 +79,7 @@ static void keys(unit_run *u) {
  * back. */
 static void budget(unit_run *u) {
     sml_prop_case_cache *cc = sml_prop_case_cache_new(1000);
+    two_jobs(cc, key_of(0));
     sml_prop_case_entry *a, *b, *c, *x;
     int big = get(cc, key_of(1), 1001, &x);
     UNIT_EXPECT(u, big == SML_PROP_SHARE_NONE && !x, "a case over the budget: role %d", big);
@@ -100,9 +116,7 @@ static void budget(unit_run *u) {
  * made over (its buffers kept), though the budget has room for a new one. */
 static void spent(unit_run *u) {
     sml_prop_case_cache *cc = sml_prop_case_cache_new(1 << 20);
-    sml_prop_case_key kind = key_of(0);
-    sml_prop_case_cache_expect(cc, &kind);
-    sml_prop_case_cache_expect(cc, &kind);
+    two_jobs(cc, key_of(0));
     sml_prop_case_entry *a, *b, *c, *d;
     get(cc, key_of(1), 100, &a);
     sml_prop_pool *pool = sml_prop_case_entry_pool(a);
@@ -150,6 +164,7 @@ static void *wait_for(void *arg) {
 /* A job that asks for a case another is drawing waits, then reads what was drawn. */
 static void waits(unit_run *u) {
     sml_prop_case_cache *cc = sml_prop_case_cache_new(1 << 20);
+    two_jobs(cc, key_of(9));
     sml_prop_case_entry *a;
     get(cc, key_of(9), 100, &a);
     waiter w = {cc, -1, 0};
