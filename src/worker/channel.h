@@ -29,6 +29,7 @@ typedef struct wk_chan {
     int inline_sent;            /* ... which went through the socket, and so comes its answer: no
                          window could be had (a file-size limit holds memfds too) */
     wk_window win;              /* its images and answers (a channel run alone borrows its job's) */
+    int borrowed;               /* win is its suite thread's, given back when it closes (pool.c) */
     char why[512];
 } wk_chan;
 

@@ -15,10 +15,22 @@
 #include "worker/ending.h"
 #include "worker/worker.h"
 
+/* A suite thread's window (window.h) outlives its runs of one kernel: the channel of a run on
+ * the kernel's shared worker borrows it and gives it back, grown or not, when the run ends.
+ * Made per run, a window was mapped, faulted in and zeroed in the supervisor and page-locked
+ * in the worker again for every part of every job, growing from 64 KiB to the part's biggest
+ * image each time; kept, it grows to the biggest image the thread meets once, and a worker
+ * slot that holds it already is sent nothing. Only the kernel's own workers ever map it: the
+ * thread's first run of the next kernel drops it and starts a new one (the last kernel's
+ * worker may still be up, and no kernel's process may write where another's answer is read),
+ * and a run in a worker of its own (a rerun, a job under a tool) has a window of its own. */
 typedef struct thread_ctx {
     struct sml_worker_pool *p;
     int slot;
-    int hazard; /* a host of its job's, under a tool, ended with the tool's hazard status */
+    int hazard;    /* a host of its job's, under a tool, ended with the tool's hazard status */
+    wk_window win; /* the thread's window while no channel has it */
+    const sml_kernel *win_k; /* the kernel whose workers have mapped it */
+    int lent;                /* a channel of the thread's has it */
 } thread_ctx;
 
 typedef struct ended_kernel {
@@ -58,7 +70,8 @@ sml_worker_pool *sml_worker_pool_new(double case_timeout, int threads, int devic
     p->wrap = wrap;
     const char *env = getenv("SML_WORKER_SHARE");
     p->share = !(env && !strcmp(env, "0")) && !wrap;
-    for (int i = 0; i < SML_PROP_MAX_THREADS; i++) p->ctx[i] = (thread_ctx){p, i, 0};
+    for (int i = 0; i < SML_PROP_MAX_THREADS; i++)
+        p->ctx[i] = (thread_ctx){p, i, 0, SML_WK_WINDOW_NONE, NULL, 0};
     return p;
 }
 
@@ -108,17 +121,25 @@ static void close_host(sml_worker_pool *p, wk_host *h, wk_chan *owner) {
     }
 }
 
-/* A free slot of a live shared host of c's kernel (under the lock); -1 when there is none. */
+/* A free slot of a live shared host of c's kernel (under the lock), the one that holds c's
+ * window already where there is one; NULL when there is none. */
 static wk_host *find_shared(sml_worker_pool *p, const wk_chan *c, int *slot) {
+    wk_host *first = NULL;
     for (wk_host *h = p->hosts; h; h = h->next) {
         if (h->k != c->k || h->device != c->device || h->retired || h->dead) continue;
-        for (int i = 0; i < h->w.nslots; i++)
-            if (!h->busy[i]) {
+        for (int i = 0; i < h->w.nslots; i++) {
+            if (h->busy[i]) continue;
+            if (c->win.base && h->win[i] == c->win.id) {
                 *slot = i;
                 return h;
             }
+            if (!first) {
+                first = h;
+                *slot = i;
+            }
+        }
     }
-    return NULL;
+    return first;
 }
 
 /* Unlink the shared hosts nobody holds that are not c's kernel's (under the lock): the suite
@@ -262,6 +283,16 @@ static sml_status runner_open(void *ctx, const sml_kernel *k, int fresh, sml_pro
                    .slot = -1,
                    .status = -1,
                    .win = SML_WK_WINDOW_NONE};
+    if (!c->own && !t->lent) { /* a second channel of the thread's at once has its own */
+        if (t->win_k != k) {
+            sml_wk_window_free(&t->win);
+            t->win_k = k;
+        }
+        c->win = t->win;
+        c->borrowed = 1;
+        t->win = (wk_window)SML_WK_WINDOW_NONE;
+        t->lent = 1;
+    }
     out->window = sml_wk_chan_window;
     out->launch = sml_wk_chan_launch;
     out->send = sml_wk_chan_send;
@@ -275,7 +306,12 @@ static void runner_close(void *ctx, sml_prop_launcher *l) {
     wk_chan *c = l->ctx;
     if (!c) return;
     sml_wk_pool_detach(t->p, c);
-    sml_wk_window_free(&c->win);
+    if (c->borrowed) {
+        t->win = c->win; /* grown or not, for the thread's next run */
+        t->lent = 0;
+    } else {
+        sml_wk_window_free(&c->win);
+    }
     if (t->p->wrap && c->status != -1 && WIFEXITED(c->status) &&
         WEXITSTATUS(c->status) == SML_WORKER_SANITIZER_EXIT)
         t->hazard = 1;
@@ -355,6 +391,7 @@ static void close_hosts(sml_worker_pool *p) {
 }
 
 static void pool_free(sml_worker_pool *p) {
+    for (int i = 0; i < SML_PROP_MAX_THREADS; i++) sml_wk_window_free(&p->ctx[i].win);
     free(p->ended);
     pthread_mutex_destroy(&p->mu);
     pthread_mutex_destroy(&p->start);
