@@ -1,5 +1,6 @@
 /* window.h: where a launch's image and answer lie (src/worker only). A channel (channel.c)
- * owns a window: a memfd mapped in the supervisor, whose first half holds the image of the
+ * has a window, its own or borrowed from its suite thread for the runs of one kernel
+ * (pool.c): a memfd mapped in the supervisor, whose first half holds the image of the
  * case being launched and whose second half receives the bytes that come back. The worker is
  * sent the memfd once per slot and maps the image half read-only and the answer half
  * writable, so a launch's frames carry only its request and its answer's fixed part; no image
