@@ -229,6 +229,11 @@ void sml_gpu_use(int dev) {
 #endif
 }
 
+const char *sml_gpu_wait_env(void) {
+    const char *w = getenv("SML_GPU_WAIT");
+    return w && *w ? w : "poll";
+}
+
 sml_status sml_gpu_wait_mode(const char *mode) {
     if (!mode || !*mode) return SML_OK;
 #ifdef SML_HAVE_CUDA

@@ -92,6 +92,9 @@ void sml_gpu_use(int dev);
  * (spin while the process has fewer contexts than cores). A worker takes SML_GPU_WAIT, poll
  * when unset. SML_ERR_INVALID_ARG names nothing else. */
 sml_status sml_gpu_wait_mode(const char *mode);
+/* The wait the engine and its workers use: SML_GPU_WAIT, or "poll" where it is unset or empty
+ * (the one place that default is decided). */
+const char *sml_gpu_wait_env(void);
 /* The CUDA devices this process sees (CUDA_VISIBLE_DEVICES applied); 0 without CUDA. */
 int sml_gpu_count(void);
 /* The GPUs this process sees, for a message: "0 NVIDIA H100 80GB HBM3, 1 ..." or "none". */

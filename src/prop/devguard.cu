@@ -1,7 +1,6 @@
 // devguard.cu: the guard zones' poison and comparison kernels, the hold kernel and the
 // stream check's comparison, and the copies and waits exec.c runs them with (devguard.h).
 #include <cuda_runtime.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -112,11 +111,8 @@ int wait_event(cudaEvent_t ev, double limit, sml_status *s) {
 
 // The engine's wait for its stream (SML_GPU_WAIT unset or poll): the stream asked whether it
 // is done, with a sleep between asks that doubles from 2 us to 256 us, in place of CUDA's
-// spin, which holds a core for the whole of every copy and kernel. A suite's many threads and
-// workers spin on a host that has fewer cores: on an H100 host (16 cores, 8 GPU kernels,
-// fp32 softmax and softmax_bwd, 160,000 cases) the workers' CPU fell by a third and the
-// host's CPU per case by a fifth, for about 7% more wall time; the verdicts and digests were
-// the same.
+// spin, which holds a core for the whole of every copy and kernel: a suite's threads and
+// workers outnumber the host's cores (docs/PROPERTIES.md gives the measured cost of each wait).
 cudaError_t poll_stream(cudaStream_t sm) {
     long ns = 2000;
     for (;;) {
@@ -137,8 +133,7 @@ int blocks_for(size_t words) {
 
 extern "C" sml_status sml_prop_gpu_init(sml_prop_gpu *g) {
     memset(g, 0, sizeof *g);
-    const char *wait = getenv("SML_GPU_WAIT");
-    g->poll = !wait || !*wait || !strcmp(wait, "poll");
+    g->poll = !strcmp(sml_gpu_wait_env(), "poll");
     // poll's sleeps are microseconds: the default timer slack would stretch each to 50 us.
     if (g->poll) (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     g->snap.device = SML_DEVICE_GPU;

@@ -241,8 +241,7 @@ int sml_worker_main(int argc, char **argv) {
     /* How this process waits for the GPU, set before its context exists (SML_GPU_WAIT: poll,
      * the default, src/prop/devguard.cu; spin, yield or block: CUDA's own wait in that mode;
      * another word: CUDA's own choice). */
-    const char *wait = getenv("SML_GPU_WAIT");
-    if (k && k->device == SML_DEVICE_GPU) (void)sml_gpu_wait_mode(wait && *wait ? wait : "poll");
+    if (k && k->device == SML_DEVICE_GPU) (void)sml_gpu_wait_mode(sml_gpu_wait_env());
     /* The device's context is made here, before the supervisor starts any launch's clock; a
      * slot that could not set it up tries again at its first launch and says why there. */
     const char *not_ready;
